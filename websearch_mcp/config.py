@@ -1,0 +1,273 @@
+"""The YAML configuration as pydantic models, environment overrides and readable errors.
+
+Every key is optional. Unknown keys and bad values are rejected with a message that names the
+key, the file and what is allowed. Any setting can also come from the environment as
+`WEBSEARCH_MCP_<SECTION>__<KEY>` (nested keys joined by `__`), and engine keys from
+`<ENGINE>_API_KEYS=k1,k2`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from websearch_mcp.errors import ConfigError
+
+ENV_PREFIX = "WEBSEARCH_MCP_"
+CONFIG_ENV = "WEBSEARCH_MCP_CONFIG"
+
+
+def default_data_dir() -> Path:
+    """The user's data directory for the cache (XDG on Unix)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "websearch-mcp"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
+
+
+class ServerSettings(_Section):
+    host: str = "127.0.0.1"
+    port: int = Field(8338, ge=1, le=65535)
+    auth_tokens: list[str] = Field(default_factory=list, repr=False)
+    allow_anonymous: bool = False
+    allowed_origins: list[str] = Field(default_factory=list)
+    allowed_hosts: list[str] = Field(default_factory=list)
+    max_body_bytes: int = Field(1_048_576, ge=1024)
+    max_concurrent_requests: int = Field(64, ge=1)
+
+
+class MMRSettings(_Section):
+    enabled: bool = True
+    lambda_: float = Field(0.7, ge=0.0, le=1.0, alias="lambda")
+
+
+class RankingSettings(_Section):
+    """Weights of the ranking signals (DESIGN section 4). Each is documented in the example file."""
+
+    alignment_weight: float = Field(0.5, ge=0.0, le=5.0)
+    rare_term_weight: float = Field(0.3, ge=0.0, le=5.0)
+    phrase_weight: float = Field(0.2, ge=0.0, le=5.0)
+    domain_penalty: float = Field(0.5, ge=0.0, le=1.0)
+    consensus_weight: float = Field(0.1, ge=0.0, le=5.0)
+    authority_weight: float = Field(0.1, ge=0.0, le=5.0)
+    freshness_weight: float = Field(0.1, ge=0.0, le=5.0)
+    penalized_domains: list[str] = Field(default_factory=list)
+    authority_domains: list[str] = Field(default_factory=list)
+    low_quality_tlds: list[str] = Field(default_factory=list)
+
+
+class SearchSettings(_Section):
+    strategy: Literal["hybrid", "sequential", "pool"] = "hybrid"
+    max_results: int = Field(10, ge=1, le=50)
+    deadline_seconds: float = Field(8.0, gt=0, le=120)
+    relevance_threshold: float = Field(0.15, ge=0.0, le=1.0)
+    rrf_k: int = Field(60, ge=1, le=1000)
+    mmr: MMRSettings = Field(default_factory=MMRSettings)
+    block_domains: list[str] = Field(default_factory=list)
+    ranking: RankingSettings = Field(default_factory=RankingSettings)
+
+
+class CacheSettings(_Section):
+    backend: Literal["sqlite", "redis", "none"] = "sqlite"
+    path: Path = Field(default_factory=lambda: default_data_dir() / "cache.sqlite3")
+    redis_url: str | None = Field(None, repr=False)
+    ttl_seconds: int = Field(21_600, ge=1)
+    max_age_seconds: int = Field(86_400, ge=1)
+    partial_ttl_seconds: int = Field(600, ge=1)
+    cleanup_interval_seconds: int = Field(1_800, ge=1)
+    max_entries: int = Field(100_000, ge=1)
+
+
+class ProxySettings(_Section):
+    url: str | None = Field(None, repr=False)
+    no_proxy: list[str] = Field(default_factory=list)
+
+
+class FetchSettings(_Section):
+    allow_networks: list[str] = Field(default_factory=list)
+    max_bytes: int = Field(10_485_760, ge=1024)
+    timeout_seconds: float = Field(15.0, gt=0, le=300)
+    max_redirects: int = Field(5, ge=0, le=20)
+
+
+class AcademicSettings(_Section):
+    relevance_threshold: float = Field(0.1, ge=0.0, le=1.0)
+    venues: list[str] = Field(default_factory=list)
+
+
+class EngineSettings(_Section):
+    enabled: bool | None = None  # None: the engine's own default
+    api_keys: list[str] = Field(default_factory=list, repr=False)
+    weight: float = Field(1.0, ge=0.0, le=100.0)
+    max_size: int = Field(10, ge=1, le=100, validation_alias=AliasChoices("max_size", "maxSize"))
+    min_score: float = Field(0.0, ge=0.0, validation_alias=AliasChoices("min_score", "minScore"))
+    timeout_seconds: float | None = Field(None, gt=0, le=120)
+    base_url: str | None = None
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _split_keys(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [k.strip() for k in value.split(",") if k.strip()]
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/") if value else value
+
+
+class LLMSettings(_Section):
+    base_url: str | None = None
+    api_key: str | None = Field(None, repr=False)
+    model: str | None = None
+
+
+class Settings(_Section):
+    """The whole configuration. `source` names the file it came from (for messages)."""
+
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    cache: CacheSettings = Field(default_factory=CacheSettings)
+    proxy: ProxySettings = Field(default_factory=ProxySettings)
+    network: Literal["open", "restricted"] = "open"
+    fetch: FetchSettings = Field(default_factory=FetchSettings)
+    academic: AcademicSettings = Field(default_factory=AcademicSettings)
+    engines: dict[str, EngineSettings] = Field(default_factory=dict)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+
+    def engine(self, name: str) -> EngineSettings:
+        """The settings of one engine, defaults when the file says nothing of it."""
+        return self.engines.get(name) or EngineSettings()
+
+
+def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
+    """Nested dict from `WEBSEARCH_MCP_<SECTION>__<KEY>=value` variables (values parsed as YAML)."""
+    tree: dict[str, Any] = {}
+    for name, raw in environ.items():
+        if not name.startswith(ENV_PREFIX) or name == CONFIG_ENV:
+            continue
+        path = [part.lower() for part in name[len(ENV_PREFIX) :].split("__") if part]
+        if not path:
+            continue
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else raw
+        except yaml.YAMLError:
+            value = raw
+        node = tree
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"environment variable {name}: conflicts with another variable")
+        node[path[-1]] = value
+    return tree
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _allowed(loc: tuple[Any, ...]) -> list[str]:
+    """The keys allowed where the unknown key at `loc` stands (for the error message)."""
+    model: type[BaseModel] = Settings
+    parts = list(loc[:-1])
+    while parts:
+        part = parts.pop(0)
+        if model is Settings and part == "engines":
+            if not parts:
+                return []
+            parts.pop(0)  # the engine's name
+            model = EngineSettings
+            continue
+        field = model.model_fields.get(str(part))
+        ann = field.annotation if field else None
+        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+            return []
+        model = ann
+    return sorted(f.alias or name for name, f in model.model_fields.items())
+
+
+def _format_error(err: ValidationError, source: str) -> str:
+    lines = [f"invalid configuration in {source}:"]
+    for item in err.errors():
+        loc = tuple(item["loc"])
+        key = ".".join(str(p) for p in loc)
+        if item["type"] == "extra_forbidden":
+            allowed = _allowed(loc)
+            hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
+            lines.append(f"  {key}: unknown key{hint}")
+        else:
+            got = item.get("input")
+            shown = "" if _is_secret(loc) or isinstance(got, dict) else f" (got {got!r})"
+            lines.append(f"  {key}: {item['msg']}{shown}")
+    return "\n".join(lines)
+
+
+def _is_secret(loc: tuple[Any, ...]) -> bool:
+    return any(str(p) in {"api_keys", "api_key", "auth_tokens", "redis_url", "url"} for p in loc)
+
+
+def _env_keys(environ: dict[str, str]) -> dict[str, Any]:
+    """`<ENGINE>_API_KEYS=k1,k2` for every registered engine that needs a key."""
+    from websearch_mcp.engines.registry import ENGINES
+
+    found: dict[str, Any] = {}
+    for name, engine in ENGINES.items():
+        var = engine.key_env or f"{name.upper()}_API_KEYS"
+        if environ.get(var):
+            found[name] = {"api_keys": environ[var]}
+    return {"engines": found} if found else {}
+
+
+def parse_config(data: Any, source: str, environ: dict[str, str] | None = None) -> Settings:
+    """Validate a parsed YAML document plus environment overrides into `Settings`."""
+    from websearch_mcp.engines.registry import ENGINES
+
+    env = dict(os.environ if environ is None else environ)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"invalid configuration in {source}: the top level must be a mapping")
+    merged = _merge(_merge(data, _env_keys(env)), _env_overrides(env))
+    try:
+        settings = Settings.model_validate(merged)
+    except ValidationError as err:
+        raise ConfigError(_format_error(err, source)) from None
+    unknown = sorted(set(settings.engines) - set(ENGINES))
+    if unknown:
+        raise ConfigError(
+            f"invalid configuration in {source}:\n  engines.{unknown[0]}: unknown engine"
+            f" (allowed: {', '.join(sorted(ENGINES))})"
+        )
+    return settings
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Settings:
+    """Load the YAML file at `path` (or `$WEBSEARCH_MCP_CONFIG`); built-in defaults without one."""
+    chosen = path or os.environ.get(CONFIG_ENV)
+    if not chosen:
+        return parse_config({}, "built-in defaults")
+    file = Path(chosen)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"cannot read configuration file {file}: {err.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"invalid YAML in {file}: {err}") from None
+    return parse_config(data, str(file))

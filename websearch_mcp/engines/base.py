@@ -1,0 +1,87 @@
+"""The engine contract: declarations, a pure request builder and a pure parser.
+
+An engine never does I/O. The orchestrator sends what `request()` builds to the engine's
+`base_url` (overridable in the config) and hands what came back to `parse()`.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import ClassVar, Literal
+
+from websearch_mcp.errors import EngineAuthError, EngineBlocked, EngineError, EngineRateLimited
+from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
+
+SNIPPET_MAX_CHARS = 500
+
+_TAG_RE = re.compile(r"<[^>]+>")
+_SPACE_RE = re.compile(r"\s+")
+
+
+def clean_text(value: str | None, limit: int = SNIPPET_MAX_CHARS) -> str:
+    """HTML tags stripped, entities unescaped, whitespace collapsed, bounded length."""
+    if not value:
+        return ""
+    text = _SPACE_RE.sub(" ", html.unescape(_TAG_RE.sub(" ", value))).strip()
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return text
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a `Retry-After` header given in seconds; None when absent or a date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value.strip()))
+    except ValueError:
+        return None
+
+
+class Engine:
+    """Base class of every engine module. Subclasses set the declarations and two methods."""
+
+    name: ClassVar[str]
+    kind: ClassVar[Literal["web", "academic"]] = "web"
+    base_url: ClassVar[str]
+    needs_key: ClassVar[bool] = False
+    needs_proxy: ClassVar[bool] = False
+    returns_score: ClassVar[bool] = False
+    supports_time_range: ClassVar[bool] = False
+    supports_language: ClassVar[bool] = False
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 5.0
+    rate_limit: ClassVar[float | None] = None  # requests per second, None = unlimited
+    #: The environment variable holding comma-separated keys (`TAVILY_API_KEYS`).
+    key_env: ClassVar[str | None] = None
+
+    def request(self, query: Query, key: str | None) -> HttpRequest:
+        """Build the HTTP request for `query`; `key` is set when `needs_key`."""
+        raise NotImplementedError
+
+    def follow_up(self, response: HttpResponse, query: Query, key: str | None) -> HttpRequest | None:
+        """For two-step APIs (PubMed esearch then esummary): the next request, or None.
+
+        The orchestrator sends what this returns and gives the last response to `parse`.
+        """
+        return None
+
+    def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
+        """Turn a response into hits ranked 1..n, or raise a typed `EngineError`."""
+        raise NotImplementedError
+
+    @classmethod
+    def check_status(cls, response: HttpResponse) -> None:
+        """Raise the typed error that a non-2xx status means. Engines call this first in `parse`."""
+        status = response.status
+        if 200 <= status < 300:
+            return
+        retry_after = parse_retry_after(response.headers.get("retry-after"))
+        if status == 429:
+            raise EngineRateLimited("HTTP 429 Too Many Requests", retry_after=retry_after)
+        if status in (401, 403) and cls.needs_key:
+            raise EngineAuthError(f"HTTP {status}: the API key was refused", retry_after=retry_after)
+        if status in (401, 403):
+            raise EngineBlocked(f"HTTP {status}: access denied", retry_after=retry_after)
+        raise EngineError(f"HTTP {status}", retry_after=retry_after)

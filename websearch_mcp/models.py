@@ -1,0 +1,145 @@
+"""Plain data shared by engines, the orchestrator, the ranking pipeline and the tools."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+TimeRange = Literal["day", "week", "month", "year"]
+TIME_RANGES: tuple[str, ...] = ("day", "week", "month", "year")
+
+EngineStatus = Literal[
+    "ok", "empty", "error", "timeout", "blocked", "rate_limited", "irrelevant", "skipped"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """What the caller asked for, already validated."""
+
+    text: str
+    max_results: int = 10
+    time_range: TimeRange | None = None
+    language: str | None = None
+    page: int = 1
+    year_from: int | None = None
+    year_to: int | None = None
+
+
+@dataclass(slots=True)
+class Hit:
+    """One result as one engine returned it. `rank` is 1-based within that engine's list."""
+
+    title: str
+    url: str
+    snippet: str
+    rank: int
+    engine: str
+    score: float | None = None
+    published: str | None = None
+    authors: tuple[str, ...] = ()
+    doi: str | None = None
+    venue: str | None = None
+    citations: int | None = None
+    pdf_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HttpRequest:
+    """An engine's request, relative to its base URL. Built by pure code, sent by the orchestrator.
+
+    `secrets` lists values (API keys) that must never be shown; `__repr__` hides headers and
+    parameters so a request can be logged safely.
+    """
+
+    method: str
+    path: str
+    params: dict[str, Any] | None = None
+    json: Any = None
+    data: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    secrets: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"HttpRequest({self.method} {self.path})"
+
+
+@dataclass(frozen=True, slots=True)
+class HttpResponse:
+    """What came back: enough for a pure parser to decide between results and a block."""
+
+    status: int
+    headers: dict[str, str]
+    content: bytes
+    url: str = ""
+
+    @property
+    def text(self) -> str:
+        charset = "utf-8"
+        ctype = self.headers.get("content-type", "")
+        if "charset=" in ctype:
+            charset = ctype.split("charset=", 1)[1].split(";", 1)[0].strip().strip('"') or "utf-8"
+        try:
+            return self.content.decode(charset, errors="replace")
+        except LookupError:
+            return self.content.decode("utf-8", errors="replace")
+
+
+@dataclass(slots=True)
+class EngineReport:
+    """How one engine fared for one request."""
+
+    name: str
+    status: EngineStatus
+    results: int = 0
+    latency_ms: int | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "status": self.status, "results": self.results}
+        if self.latency_ms is not None:
+            out["latency_ms"] = self.latency_ms
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+@dataclass(slots=True)
+class RankedResult:
+    """One fused result: merged from every engine that returned the same canonical URL."""
+
+    key: str
+    title: str
+    url: str
+    snippet: str
+    engines: list[str]
+    ranks: dict[str, int]
+    score: float = 0.0
+    published: str | None = None
+    engine_scores: dict[str, float] = field(default_factory=dict)
+    authors: tuple[str, ...] = ()
+    doi: str | None = None
+    venue: str | None = None
+    citations: int | None = None
+    pdf_url: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "title": self.title,
+            "url": self.url,
+            "snippet": self.snippet,
+            "engines": list(self.engines),
+            "score": round(self.score, 4),
+        }
+        if self.published:
+            out["published"] = self.published
+        for name in ("doi", "venue", "citations", "pdf_url"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        if self.authors:
+            out["authors"] = list(self.authors)
+        if explain:
+            out["score_details"] = self.details
+        return out
