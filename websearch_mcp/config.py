@@ -105,7 +105,10 @@ class EngineSettings(_Section):
     enabled: bool | None = None  # None: the engine's own default
     api_keys: list[str] = Field(default_factory=list, repr=False)
     weight: float = Field(1.0, ge=0.0, le=100.0)
-    max_size: int = Field(10, ge=1, le=100, validation_alias=AliasChoices("max_size", "maxSize"))
+    # None: keep every result the engine returns.
+    max_size: int | None = Field(
+        None, ge=1, le=100, validation_alias=AliasChoices("max_size", "maxSize")
+    )
     min_score: float = Field(0.0, ge=0.0, validation_alias=AliasChoices("min_score", "minScore"))
     timeout_seconds: float | None = Field(None, gt=0, le=120)
     base_url: str | None = None

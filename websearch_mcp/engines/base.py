@@ -16,6 +16,10 @@ from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 SNIPPET_MAX_CHARS = 500
 
 _TAG_RE = re.compile(r"<[^>]+>")
+# Highlighting tags sit inside words ("hello-<b>world</b>.com"): drop them without a space.
+_INLINE_TAG_RE = re.compile(
+    r"</?(?:a|abbr|b|code|em|i|mark|q|s|small|span|strong|sub|sup|u)(?:\s[^>]*)?>", re.IGNORECASE
+)
 _SPACE_RE = re.compile(r"\s+")
 
 
@@ -23,7 +27,8 @@ def clean_text(value: str | None, limit: int = SNIPPET_MAX_CHARS) -> str:
     """HTML tags stripped, entities unescaped, whitespace collapsed, bounded length."""
     if not value:
         return ""
-    text = _SPACE_RE.sub(" ", html.unescape(_TAG_RE.sub(" ", value))).strip()
+    text = _TAG_RE.sub(" ", _INLINE_TAG_RE.sub("", value))
+    text = _SPACE_RE.sub(" ", html.unescape(text)).strip()
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return text

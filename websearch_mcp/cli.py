@@ -1,0 +1,106 @@
+"""Command line: `websearch-mcp serve | search | check-config`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+
+from websearch_mcp import __version__
+from websearch_mcp.arguments import web_search_args
+from websearch_mcp.config import Settings, load_config
+from websearch_mcp.errors import ConfigError, ToolInputError
+from websearch_mcp.render import search_text
+from websearch_mcp.service import SearchFailed, SearchService
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="websearch-mcp", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"websearch-mcp {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="serve MCP over streamable HTTP")
+    serve.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
+    serve.add_argument("--host", help="address to listen on (overrides server.host)")
+    serve.add_argument("--port", type=int, help="port to listen on (overrides server.port)")
+
+    search = sub.add_parser("search", help="run one web search and print it")
+    search.add_argument("query")
+    search.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
+    search.add_argument("--engines", help="comma-separated engine names (default: all enabled)")
+    search.add_argument("--max-results", type=int, default=10)
+    search.add_argument("--time-range", choices=["day", "week", "month", "year"])
+    search.add_argument("--language")
+    search.add_argument("--json", action="store_true", help="print the tool's structured JSON")
+    search.add_argument("--explain", action="store_true", help="include every score's details")
+
+    check = sub.add_parser("check-config", help="validate a config file and print the result")
+    check.add_argument("path", nargs="?", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
+    return parser
+
+
+def _serve(settings: Settings, host: str | None, port: int | None) -> int:
+    import uvicorn
+
+    from websearch_mcp.app import create_app
+
+    server = settings.server.model_copy(
+        update={k: v for k, v in {"host": host, "port": port}.items() if v is not None}
+    )
+    settings = settings.model_copy(update={"server": server})
+    uvicorn.run(create_app(settings), host=server.host, port=server.port, log_level="info")
+    return 0
+
+
+async def _search(settings: Settings, ns: argparse.Namespace) -> int:
+    service = SearchService(settings)
+    try:
+        args = web_search_args(ns.query, ns.max_results, ns.time_range, ns.engines, ns.language,
+                               ns.explain)
+        answer = await service.web_search(args)
+    except (ToolInputError, SearchFailed) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    finally:
+        await service.close()
+    if ns.json:
+        print(json.dumps(answer, ensure_ascii=False, indent=2))
+    else:
+        print(search_text(answer))
+        if ns.explain:
+            for i, result in enumerate(answer["results"], 1):
+                print(f"{i}. {json.dumps(result.get('score_details'), ensure_ascii=False)}")
+    return 0
+
+
+def _check(path: str | None) -> int:
+    settings = load_config(path)
+    enabled = [
+        name for name in sorted(settings.engines) if settings.engines[name].enabled is not False
+    ]
+    print(f"configuration OK: {path or 'built-in defaults'}")
+    print(f"server: {settings.server.host}:{settings.server.port}; strategy: "
+          f"{settings.search.strategy}; cache: {settings.cache.backend}")
+    if enabled:
+        print(f"engines configured: {', '.join(enabled)}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ns = _parser().parse_args(argv)
+    try:
+        if ns.command == "check-config":
+            return _check(ns.path)
+        settings = load_config(ns.config)
+        if ns.command == "serve":
+            return _serve(settings, ns.host, ns.port)
+        return asyncio.run(_search(settings, ns))
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

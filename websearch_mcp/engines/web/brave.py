@@ -1,0 +1,107 @@
+"""Brave Search API: `GET /res/v1/web/search`, the key in `X-Subscription-Token`."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.web._common import (
+    http_url,
+    human_date,
+    iso_date,
+    json_object,
+    result_list,
+)
+from websearch_mcp.errors import EngineParseError
+from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
+
+_FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
+
+# Brave's `search_lang` codes that differ from plain ISO 639-1 (its list, not BCP 47).
+_LANGUAGES = {
+    "ja": "jp",
+    "zh": "zh-hans",
+    "zh-cn": "zh-hans",
+    "zh-sg": "zh-hans",
+    "zh-hans": "zh-hans",
+    "zh-tw": "zh-hant",
+    "zh-hk": "zh-hant",
+    "zh-hant": "zh-hant",
+    "pt-br": "pt-br",
+    "en-gb": "en-gb",
+}
+
+
+def search_lang(language: str) -> str:
+    """Brave's `search_lang` for a language tag such as `de`, `pt-BR` or `zh-CN`."""
+    tag = language.strip().lower().replace("_", "-")
+    return _LANGUAGES.get(tag) or _LANGUAGES.get(tag.split("-")[0]) or tag.split("-")[0]
+
+
+class Brave(Engine):
+    """Brave web search. No score (rank is list order); `page_age` gives the date."""
+
+    name: ClassVar[str] = "brave"
+    base_url: ClassVar[str] = "https://api.search.brave.com"
+    needs_key: ClassVar[bool] = True
+    returns_score: ClassVar[bool] = False
+    supports_time_range: ClassVar[bool] = True
+    supports_language: ClassVar[bool] = True
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 5.0
+    key_env: ClassVar[str | None] = "BRAVE_API_KEYS"
+
+    max_count: ClassVar[int] = 20  # the API's maximum `count`
+    max_offset: ClassVar[int] = 9  # the API's maximum page `offset`
+
+    def request(self, query: Query, key: str | None) -> HttpRequest:
+        """Query parameters: `q`, `count`, `offset` (page index), `freshness`, `search_lang`."""
+        params: dict[str, Any] = {"q": query.text, "count": min(query.max_results, self.max_count)}
+        if query.page > 1:
+            params["offset"] = min(query.page - 1, self.max_offset)
+        if query.time_range:
+            params["freshness"] = _FRESHNESS[query.time_range]
+        if query.language:
+            params["search_lang"] = search_lang(query.language)
+        return HttpRequest(
+            "GET",
+            "/res/v1/web/search",
+            params=params,
+            headers={"X-Subscription-Token": key or "", "Accept": "application/json"},
+            secrets=(key,) if key else (),
+        )
+
+    def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
+        """`web.results[]` (or a news answer's top-level `results[]`) -> hits."""
+        self.check_status(response)
+        data = json_object(response, "Brave")
+        if "web" in data:
+            section = data["web"]
+        elif data.get("type") == "news":
+            section = data
+        elif data.get("type") == "search":
+            return []  # Brave leaves the `web` section out when it found nothing
+        else:
+            raise EngineParseError("Brave answered without a 'web' section")
+        items = result_list(section, "results", "Brave")
+        hits: list[Hit] = []
+        for item in items:
+            url = http_url(item.get("url"))
+            if not url:
+                continue
+            hits.append(
+                Hit(
+                    title=clean_text(item.get("title")) or url,
+                    url=url,
+                    snippet=clean_text(item.get("description")),
+                    rank=len(hits) + 1,
+                    engine=self.name,
+                    published=iso_date(item.get("page_age")) or _absolute_age(item.get("age")),
+                )
+            )
+        return hits
+
+
+def _absolute_age(age: Any) -> str | None:
+    """Brave's `age` when it is a calendar date ("September 6, 2019"), not "4 days ago"."""
+    return human_date(age) if isinstance(age, str) else None

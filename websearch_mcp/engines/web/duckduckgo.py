@@ -1,0 +1,138 @@
+"""DuckDuckGo's HTML endpoint (no JavaScript): `POST /html/` with form fields, HTML back."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+from urllib.parse import parse_qs, urlsplit
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.web._common import http_url
+from websearch_mcp.errors import EngineBlocked, EngineParseError
+from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
+
+_TIME_RANGES = {"day": "d", "week": "w", "month": "m", "year": "y"}
+
+# DuckDuckGo regions (`kl`) are country-language; a bare language gets its usual country.
+_REGIONS = {
+    "en": "us-en",
+    "zh": "cn-zh",
+    "ja": "jp-jp",
+    "ko": "kr-kr",
+    "en-gb": "uk-en",
+    "zh-tw": "tw-tzh",
+    "zh-hk": "hk-tzh",
+    "ar": "xa-ar",
+    "sv": "se-sv",
+    "da": "dk-da",
+    "cs": "cz-cs",
+    "el": "gr-el",
+    "he": "il-he",
+    "uk": "ua-uk",
+    "vi": "vn-vi",
+}
+
+# Text of DuckDuckGo's block pages (the anomaly challenge, the "error-lite" notice).
+_BLOCK_MARKERS = ("anomaly", "unusual traffic", "captcha", "error-lite@duckduckgo.com")
+
+
+def region(language: str) -> str:
+    """DuckDuckGo's `kl` for a language tag: `de` -> `de-de`, `pt-BR` -> `br-pt`."""
+    tag = language.strip().lower().replace("_", "-")
+    if tag in _REGIONS:
+        return _REGIONS[tag]
+    lang, _, country = tag.partition("-")
+    if country:
+        return f"{'uk' if country == 'gb' else country}-{lang}"
+    return _REGIONS.get(lang, f"{lang}-{lang}")
+
+
+def result_url(href: str | None) -> str | None:
+    """The target of a result link: `//duckduckgo.com/l/?uddg=<target>` decoded, or direct."""
+    url = http_url(href)
+    if not url:
+        return None
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if host.endswith("duckduckgo.com"):
+        if parts.path.startswith("/l/"):
+            target = parse_qs(parts.query).get("uddg", [""])[0]
+            return http_url(target)
+        return None  # ads (`/y.js?ad_domain=...`) and DuckDuckGo's own pages
+    if "ad_domain" in parse_qs(parts.query):
+        return None
+    return url
+
+
+class DuckDuckGo(Engine):
+    """DuckDuckGo HTML results. Keyless; blocks (202 pages, the anomaly CAPTCHA) are errors."""
+
+    name: ClassVar[str] = "duckduckgo"
+    base_url: ClassVar[str] = "https://html.duckduckgo.com"
+    needs_key: ClassVar[bool] = False
+    returns_score: ClassVar[bool] = False
+    supports_time_range: ClassVar[bool] = True
+    supports_language: ClassVar[bool] = True
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 5.0
+    key_env: ClassVar[str | None] = None
+
+    def request(self, query: Query, key: str | None) -> HttpRequest:
+        """The form a browser posts: `q`, `b` (first page), `df` time range, `kl` region."""
+        data: dict[str, str] = {"q": query.text, "b": ""}
+        if query.time_range:
+            data["df"] = _TIME_RANGES[query.time_range]
+        if query.language:
+            data["kl"] = region(query.language)
+        return HttpRequest(
+            "POST",
+            "/html/",
+            data=data,
+            headers={"Accept": "text/html", "Referer": f"{self.base_url}/"},
+        )
+
+    def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
+        """`div.result` blocks -> hits, ads skipped, redirect links decoded."""
+        self.check_status(response)
+        text = response.text
+        if not text.strip():
+            if response.status == 202:
+                raise EngineBlocked("HTTP 202 with an empty page (DuckDuckGo throttling)")
+            raise EngineParseError("DuckDuckGo answered with an empty body")
+        tree = LexborHTMLParser(text)
+        if tree.css_first("form#challenge-form, .anomaly-modal__title"):
+            raise EngineBlocked("CAPTCHA page (DuckDuckGo anomaly challenge)")
+        hits: list[Hit] = []
+        for node in tree.css("div.result"):
+            hit = self._hit(node, len(hits) + 1)
+            if hit:
+                hits.append(hit)
+        if hits:
+            return hits
+        lowered = text.lower()
+        if any(marker in lowered for marker in _BLOCK_MARKERS):
+            raise EngineBlocked("block page (DuckDuckGo unusual traffic notice)")
+        if response.status == 202:
+            raise EngineBlocked("HTTP 202 without results (DuckDuckGo throttling)")
+        if tree.css_first("div.no-results, #links, div.results, div.serp__results"):
+            return []
+        raise EngineParseError("DuckDuckGo answered with a page that is not a results page")
+
+    def _hit(self, node: LexborNode, rank: int) -> Hit | None:
+        if "result--ad" in (node.attributes.get("class") or ""):
+            return None
+        link = node.css_first("a.result__a")
+        if link is None:
+            return None
+        url = result_url(link.attributes.get("href"))
+        if not url:
+            return None
+        snippet = node.css_first(".result__snippet")
+        return Hit(
+            title=clean_text(link.inner_html) or url,
+            url=url,
+            snippet=clean_text(snippet.inner_html) if snippet else "",
+            rank=rank,
+            engine=self.name,
+        )

@@ -1,0 +1,96 @@
+"""Exa search API: `POST /search` with a JSON body, the key in `x-api-key`."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, ClassVar
+
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.web._common import (
+    Clock,
+    http_url,
+    iso_date,
+    json_object,
+    result_list,
+    strip_markdown,
+    utc_today,
+)
+from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
+
+_RANGE_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+
+
+class Exa(Engine):
+    """Exa: neural/keyword search; snippets from `highlights` (or `text`), dates when known.
+
+    `time_range` becomes `startPublishedDate`, computed from `today` (injectable for tests).
+    """
+
+    name: ClassVar[str] = "exa"
+    base_url: ClassVar[str] = "https://api.exa.ai"
+    needs_key: ClassVar[bool] = True
+    returns_score: ClassVar[bool] = False  # current responses carry no score
+    supports_time_range: ClassVar[bool] = True
+    supports_language: ClassVar[bool] = False
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 8.0
+    key_env: ClassVar[str | None] = "EXA_API_KEYS"
+
+    max_results: ClassVar[int] = 100
+
+    def __init__(self, today: Clock = utc_today) -> None:
+        self.today = today
+
+    def request(self, query: Query, key: str | None) -> HttpRequest:
+        """The search body: `numResults`, highlights as contents, an optional start date."""
+        body: dict[str, Any] = {
+            "query": query.text,
+            "type": "auto",
+            "numResults": min(query.max_results, self.max_results),
+            "contents": {"highlights": True},
+        }
+        if query.time_range:
+            start = self.today() - timedelta(days=_RANGE_DAYS[query.time_range])
+            body["startPublishedDate"] = f"{start.isoformat()}T00:00:00.000Z"
+        return HttpRequest(
+            "POST",
+            "/search",
+            json=body,
+            headers={"x-api-key": key or "", "Accept": "application/json"},
+            secrets=(key,) if key else (),
+        )
+
+    def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
+        """`results[]` -> hits; `publishedDate` (ISO) becomes `published`."""
+        self.check_status(response)
+        items = result_list(json_object(response, "Exa"), "results", "Exa")
+        hits: list[Hit] = []
+        for item in items:
+            url = http_url(item.get("url")) or http_url(item.get("id"))
+            if not url:
+                continue
+            hits.append(
+                Hit(
+                    title=clean_text(item.get("title")) or url,
+                    url=url,
+                    snippet=clean_text(strip_markdown(_snippet_source(item))),
+                    rank=len(hits) + 1,
+                    engine=self.name,
+                    published=iso_date(item.get("publishedDate")),
+                )
+            )
+        return hits
+
+
+def _snippet_source(item: dict[str, Any]) -> str:
+    """Highlights joined, else the summary, else the page text."""
+    highlights = item.get("highlights")
+    if isinstance(highlights, list):
+        joined = " ".join(h for h in highlights if isinstance(h, str))
+        if joined.strip():
+            return joined
+    for key in ("summary", "text"):
+        value = item.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return ""

@@ -1,0 +1,68 @@
+"""A self-hosted SearXNG instance's JSON API: `GET /search?format=json&q=...`."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.web._common import as_float, http_url, iso_date, json_object, result_list
+from websearch_mcp.errors import EngineError
+from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
+
+JSON_DISABLED = (
+    "HTTP 403: the SearXNG instance refuses format=json; enable the json format in the"
+    " instance's settings.yml (search.formats: [html, json])"
+)
+
+
+class SearXNG(Engine):
+    """SearXNG: a metasearch instance you run; its fused `score` is passed through.
+
+    Off by default: set `engines.searxng.base_url` to your instance and enable it.
+    """
+
+    name: ClassVar[str] = "searxng"
+    # SearXNG's own default listen address (settings.yml `server.port: 8888`).
+    base_url: ClassVar[str] = "http://127.0.0.1:8888"
+    needs_key: ClassVar[bool] = False
+    returns_score: ClassVar[bool] = True
+    supports_time_range: ClassVar[bool] = True
+    supports_language: ClassVar[bool] = True
+    default_enabled: ClassVar[bool] = False
+    default_timeout: ClassVar[float] = 6.0
+    key_env: ClassVar[str | None] = None
+
+    def request(self, query: Query, key: str | None) -> HttpRequest:
+        """`q`, `format=json`, `pageno`, and `time_range` / `language` when asked for."""
+        params: dict[str, Any] = {"q": query.text, "format": "json", "pageno": query.page}
+        if query.time_range:
+            params["time_range"] = query.time_range
+        if query.language:
+            params["language"] = query.language
+        return HttpRequest(
+            "GET", "/search", params=params, headers={"Accept": "application/json"}
+        )
+
+    def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
+        """`results[]` -> hits with SearXNG's score and `publishedDate`."""
+        if response.status == 403:
+            raise EngineError(JSON_DISABLED)
+        self.check_status(response)
+        items = result_list(json_object(response, "SearXNG"), "results", "SearXNG")
+        hits: list[Hit] = []
+        for item in items:
+            url = http_url(item.get("url"))
+            if not url:
+                continue
+            hits.append(
+                Hit(
+                    title=clean_text(item.get("title")) or url,
+                    url=url,
+                    snippet=clean_text(item.get("content")),
+                    rank=len(hits) + 1,
+                    engine=self.name,
+                    score=as_float(item.get("score")),
+                    published=iso_date(item.get("publishedDate")),
+                )
+            )
+        return hits

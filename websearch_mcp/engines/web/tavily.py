@@ -1,0 +1,80 @@
+"""Tavily Search API: `POST /search` with a JSON body, the key as a Bearer token."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.web._common import (
+    as_float,
+    http_url,
+    iso_date,
+    json_object,
+    result_list,
+    strip_markdown,
+)
+from websearch_mcp.errors import EngineRateLimited
+from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
+
+#: Tavily's own statuses for an exhausted plan (432) or pay-as-you-go limit (433).
+_QUOTA_STATUSES = (432, 433)
+
+
+class Tavily(Engine):
+    """Tavily: relevance scores in [0, 1]; `published_date` only for news topics."""
+
+    name: ClassVar[str] = "tavily"
+    base_url: ClassVar[str] = "https://api.tavily.com"
+    needs_key: ClassVar[bool] = True
+    returns_score: ClassVar[bool] = True
+    supports_time_range: ClassVar[bool] = True
+    supports_language: ClassVar[bool] = False
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 6.0
+    key_env: ClassVar[str | None] = "TAVILY_API_KEYS"
+
+    max_results: ClassVar[int] = 20
+
+    def request(self, query: Query, key: str | None) -> HttpRequest:
+        """The search body; Tavily takes `time_range` as day/week/month/year directly."""
+        body: dict[str, Any] = {
+            "query": query.text,
+            "max_results": min(query.max_results, self.max_results),
+            "search_depth": "basic",
+            "topic": "general",
+            "include_answer": False,
+            "include_raw_content": False,
+        }
+        if query.time_range:
+            body["time_range"] = query.time_range
+        return HttpRequest(
+            "POST",
+            "/search",
+            json=body,
+            headers={"Authorization": f"Bearer {key or ''}", "Accept": "application/json"},
+            secrets=(key,) if key else (),
+        )
+
+    def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
+        """`results[]` -> hits with Tavily's score; `content` is the snippet."""
+        if response.status in _QUOTA_STATUSES:
+            raise EngineRateLimited(f"HTTP {response.status}: Tavily usage limit reached")
+        self.check_status(response)
+        items = result_list(json_object(response, "Tavily"), "results", "Tavily")
+        hits: list[Hit] = []
+        for item in items:
+            url = http_url(item.get("url"))
+            if not url:
+                continue
+            hits.append(
+                Hit(
+                    title=clean_text(item.get("title")) or url,
+                    url=url,
+                    snippet=clean_text(strip_markdown(str(item.get("content") or ""))),
+                    rank=len(hits) + 1,
+                    engine=self.name,
+                    score=as_float(item.get("score")),
+                    published=iso_date(item.get("published_date")),
+                )
+            )
+        return hits

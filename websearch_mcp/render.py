@@ -1,0 +1,45 @@
+"""Compact text renderings of tool answers, for clients that read only text content."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def engine_line(engines: list[dict[str, Any]]) -> str:
+    """`engines: bing ok 8 (412 ms), duckduckgo blocked (CAPTCHA page)`."""
+    parts = []
+    for e in engines:
+        text = f"{e['name']} {e['status']}"
+        if e.get("status") in ("ok", "irrelevant"):
+            text += f" {e.get('results', 0)}"
+        if e.get("error"):
+            text += f" ({e['error']})"
+        elif e.get("latency_ms") is not None:
+            text += f" ({e['latency_ms']} ms)"
+        parts.append(text)
+    return "engines: " + ", ".join(parts)
+
+
+def search_text(answer: dict[str, Any]) -> str:
+    """Numbered results with URL, snippet and provenance, then one line of engine statuses."""
+    lines: list[str] = []
+    if answer.get("summary"):
+        lines += [answer["summary"], ""]
+    for i, result in enumerate(answer["results"], 1):
+        lines.append(f"{i}. {result['title'] or result['url']}")
+        lines.append(f"   {result['url']}")
+        if result.get("snippet"):
+            lines.append(f"   {result['snippet']}")
+        meta = ", ".join(result["engines"])
+        if result.get("published"):
+            meta += f"; {result['published']}"
+        lines.append(f"   [{meta}; score {result['score']}]")
+    if not answer["results"]:
+        lines.append(f"No results for {answer['query']!r}.")
+    flags = []
+    if answer.get("cached"):
+        flags.append("cached")
+    if answer.get("partial"):
+        flags.append("partial: some engines did not answer")
+    lines.append(engine_line(answer["engines"]) + (f" [{'; '.join(flags)}]" if flags else ""))
+    return "\n".join(lines)
