@@ -17,5 +17,7 @@ def fixture_bytes(relative: str) -> bytes:
     """The bytes of a recorded engine response, or a skip saying where it was looked for."""
     path = FIXTURES / relative
     if not path.is_file():
-        pytest.skip(f"recorded fixture {path} is absent (set WEBSEARCH_MCP_SHARED to the shared/ folder)")
+        pytest.skip(
+            f"recorded fixture {path} is absent (set WEBSEARCH_MCP_SHARED to the shared/ folder)"
+        )
     return path.read_bytes()

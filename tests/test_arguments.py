@@ -9,7 +9,9 @@ from websearch_mcp.errors import ToolInputError
 
 
 def test_lenient_coercion() -> None:
-    args = web_search_args("  rust   async  ", max_results="5", explain="true", engines="bing, tavily")
+    args = web_search_args(
+        "  rust   async  ", max_results="5", explain="true", engines="bing, tavily"
+    )
     assert args.query.text == "rust async"
     assert args.query.max_results == 5
     assert args.explain is True
@@ -27,7 +29,10 @@ def test_lenient_coercion() -> None:
         ({"query": "q", "max_results": 500}, "max_results must be an integer from 1 to 50"),
         ({"query": "q", "max_results": "ten"}, "max_results must be an integer"),
         ({"query": "q", "max_results": True}, "max_results must be an integer"),
-        ({"query": "q", "time_range": "decade"}, "time_range must be one of day, week, month, year"),
+        (
+            {"query": "q", "time_range": "decade"},
+            "time_range must be one of day, week, month, year",
+        ),
         ({"query": "q", "language": "english please"}, "language must be a language code"),
         ({"query": "q", "explain": "maybe"}, "explain must be true or false"),
         ({"query": "q", "engines": []}, "engines must name at least one engine"),

@@ -1,4 +1,4 @@
-"""Configuration: YAML validation, readable errors, environment overrides, the example file, the CLI."""
+"""Configuration: YAML validation, readable errors, environment overrides, example file, CLI."""
 
 from __future__ import annotations
 
@@ -49,7 +49,9 @@ def test_unknown_key_names_key_file_and_allowed(tmp_path: Path) -> None:
 
 def test_unknown_engine_key_lists_engine_options(tmp_path: Path) -> None:
     path = write(tmp_path, "engines:\n  tavily:\n    wieght: 2\n")
-    with pytest.raises(ConfigError, match=r"engines\.tavily\.wieght: unknown key \(allowed: .*weight"):
+    with pytest.raises(
+        ConfigError, match=r"engines\.tavily\.wieght: unknown key \(allowed: .*weight"
+    ):
         load_config(path)
 
 

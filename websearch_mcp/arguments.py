@@ -1,4 +1,4 @@
-"""Tool argument validation: lenient coercion ("5" -> 5), strict checks, messages that say what is allowed."""
+"""Tool argument validation: lenient coercion ("5" -> 5), strict checks, clear errors."""
 
 from __future__ import annotations
 
@@ -51,7 +51,9 @@ def as_query(value: Any) -> str:
     if not text:
         raise ToolInputError("query must not be empty")
     if len(text) > MAX_QUERY_CHARS:
-        raise ToolInputError(f"query must be at most {MAX_QUERY_CHARS} characters (got {len(text)})")
+        raise ToolInputError(
+            f"query must be at most {MAX_QUERY_CHARS} characters (got {len(text)})"
+        )
     return text
 
 
@@ -62,7 +64,7 @@ def as_engine_list(value: Any) -> list[str] | None:
     if isinstance(value, str):
         value = [part for part in value.split(",") if part.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ToolInputError("engines must be a list of engine names, e.g. [\"bing\", \"tavily\"]")
+        raise ToolInputError('engines must be a list of engine names, e.g. ["bing", "tavily"]')
     names = list(dict.fromkeys(v.strip().lower() for v in value if v.strip()))
     if not names:
         raise ToolInputError("engines must name at least one engine, or be left out for all")
@@ -86,7 +88,7 @@ def web_search_args(
     language: Any = None,
     explain: Any = False,
 ) -> WebSearchArgs:
-    """Validate `web_search`'s arguments; raises `ToolInputError` naming the argument and what is allowed."""
+    """Validate `web_search` arguments; `ToolInputError` names the argument and what is allowed."""
     if time_range is not None and time_range not in TIME_RANGES:
         raise ToolInputError(
             f"time_range must be one of {', '.join(TIME_RANGES)} or left out (got {time_range!r})"

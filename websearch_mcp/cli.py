@@ -57,8 +57,9 @@ def _serve(settings: Settings, host: str | None, port: int | None) -> int:
 async def _search(settings: Settings, ns: argparse.Namespace) -> int:
     service = SearchService(settings)
     try:
-        args = web_search_args(ns.query, ns.max_results, ns.time_range, ns.engines, ns.language,
-                               ns.explain)
+        args = web_search_args(
+            ns.query, ns.max_results, ns.time_range, ns.engines, ns.language, ns.explain
+        )
         answer = await service.web_search(args)
     except (ToolInputError, SearchFailed) as err:
         print(f"error: {err}", file=sys.stderr)
@@ -81,8 +82,10 @@ def _check(path: str | None) -> int:
         name for name in sorted(settings.engines) if settings.engines[name].enabled is not False
     ]
     print(f"configuration OK: {path or 'built-in defaults'}")
-    print(f"server: {settings.server.host}:{settings.server.port}; strategy: "
-          f"{settings.search.strategy}; cache: {settings.cache.backend}")
+    print(
+        f"server: {settings.server.host}:{settings.server.port}; strategy: "
+        f"{settings.search.strategy}; cache: {settings.cache.backend}"
+    )
     if enabled:
         print(f"engines configured: {', '.join(enabled)}")
     return 0

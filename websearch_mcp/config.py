@@ -8,9 +8,10 @@ key, the file and what is allowed. Any setting can also come from the environmen
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -48,18 +49,102 @@ class MMRSettings(_Section):
 
 
 class RankingSettings(_Section):
-    """Weights of the ranking signals (DESIGN section 4). Each is documented in the example file."""
+    """Weights and lists of the ranking signals (DESIGN section 4).
 
-    alignment_weight: float = Field(0.5, ge=0.0, le=5.0)
-    rare_term_weight: float = Field(0.3, ge=0.0, le=5.0)
-    phrase_weight: float = Field(0.2, ge=0.0, le=5.0)
-    domain_penalty: float = Field(0.5, ge=0.0, le=1.0)
-    consensus_weight: float = Field(0.1, ge=0.0, le=5.0)
-    authority_weight: float = Field(0.1, ge=0.0, le=5.0)
-    freshness_weight: float = Field(0.1, ge=0.0, le=5.0)
-    penalized_domains: list[str] = Field(default_factory=list)
-    authority_domains: list[str] = Field(default_factory=list)
-    low_quality_tlds: list[str] = Field(default_factory=list)
+    The final score is the normalised RRF score times one bounded factor per signal. A signal
+    s in [0, 1] with weight w gives the factor (1 + w * s) / (1 + w): 1 when s = 1, 1 / (1 + w)
+    when s = 0, and exactly 1 for every result when w = 0, so each signal is switched off by a
+    weight of 0 and RRF stays the backbone. Domain lists match a host and its subdomains.
+    """
+
+    alignment_weight: float = Field(
+        0.5, ge=0.0, le=5.0, description="share of the query's content words in the result"
+    )
+    rare_term_weight: float = Field(
+        0.3, ge=0.0, le=5.0, description="share of rare/compound query terms (pgvector, pg18)"
+    )
+    phrase_weight: float = Field(
+        0.2, ge=0.0, le=5.0, description="share of adjacent query word pairs adjacent in the result"
+    )
+    domain_penalty: float = Field(
+        0.5, ge=0.0, le=1.0, description="a penalised site's score is multiplied by 1 - this"
+    )
+    consensus_weight: float = Field(
+        0.1, ge=0.0, le=5.0, description="share of the other answering engines that agree"
+    )
+    authority_weight: float = Field(
+        0.1, ge=0.0, le=5.0, description="official documentation or the query's own site"
+    )
+    freshness_weight: float = Field(
+        0.3, ge=0.0, le=5.0, description="recency, only when the query or time_range asks for it"
+    )
+    freshness_half_life_days: float = Field(
+        180.0, gt=0.0, le=36_500.0, description="age halving the freshness without a time_range"
+    )
+    freshness_undated: float = Field(
+        0.5, ge=0.0, le=1.0, description="freshness of a result without a known date"
+    )
+    quality_phrase_bonus: float = Field(
+        0.2, ge=0.0, le=1.0, description="engine list quality: bonus for contiguous query pairs"
+    )
+    quality_offtopic_penalty: float = Field(
+        0.5, ge=0.0, le=1.0, description="engine list quality: a hit with an off-topic word"
+    )
+    penalized_domains: list[str] = Field(
+        default=[
+            "amazon.com", "amazon.co.uk", "amazon.de", "amazon.co.jp", "amazon.in", "ebay.com",
+            "ebay.co.uk", "ebay.de", "aliexpress.com", "alibaba.com", "walmart.com", "etsy.com",
+            "temu.com", "shein.com", "bestbuy.com", "target.com", "flipkart.com", "rakuten.com",
+            "rakuten.co.jp", "mercari.com", "wish.com", "newegg.com", "taobao.com", "tmall.com",
+            "jd.com", "pinduoduo.com", "1688.com", "made-in-china.com", "dhgate.com",
+            "pinterest.com", "shopee.com", "lazada.com", "apple.com", "samsung.com",
+        ],
+        description="e-commerce and brand sites, penalised unless the query names them",
+    )  # fmt: skip
+    dictionary_domains: list[str] = Field(
+        default=[
+            "merriam-webster.com", "dictionary.com", "thefreedictionary.com", "wiktionary.org",
+            "collinsdictionary.com", "dictionary.cambridge.org", "oxfordlearnersdictionaries.com",
+            "urbandictionary.com", "vocabulary.com", "yourdictionary.com", "wordreference.com",
+            "macmillandictionary.com", "definitions.net", "acronymfinder.com",
+            "abbreviations.com", "dict.youdao.com", "iciba.com", "zdic.net", "dict.cn",
+            "hjdict.com", "linguee.com",
+        ],
+        description="dictionaries, penalised for error-code queries (ENOENT, 0x80070005)",
+    )  # fmt: skip
+    authority_domains: list[str] = Field(
+        default=[
+            "docs.python.org", "python.org", "postgresql.org", "sqlite.org", "mysql.com",
+            "developer.mozilla.org", "w3.org", "whatwg.org", "ietf.org", "rfc-editor.org",
+            "readthedocs.io", "readthedocs.org", "docs.rs", "doc.rust-lang.org",
+            "rust-lang.org", "pkg.go.dev", "go.dev", "nodejs.org", "typescriptlang.org",
+            "react.dev", "kernel.org", "man7.org", "gnu.org", "apache.org", "docker.com",
+            "kubernetes.io", "learn.microsoft.com", "developer.apple.com", "developer.android.com",
+            "cloud.google.com", "developers.google.com", "docs.aws.amazon.com", "aws.amazon.com",
+            "docs.github.com", "github.com", "gitlab.com", "stackoverflow.com", "pypi.org",
+            "npmjs.com", "crates.io", "wikipedia.org", "arxiv.org", "nih.gov", "nature.com",
+            "science.org", "acm.org", "ieee.org", "who.int", "europa.eu",
+        ],
+        description="official documentation and reference sites; they also lift a penalty",
+    )  # fmt: skip
+    low_quality_tlds: list[str] = Field(
+        default=[
+            "xyz", "top", "click", "loan", "work", "gq", "tk", "ml", "cf", "ga", "buzz", "icu",
+            "cyou", "rest", "monster", "bid", "win", "review", "country", "stream", "download",
+            "racing", "men", "date", "faith", "cricket", "party", "trade", "accountant", "zip",
+            "mov", "sbs", "cfd", "bond", "lol", "quest",
+        ],
+        description="public suffixes of sites penalised as low quality",
+    )  # fmt: skip
+    offtopic_words: list[str] = Field(
+        default=[
+            "casino", "casinos", "gambling", "betting", "bet365", "slots", "poker", "lottery",
+            "porn", "porno", "xxx", "sex", "escort", "escorts", "viagra", "cialis", "payday",
+            "keygen", "crack", "cracked", "warez", "replica", "博彩", "赌博", "赌场", "彩票",
+            "色情", "成人", "贷款", "代孕", "发票", "六合彩", "娱乐城",
+        ],
+        description="whole words that mark a hit off-topic, unless the query uses them",
+    )  # fmt: skip
 
 
 class SearchSettings(_Section):
@@ -94,6 +179,38 @@ class FetchSettings(_Section):
     max_bytes: int = Field(10_485_760, ge=1024)
     timeout_seconds: float = Field(15.0, gt=0, le=300)
     max_redirects: int = Field(5, ge=0, le=20)
+    allowed_ports: list[Annotated[int, Field(ge=1, le=65535)]] = Field(
+        default_factory=lambda: [80, 443], min_length=1
+    )
+    connect_timeout_seconds: float = Field(5.0, gt=0, le=120)
+    read_timeout_seconds: float = Field(10.0, gt=0, le=300)
+    reader_fallback: bool = False
+    reader_base_url: str = "https://r.jina.ai"
+    reader_api_key: str | None = Field(None, repr=False)
+
+    @field_validator("allow_networks")
+    @classmethod
+    def _check_networks(cls, value: list[str]) -> list[str]:
+        for item in value:
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError:
+                raise ValueError(f"{item!r} is not a CIDR network such as 10.0.0.0/8") from None
+        return value
+
+    @field_validator("reader_base_url")
+    @classmethod
+    def _check_reader_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+    @field_validator("reader_api_key", mode="before")
+    @classmethod
+    def _key_as_text(cls, value: Any) -> Any:
+        # A numeric-looking key parses from YAML as a number; taking it as text means a
+        # validation error can never echo the key back.
+        return value if value is None or isinstance(value, str) else str(value)
 
 
 class AcademicSettings(_Section):

@@ -78,8 +78,10 @@ class Orchestrator:
         """Every known engine of `kind` ("web" or "academic")."""
         return [n for n, r in self.runs.items() if r.engine.kind == kind]
 
-    def choose(self, kind: str, asked: Sequence[str] | None) -> tuple[list[EngineRun], list[EngineReport]]:
-        """The engines to query and reports for those that will not be (disabled, no key, not asked)."""
+    def choose(
+        self, kind: str, asked: Sequence[str] | None
+    ) -> tuple[list[EngineRun], list[EngineReport]]:
+        """The engines to query, and reports for those that will not be (disabled, no key)."""
         known = self.names(kind)
         if asked is not None:
             unknown = [n for n in asked if n not in known]
@@ -95,7 +97,9 @@ class Orchestrator:
                 continue
             if not run.enabled:
                 if asked is not None:
-                    skipped.append(EngineReport(name, "skipped", error="disabled in the configuration"))
+                    skipped.append(
+                        EngineReport(name, "skipped", error="disabled in the configuration")
+                    )
                 continue
             if run.engine.needs_key and not run.keys:
                 skipped.append(EngineReport(name, "skipped", error="no API key configured"))
@@ -104,9 +108,9 @@ class Orchestrator:
         return chosen, skipped
 
     async def fan_out(self, query: Query, runs: Sequence[EngineRun], deadline: float) -> FanOut:
-        """Query `runs` at once; whatever has arrived by `deadline` seconds counts, the rest is `timeout`."""
+        """Query `runs` at once; what arrived by the deadline counts, the rest is `timeout`."""
         tasks = {asyncio.create_task(self._one(run, query), name=run.name): run for run in runs}
-        done, pending = await asyncio.wait(tasks, timeout=deadline) if tasks else (set(), set())
+        _, pending = await asyncio.wait(tasks, timeout=deadline) if tasks else (set(), set())
         for task in pending:
             task.cancel()
         lists: dict[str, list[Hit]] = {}
@@ -114,8 +118,12 @@ class Orchestrator:
         for task, run in tasks.items():
             if task in pending:
                 reports.append(
-                    EngineReport(run.name, "timeout", latency_ms=int(deadline * 1000),
-                                 error=f"no answer within the {deadline:g} s deadline")
+                    EngineReport(
+                        run.name,
+                        "timeout",
+                        latency_ms=int(deadline * 1000),
+                        error=f"no answer within the {deadline:g} s deadline",
+                    )
                 )
                 continue
             report, hits = task.result()
@@ -143,15 +151,20 @@ class Orchestrator:
                     response = await send(self.client, run.base_url, nxt, run.timeout)
                 hits = apply_limits(run.engine.parse(response, query), run)
         except (TimeoutError, httpx.TimeoutException):
-            return EngineReport(run.name, "timeout", latency_ms=elapsed(),
-                                error=f"no answer within {run.timeout:g} s"), None
+            return EngineReport(
+                run.name,
+                "timeout",
+                latency_ms=elapsed(),
+                error=f"no answer within {run.timeout:g} s",
+            ), None
         except EngineError as err:
             text = redact(str(err), secrets)
             log.info("engine %s failed: %s", run.name, text)
             return EngineReport(run.name, err.status, latency_ms=elapsed(), error=text), None
         except Exception as err:  # a parser bug must not fail the whole search
             log.warning("engine %s raised %s", run.name, type(err).__name__)
-            return EngineReport(run.name, "error", latency_ms=elapsed(),
-                                error=f"unexpected {type(err).__name__}"), None
+            return EngineReport(
+                run.name, "error", latency_ms=elapsed(), error=f"unexpected {type(err).__name__}"
+            ), None
         status = "ok" if hits else "empty"
         return EngineReport(run.name, status, results=len(hits), latency_ms=elapsed()), hits

@@ -58,8 +58,9 @@ class SearchService:
         if not fan.lists:
             raise SearchFailed(reports)
         weights = {name: orchestrator.runs[name].settings.weight for name in fan.lists}
-        ranked = rank(fan.lists, args.query, self.settings.search, weights=weights,
-                      now=datetime.now(UTC))
+        ranked = rank(
+            fan.lists, args.query, self.settings.search, weights=weights, now=datetime.now(UTC)
+        )
         return {
             "query": args.query.text,
             "results": [r.to_dict(explain=args.explain) for r in ranked],

@@ -1,10 +1,9 @@
 """The MCP server and its tools: argument schemas, output shapes, nothing else.
 
 Arguments are typed loosely for the SDK (a model may send "5" for 5) and advertised strictly in the
-JSON schema; `arguments.py` validates them and words the errors.
+JSON schema; `arguments.py` validates them and words the errors. Annotations are evaluated at
+definition time (no `from __future__ import annotations`): the schemas close over local values.
 """
-
-from __future__ import annotations
 
 from typing import Annotated, Any
 
@@ -71,31 +70,72 @@ def build_mcp(service: SearchService, web_engines: list[str]) -> MCPServer:
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True)
     async def web_search(
-        query: Annotated[Any, _schema({
-            "type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
-            "description": "What to search for, in plain words.",
-        })],
-        max_results: Annotated[Any, _schema({
-            "type": "integer", "minimum": 1, "maximum": MAX_RESULTS_LIMIT, "default": 10,
-            "description": "How many fused results to return.",
-        })] = 10,
-        time_range: Annotated[Any, _schema({
-            "anyOf": [{"type": "string", "enum": list(TIME_RANGES)}, {"type": "null"}],
-            "default": None, "description": "Only results from the last day, week, month or year.",
-        })] = None,
-        engines: Annotated[Any, _schema({
-            "anyOf": [{"type": "array", "items": {"type": "string", "enum": web_engines}},
-                      {"type": "null"}],
-            "default": None, "description": "Engines to ask; all enabled engines when left out.",
-        })] = None,
-        language: Annotated[Any, _schema({
-            "anyOf": [{"type": "string"}, {"type": "null"}], "default": None,
-            "description": "Preferred result language, e.g. 'en' or 'zh-CN'.",
-        })] = None,
-        explain: Annotated[Any, _schema({
-            "type": "boolean", "default": False,
-            "description": "Add score_details to each result: every ranking signal and rank.",
-        })] = False,
+        query: Annotated[
+            Any,
+            _schema(
+                {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_QUERY_CHARS,
+                    "description": "What to search for, in plain words.",
+                }
+            ),
+        ],
+        max_results: Annotated[
+            Any,
+            _schema(
+                {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_RESULTS_LIMIT,
+                    "default": 10,
+                    "description": "How many fused results to return.",
+                }
+            ),
+        ] = 10,
+        time_range: Annotated[
+            Any,
+            _schema(
+                {
+                    "anyOf": [{"type": "string", "enum": list(TIME_RANGES)}, {"type": "null"}],
+                    "default": None,
+                    "description": "Only results from the last day, week, month or year.",
+                }
+            ),
+        ] = None,
+        engines: Annotated[
+            Any,
+            _schema(
+                {
+                    "anyOf": [
+                        {"type": "array", "items": {"type": "string", "enum": web_engines}},
+                        {"type": "null"},
+                    ],
+                    "default": None,
+                    "description": "Engines to ask; all enabled engines when left out.",
+                }
+            ),
+        ] = None,
+        language: Annotated[
+            Any,
+            _schema(
+                {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Preferred result language, e.g. 'en' or 'zh-CN'.",
+                }
+            ),
+        ] = None,
+        explain: Annotated[
+            Any,
+            _schema(
+                {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Add score_details to each result: every signal and rank.",
+                }
+            ),
+        ] = False,
     ) -> Annotated[CallToolResult, SearchOut]:
         """Search the web with several engines at once and get one fused, de-duplicated list.
 
@@ -112,4 +152,3 @@ def build_mcp(service: SearchService, web_engines: list[str]) -> MCPServer:
         )
 
     return mcp
-

@@ -65,7 +65,9 @@ class Engine:
         """Build the HTTP request for `query`; `key` is set when `needs_key`."""
         raise NotImplementedError
 
-    def follow_up(self, response: HttpResponse, query: Query, key: str | None) -> HttpRequest | None:
+    def follow_up(
+        self, response: HttpResponse, query: Query, key: str | None
+    ) -> HttpRequest | None:
         """For two-step APIs (PubMed esearch then esummary): the next request, or None.
 
         The orchestrator sends what this returns and gives the last response to `parse`.
@@ -86,7 +88,9 @@ class Engine:
         if status == 429:
             raise EngineRateLimited("HTTP 429 Too Many Requests", retry_after=retry_after)
         if status in (401, 403) and cls.needs_key:
-            raise EngineAuthError(f"HTTP {status}: the API key was refused", retry_after=retry_after)
+            raise EngineAuthError(
+                f"HTTP {status}: the API key was refused", retry_after=retry_after
+            )
         if status in (401, 403):
             raise EngineBlocked(f"HTTP {status}: access denied", retry_after=retry_after)
         raise EngineError(f"HTTP {status}", retry_after=retry_after)

@@ -126,6 +126,30 @@ def human_date(text: str) -> str | None:
     return None
 
 
+_DATE_PREFIX_RE = re.compile(
+    r"^(?:(?P<date>[A-Za-z]{3,9}\.? \d{1,2}, \d{4}"  # Mar 3, 2020
+    r"|\d{1,2}\.? [A-Za-z]{3,9}\.? \d{4}"  # 3 Mar 2020
+    r"|\d{1,2}/\d{1,2}/\d{4}"  # 3/25/2013
+    r"|\d{4}-\d{2}-\d{2})"
+    r"|(?P<ago>\d+ (?:minute|hour|day|week|month|year)s? ago))"  # stripped, not dated
+    r"\s*[·\-–—]\s+"
+)
+
+
+def split_date_prefix(snippet: str) -> tuple[str, str | None]:
+    """A snippet without a leading "Mar 3, 2020 · " (Bing, Google) and that date as `YYYY-MM-DD`.
+
+    Only real dates are taken off: "Python 3, 2020 - ..." stays as it is.
+    """
+    match = _DATE_PREFIX_RE.match(snippet)
+    if not match:
+        return snippet, None
+    if match["ago"]:
+        return snippet[match.end() :], None
+    published = human_date(match["date"])
+    return (snippet[match.end() :], published) if published else (snippet, None)
+
+
 def _checked(year: int, month: int, day: int) -> str | None:
     try:
         return date(year, month, day).isoformat()

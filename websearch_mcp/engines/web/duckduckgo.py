@@ -33,8 +33,14 @@ _REGIONS = {
     "vi": "vn-vi",
 }
 
-# Text of DuckDuckGo's block pages (the anomaly challenge, the "error-lite" notice).
-_BLOCK_MARKERS = ("anomaly", "unusual traffic", "captcha", "error-lite@duckduckgo.com")
+# Visible text of DuckDuckGo's block pages (the anomaly challenge, the "error-lite" notice).
+_BLOCK_MARKERS = (
+    "anomaly",
+    "unusual traffic",
+    "captcha",
+    "bots use duckduckgo",
+    "error-lite@duckduckgo.com",
+)
 
 
 def region(language: str) -> str:
@@ -110,12 +116,15 @@ class DuckDuckGo(Engine):
                 hits.append(hit)
         if hits:
             return hits
-        lowered = text.lower()
-        if any(marker in lowered for marker in _BLOCK_MARKERS):
-            raise EngineBlocked("block page (DuckDuckGo unusual traffic notice)")
         if response.status == 202:
             raise EngineBlocked("HTTP 202 without results (DuckDuckGo throttling)")
-        if tree.css_first("div.no-results, #links, div.results, div.serp__results"):
+        if tree.css_first("div.no-results"):
+            return []
+        # Visible text only: the query echoed in the search box must not look like a block.
+        visible = (tree.body.text() if tree.body else text).lower()
+        if any(marker in visible for marker in _BLOCK_MARKERS):
+            raise EngineBlocked("block page (DuckDuckGo unusual traffic notice)")
+        if tree.css_first("#links, div.results, div.serp__results"):
             return []
         raise EngineParseError("DuckDuckGo answered with a page that is not a results page")
 

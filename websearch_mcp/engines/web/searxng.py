@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.web._common import as_float, http_url, iso_date, json_object, result_list
+from websearch_mcp.engines.web._common import (
+    as_float,
+    http_url,
+    iso_date,
+    json_object,
+    result_list,
+    split_date_prefix,
+)
 from websearch_mcp.errors import EngineError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -39,12 +46,10 @@ class SearXNG(Engine):
             params["time_range"] = query.time_range
         if query.language:
             params["language"] = query.language
-        return HttpRequest(
-            "GET", "/search", params=params, headers={"Accept": "application/json"}
-        )
+        return HttpRequest("GET", "/search", params=params, headers={"Accept": "application/json"})
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        """`results[]` -> hits with SearXNG's score and `publishedDate`."""
+        """`results[]` -> hits with SearXNG's score and `publishedDate` (or a printed date)."""
         if response.status == 403:
             raise EngineError(JSON_DISABLED)
         self.check_status(response)
@@ -54,15 +59,17 @@ class SearXNG(Engine):
             url = http_url(item.get("url"))
             if not url:
                 continue
+            # Google results relayed by SearXNG keep the date in the text ("1 apr 2013 — ...").
+            snippet, printed = split_date_prefix(clean_text(item.get("content")))
             hits.append(
                 Hit(
                     title=clean_text(item.get("title")) or url,
                     url=url,
-                    snippet=clean_text(item.get("content")),
+                    snippet=snippet,
                     rank=len(hits) + 1,
                     engine=self.name,
                     score=as_float(item.get("score")),
-                    published=iso_date(item.get("publishedDate")),
+                    published=iso_date(item.get("publishedDate")) or printed,
                 )
             )
         return hits

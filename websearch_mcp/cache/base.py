@@ -1,0 +1,151 @@
+"""The cache contract, the no-op cache, the backend factory and the periodic cleanup loop.
+
+Entries live in namespaces ("web", "academic", "page"); the same key in two namespaces is two
+entries. Expiry is sliding: an entry lives `ttl_seconds` after it was stored or last hit, but
+never longer than `max_age_seconds` after it was stored. Every backend fails open: when its store
+is broken, `get` returns None and `set` does nothing, and the cache retries by itself later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from websearch_mcp.cache.failopen import LOG, CacheStats
+from websearch_mcp.errors import ConfigError
+
+if TYPE_CHECKING:
+    from websearch_mcp.config import CacheSettings
+
+
+@dataclass(frozen=True, slots=True)
+class CacheHit:
+    """A cached value and how long ago it was stored (seconds, by the cache's clock)."""
+
+    value: dict[str, Any]
+    age_seconds: float
+
+
+class Cache(Protocol):
+    """What the search service needs of a cache. No method raises on a broken store."""
+
+    backend: str
+    stats: CacheStats
+
+    async def get(self, namespace: str, key: str) -> CacheHit | None:
+        """The live entry under `namespace`/`key` (refreshing its sliding expiry), or None."""
+        ...
+
+    async def set(
+        self, namespace: str, key: str, value: dict[str, Any], *, ttl_seconds: int | None = None
+    ) -> None:
+        """Store `value` for `ttl_seconds` (the configured TTL when None; <= 0 stores nothing)."""
+        ...
+
+    async def cleanup(self) -> int:
+        """Remove expired entries, then the least recently used beyond `max_entries`."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections; later calls behave as misses."""
+        ...
+
+
+def dump_value(value: dict[str, Any]) -> str:
+    """A cache value as compact JSON text (TypeError or ValueError when it is not JSON data)."""
+    if not isinstance(value, dict):
+        raise TypeError(f"a cache value must be a dict, not {type(value).__name__}")
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def load_value(data: str | bytes) -> dict[str, Any]:
+    """The dict stored as `data` (ValueError when it is not a JSON object)."""
+    value = json.loads(data)
+    if not isinstance(value, dict):
+        raise ValueError("stored value is not a JSON object")
+    return value
+
+
+def lifetime(ttl_seconds: float, max_age_seconds: float) -> float:
+    """How long a fresh entry lives: its TTL, capped by the maximum age."""
+    return min(ttl_seconds, max_age_seconds)
+
+
+class NullCache:
+    """The cache of `backend: none`: every `get` misses and `set` keeps nothing."""
+
+    backend = "none"
+
+    def __init__(self) -> None:
+        self.stats = CacheStats()
+
+    async def get(self, namespace: str, key: str) -> CacheHit | None:
+        self.stats.misses += 1
+        return None
+
+    async def set(
+        self, namespace: str, key: str, value: dict[str, Any], *, ttl_seconds: int | None = None
+    ) -> None:
+        return None
+
+    async def cleanup(self) -> int:
+        return 0
+
+    async def close(self) -> None:
+        return None
+
+
+def open_cache(settings: CacheSettings, *, clock: Callable[[], float] = time.time) -> Cache:
+    """The cache that `settings` describe. Nothing is opened until the first call.
+
+    `clock` (seconds, like `time.time`) drives all expiry. Raises ConfigError when the Redis
+    backend is chosen but the `redis` package is not installed.
+    """
+    if settings.backend == "none":
+        return NullCache()
+    if settings.backend == "redis":
+        try:
+            from websearch_mcp.cache.redis import RedisCache
+        except ModuleNotFoundError as err:
+            if err.name != "redis" and not (err.name or "").startswith("redis."):
+                raise
+            raise ConfigError(
+                "cache.backend is 'redis' but the redis package is not installed"
+                " (pip install 'websearch-mcp[redis]')"
+            ) from None
+        if not settings.redis_url:
+            raise ConfigError("cache.backend is 'redis' but cache.redis_url is not set")
+        return RedisCache(
+            settings.redis_url,
+            ttl_seconds=settings.ttl_seconds,
+            max_age_seconds=settings.max_age_seconds,
+            max_entries=settings.max_entries,
+            clock=clock,
+        )
+    from websearch_mcp.cache.sqlite import SqliteCache
+
+    return SqliteCache(
+        settings.path,
+        ttl_seconds=settings.ttl_seconds,
+        max_age_seconds=settings.max_age_seconds,
+        max_entries=settings.max_entries,
+        clock=clock,
+    )
+
+
+async def run_cleanup_loop(
+    cache: Cache,
+    interval_seconds: float,
+    *,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+) -> None:
+    """Call `cache.cleanup()` every `interval_seconds` until cancelled (run it as a task)."""
+    while True:
+        await sleep(interval_seconds)
+        removed = await cache.cleanup()
+        if removed:
+            LOG.debug("%s cache cleanup removed %d entries", cache.backend, removed)

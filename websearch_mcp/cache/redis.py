@@ -1,0 +1,217 @@
+"""The Redis cache backend (`redis.asyncio`), for several service instances sharing one cache.
+
+Each entry is a hash under `websearch-mcp:<namespace>:<key>` holding the JSON value (`v`), when
+it was stored (`s`), its TTL (`t`), its expiry (`e`) and its last use (`u`), all by the cache's
+clock. A hit runs one Lua script that checks the expiry and the absolute max age kept in the
+record, then slides `e` and the key's own Redis expiry (PEXPIRE), so expiry behaves as in the
+SQLite backend and Redis drops dead entries by itself. Redis being down, slow or refusing
+writes is bypassed (see `failopen`); the connection pool reconnects once Redis is back.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from redis import exceptions as redis_errors
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+
+from websearch_mcp.cache.base import CacheHit, dump_value, lifetime, load_value
+from websearch_mcp.cache.failopen import CacheStats, FailOpen, Scope
+
+KEY_PREFIX = "websearch-mcp:"
+
+# KEYS[1] = entry; ARGV = now, max age. Returns {value, stored_at} or nil.
+_GET_SCRIPT = """
+local r = redis.call('HMGET', KEYS[1], 'v', 's', 't', 'e')
+if not r[1] then return false end
+local now = tonumber(ARGV[1])
+local deadline = tonumber(r[2]) + tonumber(ARGV[2])
+if tonumber(r[4]) <= now or deadline <= now then
+  redis.call('DEL', KEYS[1])
+  return false
+end
+local expires = math.min(now + tonumber(r[3]), deadline)
+redis.call('HSET', KEYS[1], 'e', string.format('%.6f', expires), 'u', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], math.ceil((expires - now) * 1000))
+return {r[1], r[2]}
+"""
+
+_SCAN_BATCH = 500
+_WRITE_CAUSES = frozenset({"read_only", "out_of_memory"})
+
+
+def classify(exc: BaseException) -> str:
+    """The cause of a failed Redis operation, as counted in `stats.errors`."""
+    if isinstance(exc, redis_errors.AuthenticationError | redis_errors.NoPermissionError):
+        return "auth"
+    if isinstance(exc, redis_errors.TimeoutError | TimeoutError):
+        return "timeout"
+    if isinstance(exc, redis_errors.ConnectionError | OSError):
+        return "unavailable"
+    if isinstance(exc, redis_errors.ReadOnlyError):
+        return "read_only"
+    if isinstance(exc, redis_errors.OutOfMemoryError):
+        return "out_of_memory"
+    return "error"
+
+
+def _num(value: float) -> str:
+    return f"{value:.6f}"
+
+
+class RedisCache:
+    """A cache in Redis. See the module docstring; the API is `base.Cache`'s.
+
+    `timeout_seconds` bounds connecting and each command, so a dead Redis costs a request at
+    most that long before the cause is waited out for `retry_seconds`.
+    """
+
+    backend = "redis"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        ttl_seconds: float,
+        max_age_seconds: float,
+        max_entries: int,
+        clock: Callable[[], float] = time.time,
+        retry_seconds: float = 30.0,
+        timeout_seconds: float = 1.0,
+        prefix: str = KEY_PREFIX,
+    ) -> None:
+        self.stats = CacheStats()
+        self._ttl = ttl_seconds
+        self._max_age = max_age_seconds
+        self._max_entries = max_entries
+        self._clock = clock
+        self._prefix = prefix
+        # The URL may hold a password: it stays out of the label used in logs.
+        self._guard = FailOpen("redis cache", self.stats, clock, retry_seconds)
+        # One retry on a fresh connection, so that a Redis restart costs no miss; no backoff,
+        # since a cache must not hold a request up.
+        self._client = Redis.from_url(
+            url,
+            socket_connect_timeout=timeout_seconds,
+            socket_timeout=timeout_seconds,
+            retry=Retry(NoBackoff(), 1),
+        )
+        self._get_script = self._client.register_script(_GET_SCRIPT)
+        self._closed = False
+
+    def redis_key(self, namespace: str, key: str) -> str:
+        """The Redis key of an entry."""
+        return f"{self._prefix}{namespace}:{key}"
+
+    async def get(self, namespace: str, key: str) -> CacheHit | None:
+        hit = await self._get(namespace, key)
+        if hit is None:
+            self.stats.misses += 1
+        else:
+            self.stats.hits += 1
+        return hit
+
+    async def set(
+        self, namespace: str, key: str, value: dict[str, Any], *, ttl_seconds: int | None = None
+    ) -> None:
+        ttl = self._ttl if ttl_seconds is None else ttl_seconds
+        if ttl <= 0:
+            return
+        try:
+            data = dump_value(value)
+        except (TypeError, ValueError) as exc:
+            self._guard.failed("bad_value", exc, None)
+            return
+        if self._closed or not self._guard.allows("write"):
+            return
+        now = self._clock()
+        life = lifetime(ttl, self._max_age)
+        record = {"v": data, "s": _num(now), "t": _num(ttl), "e": _num(now + life), "u": _num(now)}
+        name = self.redis_key(namespace, key)
+        try:
+            async with self._client.pipeline(transaction=True) as pipe:
+                pipe.delete(name)
+                pipe.hset(name, mapping=record)
+                pipe.pexpire(name, math.ceil(life * 1000))
+                await pipe.execute()
+        except Exception as exc:
+            self._failed(exc, "write")
+            return
+        self._guard.succeeded("write")
+        self.stats.sets += 1
+
+    async def cleanup(self) -> int:
+        if self._closed or not self._guard.allows("write"):
+            return 0
+        now = self._clock()
+        try:
+            removed = await self._cleanup(now)
+        except Exception as exc:
+            self._failed(exc, "write")
+            return 0
+        self._guard.succeeded("write")
+        return removed
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            await self._client.aclose()
+
+    async def _get(self, namespace: str, key: str) -> CacheHit | None:
+        if self._closed or not self._guard.allows("all"):
+            return None
+        now = self._clock()
+        try:
+            found = await self._get_script(
+                keys=[self.redis_key(namespace, key)], args=[_num(now), _num(self._max_age)]
+            )
+        except Exception as exc:
+            self._failed(exc, "all")
+            return None
+        self._guard.succeeded("all")
+        if not found:
+            return None
+        raw, stored_at = found
+        try:
+            value = load_value(raw)
+        except ValueError as exc:
+            self._guard.failed("bad_value", exc, None)
+            return None
+        return CacheHit(value=value, age_seconds=max(0.0, now - float(stored_at)))
+
+    async def _cleanup(self, now: float) -> int:
+        """Delete expired entries, then the least recently used beyond `max_entries`."""
+        expired: list[bytes] = []
+        live: list[tuple[float, bytes]] = []
+        names = [name async for name in self._client.scan_iter(match=f"{self._prefix}*")]
+        for start in range(0, len(names), _SCAN_BATCH):
+            batch = names[start : start + _SCAN_BATCH]
+            async with self._client.pipeline(transaction=False) as pipe:
+                for name in batch:
+                    pipe.hmget(name, "s", "e", "u")
+                rows = await pipe.execute(raise_on_error=False)
+            for name, row in zip(batch, rows, strict=True):
+                # Gone meanwhile, or not a record of ours: left alone.
+                if isinstance(row, Exception) or None in row:
+                    continue
+                stored_at, expires, last_used = (float(part) for part in row)
+                if expires <= now or stored_at + self._max_age <= now:
+                    expired.append(name)
+                else:
+                    live.append((last_used, name))
+        live.sort()
+        doomed = expired + [name for _, name in live[: max(0, len(live) - self._max_entries)]]
+        removed = 0
+        for start in range(0, len(doomed), _SCAN_BATCH):
+            removed += await self._client.unlink(*doomed[start : start + _SCAN_BATCH])
+        return removed
+
+    def _failed(self, exc: BaseException, scope: Scope) -> None:
+        cause = classify(exc)
+        paused: Scope = "write" if scope == "write" and cause in _WRITE_CAUSES else "all"
+        self._guard.failed(cause, exc, paused)

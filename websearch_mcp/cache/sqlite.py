@@ -1,0 +1,273 @@
+"""The default cache: one SQLite file in WAL mode, opened lazily through aiosqlite.
+
+WAL lets readers go on while another process writes; `synchronous=NORMAL` is safe with WAL and
+spares a disk flush per write (a power cut may lose the last writes, never the file). The file and
+its directory are created on first use. A corrupt, missing, locked or read-only file, or a full
+disk, is bypassed (see `failopen`), and the file is opened again once the pause is over, so
+replacing a corrupt file or giving back write permission is picked up without a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from websearch_mcp.cache.base import CacheHit, dump_value, lifetime, load_value
+from websearch_mcp.cache.failopen import CacheStats, FailOpen, Scope
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cache_entries (
+    id INTEGER PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    stored_at REAL NOT NULL,
+    last_used REAL NOT NULL,
+    ttl REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    UNIQUE (namespace, key)
+);
+CREATE INDEX IF NOT EXISTS cache_entries_expires_at ON cache_entries (expires_at);
+CREATE INDEX IF NOT EXISTS cache_entries_last_used ON cache_entries (last_used);
+"""
+
+_SELECT = """
+SELECT value, stored_at, ttl FROM cache_entries
+WHERE namespace = ? AND key = ? AND expires_at > ? AND stored_at > ?
+"""
+
+_TOUCH = """
+UPDATE cache_entries SET last_used = ?, expires_at = MIN(? + ttl, stored_at + ?)
+WHERE namespace = ? AND key = ?
+"""
+
+_UPSERT = """
+INSERT INTO cache_entries (namespace, key, value, stored_at, last_used, ttl, expires_at)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (namespace, key) DO UPDATE SET
+    value = excluded.value, stored_at = excluded.stored_at, last_used = excluded.last_used,
+    ttl = excluded.ttl, expires_at = excluded.expires_at
+"""
+
+_DELETE_EXPIRED = "DELETE FROM cache_entries WHERE expires_at <= ? OR stored_at <= ?"
+
+_DELETE_LEAST_USED = """
+DELETE FROM cache_entries WHERE id IN (
+    SELECT id FROM cache_entries ORDER BY last_used, id LIMIT ?
+)
+"""
+
+_CAUSES = {
+    sqlite3.SQLITE_CORRUPT: "corrupt",
+    sqlite3.SQLITE_NOTADB: "corrupt",
+    sqlite3.SQLITE_BUSY: "locked",
+    sqlite3.SQLITE_LOCKED: "locked",
+    sqlite3.SQLITE_READONLY: "read_only",
+    sqlite3.SQLITE_PERM: "read_only",
+    sqlite3.SQLITE_FULL: "disk_full",
+    sqlite3.SQLITE_CANTOPEN: "cannot_open",
+    sqlite3.SQLITE_IOERR: "io_error",
+}
+
+# Causes under which the file can still be read: a failed write pauses writes only.
+_WRITE_CAUSES = frozenset({"locked", "read_only", "disk_full"})
+# Causes that pass by themselves on the same connection. Any other closes it, so that the next
+# try opens the file afresh (a replaced file, permissions given back).
+_KEEP_OPEN_CAUSES = frozenset({"locked", "disk_full"})
+
+
+def classify(exc: BaseException) -> str:
+    """The cause of a failed SQLite operation, as counted in `stats.errors`."""
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        return "error" if code is None else _CAUSES.get(code & 0xFF, "error")
+    if isinstance(exc, OSError):  # creating the directory
+        if exc.errno == errno.ENOSPC:
+            return "disk_full"
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            return "read_only"
+        return "cannot_open"
+    return "error"
+
+
+class SqliteCache:
+    """A cache in one SQLite file. See the module docstring; the API is `base.Cache`'s.
+
+    `retry_seconds` is how long a failing cause is waited out before the next try, and
+    `busy_timeout_ms` how long a write waits for another process's write lock.
+    """
+
+    backend = "sqlite"
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        ttl_seconds: float,
+        max_age_seconds: float,
+        max_entries: int,
+        clock: Callable[[], float] = time.time,
+        retry_seconds: float = 30.0,
+        busy_timeout_ms: int = 1000,
+    ) -> None:
+        self.path = Path(path).expanduser()
+        self.stats = CacheStats()
+        self._ttl = ttl_seconds
+        self._max_age = max_age_seconds
+        self._max_entries = max_entries
+        self._clock = clock
+        self._busy_timeout_ms = int(busy_timeout_ms)
+        self._guard = FailOpen(f"sqlite cache {self.path}", self.stats, clock, retry_seconds)
+        # One connection runs one statement at a time anyway; the lock also keeps a reconnect
+        # from pulling the connection from under another call.
+        self._lock = asyncio.Lock()
+        self._db: aiosqlite.Connection | None = None
+        # SQLite opens a file it may not write read-only, and stays so: after a read-only
+        # failure, the next write opens the file again to see whether it may write by now.
+        self._reopen_to_write = False
+        self._closed = False
+
+    async def get(self, namespace: str, key: str) -> CacheHit | None:
+        async with self._lock:
+            hit = await self._get(namespace, key)
+        if hit is None:
+            self.stats.misses += 1
+        else:
+            self.stats.hits += 1
+        return hit
+
+    async def set(
+        self, namespace: str, key: str, value: dict[str, Any], *, ttl_seconds: int | None = None
+    ) -> None:
+        ttl = self._ttl if ttl_seconds is None else ttl_seconds
+        if ttl <= 0:
+            return
+        try:
+            data = dump_value(value)
+        except (TypeError, ValueError) as exc:
+            self._guard.failed("bad_value", exc, None)
+            return
+        async with self._lock:
+            if self._closed or not self._guard.allows("write"):
+                return
+            now = self._clock()
+            row = (namespace, key, data, now, now, ttl, now + lifetime(ttl, self._max_age))
+            try:
+                await self._run(await self._connection(write=True), _UPSERT, row)
+            except Exception as exc:
+                await self._failed(exc, "write")
+                return
+            self._guard.succeeded("write")
+            self.stats.sets += 1
+
+    async def cleanup(self) -> int:
+        async with self._lock:
+            if self._closed or not self._guard.allows("write"):
+                return 0
+            now = self._clock()
+            removed = 0
+            try:
+                db = await self._connection(write=True)
+                removed += await self._run(db, _DELETE_EXPIRED, (now, now - self._max_age))
+                async with db.execute("SELECT COUNT(*) FROM cache_entries") as cursor:
+                    (count,) = await cursor.fetchone() or (0,)
+                if count > self._max_entries:
+                    excess = count - self._max_entries
+                    removed += await self._run(db, _DELETE_LEAST_USED, (excess,))
+            except Exception as exc:
+                await self._failed(exc, "write")
+                return removed
+            self._guard.succeeded("write")
+            return removed
+
+    async def close(self) -> None:
+        async with self._lock:
+            self._closed = True
+            await self._drop_connection()
+
+    async def _get(self, namespace: str, key: str) -> CacheHit | None:
+        if self._closed or not self._guard.allows("all"):
+            return None
+        now = self._clock()
+        try:
+            db = await self._connection()
+            async with db.execute(_SELECT, (namespace, key, now, now - self._max_age)) as cursor:
+                row = await cursor.fetchone()
+        except Exception as exc:
+            await self._failed(exc, "all")
+            return None
+        self._guard.succeeded("all")
+        if row is None:
+            return None
+        raw, stored_at, _ttl = row
+        try:
+            value = load_value(raw)
+        except ValueError as exc:
+            self._guard.failed("bad_value", exc, None)
+            return None
+        await self._touch(namespace, key, now)
+        return CacheHit(value=value, age_seconds=max(0.0, now - stored_at))
+
+    async def _touch(self, namespace: str, key: str, now: float) -> None:
+        """Slide the entry's expiry after a hit; a failure costs the refresh, not the hit."""
+        if not self._guard.allows("write"):
+            return
+        try:
+            db = await self._connection(write=True)
+            await self._run(db, _TOUCH, (now, now, self._max_age, namespace, key))
+        except Exception as exc:
+            await self._failed(exc, "write")
+            return
+        self._guard.succeeded("write")
+
+    async def _connection(self, *, write: bool = False) -> aiosqlite.Connection:
+        if write and self._reopen_to_write:
+            self._reopen_to_write = False
+            await self._drop_connection()
+        if self._db is not None:
+            return self._db
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: every statement is its own transaction, no lock held between.
+        db = await aiosqlite.connect(self.path, isolation_level=None)
+        try:
+            await self._run(db, f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
+            await self._run(db, "PRAGMA journal_mode = WAL")
+            await self._run(db, "PRAGMA synchronous = NORMAL")
+            await db.executescript(_SCHEMA)
+        except BaseException:
+            await db.close()
+            raise
+        self._db = db
+        return db
+
+    async def _drop_connection(self) -> None:
+        db, self._db = self._db, None
+        if db is not None:
+            # A broken file may fail its final checkpoint; there is nothing to keep.
+            with contextlib.suppress(Exception):
+                await db.close()
+
+    async def _failed(self, exc: BaseException, scope: Scope) -> None:
+        cause = classify(exc)
+        paused: Scope = "write" if scope == "write" and cause in _WRITE_CAUSES else "all"
+        self._guard.failed(cause, exc, paused)
+        if cause == "read_only":
+            self._reopen_to_write = True
+        if cause not in _KEEP_OPEN_CAUSES:
+            await self._drop_connection()
+
+    @staticmethod
+    async def _run(db: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> int:
+        """Execute one statement to its end; the number of rows it changed."""
+        async with db.execute(sql, tuple(params)) as cursor:
+            await cursor.fetchall()
+            return cursor.rowcount

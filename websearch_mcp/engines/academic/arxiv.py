@@ -1,0 +1,122 @@
+"""arXiv API: GET /api/query?search_query=all:..&start=..&max_results=.. (Atom XML).
+
+arXiv reports bad queries as an Atom `<entry>` titled "Error" whose id lies under
+arxiv.org/api/errors, sometimes with HTTP 200; such an entry is an error, not a result.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import iso_date, normalize_doi, unique
+from websearch_mcp.errors import EngineError, EngineParseError
+from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
+
+_NS = {
+    "atom": "http://www.w3.org/2005/Atom",
+    "arxiv": "http://arxiv.org/schemas/atom",
+    "opensearch": "http://a9.com/-/spec/opensearch/1.1/",
+}
+_TERM_RE = re.compile(r"[\w][\w.+-]*")
+# Words that an AND of `all:` terms would wrongly require.
+_STOP = frozenset("a an and are as at by for from in into is of on or the to with".split())
+_VERSION_RE = re.compile(r"v\d+$")
+
+
+def search_query(query: Query) -> str:
+    """Every content word required in any field, plus the submission-year window if asked."""
+    terms = [t for t in _TERM_RE.findall(query.text) if t.lower() not in _STOP]
+    terms = terms or _TERM_RE.findall(query.text) or [query.text.strip()]
+    expr = " AND ".join(f"all:{term}" for term in terms)
+    if query.year_from is not None or query.year_to is not None:
+        start = query.year_from if query.year_from is not None else 1991  # arXiv's first year
+        end = query.year_to if query.year_to is not None else 9999
+        expr = f"{expr} AND submittedDate:[{start:04d}01010000 TO {end:04d}12312359]"
+    return expr
+
+
+def _text(entry: ET.Element, path: str) -> str:
+    found = entry.find(path, _NS)
+    return (found.text or "") if found is not None else ""
+
+
+def _link(entry: ET.Element, **attrs: str) -> str | None:
+    for link in entry.findall("atom:link", _NS):
+        if all(link.get(name) == value for name, value in attrs.items()):
+            return link.get("href")
+    return None
+
+
+def _abs_url(entry: ET.Element) -> str:
+    """The abstract page without its version suffix, so that it matches other indexes' links."""
+    url = _link(entry, rel="alternate") or _text(entry, "atom:id")
+    url = url.strip().replace("http://arxiv.org/", "https://arxiv.org/")
+    return _VERSION_RE.sub("", url)
+
+
+def _is_error(entry: ET.Element) -> bool:
+    entry_id = _text(entry, "atom:id")
+    return "arxiv.org/api/errors" in entry_id or _text(entry, "atom:title").strip() == "Error"
+
+
+class ArXiv(Engine):
+    """Atom entries with `title`, `summary`, `published`, `author/name`, `arxiv:doi`,
+    `arxiv:journal_ref`, and a `link` titled "pdf"."""
+
+    name = "arxiv"
+    kind = "academic"
+    base_url = "https://export.arxiv.org"
+    rate_limit = 1.0
+    default_timeout = 8.0
+
+    def request(self, query: Query, key: str | None) -> HttpRequest:
+        rows = min(max(query.max_results, 1), 100)
+        params: dict[str, Any] = {
+            "search_query": search_query(query),
+            "start": (query.page - 1) * rows,
+            "max_results": rows,
+            "sortBy": "relevance",
+            "sortOrder": "descending",
+        }
+        return HttpRequest("GET", "/api/query", params=params)
+
+    def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
+        try:
+            # ElementTree never fetches external entities and expat bounds entity expansion.
+            feed = ET.fromstring(response.content)
+        except ET.ParseError:
+            self.check_status(response)
+            raise EngineParseError("expected an Atom feed") from None
+        entries = feed.findall("atom:entry", _NS)
+        for entry in entries:
+            if _is_error(entry):
+                raise EngineError(clean_text(_text(entry, 'atom:summary'), 200) or "arXiv API error")
+        self.check_status(response)
+        if feed.tag != f"{{{_NS['atom']}}}feed":
+            raise EngineParseError("expected an Atom feed")
+        hits: list[Hit] = []
+        for entry in entries:
+            title = clean_text(_text(entry, "atom:title"), 300)
+            if not title:
+                continue
+            journal = clean_text(_text(entry, "arxiv:journal_ref"), 300)
+            hits.append(
+                Hit(
+                    title=title,
+                    url=_abs_url(entry),
+                    snippet=clean_text(_text(entry, "atom:summary")),
+                    rank=len(hits) + 1,
+                    engine=self.name,
+                    published=iso_date(_text(entry, "atom:published")),
+                    authors=unique(
+                        _text(author, "atom:name") for author in entry.findall("atom:author", _NS)
+                    ),
+                    doi=normalize_doi(_text(entry, "arxiv:doi")),
+                    venue=journal or None,
+                    pdf_url=_link(entry, title="pdf"),
+                )
+            )
+        return hits

@@ -1,0 +1,128 @@
+"""Bing's HTML results page: `GET /search?q=...`."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any, ClassVar
+from urllib.parse import parse_qs, urlsplit
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.web._common import Clock, http_url, split_date_prefix, utc_today
+from websearch_mcp.errors import EngineBlocked, EngineParseError
+from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
+
+_RESULTS_PER_PAGE = 10
+_TIME_FILTERS = {"day": "1", "week": "2", "month": "3"}  # "year" is a day range, see request()
+
+# Visible text of Bing's challenge pages.
+_BLOCK_MARKERS = ("unusual traffic", "captcha", "verify you are a human", "are you a robot")
+
+
+def result_url(href: str | None) -> str | None:
+    """The target of a result link: a `bing.com/ck/a?...&u=a1<base64url>` redirect decoded."""
+    url = http_url(href)
+    if not url:
+        return None
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if not (host == "bing.com" or host.endswith(".bing.com")) or not parts.path.startswith("/ck/"):
+        return url
+    encoded = parse_qs(parts.query).get("u", [""])[0]
+    if not encoded.startswith("a1"):
+        return None
+    payload = encoded[2:]
+    try:
+        target = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    return http_url(target)
+
+
+class Bing(Engine):
+    """Bing web results from the HTML page; dates come from snippet prefixes."""
+
+    name: ClassVar[str] = "bing"
+    base_url: ClassVar[str] = "https://www.bing.com"
+    needs_key: ClassVar[bool] = False
+    returns_score: ClassVar[bool] = False
+    supports_time_range: ClassVar[bool] = True
+    supports_language: ClassVar[bool] = True
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 5.0
+    key_env: ClassVar[str | None] = None
+
+    def __init__(self, today: Clock = utc_today) -> None:
+        self.today = today
+
+    def request(self, query: Query, key: str | None) -> HttpRequest:
+        """`q`, `first` for later pages, `filters` for the time range, `setlang`/`cc`."""
+        params: dict[str, Any] = {"q": query.text}
+        if query.page > 1:
+            params["first"] = (query.page - 1) * _RESULTS_PER_PAGE + 1
+        if query.time_range:
+            params["filters"] = f'ex1:"ez{self._time_filter(query.time_range)}"'
+        if query.language:
+            lang, _, country = query.language.replace("_", "-").partition("-")
+            params["setlang"] = lang.lower()
+            if country:
+                params["cc"] = country.upper()
+        return HttpRequest("GET", "/search", params=params, headers={"Accept": "text/html"})
+
+    def _time_filter(self, time_range: str) -> str:
+        if time_range in _TIME_FILTERS:
+            return _TIME_FILTERS[time_range]
+        # Bing has no "past year" preset: a range of days since the epoch, `5_<from>_<to>`.
+        days = self.today().toordinal() - 719163  # date(1970, 1, 1).toordinal()
+        return f"5_{days - 365}_{days}"
+
+    def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
+        """`li.b_algo` results -> hits; a CAPTCHA page raises `EngineBlocked`."""
+        self.check_status(response)
+        text = response.text
+        if not text.strip():
+            raise EngineParseError("Bing answered with an empty body")
+        tree = LexborHTMLParser(text)
+        hits: list[Hit] = []
+        for node in tree.css("li.b_algo"):
+            hit = self._hit(node, len(hits) + 1)
+            if hit:
+                hits.append(hit)
+        if hits:
+            return hits
+        visible = (tree.body.text() if tree.body else text).lower()
+        if tree.css_first("#b_captcha, form[action*='challenge']") or any(
+            marker in visible for marker in _BLOCK_MARKERS
+        ):
+            raise EngineBlocked("CAPTCHA page (Bing unusual traffic check)")
+        if tree.css_first("#b_results"):
+            return []
+        raise EngineParseError("Bing answered with a page that is not a results page")
+
+    def _hit(self, node: LexborNode, rank: int) -> Hit | None:
+        link = node.css_first("h2 a")
+        if link is None:
+            return None
+        url = result_url(link.attributes.get("href"))
+        if not url:
+            return None
+        snippet, published = split_date_prefix(clean_text(_snippet_html(node)))
+        return Hit(
+            title=clean_text(link.inner_html) or url,
+            url=url,
+            snippet=snippet,
+            rank=rank,
+            engine=self.name,
+            published=published,
+        )
+
+
+def _snippet_html(node: LexborNode) -> str:
+    """The caption paragraph; for rich cards (no paragraph) the visible tab's first item."""
+    for selector in (".b_caption p", "p", ".b_richcard .tab-content li"):
+        found = node.css_first(selector)
+        if found is not None and (found.inner_html or "").strip():
+            return found.inner_html or ""
+    return ""

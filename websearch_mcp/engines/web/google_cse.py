@@ -1,0 +1,147 @@
+"""Google Programmable Search (Custom Search JSON API): `GET /customsearch/v1`.
+
+The API takes two values, the search engine id `cx` and the API key. Both live in the key
+pool as one entry `"<cx>:<key>"` (`engines.google_cse.api_keys` or `GOOGLE_CSE_API_KEYS`), so
+each key keeps the engine id it belongs to and rotation works as for any other provider.
+Old-style cx ids contain a colon themselves; API keys never do, so the last colon splits.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import api_error
+from websearch_mcp.engines.web._common import (
+    http_url,
+    human_date,
+    iso_date,
+    json_object,
+    load_json,
+    split_date_prefix,
+)
+from websearch_mcp.engines.web._google import google_language
+from websearch_mcp.errors import EngineAuthError, EngineError, EngineParseError
+from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
+
+_DATE_RESTRICT = {"day": "d1", "week": "w1", "month": "m1", "year": "y1"}
+_PAGEMAP_DATES = (
+    ("metatags", ("article:published_time", "datepublished", "og:published_time")),
+    ("videoobject", ("uploaddate",)),
+    ("newsarticle", ("datepublished",)),
+)
+_QUOTA_REASONS = {"dailyLimitExceeded", "rateLimitExceeded", "userRateLimitExceeded", "quotaExceeded"}
+
+
+# Programmable Search separates a snippet's leading date with an ellipsis: "May 5, 2018 ... ".
+_ELLIPSIS_DATE_RE = re.compile(r"^([A-Za-z]{3,9}\.? \d{1,2}, \d{4}) (?:\.\.\.|…)\s*")
+
+
+def split_credential(entry: str) -> tuple[str, str]:
+    """`(cx, key)` from a `"<cx>:<key>"` key-pool entry; the error text never shows the entry."""
+    cx, _, key = entry.rpartition(":")
+    if not cx.strip() or not key.strip():
+        raise EngineAuthError("google_cse keys must be configured as '<cx>:<API key>' pairs")
+    return cx.strip(), key.strip()
+
+
+def _published(item: dict[str, Any]) -> str | None:
+    """The first date the page's structured data declares (`pagemap`)."""
+    pagemap = item.get("pagemap")
+    if not isinstance(pagemap, dict):
+        return None
+    for group, keys in _PAGEMAP_DATES:
+        entries = pagemap.get(group)
+        if not (isinstance(entries, list) and entries and isinstance(entries[0], dict)):
+            continue
+        for key in keys:
+            if found := iso_date(entries[0].get(key)):
+                return found
+    return None
+
+
+def snippet_and_date(snippet: str) -> tuple[str, str | None]:
+    """The snippet without its leading date, and that date as `YYYY-MM-DD`."""
+    match = _ELLIPSIS_DATE_RE.match(snippet)
+    if match and (published := human_date(match[1])):
+        return snippet[match.end() :], published
+    return split_date_prefix(snippet)
+
+
+def _api_error(response: HttpResponse) -> EngineError | None:
+    """Google's `{"error": {"code", "message", "status", "errors": [{"reason"}]}}`, typed."""
+    try:
+        data = load_json(response, "Programmable Search")
+    except EngineParseError:
+        return None
+    error = data.get("error") if isinstance(data, dict) else None
+    if not error:
+        return None
+    if not isinstance(error, dict):
+        return api_error(error, response)
+    message = str(error.get("message") or error.get("status") or f"HTTP {response.status}")
+    reasons = {e.get("reason") for e in error.get("errors") or [] if isinstance(e, dict)}
+    if error.get("status") == "RESOURCE_EXHAUSTED" or reasons & _QUOTA_REASONS:
+        message = f"quota exceeded: {message}"
+    return api_error(message, response)
+
+
+class GoogleCSE(Engine):
+    """Programmable Search: `items[]` with `title`, `link`, `snippet`; dates from `pagemap`
+    metadata or a "May 5, 2018 ..." snippet prefix. `items` is absent when nothing matched."""
+
+    name: ClassVar[str] = "google_cse"
+    base_url: ClassVar[str] = "https://www.googleapis.com"
+    needs_key: ClassVar[bool] = True
+    returns_score: ClassVar[bool] = False
+    supports_time_range: ClassVar[bool] = True
+    supports_language: ClassVar[bool] = True
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 5.0
+    key_env: ClassVar[str | None] = "GOOGLE_CSE_API_KEYS"
+
+    max_num: ClassVar[int] = 10  # the API's maximum per request
+
+    def request(self, query: Query, key: str | None) -> HttpRequest:
+        """Parameters: `key`, `cx`, `q`, `num`, `start`, `dateRestrict` (d1/w1/m1/y1), `lr`, `hl`."""
+        entry = key or ""
+        cx, api_key = split_credential(entry)
+        num = min(query.max_results, self.max_num)
+        params: dict[str, Any] = {"key": api_key, "cx": cx, "q": query.text, "num": num}
+        if query.page > 1:
+            params["start"] = (query.page - 1) * num + 1
+        if query.time_range:
+            params["dateRestrict"] = _DATE_RESTRICT[query.time_range]
+        hl, _, lr = google_language(query.language)
+        if hl:
+            params["hl"] = hl
+        if lr:
+            params["lr"] = lr
+        return HttpRequest("GET", "/customsearch/v1", params=params, secrets=(api_key, cx, entry))
+
+    def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
+        """`items[]` -> hits; an `error` object -> a typed error (quota -> rate-limited)."""
+        if error := _api_error(response):
+            raise error
+        self.check_status(response)
+        items = json_object(response, "Programmable Search").get("items", [])
+        if not isinstance(items, list):
+            raise EngineParseError("Programmable Search answered with 'items' that is not a list")
+        hits: list[Hit] = []
+        for item in items:
+            url = http_url(item.get("link")) if isinstance(item, dict) else None
+            if not url:
+                continue
+            snippet, snippet_date = snippet_and_date(clean_text(item.get("snippet")))
+            hits.append(
+                Hit(
+                    title=clean_text(item.get("title")) or url,
+                    url=url,
+                    snippet=snippet,
+                    rank=len(hits) + 1,
+                    engine=self.name,
+                    published=_published(item) or snippet_date,
+                )
+            )
+        return hits

@@ -1,0 +1,79 @@
+"""Jina search (s.jina.ai): `POST /` with `Accept: application/json`, the key as a Bearer token."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import api_error, error_message
+from websearch_mcp.engines.web._common import http_url, iso_date, json_object
+from websearch_mcp.errors import EngineParseError, EngineRateLimited
+from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
+
+
+class Jina(Engine):
+    """Jina: `data[]` with `title`, `url`, `description` (the snippet), sometimes a date.
+
+    `X-Respond-With: no-content` asks for the results without each page's full text, which the
+    service would otherwise fetch (slow, and billed in tokens).
+    """
+
+    name: ClassVar[str] = "jina"
+    base_url: ClassVar[str] = "https://s.jina.ai"
+    needs_key: ClassVar[bool] = True
+    returns_score: ClassVar[bool] = False
+    supports_time_range: ClassVar[bool] = False
+    supports_language: ClassVar[bool] = True
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 10.0
+    key_env: ClassVar[str | None] = "JINA_API_KEYS"
+
+    max_num: ClassVar[int] = 20
+
+    def request(self, query: Query, key: str | None) -> HttpRequest:
+        """Body: `q`, `num`, `page`, `hl` (the language's primary subtag)."""
+        body: dict[str, Any] = {"q": query.text, "num": min(query.max_results, self.max_num)}
+        if query.page > 1:
+            body["page"] = query.page
+        if query.language:
+            body["hl"] = query.language.replace("_", "-").split("-")[0].lower()
+        return HttpRequest(
+            "POST",
+            "/",
+            json=body,
+            headers={
+                "Authorization": f"Bearer {key or ''}",
+                "Accept": "application/json",
+                "X-Respond-With": "no-content",
+            },
+            secrets=(key,) if key else (),
+        )
+
+    def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
+        """`data[]` -> hits; 402 (balance used up) -> rate-limited."""
+        if response.status == 402:
+            raise EngineRateLimited("HTTP 402: the Jina account's balance is used up")
+        if response.status >= 300 and (
+            message := error_message(response, "readableMessage", "message")
+        ):
+            raise api_error(message, response)
+        self.check_status(response)
+        items = json_object(response, "Jina").get("data") or []
+        if not isinstance(items, list):
+            raise EngineParseError("Jina answered with 'data' that is not a list")
+        hits: list[Hit] = []
+        for item in items:
+            url = http_url(item.get("url")) if isinstance(item, dict) else None
+            if not url:
+                continue
+            hits.append(
+                Hit(
+                    title=clean_text(item.get("title")) or url,
+                    url=url,
+                    snippet=clean_text(item.get("description") or item.get("content")),
+                    rank=len(hits) + 1,
+                    engine=self.name,
+                    published=iso_date(item.get("publishedTime") or item.get("date")),
+                )
+            )
+        return hits

@@ -1,0 +1,79 @@
+"""SerpApi's Google engine: `GET /search.json?engine=google&q=..`, the key in `api_key`."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import api_error, error_message
+from websearch_mcp.engines.web._common import http_url, iso_date, json_object
+from websearch_mcp.engines.web._google import QDR, google_language
+from websearch_mcp.errors import EngineParseError
+from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
+
+# SerpApi reports an empty result page as an error message, not as an empty list.
+_NO_RESULTS = "hasn't returned any results"
+
+
+class SerpApi(Engine):
+    """SerpApi: `organic_results[]` with `title`, `link`, `snippet`, sometimes a `date`.
+
+    The current format (with `search_metadata`) and the 2018 one (`serp_api_data`) share
+    `organic_results`. An `{"error": ...}` body is an error whatever the HTTP status.
+    """
+
+    name: ClassVar[str] = "serpapi"
+    base_url: ClassVar[str] = "https://serpapi.com"
+    needs_key: ClassVar[bool] = True
+    returns_score: ClassVar[bool] = False
+    supports_time_range: ClassVar[bool] = True
+    supports_language: ClassVar[bool] = True
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 8.0
+    key_env: ClassVar[str | None] = "SERPAPI_API_KEYS"
+
+    max_num: ClassVar[int] = 100
+
+    def request(self, query: Query, key: str | None) -> HttpRequest:
+        """Parameters: `engine=google`, `q`, `num`, `start`, `tbs`, `hl`/`gl`, and `api_key`."""
+        num = min(query.max_results, self.max_num)
+        params: dict[str, Any] = {"engine": "google", "q": query.text, "num": num}
+        if query.page > 1:
+            params["start"] = (query.page - 1) * num
+        if query.time_range:
+            params["tbs"] = QDR[query.time_range]
+        hl, gl, _ = google_language(query.language)
+        if hl:
+            params["hl"] = hl
+        if gl:
+            params["gl"] = gl
+        params["api_key"] = key or ""
+        return HttpRequest("GET", "/search.json", params=params, secrets=(key,) if key else ())
+
+    def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
+        """`organic_results[]` -> hits; `{"error": ...}` -> a typed error (credit -> rate-limited)."""
+        message = error_message(response, "error")
+        if message and _NO_RESULTS in message:
+            return []
+        if message:
+            raise api_error(message, response)
+        self.check_status(response)
+        organic = json_object(response, "SerpApi").get("organic_results", [])
+        if not isinstance(organic, list):
+            raise EngineParseError("SerpApi answered with 'organic_results' that is not a list")
+        hits: list[Hit] = []
+        for item in organic:
+            url = http_url(item.get("link")) if isinstance(item, dict) else None
+            if not url:
+                continue
+            hits.append(
+                Hit(
+                    title=clean_text(item.get("title")) or url,
+                    url=url,
+                    snippet=clean_text(item.get("snippet")),
+                    rank=len(hits) + 1,
+                    engine=self.name,
+                    published=iso_date(item.get("date")),
+                )
+            )
+        return hits

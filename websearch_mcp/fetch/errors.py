@@ -1,0 +1,27 @@
+"""Errors of the page fetcher. Their texts are meant for the caller: they say what went wrong
+without naming resolved addresses, keys or other internals."""
+
+from __future__ import annotations
+
+from websearch_mcp.errors import ToolInputError
+
+
+class FetchError(ToolInputError):
+    """The page could not be fetched or read.
+
+    `reader_may_help` tells whether fetching the same URL through the reader API could succeed
+    (network failures, timeouts, HTTP errors) or not (a refused URL, an unsupported format).
+    """
+
+    reader_may_help = True
+
+    def __init__(self, message: str, *, reader_may_help: bool | None = None) -> None:
+        super().__init__(message)
+        if reader_may_help is not None:
+            self.reader_may_help = reader_may_help
+
+
+class FetchRefused(FetchError):
+    """The URL is not fetched by policy: scheme, port, credentials, redirects or address."""
+
+    reader_may_help = False

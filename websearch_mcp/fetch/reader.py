@@ -1,0 +1,90 @@
+"""The optional reader-API fallback (Jina Reader: `GET {base}/{url}`), used only when fetching a
+page directly failed for a reason the reader can get around (blocked, timed out, HTTP error); never
+for URLs the address policy refused. The base URL is the operator's, so it is not policy-checked.
+The API key goes in the Authorization header only and never into an error text."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+
+from websearch_mcp.config import FetchSettings
+from websearch_mcp.fetch.client import USER_AGENT
+from websearch_mcp.fetch.decoding import too_large
+from websearch_mcp.fetch.document import Document
+from websearch_mcp.fetch.errors import FetchError
+
+
+async def read_via_reader(url: str, settings: FetchSettings) -> Document:
+    """The page as the reader API renders it (Markdown), under the fetch size and time limits."""
+    headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+    if settings.reader_api_key:
+        headers["Authorization"] = f"Bearer {settings.reader_api_key}"
+    timeout = httpx.Timeout(settings.timeout_seconds, connect=settings.connect_timeout_seconds)
+    try:
+        async with (
+            asyncio.timeout(settings.timeout_seconds),
+            httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client,
+            client.stream("GET", f"{settings.reader_base_url}/{url}", headers=headers) as response,
+        ):
+            if response.status_code >= 400:
+                raise FetchError(f"the reader answered HTTP {response.status_code}")
+            body = await _read(response, settings.max_bytes)
+            text = body.decode(response.encoding or "utf-8", "replace")
+    except (TimeoutError, httpx.TimeoutException):
+        raise FetchError("the reader timed out") from None
+    except httpx.HTTPError as err:
+        raise FetchError(f"could not reach the reader ({type(err).__name__})") from None
+    return _document(url, text)
+
+
+async def _read(response: httpx.Response, cap: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > cap:
+            raise too_large(cap)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _document(url: str, text: str) -> Document:
+    """A Document from the reader's JSON answer (`data.content` ...) or, failing that, its text."""
+    try:
+        payload: Any = json.loads(text)
+    except ValueError:
+        payload = None
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, dict):
+        return Document(
+            url=url, final_url=url, content_type="text/markdown", content=text.strip(), via="reader"
+        )
+    return Document(
+        url=url,
+        final_url=str(data.get("url") or url),
+        content_type="text/markdown",
+        content=str(data.get("content") or "").strip(),
+        title=str(data.get("title") or "").strip() or None,
+        published=_iso_date(data.get("publishedTime")),
+        via="reader",
+    )
+
+
+def _iso_date(value: Any) -> str | None:
+    """YYYY-MM-DD from an ISO 8601 or an HTTP-style date, None when it is neither."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        return datetime.fromisoformat(value.strip()).date().isoformat()
+    except ValueError:
+        pass
+    try:
+        return parsedate_to_datetime(value).date().isoformat()
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,83 @@
+"""Boost signals, each in [0, 1] or None when it does not apply to the request.
+
+- consensus: share of the other answering engines that also returned the result;
+- authority: official documentation, reference sites and the query's own subject site;
+- freshness: how recent the result is, only when the query or `time_range` asks for it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime
+
+from websearch_mcp.config import RankingSettings
+from websearch_mcp.ranking.domain import DomainInfo, domain_set, matches, names_site
+from websearch_mcp.ranking.lexical import QueryTerms
+
+# The span a time_range names, used as the freshness half-life.
+TIME_RANGE_DAYS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
+_DOCS_HOST_LABELS = frozenset({"docs", "doc", "developer", "developers", "learn", "manual", "wiki"})
+_DOCS_PATH = re.compile(r"/(?:docs|documentation|manual|reference|handbook)(?:/|$)")
+_PUBLIC_SUFFIX_LABELS = frozenset({"gov", "edu", "ac", "mil", "int"})
+_PARTIAL_DATE = re.compile(r"(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?")
+
+
+def parse_date(value: str | None) -> datetime | None:
+    """An ISO 8601 date or date-time (or a bare year / year-month) as an aware datetime."""
+    if not value:
+        return None
+    text = value.strip()
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        match = _PARTIAL_DATE.match(text)
+        if not match:
+            return None
+        try:
+            day = date(int(match.group(1)), int(match.group(2) or 1), int(match.group(3) or 1))
+        except ValueError:
+            return None
+        parsed = datetime(day.year, day.month, day.day)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def consensus(engines: int, voters: int) -> float | None:
+    """Share of the other answering engines that agree: (engines - 1) / (voters - 1).
+    None with a single answering engine, where agreement means nothing."""
+    if voters <= 1:
+        return None
+    return min(1.0, max(0, engines - 1) / (voters - 1))
+
+
+def authority(info: DomainInfo, path: str, query: QueryTerms, settings: RankingSettings) -> float:
+    """1 for a listed authority site or the site the query names, 0.5 for documentation-shaped
+    hosts or paths (docs.*, /docs/) and public-institution suffixes (.gov, .edu, .ac.uk), else 0."""
+    if matches(info.host, domain_set(tuple(settings.authority_domains))) or names_site(info, query):
+        return 1.0
+    first_label = info.host.split(".", 1)[0]
+    suffix_label = info.suffix.split(".", 1)[0]
+    if (
+        first_label in _DOCS_HOST_LABELS
+        or _DOCS_PATH.search(path)
+        or suffix_label in _PUBLIC_SUFFIX_LABELS
+    ):
+        return 0.5
+    return 0.0
+
+
+def wants_recent(query: QueryTerms, time_range: str | None, now: datetime) -> bool:
+    """Whether freshness applies: a time_range, a recency word ("latest", "最新") or this year."""
+    return bool(time_range) or query.recency or str(now.year) in query.words
+
+
+def freshness(
+    published: datetime | None, now: datetime, time_range: str | None, settings: RankingSettings
+) -> float:
+    """0.5 ** (age / half-life): 1 for today (or a future date), 0.5 at one half-life. The
+    half-life is the time_range's span, else `freshness_half_life_days`; undated results get
+    `freshness_undated`."""
+    if published is None:
+        return settings.freshness_undated
+    half_life = TIME_RANGE_DAYS.get(time_range or "", settings.freshness_half_life_days)
+    age_days = (now - published).total_seconds() / 86_400
+    return 0.5 ** (max(0.0, age_days) / half_life)

@@ -1,0 +1,122 @@
+"""Domain quality by host and registered domain.
+
+Registered domains come from tldextract with its bundled public suffix list: no fetch, no disk
+cache. Lists (blocked, penalised, dictionary, authority, low-quality suffixes) match a host and
+every subdomain of it: `example.com` covers `docs.example.com` but not `badexample.com`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+import tldextract
+
+from websearch_mcp.config import RankingSettings
+from websearch_mcp.ranking.lexical import QueryTerms, stem
+
+# One extractor for the process: building it parses the suffix list (tens of milliseconds).
+_EXTRACT = tldextract.TLDExtract(cache_dir=None, suffix_list_urls=())
+
+# Error codes as typed: errno names (ENOENT), vendor codes (ORA-00942, TS2345, E0277) ...
+_ERROR_CODE = re.compile(r"\bE[A-Z]{3,}\b|\b[A-Z]{1,5}-?\d{3,6}\b")
+# ... and in any case: hex codes, "exit code 137", "HTTP 503", Chinese "error code".
+_ERROR_PHRASE = re.compile(
+    r"\b0x[0-9a-f]{4,}\b|\b(?:error|errno|exit|status|http|code)\s*(?:code\s*)?[:#]?\s*-?\d{2,}\b"
+    r"|错误码|错误代码|报错",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DomainInfo:
+    """What the lists need: the host and its registered domain parts."""
+
+    host: str
+    registered: str  # example.co.uk (the host itself when it has no public suffix)
+    name: str  # example
+    suffix: str  # co.uk
+
+
+@dataclass(frozen=True, slots=True)
+class DomainVerdict:
+    """The domain factor in (0, 1] and, when penalised, why."""
+
+    factor: float
+    reason: str | None = None
+
+
+@lru_cache(maxsize=8192)
+def domain_info(host: str) -> DomainInfo:
+    """Split a host with the bundled public suffix list (cached per host)."""
+    parts = _EXTRACT.extract_str(host)
+    registered = f"{parts.domain}.{parts.suffix}" if parts.domain and parts.suffix else host
+    return DomainInfo(host=host, registered=registered, name=parts.domain, suffix=parts.suffix)
+
+
+def normalise_domain(entry: str) -> str:
+    """A list entry as a bare lower-case host: scheme, path, `www.` and `*.` removed."""
+    entry = entry.strip().lower().split("://", 1)[-1].split("/", 1)[0].strip(".")
+    for prefix in ("*.", "www."):
+        entry = entry.removeprefix(prefix)
+    return entry
+
+
+@lru_cache(maxsize=64)
+def domain_set(entries: tuple[str, ...]) -> frozenset[str]:
+    """A list of domains prepared for `matches` (cached: settings lists rarely change)."""
+    return frozenset(normalise_domain(e) for e in entries if e.strip())
+
+
+def matches(host: str, domains: Iterable[str] | frozenset[str]) -> bool:
+    """Whether `host` is one of `domains` or a subdomain of one."""
+    wanted = domains if isinstance(domains, frozenset) else frozenset(domains)
+    if not wanted:
+        return False
+    labels = host.split(".")
+    return any(".".join(labels[i:]) in wanted for i in range(len(labels)))
+
+
+def is_error_code_query(text: str) -> bool:
+    """Whether the query asks about an error code (ENOENT, 0x80070005, ORA-00942, exit code 137)."""
+    # In an all-capitals query every word would look like an errno name.
+    return bool((not text.isupper() and _ERROR_CODE.search(text)) or _ERROR_PHRASE.search(text))
+
+
+def names_site(info: DomainInfo, query: QueryTerms) -> bool:
+    """Whether the query names the site itself (`redis` for redis.io), its own subject."""
+    return bool(info.name) and (
+        stem(info.name) in query.words or info.name.replace("-", "") in query.words
+    )
+
+
+def domain_quality(
+    host: str, query: QueryTerms, error_code: bool, settings: RankingSettings
+) -> DomainVerdict:
+    """The domain factor: 1 - domain_penalty for e-commerce/brand sites the query does not name,
+    dictionaries on error-code queries and low-quality suffixes; 1 otherwise, and always 1 on
+    an authority site."""
+    penalty = settings.domain_penalty
+    if penalty <= 0.0:
+        return DomainVerdict(1.0)
+    info = domain_info(host)
+    if matches(host, domain_set(tuple(settings.authority_domains))):
+        return DomainVerdict(1.0)
+    reason = None
+    suffix = info.suffix.rsplit(".", 1)[-1]
+    if suffix and suffix in domain_set(tuple(settings.low_quality_tlds)):
+        reason = f"low-quality suffix .{suffix}"
+    elif error_code and matches(host, domain_set(tuple(settings.dictionary_domains))):
+        reason = "dictionary for an error-code query"
+    elif matches(host, domain_set(tuple(settings.penalized_domains))) and not names_site(
+        info, query
+    ):
+        reason = "e-commerce or brand site"
+    return DomainVerdict(1.0 - penalty, reason) if reason else DomainVerdict(1.0)
+
+
+def is_blocked(host: str, blocked: frozenset[str]) -> bool:
+    """Whether the user's `block_domains` remove this host (subdomains included)."""
+    return matches(host, blocked)

@@ -1,0 +1,93 @@
+"""Merge the engines' lists by canonical URL, and weighted reciprocal rank fusion.
+
+Engines are always visited in name order, so neither merging nor the floating-point sums
+depend on the order the lists arrived in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from websearch_mcp.models import Hit
+from websearch_mcp.ranking.boosts import parse_date
+from websearch_mcp.ranking.urls import canonical_key, key_host
+
+
+@dataclass(slots=True)
+class Merged:
+    """Everything the engines said about one canonical URL."""
+
+    key: str
+    host: str
+    hits: dict[str, Hit] = field(default_factory=dict)  # engine -> its best-ranked hit
+    ranks: dict[str, int] = field(default_factory=dict)  # engine -> that hit's rank
+    title: str = ""
+    url: str = ""
+    snippet: str = ""
+    published: str | None = None
+    published_at: datetime | None = None
+
+    @property
+    def engines(self) -> list[str]:
+        """The engines that returned it, best rank first."""
+        return sorted(self.ranks, key=lambda e: (self.ranks[e], e))
+
+
+def _rank_of(hit: Hit, position: int) -> int:
+    return hit.rank if hit.rank >= 1 else position
+
+
+def _best_url(hits: Iterable[tuple[int, str, Hit]]) -> str:
+    """An original URL: https first, then the best rank, then the shortest (fewest extras)."""
+    return min(hits, key=lambda t: (not t[2].url.startswith("https:"), t[0], len(t[2].url)))[2].url
+
+
+def _fill(item: Merged) -> None:
+    ordered = sorted((item.ranks[e], e, h) for e, h in item.hits.items())
+    item.title = next((h.title for _, _, h in ordered if h.title.strip()), "")
+    item.snippet = max((h.snippet for _, _, h in ordered), key=len, default="")
+    item.url = _best_url(ordered)
+    dated = [(d, h.published) for _, _, h in ordered if (d := parse_date(h.published))]
+    if dated:
+        item.published_at, item.published = min(dated, key=lambda t: t[0])
+    else:
+        item.published = next((h.published for _, _, h in ordered if h.published), None)
+
+
+def merge(lists: Mapping[str, Sequence[Hit]]) -> list[Merged]:
+    """Group hits by canonical URL. Each engine counts once per URL, with its best rank; the
+    merged result keeps the longest snippet, the best-ranked non-empty title and the earliest
+    date. Returned in order of first appearance (engines by name)."""
+    merged: dict[str, Merged] = {}
+    for engine in sorted(lists):
+        for position, hit in enumerate(lists[engine], start=1):
+            key = canonical_key(hit.url)
+            item = merged.get(key)
+            if item is None:
+                item = merged[key] = Merged(key=key, host=key_host(key))
+            rank = _rank_of(hit, position)
+            if engine not in item.ranks or rank < item.ranks[engine]:
+                item.ranks[engine] = rank
+                item.hits[engine] = hit
+    for item in merged.values():
+        _fill(item)
+    return list(merged.values())
+
+
+def rrf(ranks: Mapping[str, int], weights: Mapping[str, float], k: int) -> float:
+    """Weighted reciprocal rank fusion: sum over engines of w_e / (k + rank_e)."""
+    return sum(max(0.0, weights.get(e, 1.0)) / (k + ranks[e]) for e in sorted(ranks))
+
+
+def rrf_best(engines: Iterable[str], weights: Mapping[str, float], k: int) -> float:
+    """The best possible RRF score: rank 1 in every answering engine."""
+    return sum(max(0.0, weights.get(e, 1.0)) / (k + 1) for e in sorted(engines))
+
+
+def normalised_rrf(
+    ranks: Mapping[str, int], weights: Mapping[str, float], k: int, best: float
+) -> float:
+    """RRF divided by the best possible value, so it is in [0, 1] (0 when no weight is left)."""
+    return min(1.0, rrf(ranks, weights, k) / best) if best > 0 else 0.0

@@ -1,0 +1,57 @@
+"""Maximal marginal relevance: diversify a ranked list without losing its best result.
+
+Greedy: pick the candidate maximising `lambda * rel - (1 - lambda) * max_sim`, where `rel` is
+the relevance min-max normalised to [0, 1] over the candidates (so it is on the same scale as
+the similarity) and `max_sim` its highest token Jaccard similarity to an already chosen result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """|a & b| / |a | b|; 0 for two empty sets."""
+    if not a or not b:
+        return 0.0
+    common = len(a & b)
+    return common / (len(a) + len(b) - common)
+
+
+def normalise(scores: Sequence[float]) -> list[float]:
+    """Min-max to [0, 1]; all 1.0 when the scores are equal."""
+    if not scores:
+        return []
+    low, high = min(scores), max(scores)
+    if high - low <= 1e-12:
+        return [1.0] * len(scores)
+    return [(s - low) / (high - low) for s in scores]
+
+
+def mmr(
+    relevance: Sequence[float], tokens: Sequence[frozenset[str]], lambda_: float, limit: int
+) -> tuple[list[int], list[float]]:
+    """Indices of up to `limit` candidates in MMR order, and each one's maximum similarity to
+    those chosen before it. Candidates must come sorted best first: index 0 is always chosen
+    first, and ties keep the input order."""
+    count = min(limit, len(relevance))
+    if count <= 0:
+        return [], []
+    rel = normalise(relevance)
+    max_sim = [0.0] * len(rel)
+    remaining = list(range(1, len(rel)))
+    order, sims = [0], [0.0]
+    while len(order) < count:
+        last = tokens[order[-1]]
+        best_i, best_value = -1, float("-inf")
+        for pos, i in enumerate(remaining):
+            sim = jaccard(last, tokens[i])
+            if sim > max_sim[i]:
+                max_sim[i] = sim
+            value = lambda_ * rel[i] - (1.0 - lambda_) * max_sim[i]
+            if value > best_value:
+                best_i, best_value = pos, value
+        chosen = remaining.pop(best_i)
+        order.append(chosen)
+        sims.append(max_sim[chosen])
+    return order, sims

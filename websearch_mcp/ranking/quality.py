@@ -1,0 +1,77 @@
+"""Engine-level list quality: how well one engine's whole list answers the query.
+
+Per hit: the share of the query's content words present, plus `quality_phrase_bonus` times
+the share of adjacent query pairs found adjacent, minus `quality_offtopic_penalty` when an
+off-topic word (casino, 博彩 ...) appears as a whole word, clamped to [0, 1]; the list's
+quality is the mean over its hits. Off-topic words the query itself uses never count. A query
+without content words cannot be judged: every list gets 0.5.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+from websearch_mcp.config import RankingSettings
+from websearch_mcp.models import Hit
+from websearch_mcp.ranking.lexical import (
+    DocTerms,
+    QueryTerms,
+    alignment,
+    analyze_doc,
+    analyze_query,
+    phrase_share,
+    terms,
+)
+
+NO_CONTENT_QUALITY = 0.5
+
+
+@lru_cache(maxsize=64)
+def _offtopic_terms(words: tuple[str, ...]) -> tuple[frozenset[str], ...]:
+    """Each off-topic word as the set of terms that must all be present (bigrams for Chinese)."""
+    return tuple(t for w in words if (t := frozenset(terms(w))))
+
+
+def _is_offtopic(doc: DocTerms, offtopic: Sequence[frozenset[str]]) -> bool:
+    return any(word <= doc.text or word <= doc.url for word in offtopic)
+
+
+def _hit_quality(
+    query: QueryTerms, doc: DocTerms, offtopic: Sequence[frozenset[str]], s: RankingSettings
+) -> float:
+    value = alignment(query, doc)
+    phrase = phrase_share(query, doc)
+    if phrase is not None:
+        value += s.quality_phrase_bonus * phrase
+    if _is_offtopic(doc, offtopic):
+        value -= s.quality_offtopic_penalty
+    return min(1.0, max(0.0, value))
+
+
+def list_quality(hits: Sequence[Hit], query_text: str, settings: RankingSettings) -> float:
+    """The mean per-hit quality of one engine's list in [0, 1] (0 for an empty list)."""
+    query = analyze_query(query_text)
+    if not query.content:
+        return NO_CONTENT_QUALITY
+    if not hits:
+        return 0.0
+    offtopic = [
+        word
+        for word in _offtopic_terms(tuple(settings.offtopic_words))
+        if not word & query.words  # the query asks for this topic
+    ]
+    total = sum(
+        _hit_quality(query, analyze_doc(h.title, h.snippet, h.url), offtopic, settings)
+        for h in hits
+    )
+    return total / len(hits)
+
+
+def shares_content_word(hits: Sequence[Hit], query_text: str) -> bool:
+    """Whether any hit contains any content word of the query (True when it has none).
+    A list failing this is unrelated to the query (an engine's stale or cached page)."""
+    query = analyze_query(query_text)
+    if not query.content:
+        return True
+    return any(alignment(query, analyze_doc(h.title, h.snippet, h.url)) > 0 for h in hits)
