@@ -4,6 +4,7 @@ connection outside 127.0.0.0/8, test settings, and a PDF writer with a real text
 from __future__ import annotations
 
 import ipaddress
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -37,6 +38,7 @@ class LocalServer:
     """
 
     host: str = "127.0.0.1"
+    tls: ssl.SSLContext | None = None
     routes: dict[str, Handler] = field(default_factory=dict)
     seen: list[Seen] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
@@ -57,6 +59,8 @@ class LocalServer:
                 pass
 
         self._server = ThreadingHTTPServer((self.host, 0), _Handler)
+        if self.tls is not None:
+            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
         return self
@@ -71,8 +75,9 @@ class LocalServer:
         assert self._server is not None
         return self._server.server_address[1]
 
-    def url(self, path: str) -> str:
-        return f"http://{self.host}:{self.port}{path}"
+    def url(self, path: str, host: str | None = None) -> str:
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://{host or self.host}:{self.port}{path}"
 
     def route_for(self, path: str) -> Handler | None:
         if path in self.routes:
@@ -196,3 +201,44 @@ def make_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
     trailer = f"<< /Size {size} /Root 1 0 R" + (f" /Info {info} 0 R" if info else "") + " >>"
     out += f"trailer\n{trailer}\nstartxref\n{xref}\n%%EOF\n".encode()
     return bytes(out)
+
+
+def tls_files(directory: Any, hostname: str) -> tuple[str, str]:
+    """A self-signed certificate for `hostname` (its own trust anchor) and its key, as PEM files.
+
+    Needs the `cryptography` package; tests call `pytest.importorskip` first.
+    """
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostname)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(hostname)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = f"{directory}/cert.pem", f"{directory}/key.pem"
+    with open(cert_path, "wb") as out:
+        out.write(cert.public_bytes(serialization.Encoding.PEM))
+    with open(key_path, "wb") as out:
+        out.write(
+            key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+        )
+    return cert_path, key_path

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import gzip
 import socket
+import ssl
 import time
 import tracemalloc
 import zlib
@@ -21,9 +22,10 @@ from tests.fetch_helpers import (
     redirect,
     send,
     settings_for,
+    tls_files,
     wait_for,
 )
-from websearch_mcp.fetch import FetchError, FetchRefused, fetch_page
+from websearch_mcp.fetch import FetchError, FetchRefused, client, fetch_page
 from websearch_mcp.fetch.decoding import CappedDecoder
 from websearch_mcp.fetch.ssrf import parse_address
 
@@ -137,6 +139,60 @@ async def test_dns_rebinding_connects_only_to_the_checked_address(
     # Any system lookup during the fetch was of a numeric address, never of the name.
     assert all(parse_address(str(host)) is not None for host in system_lookups)
     assert {s.headers["host"] for s in server.seen} == {f"rebind.example:{server.port}"}
+
+
+@pytest.fixture
+def tls_server(tmp_path) -> Iterator[tuple[LocalServer, str, list[str]]]:  # type: ignore[no-untyped-def]
+    """An HTTPS server on 127.0.0.1 with a certificate for secure.example; records the SNI."""
+    pytest.importorskip("cryptography")
+    cert, key = tls_files(tmp_path, "secure.example")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    sni: list[str] = []
+    context.sni_callback = lambda sock, name, ctx: sni.append(name)  # type: ignore[assignment]
+    with LocalServer(tls=context) as running:
+        running.routes["/end"] = page(TEXT)
+        yield running, cert, sni
+
+
+async def _to_loopback(host: str, port: int) -> list[str]:
+    return ["127.0.0.1"]
+
+
+async def test_https_to_the_checked_address_keeps_sni_and_verification_for_the_name(
+    tls_server: tuple[LocalServer, str, list[str]],
+    connections: list[tuple[str, int]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server, cert, sni = tls_server
+    monkeypatch.setattr(client, "_ssl_context", lambda: ssl.create_default_context(cafile=cert))
+    url = server.url("/end", host="secure.example")
+    result = await fetch_page(url, settings=settings_for(server), resolver=_to_loopback)
+    assert "Arrived at the destination page." in result["content"]
+    assert sni == ["secure.example"]
+    assert connections == [("127.0.0.1", server.port)]
+    assert server.seen[0].headers["host"] == f"secure.example:{server.port}"
+
+
+async def test_https_certificate_for_another_name_is_rejected(
+    tls_server: tuple[LocalServer, str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, cert, _ = tls_server
+    monkeypatch.setattr(client, "_ssl_context", lambda: ssl.create_default_context(cafile=cert))
+    url = server.url("/end", host="other.example")
+    with pytest.raises(FetchError, match=r"TLS certificate verification failed for other\.example"):
+        await fetch_page(url, settings=settings_for(server), resolver=_to_loopback)
+    assert server.seen == []
+
+
+async def test_https_untrusted_certificate_is_rejected(
+    tls_server: tuple[LocalServer, str, list[str]],
+) -> None:
+    server, _, _ = tls_server
+    url = server.url("/end", host="secure.example")
+    with pytest.raises(FetchError, match="TLS certificate verification failed"):
+        await fetch_page(url, settings=settings_for(server), resolver=_to_loopback)
+    assert server.seen == []
 
 
 def stream_body(total: int, sent: list[int], content_length: int | None = None):  # type: ignore[no-untyped-def]

@@ -12,6 +12,7 @@ import pytest
 from mcp import Client
 
 from tests.fake_engines import FakeEngines, Fault, base_urls, serve_app, serve_fake_engines
+from tests.fetch_helpers import LocalServer, page
 from websearch_mcp.app import create_app
 from websearch_mcp.cli import main as cli_main
 from websearch_mcp.config import Settings, parse_config
@@ -172,7 +173,8 @@ def test_stateless_http_without_initialize(server: str) -> None:
         )
         assert listed.status_code == 200
         assert "mcp-session-id" not in listed.headers
-        assert [t["name"] for t in listed.json()["result"]["tools"]] == ["web_search"]
+        names = {t["name"] for t in listed.json()["result"]["tools"]}
+        assert {"web_search", "fetch_page"} <= names
         called = http.post(
             f"{server}/mcp",
             headers=JSON_HEADERS,
@@ -331,3 +333,59 @@ def test_cli_search_json_and_text(engines_url: str, tmp_path, monkeypatch, capsy
     assert out.startswith("1. ") and "engines: " in out
     assert cli_main(["search", "", "--config", str(config)]) == 1
     assert "query must not be empty" in capsys.readouterr().err
+
+
+ARTICLE = (
+    "<html><head><title>Rivers</title></head><body><nav><a href='/'>Home menu</a></nav>"
+    "<article><h1>Rivers of the North</h1>"
+    + "".join(
+        f"<p>Paragraph {i} about the rivers of the north and their long winters.</p>"
+        for i in range(40)
+    )
+    + "</article></body></html>"
+)
+
+
+async def test_fetch_page_tool_reads_in_windows_and_refuses_private(engines_url: str) -> None:
+    with LocalServer(routes={"/article": page(ARTICLE)}) as site:
+        settings = make_settings(engines_url)
+        settings.fetch = settings.fetch.model_copy(
+            update={"allow_networks": ["127.0.0.0/8"], "allowed_ports": [site.port]}
+        )
+        with serve_app(create_app(settings)) as url:
+            async with Client(f"{url}/mcp", mode="legacy", cache=None) as client:
+                first = await client.call_tool(
+                    "fetch_page", {"url": site.url("/article"), "max_chars": "1000"}
+                )
+                second = await client.call_tool(
+                    "fetch_page",
+                    {
+                        "url": site.url("/article"),
+                        "max_chars": 1000,
+                        "start": first.structured_content["next_start"],
+                    },
+                )
+                refused = await client.call_tool(
+                    "fetch_page", {"url": f"http://169.254.169.254:{site.port}/latest/"}
+                )
+                bad = await client.call_tool("fetch_page", {"url": "file:///etc/passwd"})
+    page1 = first.structured_content
+    assert page1["title"] == "Rivers" or "Rivers" in page1["content"]
+    assert "Paragraph 0" in page1["content"] and "Home menu" not in page1["content"]
+    assert page1["truncated"] is True and page1["next_start"] == 1000
+    assert second.structured_content["start"] == 1000
+    assert (page1["content"] + second.structured_content["content"]).startswith(page1["content"])
+    assert "start=1000" in first.content[0].text
+    assert refused.is_error and "refused" in refused.content[0].text
+    assert bad.is_error and "only http and https" in bad.content[0].text
+
+
+def test_cli_fetch(tmp_path, monkeypatch, capsys) -> None:
+    with LocalServer(routes={"/article": page(ARTICLE)}) as site:
+        monkeypatch.setenv("WEBSEARCH_MCP_FETCH__ALLOW_NETWORKS", "['127.0.0.0/8']")
+        monkeypatch.setenv("WEBSEARCH_MCP_FETCH__ALLOWED_PORTS", f"[{site.port}]")
+        assert cli_main(["fetch", site.url("/article"), "--max-chars", "500"]) == 0
+        out = capsys.readouterr().out
+        assert "Paragraph 0" in out and "call again with start=500" in out
+        assert cli_main(["fetch", "gopher://example.com/"]) == 1
+        assert "only http and https" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Command line: `websearch-mcp serve | search | check-config`."""
+"""Command line: `websearch-mcp serve | search | fetch | check-config`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from websearch_mcp import __version__
 from websearch_mcp.arguments import web_search_args
 from websearch_mcp.config import Settings, load_config
 from websearch_mcp.errors import ConfigError, ToolInputError
-from websearch_mcp.render import search_text
+from websearch_mcp.fetch import DEFAULT_MAX_CHARS, validate_fetch_args
+from websearch_mcp.render import page_text, search_text
 from websearch_mcp.service import SearchFailed, SearchService
 
 
@@ -35,6 +36,13 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--language")
     search.add_argument("--json", action="store_true", help="print the tool's structured JSON")
     search.add_argument("--explain", action="store_true", help="include every score's details")
+
+    fetch = sub.add_parser("fetch", help="read one page as clean text and print it")
+    fetch.add_argument("url")
+    fetch.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
+    fetch.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS)
+    fetch.add_argument("--start", type=int, default=0)
+    fetch.add_argument("--json", action="store_true", help="print the tool's structured JSON")
 
     check = sub.add_parser("check-config", help="validate a config file and print the result")
     check.add_argument("path", nargs="?", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
@@ -76,6 +84,20 @@ async def _search(settings: Settings, ns: argparse.Namespace) -> int:
     return 0
 
 
+async def _fetch(settings: Settings, ns: argparse.Namespace) -> int:
+    service = SearchService(settings)
+    try:
+        validate_fetch_args(ns.url, ns.max_chars, ns.start)
+        page = await service.fetch_page(ns.url, max_chars=ns.max_chars, start=ns.start)
+    except ToolInputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    finally:
+        await service.close()
+    print(json.dumps(page, ensure_ascii=False, indent=2) if ns.json else page_text(page))
+    return 0
+
+
 def _check(path: str | None) -> int:
     settings = load_config(path)
     enabled = [
@@ -99,6 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load_config(ns.config)
         if ns.command == "serve":
             return _serve(settings, ns.host, ns.port)
+        if ns.command == "fetch":
+            return asyncio.run(_fetch(settings, ns))
         return asyncio.run(_search(settings, ns))
     except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -43,3 +43,16 @@ def search_text(answer: dict[str, Any]) -> str:
         flags.append("partial: some engines did not answer")
     lines.append(engine_line(answer["engines"]) + (f" [{'; '.join(flags)}]" if flags else ""))
     return "\n".join(lines)
+
+
+def page_text(page: dict[str, Any]) -> str:
+    """Title and URL, the content window, and where to read on."""
+    head = f"# {page['title']}\n" if page.get("title") else ""
+    head += f"{page['final_url']}\n\n"
+    tail = ""
+    if page.get("next_start") is not None:
+        tail = (
+            f"\n\n[characters {page['start']}-{page['next_start']} of {page['total_chars']}; "
+            f"call again with start={page['next_start']} to read on]"
+        )
+    return head + page["content"] + tail

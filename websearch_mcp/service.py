@@ -11,6 +11,7 @@ from typing import Any
 
 from websearch_mcp.arguments import WebSearchArgs
 from websearch_mcp.config import Settings
+from websearch_mcp.fetch import fetch_document
 from websearch_mcp.models import EngineReport
 from websearch_mcp.orchestrator import Orchestrator
 from websearch_mcp.ranking.pipeline import rank
@@ -69,3 +70,11 @@ class SearchService:
             "partial": any(r.status in FAILED_STATUSES for r in reports),
             "took_ms": int((time.perf_counter() - started) * 1000),
         }
+
+    async def fetch_page(self, url: str, *, max_chars: int, start: int) -> dict[str, Any]:
+        """One page as clean text, the window [start, start + max_chars) of it.
+
+        Raises `FetchError` (a `ToolInputError`) for refused or unreadable pages.
+        """
+        document = await fetch_document(url, settings=self.settings.fetch)
+        return document.window(max_chars=max_chars, start=start)

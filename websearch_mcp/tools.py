@@ -13,10 +13,11 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
 from websearch_mcp import __version__
-from websearch_mcp.arguments import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, web_search_args
+from websearch_mcp.arguments import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, as_int, web_search_args
 from websearch_mcp.errors import ToolInputError
+from websearch_mcp.fetch import DEFAULT_MAX_CHARS, MAX_CHARS_LIMIT, validate_fetch_args
 from websearch_mcp.models import TIME_RANGES
-from websearch_mcp.render import search_text
+from websearch_mcp.render import page_text, search_text
 from websearch_mcp.service import SearchFailed, SearchService
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=True, idempotentHint=True)
@@ -51,6 +52,22 @@ class SearchOut(BaseModel):
     engines: list[EngineOut]
     cached: bool
     partial: bool
+
+
+class PageOut(BaseModel):
+    """The structured answer of `fetch_page`."""
+
+    model_config = ConfigDict(extra="allow")
+    url: str
+    final_url: str
+    title: str | None = None
+    content: str
+    content_type: str
+    published: str | None = None
+    total_chars: int
+    start: int
+    next_start: int | None = None
+    truncated: bool
 
 
 def _schema(schema: dict[str, Any]) -> Any:
@@ -149,6 +166,58 @@ def build_mcp(service: SearchService, web_engines: list[str]) -> MCPServer:
         return CallToolResult(
             content=[TextContent(type="text", text=search_text(answer))],
             structured_content=answer,
+        )
+
+    @mcp.tool(annotations=READ_ONLY, structured_output=True)
+    async def fetch_page(
+        url: Annotated[
+            Any,
+            _schema(
+                {
+                    "type": "string",
+                    "format": "uri",
+                    "description": "The http or https URL of the page to read.",
+                }
+            ),
+        ],
+        max_chars: Annotated[
+            Any,
+            _schema(
+                {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_CHARS_LIMIT,
+                    "default": DEFAULT_MAX_CHARS,
+                    "description": "How many characters to return.",
+                }
+            ),
+        ] = DEFAULT_MAX_CHARS,
+        start: Annotated[
+            Any,
+            _schema(
+                {
+                    "type": "integer",
+                    "minimum": 0,
+                    "default": 0,
+                    "description": "Where to start: the next_start of the previous call.",
+                }
+            ),
+        ] = 0,
+    ) -> Annotated[CallToolResult, PageOut]:
+        """Read a web page or PDF as clean Markdown text, in windows of max_chars characters.
+
+        Navigation, ads and boilerplate are dropped. Pass next_start as start to read on.
+        Private and internal addresses are refused.
+        """
+        try:
+            max_chars = as_int("max_chars", max_chars, 1, MAX_CHARS_LIMIT)
+            start = as_int("start", start, 0, 2**31)
+            validate_fetch_args(url, max_chars, start)
+            page = await service.fetch_page(url.strip(), max_chars=max_chars, start=start)
+        except ToolInputError as err:
+            raise ToolError(str(err)) from None
+        return CallToolResult(
+            content=[TextContent(type="text", text=page_text(page))], structured_content=page
         )
 
     return mcp

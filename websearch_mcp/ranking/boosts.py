@@ -11,7 +11,7 @@ import re
 from datetime import UTC, date, datetime
 
 from websearch_mcp.config import RankingSettings
-from websearch_mcp.ranking.domain import DomainInfo, domain_set, matches, names_site
+from websearch_mcp.ranking.domain import DomainInfo, DomainLists, matches, names_site
 from websearch_mcp.ranking.lexical import QueryTerms
 
 # The span a time_range names, used as the freshness half-life.
@@ -49,17 +49,17 @@ def consensus(engines: int, voters: int) -> float | None:
     return min(1.0, max(0, engines - 1) / (voters - 1))
 
 
-def authority(info: DomainInfo, path: str, query: QueryTerms, settings: RankingSettings) -> float:
+def authority(info: DomainInfo, path: str, query: QueryTerms, lists: DomainLists) -> float:
     """1 for a listed authority site or the site the query names, 0.5 for documentation-shaped
     hosts or paths (docs.*, /docs/) and public-institution suffixes (.gov, .edu, .ac.uk), else 0."""
-    if matches(info.host, domain_set(tuple(settings.authority_domains))) or names_site(info, query):
+    if matches(info.host, lists.authority) or names_site(info, query):
         return 1.0
     first_label = info.host.split(".", 1)[0]
     suffix_label = info.suffix.split(".", 1)[0]
     if (
         first_label in _DOCS_HOST_LABELS
-        or _DOCS_PATH.search(path)
         or suffix_label in _PUBLIC_SUFFIX_LABELS
+        or _DOCS_PATH.search(path)
     ):
         return 0.5
     return 0.0

@@ -8,7 +8,7 @@ every subdomain of it: `example.com` covers `docs.example.com` but not `badexamp
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -70,13 +70,37 @@ def domain_set(entries: tuple[str, ...]) -> frozenset[str]:
     return frozenset(normalise_domain(e) for e in entries if e.strip())
 
 
-def matches(host: str, domains: Iterable[str] | frozenset[str]) -> bool:
-    """Whether `host` is one of `domains` or a subdomain of one."""
-    wanted = domains if isinstance(domains, frozenset) else frozenset(domains)
-    if not wanted:
-        return False
+@dataclass(frozen=True, slots=True)
+class DomainLists:
+    """The configured lists, normalised once per request."""
+
+    blocked: frozenset[str]
+    authority: frozenset[str]
+    penalized: frozenset[str]
+    dictionary: frozenset[str]
+    low_quality_tlds: frozenset[str]
+
+
+def domain_lists(settings: RankingSettings, block_domains: Sequence[str] = ()) -> DomainLists:
+    """Prepare the ranking settings' lists and the user's `block_domains`."""
+    return DomainLists(
+        blocked=domain_set(tuple(block_domains)),
+        authority=domain_set(tuple(settings.authority_domains)),
+        penalized=domain_set(tuple(settings.penalized_domains)),
+        dictionary=domain_set(tuple(settings.dictionary_domains)),
+        low_quality_tlds=domain_set(tuple(settings.low_quality_tlds)),
+    )
+
+
+@lru_cache(maxsize=8192)
+def _suffixes(host: str) -> tuple[str, ...]:
     labels = host.split(".")
-    return any(".".join(labels[i:]) in wanted for i in range(len(labels)))
+    return tuple(".".join(labels[i:]) for i in range(len(labels)))
+
+
+def matches(host: str, domains: frozenset[str]) -> bool:
+    """Whether `host` is one of `domains` (normalised) or a subdomain of one."""
+    return bool(domains) and not domains.isdisjoint(_suffixes(host))
 
 
 def is_error_code_query(text: str) -> bool:
@@ -93,30 +117,20 @@ def names_site(info: DomainInfo, query: QueryTerms) -> bool:
 
 
 def domain_quality(
-    host: str, query: QueryTerms, error_code: bool, settings: RankingSettings
+    host: str, query: QueryTerms, error_code: bool, lists: DomainLists, penalty: float
 ) -> DomainVerdict:
-    """The domain factor: 1 - domain_penalty for e-commerce/brand sites the query does not name,
-    dictionaries on error-code queries and low-quality suffixes; 1 otherwise, and always 1 on
-    an authority site."""
-    penalty = settings.domain_penalty
-    if penalty <= 0.0:
+    """The domain factor: 1 - `penalty` for low-quality suffixes, dictionaries on error-code
+    queries and e-commerce/brand sites the query does not name; 1 otherwise, and always 1 on an
+    authority site (docs.aws.amazon.com is not amazon.com's shop)."""
+    if penalty <= 0.0 or matches(host, lists.authority):
         return DomainVerdict(1.0)
     info = domain_info(host)
-    if matches(host, domain_set(tuple(settings.authority_domains))):
-        return DomainVerdict(1.0)
+    last = info.suffix.rsplit(".", 1)[-1]
     reason = None
-    suffix = info.suffix.rsplit(".", 1)[-1]
-    if suffix and suffix in domain_set(tuple(settings.low_quality_tlds)):
-        reason = f"low-quality suffix .{suffix}"
-    elif error_code and matches(host, domain_set(tuple(settings.dictionary_domains))):
+    if info.suffix and (info.suffix in lists.low_quality_tlds or last in lists.low_quality_tlds):
+        reason = f"low-quality suffix .{info.suffix}"
+    elif error_code and matches(host, lists.dictionary):
         reason = "dictionary for an error-code query"
-    elif matches(host, domain_set(tuple(settings.penalized_domains))) and not names_site(
-        info, query
-    ):
+    elif matches(host, lists.penalized) and not names_site(info, query):
         reason = "e-commerce or brand site"
     return DomainVerdict(1.0 - penalty, reason) if reason else DomainVerdict(1.0)
-
-
-def is_blocked(host: str, blocked: frozenset[str]) -> bool:
-    """Whether the user's `block_domains` remove this host (subdomains included)."""
-    return matches(host, blocked)

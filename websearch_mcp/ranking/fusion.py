@@ -23,16 +23,12 @@ class Merged:
     host: str
     hits: dict[str, Hit] = field(default_factory=dict)  # engine -> its best-ranked hit
     ranks: dict[str, int] = field(default_factory=dict)  # engine -> that hit's rank
+    engines: list[str] = field(default_factory=list)  # best rank first (ties by name)
     title: str = ""
     url: str = ""
     snippet: str = ""
     published: str | None = None
     published_at: datetime | None = None
-
-    @property
-    def engines(self) -> list[str]:
-        """The engines that returned it, best rank first."""
-        return sorted(self.ranks, key=lambda e: (self.ranks[e], e))
 
 
 def _rank_of(hit: Hit, position: int) -> int:
@@ -46,6 +42,7 @@ def _best_url(hits: Iterable[tuple[int, str, Hit]]) -> str:
 
 def _fill(item: Merged) -> None:
     ordered = sorted((item.ranks[e], e, h) for e, h in item.hits.items())
+    item.engines = [e for _, e, _ in ordered]
     item.title = next((h.title for _, _, h in ordered if h.title.strip()), "")
     item.snippet = max((h.snippet for _, _, h in ordered), key=len, default="")
     item.url = _best_url(ordered)

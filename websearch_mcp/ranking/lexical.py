@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -23,8 +24,13 @@ from urllib.parse import unquote
 _CJK_CHARS = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD = rf"[^\W_{_CJK_CHARS}]"
 # A CJK run, or a word with optional joined parts (fts5_virtual, node.js, gpt-4o) and c++ / c#.
-_TOKEN = re.compile(rf"(?P<cjk>[{_CJK_CHARS}]+)|(?P<word>{_WORD}+(?:[._\-+#']{_WORD}+)*[+#]*)")
+_TOKEN = re.compile(rf"[{_CJK_CHARS}]+|{_WORD}+(?:[._\-+#']{_WORD}+)*[+#]*")
+_CJK = re.compile(rf"[{_CJK_CHARS}]")
+# A hyphen between two letters joins ordinary words (boundary-layer = boundary layer); one next
+# to a digit is part of a name (gpt-4o, ORA-00942, utf-8).
+_LETTER_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
 _JOINERS = re.compile(r"[._\-+#']+")
+_NAME_JOINERS = re.compile(r"[._\-+#]")
 _HAS_DIGIT = re.compile(r"\d")
 _HAS_ALPHA = re.compile(r"[^\W\d_]")
 _VOWELS = frozenset("aeiouy")
@@ -101,9 +107,9 @@ class QueryTerms:
 class DocTerms:
     """A result's words: content terms of title + snippet, of its URL, and adjacent pairs."""
 
-    text: frozenset[str]
-    url: frozenset[str]
-    pairs: frozenset[tuple[str, str]]
+    text: AbstractSet[str]
+    url: AbstractSet[str]
+    pairs: AbstractSet[tuple[str, str]]
 
 
 @lru_cache(maxsize=16384)
@@ -126,44 +132,73 @@ def _bigrams(run: str) -> list[str]:
     return [g for g in grams if not (_ZH_PARTICLES & set(g))]
 
 
-def _words(text: str) -> list[list[str]]:
-    """Lower-cased words of `text`, each as [whole, part, part...] (parts only for identifiers)."""
-    out: list[list[str]] = []
-    for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).lower()):
-        cjk = match.group("cjk")
-        if cjk is not None:
-            out.extend([g] for g in _bigrams(cjk))
-            continue
-        word = match.group("word")
-        if not _JOINERS.search(word):
-            out.append([word])
-            continue
-        if "-" in word and word.replace("-", "").isalpha():  # boundary-layer = boundary layer
-            out.extend([p] for p in word.split("-") if p)
-            continue
-        parts = [p for p in _JOINERS.split(word) if p]
-        out.append([word, *parts] if len(parts) > 1 else [word])
-    return out
-
-
 def _is_content(word: str) -> bool:
     if word in STOP_WORDS:
         return False
     return not (len(word) == 1 and word.isascii() and word.isalpha())
 
 
+# ASCII characters that never occur inside a token become spaces, so a text splits into chunks
+# (at C speed) that the cache below turns into terms: "(fts5_virtual)," -> "fts5_virtual".
+_KEEP = frozenset(c for c in range(128) if chr(c).isalnum() or chr(c) in "._-+#'")
+_SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if c not in _KEEP})
+_BYTE_SEPARATORS = bytes(c if c in _KEEP else 32 for c in range(256))
+
+
+def _chunks(text: str) -> list[str] | list[bytes]:
+    """Lower-cased pieces of `text` between separators (bytes for ASCII text: faster)."""
+    if text.isascii():
+        return text.lower().encode("ascii").translate(_BYTE_SEPARATORS).split()
+    return unicodedata.normalize("NFKC", text).lower().translate(_SEPARATORS).split()
+
+
+def _term_of(token: str) -> str:
+    """One token's content terms joined by spaces: CJK bigrams, or the stemmed word, or ""."""
+    if _CJK.match(token):
+        return " ".join(g for g in _bigrams(token) if g not in STOP_WORDS_ZH)
+    word = token.removesuffix("'s")
+    if not _is_content(word):
+        return ""
+    term = stem(word)
+    if _JOINERS.search(term):
+        parts = tuple(stem(p) for p in _JOINERS.split(term) if p and _is_content(p))
+        if parts and parts != (term,):
+            _TERMS.parts[term] = parts
+    return term
+
+
+class _TermCache(dict[str | bytes, str]):
+    """Chunk of text -> its content terms joined by spaces ("" for stop words), filled on first
+    use. Tokenising is the ranking's hot path; with this cache a text becomes its terms in a few
+    C-level calls. Compound terms (fts5_virtual) register their parts in `parts`."""
+
+    LIMIT = 200_000
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: dict[str, tuple[str, ...]] = {}
+
+    def __missing__(self, chunk: str | bytes) -> str:
+        if len(self) >= self.LIMIT:  # bounded memory: start over, parts with their chunks
+            self.clear()
+            self.parts.clear()
+        text = chunk.decode("ascii") if isinstance(chunk, bytes) else chunk
+        text = _LETTER_HYPHEN.sub(" ", text) if "-" in text else text
+        value = " ".join(filter(None, map(_term_of, _TOKEN.findall(text))))
+        self[chunk] = value
+        return value
+
+
+_TERMS = _TermCache()
+
+
 def _sequence(text: str) -> tuple[list[str], set[str]]:
-    """The content terms of `text` in order (whole words) and every term including parts."""
-    seq: list[str] = []
-    every: set[str] = set()
-    for group in _words(text):
-        whole = group[0]
-        if not _is_content(whole):
-            continue
-        term = stem(whole)
-        seq.append(term)
-        every.add(term)
-        every.update(stem(p) for p in group[1:] if _is_content(p))
+    """The content terms of `text` in order and the set of them plus identifier parts."""
+    seq = " ".join(map(_TERMS.__getitem__, _chunks(text))).split()
+    every = set(seq)
+    parts = _TERMS.parts
+    for compound in every.intersection(parts):
+        every.update(parts[compound])
     return seq, every
 
 
@@ -181,7 +216,7 @@ def is_rare(word: str, original: str = "") -> bool:
     no English word does (pgvector, nginx)."""
     if not word.isascii() or len(word) < 2:
         return False
-    if _JOINERS.search(word) and _HAS_ALPHA.search(word):
+    if _NAME_JOINERS.search(word) and _HAS_ALPHA.search(word):
         return True
     if _HAS_DIGIT.search(word):
         return bool(_HAS_ALPHA.search(word))
@@ -202,43 +237,36 @@ def is_rare(word: str, original: str = "") -> bool:
 @lru_cache(maxsize=1024)
 def analyze_query(text: str) -> QueryTerms:
     """Content terms, rare terms, adjacent pairs and recency of a query (cached)."""
-    seq, _ = _sequence(text)
+    seq, every = _sequence(text)
     content = tuple(dict.fromkeys(seq))
-    shouted = text.isupper()  # in an all-capitals query every word would look like an acronym
-    originals = {
-        stem(m.group(0).lower()): m.group(0)
-        for m in _TOKEN.finditer(unicodedata.normalize("NFKC", text))
-        if m.group("word") and not shouted
-    }
-    rare = frozenset(t for t in content if is_rare(t, originals.get(t, "")))
-    words = frozenset(stem(w) for group in _words(text) for w in group)
-    lowered = {group[0] for group in _words(text)}
+    typed = _LETTER_HYPHEN.sub(" ", unicodedata.normalize("NFKC", text))
+    # In an all-capitals query every word would look like an acronym.
+    originals = {} if text.isupper() else {stem(t.lower()): t for t in _TOKEN.findall(typed)}
+    raw: set[str] = set()
+    for token in _TOKEN.findall(typed.lower()):
+        raw.update(_bigrams(token) if _CJK.match(token) else (token, stem(token)))
     return QueryTerms(
         content=content,
-        rare=rare,
+        rare=frozenset(t for t in content if is_rare(t, originals.get(t, ""))),
         pairs=frozenset(pairwise(seq)),
-        words=words,
-        recency=bool(lowered & RECENCY_WORDS),
+        words=frozenset(raw | every),
+        recency=bool(raw & RECENCY_WORDS),
     )
 
 
 def url_words(url: str) -> str:
     """The words of a URL's host and path (decoded), for matching: `docs.python.org/3/library`."""
     rest = url.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
-    return unquote(rest).replace("/", " ").replace(".", " ").replace("_", " ")
+    return unquote(rest).replace("/", " ").replace(".", " ")
 
 
 def analyze_doc(title: str, snippet: str, url: str) -> DocTerms:
     """Tokenise a result once: title + snippet terms, URL terms and adjacent pairs."""
-    pairs: set[tuple[str, str]] = set()
-    text: set[str] = set()
-    for part in (title, snippet):
-        seq, every = _sequence(part)
-        text |= every
-        pairs.update(pairwise(seq))
+    seq, text = _sequence(f"{title}\n{snippet}")
     url_seq, url_terms = _sequence(url_words(url))
+    pairs = set(pairwise(seq))
     pairs.update(pairwise(url_seq))
-    return DocTerms(text=frozenset(text), url=frozenset(url_terms), pairs=frozenset(pairs))
+    return DocTerms(text=text, url=url_terms, pairs=pairs)
 
 
 def alignment(query: QueryTerms, doc: DocTerms) -> float:

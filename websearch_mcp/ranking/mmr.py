@@ -8,9 +8,10 @@ the similarity) and `max_sim` its highest token Jaccard similarity to an already
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+def jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
     """|a & b| / |a | b|; 0 for two empty sets."""
     if not a or not b:
         return 0.0
@@ -29,29 +30,35 @@ def normalise(scores: Sequence[float]) -> list[float]:
 
 
 def mmr(
-    relevance: Sequence[float], tokens: Sequence[frozenset[str]], lambda_: float, limit: int
+    relevance: Sequence[float], tokens: Sequence[AbstractSet[str]], lambda_: float, limit: int
 ) -> tuple[list[int], list[float]]:
     """Indices of up to `limit` candidates in MMR order, and each one's maximum similarity to
-    those chosen before it. Candidates must come sorted best first: index 0 is always chosen
-    first, and ties keep the input order."""
+    those chosen before it. Candidates must come sorted by relevance, best first: index 0 is
+    always chosen first, ties keep the input order, and the scan of each round stops where
+    even a candidate without any similarity could not win."""
     count = min(limit, len(relevance))
     if count <= 0:
         return [], []
     rel = normalise(relevance)
+    keep, penalty = lambda_, 1.0 - lambda_
     max_sim = [0.0] * len(rel)
+    compared = [1] * len(rel)  # how many of `order` each candidate has been compared with
     remaining = list(range(1, len(rel)))
     order, sims = [0], [0.0]
     while len(order) < count:
-        last = tokens[order[-1]]
-        best_i, best_value = -1, float("-inf")
+        best_pos, best_value = -1, float("-inf")
         for pos, i in enumerate(remaining):
-            sim = jaccard(last, tokens[i])
-            if sim > max_sim[i]:
-                max_sim[i] = sim
-            value = lambda_ * rel[i] - (1.0 - lambda_) * max_sim[i]
+            if keep * rel[i] < best_value:
+                break  # sorted by relevance: no later candidate can do better
+            for j in order[compared[i] :]:  # lazily: only the results chosen since last time
+                sim = jaccard(tokens[i], tokens[j])
+                if sim > max_sim[i]:
+                    max_sim[i] = sim
+            compared[i] = len(order)
+            value = keep * rel[i] - penalty * max_sim[i]
             if value > best_value:
-                best_i, best_value = pos, value
-        chosen = remaining.pop(best_i)
+                best_pos, best_value = pos, value
+        chosen = remaining.pop(best_pos)
         order.append(chosen)
         sims.append(max_sim[chosen])
     return order, sims

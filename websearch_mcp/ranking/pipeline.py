@@ -20,11 +20,12 @@ from websearch_mcp.config import RankingSettings, SearchSettings
 from websearch_mcp.models import Hit, Query, RankedResult
 from websearch_mcp.ranking.boosts import authority, consensus, freshness, wants_recent
 from websearch_mcp.ranking.domain import (
+    DomainVerdict,
     domain_info,
+    domain_lists,
     domain_quality,
-    domain_set,
-    is_blocked,
     is_error_code_query,
+    matches,
 )
 from websearch_mcp.ranking.fusion import Merged, merge, normalised_rrf, rrf_best
 from websearch_mcp.ranking.lexical import (
@@ -77,6 +78,17 @@ class _Context:
         self.now = now
         self.best = rrf_best(lists, weights, search.rrf_k)
         self.voters = sum(1 for e in lists if weights.get(e, 1.0) > 0)
+        self.domains = domain_lists(self.settings, search.block_domains)
+        self._verdicts: dict[str, DomainVerdict] = {}
+
+    def verdict(self, host: str) -> DomainVerdict:
+        """The domain factor of `host`, computed once per request."""
+        found = self._verdicts.get(host)
+        if found is None:
+            found = self._verdicts[host] = domain_quality(
+                host, self.terms, self.error_code, self.domains, self.settings.domain_penalty
+            )
+        return found
 
 
 def _round(value: float | None) -> float | None:
@@ -89,9 +101,9 @@ def _score(item: Merged, doc: DocTerms, ctx: _Context) -> tuple[float, dict[str,
     align = alignment(ctx.terms, doc)
     rare = rare_share(ctx.terms, doc)
     phrase = phrase_share(ctx.terms, doc)
-    verdict = domain_quality(item.host, ctx.terms, ctx.error_code, s)
+    verdict = ctx.verdict(item.host)
     agree = consensus(sum(1 for e in item.ranks if ctx.weights.get(e, 1.0) > 0), ctx.voters)
-    auth = authority(domain_info(item.host), key_path(item.key), ctx.terms, s)
+    auth = authority(domain_info(item.host), key_path(item.key), ctx.terms, ctx.domains)
     fresh = freshness(item.published_at, ctx.now, ctx.query.time_range, s) if ctx.recent else None
     final = (
         base
@@ -162,8 +174,7 @@ def rank(
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     ctx = _Context(lists, query, search, weights, now)
-    blocked = domain_set(tuple(search.block_domains))
-    items = [m for m in merge(lists) if not is_blocked(m.host, blocked)]
+    items = [m for m in merge(lists) if not matches(m.host, ctx.domains.blocked)]
     scored = []
     for item in items:
         doc = analyze_doc(item.title, item.snippet, item.key)
@@ -175,7 +186,10 @@ def rank(
     limit = max(0, query.max_results)
     if search.mmr.enabled and len(scored) > 1:
         order, sims = mmr(
-            [t[0] for t in scored], [t[2].text - query_terms for t in scored], search.mmr.lambda_, limit
+            [t[0] for t in scored],
+            [t[2].text - query_terms for t in scored],
+            search.mmr.lambda_,
+            limit,
         )
         for index, sim in zip(order, sims, strict=True):
             scored[index][3]["similarity"] = round(sim, 4)

@@ -8,21 +8,23 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from typing import Any
+from typing import Any, ClassVar
 
+from websearch_mcp.engines.academic._common import names, normalize_doi, publication_date
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import iso_date, normalize_doi, unique
 from websearch_mcp.errors import EngineError, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 _NS = {
     "atom": "http://www.w3.org/2005/Atom",
     "arxiv": "http://arxiv.org/schemas/atom",
-    "opensearch": "http://a9.com/-/spec/opensearch/1.1/",
 }
 _TERM_RE = re.compile(r"[\w][\w.+-]*")
 # Words that an AND of `all:` terms would wrongly require.
-_STOP = frozenset("a an and are as at by for from in into is of on or the to with".split())
+_STOP = frozenset(
+    {"a", "an", "and", "are", "as", "at", "by", "for", "from", "in", "into", "is", "of", "on"}
+    | {"or", "the", "to", "with"}
+)
 _VERSION_RE = re.compile(r"v\d+$")
 
 
@@ -58,22 +60,32 @@ def _abs_url(entry: ET.Element) -> str:
 
 
 def _is_error(entry: ET.Element) -> bool:
+    """arXiv's error entry; a paper that happens to be titled "Error" has an /abs/ id."""
     entry_id = _text(entry, "atom:id")
-    return "arxiv.org/api/errors" in entry_id or _text(entry, "atom:title").strip() == "Error"
+    if "arxiv.org/api/errors" in entry_id:
+        return True
+    return _text(entry, "atom:title").strip() == "Error" and "/abs/" not in entry_id
 
 
 class ArXiv(Engine):
     """Atom entries with `title`, `summary`, `published`, `author/name`, `arxiv:doi`,
     `arxiv:journal_ref`, and a `link` titled "pdf"."""
 
-    name = "arxiv"
+    name: ClassVar[str] = "arxiv"
     kind = "academic"
-    base_url = "https://export.arxiv.org"
-    rate_limit = 1.0
-    default_timeout = 8.0
+    base_url: ClassVar[str] = "https://export.arxiv.org"
+    needs_key: ClassVar[bool] = False
+    returns_score: ClassVar[bool] = False
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 8.0
+    rate_limit: ClassVar[float | None] = 1.0  # arXiv asks clients to go slowly
+    key_env: ClassVar[str | None] = None
+
+    max_rows: ClassVar[int] = 100
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
-        rows = min(max(query.max_results, 1), 100)
+        """Parameters: `search_query()`, `start`, `max_results`, sorted by relevance."""
+        rows = min(query.max_results, self.max_rows)
         params: dict[str, Any] = {
             "search_query": search_query(query),
             "start": (query.page - 1) * rows,
@@ -84,25 +96,27 @@ class ArXiv(Engine):
         return HttpRequest("GET", "/api/query", params=params)
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
+        """Atom entries -> hits; an error entry raises `EngineError` even with HTTP 200."""
         try:
             # ElementTree never fetches external entities and expat bounds entity expansion.
             feed = ET.fromstring(response.content)
         except ET.ParseError:
             self.check_status(response)
-            raise EngineParseError("expected an Atom feed") from None
+            raise EngineParseError("arXiv answered with a body that is not XML") from None
         entries = feed.findall("atom:entry", _NS)
         for entry in entries:
             if _is_error(entry):
-                raise EngineError(clean_text(_text(entry, 'atom:summary'), 200) or "arXiv API error")
+                detail = clean_text(_text(entry, "atom:summary"), 200) or "no detail"
+                raise EngineError(f"arXiv API error: {detail}")
         self.check_status(response)
         if feed.tag != f"{{{_NS['atom']}}}feed":
-            raise EngineParseError("expected an Atom feed")
+            raise EngineParseError("arXiv answered with XML that is not an Atom feed")
         hits: list[Hit] = []
         for entry in entries:
-            title = clean_text(_text(entry, "atom:title"), 300)
+            title = clean_text(_text(entry, "atom:title"))
             if not title:
                 continue
-            journal = clean_text(_text(entry, "arxiv:journal_ref"), 300)
+            journal = clean_text(_text(entry, "arxiv:journal_ref"))
             hits.append(
                 Hit(
                     title=title,
@@ -110,8 +124,8 @@ class ArXiv(Engine):
                     snippet=clean_text(_text(entry, "atom:summary")),
                     rank=len(hits) + 1,
                     engine=self.name,
-                    published=iso_date(_text(entry, "atom:published")),
-                    authors=unique(
+                    published=publication_date(_text(entry, "atom:published")),
+                    authors=names(
                         _text(author, "atom:name") for author in entry.findall("atom:author", _NS)
                     ),
                     doi=normalize_doi(_text(entry, "arxiv:doi")),

@@ -1,20 +1,19 @@
-"""CORE (open-access aggregator) API v3: GET /v3/search/works?q=.. with a Bearer key (JSON)."""
+"""CORE (open-access aggregator) API v3: `GET /v3/search/works?q=..`, a Bearer key (JSON)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import (
-    api_error,
+from websearch_mcp.engines.academic._common import (
     as_int,
-    iso_date,
+    names,
     normalize_doi,
-    not_json,
-    try_json,
-    unique,
+    publication_date,
 )
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import api_error, error_message
+from websearch_mcp.engines.web._common import http_url, json_object
 from websearch_mcp.errors import EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -26,96 +25,98 @@ def search_query(query: Query) -> str:
         conditions.append(f"yearPublished>={query.year_from}")
     if query.year_to is not None:
         conditions.append(f"yearPublished<={query.year_to}")
-    if not conditions:
-        return query.text
-    return " AND ".join([f"({query.text})", *conditions])
+    return " AND ".join([f"({query.text})", *conditions]) if conditions else query.text
 
 
-def _is_pdf(url: Any) -> bool:
-    return isinstance(url, str) and urlsplit(url).path.lower().endswith(".pdf")
-
-
-def _landing(work: dict[str, Any]) -> str | None:
-    for link in work.get("links") or []:
-        if isinstance(link, dict) and link.get("type") == "display" and link.get("url"):
-            return str(link["url"])
-    return f"https://core.ac.uk/works/{work['id']}" if work.get("id") is not None else None
+def _links(work: dict[str, Any], kind: str) -> list[str]:
+    return [
+        url
+        for link in work.get("links") or []
+        if isinstance(link, dict)
+        and link.get("type") == kind
+        and (url := http_url(link.get("url")))
+    ]
 
 
 def _pdf_url(work: dict[str, Any]) -> str | None:
-    """`downloadUrl` when it is a PDF; for many records it is only an abstract page."""
-    candidates = [work.get("downloadUrl")]
-    candidates += [
-        link.get("url")
-        for link in work.get("links") or []
-        if isinstance(link, dict) and link.get("type") == "download"
-    ]
-    return next((str(url) for url in candidates if _is_pdf(url)), None)
+    """`downloadUrl` (or a download link) when it is a PDF; often it is an abstract page."""
+    candidates = [http_url(work.get("downloadUrl")), *_links(work, "download")]
+    return next(
+        (url for url in candidates if url and urlsplit(url).path.lower().endswith(".pdf")), None
+    )
 
 
 def _venue(work: dict[str, Any]) -> str | None:
     for journal in work.get("journals") or []:
-        if isinstance(journal, dict) and (title := clean_text(journal.get("title"), 300)):
+        if isinstance(journal, dict) and (title := clean_text(journal.get("title"))):
             return title
     return None
 
 
-class Core(Engine):
-    """`results[]` works: `title`, `abstract`, `authors[].name`, `doi`, `downloadUrl`,
-    `links[]` (display / download), `publishedDate`, `yearPublished`, `citationCount`."""
+def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
+    title = clean_text(work.get("title"))
+    display = _links(work, "display")
+    url = display[0] if display else None
+    if not url and work.get("id") is not None:
+        url = f"https://core.ac.uk/works/{work['id']}"
+    if not title or not url:
+        return None
+    authors = (a.get("name") for a in work.get("authors") or [] if isinstance(a, dict))
+    return Hit(
+        title=title,
+        url=url,
+        snippet=clean_text(work.get("abstract")),
+        rank=rank,
+        engine=engine,
+        published=publication_date(work.get("publishedDate"))
+        or publication_date(work.get("yearPublished")),
+        authors=names(authors),
+        doi=normalize_doi(work.get("doi")),
+        venue=_venue(work),
+        citations=as_int(work.get("citationCount")),
+        pdf_url=_pdf_url(work),
+    )
 
-    name = "core"
+
+class Core(Engine):
+    """CORE: `results[]` works with `title`, `abstract`, `authors[].name`, `doi`,
+    `downloadUrl`, `links[]` (display / download), `publishedDate`, `yearPublished`."""
+
+    name: ClassVar[str] = "core"
     kind = "academic"
-    base_url = "https://api.core.ac.uk"
-    needs_key = True
-    default_timeout = 10.0
+    base_url: ClassVar[str] = "https://api.core.ac.uk"
+    needs_key: ClassVar[bool] = True
+    returns_score: ClassVar[bool] = False
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 10.0
+    key_env: ClassVar[str | None] = "CORE_API_KEYS"
+
+    max_rows: ClassVar[int] = 100
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
-        rows = min(max(query.max_results, 1), 100)
+        """Parameters: `q` (with yearPublished conditions), `limit`, `offset`; a Bearer key."""
+        rows = min(query.max_results, self.max_rows)
         params: dict[str, Any] = {"q": search_query(query), "limit": rows}
         if query.page > 1:
             params["offset"] = (query.page - 1) * rows
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
         return HttpRequest(
-            "GET", "/v3/search/works", params=params, headers=headers,
+            "GET",
+            "/v3/search/works",
+            params=params,
+            headers={"Authorization": f"Bearer {key or ''}", "Accept": "application/json"},
             secrets=(key,) if key else (),
         )
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        data = try_json(response)
-        if response.status >= 300 and isinstance(data, dict) and data.get("message"):
-            raise api_error(data["message"], response)
+        """`results[]` -> hits; an error body's `message` names the cause."""
+        if response.status >= 300 and (message := error_message(response, "message")):
+            raise api_error(message, response)
         self.check_status(response)
-        if not isinstance(data, dict):
-            raise not_json(response)
-        results = data.get("results") or []
-        if not isinstance(results, list):
-            raise EngineParseError("`results` is not a list")
+        works = json_object(response, "CORE").get("results") or []
+        if not isinstance(works, list):
+            raise EngineParseError("CORE answered with 'results' that is not a list")
         hits: list[Hit] = []
-        for work in results:
-            if not isinstance(work, dict):
-                continue
-            title = clean_text(work.get("title"), 300)
-            url = _landing(work)
-            if not title or not url:
-                continue
-            authors = (
-                str(a.get("name") or "") for a in work.get("authors") or [] if isinstance(a, dict)
-            )
-            hits.append(
-                Hit(
-                    title=title,
-                    url=url,
-                    snippet=clean_text(work.get("abstract")),
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=iso_date(work.get("publishedDate"))
-                    or iso_date(work.get("yearPublished")),
-                    authors=unique(authors),
-                    doi=normalize_doi(work.get("doi")),
-                    venue=_venue(work),
-                    citations=as_int(work.get("citationCount")),
-                    pdf_url=_pdf_url(work),
-                )
-            )
+        for work in works:
+            if isinstance(work, dict) and (hit := _hit(work, len(hits) + 1, self.name)):
+                hits.append(hit)
         return hits

@@ -1,120 +1,128 @@
-"""Crossref REST API: GET /works?query=..&rows=.. (JSON). Covers DOI-registered literature."""
+"""Crossref REST API: `GET /works?query=..&rows=..` (JSON); DOI-registered literature."""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
-from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import (
-    api_error,
+from websearch_mcp.engines.academic._common import (
     as_int,
-    iso_from_date_parts,
+    date_from_parts,
+    names,
     normalize_doi,
-    not_json,
-    try_json,
-    unique,
 )
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import api_error
+from websearch_mcp.engines.web._common import http_url, json_object, load_json
 from websearch_mcp.errors import EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
-# Only what the parser reads: full work records are large.
+# Only the fields the parser reads: full work records are large.
 _SELECT = (
     "DOI,URL,title,author,container-title,abstract,is-referenced-by-count,"
     "published,published-print,published-online,issued,created"
 )
 _DATE_FIELDS = ("published", "issued", "published-print", "published-online", "created")
+# JATS abstracts often open with a <jats:title>Abstract</jats:title> heading.
 _ABSTRACT_LABEL_RE = re.compile(r"^(?:abstract|summary)\s*[:.]?\s+", re.IGNORECASE)
 
 
 def _first(value: Any) -> str:
-    """Crossref puts titles and container titles in lists."""
+    """The first non-empty string of a Crossref list field (`title`, `container-title`)."""
     if isinstance(value, list):
         value = next((v for v in value if isinstance(v, str) and v.strip()), "")
     return value if isinstance(value, str) else ""
 
 
 def _authors(item: dict[str, Any]) -> tuple[str, ...]:
-    names = []
-    for author in item.get("author") or []:
-        if not isinstance(author, dict):
-            continue
-        full = " ".join(str(author[p]) for p in ("given", "family") if author.get(p))
-        names.append(full or str(author.get("name") or ""))
-    return unique(names)
+    people = (a for a in item.get("author") or [] if isinstance(a, dict))
+    return names(
+        " ".join(str(a[part]) for part in ("given", "family") if a.get(part)) or a.get("name")
+        for a in people
+    )
 
 
 def _published(item: dict[str, Any]) -> str | None:
     for field in _DATE_FIELDS:
-        if found := iso_from_date_parts(item.get(field)):
+        if found := date_from_parts(item.get(field)):
             return found
     return None
 
 
-def _failure(data: dict[str, Any]) -> str:
-    """The text of a `{"status": "failed", "message": [...]}` body."""
-    message = data.get("message")
-    if isinstance(message, list):
-        parts = [str(m.get("message") or m) if isinstance(m, dict) else str(m) for m in message]
+def _failure(response: HttpResponse) -> str | None:
+    """The text of a `{"status": "failed", "message": [...]}` body (any HTTP status)."""
+    try:
+        data = load_json(response, "Crossref")
+    except EngineParseError:
+        return None
+    if not isinstance(data, dict) or data.get("status") != "failed":
+        return None
+    messages = data.get("message")
+    if isinstance(messages, list):
+        parts = [str(m.get("message") or m) if isinstance(m, dict) else str(m) for m in messages]
         return "; ".join(parts) or "request failed"
-    return str(message or "request failed")
+    return str(messages or "request failed")
 
 
 class Crossref(Engine):
-    """`message.items[]`: `title` (list), `DOI`, `URL`, `author[]`, `container-title` (list),
-    JATS `abstract`, date-parts dates and `is-referenced-by-count`."""
+    """Crossref: `message.items[]` with `title` (a list), `DOI`, `URL`, `author[]`,
+    `container-title` (a list), a JATS `abstract`, date-parts dates, citation counts."""
 
-    name = "crossref"
+    name: ClassVar[str] = "crossref"
     kind = "academic"
-    base_url = "https://api.crossref.org"
-    default_timeout = 8.0
+    base_url: ClassVar[str] = "https://api.crossref.org"
+    needs_key: ClassVar[bool] = False
+    returns_score: ClassVar[bool] = False  # its `score` is unbounded
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 8.0
+    key_env: ClassVar[str | None] = None
+
+    max_rows: ClassVar[int] = 100
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
-        rows = min(max(query.max_results, 1), 100)
+        """Parameters: `query`, `rows`, `offset`, `select`, `filter` (from/until-pub-date)."""
+        rows = min(query.max_results, self.max_rows)
         params: dict[str, Any] = {"query": query.text, "rows": rows, "select": _SELECT}
         if query.page > 1:
             params["offset"] = (query.page - 1) * rows
         filters = []
         if query.year_from is not None:
-            filters.append(f"from-pub-date:{query.year_from:04d}")
+            filters.append(f"from-pub-date:{query.year_from}")
         if query.year_to is not None:
-            filters.append(f"until-pub-date:{query.year_to:04d}")
+            filters.append(f"until-pub-date:{query.year_to}")
         if filters:
             params["filter"] = ",".join(filters)
-        return HttpRequest("GET", "/works", params=params)
+        return HttpRequest("GET", "/works", params=params, headers={"Accept": "application/json"})
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        data = try_json(response)
-        if isinstance(data, dict) and data.get("status") == "failed":
-            raise api_error(_failure(data), response)
+        """`message.items[]` -> hits; a `status: failed` body raises a typed error."""
+        if failure := _failure(response):
+            raise api_error(failure, response)
         self.check_status(response)
-        if not isinstance(data, dict):
-            raise not_json(response)
-        message = data.get("message")
-        items = message.get("items", []) if isinstance(message, dict) else None
+        message = json_object(response, "Crossref").get("message")
+        items = message.get("items") if isinstance(message, dict) else None
         if not isinstance(items, list):
-            raise EngineParseError("`message.items` is not a list")
+            raise EngineParseError("Crossref answered without a 'message.items' list")
         hits: list[Hit] = []
         for item in items:
             if not isinstance(item, dict):
                 continue
-            title = clean_text(_first(item.get("title")), 300)
+            title = clean_text(_first(item.get("title")))
             doi = normalize_doi(item.get("DOI"))
-            url = item.get("URL") or (f"https://doi.org/{doi}" if doi else "")
+            url = http_url(item.get("URL")) or (f"https://doi.org/{doi}" if doi else None)
             if not title or not url:
                 continue
-            abstract = _ABSTRACT_LABEL_RE.sub("", clean_text(item.get("abstract")))
             hits.append(
                 Hit(
                     title=title,
                     url=url,
-                    snippet=abstract,
+                    snippet=_ABSTRACT_LABEL_RE.sub("", clean_text(item.get("abstract"))),
                     rank=len(hits) + 1,
                     engine=self.name,
                     published=_published(item),
                     authors=_authors(item),
                     doi=doi,
-                    venue=clean_text(_first(item.get("container-title")), 300) or None,
+                    venue=clean_text(_first(item.get("container-title"))) or None,
                     citations=as_int(item.get("is-referenced-by-count")),
                 )
             )

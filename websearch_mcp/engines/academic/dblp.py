@@ -1,105 +1,113 @@
-"""dblp computer-science bibliography: GET /search/publ/api?q=..&format=json.
+"""dblp computer-science bibliography: `GET /search/publ/api?q=..&format=json`.
 
-dblp's JSON is converted from XML: every number is a string, and an element that occurs once
-is an object where it usually is a list (`hits.hit`, `authors.author`, `venue`, `ee`). dblp has
-no year parameter, so a year range is applied to the returned records.
+dblp's JSON is converted from XML: numbers are strings, and an element that occurs once is an
+object where it is usually a list (`hits.hit`, `authors.author`, `venue`, `ee`). dblp has no
+year parameter, so a year range is applied to the records it returns.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
-from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import (
-    api_error,
+from websearch_mcp.engines.academic._common import (
+    as_dict,
     as_int,
     as_list,
-    iso_date,
+    names,
     normalize_doi,
-    not_json,
-    try_json,
-    unique,
+    publication_date,
 )
-from websearch_mcp.errors import EngineError, EngineParseError
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import api_error
+from websearch_mcp.engines.web._common import http_url, json_object
+from websearch_mcp.errors import EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 # dblp tells namesakes apart with a number: "Wei Wang 0001".
 _HOMONYM_RE = re.compile(r"\s+\d{4}$")
 
 
-def _author_names(info: dict[str, Any]) -> tuple[str, ...]:
-    authors = info.get("authors")
-    entries = as_list(authors.get("author")) if isinstance(authors, dict) else []
-    names = (
-        entry.get("text") if isinstance(entry, dict) else entry
-        for entry in entries
-    )
-    return unique(_HOMONYM_RE.sub("", str(name)) for name in names if name)
+def _authors(info: dict[str, Any]) -> tuple[str, ...]:
+    entries = as_list(as_dict(info.get("authors")).get("author"))
+    raw = (entry.get("text") if isinstance(entry, dict) else entry for entry in entries)
+    return names(_HOMONYM_RE.sub("", str(name)) for name in raw if name)
 
 
 def _in_years(year: int | None, query: Query) -> bool:
+    if query.year_from is None and query.year_to is None:
+        return True
     if year is None:
-        return query.year_from is None and query.year_to is None
+        return False
     if query.year_from is not None and year < query.year_from:
         return False
     return query.year_to is None or year <= query.year_to
 
 
-class DBLP(Engine):
-    """`result.hits.hit[]` with `info`: `title`, `authors.author`, `venue`, `year`, `doi`,
-    `ee` (the publisher's landing page) and `url` (the dblp record)."""
+def _hit(info: dict[str, Any], rank: int, engine: str) -> Hit | None:
+    title = clean_text(info.get("title"))
+    if title.endswith(".") and not title.endswith(".."):
+        title = title[:-1]  # dblp ends every title with a period
+    landing = next((url for ee in as_list(info.get("ee")) if (url := http_url(ee))), None)
+    url = landing or http_url(info.get("url"))
+    if not title or not url:
+        return None
+    venue = ", ".join(str(v) for v in as_list(info.get("venue")) if v)
+    return Hit(
+        title=title,
+        url=url,
+        snippet="",  # dblp has no abstracts
+        rank=rank,
+        engine=engine,
+        published=publication_date(info.get("year")),
+        authors=_authors(info),
+        doi=normalize_doi(info.get("doi")),
+        venue=clean_text(venue) or None,
+    )
 
-    name = "dblp"
+
+class DBLP(Engine):
+    """dblp: `result.hits.hit[]`, each with `info`: `title`, `authors.author`, `venue`, `year`,
+    `doi`, `ee` (the publisher's page, preferred as URL) and `url` (the dblp record)."""
+
+    name: ClassVar[str] = "dblp"
     kind = "academic"
-    base_url = "https://dblp.org"
-    default_timeout = 8.0
+    base_url: ClassVar[str] = "https://dblp.org"
+    needs_key: ClassVar[bool] = False
+    returns_score: ClassVar[bool] = False
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 8.0
+    key_env: ClassVar[str | None] = None
+
+    max_rows: ClassVar[int] = 1000
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
-        rows = min(max(query.max_results, 1), 1000)
+        """Parameters: `q`, `format=json`, `h` (hits), `f` (first hit, for later pages)."""
+        rows = min(query.max_results, self.max_rows)
         params: dict[str, Any] = {"q": query.text, "format": "json", "h": rows}
         if query.page > 1:
             params["f"] = (query.page - 1) * rows
-        return HttpRequest("GET", "/search/publ/api", params=params)
+        return HttpRequest(
+            "GET", "/search/publ/api", params=params, headers={"Accept": "application/json"}
+        )
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        data = try_json(response)
+        """`result.hits.hit` (a list, a lone object, or absent) -> hits in the asked years."""
         self.check_status(response)
-        if not isinstance(data, dict) or not isinstance(data.get("result"), dict):
-            raise not_json(response) if data is None else EngineParseError("expected `result`")
-        result = data["result"]
-        status = result.get("status")
-        code = status.get("@code") if isinstance(status, dict) else "200"
-        if str(code) != "200":
-            raise api_error(status.get("text") or f"dblp status {code}", response)
+        result = json_object(response, "dblp").get("result")
+        if not isinstance(result, dict):
+            raise EngineParseError("dblp answered without a 'result' object")
+        status = as_dict(result.get("status"))
+        if str(status.get("@code", "200")) != "200":
+            raise api_error(status.get("text") or f"dblp status {status['@code']}", response)
         hits_node = result.get("hits")
         if not isinstance(hits_node, dict):
-            raise EngineError("dblp answer without `hits`")
+            raise EngineParseError("dblp answered without a 'hits' object")
         hits: list[Hit] = []
         for hit in as_list(hits_node.get("hit")):
-            info = hit.get("info") if isinstance(hit, dict) else None
-            if not isinstance(info, dict):
+            info = as_dict(hit.get("info") if isinstance(hit, dict) else None)
+            if not _in_years(as_int(info.get("year")), query):
                 continue
-            title = clean_text(info.get("title"), 300)
-            if title.endswith(".") and not title.endswith(".."):
-                title = title[:-1]  # dblp ends every title with a period
-            landing = next((u for u in as_list(info.get("ee")) if isinstance(u, str)), None)
-            url = landing or info.get("url")
-            year = as_int(info.get("year"))
-            if not title or not isinstance(url, str) or not _in_years(year, query):
-                continue
-            venue = ", ".join(str(v) for v in as_list(info.get("venue")) if v)
-            hits.append(
-                Hit(
-                    title=title,
-                    url=url,
-                    snippet="",
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=iso_date(year),
-                    authors=_author_names(info),
-                    doi=normalize_doi(info.get("doi")),
-                    venue=clean_text(venue, 300) or None,
-                )
-            )
+            if found := _hit(info, len(hits) + 1, self.name):
+                hits.append(found)
         return hits

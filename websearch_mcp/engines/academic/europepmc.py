@@ -1,35 +1,29 @@
-"""Europe PMC REST API: GET /europepmc/webservices/rest/search?query=..&format=json.
+"""Europe PMC REST API: `GET /europepmc/webservices/rest/search?query=..&format=json`.
 
-Europe PMC pages with opaque cursors, which a stateless request cannot hold, so page N asks
-for the first N pages at once and the parser keeps the last one.
+Europe PMC pages with opaque cursors, which a stateless request cannot carry, so page N asks
+for the first N pages at once and the parser keeps the last of them.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import (
-    api_error,
+from websearch_mcp.engines.academic._common import (
+    as_dict,
     as_int,
-    iso_date,
+    names,
     normalize_doi,
-    not_json,
-    try_json,
-    unique,
+    publication_date,
 )
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import api_error, error_message
+from websearch_mcp.engines.web._common import http_url, json_object, result_list
 from websearch_mcp.errors import EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
-_MAX_PAGE_SIZE = 1000  # the API's limit
-
-
-def _page_size(query: Query) -> int:
-    return min(max(query.max_results, 1), 100)
-
 
 def search_query(query: Query) -> str:
-    """The query, restricted to publication years in Europe PMC's own syntax when asked."""
+    """The query, limited to publication years in Europe PMC's syntax when a range is asked."""
     if query.year_from is None and query.year_to is None:
         return query.text
     start = query.year_from if query.year_from is not None else 1000
@@ -38,87 +32,95 @@ def search_query(query: Query) -> str:
 
 
 def _venue(item: dict[str, Any]) -> str | None:
-    journal = item.get("journalTitle")
-    if not journal and isinstance(item.get("journalInfo"), dict):
-        inner = item["journalInfo"].get("journal")
-        journal = inner.get("title") if isinstance(inner, dict) else None
-    return clean_text(journal, 300) or None
+    journal = item.get("journalTitle") or as_dict(
+        as_dict(item.get("journalInfo")).get("journal")
+    ).get("title")
+    return clean_text(journal) or None
 
 
 def _pdf_url(item: dict[str, Any]) -> str | None:
-    """An open-access PDF: from the full-text links (core results) or Europe PMC's renderer."""
-    links = item.get("fullTextUrlList")
-    for link in links.get("fullTextUrl", []) if isinstance(links, dict) else []:
+    """An open-access PDF: from the full-text links (`core` results) or Europe PMC's renderer."""
+    for link in as_dict(item.get("fullTextUrlList")).get("fullTextUrl") or []:
         if (
             isinstance(link, dict)
             and link.get("documentStyle") == "pdf"
             and str(link.get("availability", "")).lower().startswith(("open", "free"))
+            and (url := http_url(link.get("url")))
         ):
-            return link.get("url")
+            return url
     if item.get("isOpenAccess") == "Y" and item.get("pmcid"):
         return f"https://europepmc.org/articles/{item['pmcid']}?pdf=render"
     return None
 
 
-def _authors(item: dict[str, Any]) -> tuple[str, ...]:
+def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
+    title = clean_text(item.get("title"))
+    if not title or not item.get("id"):
+        return None
     author_string = str(item.get("authorString") or "").strip().rstrip(".")
-    return unique(author_string.split(", ")) if author_string else ()
+    return Hit(
+        title=title,
+        url=f"https://europepmc.org/article/{item.get('source') or 'MED'}/{item['id']}",
+        snippet=clean_text(item.get("abstractText")),
+        rank=rank,
+        engine=engine,
+        published=publication_date(item.get("firstPublicationDate"))
+        or publication_date(item.get("pubYear")),
+        authors=names(author_string.split(", ")) if author_string else (),
+        doi=normalize_doi(item.get("doi")),
+        venue=_venue(item),
+        citations=as_int(item.get("citedByCount")),
+        pdf_url=_pdf_url(item),
+    )
 
 
 class EuropePMC(Engine):
-    """`resultList.result[]`: `title`, `authorString`, `journalTitle`, `pubYear`,
+    """Europe PMC: `resultList.result[]` with `title`, `authorString`, `journalTitle`,
     `firstPublicationDate`, `doi`, `pmcid`, `citedByCount`, `abstractText` (core results)."""
 
-    name = "europepmc"
+    name: ClassVar[str] = "europepmc"
     kind = "academic"
-    base_url = "https://www.ebi.ac.uk"
-    default_timeout = 8.0
+    base_url: ClassVar[str] = "https://www.ebi.ac.uk"
+    needs_key: ClassVar[bool] = False
+    returns_score: ClassVar[bool] = False
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 8.0
+    key_env: ClassVar[str | None] = None
+
+    max_rows: ClassVar[int] = 100
+    max_page_size: ClassVar[int] = 1000  # the API's limit
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
+        """Parameters: `query` (with a PUB_YEAR range), `format=json`, `resultType=core`,
+        `pageSize` covering every page up to the asked one."""
+        rows = min(query.max_results, self.max_rows)
         params: dict[str, Any] = {
             "query": search_query(query),
             "format": "json",
-            "resultType": "core",  # `lite` has no abstract
-            "pageSize": min(_page_size(query) * query.page, _MAX_PAGE_SIZE),
+            "resultType": "core",  # `lite` results have no abstract
+            "pageSize": min(rows * query.page, self.max_page_size),
         }
-        return HttpRequest("GET", "/europepmc/webservices/rest/search", params=params)
+        return HttpRequest(
+            "GET",
+            "/europepmc/webservices/rest/search",
+            params=params,
+            headers={"Accept": "application/json"},
+        )
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        data = try_json(response)
-        if response.status >= 300 and isinstance(data, dict) and data.get("errMsg"):
-            raise api_error(data["errMsg"], response)
+        """`resultList.result[]` -> hits, only the asked page's slice of them."""
+        if response.status >= 300 and (message := error_message(response, "errMsg", "message")):
+            raise api_error(message, response)
         self.check_status(response)
-        if not isinstance(data, dict):
-            raise not_json(response)
-        result_list = data.get("resultList")
-        results = result_list.get("result", []) if isinstance(result_list, dict) else None
-        if not isinstance(results, list):
-            raise EngineParseError("`resultList.result` is not a list")
+        result_holder = json_object(response, "Europe PMC").get("resultList")
+        if not isinstance(result_holder, dict):
+            raise EngineParseError("Europe PMC answered without a 'resultList'")
+        items = result_list(result_holder, "result", "Europe PMC")
         if query.page > 1:
-            size = _page_size(query)
-            results = results[(query.page - 1) * size : query.page * size]
+            rows = min(query.max_results, self.max_rows)
+            items = items[(query.page - 1) * rows : query.page * rows]
         hits: list[Hit] = []
-        for item in results:
-            if not isinstance(item, dict):
-                continue
-            title = clean_text(item.get("title"), 300)
-            if not title or not item.get("id"):
-                continue
-            source = item.get("source") or "MED"
-            hits.append(
-                Hit(
-                    title=title,
-                    url=f"https://europepmc.org/article/{source}/{item['id']}",
-                    snippet=clean_text(item.get("abstractText")),
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=iso_date(item.get("firstPublicationDate"))
-                    or iso_date(item.get("pubYear")),
-                    authors=_authors(item),
-                    doi=normalize_doi(item.get("doi")),
-                    venue=_venue(item),
-                    citations=as_int(item.get("citedByCount")),
-                    pdf_url=_pdf_url(item),
-                )
-            )
+        for item in items:
+            if hit := _hit(item, len(hits) + 1, self.name):
+                hits.append(hit)
         return hits

@@ -1,64 +1,96 @@
-"""Google Scholar, scraped: GET /scholar?q=.. (HTML). Off by default: Scholar answers automated
-traffic with a CAPTCHA very soon, which is reported as blocked so the breaker backs off."""
+"""Google Scholar's HTML results page: `GET /scholar?q=..`. Off by default: Scholar answers
+automated traffic with a CAPTCHA very soon, reported as blocked so the breaker backs off."""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from websearch_mcp.engines.academic._common import names, publication_date
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import as_int, iso_date, unique
+from websearch_mcp.engines.web._common import http_url
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
-_CAPTCHA_MARKERS = ("gs_captcha", "unusual traffic from your computer", "/sorry/index", "not a robot")
+# Markup only the CAPTCHA page has, and texts that mean a block when no result came with them.
+_CAPTCHA_MARKUP = ('id="gs_captcha', 'id="captcha-form"', "/sorry/index")
+_CAPTCHA_TEXTS = ("unusual traffic from your computer", "not a robot")
 _NO_RESULTS = "did not match any articles"
 _SEPARATOR_RE = re.compile(r"\s[-–]\s")
 _YEAR_RE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
-_DIGITS_RE = re.compile(r"\d[\d,.]*")
-_DOMAIN_RE = re.compile(r"^[\w-]+(\.[\w-]+)+$")
+_DOMAIN_RE = re.compile(r"^[\w-]+(?:\.[\w-]+)+$")
+_COUNT_RE = re.compile(r"\d[\d,.]*")
 
 
 def byline(text: str) -> tuple[tuple[str, ...], str | None, str | None]:
     """`(authors, venue, year)` from a `gs_a` line such as
     "A Vaswani, N Shazeer… - Advances in neural …, 2017 - proceedings.neurips.cc"."""
-    parts = [p.strip() for p in _SEPARATOR_RE.split(text)]
-    authors = unique(name.strip(" …") for name in parts[0].split(","))
+    parts = [part.strip() for part in _SEPARATOR_RE.split(text)]
+    authors = names(name.strip(" …") for name in parts[0].split(","))
     source = " - ".join(parts[1:-1]) if len(parts) > 2 else "".join(parts[1:])
     if _DOMAIN_RE.match(source):
-        source = ""  # "Author - example.com": the host, no venue
+        source = ""  # "Author - example.com": only the host, no venue
     year = _YEAR_RE.search(source)
     venue = _YEAR_RE.sub("", source).strip(" ,")
-    return authors, venue or None, iso_date(year[1]) if year else None
+    return authors, venue or None, publication_date(year[1]) if year else None
 
 
-def _cited_by(block: LexborNode) -> int | None:
-    for link in block.css("div.gs_fl a"):
+def _cited_by(record: LexborNode) -> int | None:
+    for link in record.css("div.gs_fl a"):
         if "cites=" in (link.attributes.get("href") or ""):
-            found = _DIGITS_RE.search(link.text())
-            return as_int(re.sub(r"\D", "", found[0])) if found else None
+            found = _COUNT_RE.search(link.text())
+            return int(re.sub(r"\D", "", found[0])) if found else None
     return None
 
 
 def _pdf_url(block: LexborNode) -> str | None:
     link = block.css_first("div.gs_or_ggsm a") or block.css_first("div.gs_ggs a")
-    href = link.attributes.get("href") if link is not None else None
-    return href if href and href.startswith(("http://", "https://")) else None
+    return http_url(link.attributes.get("href")) if link is not None else None
+
+
+def _hit(block: LexborNode, rank: int, engine: str) -> Hit | None:
+    record = block.css_first("div.gs_ri")
+    link = record.css_first("h3.gs_rt a") if record is not None else None
+    url = http_url(link.attributes.get("href")) if link is not None else None
+    if record is None or link is None or not url:
+        return None  # [CITATION] records have no link
+    line = record.css_first("div.gs_a")
+    authors, venue, year = byline(clean_text(line.text(), 1000)) if line else ((), None, None)
+    snippet = record.css_first("div.gs_rs")
+    return Hit(
+        title=clean_text(link.text()) or url,
+        url=url,
+        snippet=clean_text(snippet.text()) if snippet is not None else "",
+        rank=rank,
+        engine=engine,
+        published=year,
+        authors=authors,
+        venue=venue,
+        citations=_cited_by(record),
+        pdf_url=_pdf_url(block),
+    )
 
 
 class GoogleScholar(Engine):
-    """`div.gs_ri` records: `h3.gs_rt a` (title, link), `div.gs_a` (authors - venue, year -
-    host), `div.gs_rs` (snippet), "Cited by N" in `div.gs_fl`, a PDF link in `div.gs_ggs`."""
+    """Scholar: `div.gs_r` blocks; `h3.gs_rt a` (title, link), `div.gs_a` (authors - venue,
+    year - host), `div.gs_rs` (snippet), "Cited by N" in `div.gs_fl`, a PDF in `div.gs_ggs`."""
 
-    name = "google_scholar"
+    name: ClassVar[str] = "google_scholar"
     kind = "academic"
-    base_url = "https://scholar.google.com"
-    default_enabled = False
+    base_url: ClassVar[str] = "https://scholar.google.com"
+    needs_key: ClassVar[bool] = False
+    returns_score: ClassVar[bool] = False
+    default_enabled: ClassVar[bool] = False
+    default_timeout: ClassVar[float] = 6.0
+    key_env: ClassVar[str | None] = None
+
+    max_rows: ClassVar[int] = 20
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
-        rows = min(max(query.max_results, 1), 20)
+        """Parameters: `q`, `num`, `start`, `as_ylo`/`as_yhi` (year range), `hl=en`."""
+        rows = min(query.max_results, self.max_rows)
         params: dict[str, Any] = {"q": query.text, "hl": "en", "as_sdt": "0,5", "num": rows}
         if query.page > 1:
             params["start"] = (query.page - 1) * rows
@@ -66,42 +98,23 @@ class GoogleScholar(Engine):
             params["as_ylo"] = query.year_from
         if query.year_to is not None:
             params["as_yhi"] = query.year_to
-        return HttpRequest("GET", "/scholar", params=params)
+        return HttpRequest("GET", "/scholar", params=params, headers={"Accept": "text/html"})
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
+        """Result blocks -> hits; the CAPTCHA page raises `EngineBlocked`."""
         text = response.text
-        if "/sorry/" in response.url or any(marker in text for marker in _CAPTCHA_MARKERS):
+        if "/sorry/" in response.url or any(marker in text for marker in _CAPTCHA_MARKUP):
             raise EngineBlocked("Google Scholar CAPTCHA")
         self.check_status(response)
         tree = LexborHTMLParser(text)
         hits: list[Hit] = []
         for block in tree.css("div.gs_r"):
-            record = block.css_first("div.gs_ri")
-            link = record.css_first("h3.gs_rt a") if record is not None else None
-            if record is None or link is None:
-                continue  # [CITATION] records have no link
-            url = link.attributes.get("href") or ""
-            title = clean_text(link.text(), 300)
-            if not title or not url.startswith(("http://", "https://")):
-                continue
-            line = record.css_first("div.gs_a")
-            authors, venue, year = byline(clean_text(line.text(), 1000)) if line else ((), None, None)
-            snippet = record.css_first("div.gs_rs")
-            hits.append(
-                Hit(
-                    title=title,
-                    url=url,
-                    snippet=clean_text(snippet.text()) if snippet is not None else "",
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=year,
-                    authors=authors,
-                    venue=venue,
-                    citations=_cited_by(record),
-                    pdf_url=_pdf_url(block),
-                )
-            )
-        if not hits and tree.css_first("#gs_res_ccl_mid, #gs_res_ccl") is None:
-            if _NO_RESULTS not in text:
-                raise EngineParseError("unrecognised Google Scholar page (no result list)")
+            if hit := _hit(block, len(hits) + 1, self.name):
+                hits.append(hit)
+        if hits or _NO_RESULTS in text:
+            return hits
+        if any(marker in text for marker in _CAPTCHA_TEXTS):
+            raise EngineBlocked("Google Scholar CAPTCHA")
+        if tree.css_first("#gs_res_ccl_mid, #gs_res_ccl") is None:
+            raise EngineParseError("Google Scholar answered with a page that is not a results page")
         return hits

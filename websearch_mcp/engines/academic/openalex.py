@@ -1,23 +1,22 @@
-"""OpenAlex: GET /works?search=.. (JSON). Abstracts come as an inverted index to rebuild."""
+"""OpenAlex: `GET /works?search=..` (JSON). Abstracts come as an inverted index to rebuild."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import (
-    api_error,
+from websearch_mcp.engines.academic._common import (
+    as_dict,
     as_int,
-    iso_date,
+    names,
     normalize_doi,
-    not_json,
-    try_json,
-    unique,
+    publication_date,
 )
-from websearch_mcp.errors import EngineParseError
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import api_error, error_message
+from websearch_mcp.engines.web._common import http_url, json_object, result_list
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
-# Only what the parser reads: a full work record is tens of kilobytes.
+# Only the fields the parser reads: a full work record is tens of kilobytes.
 _SELECT = (
     "id,doi,display_name,title,publication_date,publication_year,authorships,"
     "primary_location,best_oa_location,open_access,cited_by_count,abstract_inverted_index"
@@ -25,7 +24,7 @@ _SELECT = (
 
 
 def rebuild_abstract(index: Any) -> str:
-    """The text of an `abstract_inverted_index` ({word: [positions]})."""
+    """The text of an `abstract_inverted_index` (`{word: [positions]}`)."""
     if not isinstance(index, dict):
         return ""
     placed: dict[int, str] = {}
@@ -36,11 +35,8 @@ def rebuild_abstract(index: Any) -> str:
     return " ".join(placed[p] for p in sorted(placed))
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _year_filter(query: Query) -> str | None:
+def year_filter(query: Query) -> str | None:
+    """`publication_year:2019-2021`, `:>2018` or `:<2022` for the asked year range."""
     start, end = query.year_from, query.year_to
     if start is not None and end is not None:
         return f"publication_year:{start}-{end}"
@@ -51,69 +47,66 @@ def _year_filter(query: Query) -> str | None:
     return None
 
 
-class OpenAlex(Engine):
-    """`results[]` works: `display_name`, `doi`, `publication_date`, `authorships`,
-    `primary_location`, `open_access.oa_url`, `cited_by_count`, `abstract_inverted_index`."""
+def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
+    title = clean_text(work.get("display_name") or work.get("title"))
+    primary = as_dict(work.get("primary_location"))
+    url = http_url(primary.get("landing_page_url")) or http_url(work.get("doi"))
+    url = url or http_url(work.get("id"))
+    if not title or not url:
+        return None
+    authorships = (a for a in work.get("authorships") or [] if isinstance(a, dict))
+    return Hit(
+        title=title,
+        url=url,
+        snippet=clean_text(rebuild_abstract(work.get("abstract_inverted_index"))),
+        rank=rank,
+        engine=engine,
+        published=publication_date(work.get("publication_date"))
+        or publication_date(work.get("publication_year")),
+        authors=names(as_dict(a.get("author")).get("display_name") for a in authorships),
+        doi=normalize_doi(work.get("doi")),
+        venue=clean_text(as_dict(primary.get("source")).get("display_name")) or None,
+        citations=as_int(work.get("cited_by_count")),
+        pdf_url=http_url(primary.get("pdf_url"))
+        or http_url(as_dict(work.get("best_oa_location")).get("pdf_url"))
+        or http_url(as_dict(work.get("open_access")).get("oa_url")),
+    )
 
-    name = "openalex"
+
+class OpenAlex(Engine):
+    """OpenAlex: `results[]` works with `display_name`, `doi`, `publication_date`,
+    `authorships`, `primary_location`, `open_access.oa_url`, `cited_by_count`."""
+
+    name: ClassVar[str] = "openalex"
     kind = "academic"
-    base_url = "https://api.openalex.org"
-    default_timeout = 8.0
+    base_url: ClassVar[str] = "https://api.openalex.org"
+    needs_key: ClassVar[bool] = False
+    returns_score: ClassVar[bool] = False
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 8.0
+    key_env: ClassVar[str | None] = None
+
+    max_rows: ClassVar[int] = 200
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
+        """Parameters: `search`, `per-page`, `page`, `select`, `filter` (publication_year)."""
         params: dict[str, Any] = {
             "search": query.text,
-            "per-page": min(max(query.max_results, 1), 200),
+            "per-page": min(query.max_results, self.max_rows),
             "page": query.page,
             "select": _SELECT,
         }
-        if year_filter := _year_filter(query):
-            params["filter"] = year_filter
-        return HttpRequest("GET", "/works", params=params)
+        if years := year_filter(query):
+            params["filter"] = years
+        return HttpRequest("GET", "/works", params=params, headers={"Accept": "application/json"})
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        data = try_json(response)
-        if response.status >= 300 and isinstance(data, dict) and data.get("error"):
-            raise api_error(data.get("message") or data["error"], response)
+        """`results[]` -> hits; the abstract is rebuilt, `oa_url` is the full-text fallback."""
+        if response.status >= 300 and (message := error_message(response, "message", "error")):
+            raise api_error(message, response)
         self.check_status(response)
-        if not isinstance(data, dict):
-            raise not_json(response)
-        results = data.get("results", [])
-        if not isinstance(results, list):
-            raise EngineParseError("`results` is not a list")
         hits: list[Hit] = []
-        for work in results:
-            if not isinstance(work, dict):
-                continue
-            title = clean_text(work.get("display_name") or work.get("title"), 300)
-            doi = normalize_doi(work.get("doi"))
-            primary = _dict(work.get("primary_location"))
-            best = _dict(work.get("best_oa_location"))
-            url = primary.get("landing_page_url") or work.get("doi") or work.get("id")
-            if not title or not isinstance(url, str):
-                continue
-            authors = (
-                _dict(a.get("author")).get("display_name") or ""
-                for a in work.get("authorships") or []
-                if isinstance(a, dict)
-            )
-            hits.append(
-                Hit(
-                    title=title,
-                    url=url,
-                    snippet=clean_text(rebuild_abstract(work.get("abstract_inverted_index"))),
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=iso_date(work.get("publication_date"))
-                    or iso_date(work.get("publication_year")),
-                    authors=unique(authors),
-                    doi=doi,
-                    venue=clean_text(_dict(primary.get("source")).get("display_name"), 300)
-                    or None,
-                    citations=as_int(work.get("cited_by_count")),
-                    pdf_url=primary.get("pdf_url")
-                    or best.get("pdf_url")
-                    or _dict(work.get("open_access")).get("oa_url"),
-                )
-            )
+        for work in result_list(json_object(response, "OpenAlex"), "results", "OpenAlex"):
+            if hit := _hit(work, len(hits) + 1, self.name):
+                hits.append(hit)
         return hits

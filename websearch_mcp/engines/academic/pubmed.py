@@ -1,31 +1,26 @@
-"""PubMed through NCBI E-utilities, in two steps: esearch (JSON) finds the PMIDs in relevance
-order, esummary (JSON) describes them. `follow_up()` turns the first answer into the second
-request; `parse()` reads the second. An optional NCBI key raises the rate limit (3 -> 10/s).
+"""PubMed through NCBI E-utilities, in two steps: esearch (JSON) finds PMIDs in relevance order,
+esummary (JSON) describes them. `follow_up()` turns the first answer into the second request and
+`parse()` reads the second. An optional NCBI key (`api_key`) raises the rate limit.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import (
-    api_error,
+from websearch_mcp.engines.academic._common import (
     as_int,
-    iso_date,
+    names,
     normalize_doi,
-    not_json,
-    try_json,
-    unique,
+    publication_date,
 )
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import api_error
+from websearch_mcp.engines.web._common import load_json
 from websearch_mcp.errors import EngineError, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
-# NCBI wants both ends of a date range; these stand for "open".
+# NCBI wants both ends of a date range; these stand for an open end.
 _MIN_YEAR, _MAX_YEAR = 1800, 3000
-
-
-def _key_params(key: str | None) -> tuple[dict[str, str], tuple[str, ...]]:
-    return ({"api_key": key}, (key,)) if key else ({}, ())
 
 
 def _esearch(data: Any) -> dict[str, Any] | None:
@@ -33,8 +28,18 @@ def _esearch(data: Any) -> dict[str, Any] | None:
     return result if isinstance(result, dict) else None
 
 
-def _ids(result: dict[str, Any]) -> list[str]:
-    return [str(i) for i in result.get("idlist") or [] if str(i).isdigit()]
+def _ids(esearch: dict[str, Any]) -> list[str]:
+    return [str(i) for i in esearch.get("idlist") or [] if str(i).isdigit()]
+
+
+def _error(data: Any) -> str | None:
+    """NCBI's error texts: a top-level `error` (rate limit, bad key) or `esearchresult.ERROR`,
+    both possibly with HTTP 200."""
+    if not isinstance(data, dict):
+        return None
+    esearch = _esearch(data) or {}
+    message = data.get("error") or esearch.get("ERROR")
+    return str(message) if message else None
 
 
 def _doi(summary: dict[str, Any]) -> str | None:
@@ -44,17 +49,44 @@ def _doi(summary: dict[str, Any]) -> str | None:
     return None
 
 
-class PubMed(Engine):
-    """esummary `result.uids[]` then `result[<uid>]`: `title`, `pubdate` ("2004 Feb"),
-    `authors[].name`, `fulljournalname`, `articleids[]` (DOI). No abstract in summaries."""
+def _hit(uid: str, summary: dict[str, Any], rank: int, engine: str) -> Hit | None:
+    title = clean_text(summary.get("title"))
+    if not title:
+        return None
+    authors = (a.get("name") for a in summary.get("authors") or [] if isinstance(a, dict))
+    return Hit(
+        title=title,
+        url=f"https://pubmed.ncbi.nlm.nih.gov/{uid}/",
+        snippet="",  # summaries carry no abstract
+        rank=rank,
+        engine=engine,
+        published=publication_date(summary.get("pubdate"))
+        or publication_date(summary.get("sortpubdate")),
+        authors=names(authors),
+        doi=_doi(summary),
+        venue=clean_text(summary.get("fulljournalname") or summary.get("source")) or None,
+        citations=as_int(summary.get("pmcrefcount")),  # citing articles in PubMed Central
+    )
 
-    name = "pubmed"
+
+class PubMed(Engine):
+    """PubMed: esummary `result.uids[]`, then `result[<uid>]` with `title`, `pubdate`
+    ("2004 Feb"), `authors[].name`, `fulljournalname`, `articleids[]` (the DOI)."""
+
+    name: ClassVar[str] = "pubmed"
     kind = "academic"
-    base_url = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
-    default_timeout = 8.0
+    base_url: ClassVar[str] = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+    needs_key: ClassVar[bool] = False  # keys are optional and used when configured
+    returns_score: ClassVar[bool] = False
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 8.0
+    key_env: ClassVar[str | None] = "PUBMED_API_KEYS"
+
+    max_rows: ClassVar[int] = 100
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
-        rows = min(max(query.max_results, 1), 100)
+        """esearch: `term`, `retmax`, `retstart`, relevance order, `mindate`/`maxdate` (pdat)."""
+        rows = min(query.max_results, self.max_rows)
         params: dict[str, Any] = {
             "db": "pubmed",
             "term": query.text,
@@ -68,68 +100,60 @@ class PubMed(Engine):
             params["datetype"] = "pdat"
             params["mindate"] = query.year_from if query.year_from is not None else _MIN_YEAR
             params["maxdate"] = query.year_to if query.year_to is not None else _MAX_YEAR
-        key_params, secrets = _key_params(key)
-        return HttpRequest("GET", "/esearch.fcgi", params=params | key_params, secrets=secrets)
+        return self._request("/esearch.fcgi", params, key)
 
-    def follow_up(self, response: HttpResponse, query: Query, key: str | None) -> HttpRequest | None:
-        """The esummary request for the PMIDs an esearch answer found; None when there is
-        nothing to summarise (no ids, an error, or the answer is already the summary)."""
+    def follow_up(
+        self, response: HttpResponse, query: Query, key: str | None
+    ) -> HttpRequest | None:
+        """esummary for the PMIDs an esearch answer found; None when there is nothing to
+        summarise (no ids, an error that `parse` reports, or the answer is the summary)."""
         if not 200 <= response.status < 300:
             return None
-        result = _esearch(try_json(response))
-        if result is None or result.get("ERROR"):
+        try:
+            data = load_json(response, "PubMed")
+        except EngineParseError:
             return None
-        ids = _ids(result)
-        if not ids:
+        esearch = _esearch(data)
+        if esearch is None or _error(data) or not (ids := _ids(esearch)):
             return None
-        key_params, secrets = _key_params(key)
-        params = {"db": "pubmed", "id": ",".join(ids), "retmode": "json"} | key_params
-        return HttpRequest("GET", "/esummary.fcgi", params=params, secrets=secrets)
+        params = {"db": "pubmed", "id": ",".join(ids), "retmode": "json"}
+        return self._request("/esummary.fcgi", params, key)
+
+    @staticmethod
+    def _request(path: str, params: dict[str, Any], key: str | None) -> HttpRequest:
+        if key:
+            params = {**params, "api_key": key}
+        return HttpRequest(
+            "GET",
+            path,
+            params=params,
+            headers={"Accept": "application/json"},
+            secrets=(key,) if key else (),
+        )
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        data = try_json(response)
-        if isinstance(data, dict) and data.get("error"):
-            raise api_error(data["error"], response)
-        esearch = _esearch(data)
-        if esearch is not None and esearch.get("ERROR"):
-            raise api_error(esearch["ERROR"], response)  # NCBI reports these with HTTP 200
+        """esummary -> hits in esearch order; an esearch without ids -> no hits."""
+        try:
+            data: Any = load_json(response, "PubMed")
+        except EngineParseError:
+            data = None
+        if message := _error(data):
+            raise api_error(message, response)
         self.check_status(response)
         if not isinstance(data, dict):
-            raise not_json(response)
-        if esearch is not None:
+            raise EngineParseError("PubMed answered with a body that is not a JSON object")
+        if (esearch := _esearch(data)) is not None:
             if _ids(esearch):
-                raise EngineError("PubMed search answer without its summary step")
+                raise EngineError("PubMed search answer reached the parser without its summary")
             return []
         result = data.get("result")
         if not isinstance(result, dict):
-            raise EngineParseError("expected an esummary `result`")
+            raise EngineParseError("PubMed answered without an esummary 'result'")
         hits: list[Hit] = []
         for uid in result.get("uids") or []:
             summary = result.get(str(uid))
             if not isinstance(summary, dict) or summary.get("error"):
                 continue
-            title = clean_text(summary.get("title"), 300)
-            if not title:
-                continue
-            authors = (
-                str(a.get("name") or "")
-                for a in summary.get("authors") or []
-                if isinstance(a, dict)
-            )
-            hits.append(
-                Hit(
-                    title=title,
-                    url=f"https://pubmed.ncbi.nlm.nih.gov/{uid}/",
-                    snippet="",
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=iso_date(summary.get("pubdate"))
-                    or iso_date(summary.get("sortpubdate")),
-                    authors=unique(authors),
-                    doi=_doi(summary),
-                    venue=clean_text(summary.get("fulljournalname") or summary.get("source"), 300)
-                    or None,
-                    citations=as_int(summary.get("pmcrefcount")),
-                )
-            )
+            if hit := _hit(str(uid), summary, len(hits) + 1, self.name):
+                hits.append(hit)
         return hits

@@ -1,23 +1,23 @@
-"""Semantic Scholar Graph API: GET /graph/v1/paper/search?query=..&fields=.. (JSON).
+"""Semantic Scholar Graph API: `GET /graph/v1/paper/search?query=..&fields=..` (JSON).
 
-Works without a key (shared, tightly rate-limited pool); a key, when configured, goes in the
+Works without a key (a shared, tightly rate-limited pool); a configured key goes in the
 `x-api-key` header and buys a private rate limit.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import (
-    api_error,
+from websearch_mcp.engines.academic._common import (
+    as_dict,
     as_int,
-    iso_date,
+    names,
     normalize_doi,
-    not_json,
-    try_json,
-    unique,
+    publication_date,
 )
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import api_error, error_message
+from websearch_mcp.engines.web._common import http_url, json_object
 from websearch_mcp.errors import EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -26,7 +26,8 @@ FIELDS = (
 )
 
 
-def _year_range(query: Query) -> str | None:
+def year_range(query: Query) -> str | None:
+    """S2's `year` parameter: `2019-2021`, `2019-`, `-2021` or `2020`."""
     if query.year_from is None and query.year_to is None:
         return None
     start = "" if query.year_from is None else str(query.year_from)
@@ -34,71 +35,74 @@ def _year_range(query: Query) -> str | None:
     return start if start == end else f"{start}-{end}"
 
 
-class SemanticScholar(Engine):
-    """`data[]` papers: `paperId`, `title`, `url`, `abstract`, `authors[].name`,
-    `externalIds.DOI`, `venue`, `citationCount`, `openAccessPdf.url`. A search without
-    matches answers `{"total": 0, "offset": 0}` with no `data` key."""
+def _hit(paper: dict[str, Any], rank: int, engine: str) -> Hit | None:
+    title = clean_text(paper.get("title"))
+    url = http_url(paper.get("url"))
+    if not url and isinstance(paper.get("paperId"), str):
+        url = f"https://www.semanticscholar.org/paper/{paper['paperId']}"
+    if not title or not url:
+        return None
+    authors = (a.get("name") for a in paper.get("authors") or [] if isinstance(a, dict))
+    return Hit(
+        title=title,
+        url=url,
+        snippet=clean_text(paper.get("abstract")),
+        rank=rank,
+        engine=engine,
+        published=publication_date(paper.get("publicationDate"))
+        or publication_date(paper.get("year")),
+        authors=names(authors),
+        doi=normalize_doi(as_dict(paper.get("externalIds")).get("DOI")),
+        venue=clean_text(paper.get("venue")) or None,
+        citations=as_int(paper.get("citationCount")),
+        pdf_url=http_url(as_dict(paper.get("openAccessPdf")).get("url")),
+    )
 
-    name = "semantic_scholar"
+
+class SemanticScholar(Engine):
+    """Semantic Scholar: `data[]` papers; a search without matches answers
+    `{"total": 0, "offset": 0}` with no `data` key, which is an empty list."""
+
+    name: ClassVar[str] = "semantic_scholar"
     kind = "academic"
-    base_url = "https://api.semanticscholar.org"
-    default_timeout = 8.0
+    base_url: ClassVar[str] = "https://api.semanticscholar.org"
+    needs_key: ClassVar[bool] = False  # keys are optional and used when configured
+    returns_score: ClassVar[bool] = False
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 8.0
+    key_env: ClassVar[str | None] = "SEMANTIC_SCHOLAR_API_KEYS"
+
+    max_rows: ClassVar[int] = 100
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
-        rows = min(max(query.max_results, 1), 100)
+        """Parameters: `query`, `fields`, `limit`, `offset`, `year`; the key in `x-api-key`."""
+        rows = min(query.max_results, self.max_rows)
         params: dict[str, Any] = {"query": query.text, "fields": FIELDS, "limit": rows}
         if query.page > 1:
             params["offset"] = (query.page - 1) * rows
-        if year := _year_range(query):
-            params["year"] = year
-        headers = {"x-api-key": key} if key else {}
+        if years := year_range(query):
+            params["year"] = years
+        headers = {"Accept": "application/json"}
+        if key:
+            headers["x-api-key"] = key
         return HttpRequest(
-            "GET", "/graph/v1/paper/search", params=params, headers=headers,
+            "GET",
+            "/graph/v1/paper/search",
+            params=params,
+            headers=headers,
             secrets=(key,) if key else (),
         )
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        data = try_json(response)
-        if response.status >= 300 and response.status != 429 and isinstance(data, dict):
-            message = data.get("error") or data.get("message")
-            if message:
-                raise api_error(message, response)
+        """`data[]` -> hits; an error body (`{"error": ...}`, `{"message": ...}`) -> typed error."""
+        if response.status >= 300 and (message := error_message(response, "error", "message")):
+            raise api_error(message, response)
         self.check_status(response)
-        if not isinstance(data, dict):
-            raise not_json(response)
-        papers = data.get("data", [])
+        papers = json_object(response, "Semantic Scholar").get("data", [])
         if not isinstance(papers, list):
-            raise EngineParseError("`data` is not a list")
+            raise EngineParseError("Semantic Scholar answered with 'data' that is not a list")
         hits: list[Hit] = []
         for paper in papers:
-            if not isinstance(paper, dict):
-                continue
-            title = clean_text(paper.get("title"), 300)
-            url = paper.get("url") or (
-                f"https://www.semanticscholar.org/paper/{paper['paperId']}"
-                if paper.get("paperId")
-                else None
-            )
-            if not title or not url:
-                continue
-            ids = paper.get("externalIds") if isinstance(paper.get("externalIds"), dict) else {}
-            pdf = paper.get("openAccessPdf") if isinstance(paper.get("openAccessPdf"), dict) else {}
-            authors = (
-                str(a.get("name") or "") for a in paper.get("authors") or [] if isinstance(a, dict)
-            )
-            hits.append(
-                Hit(
-                    title=title,
-                    url=url,
-                    snippet=clean_text(paper.get("abstract")),
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=iso_date(paper.get("publicationDate")) or iso_date(paper.get("year")),
-                    authors=unique(authors),
-                    doi=normalize_doi(ids.get("DOI")),
-                    venue=clean_text(paper.get("venue"), 300) or None,
-                    citations=as_int(paper.get("citationCount")),
-                    pdf_url=pdf.get("url") or None,
-                )
-            )
+            if isinstance(paper, dict) and (hit := _hit(paper, len(hits) + 1, self.name)):
+                hits.append(hit)
         return hits

@@ -1,21 +1,27 @@
-"""Google web search, scraped: GET /search?q=.. (HTML). Off by default: Google blocks automated
-traffic quickly (consent interstitial, "unusual traffic" CAPTCHA on /sorry/), and both are
+"""Google's HTML results page: `GET /search?q=..`. Off by default: Google soon answers automated
+traffic with its consent interstitial or the "unusual traffic" CAPTCHA on /sorry/, both
 reported as blocked so the breaker backs off."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import GOOGLE_QDR, google_language, outermost, split_date_prefix
+from websearch_mcp.engines.common import outermost
+from websearch_mcp.engines.web._common import http_url, split_date_prefix
+from websearch_mcp.engines.web._google import QDR, google_language
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
+_RESULTS_PER_PAGE = 10
 _SNIPPETS = ("div.VwiC3b", "div[data-sncf]", "span.aCOpRe", "div.IsZvec", "span.st")
-_CAPTCHA_MARKERS = ("unusual traffic from your computer", 'id="captcha-form"', "/sorry/index")
+# Markup only the CAPTCHA page has; then what means a block when no result came with it.
+_CAPTCHA_MARKUP = ('id="captcha-form"', "/sorry/index")
+_CAPTCHA_TEXT = "unusual traffic from your computer"
+_CONSENT_FORM = 'action="https://consent.google.'
 _NO_RESULTS = "did not match any documents"
 
 
@@ -25,25 +31,24 @@ def _blocked_reason(response: HttpResponse, text: str) -> str | None:
         target = response.headers.get("location", "")
     if "consent.google." in target:
         return "Google consent page"
-    if "/sorry/" in target or any(marker in text for marker in _CAPTCHA_MARKERS):
+    if "/sorry/" in target or any(marker in text for marker in _CAPTCHA_MARKUP):
         return "Google 'unusual traffic' CAPTCHA"
-    if 'action="https://consent.google.' in text:
-        return "Google consent page"
     return None
 
 
-def target_url(href: str) -> str | None:
-    """The destination of a result link: `/url?q=<target>` redirects decoded, Google's own
-    pages (`/search?..`, relative links) dropped."""
-    if href.startswith("/url?") or href.startswith("https://www.google.com/url?"):
+def result_url(href: str | None) -> str | None:
+    """The target of a result link: `/url?q=<target>` redirects decoded; links to Google's
+    own search pages dropped."""
+    if href and href.startswith(("/url?", "https://www.google.com/url?")):
         params = parse_qs(urlsplit(href).query)
         href = (params.get("q") or params.get("url") or [""])[0]
-    if not href.startswith(("http://", "https://")):
+    url = http_url(href)
+    if not url:
         return None
-    host = urlsplit(href).hostname or ""
-    if host.startswith("www.google.") and urlsplit(href).path.startswith("/search"):
+    parts = urlsplit(url)
+    if (parts.hostname or "").startswith("www.google.") and parts.path.startswith("/search"):
         return None
-    return href
+    return url
 
 
 def _title_link(block: LexborNode) -> tuple[LexborNode, LexborNode] | None:
@@ -63,28 +68,34 @@ def _snippet(block: LexborNode) -> str:
 
 
 class Google(Engine):
-    """Organic results are `div.g` blocks whose title is an `a` holding an `h3`."""
+    """Google web results: `div.g` blocks whose title is an `a` holding an `h3`."""
 
-    name = "google"
-    base_url = "https://www.google.com"
-    supports_time_range = True
-    supports_language = True
-    default_enabled = False
+    name: ClassVar[str] = "google"
+    base_url: ClassVar[str] = "https://www.google.com"
+    needs_key: ClassVar[bool] = False
+    returns_score: ClassVar[bool] = False
+    supports_time_range: ClassVar[bool] = True
+    supports_language: ClassVar[bool] = True
+    default_enabled: ClassVar[bool] = False
+    default_timeout: ClassVar[float] = 5.0
+    key_env: ClassVar[str | None] = None
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
+        """Parameters: `q`, `start`, `tbs` (qdr:d/w/m/y), `hl` and `lr` from the language."""
         params: dict[str, Any] = {"q": query.text, "ie": "utf8", "oe": "utf8"}
         if query.page > 1:
-            params["start"] = (query.page - 1) * 10
+            params["start"] = (query.page - 1) * _RESULTS_PER_PAGE
         if query.time_range:
-            params["tbs"] = GOOGLE_QDR[query.time_range]
+            params["tbs"] = QDR[query.time_range]
         hl, _, lr = google_language(query.language)
         if hl:
             params["hl"] = hl
         if lr:
             params["lr"] = lr
-        return HttpRequest("GET", "/search", params=params)
+        return HttpRequest("GET", "/search", params=params, headers={"Accept": "text/html"})
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
+        """`div.g` blocks -> hits; consent and CAPTCHA pages raise `EngineBlocked`."""
         text = response.text
         if reason := _blocked_reason(response, text):
             raise EngineBlocked(reason)
@@ -94,17 +105,14 @@ class Google(Engine):
         seen: set[str] = set()
         for block in outermost(tree.css("div.g")):
             found = _title_link(block)
-            if found is None:
-                continue
-            link, heading = found
-            url = target_url(link.attributes.get("href") or "")
-            if not url or url in seen:
+            url = result_url(found[0].attributes.get("href")) if found else None
+            if not found or not url or url in seen:
                 continue
             seen.add(url)
-            published, snippet = split_date_prefix(_snippet(block))
+            snippet, published = split_date_prefix(_snippet(block))
             hits.append(
                 Hit(
-                    title=clean_text(heading.text(), 300) or url,
+                    title=clean_text(found[1].text()) or url,
                     url=url,
                     snippet=snippet,
                     rank=len(hits) + 1,
@@ -112,6 +120,13 @@ class Google(Engine):
                     published=published,
                 )
             )
-        if not hits and tree.css_first("#search, #rso, #res") is None and _NO_RESULTS not in text:
-            raise EngineParseError("unrecognised Google page (no result list)")
+        if hits or _NO_RESULTS in text:
+            return hits
+        if _CAPTCHA_TEXT in text:
+            raise EngineBlocked("Google 'unusual traffic' CAPTCHA")
+        if _CONSENT_FORM in text:
+            # The consent interstitial can also come as a page of its own (HTTP 200).
+            raise EngineBlocked("Google consent page")
+        if tree.css_first("#search, #rso, #res") is None:
+            raise EngineParseError("Google answered with a page that is not a results page")
         return hits

@@ -31,7 +31,12 @@ _PAGEMAP_DATES = (
     ("videoobject", ("uploaddate",)),
     ("newsarticle", ("datepublished",)),
 )
-_QUOTA_REASONS = {"dailyLimitExceeded", "rateLimitExceeded", "userRateLimitExceeded", "quotaExceeded"}
+_QUOTA_REASONS = {
+    "dailyLimitExceeded",
+    "rateLimitExceeded",
+    "userRateLimitExceeded",
+    "quotaExceeded",
+}
 
 
 # Programmable Search separates a snippet's leading date with an ellipsis: "May 5, 2018 ... ".
@@ -104,7 +109,7 @@ class GoogleCSE(Engine):
     max_num: ClassVar[int] = 10  # the API's maximum per request
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
-        """Parameters: `key`, `cx`, `q`, `num`, `start`, `dateRestrict` (d1/w1/m1/y1), `lr`, `hl`."""
+        """Parameters: `key`, `cx`, `q`, `num`, `start`, `dateRestrict` (d1..y1), `lr`, `hl`."""
         entry = key or ""
         cx, api_key = split_credential(entry)
         num = min(query.max_results, self.max_num)

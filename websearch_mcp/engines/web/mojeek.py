@@ -1,68 +1,81 @@
-"""Mojeek, an independent crawler-based engine, scraped: GET /search?q=.. (HTML)."""
+"""Mojeek (independent crawler and index), HTML results page: `GET /search?q=..`."""
 
 from __future__ import annotations
 
-import time
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any, ClassVar
 
 from selectolax.lexbor import LexborHTMLParser
 
 from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.web._common import Clock, http_url, utc_today
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
-_DAYS = {"day": 1, "week": 7, "month": 31, "year": 366}
-_BLOCK_MARKERS = ("automated queries", "/captcha")
+_RANGE_DAYS = {"day": 1, "week": 7, "month": 31, "year": 366}
+_RESULTS_PER_PAGE = 10
+# Mojeek's refusal page: "Sorry your network appears to be sending automated queries".
+_BLOCK_TEXT = "automated queries"
 _NO_RESULTS = "No pages found"
 
 
 class Mojeek(Engine):
-    """`ul.results-standard > li` items: `a.ob` (URL), `h2 a` (title), `p.s` (snippet)."""
+    """Mojeek: `ul.results-standard > li` with `a.ob` (URL), `h2 a` (title), `p.s` (snippet).
 
-    name = "mojeek"
-    base_url = "https://www.mojeek.com"
-    supports_time_range = True
-    supports_language = True
-    #: Seconds since the epoch; `since` is an absolute date. Replaceable in tests.
-    clock: ClassVar = staticmethod(time.time)
+    `time_range` becomes `since=YYYYMMDD`, computed from `today`; the language a `lb` bias.
+    """
+
+    name: ClassVar[str] = "mojeek"
+    base_url: ClassVar[str] = "https://www.mojeek.com"
+    needs_key: ClassVar[bool] = False
+    returns_score: ClassVar[bool] = False
+    supports_time_range: ClassVar[bool] = True
+    supports_language: ClassVar[bool] = True
+    default_enabled: ClassVar[bool] = True
+    default_timeout: ClassVar[float] = 5.0
+    key_env: ClassVar[str | None] = None
+
+    def __init__(self, today: Clock = utc_today) -> None:
+        self.today = today
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
+        """Parameters: `q`, `s` (offset, later pages only), `since`, `lb`."""
         params: dict[str, Any] = {"q": query.text}
-        # Mojeek pages by 10; sending `s` for the first page trips its rate limit.
+        # Sending `s` on the first page trips Mojeek's rate limit.
         if query.page > 1:
-            params["s"] = 10 * (query.page - 1)
+            params["s"] = (query.page - 1) * _RESULTS_PER_PAGE
         if query.time_range:
-            now = datetime.fromtimestamp(self.clock(), UTC)
-            params["since"] = (now - timedelta(days=_DAYS[query.time_range])).strftime("%Y%m%d")
+            since = self.today() - timedelta(days=_RANGE_DAYS[query.time_range])
+            params["since"] = since.strftime("%Y%m%d")
         if query.language:
-            params["lb"] = query.language.split("-")[0].lower()  # language bias
-        return HttpRequest("GET", "/search", params=params)
+            params["lb"] = query.language.replace("_", "-").split("-")[0].lower()
+        return HttpRequest("GET", "/search", params=params, headers={"Accept": "text/html"})
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        text = response.text
-        if response.status == 403 or any(marker in text[:5000] for marker in _BLOCK_MARKERS):
-            raise EngineBlocked("Mojeek refused automated queries")
+        """Result items -> hits; the "automated queries" refusal raises `EngineBlocked`."""
+        if response.status == 403:
+            raise EngineBlocked("HTTP 403: Mojeek refused automated queries")
         self.check_status(response)
+        text = response.text
         tree = LexborHTMLParser(text)
         hits: list[Hit] = []
         for item in tree.css("ul.results-standard > li"):
-            link = item.css_first("h2 a") or item.css_first("a.ob")
-            if link is None:
-                continue
-            url = (item.css_first("a.ob") or link).attributes.get("href") or ""
-            if not url.startswith(("http://", "https://")):
+            title = item.css_first("h2 a")
+            url = http_url((item.css_first("a.ob") or title or item).attributes.get("href"))
+            if not url:
                 continue
             snippet = item.css_first("p.s")
             hits.append(
                 Hit(
-                    title=clean_text(link.text(), 300) or url,
+                    title=(clean_text(title.text()) if title is not None else "") or url,
                     url=url,
                     snippet=clean_text(snippet.text()) if snippet is not None else "",
                     rank=len(hits) + 1,
                     engine=self.name,
                 )
             )
-        if not hits and tree.css_first("ul.results-standard") is None and _NO_RESULTS not in text:
-            raise EngineParseError("unrecognised Mojeek page (no result list)")
-        return hits
+        if hits or tree.css_first("ul.results-standard") is not None or _NO_RESULTS in text:
+            return hits
+        if _BLOCK_TEXT in text:
+            raise EngineBlocked("Mojeek refused automated queries")
+        raise EngineParseError("Mojeek answered with a page that is not a results page")

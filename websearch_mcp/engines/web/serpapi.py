@@ -51,7 +51,7 @@ class SerpApi(Engine):
         return HttpRequest("GET", "/search.json", params=params, secrets=(key,) if key else ())
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        """`organic_results[]` -> hits; `{"error": ...}` -> a typed error (credit -> rate-limited)."""
+        """`organic_results[]` -> hits; `{"error": ...}` -> a typed error (credit: rate-limited)."""
         message = error_message(response, "error")
         if message and _NO_RESULTS in message:
             return []
