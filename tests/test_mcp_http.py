@@ -16,6 +16,7 @@ from tests.fetch_helpers import LocalServer, page
 from websearch_mcp.app import create_app
 from websearch_mcp.cli import main as cli_main
 from websearch_mcp.config import Settings, parse_config
+from websearch_mcp.engines.registry import ENGINES
 
 JSON_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 SHARED_URL = "https://docs.python.org/3/library/asyncio.html"
@@ -77,9 +78,7 @@ def results_for(engine: str, query: str) -> list[dict[str, Any]]:
 
 def make_settings(base: str, **search: Any) -> Settings:
     urls = base_urls(base)
-    engines: dict[str, Any] = {
-        name: {"enabled": False} for name in ("duckduckgo", "bing", "wikipedia", "exa")
-    }
+    engines: dict[str, Any] = {name: {"enabled": False} for name in ENGINES}
     engines["tavily"] = {"api_keys": ["tvly-test-key-1"], "base_url": urls["tavily"]}
     engines["brave"] = {"api_keys": ["brave-test-key"], "base_url": urls["brave"]}
     engines["searxng"] = {"enabled": True, "base_url": urls["searxng"]}
@@ -196,7 +195,7 @@ def test_stateless_http_without_initialize(server: str) -> None:
         ({"query": ""}, "query must not be empty"),
         ({"query": "x", "max_results": 0}, "max_results must be an integer from 1 to 50"),
         ({"query": "x", "max_results": 500}, "max_results must be an integer from 1 to 50"),
-        ({"query": "x", "engines": ["altavista"]}, "unknown engine 'altavista'; allowed: bing"),
+        ({"query": "x", "engines": ["altavista"]}, "unknown engine 'altavista'; allowed: baidu, bing, brave"),
         ({"query": "x", "time_range": "decade"}, "time_range must be one of day, week"),
     ],
 )

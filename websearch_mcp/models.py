@@ -94,6 +94,10 @@ class EngineReport:
     results: int = 0
     latency_ms: int | None = None
     error: str | None = None
+    #: Engine-level list quality in [0, 1], where a strategy judged the list.
+    quality: float | None = None
+    #: What each try did, when there was more than one (another key, a retry).
+    attempts: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "status": self.status, "results": self.results}
@@ -101,6 +105,10 @@ class EngineReport:
             out["latency_ms"] = self.latency_ms
         if self.error:
             out["error"] = self.error
+        if self.quality is not None:
+            out["quality"] = round(self.quality, 3)
+        if self.attempts:
+            out["attempts"] = list(self.attempts)
         return out
 
 

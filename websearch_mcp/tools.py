@@ -15,8 +15,10 @@ from pydantic import BaseModel, ConfigDict, WithJsonSchema
 from websearch_mcp import __version__
 from websearch_mcp.arguments import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, as_int, web_search_args
 from websearch_mcp.errors import ToolInputError
+from websearch_mcp.limits import check_query_length
 from websearch_mcp.fetch import DEFAULT_MAX_CHARS, MAX_CHARS_LIMIT, validate_fetch_args
 from websearch_mcp.models import TIME_RANGES
+from websearch_mcp.observability import Metrics
 from websearch_mcp.render import page_text, search_text
 from websearch_mcp.service import SearchFailed, SearchService
 
@@ -74,8 +76,12 @@ def _schema(schema: dict[str, Any]) -> Any:
     return WithJsonSchema(schema)
 
 
-def build_mcp(service: SearchService, web_engines: list[str]) -> MCPServer:
-    """An MCP server whose tools call `service`."""
+def build_mcp(
+    service: SearchService, web_engines: list[str], metrics: Metrics | None = None
+) -> MCPServer:
+    """An MCP server whose tools call `service`; every call is counted in `metrics`."""
+    metrics = metrics or Metrics()
+    max_query_chars = service.settings.server.max_query_chars
     mcp = MCPServer(
         "websearch-mcp",
         version=__version__,
@@ -159,8 +165,10 @@ def build_mcp(service: SearchService, web_engines: list[str]) -> MCPServer:
         Each result names the engines that found it; a report per engine says how it fared.
         """
         try:
-            args = web_search_args(query, max_results, time_range, engines, language, explain)
-            answer = await service.web_search(args)
+            with metrics.search("web_search", "mcp") as record:
+                args = web_search_args(query, max_results, time_range, engines, language, explain)
+                check_query_length(args.query.text, max_query_chars)
+                record.answer = answer = await service.web_search(args)
         except (ToolInputError, SearchFailed) as err:
             raise ToolError(str(err)) from None
         return CallToolResult(

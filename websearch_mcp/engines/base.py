@@ -52,6 +52,8 @@ class Engine:
     base_url: ClassVar[str]
     needs_key: ClassVar[bool] = False
     needs_proxy: ClassVar[bool] = False
+    #: A results page made for browsers (not an API): sent with rotating browser User-Agents.
+    scraped: ClassVar[bool] = False
     returns_score: ClassVar[bool] = False
     supports_time_range: ClassVar[bool] = False
     supports_language: ClassVar[bool] = False

@@ -20,6 +20,8 @@ _QUOTA_RE = re.compile(
 _AUTH_RE = re.compile(
     r"api.?key|unauthori[sz]ed|forbidden|authenticat|permission denied", re.IGNORECASE
 )
+# Key-like tokens (long runs mixing letters and digits) that an API may echo in its message.
+_TOKEN_RE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{12,}")
 
 
 def error_message(response: HttpResponse, *keys: str) -> str | None:
@@ -39,8 +41,9 @@ def error_message(response: HttpResponse, *keys: str) -> str | None:
 
 def api_error(message: Any, response: HttpResponse) -> EngineError:
     """The typed error for an API's own error text: quota words or 429 mean rate-limited, key
-    words or 401/403 mean the key was refused, anything else is a plain engine error."""
-    text = clean_text(str(message), 200) or f"HTTP {response.status}"
+    words or 401/403 mean the key was refused, anything else is a plain engine error. Key-like
+    tokens in the text are masked: some APIs quote the key they refused."""
+    text = _TOKEN_RE.sub("***", clean_text(str(message), 200)) or f"HTTP {response.status}"
     retry_after = parse_retry_after(response.headers.get("retry-after"))
     if response.status == 429 or _QUOTA_RE.search(text):
         return EngineRateLimited(text, retry_after=retry_after)
@@ -50,13 +53,14 @@ def api_error(message: Any, response: HttpResponse) -> EngineError:
 
 
 def outermost(nodes: list[LexborNode]) -> list[LexborNode]:
-    """HTML result blocks that nest (`div.result` holding a `div.c-container`): the outer ones."""
+    """HTML result blocks that nest (`div.result` holding a `div.c-container`): the outer ones,
+    each once (a selector group returns a node once per selector it matches)."""
     ids = {node.mem_id for node in nodes}
-    kept = []
+    kept: dict[int, LexborNode] = {}
     for node in nodes:
         parent = node.parent
         while parent is not None and parent.mem_id not in ids:
             parent = parent.parent
         if parent is None:
-            kept.append(node)
-    return kept
+            kept.setdefault(node.mem_id, node)
+    return list(kept.values())

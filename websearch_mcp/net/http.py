@@ -1,6 +1,13 @@
-"""HTTP client factory and the one place where engine requests meet the network."""
+"""HTTP client factory, proxy choice, and the one place where engine requests meet the network."""
 
 from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Literal
+from urllib.parse import urlsplit
+from urllib.request import proxy_bypass_environment
 
 import httpx
 
@@ -11,27 +18,99 @@ from websearch_mcp.models import HttpRequest, HttpResponse
 USER_AGENT = f"websearch-mcp/{__version__} (+https://github.com/websearch-mcp)"
 #: Engine answers larger than this are cut off and reported as an error: no engine sends this much.
 MAX_RESPONSE_BYTES = 5 * 1024 * 1024
+#: Loggers that may print a request URL (and so a key sent as a query parameter).
+URL_LOGGERS = ("httpx", "httpcore")
 
 
-def build_client(*, proxy: str | None = None, trust_env: bool = True) -> httpx.AsyncClient:
-    """One pooled, keep-alive client; engines share it unless their proxy differs."""
+def build_client(*, proxy: str | None = None) -> httpx.AsyncClient:
+    """One pooled, keep-alive client per proxy; engines share it.
+
+    The proxy is always chosen explicitly (`choose_proxy`), so the environment's proxy variables
+    are not read a second time here; its CA settings (`SSL_CERT_FILE`, `SSL_CERT_DIR`) still are.
+    """
     return httpx.AsyncClient(
         headers={"User-Agent": USER_AGENT},
         follow_redirects=True,
         max_redirects=5,
         proxy=proxy,
-        trust_env=trust_env,
+        trust_env=False,
+        verify=httpx.create_ssl_context(trust_env=True),
         limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
         timeout=httpx.Timeout(10.0),
     )
 
 
-def redact(text: str, secrets: tuple[str, ...]) -> str:
+def _split(value: str | None) -> list[str]:
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
+def _env(environ: Mapping[str, str], name: str) -> str | None:
+    # Lower case first, as curl and requests do.
+    return environ.get(name.lower()) or environ.get(name.upper()) or None
+
+
+def bypasses_proxy(url: str, no_proxy: Sequence[str]) -> bool:
+    """Whether `url`'s host is exempt by a NO_PROXY-style list (`*`, `example.com`, `.corp`)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return bool(no_proxy) and bool(proxy_bypass_environment(host, {"no": ",".join(no_proxy)}))
+
+
+def environment_proxy(url: str, environ: Mapping[str, str]) -> str | None:
+    """The proxy the standard variables give for `url`: `<SCHEME>_PROXY`, else `ALL_PROXY`."""
+    scheme = urlsplit(url).scheme or "https"
+    value = _env(environ, f"{scheme}_proxy") or _env(environ, "all_proxy")
+    if value and "://" not in value:
+        value = f"http://{value}"  # `proxy.corp:3128` means an HTTP proxy
+    return value
+
+
+def choose_proxy(
+    url: str,
+    engine_proxy: str | Literal[False] | None,
+    proxy_url: str | None,
+    no_proxy: Iterable[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> str | None:
+    """The proxy for requests to `url`, or None for a direct connection.
+
+    In order: the engine's own setting (`false` means direct), hosts exempted by `no_proxy` or
+    `NO_PROXY`, the configured `proxy.url`, then `HTTP(S)_PROXY` / `ALL_PROXY`.
+    """
+    if engine_proxy is False:
+        return None
+    if engine_proxy:
+        return engine_proxy
+    env = os.environ if environ is None else environ
+    exempt = [*no_proxy, *_split(_env(env, "no_proxy"))]
+    if bypasses_proxy(url, exempt):
+        return None
+    return proxy_url or environment_proxy(url, env)
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
     """`text` with every secret replaced, so error texts can never carry a key."""
     for secret in secrets:
         if secret:
             text = text.replace(secret, "***")
     return text
+
+
+class RedactingFilter(logging.Filter):
+    """Removes secrets from every record of the logger it is attached to (URLs with keys)."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self.secrets = tuple(s for s in secrets if s)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = redact(message, self.secrets)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
 
 
 async def send(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime
+from functools import lru_cache
 
 from websearch_mcp.config import RankingSettings
 from websearch_mcp.ranking.domain import DomainInfo, DomainLists, matches, names_site
@@ -22,6 +23,7 @@ _PUBLIC_SUFFIX_LABELS = frozenset({"gov", "edu", "ac", "mil", "int"})
 _PARTIAL_DATE = re.compile(r"(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?")
 
 
+@lru_cache(maxsize=4096)
 def parse_date(value: str | None) -> datetime | None:
     """An ISO 8601 date or date-time (or a bare year / year-month) as an aware datetime."""
     if not value:
@@ -49,20 +51,21 @@ def consensus(engines: int, voters: int) -> float | None:
     return min(1.0, max(0, engines - 1) / (voters - 1))
 
 
-def authority(info: DomainInfo, path: str, query: QueryTerms, lists: DomainLists) -> float:
-    """1 for a listed authority site or the site the query names, 0.5 for documentation-shaped
-    hosts or paths (docs.*, /docs/) and public-institution suffixes (.gov, .edu, .ac.uk), else 0."""
+def site_authority(info: DomainInfo, query: QueryTerms, lists: DomainLists) -> float:
+    """1 for a listed authority site or the site the query names (redis.io for "redis ..."),
+    0.5 for documentation hosts (docs.*, developer.*) and public-institution suffixes (.gov,
+    .edu, .ac.uk), else 0."""
     if matches(info.host, lists.authority) or names_site(info, query):
         return 1.0
     first_label = info.host.split(".", 1)[0]
-    suffix_label = info.suffix.split(".", 1)[0]
-    if (
-        first_label in _DOCS_HOST_LABELS
-        or suffix_label in _PUBLIC_SUFFIX_LABELS
-        or _DOCS_PATH.search(path)
-    ):
+    if first_label in _DOCS_HOST_LABELS or info.suffix.split(".", 1)[0] in _PUBLIC_SUFFIX_LABELS:
         return 0.5
     return 0.0
+
+
+def authority(site: float, path: str) -> float:
+    """The site's authority, raised to 0.5 for a documentation path (/docs/, /manual/)."""
+    return site if site or not _DOCS_PATH.search(path) else 0.5
 
 
 def wants_recent(query: QueryTerms, time_range: str | None, now: datetime) -> bool:

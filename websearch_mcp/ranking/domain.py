@@ -15,7 +15,7 @@ from functools import lru_cache
 import tldextract
 
 from websearch_mcp.config import RankingSettings
-from websearch_mcp.ranking.lexical import QueryTerms, stem
+from websearch_mcp.ranking.lexical import QueryTerms, is_shouted, stem
 
 # One extractor for the process: building it parses the suffix list (tens of milliseconds).
 _EXTRACT = tldextract.TLDExtract(cache_dir=None, suffix_list_urls=())
@@ -105,8 +105,7 @@ def matches(host: str, domains: frozenset[str]) -> bool:
 
 def is_error_code_query(text: str) -> bool:
     """Whether the query asks about an error code (ENOENT, 0x80070005, ORA-00942, exit code 137)."""
-    # In an all-capitals query every word would look like an errno name.
-    return bool((not text.isupper() and _ERROR_CODE.search(text)) or _ERROR_PHRASE.search(text))
+    return bool((not is_shouted(text) and _ERROR_CODE.search(text)) or _ERROR_PHRASE.search(text))
 
 
 def names_site(info: DomainInfo, query: QueryTerms) -> bool:

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from websearch_mcp.models import Hit
 from websearch_mcp.ranking.boosts import parse_date
-from websearch_mcp.ranking.urls import canonical_key, key_host
+from websearch_mcp.ranking.urls import canonicalize
 
 
 @dataclass(slots=True)
@@ -21,6 +21,7 @@ class Merged:
 
     key: str
     host: str
+    path: str
     hits: dict[str, Hit] = field(default_factory=dict)  # engine -> its best-ranked hit
     ranks: dict[str, int] = field(default_factory=dict)  # engine -> that hit's rank
     engines: list[str] = field(default_factory=list)  # best rank first (ties by name)
@@ -36,15 +37,21 @@ def _rank_of(hit: Hit, position: int) -> int:
 
 
 def _best_url(hits: Iterable[tuple[int, str, Hit]]) -> str:
-    """An original URL: https first, then the best rank, then the shortest (fewest extras)."""
-    return min(hits, key=lambda t: (not t[2].url.startswith("https:"), t[0], len(t[2].url)))[2].url
+    """An original URL: https first, then the shortest (no tracking extras), then the best rank."""
+    return min(hits, key=lambda t: (not t[2].url.startswith("https:"), len(t[2].url), t[0]))[2].url
 
 
 def _fill(item: Merged) -> None:
+    if len(item.hits) == 1:  # the common case, kept cheap
+        ((engine, hit),) = item.hits.items()
+        item.engines = [engine]
+        item.title, item.snippet, item.url = hit.title, hit.snippet, hit.url
+        item.published, item.published_at = hit.published, parse_date(hit.published)
+        return
     ordered = sorted((item.ranks[e], e, h) for e, h in item.hits.items())
     item.engines = [e for _, e, _ in ordered]
     item.title = next((h.title for _, _, h in ordered if h.title.strip()), "")
-    item.snippet = max((h.snippet for _, _, h in ordered), key=len, default="")
+    item.snippet = max((h.snippet for _, _, h in ordered), key=len)
     item.url = _best_url(ordered)
     dated = [(d, h.published) for _, _, h in ordered if (d := parse_date(h.published))]
     if dated:
@@ -60,10 +67,10 @@ def merge(lists: Mapping[str, Sequence[Hit]]) -> list[Merged]:
     merged: dict[str, Merged] = {}
     for engine in sorted(lists):
         for position, hit in enumerate(lists[engine], start=1):
-            key = canonical_key(hit.url)
+            key, host, path = canonicalize(hit.url)
             item = merged.get(key)
             if item is None:
-                item = merged[key] = Merged(key=key, host=key_host(key))
+                item = merged[key] = Merged(key=key, host=host, path=path)
             rank = _rank_of(hit, position)
             if engine not in item.ranks or rank < item.ranks[engine]:
                 item.ranks[engine] = rank
@@ -75,7 +82,10 @@ def merge(lists: Mapping[str, Sequence[Hit]]) -> list[Merged]:
 
 def rrf(ranks: Mapping[str, int], weights: Mapping[str, float], k: int) -> float:
     """Weighted reciprocal rank fusion: sum over engines of w_e / (k + rank_e)."""
-    return sum(max(0.0, weights.get(e, 1.0)) / (k + ranks[e]) for e in sorted(ranks))
+    total = 0.0
+    for engine in sorted(ranks):  # one order whatever the input order: identical sums
+        total += max(0.0, weights.get(engine, 1.0)) / (k + ranks[engine])
+    return total
 
 
 def rrf_best(engines: Iterable[str], weights: Mapping[str, float], k: int) -> float:

@@ -36,6 +36,8 @@ _HAS_ALPHA = re.compile(r"[^\W\d_]")
 _VOWELS = frozenset("aeiouy")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
 _ACRONYM = re.compile(r"\b[A-Z]{2,6}s?\b")
+_SHOUTED_WORD = re.compile(r"[A-Z]{2,}")
+_SHOUTED_WORDS = 3
 
 # Search filler ("latest", "current", "please find") is not a content word either.
 STOP_WORDS_EN = frozenset(
@@ -97,19 +99,21 @@ class QueryTerms:
     """What the ranking needs to know about the query text, computed once per query."""
 
     content: tuple[str, ...]  # unique content terms in query order (normalised)
+    content_set: frozenset[str]  # the same as a set
     rare: frozenset[str]  # rare or compound content terms
-    pairs: frozenset[tuple[str, str]]  # adjacent content terms, for phrase contiguity
+    pairs: tuple[str, ...]  # adjacent content terms as " a b ", for phrase contiguity
     words: frozenset[str]  # every word of the query, stop words included (normalised)
     recency: bool  # the text asks for recent results ("latest", "最新", ...)
 
 
 @dataclass(frozen=True, slots=True)
 class DocTerms:
-    """A result's words: content terms of title + snippet, of its URL, and adjacent pairs."""
+    """A result's words: content terms of title + snippet and of its URL, and `joined`, all its
+    terms in order separated by single spaces (a phrase test is a substring test)."""
 
     text: AbstractSet[str]
     url: AbstractSet[str]
-    pairs: AbstractSet[tuple[str, str]]
+    joined: str
 
 
 @lru_cache(maxsize=16384)
@@ -142,19 +146,22 @@ def _is_content(word: str) -> bool:
 # (at C speed) that the cache below turns into terms: "(fts5_virtual)," -> "fts5_virtual".
 _KEEP = frozenset(c for c in range(128) if chr(c).isalnum() or chr(c) in "._-+#'")
 _SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if c not in _KEEP})
-_BYTE_SEPARATORS = bytes(c if c in _KEEP else 32 for c in range(256))
+# For ASCII text one C-level pass both lower-cases and separates.
+_BYTE_TABLE = bytes(
+    (ord(chr(c).lower()) if c in _KEEP else 32) if c < 128 else c for c in range(256)
+)
 
 
 def _chunks(text: str) -> list[str] | list[bytes]:
     """Lower-cased pieces of `text` between separators (bytes for ASCII text: faster)."""
     if text.isascii():
-        return text.lower().encode("ascii").translate(_BYTE_SEPARATORS).split()
+        return text.encode("ascii").translate(_BYTE_TABLE).split()
     return unicodedata.normalize("NFKC", text).lower().translate(_SEPARATORS).split()
 
 
 def _term_of(token: str) -> str:
     """One token's content terms joined by spaces: CJK bigrams, or the stemmed word, or ""."""
-    if _CJK.match(token):
+    if not token.isascii() and _CJK.match(token):
         return " ".join(g for g in _bigrams(token) if g not in STOP_WORDS_ZH)
     word = token.removesuffix("'s")
     if not _is_content(word):
@@ -164,6 +171,7 @@ def _term_of(token: str) -> str:
         parts = tuple(stem(p) for p in _JOINERS.split(term) if p and _is_content(p))
         if parts and parts != (term,):
             _TERMS.parts[term] = parts
+            _TERMS.compounds.add(term)
     return term
 
 
@@ -177,14 +185,19 @@ class _TermCache(dict[str | bytes, str]):
     def __init__(self) -> None:
         super().__init__()
         self.parts: dict[str, tuple[str, ...]] = {}
+        self.compounds: set[str] = set()  # the keys of `parts`, as a set for fast intersections
 
     def __missing__(self, chunk: str | bytes) -> str:
         if len(self) >= self.LIMIT:  # bounded memory: start over, parts with their chunks
             self.clear()
             self.parts.clear()
+            self.compounds.clear()
         text = chunk.decode("ascii") if isinstance(chunk, bytes) else chunk
-        text = _LETTER_HYPHEN.sub(" ", text) if "-" in text else text
-        value = " ".join(filter(None, map(_term_of, _TOKEN.findall(text))))
+        if text.isascii() and text.isalnum():  # a plain word: most chunks
+            value = _term_of(text)
+        else:
+            text = _LETTER_HYPHEN.sub(" ", text) if "-" in text else text
+            value = " ".join(filter(None, map(_term_of, _TOKEN.findall(text))))
         self[chunk] = value
         return value
 
@@ -196,9 +209,8 @@ def _sequence(text: str) -> tuple[list[str], set[str]]:
     """The content terms of `text` in order and the set of them plus identifier parts."""
     seq = " ".join(map(_TERMS.__getitem__, _chunks(text))).split()
     every = set(seq)
-    parts = _TERMS.parts
-    for compound in every.intersection(parts):
-        every.update(parts[compound])
+    for compound in every & _TERMS.compounds:
+        every.update(_TERMS.parts[compound])
     return seq, every
 
 
@@ -234,21 +246,27 @@ def is_rare(word: str, original: str = "") -> bool:
     return onset not in _ENGLISH_ONSETS and onset != ""
 
 
+def is_shouted(text: str) -> bool:
+    """A text typed in capitals throughout ("HOW TO FIX THIS"), where every word would look
+    like an acronym or an errno name."""
+    return text.isupper() and len(_SHOUTED_WORD.findall(text)) >= _SHOUTED_WORDS
+
+
 @lru_cache(maxsize=1024)
 def analyze_query(text: str) -> QueryTerms:
     """Content terms, rare terms, adjacent pairs and recency of a query (cached)."""
     seq, every = _sequence(text)
     content = tuple(dict.fromkeys(seq))
     typed = _LETTER_HYPHEN.sub(" ", unicodedata.normalize("NFKC", text))
-    # In an all-capitals query every word would look like an acronym.
-    originals = {} if text.isupper() else {stem(t.lower()): t for t in _TOKEN.findall(typed)}
+    originals = {} if is_shouted(text) else {stem(t.lower()): t for t in _TOKEN.findall(typed)}
     raw: set[str] = set()
     for token in _TOKEN.findall(typed.lower()):
         raw.update(_bigrams(token) if _CJK.match(token) else (token, stem(token)))
     return QueryTerms(
         content=content,
+        content_set=frozenset(content),
         rare=frozenset(t for t in content if is_rare(t, originals.get(t, ""))),
-        pairs=frozenset(pairwise(seq)),
+        pairs=tuple(dict.fromkeys(f" {a} {b} " for a, b in pairwise(seq))),
         words=frozenset(raw | every),
         recency=bool(raw & RECENCY_WORDS),
     )
@@ -261,31 +279,36 @@ def url_words(url: str) -> str:
 
 
 def analyze_doc(title: str, snippet: str, url: str) -> DocTerms:
-    """Tokenise a result once: title + snippet terms, URL terms and adjacent pairs."""
+    """Tokenise a result once: title + snippet terms, URL terms and their order."""
     seq, text = _sequence(f"{title}\n{snippet}")
     url_seq, url_terms = _sequence(url_words(url))
-    pairs = set(pairwise(seq))
-    pairs.update(pairwise(url_seq))
-    return DocTerms(text=text, url=url_terms, pairs=pairs)
+    joined = f" {' '.join(seq)} | {' '.join(url_seq)} "
+    return DocTerms(text=text, url=url_terms, joined=joined)
+
+
+def _found(wanted: frozenset[str], doc: DocTerms) -> int:
+    found = wanted.intersection(doc.text)
+    if len(found) < len(wanted):
+        found = found.union(wanted.intersection(doc.url))
+    return len(found)
 
 
 def alignment(query: QueryTerms, doc: DocTerms) -> float:
     """Share of the query's content terms found in the result (1.0 for a query without any)."""
     if not query.content:
         return 1.0
-    found = sum(1 for t in query.content if t in doc.text or t in doc.url)
-    return found / len(query.content)
+    return _found(query.content_set, doc) / len(query.content_set)
 
 
 def rare_share(query: QueryTerms, doc: DocTerms) -> float | None:
     """Share of the query's rare terms in the result; None when the query has none."""
     if not query.rare:
         return None
-    return sum(1 for t in query.rare if t in doc.text or t in doc.url) / len(query.rare)
+    return _found(query.rare, doc) / len(query.rare)
 
 
 def phrase_share(query: QueryTerms, doc: DocTerms) -> float | None:
     """Share of adjacent query term pairs that are adjacent in the result; None without pairs."""
     if not query.pairs:
         return None
-    return len(query.pairs & doc.pairs) / len(query.pairs)
+    return sum(1 for pair in query.pairs if pair in doc.joined) / len(query.pairs)

@@ -13,12 +13,19 @@ weight of 0 switches a signal off exactly.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from websearch_mcp.config import RankingSettings, SearchSettings
 from websearch_mcp.models import Hit, Query, RankedResult
-from websearch_mcp.ranking.boosts import authority, consensus, freshness, wants_recent
+from websearch_mcp.ranking.boosts import (
+    authority,
+    consensus,
+    freshness,
+    site_authority,
+    wants_recent,
+)
 from websearch_mcp.ranking.domain import (
     DomainVerdict,
     domain_info,
@@ -38,7 +45,6 @@ from websearch_mcp.ranking.lexical import (
     rare_share,
 )
 from websearch_mcp.ranking.mmr import mmr
-from websearch_mcp.ranking.urls import key_path
 
 MIN_KEPT = 2  # the threshold never leaves fewer results than this (when there are as many)
 
@@ -78,62 +84,106 @@ class _Context:
         self.now = now
         self.best = rrf_best(lists, weights, search.rrf_k)
         self.voters = sum(1 for e in lists if weights.get(e, 1.0) > 0)
+        self.every_engine_votes = self.voters == len(lists)
         self.domains = domain_lists(self.settings, search.block_domains)
-        self._verdicts: dict[str, DomainVerdict] = {}
+        self._hosts: dict[str, tuple[DomainVerdict, float]] = {}
 
-    def verdict(self, host: str) -> DomainVerdict:
-        """The domain factor of `host`, computed once per request."""
-        found = self._verdicts.get(host)
+    def site(self, host: str) -> tuple[DomainVerdict, float]:
+        """The domain verdict and site authority of `host`, computed once per request."""
+        found = self._hosts.get(host)
         if found is None:
-            found = self._verdicts[host] = domain_quality(
-                host, self.terms, self.error_code, self.domains, self.settings.domain_penalty
+            info = domain_info(host)
+            found = self._hosts[host] = (
+                domain_quality(
+                    host, self.terms, self.error_code, self.domains, self.settings.domain_penalty
+                ),
+                site_authority(info, self.terms, self.domains),
             )
         return found
 
+    def engines_agreeing(self, ranks: Mapping[str, int]) -> int:
+        """How many engines with a positive weight returned the result."""
+        if self.every_engine_votes:
+            return len(ranks)
+        return sum(1 for e in ranks if self.weights.get(e, 1.0) > 0)
 
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
+
+@dataclass(slots=True)
+class _Scored:
+    """One merged result with its signals; `details` are built only for the results returned."""
+
+    item: Merged
+    doc: DocTerms
+    rrf: float
+    alignment: float
+    rare: float | None
+    phrase: float | None
+    domain: DomainVerdict
+    consensus: float | None
+    authority: float
+    freshness: float | None
+    score: float = 0.0
+    similarity: float | None = None
+
+    def details(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            name: None if value is None else round(value, 4)
+            for name, value in (
+                ("rrf", self.rrf),
+                ("alignment", self.alignment),
+                ("rare", self.rare),
+                ("phrase", self.phrase),
+                ("domain", self.domain.factor),
+                ("consensus", self.consensus),
+                ("authority", self.authority),
+                ("freshness", self.freshness),
+                ("final", self.score),
+            )
+        }
+        out["ranks"] = {e: self.item.ranks[e] for e in self.item.engines}
+        if self.domain.reason:
+            out["domain_reason"] = self.domain.reason
+        if self.similarity is not None:
+            out["similarity"] = round(self.similarity, 4)
+        return out
 
 
-def _score(item: Merged, doc: DocTerms, ctx: _Context) -> tuple[float, dict[str, Any]]:
-    s = ctx.settings
-    base = normalised_rrf(item.ranks, ctx.weights, ctx.search.rrf_k, ctx.best)
-    align = alignment(ctx.terms, doc)
-    rare = rare_share(ctx.terms, doc)
-    phrase = phrase_share(ctx.terms, doc)
-    verdict = ctx.verdict(item.host)
-    agree = consensus(sum(1 for e in item.ranks if ctx.weights.get(e, 1.0) > 0), ctx.voters)
-    auth = authority(domain_info(item.host), key_path(item.key), ctx.terms, ctx.domains)
-    fresh = freshness(item.published_at, ctx.now, ctx.query.time_range, s) if ctx.recent else None
-    final = (
-        base
-        * factor(s.alignment_weight, align)
-        * factor(s.rare_term_weight, rare)
-        * factor(s.phrase_weight, phrase)
-        * verdict.factor
-        * factor(s.consensus_weight, agree)
-        * factor(s.authority_weight, auth)
-        * factor(s.freshness_weight, fresh)
+def _score(item: Merged, doc: DocTerms, ctx: _Context) -> _Scored:
+    terms, weights = ctx.terms, ctx.weights
+    verdict, site = ctx.site(item.host)
+    scored = _Scored(
+        item=item,
+        doc=doc,
+        rrf=normalised_rrf(item.ranks, weights, ctx.search.rrf_k, ctx.best),
+        alignment=alignment(terms, doc),
+        rare=rare_share(terms, doc),
+        phrase=phrase_share(terms, doc),
+        domain=verdict,
+        consensus=consensus(ctx.engines_agreeing(item.ranks), ctx.voters),
+        authority=authority(site, item.path),
+        freshness=(
+            freshness(item.published_at, ctx.now, ctx.query.time_range, ctx.settings)
+            if ctx.recent
+            else None
+        ),
     )
-    final = min(1.0, max(0.0, final))
-    details: dict[str, Any] = {
-        "rrf": _round(base),
-        "alignment": _round(align),
-        "rare": _round(rare),
-        "phrase": _round(phrase),
-        "domain": _round(verdict.factor),
-        "consensus": _round(agree),
-        "authority": _round(auth),
-        "freshness": _round(fresh),
-        "final": _round(final),
-        "ranks": {e: item.ranks[e] for e in item.engines},
-    }
-    if verdict.reason:
-        details["domain_reason"] = verdict.reason
-    return final, details
+    s = ctx.settings
+    final = (
+        scored.rrf
+        * factor(s.alignment_weight, scored.alignment)
+        * factor(s.rare_term_weight, scored.rare)
+        * factor(s.phrase_weight, scored.phrase)
+        * scored.domain.factor
+        * factor(s.consensus_weight, scored.consensus)
+        * factor(s.authority_weight, scored.authority)
+        * factor(s.freshness_weight, scored.freshness)
+    )
+    scored.score = min(1.0, max(0.0, final))
+    return scored
 
 
-def _result(item: Merged, score: float, details: dict[str, Any]) -> RankedResult:
+def _result(scored: _Scored) -> RankedResult:
+    item = scored.item
     ordered = [item.hits[e] for e in item.engines]
     citations = [h.citations for h in ordered if h.citations is not None]
     return RankedResult(
@@ -141,9 +191,9 @@ def _result(item: Merged, score: float, details: dict[str, Any]) -> RankedResult
         title=item.title,
         url=item.url,
         snippet=item.snippet,
-        engines=item.engines,
-        ranks=dict(details["ranks"]),
-        score=score,
+        engines=list(item.engines),
+        ranks={e: item.ranks[e] for e in item.engines},
+        score=scored.score,
         published=item.published,
         engine_scores={
             e: h.score for e, h in zip(item.engines, ordered, strict=True) if h.score is not None
@@ -153,7 +203,7 @@ def _result(item: Merged, score: float, details: dict[str, Any]) -> RankedResult
         venue=next((h.venue for h in ordered if h.venue), None),
         citations=max(citations) if citations else None,
         pdf_url=next((h.pdf_url for h in ordered if h.pdf_url), None),
-        details=details,
+        details=scored.details(),
     )
 
 
@@ -174,24 +224,24 @@ def rank(
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     ctx = _Context(lists, query, search, weights, now)
-    items = [m for m in merge(lists) if not matches(m.host, ctx.domains.blocked)]
-    scored = []
-    for item in items:
-        doc = analyze_doc(item.title, item.snippet, item.key)
-        score, details = _score(item, doc, ctx)
-        scored.append((score, item, doc, details))
-    scored.sort(key=lambda t: (-t[0], t[1].key))
-    query_terms = frozenset(ctx.terms.content)
-    scored = scored[: kept_count([t[0] for t in scored], search.relevance_threshold)]
+    scored = [
+        _score(item, analyze_doc(item.title, item.snippet, item.key), ctx)
+        for item in merge(lists)
+        if not matches(item.host, ctx.domains.blocked)
+    ]
+    scored.sort(key=lambda r: (-r.score, r.item.key))
+    scored = scored[: kept_count([r.score for r in scored], search.relevance_threshold)]
     limit = max(0, query.max_results)
-    if search.mmr.enabled and len(scored) > 1:
+    if search.mmr.enabled and len(scored) > 1 and limit > 1:
+        # Words every result shares with the query are relevance, not redundancy.
+        asked = frozenset(ctx.terms.content)
         order, sims = mmr(
-            [t[0] for t in scored],
-            [t[2].text - query_terms for t in scored],
+            [r.score for r in scored],
+            [r.doc.text - asked for r in scored],
             search.mmr.lambda_,
             limit,
         )
         for index, sim in zip(order, sims, strict=True):
-            scored[index][3]["similarity"] = round(sim, 4)
+            scored[index].similarity = sim
         scored = [scored[i] for i in order]
-    return [_result(item, score, details) for score, item, _, details in scored[:limit]]
+    return [_result(r) for r in scored[:limit]]

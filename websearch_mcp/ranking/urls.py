@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import NamedTuple
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 # Parameters that only say where a click came from; they never change the page.
@@ -28,6 +29,7 @@ _WEB_SCHEMES = frozenset({"http", "https"})
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _PATH_SAFE = "/%:@!$&'()*+,;=-._~"
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9/:@!$&'()*+,;=\-._~]*")  # nothing to quote or decode
 
 
 def _is_tracking(name: str) -> bool:
@@ -38,6 +40,21 @@ def _is_tracking(name: str) -> bool:
 def _normalise_escape(match: re.Match[str]) -> str:
     char = chr(int(match.group(1), 16))
     return char if char in _UNRESERVED else "%" + match.group(1).upper()
+
+
+def _split_netloc(netloc: str) -> tuple[str, int | str | None]:
+    """Host and port of a netloc without user info; port "invalid" when it is not a number."""
+    hostport = netloc.rpartition("@")[2]
+    if hostport.startswith("["):  # [IPv6]:port
+        host, _, rest = hostport[1:].partition("]")
+        port_text = rest[1:] if rest.startswith(":") else ""
+    else:
+        host, _, port_text = hostport.partition(":")
+    if not port_text:
+        return host, None
+    if not port_text.isdigit() or int(port_text) > 65535:
+        return host, "invalid"
+    return host, int(port_text)
 
 
 def _clean_host(host: str) -> str:
@@ -52,49 +69,53 @@ def _clean_host(host: str) -> str:
     return host
 
 
-@lru_cache(maxsize=4096)
-def canonical_key(url: str) -> str:
-    """The merge key of `url`, e.g. `http://www.Example.com:80/a/?utm_source=x&b=2&a=1#top` ->
-    `https://example.com/a?a=1&b=2`. A string that is not a URL is returned trimmed."""
+class CanonicalURL(NamedTuple):
+    """A URL's merge key, and the host (without port) and path it names ("" when not a URL)."""
+
+    key: str
+    host: str
+    path: str
+
+
+@lru_cache(maxsize=8192)
+def canonicalize(url: str) -> CanonicalURL:
+    """The canonical form of `url`, e.g. `http://www.Example.com:80/a/?utm_source=x&b=2&a=1#top`
+    -> key `https://example.com/a?a=1&b=2`, host `example.com`, path `/a`. A string that is not
+    a URL keeps its trimmed text as the key."""
     text = url.strip()
     if "://" not in text and not text.startswith("//"):
         text = "https://" + text if "." in text.split("/", 1)[0] else text
     try:
         parts = urlsplit(text)
-        port = parts.port
     except ValueError:
-        return text
+        return CanonicalURL(text, "", "")
     scheme = parts.scheme.lower() or "https"
     web = scheme in _WEB_SCHEMES
     if web:
         scheme = "https"  # one page, whichever protocol an engine happened to list
-    host = _clean_host(parts.hostname or "")
-    if not host:
-        return text
-    if ":" in host:  # IPv6 literal
-        host = f"[{host}]"
+    host, port = _split_netloc(parts.netloc)
+    host = _clean_host(host)
+    if not host or port == "invalid":
+        return CanonicalURL(text, "", "")
+    shown = f"[{host}]" if ":" in host else host  # IPv6 literal
     default = port is None or (web and port in _DEFAULT_PORTS.values())
-    netloc = host if default else f"{host}:{port}"
-    path = _ESCAPE.sub(_normalise_escape, quote(parts.path, safe=_PATH_SAFE)).rstrip("/")
-    pairs = [
-        (name, value)
-        for name, value in parse_qsl(parts.query, keep_blank_values=True)
-        if not _is_tracking(name)
-    ]
-    query = urlencode(sorted(pairs), quote_via=quote, safe="") if pairs else ""
-    return f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
+    netloc = shown if default else f"{shown}:{port}"
+    path = parts.path
+    if not _PLAIN_PATH.fullmatch(path):
+        path = _ESCAPE.sub(_normalise_escape, quote(path, safe=_PATH_SAFE))
+    path = path.rstrip("/")
+    query = ""
+    if parts.query:
+        pairs = [
+            (name, value)
+            for name, value in parse_qsl(parts.query, keep_blank_values=True)
+            if not _is_tracking(name)
+        ]
+        query = urlencode(sorted(pairs), quote_via=quote, safe="") if pairs else ""
+    key = f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
+    return CanonicalURL(key, host, path)
 
 
-def key_host(key: str) -> str:
-    """The host of a canonical key (without port)."""
-    netloc = key.split("://", 1)[-1].split("/", 1)[0].split("?", 1)[0]
-    if netloc.startswith("["):
-        return netloc[1 : netloc.find("]")]
-    return netloc.split(":", 1)[0]
-
-
-def key_path(key: str) -> str:
-    """The path of a canonical key ("" for the home page), without the query."""
-    rest = key.split("://", 1)[-1].split("?", 1)[0]
-    slash = rest.find("/")
-    return rest[slash:] if slash >= 0 else ""
+def canonical_key(url: str) -> str:
+    """The merge key of `url`: two URLs naming the same page get the same key."""
+    return canonicalize(url).key

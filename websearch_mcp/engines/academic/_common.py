@@ -74,6 +74,12 @@ def date_from_parts(value: Any) -> str | None:
     return _iso(*parts[:3]) if parts else None
 
 
+def title_text(value: Any) -> str:
+    """A title as plain text, without the period that dblp and MEDLINE end every title with."""
+    title = clean_text(value if isinstance(value, str) else "")
+    return title[:-1] if title.endswith(".") and not title.endswith("..") else title
+
+
 def names(values: Iterable[Any]) -> tuple[str, ...]:
     """Author names: whitespace collapsed, empties and repeats dropped, order kept."""
     seen: dict[str, None] = {}

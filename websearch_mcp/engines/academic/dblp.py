@@ -17,6 +17,7 @@ from websearch_mcp.engines.academic._common import (
     names,
     normalize_doi,
     publication_date,
+    title_text,
 )
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import api_error
@@ -45,9 +46,7 @@ def _in_years(year: int | None, query: Query) -> bool:
 
 
 def _hit(info: dict[str, Any], rank: int, engine: str) -> Hit | None:
-    title = clean_text(info.get("title"))
-    if title.endswith(".") and not title.endswith(".."):
-        title = title[:-1]  # dblp ends every title with a period
+    title = title_text(info.get("title"))
     landing = next((url for ee in as_list(info.get("ee")) if (url := http_url(ee))), None)
     url = landing or http_url(info.get("url"))
     if not title or not url:

@@ -14,6 +14,7 @@ from websearch_mcp.engines.academic._common import (
     names,
     normalize_doi,
     publication_date,
+    title_text,
 )
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import api_error, error_message
@@ -54,7 +55,7 @@ def _pdf_url(item: dict[str, Any]) -> str | None:
 
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
-    title = clean_text(item.get("title"))
+    title = title_text(item.get("title"))
     if not title or not item.get("id"):
         return None
     author_string = str(item.get("authorString") or "").strip().rstrip(".")

@@ -85,6 +85,7 @@ class GoogleScholar(Engine):
     default_enabled: ClassVar[bool] = False
     default_timeout: ClassVar[float] = 6.0
     key_env: ClassVar[str | None] = None
+    scraped: ClassVar[bool] = True
 
     max_rows: ClassVar[int] = 20
 

@@ -12,6 +12,7 @@ from websearch_mcp.engines.academic._common import (
     names,
     normalize_doi,
     publication_date,
+    title_text,
 )
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import api_error
@@ -50,7 +51,7 @@ def _doi(summary: dict[str, Any]) -> str | None:
 
 
 def _hit(uid: str, summary: dict[str, Any], rank: int, engine: str) -> Hit | None:
-    title = clean_text(summary.get("title"))
+    title = title_text(summary.get("title"))
     if not title:
         return None
     authors = (a.get("name") for a in summary.get("authors") or [] if isinstance(a, dict))
@@ -80,7 +81,7 @@ class PubMed(Engine):
     returns_score: ClassVar[bool] = False
     default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 8.0
-    key_env: ClassVar[str | None] = "PUBMED_API_KEYS"
+    key_env: ClassVar[str | None] = None  # optional keys: PUBMED_API_KEYS
 
     max_rows: ClassVar[int] = 100
 

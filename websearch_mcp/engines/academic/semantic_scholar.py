@@ -70,7 +70,7 @@ class SemanticScholar(Engine):
     returns_score: ClassVar[bool] = False
     default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 8.0
-    key_env: ClassVar[str | None] = "SEMANTIC_SCHOLAR_API_KEYS"
+    key_env: ClassVar[str | None] = None  # optional keys: SEMANTIC_SCHOLAR_API_KEYS
 
     max_rows: ClassVar[int] = 100
 

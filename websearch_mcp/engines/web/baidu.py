@@ -97,6 +97,7 @@ class Baidu(Engine):
     default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 5.0
     key_env: ClassVar[str | None] = None
+    scraped: ClassVar[bool] = True
 
     max_rows: ClassVar[int] = 50
 

@@ -53,6 +53,7 @@ class Bing(Engine):
     default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 5.0
     key_env: ClassVar[str | None] = None
+    scraped: ClassVar[bool] = True
 
     def __init__(self, today: Clock = utc_today) -> None:
         self.today = today

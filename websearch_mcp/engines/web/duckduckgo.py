@@ -83,6 +83,8 @@ class DuckDuckGo(Engine):
     default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 5.0
     key_env: ClassVar[str | None] = None
+    scraped: ClassVar[bool] = True
+    needs_proxy: ClassVar[bool] = True  # often blocked without one
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """The form a browser posts: `q`, `b` (first page), `df` time range, `kl` region."""

@@ -79,6 +79,8 @@ class Google(Engine):
     default_enabled: ClassVar[bool] = False
     default_timeout: ClassVar[float] = 5.0
     key_env: ClassVar[str | None] = None
+    scraped: ClassVar[bool] = True
+    needs_proxy: ClassVar[bool] = True  # often blocked without one
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """Parameters: `q`, `start`, `tbs` (qdr:d/w/m/y), `hl` and `lr` from the language."""

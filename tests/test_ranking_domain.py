@@ -1,0 +1,93 @@
+"""Domain quality, list matching by subdomain, error-code queries."""
+
+from __future__ import annotations
+
+import pytest
+
+from websearch_mcp.config import RankingSettings
+from websearch_mcp.ranking.domain import (
+    domain_info,
+    domain_lists,
+    domain_quality,
+    is_error_code_query,
+    matches,
+    normalise_domain,
+)
+from websearch_mcp.ranking.lexical import analyze_query
+
+SETTINGS = RankingSettings()
+LISTS = domain_lists(SETTINGS, ["Blocked.example", "https://www.spam.test/path"])
+
+
+def quality(host: str, query: str = "vector database", penalty: float = 0.5) -> float:
+    return domain_quality(
+        host, analyze_query(query), is_error_code_query(query), LISTS, penalty
+    ).factor
+
+
+def test_registered_domain_from_bundled_suffix_list() -> None:
+    info = domain_info("docs.python.co.uk")
+    assert (info.registered, info.name, info.suffix) == ("python.co.uk", "python", "co.uk")
+    assert domain_info("localhost").registered == "localhost"
+
+
+def test_lists_match_host_and_subdomains_only() -> None:
+    blocked = LISTS.blocked
+    assert blocked == {"blocked.example", "spam.test"}
+    assert matches("blocked.example", blocked)
+    assert matches("a.b.blocked.example", blocked)
+    assert not matches("notblocked.example", blocked)
+    assert matches("spam.test", blocked)
+
+
+def test_normalise_domain_entries() -> None:
+    assert normalise_domain(" *.Example.COM ") == "example.com"
+    assert normalise_domain("https://www.example.com/some/path") == "example.com"
+
+
+def test_ordinary_sites_are_not_penalised() -> None:
+    assert quality("postgresql.org") == 1.0
+    assert quality("someblog.dev") == 1.0
+
+
+def test_shops_are_penalised_unless_the_query_names_them() -> None:
+    assert quality("amazon.com") == 0.5
+    assert quality("www.ebay.co.uk") == 0.5
+    assert quality("amazon.com", "amazon return policy") == 1.0
+
+
+def test_authority_subdomain_lifts_a_shop_penalty() -> None:
+    assert quality("docs.aws.amazon.com") == 1.0
+
+
+def test_low_quality_suffix() -> None:
+    assert quality("best-vector-db.xyz") == 0.5
+    verdict = domain_quality("a.top", analyze_query("x"), False, LISTS, 0.5)
+    assert verdict.reason == "low-quality suffix .top"
+
+
+def test_dictionaries_only_for_error_code_queries() -> None:
+    assert quality("merriam-webster.com", "ENOENT no such file or directory") == 0.5
+    assert quality("dictionary.cambridge.org", "ORA-00942 table does not exist") == 0.5
+    assert quality("merriam-webster.com", "meaning of serendipity") == 1.0
+
+
+def test_penalty_zero_switches_domains_off() -> None:
+    assert quality("amazon.com", penalty=0.0) == 1.0
+    assert quality("junk.xyz", penalty=0.0) == 1.0
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["ENOENT no such file", "0x80070005 windows update", "ORA-00942", "docker exit code 137",
+     "HTTP 503 nginx", "git error 128", "npm 报错"],
+)  # fmt: skip
+def test_error_code_queries(query: str) -> None:
+    assert is_error_code_query(query)
+
+
+@pytest.mark.parametrize(
+    "query", ["python asyncio tutorial", "HOW TO FIX THIS", "best laptop 2024", "pg18 release"]
+)
+def test_not_error_code_queries(query: str) -> None:
+    assert not is_error_code_query(query)

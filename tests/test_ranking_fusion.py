@@ -1,0 +1,79 @@
+"""Merging by canonical URL and weighted RRF, computed by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from websearch_mcp.models import Hit
+from websearch_mcp.ranking.fusion import merge, normalised_rrf, rrf, rrf_best
+
+
+def hit(url: str, rank: int, engine: str, **extra: object) -> Hit:
+    fields: dict[str, object] = {"title": f"t{rank}", "snippet": "s"} | extra
+    return Hit(url=url, rank=rank, engine=engine, **fields)  # type: ignore[arg-type]
+
+
+def test_rrf_by_hand() -> None:
+    assert rrf({"a": 1}, {}, 60) == pytest.approx(1 / 61)
+    assert rrf({"a": 1, "b": 3}, {}, 60) == pytest.approx(1 / 61 + 1 / 63)
+    assert rrf({"a": 2, "b": 5}, {"a": 2.0, "b": 0.5}, 60) == pytest.approx(2 / 62 + 0.5 / 65)
+    assert rrf({"a": 1}, {"a": 0.0}, 60) == 0.0
+
+
+def test_normalisation_by_best_possible() -> None:
+    best = rrf_best(["a", "b", "c"], {}, 60)
+    assert best == pytest.approx(3 / 61)
+    assert normalised_rrf({"a": 1, "b": 1, "c": 1}, {}, 60, best) == pytest.approx(1.0)
+    assert normalised_rrf({"a": 1}, {}, 60, best) == pytest.approx(1 / 3)
+    assert normalised_rrf({"b": 4}, {}, 60, best) == pytest.approx((1 / 64) / (3 / 61))
+    weights = {"a": 3.0, "b": 1.0}
+    best_w = rrf_best(["a", "b"], weights, 60)
+    assert normalised_rrf({"a": 1}, weights, 60, best_w) == pytest.approx(0.75)
+
+
+def test_normalised_rrf_is_zero_without_any_weight() -> None:
+    assert normalised_rrf({"a": 1}, {"a": 0.0}, 60, rrf_best(["a"], {"a": 0.0}, 60)) == 0.0
+
+
+def test_merge_counts_each_engine_once_with_its_best_rank() -> None:
+    merged = merge(
+        {
+            "bing": [hit("https://x.com/a", 1, "bing"), hit("http://www.x.com/a/", 4, "bing")],
+            "ddg": [hit("https://x.com/b", 1, "ddg"), hit("https://x.com/a?utm_source=d", 2, "ddg")],
+        }
+    )
+    by_key = {m.key: m for m in merged}
+    a = by_key["https://x.com/a"]
+    assert a.ranks == {"bing": 1, "ddg": 2}
+    assert a.engines == ["bing", "ddg"]
+    assert len(merged) == 2
+
+
+def test_merge_keeps_longest_snippet_best_title_earliest_date_and_https_url() -> None:
+    merged = merge(
+        {
+            "e1": [hit("http://x.com/p", 2, "e1", title="", snippet="short", published="2024-03-01")],
+            "e2": [
+                hit(
+                    "https://www.x.com/p?utm_source=y",
+                    1,
+                    "e2",
+                    title="Best title",
+                    snippet="a much longer snippet",
+                    published="2024-05-01T10:00:00Z",
+                )
+            ],
+            "e3": [hit("https://x.com/p", 3, "e3", title="Other", published="2023-12-31")],
+        }
+    )
+    (item,) = merged
+    assert item.title == "Best title"  # the best-ranked non-empty title
+    assert item.snippet == "a much longer snippet"
+    assert item.published == "2023-12-31"
+    assert item.url == "https://x.com/p"  # https, then the shortest: no tracking
+    assert item.engines == ["e2", "e1", "e3"]
+
+
+def test_merge_uses_position_when_an_engine_gives_no_rank() -> None:
+    (item,) = merge({"e": [hit("https://x.com/a", 1, "e"), hit("https://y.com", 0, "e")]})[1:]
+    assert item.ranks == {"e": 2}

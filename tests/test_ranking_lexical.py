@@ -1,0 +1,114 @@
+"""Tokens, stop words, CJK bigrams, rare terms, alignment and phrase contiguity."""
+
+from __future__ import annotations
+
+import pytest
+
+from websearch_mcp.ranking.lexical import (
+    alignment,
+    analyze_doc,
+    analyze_query,
+    is_rare,
+    phrase_share,
+    rare_share,
+    stem,
+    terms,
+)
+
+
+def stems(*words: str) -> tuple[str, ...]:
+    return tuple(stem(w) for w in words)
+
+
+def test_stop_words_and_search_filler_are_not_content() -> None:
+    q = analyze_query("What is the latest news about the current Rust release?")
+    assert q.content == stems("news", "rust", "release")
+    assert analyze_query("最新的向量数据库").content == ("向量", "量数", "数据", "据库")
+
+
+def test_query_of_only_stop_words_has_no_content() -> None:
+    assert analyze_query("what is the latest").content == ()
+    assert analyze_query("最新 如何").content == ()
+
+
+def test_chinese_is_split_into_bigrams_without_particle_bridges() -> None:
+    assert terms("向量数据库") == {"向量", "量数", "数据", "据库"}
+    assert "库的" not in terms("数据库的性能")  # a bigram across 的 spans two words
+    assert terms("数据库的性能") == {"数据", "据库", "性能"}
+    assert terms("库") == {"库"}  # a lone character stays a term
+
+
+def test_mixed_chinese_and_latin() -> None:
+    assert terms("Python教程，2024版") == {"python", "教程", "2024", "版"}
+
+
+def test_identifiers_stay_whole_and_yield_parts() -> None:
+    assert terms("create an fts5_virtual table") == set(
+        stems("create", "fts5_virtual", "fts5", "virtual", "table")
+    )
+    assert {"node.js", "c++", "c#", "gpt-4o"} <= terms("Node.js, C++ and C# with gpt-4o.")
+
+
+def test_hyphenated_words_split_but_names_do_not() -> None:
+    assert terms("boundary-layer control") == {"boundary", "layer", "control"}
+    assert "utf-8" in terms("UTF-8 encoding")
+
+
+def test_plural_stemming_meets_singular() -> None:
+    assert stem("models") == stem("model")
+    assert stem("studies") == stem("study")
+    assert stem("indexes") == stem("index")
+    assert stem("analysis") == "analysis"
+    assert stem("class") == "class"
+
+
+@pytest.mark.parametrize("word", ["pgvector", "fts5_virtual", "pg18", "nginx", "sql", "node.js"])
+def test_rare_terms(word: str) -> None:
+    assert is_rare(word)
+
+
+@pytest.mark.parametrize("word", ["database", "performance", "index", "python", "2024", "speed"])
+def test_common_words_are_not_rare(word: str) -> None:
+    assert not is_rare(word)
+
+
+def test_case_as_typed_marks_names_and_acronyms() -> None:
+    assert analyze_query("PostgreSQL WAL archiving").rare == {"postgresql", "wal"}
+    assert analyze_query("HOW TO INSTALL PYTHON").rare == frozenset()  # shouting is not acronyms
+
+
+def test_alignment_counts_title_snippet_and_url_words() -> None:
+    q = analyze_query("pgvector hnsw index")
+    assert alignment(q, analyze_doc("HNSW indexes", "", "https://e.com/")) == pytest.approx(2 / 3)
+    in_url = analyze_doc("HNSW indexes", "", "https://github.com/pgvector/pgvector")
+    assert alignment(q, in_url) == 1.0
+    assert alignment(q, analyze_doc("Unrelated", "nothing here", "https://e.com/x")) == 0.0
+    assert alignment(analyze_query("the latest"), analyze_doc("a", "b", "")) == 1.0
+
+
+def test_rare_share_rewards_rare_terms_and_is_none_without_them() -> None:
+    q = analyze_query("pgvector index tuning")
+    assert rare_share(q, analyze_doc("pgvector tuning", "", "")) == 1.0
+    assert rare_share(q, analyze_doc("index tuning guide", "", "")) == 0.0
+    assert rare_share(analyze_query("index tuning"), analyze_doc("x", "", "")) is None
+
+
+def test_phrase_contiguity_ignores_stop_words_between() -> None:
+    q = analyze_query("speed of sound in air")
+    together = analyze_doc("The speed of sound in air", "", "")
+    apart = analyze_doc("Sound travels through air at a speed", "", "")
+    assert phrase_share(q, together) == 1.0
+    assert phrase_share(q, apart) == 0.0
+    assert phrase_share(analyze_query("pgvector"), together) is None
+
+
+def test_phrase_found_in_url_slug() -> None:
+    q = analyze_query("install pgvector")
+    doc = analyze_doc("Guide", "", "https://e.com/how-to-install-pgvector")
+    assert phrase_share(q, doc) == 1.0
+
+
+def test_recency_words() -> None:
+    assert analyze_query("latest python release").recency
+    assert analyze_query("最新的大模型").recency
+    assert not analyze_query("python release notes").recency

@@ -1,0 +1,79 @@
+"""Canonical URL keys: variants of one page merge, different pages stay apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from websearch_mcp.ranking.urls import canonical_key, canonicalize
+
+SAME_PAGE = [
+    "https://example.com/docs/page",
+    "http://example.com/docs/page",
+    "https://www.example.com/docs/page",
+    "https://m.example.com/docs/page",
+    "https://EXAMPLE.com/docs/page",
+    "https://example.com/docs/page/",
+    "https://example.com:443/docs/page",
+    "http://example.com:80/docs/page",
+    "https://example.com/docs/page#section-2",
+    "https://example.com/docs/page?utm_source=news&utm_medium=email",
+    "https://example.com/docs/page?gclid=abc&fbclid=def&ref=hn",
+    "https://example.com/docs/page?mc_cid=1&mc_eid=2&msclkid=3",
+    "https://user:secret@example.com/docs/page",
+    "  https://example.com/docs/page  ",
+    "https://example.com./docs/page",
+    "example.com/docs/page",
+]
+
+
+@pytest.mark.parametrize("url", SAME_PAGE)
+def test_variants_of_one_page_share_a_key(url: str) -> None:
+    assert canonical_key(url) == "https://example.com/docs/page"
+
+
+def test_query_is_sorted_and_tracking_removed() -> None:
+    a = canonical_key("https://example.com/s?b=2&a=1&utm_campaign=x")
+    b = canonical_key("http://www.example.com/s?a=1&b=2")
+    assert a == b == "https://example.com/s?a=1&b=2"
+
+
+def test_query_encoding_variants_merge() -> None:
+    assert canonical_key("https://e.com/s?q=a+b") == canonical_key("https://e.com/s?q=a%20b")
+
+
+def test_percent_escapes_normalised() -> None:
+    assert canonical_key("https://e.com/%7euser") == "https://e.com/~user"
+    assert canonical_key("https://e.com/%e4%b8%ad") == canonical_key("https://e.com/中")
+    assert canonical_key("https://e.com/a%2fb") == "https://e.com/a%2Fb"  # an encoded slash stays
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("https://example.com/a", "https://example.com/b"),
+        ("https://example.com/Page", "https://example.com/page"),  # paths are case-sensitive
+        ("https://example.com/s?id=1", "https://example.com/s?id=2"),
+        ("https://example.com:8443/a", "https://example.com/a"),
+        ("https://docs.example.com/a", "https://example.com/a"),
+        ("https://example.org/a", "https://example.com/a"),
+    ],
+)
+def test_different_pages_stay_apart(a: str, b: str) -> None:
+    assert canonical_key(a) != canonical_key(b)
+
+
+def test_host_and_path_of_the_key() -> None:
+    parts = canonicalize("http://www.Docs.Example.co.uk:80/Guide/?utm_source=x")
+    assert parts.key == "https://docs.example.co.uk/Guide"
+    assert parts.host == "docs.example.co.uk"
+    assert parts.path == "/Guide"
+
+
+def test_ipv6_and_other_ports() -> None:
+    assert canonicalize("http://[::1]:8080/a/").key == "https://[::1]:8080/a"
+    assert canonicalize("http://[::1]:8080/a/").host == "::1"
+
+
+def test_not_a_url_keeps_its_text() -> None:
+    assert canonicalize(" not a url ") == ("not a url", "", "")
+    assert canonicalize("https://example.com:notaport/x").host == ""

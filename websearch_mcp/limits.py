@@ -1,0 +1,115 @@
+"""How much a client may ask: a per-client token bucket, concurrency slots, a body cap, query length.
+
+The state lives in this process. Behind a load balancer each replica limits on its own, so the
+configured numbers are per replica.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from typing import Literal
+
+from starlette.types import Message, Receive
+
+from websearch_mcp.errors import ToolInputError
+
+
+class RateLimiter:
+    """A token bucket per client: `burst` requests at once, refilled at `per_minute`.
+
+    `per_minute=0` turns the limit off. At most `max_clients` buckets are kept; the least
+    recently seen client is forgotten first (it comes back with a full bucket).
+    """
+
+    def __init__(
+        self,
+        per_minute: int,
+        burst: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        max_clients: int = 10_000,
+    ) -> None:
+        self.rate = per_minute / 60.0
+        self.burst = float(burst)
+        self.clock = clock
+        self.max_clients = max_clients
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def acquire(self, client: str) -> float:
+        """Take one request for `client`: 0.0 when allowed, else the seconds until it would be."""
+        if self.rate <= 0:
+            return 0.0
+        now = self.clock()
+        tokens, then = self._buckets.pop(client, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - then) * self.rate)
+        wait = 0.0
+        if tokens >= 1.0:
+            tokens -= 1.0
+        else:
+            wait = (1.0 - tokens) / self.rate
+        self._buckets[client] = (tokens, now)
+        while len(self._buckets) > self.max_clients:
+            self._buckets.popitem(last=False)
+        return wait
+
+
+class ConcurrencyLimiter:
+    """Requests in flight, overall and per client. Single event loop: no lock needed."""
+
+    def __init__(self, total: int, per_client: int) -> None:
+        self.total = total
+        self.per_client = per_client
+        self.in_flight = 0
+        self._by_client: dict[str, int] = {}
+
+    def enter(self, client: str) -> Literal["client", "total"] | None:
+        """Take a slot for `client`; None when taken, else which limit refused it."""
+        held = self._by_client.get(client, 0)
+        if held >= self.per_client:
+            return "client"
+        if self.in_flight >= self.total:
+            return "total"
+        self._by_client[client] = held + 1
+        self.in_flight += 1
+        return None
+
+    def leave(self, client: str) -> None:
+        """Give back a slot taken by `enter`."""
+        self.in_flight -= 1
+        held = self._by_client.pop(client, 1) - 1
+        if held > 0:
+            self._by_client[client] = held
+
+
+async def read_body(receive: Receive, limit: int) -> Receive | None:
+    """Read the whole request body if it is at most `limit` bytes.
+
+    Returns a `receive` that replays it (then falls through to the real one, for disconnects),
+    or None when the body is larger.
+    """
+    chunks: deque[Message] = deque()
+    size = 0
+    while True:
+        message = await receive()
+        chunks.append(message)
+        if message["type"] != "http.request":
+            break
+        size += len(message.get("body", b""))
+        if size > limit:
+            return None
+        if not message.get("more_body", False):
+            break
+
+    async def replay() -> Message:
+        return chunks.popleft() if chunks else await receive()
+
+    return replay
+
+
+def check_query_length(text: str, limit: int) -> None:
+    """Refuse a query longer than `server.max_query_chars` (after whitespace is collapsed)."""
+    length = len(" ".join(text.split()))
+    if length > limit:
+        raise ToolInputError(f"query must be at most {limit} characters (got {length})")

@@ -1,0 +1,116 @@
+"""A circuit breaker per engine with cause-specific cooldowns.
+
+A failure opens the breaker for a while that depends on its cause: a CAPTCHA or bot wall for an
+hour (asking again soon only prolongs the block), access denied or rate limiting for three
+minutes or what `Retry-After` says, anything else for 5 s per failure in a row, up to two
+minutes. While open, the engine is not asked and is reported as `skipped` with the reason and the
+time left. A success closes it and forgets the failures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from websearch_mcp.errors import EngineAuthError, EngineBlocked, EngineError, EngineRateLimited
+from websearch_mcp.net.cooldown import Clock, Cooldown, CooldownStore, format_seconds, system_clock
+
+#: Why an engine failed, as far as retries, keys and the breaker are concerned.
+Cause = Literal["captcha", "denied", "throttled", "key", "transient", "error"]
+
+#: HTTP statuses worth a retry after a pause.
+RETRYABLE_STATUSES = frozenset({429, 502, 503})
+
+
+def classify(err: EngineError, http_status: int | None, keyed: bool) -> Cause:
+    """The cause of an engine failure, from its typed error and the last HTTP status.
+
+    For a keyed provider, refusals and rate limits belong to the key (`key`): the key pool cools
+    that key and the next one is tried. For a keyless engine they belong to the engine.
+    """
+    if isinstance(err, EngineAuthError | EngineRateLimited) and keyed:
+        return "key"
+    if isinstance(err, EngineRateLimited):
+        return "throttled"
+    if isinstance(err, EngineAuthError):
+        return "denied"
+    if isinstance(err, EngineBlocked):
+        if http_status in (401, 403):
+            return "denied"
+        if http_status in (202, 429):
+            return "throttled"  # DuckDuckGo's empty 202 page is throttling, not a challenge
+        return "captcha"
+    if http_status in RETRYABLE_STATUSES:
+        return "transient"
+    return "error"
+
+
+@dataclass(frozen=True, slots=True)
+class BreakerPolicy:
+    """Cooldowns in seconds (DESIGN section 6)."""
+
+    captcha_seconds: float = 3600.0
+    denied_seconds: float = 180.0
+    error_step_seconds: float = 5.0
+    error_max_seconds: float = 120.0
+
+    def cooldown(self, cause: Cause, failures: int, retry_after: float | None) -> float:
+        """How long to stay open after the `failures`-th failure in a row with `cause`."""
+        if cause == "captcha":
+            return self.captcha_seconds
+        if cause in ("denied", "throttled"):
+            return retry_after if retry_after else self.denied_seconds
+        growing = min(self.error_max_seconds, self.error_step_seconds * failures)
+        return max(growing, retry_after or 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Open:
+    """The breaker is open: why, and for how many more seconds."""
+
+    reason: str
+    seconds_left: float
+
+    def describe(self) -> str:
+        return f"circuit open after {self.reason}; next try in {format_seconds(self.seconds_left)}"
+
+
+class CircuitBreaker:
+    """The breaker of one engine; its state lives in a `CooldownStore` under `breaker:<name>`."""
+
+    def __init__(
+        self,
+        engine: str,
+        store: CooldownStore,
+        policy: BreakerPolicy | None = None,
+        *,
+        clock: Clock = system_clock,
+    ) -> None:
+        self.engine = engine
+        self.name = f"breaker:{engine}"
+        self._store = store
+        self.policy = policy or BreakerPolicy()
+        self._clock = clock
+
+    async def check(self) -> Open | None:
+        """`Open` while the engine must not be asked, else None."""
+        entry = await self._store.get(self.name)
+        if entry is None:
+            return None
+        left = entry.until - self._clock()
+        return Open(entry.reason, left) if left > 0 else None
+
+    async def failure(
+        self, cause: Cause, reason: str, retry_after: float | None = None
+    ) -> float:
+        """Record a failure; returns how long the breaker is now open (seconds)."""
+        entry = await self._store.get(self.name)
+        failures = (entry.failures if entry else 0) + 1
+        seconds = self.policy.cooldown(cause, failures, retry_after)
+        await self._store.set(self.name, Cooldown(self._clock() + seconds, reason, failures))
+        return seconds
+
+    async def success(self) -> None:
+        """The engine answered: close the breaker and forget past failures."""
+        if await self._store.get(self.name) is not None:
+            await self._store.delete(self.name)

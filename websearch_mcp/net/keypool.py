@@ -1,0 +1,159 @@
+"""A pool of API keys per keyed provider: round robin, refused keys cooled down.
+
+Each request gets a plan: the usable keys in round-robin order (an atomic cursor, so concurrent
+requests start at different keys), or, when every key is cooled, the one that recovers first.
+A key refused with 401/403 is cooled for `refused_seconds`; one that hit a rate limit or quota
+for what `Retry-After` says, else `cooldown_seconds`. A success clears only its own key's
+cooldown. Keys are shown as "key 2 of 3", never as themselves.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from websearch_mcp.errors import EngineAuthError, EngineError
+from websearch_mcp.net.cooldown import (
+    Clock,
+    Cooldown,
+    CooldownStore,
+    fingerprint,
+    format_seconds,
+    system_clock,
+)
+
+DEFAULT_COOLDOWN_SECONDS = 1800.0
+DEFAULT_REFUSED_COOLDOWN_SECONDS = 21_600.0
+
+
+class KeyRefused(EngineError):
+    """A provider refused one key. Carries the key for the pool; its text and repr never do.
+
+    The text names the key by position ("key 2 of 3") and holds the cause's text, from which the
+    key has been removed (an API may quote the key it refuses).
+    """
+
+    def __init__(self, provider: str, index: int, total: int, key: str, cause: EngineError) -> None:
+        text = str(cause).replace(key, "***") if key else str(cause)
+        super().__init__(f"key {index + 1} of {total}: {text}", retry_after=cause.retry_after)
+        self.status = cause.status
+        self.provider = provider
+        self.index = index
+        self.refused = isinstance(cause, EngineAuthError)
+        self._key = key
+
+    @property
+    def key(self) -> str:
+        return self._key
+
+    def __repr__(self) -> str:
+        return f"KeyRefused({self.provider}, key {self.index + 1})"
+
+    def __reduce__(self) -> tuple[type[EngineError], tuple[str]]:
+        # Pickled (multiprocessing, some cache layers) as a plain error: the key stays behind.
+        return EngineError, (str(self),)
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedKey:
+    """One key to try: its 1-based label and whether it is still cooling down."""
+
+    index: int
+    key: str
+    total: int
+    cooled: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"key {self.index + 1} of {self.total}"
+
+    def __repr__(self) -> str:
+        return f"PlannedKey({self.label})"
+
+
+class KeyPool:
+    """The keys of one provider and their cooldowns (kept in a `CooldownStore`)."""
+
+    def __init__(
+        self,
+        provider: str,
+        keys: Sequence[str],
+        store: CooldownStore,
+        *,
+        clock: Clock = system_clock,
+        cooldown_seconds: float = DEFAULT_COOLDOWN_SECONDS,
+        refused_seconds: float = DEFAULT_REFUSED_COOLDOWN_SECONDS,
+    ) -> None:
+        self.provider = provider
+        self._keys = tuple(dict.fromkeys(k for k in keys if k))  # unique, in order
+        self._names = tuple(f"key:{provider}:{fingerprint(provider, k)}" for k in self._keys)
+        self._store = store
+        self._clock = clock
+        self._cursor = itertools.count()  # next() is atomic: safe across coroutines and threads
+        self.cooldown_seconds = cooldown_seconds
+        self.refused_seconds = refused_seconds
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __repr__(self) -> str:
+        return f"KeyPool({self.provider}, {len(self._keys)} keys)"
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return self._keys
+
+    async def _until(self) -> list[float]:
+        out = []
+        for name in self._names:
+            entry = await self._store.get(name)
+            out.append(entry.until if entry else 0.0)
+        return out
+
+    async def usable(self) -> int:
+        """How many keys are not cooling down now."""
+        now = self._clock()
+        return sum(1 for until in await self._until() if until <= now)
+
+    async def plan(self) -> list[PlannedKey]:
+        """The keys to try for one request, in order (never empty when the pool has keys)."""
+        total = len(self._keys)
+        if not total:
+            return []
+        start = next(self._cursor) % total
+        order = [(start + i) % total for i in range(total)]
+        until = await self._until()
+        now = self._clock()
+        usable = [PlannedKey(i, self._keys[i], total) for i in order if until[i] <= now]
+        if usable:
+            return usable
+        first = min(order, key=lambda i: until[i])
+        return [PlannedKey(first, self._keys[first], total, cooled=True)]
+
+    async def recovers_in(self) -> float:
+        """Seconds until the first key is usable again (0 when one is usable now)."""
+        until = await self._until()
+        return max(0.0, min(until, default=0.0) - self._clock()) if until else 0.0
+
+    async def cool(self, failure: KeyRefused) -> float:
+        """Cool the refused key; returns the cooldown in seconds."""
+        if failure.refused:
+            seconds = self.refused_seconds
+        else:
+            seconds = failure.retry_after if failure.retry_after else self.cooldown_seconds
+        index = self._keys.index(failure.key)
+        await self._store.set(
+            self._names[index],
+            Cooldown(self._clock() + seconds, reason=failure.status, failures=1),
+        )
+        return seconds
+
+    async def succeeded(self, planned: PlannedKey) -> None:
+        """A key worked: its own cooldown (if it was tried while cooled) is over."""
+        if planned.cooled:
+            await self._store.delete(self._names[planned.index])
+
+    @staticmethod
+    def describe_cooldown(seconds: float) -> str:
+        return f"cooled for {format_seconds(seconds)}"

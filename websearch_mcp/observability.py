@@ -1,0 +1,418 @@
+"""Prometheus metrics, a request id per request, and logs (text or JSON) that never hold a secret.
+
+`Metrics` keeps its own registry (one per app), fed by `Observer` (every HTTP request), by
+`Metrics.search` (every tool call and `/search`, with the per-engine reports of its answer) and,
+at scrape time, by the cache's counters and the circuit breakers' states when those exist.
+`configure_logging` installs one root handler whose formatter stamps the request id on every
+record and replaces every configured secret (tokens, API keys, passwords) with `***`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TextIO
+from urllib.parse import urlsplit
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from websearch_mcp.errors import ToolInputError
+from websearch_mcp.security import CLIENT_KEY
+from websearch_mcp.service import SearchFailed
+
+if TYPE_CHECKING:
+    from websearch_mcp.config import Settings
+
+ACCESS_LOG = logging.getLogger("websearch_mcp.access")
+SEARCH_LOG = logging.getLogger("websearch_mcp.search")
+
+#: The current request's id ("-" outside a request); asyncio tasks started by it inherit it.
+REQUEST_ID: ContextVar[str] = ContextVar("websearch_request_id", default="-")
+_REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+#: Routes with their own metric label; anything else is "other" (bounded label values).
+ROUTES = ("/mcp", "/search", "/metrics", "/readyz", "/healthz")
+#: Routes whose requests are not counted as in flight (probes and scrapes).
+QUIET_ROUTES = frozenset({"/healthz", "/metrics"})
+BREAKER_STATES = {"closed": 0, "half_open": 1, "open": 2}
+LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+
+
+def request_id_from(header: str | None) -> str:
+    """The caller's `X-Request-Id` when it is a sane token, else a new random one."""
+    if header and _REQUEST_ID_RE.match(header):
+        return header
+    return uuid.uuid4().hex
+
+
+# --- metrics --------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SearchRecord:
+    """Filled in by the caller inside `Metrics.search`: the answer, or an explicit outcome."""
+
+    answer: dict[str, Any] | None = None
+    outcome: str | None = None
+
+
+class _CacheCollector:
+    """The cache object's own counters, read at scrape time."""
+
+    def __init__(self, cache: Any) -> None:
+        self.cache = cache
+
+    def collect(self) -> Iterator[Metric]:
+        stats = self.cache.stats
+        for name, value, text in (
+            ("hits", stats.hits, "cache lookups that found an entry"),
+            ("misses", stats.misses, "cache lookups that found nothing (or failed)"),
+            ("sets", stats.sets, "entries stored"),
+            ("bypassed", stats.bypassed, "calls skipped while a cache failure is waited out"),
+        ):
+            yield CounterMetricFamily(f"websearch_cache_{name}", text, value=value)
+        errors = CounterMetricFamily(
+            "websearch_cache_errors", "failed cache operations by cause", labels=["cause"]
+        )
+        for cause, count in sorted(stats.errors.items()):
+            errors.add_metric([cause], count)
+        yield errors
+
+
+class _BreakerCollector:
+    """Circuit breaker states from `source()`: engine -> closed | half_open | open."""
+
+    def __init__(self, source: Callable[[], Mapping[str, str]]) -> None:
+        self.source = source
+
+    def collect(self) -> Iterator[Metric]:
+        gauge = GaugeMetricFamily(
+            "websearch_breaker_state",
+            "circuit breaker per engine: 0 closed, 1 half-open, 2 open",
+            labels=["engine"],
+        )
+        for engine, state in sorted(self.source().items()):
+            gauge.add_metric([engine], BREAKER_STATES.get(state, BREAKER_STATES["open"]))
+        yield gauge
+
+
+def _report_dict(report: Any) -> dict[str, Any]:
+    return report.to_dict() if hasattr(report, "to_dict") else dict(report)
+
+
+class Metrics:
+    """Every metric of one app, in its own registry (`render()` is the `/metrics` body)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.tool_requests = Counter(
+            "websearch_tool_requests",
+            "search requests by tool, interface (mcp or searxng) and outcome",
+            ["tool", "interface", "outcome"],
+            registry=r,
+        )
+        self.engine_calls = Counter(
+            "websearch_engine_calls",
+            "engine calls by engine and status (ok, empty, error, timeout, blocked, ...)",
+            ["engine", "status"],
+            registry=r,
+        )
+        self.engine_latency = Histogram(
+            "websearch_engine_latency_seconds",
+            "time an engine took to answer (or to fail)",
+            ["engine"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.http_requests = Counter(
+            "websearch_http_requests", "HTTP requests by route and status", ["route", "status"],
+            registry=r,
+        )  # fmt: skip
+        self.http_latency = Histogram(
+            "websearch_http_request_duration_seconds",
+            "HTTP request duration by route",
+            ["route"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.rejections = Counter(
+            "websearch_http_rejections",
+            "requests refused before any work (unauthorized, origin, host, too_large,"
+            " rate_limited, client_busy, overloaded)",
+            ["reason"],
+            registry=r,
+        )
+        self.in_flight = Gauge(
+            "websearch_in_flight_requests", "HTTP requests being served now", registry=r
+        )
+
+    def reject(self, reason: str) -> None:
+        """Count a request refused by the guard."""
+        self.rejections.labels(reason).inc()
+
+    def watch_cache(self, cache: Any) -> None:
+        """Export `cache.stats` (hits, misses, sets, bypassed, errors by cause) at every scrape."""
+        self.registry.register(_CacheCollector(cache))
+
+    def watch_breakers(self, source: Callable[[], Mapping[str, str]]) -> None:
+        """Export breaker states at every scrape; `source()` maps engine -> closed|half_open|open."""
+        self.registry.register(_BreakerCollector(source))
+
+    def record_engines(self, reports: Iterable[Any]) -> None:
+        """Count each engine's call by status and observe its latency (skipped engines: count)."""
+        for report in map(_report_dict, reports):
+            self.engine_calls.labels(report["name"], report["status"]).inc()
+            latency = report.get("latency_ms")
+            if latency is not None and report["status"] != "skipped":
+                self.engine_latency.labels(report["name"]).observe(latency / 1000)
+
+    @contextlib.contextmanager
+    def search(self, tool: str, interface: str) -> Iterator[SearchRecord]:
+        """Measure one search: set `record.answer` (or `record.outcome`) inside the block.
+
+        Outcomes: ok, partial, cached, failed (no engine answered), invalid (bad input), error
+        (anything unexpected) or what the block set. Engines are counted from the answer's
+        reports unless it came from the cache.
+        """
+        record = SearchRecord()
+        started = time.perf_counter()
+        outcome = "error"
+        reports: list[Any] = []
+        try:
+            yield record
+        except ToolInputError:
+            outcome = "invalid"
+            raise
+        except SearchFailed as err:
+            outcome, reports = "failed", list(err.reports)
+            raise
+        else:
+            answer = record.answer
+            if record.outcome is not None:
+                outcome = record.outcome
+            elif answer is not None:
+                cached = bool(answer.get("cached"))
+                outcome = "cached" if cached else "partial" if answer.get("partial") else "ok"
+                reports = [] if cached else list(answer.get("engines", []))
+        finally:
+            self.tool_requests.labels(tool, interface, outcome).inc()
+            self.record_engines(reports)
+            _log_search(tool, interface, outcome, record.answer, reports, started)
+
+    def render(self) -> bytes:
+        """The registry in Prometheus' text format."""
+        return generate_latest(self.registry)
+
+
+def _log_search(
+    tool: str,
+    interface: str,
+    outcome: str,
+    answer: dict[str, Any] | None,
+    reports: list[Any],
+    started: float,
+) -> None:
+    statuses = {r["name"]: r["status"] for r in map(_report_dict, reports)}
+    results = len(answer.get("results", [])) if answer else 0
+    SEARCH_LOG.info(
+        "%s via %s: %s, %d results",
+        tool,
+        interface,
+        outcome,
+        results,
+        extra={
+            "tool": tool,
+            "interface": interface,
+            "outcome": outcome,
+            "results": results,
+            "engines": statuses,
+            "duration_ms": int((time.perf_counter() - started) * 1000),
+        },
+    )
+
+
+def route_of(path: str) -> str:
+    """The metric label of a path."""
+    return path if path in ROUTES else "other"
+
+
+class Observer:
+    """ASGI middleware: request id (`X-Request-Id` in and out), access log, HTTP metrics."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        rid = request_id_from(Headers(scope=scope).get("x-request-id"))
+        token = REQUEST_ID.set(rid)
+        route = route_of(scope["path"])
+        quiet = route in QUIET_ROUTES
+        status = 500  # what the server answers when the app raises before starting a response
+        started = time.perf_counter()
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = [*message.get("headers", []), (b"x-request-id", rid.encode())]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        if not quiet:
+            self.metrics.in_flight.inc()
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            took = time.perf_counter() - started
+            if not quiet:
+                self.metrics.in_flight.dec()
+            self.metrics.http_requests.labels(route, str(status)).inc()
+            self.metrics.http_latency.labels(route).observe(took)
+            client = scope.get(CLIENT_KEY) or (scope.get("client") or ("-",))[0]
+            ACCESS_LOG.log(
+                logging.DEBUG if quiet and status < 400 else logging.INFO,
+                "%s %s %d %d ms",
+                scope["method"],
+                scope["path"],
+                status,
+                int(took * 1000),
+                extra={
+                    "method": scope["method"],
+                    "path": scope["path"],
+                    "status": status,
+                    "duration_ms": int(took * 1000),
+                    "client": client,
+                },
+            )
+            REQUEST_ID.reset(token)
+
+
+# --- logging --------------------------------------------------------------------------------
+
+
+def secrets_of(settings: Settings) -> tuple[str, ...]:
+    """Every secret in `settings`: bearer tokens, API keys, and passwords inside URLs."""
+    found: list[str] = [*settings.server.auth_tokens]
+    for engine in settings.engines.values():
+        found.extend(engine.api_keys)
+    for value in (settings.llm.api_key, settings.fetch.reader_api_key):
+        if value:
+            found.append(value)
+    for url in (settings.cache.redis_url, settings.proxy.url):
+        if url:
+            password = urlsplit(url).password
+            if password:
+                found.append(password)
+    return tuple(sorted({s for s in found if s}, key=len, reverse=True))
+
+
+class Redactor:
+    """Replaces each known secret with `***` (longest first, so none is left half-shown)."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self.secrets = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
+
+    def __call__(self, text: str) -> str:
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, "***")
+        return text
+
+
+# Attributes every LogRecord has; anything else on a record came through `extra=`.
+_STANDARD = frozenset(
+    logging.LogRecord("", 0, "", 0, "", None, None).__dict__
+) | {"message", "asctime", "request_id", "taskName"}
+
+
+def _extras(record: logging.LogRecord) -> dict[str, Any]:
+    return {k: v for k, v in record.__dict__.items() if k not in _STANDARD}
+
+
+class RequestIdFilter(logging.Filter):
+    """Stamps the current request id on every record as `request_id`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = REQUEST_ID.get()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ts, level, logger, message, request_id, extras, exc."""
+
+    def __init__(self, redact: Redactor) -> None:
+        super().__init__()
+        self.redact = redact
+
+    def format(self, record: logging.LogRecord) -> str:
+        data: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": self.redact(record.getMessage()),
+            "request_id": getattr(record, "request_id", REQUEST_ID.get()),
+        }
+        for key, value in _extras(record).items():
+            data[key] = self._clean(value)
+        if record.exc_info:
+            data["exc"] = self.redact(self.formatException(record.exc_info))
+        return json.dumps(data, ensure_ascii=False, default=str)
+
+    def _clean(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, bool | int | float) or value is None:
+            return value
+        return json.loads(self.redact(json.dumps(value, ensure_ascii=False, default=str)))
+
+
+class TextFormatter(logging.Formatter):
+    """`time level logger [request id] message key=value ...`, secrets replaced."""
+
+    def __init__(self, redact: Redactor) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s")
+        self.redact = redact
+
+    def format(self, record: logging.LogRecord) -> str:
+        if not hasattr(record, "request_id"):
+            record.request_id = REQUEST_ID.get()
+        text = super().format(record)
+        extras = " ".join(f"{k}={v}" for k, v in _extras(record).items())
+        return self.redact(f"{text} {extras}" if extras else text)
+
+
+def configure_logging(
+    log_format: str = "text",
+    level: str = "info",
+    secrets: Iterable[str] = (),
+    stream: TextIO | None = None,
+) -> logging.Handler:
+    """Send every log record to `stream` (stderr) in `log_format`, with request ids and secrets
+    redacted. Replaces the handler a previous call installed; returns the new one."""
+    redact = Redactor(secrets)
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.addFilter(RequestIdFilter())
+    handler.setFormatter(JsonFormatter(redact) if log_format == "json" else TextFormatter(redact))
+    handler.websearch_mcp = True  # type: ignore[attr-defined]
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, "websearch_mcp", False)]:
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    return handler

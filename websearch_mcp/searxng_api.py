@@ -1,0 +1,228 @@
+"""`GET /search?q=...&format=json`: the search service in SearXNG's JSON API shape.
+
+Open WebUI, LiteLLM, LangChain's SearxSearchWrapper and other SearXNG clients can point at this
+server unchanged. Parameters: `q`, `format` (json only), `pageno`, `time_range`, `language`,
+`engines` (names this server does not know are ignored, as SearXNG does) and `categories`
+(`general`, or `science` for the academic search when the server has one). POST with the same
+parameters in the query string or a form body works too, as on SearXNG.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+from urllib.parse import urlparse
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from websearch_mcp import arguments
+from websearch_mcp.arguments import MAX_RESULTS_LIMIT, as_int, web_search_args
+from websearch_mcp.errors import ToolInputError
+from websearch_mcp.limits import check_query_length
+from websearch_mcp.service import FAILED_STATUSES, SearchFailed
+
+CATEGORIES = ("general", "science")
+MAX_PAGENO = 1000
+_NO_LANGUAGE = frozenset({"", "all", "auto"})
+#: SearXNG's own words for an engine that did not answer.
+_REASONS = {"timeout": "timeout", "rate_limited": "too many requests", "error": "error"}
+NOT_AVAILABLE = "not available: this server has no academic search"
+
+
+@dataclass(frozen=True, slots=True)
+class SearxParams:
+    """A `/search` request after validation."""
+
+    query: str
+    category: str
+    pageno: int
+    time_range: str | None
+    language: str | None
+    engines: list[str] | None
+
+
+def _split(value: str | None) -> list[str]:
+    return [part.strip().lower() for part in (value or "").split(",") if part.strip()]
+
+
+def parse_params(
+    params: Mapping[str, str], web_engines: Sequence[str], academic_engines: Sequence[str]
+) -> SearxParams:
+    """Validate SearXNG's parameters; `ToolInputError` says what is wrong (answered with 400)."""
+    fmt = (params.get("format") or "json").strip().lower()
+    if fmt != "json":
+        raise ToolInputError(
+            f"format={fmt!r} is not served: this endpoint answers SearXNG's JSON API only;"
+            " use format=json"
+        )
+    query = params.get("q", "")
+    if not query.strip():
+        raise ToolInputError("q is required: /search?q=your+words&format=json")
+    categories = _split(params.get("categories"))
+    unknown = [c for c in categories if c not in CATEGORIES]
+    if unknown:
+        raise ToolInputError(
+            f"category {unknown[0]!r} is not served here; categories: {', '.join(CATEGORIES)}"
+        )
+    asked = _split(params.get("engines"))
+    academic = [name for name in asked if name in academic_engines]
+    science = "science" in categories and "general" not in categories
+    if not categories and asked and len(academic) == len(asked):
+        science = True  # asking only for academic indexes is asking for papers
+    known = academic if science else [name for name in asked if name in web_engines]
+    language = (params.get("language") or "").strip()
+    time_range = (params.get("time_range") or "").strip().lower()
+    return SearxParams(
+        query=query,
+        category="science" if science else "general",
+        pageno=as_int("pageno", params.get("pageno") or 1, 1, MAX_PAGENO),
+        time_range=time_range or None,
+        language=None if language.lower() in _NO_LANGUAGE else language,
+        engines=known or None,
+    )
+
+
+def published_date(value: str | None) -> str | None:
+    """`2026-11-02` as SearXNG writes dates (`2026-11-02T00:00:00`); None when unreadable."""
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value).isoformat()
+    except ValueError:
+        pass
+    try:
+        return f"{date.fromisoformat(value).isoformat()}T00:00:00"
+    except ValueError:
+        return None
+
+
+def searxng_result(result: Mapping[str, Any], category: str) -> dict[str, Any]:
+    """One fused result as a SearXNG result object (paper fields for `science`)."""
+    engines = list(result.get("engines", []))
+    ranks = (result.get("score_details") or {}).get("ranks", {})
+    out: dict[str, Any] = {
+        "url": result["url"],
+        "title": result.get("title", ""),
+        "content": result.get("snippet", ""),
+        "engine": engines[0] if engines else "",
+        "engines": engines,
+        "positions": [ranks[e] for e in engines if e in ranks],
+        "score": result.get("score", 0.0),
+        "category": category,
+        "publishedDate": published_date(result.get("published")),
+        "parsed_url": list(urlparse(result["url"])),
+        "template": "paper.html" if category == "science" else "default.html",
+        "thumbnail": None,
+        "img_src": "",
+        "priority": "",
+    }
+    if category == "science":
+        for ours, theirs in (("authors", "authors"), ("venue", "journal"), ("doi", "doi")):
+            if result.get(ours):
+                out[theirs] = result[ours]
+        if result.get("pdf_url"):
+            out["pdf_url"] = result["pdf_url"]
+    return out
+
+
+def unresponsive(reports: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """`[[engine, reason], ...]` for every engine that was asked and did not answer."""
+    out = []
+    for report in reports:
+        status = report["status"]
+        if status not in FAILED_STATUSES:
+            continue
+        if status == "blocked":
+            reason = "CAPTCHA" if "captcha" in (report.get("error") or "").lower() else "access denied"
+        else:
+            reason = _REASONS.get(status, status)
+        out.append([report["name"], reason])
+    return out
+
+
+def searxng_answer(
+    query: str,
+    results: Sequence[Mapping[str, Any]],
+    reports: Sequence[Mapping[str, Any]],
+    category: str,
+    total: int | None = None,
+    extra_unresponsive: Sequence[list[str]] = (),
+) -> dict[str, Any]:
+    """The whole SearXNG JSON body."""
+    return {
+        "query": query,
+        "number_of_results": len(results) if total is None else total,
+        "results": [searxng_result(r, category) for r in results],
+        "answers": [],
+        "corrections": [],
+        "infoboxes": [],
+        "suggestions": [],
+        "unresponsive_engines": [*unresponsive(reports), *extra_unresponsive],
+    }
+
+
+def _error(message: str) -> Response:
+    return JSONResponse({"error": message}, status_code=400)
+
+
+async def _params(request: Request) -> dict[str, str]:
+    params: dict[str, str] = {}
+    if request.method == "POST":
+        form = await request.form()
+        params.update({k: v for k, v in form.items() if isinstance(v, str)})
+    params.update(request.query_params)
+    return params
+
+
+async def search_endpoint(request: Request) -> Response:
+    """`GET|POST /search`: one search answered in SearXNG's JSON format."""
+    state = request.app.state
+    service, metrics, settings = state.service, state.metrics, state.settings
+    orchestrator = service.orchestrator
+    try:
+        params = parse_params(
+            await _params(request), orchestrator.names("web"), orchestrator.names("academic")
+        )
+    except ToolInputError as err:
+        return _error(str(err))
+    size = settings.search.max_results
+    science = params.category == "science"
+    tool = "academic_search" if science else "web_search"
+    run = getattr(service, tool, None)
+    build = getattr(arguments, "academic_search_args", None) if science else web_search_args
+    first = 0 if science else (params.pageno - 1) * size
+    if run is None or build is None:
+        return JSONResponse(
+            searxng_answer(params.query, [], [], params.category, 0, [["academic", NOT_AVAILABLE]])
+        )
+    if first >= MAX_RESULTS_LIMIT:  # past the last page there is nothing to fetch
+        return JSONResponse(searxng_answer(params.query, [], [], params.category, 0))
+    try:
+        with metrics.search(tool, "searxng") as record:
+            if science:
+                args = build(
+                    query=params.query, max_results=size, engines=params.engines,
+                    page=params.pageno, explain=True,
+                )  # fmt: skip
+            else:
+                args = build(
+                    params.query, min(MAX_RESULTS_LIMIT, first + size), params.time_range,
+                    params.engines, params.language, True,
+                )  # fmt: skip
+            check_query_length(args.query.text, settings.server.max_query_chars)
+            record.answer = answer = await run(args)
+    except ToolInputError as err:
+        return _error(str(err))
+    except SearchFailed as err:
+        reports = [r.to_dict() for r in err.reports]
+        return JSONResponse(searxng_answer(params.query, [], reports, params.category, 0))
+    results = answer["results"]
+    return JSONResponse(
+        searxng_answer(
+            answer["query"], results[first : first + size], answer["engines"], params.category,
+            total=len(results),
+        )  # fmt: skip
+    )
