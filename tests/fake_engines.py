@@ -387,14 +387,18 @@ class RecordedRequest:
     form: dict[str, str]
     json: Any
     query: str
+    key: str | None = None  # the API key it carried (header or `api_key`/`key` parameter)
 
 
 class FakeEngines:
     """All seven fake engines in one Starlette app (`self.app`), under `/{engine}/...`.
 
     `results(engine, query)` gives what an engine answers unless `bodies[engine]` fixes the
-    answer; `faults[engine]` breaks it. All three may be changed while the server runs.
-    `counts[engine]` counts requests; `last[engine]` is the latest `RecordedRequest`.
+    answer; `faults[engine]` breaks it, and `key_faults[api_key]` breaks only the requests made
+    with that key (401 for one key, 200 for another). All may be changed while the server runs.
+    `counts[engine]` counts requests, `key_counts[api_key]` requests per key; `last[engine]` is
+    the latest `RecordedRequest`. Engines without a wire format here are served under
+    `/other/{name}/...` with `bodies[name]` or `faults[name]` (404 when neither is set).
     """
 
     max_hang_seconds = 60.0
@@ -409,7 +413,9 @@ class FakeEngines:
         self.results: ResultsFn = results or (lambda engine, query: [])
         self.bodies: dict[str, bytes | Body] = dict(bodies or {})
         self.faults: dict[str, Fault] = dict(faults or {})
+        self.key_faults: dict[str, Fault] = {}
         self.counts: Counter[str] = Counter()
+        self.key_counts: Counter[str] = Counter()
         self.last: dict[str, RecordedRequest] = {}
         self._released = threading.Event()
         self.app = Starlette(routes=self._routes())
@@ -417,6 +423,7 @@ class FakeEngines:
     def reset(self) -> None:
         """Forget counts and recorded requests."""
         self.counts.clear()
+        self.key_counts.clear()
         self.last.clear()
 
     def release_hangs(self) -> None:
@@ -430,21 +437,36 @@ class FakeEngines:
             routes.append(Route(f"/{engine}{path}", endpoint, methods=list(methods)))
             if path.endswith("/"):  # DuckDuckGo's `/html/` is also reached as `/html`
                 routes.append(Route(f"/{engine}{path[:-1]}", endpoint, methods=list(methods)))
+        routes.append(Route("/other/{engine}/{path:path}", self._other, methods=["GET", "POST"]))
         return routes
+
+    async def _other(self, request: Request) -> Response:
+        """An engine without a wire format here: its fixed body or fault, else 404."""
+        engine = request.path_params["engine"]
+        if engine not in self.bodies and engine not in self.faults:
+            return Response(b"Not Found", 404, media_type="text/plain")
+        recorded = await _record(request, engine)
+        self._count(engine, recorded)
+        return await self._answer(engine, recorded.query, recorded.key)
+
+    def _count(self, engine: str, recorded: RecordedRequest) -> None:
+        self.counts[engine] += 1
+        if recorded.key:
+            self.key_counts[recorded.key] += 1
+        self.last[engine] = recorded
 
     def _endpoint(self, engine: str) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             recorded = await _record(request, engine)
-            self.counts[engine] += 1
-            self.last[engine] = recorded
-            return await self._answer(engine, recorded.query)
+            self._count(engine, recorded)
+            return await self._answer(engine, recorded.query, recorded.key)
 
         return endpoint
 
-    async def _answer(self, engine: str, query: str) -> Response:
-        fault = self.faults.get(engine) or Fault()
+    async def _answer(self, engine: str, query: str, key: str | None = None) -> Response:
+        fault = (self.key_faults.get(key) if key else None) or self.faults.get(engine) or Fault()
         headers = {"retry-after": fault.retry_after} if fault.retry_after else {}
-        _, content_type = RENDERERS[engine]
+        content_type = RENDERERS[engine][1] if engine in RENDERERS else JSON_TYPE
         if fault.delay:
             await asyncio.sleep(fault.delay)
         if fault.hang:
@@ -468,6 +490,8 @@ class FakeEngines:
                 headers={**fixed.headers, **headers},
                 media_type=fixed.content_type or content_type,
             )
+        if engine not in RENDERERS:
+            return Response(b"Not Found", 404, media_type="text/plain")
         body, content_type = render(engine, self.results(engine, query), query)
         return Response(body, 200, headers=headers, media_type=content_type)
 
@@ -498,7 +522,19 @@ async def _record(request: Request, engine: str) -> RecordedRequest:
         form=form,
         json=payload,
         query=_query_text(engine, params, form, payload),
+        key=_api_key(request.headers, params),
     )
+
+
+def _api_key(headers: Mapping[str, str], params: Mapping[str, str]) -> str | None:
+    """The key a request carries, in any of the ways the keyed engines send one."""
+    auth = headers.get("authorization", "")
+    if auth.lower().startswith("bearer ") and auth[7:].strip():
+        return auth[7:].strip()
+    for name in ("x-subscription-token", "x-api-key"):
+        if headers.get(name):
+            return headers[name]
+    return params.get("api_key") or params.get("key") or None
 
 
 def _query_text(engine: str, params: dict[str, str], form: dict[str, str], payload: Any) -> str:
@@ -514,14 +550,29 @@ def _query_text(engine: str, params: dict[str, str], form: dict[str, str], paylo
 
 @contextmanager
 def serve_app(
-    app: ASGIApp, *, host: str = "127.0.0.1", startup_timeout: float = 10.0
+    app: ASGIApp,
+    *,
+    host: str = "127.0.0.1",
+    startup_timeout: float = 10.0,
+    tls: tuple[str, str] | None = None,
 ) -> Iterator[str]:
-    """Run `app` under uvicorn on a free port of `host` in a background thread; yield its URL."""
+    """Run `app` under uvicorn on a free port of `host` in a background thread; yield its URL.
+
+    With `tls` (certificate and key files, for `localhost`) it serves HTTPS and the URL is
+    `https://localhost:<port>`.
+    """
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=2,
+        ssl_certfile=tls[0] if tls else None,
+        ssl_keyfile=tls[1] if tls else None,
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -531,7 +582,7 @@ def serve_app(
             if not thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError(f"the test server on {host}:{port} did not start")
             time.sleep(0.01)
-        yield f"http://{host}:{port}"
+        yield f"https://localhost:{port}" if tls else f"http://{host}:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)
@@ -539,9 +590,11 @@ def serve_app(
 
 
 @contextmanager
-def serve_fake_engines(fake: FakeEngines, *, host: str = "127.0.0.1") -> Iterator[str]:
+def serve_fake_engines(
+    fake: FakeEngines, *, host: str = "127.0.0.1", tls: tuple[str, str] | None = None
+) -> Iterator[str]:
     """`serve_app(fake.app)` that also releases hanging requests before stopping."""
-    with serve_app(fake.app, host=host) as base_url:
+    with serve_app(fake.app, host=host, tls=tls) as base_url:
         try:
             yield base_url
         finally:

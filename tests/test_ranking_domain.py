@@ -91,3 +91,14 @@ def test_error_code_queries(query: str) -> None:
 )
 def test_not_error_code_queries(query: str) -> None:
     assert not is_error_code_query(query)
+
+
+def test_settings_lists_extend_the_built_in_ones() -> None:
+    own = RankingSettings(penalized_domains=["shop.example"], authority_domains=["ours.dev"])
+    lists = domain_lists(own)
+    query = analyze_query("vector database")
+    assert domain_quality("www.shop.example", query, False, lists, 0.5).factor == 0.5
+    assert domain_quality("amazon.com", query, False, lists, 0.5).factor == 0.5  # still built in
+    assert matches("docs.ours.dev", lists.authority)
+    empty = domain_lists(RankingSettings(penalized_domains=[], low_quality_tlds=[]))
+    assert domain_quality("x.xyz", query, False, empty, 0.5).factor == 0.5

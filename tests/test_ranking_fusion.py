@@ -39,7 +39,10 @@ def test_merge_counts_each_engine_once_with_its_best_rank() -> None:
     merged = merge(
         {
             "bing": [hit("https://x.com/a", 1, "bing"), hit("http://www.x.com/a/", 4, "bing")],
-            "ddg": [hit("https://x.com/b", 1, "ddg"), hit("https://x.com/a?utm_source=d", 2, "ddg")],
+            "ddg": [
+                hit("https://x.com/b", 1, "ddg"),
+                hit("https://x.com/a?utm_source=d", 2, "ddg"),
+            ],
         }
     )
     by_key = {m.key: m for m in merged}
@@ -52,7 +55,9 @@ def test_merge_counts_each_engine_once_with_its_best_rank() -> None:
 def test_merge_keeps_longest_snippet_best_title_earliest_date_and_https_url() -> None:
     merged = merge(
         {
-            "e1": [hit("http://x.com/p", 2, "e1", title="", snippet="short", published="2024-03-01")],
+            "e1": [
+                hit("http://x.com/p", 2, "e1", title="", snippet="short", published="2024-03-01")
+            ],
             "e2": [
                 hit(
                     "https://www.x.com/p?utm_source=y",

@@ -88,8 +88,20 @@ async def readyz(request: Request) -> Response:
     return JSONResponse({"status": "not ready", "cache": backend}, status_code=503)
 
 
+async def breaker_states(orchestrator: Any) -> dict[str, bool]:
+    """Each enabled engine that has a circuit breaker: whether it is open now."""
+    states: dict[str, bool] = {}
+    for name, run in orchestrator.runs.items():
+        breaker = getattr(run, "breaker", None)
+        if breaker is not None and run.enabled:
+            states[name] = await breaker.check() is not None
+    return states
+
+
 async def metrics_endpoint(request: Request) -> Response:
-    return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+    metrics = request.app.state.metrics
+    await metrics.refresh()
+    return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 
 def create_app(settings: Settings, service: SearchService | None = None) -> Starlette:
@@ -106,9 +118,7 @@ def create_app(settings: Settings, service: SearchService | None = None) -> Star
     cache = getattr(service, "cache", None)
     if cache is not None:
         metrics.watch_cache(cache)
-    breaker_states = getattr(service.orchestrator, "breaker_states", None)
-    if callable(breaker_states):
-        metrics.watch_breakers(breaker_states)
+    metrics.watch_breakers(lambda: breaker_states(service.orchestrator))
     mcp = build_mcp(service, service.orchestrator.names("web"), metrics=metrics)
     mcp.streamable_http_app(
         stateless_http=True,

@@ -53,12 +53,26 @@ def _serve(settings: Settings, host: str | None, port: int | None) -> int:
     import uvicorn
 
     from websearch_mcp.app import create_app
+    from websearch_mcp.observability import configure_logging, secrets_of
 
     server = settings.server.model_copy(
         update={k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     )
     settings = settings.model_copy(update={"server": server})
-    uvicorn.run(create_app(settings), host=server.host, port=server.port, log_level="info")
+    configure_logging(server.log_format, server.log_level, secrets_of(settings))
+    app = create_app(settings)
+    # The app logs each request itself (with its request id) and reads X-Forwarded-For only
+    # from `server.trusted_proxies`, so uvicorn's own access log and proxy handling stay off.
+    uvicorn.run(
+        app,
+        host=server.host,
+        port=server.port,
+        log_level=server.log_level,
+        log_config=None,
+        access_log=False,
+        proxy_headers=False,
+        server_header=False,
+    )
     return 0
 
 

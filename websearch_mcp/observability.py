@@ -16,7 +16,7 @@ import re
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, Metric
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -45,8 +45,11 @@ _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 ROUTES = ("/mcp", "/search", "/metrics", "/readyz", "/healthz")
 #: Routes whose requests are not counted as in flight (probes and scrapes).
 QUIET_ROUTES = frozenset({"/healthz", "/metrics"})
-BREAKER_STATES = {"closed": 0, "half_open": 1, "open": 2}
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+
+
+#: An async function giving each engine's breaker state: engine -> True while open.
+BreakerSource = Callable[[], Awaitable[Mapping[str, bool]]]
 
 
 def request_id_from(header: str | None) -> str:
@@ -90,23 +93,6 @@ class _CacheCollector:
         yield errors
 
 
-class _BreakerCollector:
-    """Circuit breaker states from `source()`: engine -> closed | half_open | open."""
-
-    def __init__(self, source: Callable[[], Mapping[str, str]]) -> None:
-        self.source = source
-
-    def collect(self) -> Iterator[Metric]:
-        gauge = GaugeMetricFamily(
-            "websearch_breaker_state",
-            "circuit breaker per engine: 0 closed, 1 half-open, 2 open",
-            labels=["engine"],
-        )
-        for engine, state in sorted(self.source().items()):
-            gauge.add_metric([engine], BREAKER_STATES.get(state, BREAKER_STATES["open"]))
-        yield gauge
-
-
 def _report_dict(report: Any) -> dict[str, Any]:
     return report.to_dict() if hasattr(report, "to_dict") else dict(report)
 
@@ -137,9 +123,11 @@ class Metrics:
             registry=r,
         )
         self.http_requests = Counter(
-            "websearch_http_requests", "HTTP requests by route and status", ["route", "status"],
+            "websearch_http_requests",
+            "HTTP requests by route and status",
+            ["route", "status"],
             registry=r,
-        )  # fmt: skip
+        )
         self.http_latency = Histogram(
             "websearch_http_request_duration_seconds",
             "HTTP request duration by route",
@@ -157,6 +145,13 @@ class Metrics:
         self.in_flight = Gauge(
             "websearch_in_flight_requests", "HTTP requests being served now", registry=r
         )
+        self.breaker_open = Gauge(
+            "websearch_breaker_open",
+            "1 while an engine's circuit breaker is open (the engine is skipped), else 0",
+            ["engine"],
+            registry=r,
+        )
+        self._breaker_source: BreakerSource | None = None
 
     def reject(self, reason: str) -> None:
         """Count a request refused by the guard."""
@@ -166,9 +161,15 @@ class Metrics:
         """Export `cache.stats` (hits, misses, sets, bypassed, errors by cause) at every scrape."""
         self.registry.register(_CacheCollector(cache))
 
-    def watch_breakers(self, source: Callable[[], Mapping[str, str]]) -> None:
-        """Export breaker states at every scrape; `source()` maps engine -> closed|half_open|open."""
-        self.registry.register(_BreakerCollector(source))
+    def watch_breakers(self, source: BreakerSource) -> None:
+        """Export breaker states at every scrape: `await source()` maps engine -> is it open."""
+        self._breaker_source = source
+
+    async def refresh(self) -> None:
+        """Read the states that live outside this process's memory (call before `render`)."""
+        if self._breaker_source is not None:
+            for engine, is_open in (await self._breaker_source()).items():
+                self.breaker_open.labels(engine).set(1 if is_open else 0)
 
     def record_engines(self, reports: Iterable[Any]) -> None:
         """Count each engine's call by status and observe its latency (skipped engines: count)."""
@@ -336,9 +337,12 @@ class Redactor:
 
 
 # Attributes every LogRecord has; anything else on a record came through `extra=`.
-_STANDARD = frozenset(
-    logging.LogRecord("", 0, "", 0, "", None, None).__dict__
-) | {"message", "asctime", "request_id", "taskName"}
+_STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
+    "message",
+    "asctime",
+    "request_id",
+    "taskName",
+}
 
 
 def _extras(record: logging.LogRecord) -> dict[str, Any]:

@@ -265,10 +265,10 @@ class Orchestrator:
         elif strategy == "pool":
             keyed = [r for r in runs if r.engine.needs_key]
             usable = {r.name: await r.pool.usable() if r.pool else 0 for r in keyed}
-            self._turn += 1
             providers = strategies.order_providers(
                 keyed, self.settings.search.pool, usable, self._turn, self.rng
             )
+            self._turn += 1
             keyless = [r for r in runs if not r.engine.needs_key]
             outcomes = await strategies.pool(providers + keyless, query.text, until, call)
         else:
@@ -312,7 +312,7 @@ class Orchestrator:
                     "rate_limited", f"{run.bucket.describe()}: no free slot before the deadline"
                 )
             budget = min(run.timeout, until - time.monotonic())
-            label = f"{planned.label}: " if planned else ""
+            label = f"{planned.label}: " if planned and planned.total > 1 else ""
             hits, failure = await self._exchange(run, query, planned, budget)
             if failure is None:
                 if run.breaker is not None:

@@ -136,7 +136,9 @@ def unresponsive(reports: Sequence[Mapping[str, Any]]) -> list[list[str]]:
         if status not in FAILED_STATUSES:
             continue
         if status == "blocked":
-            reason = "CAPTCHA" if "captcha" in (report.get("error") or "").lower() else "access denied"
+            reason = (
+                "CAPTCHA" if "captcha" in (report.get("error") or "").lower() else "access denied"
+            )
         else:
             reason = _REASONS.get(status, status)
         out.append([report["name"], reason])
@@ -204,14 +206,22 @@ async def search_endpoint(request: Request) -> Response:
         with metrics.search(tool, "searxng") as record:
             if science:
                 args = build(
-                    query=params.query, max_results=size, engines=params.engines,
-                    page=params.pageno, explain=True,
-                )  # fmt: skip
+                    query=params.query,
+                    max_results=size,
+                    engines=params.engines,
+                    page=params.pageno,
+                    explain=True,
+                )
             else:
+                # Every page comes from the same full list (one fan-out, one cache entry).
                 args = build(
-                    params.query, min(MAX_RESULTS_LIMIT, first + size), params.time_range,
-                    params.engines, params.language, True,
-                )  # fmt: skip
+                    params.query,
+                    MAX_RESULTS_LIMIT,
+                    params.time_range,
+                    params.engines,
+                    params.language,
+                    True,
+                )
             check_query_length(args.query.text, settings.server.max_query_chars)
             record.answer = answer = await run(args)
     except ToolInputError as err:
@@ -222,7 +232,10 @@ async def search_endpoint(request: Request) -> Response:
     results = answer["results"]
     return JSONResponse(
         searxng_answer(
-            answer["query"], results[first : first + size], answer["engines"], params.category,
+            answer["query"],
+            results[first : first + size],
+            answer["engines"],
+            params.category,
             total=len(results),
-        )  # fmt: skip
+        )
     )

@@ -14,6 +14,7 @@ import hmac
 import ipaddress
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -42,9 +43,12 @@ CLIENT_KEY = "websearch.client"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOOPBACK_ORIGINS = tuple(
-    f"{scheme}://{host}:*" for scheme in ("http", "https") for host in ("127.0.0.1", "localhost", "[::1]")
+    f"{scheme}://{host}:*"
+    for scheme in ("http", "https")
+    for host in ("127.0.0.1", "localhost", "[::1]")
 )
 REALM = 'Bearer realm="websearch-mcp"'
+_HOST_RE = re.compile(r"^[A-Za-z0-9*][A-Za-z0-9._*-]*$")
 
 
 # --- exposure -------------------------------------------------------------------------------
@@ -114,8 +118,12 @@ def _split_host_port(text: str) -> tuple[str, str | None]:
         host, port = text.split(":")
     else:
         host, port = text, None
-    if not host or (port is not None and port != "*" and not port.isdigit()):
-        raise ValueError("bad host or port")
+    if port is not None and port != "*" and not port.isdigit():
+        raise ValueError("bad port")
+    if text.startswith("["):
+        ipaddress.IPv6Address(host)  # ValueError when it is not one
+    elif not _HOST_RE.match(host):
+        raise ValueError("bad host")
     return host.lower(), port
 
 
@@ -311,7 +319,9 @@ class Guard:
                 given = "authorization" in headers
                 challenge = REALM + (', error="invalid_token"' if given else "")
                 message = "invalid bearer token" if given else "a bearer token is required"
-                await self._refuse(send, 401, "unauthorized", message, {"WWW-Authenticate": challenge})
+                await self._refuse(
+                    send, 401, "unauthorized", message, {"WWW-Authenticate": challenge}
+                )
                 return
             client = scope[CLIENT_KEY] = token_id
         if scope["path"] not in LIMITED_PATHS:
@@ -326,9 +336,12 @@ class Guard:
         refused = self.slots.enter(client)
         if refused == "client":
             await self._refuse(
-                send, 429, "client_busy", "too many requests in flight from this client",
+                send,
+                429,
+                "client_busy",
+                "too many requests in flight from this client",
                 _retry_after(1),
-            )  # fmt: skip
+            )
             return
         if refused == "total":
             await self._refuse(

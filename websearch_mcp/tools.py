@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, WithJsonSchema
 from websearch_mcp import __version__
 from websearch_mcp.arguments import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, as_int, web_search_args
 from websearch_mcp.errors import ToolInputError
-from websearch_mcp.limits import check_query_length
 from websearch_mcp.fetch import DEFAULT_MAX_CHARS, MAX_CHARS_LIMIT, validate_fetch_args
+from websearch_mcp.limits import check_query_length
 from websearch_mcp.models import TIME_RANGES
 from websearch_mcp.observability import Metrics
 from websearch_mcp.render import page_text, search_text

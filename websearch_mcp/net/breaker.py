@@ -100,9 +100,7 @@ class CircuitBreaker:
         left = entry.until - self._clock()
         return Open(entry.reason, left) if left > 0 else None
 
-    async def failure(
-        self, cause: Cause, reason: str, retry_after: float | None = None
-    ) -> float:
+    async def failure(self, cause: Cause, reason: str, retry_after: float | None = None) -> float:
         """Record a failure; returns how long the breaker is now open (seconds)."""
         entry = await self._store.get(self.name)
         failures = (entry.failures if entry else 0) + 1

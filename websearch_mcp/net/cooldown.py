@@ -69,8 +69,10 @@ def system_clock() -> float:
 
 
 def format_seconds(seconds: float) -> str:
-    """A duration for people: `45 s`, `3 min`, `1 h 5 min`."""
-    seconds = max(0, round(seconds))
+    """A duration for people: `0.3 s`, `45 s`, `3 min`, `1 h 5 min`."""
+    if seconds < 9.5:
+        return f"{max(0.0, seconds):.2g} s"
+    seconds = round(seconds)
     if seconds < 60:
         return f"{seconds} s"
     minutes = round(seconds / 60)

@@ -19,7 +19,6 @@ from websearch_mcp.net.cooldown import (
     Cooldown,
     CooldownStore,
     fingerprint,
-    format_seconds,
     system_clock,
 )
 
@@ -153,7 +152,3 @@ class KeyPool:
         """A key worked: its own cooldown (if it was tried while cooled) is over."""
         if planned.cooled:
             await self._store.delete(self._names[planned.index])
-
-    @staticmethod
-    def describe_cooldown(seconds: float) -> str:
-        return f"cooled for {format_seconds(seconds)}"

@@ -17,6 +17,40 @@ import tldextract
 from websearch_mcp.config import RankingSettings
 from websearch_mcp.ranking.lexical import QueryTerms, is_shouted, stem
 
+# Built-in lists; the settings' lists are added to them.
+PENALIZED_DOMAINS = (
+    "amazon.com", "amazon.co.uk", "amazon.de", "amazon.co.jp", "amazon.in", "ebay.com",
+    "ebay.co.uk", "ebay.de", "aliexpress.com", "alibaba.com", "walmart.com", "etsy.com",
+    "temu.com", "shein.com", "bestbuy.com", "target.com", "flipkart.com", "rakuten.com",
+    "rakuten.co.jp", "mercari.com", "wish.com", "newegg.com", "taobao.com", "tmall.com",
+    "jd.com", "pinduoduo.com", "1688.com", "made-in-china.com", "dhgate.com", "pinterest.com",
+    "shopee.com", "lazada.com", "apple.com", "samsung.com",
+)  # fmt: skip
+DICTIONARY_DOMAINS = (
+    "merriam-webster.com", "dictionary.com", "thefreedictionary.com", "wiktionary.org",
+    "collinsdictionary.com", "dictionary.cambridge.org", "oxfordlearnersdictionaries.com",
+    "urbandictionary.com", "vocabulary.com", "yourdictionary.com", "wordreference.com",
+    "macmillandictionary.com", "definitions.net", "acronymfinder.com", "abbreviations.com",
+    "dict.youdao.com", "iciba.com", "zdic.net", "dict.cn", "hjdict.com", "linguee.com",
+)  # fmt: skip
+AUTHORITY_DOMAINS = (
+    "docs.python.org", "python.org", "postgresql.org", "sqlite.org", "mysql.com",
+    "developer.mozilla.org", "w3.org", "whatwg.org", "ietf.org", "rfc-editor.org",
+    "readthedocs.io", "readthedocs.org", "docs.rs", "doc.rust-lang.org", "rust-lang.org",
+    "pkg.go.dev", "go.dev", "nodejs.org", "typescriptlang.org", "react.dev", "kernel.org",
+    "man7.org", "gnu.org", "apache.org", "docker.com", "kubernetes.io", "learn.microsoft.com",
+    "developer.apple.com", "developer.android.com", "cloud.google.com", "developers.google.com",
+    "docs.aws.amazon.com", "aws.amazon.com", "docs.github.com", "github.com", "gitlab.com",
+    "stackoverflow.com", "pypi.org", "npmjs.com", "crates.io", "wikipedia.org", "arxiv.org",
+    "nih.gov", "nature.com", "science.org", "acm.org", "ieee.org", "who.int", "europa.eu",
+)  # fmt: skip
+LOW_QUALITY_TLDS = (
+    "xyz", "top", "click", "loan", "work", "gq", "tk", "ml", "cf", "ga", "buzz", "icu", "cyou",
+    "rest", "monster", "bid", "win", "review", "country", "stream", "download", "racing", "men",
+    "date", "faith", "cricket", "party", "trade", "accountant", "zip", "mov", "sbs", "cfd",
+    "bond", "lol", "quest",
+)  # fmt: skip
+
 # One extractor for the process: building it parses the suffix list (tens of milliseconds).
 _EXTRACT = tldextract.TLDExtract(cache_dir=None, suffix_list_urls=())
 
@@ -82,13 +116,13 @@ class DomainLists:
 
 
 def domain_lists(settings: RankingSettings, block_domains: Sequence[str] = ()) -> DomainLists:
-    """Prepare the ranking settings' lists and the user's `block_domains`."""
+    """The built-in lists plus the settings' own, and the user's `block_domains`."""
     return DomainLists(
         blocked=domain_set(tuple(block_domains)),
-        authority=domain_set(tuple(settings.authority_domains)),
-        penalized=domain_set(tuple(settings.penalized_domains)),
-        dictionary=domain_set(tuple(settings.dictionary_domains)),
-        low_quality_tlds=domain_set(tuple(settings.low_quality_tlds)),
+        authority=domain_set(AUTHORITY_DOMAINS + tuple(settings.authority_domains)),
+        penalized=domain_set(PENALIZED_DOMAINS + tuple(settings.penalized_domains)),
+        dictionary=domain_set(DICTIONARY_DOMAINS + tuple(settings.dictionary_domains)),
+        low_quality_tlds=domain_set(LOW_QUALITY_TLDS + tuple(settings.low_quality_tlds)),
     )
 
 

@@ -106,7 +106,7 @@ class QueryTerms:
     recency: bool  # the text asks for recent results ("latest", "最新", ...)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: built for every result, and frozen init is slower
 class DocTerms:
     """A result's words: content terms of title + snippet and of its URL, and `joined`, all its
     terms in order separated by single spaces (a phrase test is a substring test)."""
@@ -180,7 +180,7 @@ class _TermCache(dict[str | bytes, str]):
     use. Tokenising is the ranking's hot path; with this cache a text becomes its terms in a few
     C-level calls. Compound terms (fts5_virtual) register their parts in `parts`."""
 
-    LIMIT = 200_000
+    LIMIT = 100_000
 
     def __init__(self) -> None:
         super().__init__()
@@ -275,7 +275,9 @@ def analyze_query(text: str) -> QueryTerms:
 def url_words(url: str) -> str:
     """The words of a URL's host and path (decoded), for matching: `docs.python.org/3/library`."""
     rest = url.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
-    return unquote(rest).replace("/", " ").replace(".", " ")
+    if "%" in rest:
+        rest = unquote(rest)
+    return rest.replace("/", " ").replace(".", " ")
 
 
 def analyze_doc(title: str, snippet: str, url: str) -> DocTerms:

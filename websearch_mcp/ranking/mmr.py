@@ -42,7 +42,7 @@ def mmr(
     rel = normalise(relevance)
     keep, penalty = lambda_, 1.0 - lambda_
     max_sim = [0.0] * len(rel)
-    compared = [1] * len(rel)  # how many of `order` each candidate has been compared with
+    compared = [0] * len(rel)  # how many of `order` each candidate has been compared with
     remaining = list(range(1, len(rel)))
     order, sims = [0], [0.0]
     while len(order) < count:

@@ -49,11 +49,29 @@ from websearch_mcp.ranking.mmr import mmr
 MIN_KEPT = 2  # the threshold never leaves fewer results than this (when there are as many)
 
 
-def factor(weight: float, signal: float | None) -> float:
-    """A signal's multiplier: (1 + w * s) / (1 + w), or 1 when the signal does not apply."""
-    if signal is None or weight <= 0.0:
-        return 1.0
-    return (1.0 + weight * signal) / (1.0 + weight)
+class Factor:
+    """A signal's multiplier (1 + w * s) / (1 + w), as base + slope * s with the weight fixed;
+    1 when the signal does not apply (None) and for every signal when w = 0."""
+
+    __slots__ = ("base", "slope")
+
+    def __init__(self, weight: float) -> None:
+        weight = max(0.0, weight)
+        self.base = 1.0 / (1.0 + weight)
+        self.slope = weight / (1.0 + weight)
+
+    def __call__(self, signal: float | None) -> float:
+        return 1.0 if signal is None else self.base + self.slope * signal
+
+
+class _Factors:
+    def __init__(self, s: RankingSettings) -> None:
+        self.alignment = Factor(s.alignment_weight)
+        self.rare = Factor(s.rare_term_weight)
+        self.phrase = Factor(s.phrase_weight)
+        self.consensus = Factor(s.consensus_weight)
+        self.authority = Factor(s.authority_weight)
+        self.freshness = Factor(s.freshness_weight)
 
 
 def kept_count(scores: Sequence[float], threshold: float) -> int:
@@ -86,6 +104,7 @@ class _Context:
         self.voters = sum(1 for e in lists if weights.get(e, 1.0) > 0)
         self.every_engine_votes = self.voters == len(lists)
         self.domains = domain_lists(self.settings, search.block_domains)
+        self.factors = _Factors(self.settings)
         self._hosts: dict[str, tuple[DomainVerdict, float]] = {}
 
     def site(self, host: str) -> tuple[DomainVerdict, float]:
@@ -126,6 +145,7 @@ class _Scored:
     similarity: float | None = None
 
     def details(self) -> dict[str, Any]:
+        """The explanation shown as `score_details` (values rounded to 4 places)."""
         out: dict[str, Any] = {
             name: None if value is None else round(value, 4)
             for name, value in (
@@ -167,16 +187,16 @@ def _score(item: Merged, doc: DocTerms, ctx: _Context) -> _Scored:
             else None
         ),
     )
-    s = ctx.settings
+    f = ctx.factors
     final = (
         scored.rrf
-        * factor(s.alignment_weight, scored.alignment)
-        * factor(s.rare_term_weight, scored.rare)
-        * factor(s.phrase_weight, scored.phrase)
+        * f.alignment(scored.alignment)
+        * f.rare(scored.rare)
+        * f.phrase(scored.phrase)
         * scored.domain.factor
-        * factor(s.consensus_weight, scored.consensus)
-        * factor(s.authority_weight, scored.authority)
-        * factor(s.freshness_weight, scored.freshness)
+        * f.consensus(scored.consensus)
+        * f.authority(scored.authority)
+        * f.freshness(scored.freshness)
     )
     scored.score = min(1.0, max(0.0, final))
     return scored
@@ -234,7 +254,7 @@ def rank(
     limit = max(0, query.max_results)
     if search.mmr.enabled and len(scored) > 1 and limit > 1:
         # Words every result shares with the query are relevance, not redundancy.
-        asked = frozenset(ctx.terms.content)
+        asked = ctx.terms.content_set
         order, sims = mmr(
             [r.score for r in scored],
             [r.doc.text - asked for r in scored],

@@ -25,6 +25,12 @@ from websearch_mcp.ranking.lexical import (
 )
 
 NO_CONTENT_QUALITY = 0.5
+# Built-in off-topic words (spam topics); the settings' `offtopic_words` are added to them.
+OFFTOPIC_WORDS = (
+    "casino", "casinos", "gambling", "betting", "bet365", "poker", "lottery", "porn", "porno",
+    "xxx", "escort", "escorts", "viagra", "cialis", "payday", "keygen", "warez", "博彩", "赌博",
+    "赌场", "彩票", "色情", "代孕", "代开发票", "六合彩", "娱乐城",
+)  # fmt: skip
 
 
 @lru_cache(maxsize=64)
@@ -58,7 +64,7 @@ def list_quality(hits: Sequence[Hit], query_text: str, settings: RankingSettings
         return 0.0
     offtopic = [
         word
-        for word in _offtopic_terms(tuple(settings.offtopic_words))
+        for word in _offtopic_terms(OFFTOPIC_WORDS + tuple(settings.offtopic_words))
         if not word & query.words  # the query asks for this topic
     ]
     total = sum(

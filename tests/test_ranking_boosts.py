@@ -1,0 +1,87 @@
+"""Consensus, authority and freshness signals."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from websearch_mcp.config import RankingSettings
+from websearch_mcp.ranking.boosts import (
+    authority,
+    consensus,
+    freshness,
+    parse_date,
+    site_authority,
+    wants_recent,
+)
+from websearch_mcp.ranking.domain import domain_info, domain_lists
+from websearch_mcp.ranking.lexical import analyze_query
+
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+SETTINGS = RankingSettings()
+LISTS = domain_lists(SETTINGS)
+
+
+def test_consensus_is_the_share_of_other_engines() -> None:
+    assert consensus(1, 4) == 0.0
+    assert consensus(3, 4) == pytest.approx(2 / 3)
+    assert consensus(4, 4) == 1.0
+    assert consensus(1, 1) is None  # one engine: agreement means nothing
+
+
+def site(host: str, query: str = "how to configure replication") -> float:
+    return site_authority(domain_info(host), analyze_query(query), LISTS)
+
+
+def test_authority_sites() -> None:
+    assert site("docs.python.org") == 1.0
+    assert site("en.wikipedia.org") == 1.0
+    assert site("redis.io", "redis replication") == 1.0  # the query names the site
+    assert site("docs.somevendor.com") == 0.5  # documentation host
+    assert site("cs.stanford.edu") == 0.5
+    assert site("www.ox.ac.uk") == 0.5
+    assert site("randomblog.net") == 0.0
+
+
+def test_documentation_paths_raise_authority() -> None:
+    assert authority(0.0, "/docs/replication") == 0.5
+    assert authority(0.0, "/blog/replication") == 0.0
+    assert authority(1.0, "/blog/x") == 1.0
+
+
+def test_freshness_only_when_asked() -> None:
+    plain = analyze_query("python release notes")
+    assert not wants_recent(plain, None, NOW)
+    assert wants_recent(plain, "week", NOW)
+    assert wants_recent(analyze_query("latest python release"), None, NOW)
+    assert wants_recent(analyze_query("python release 2026"), None, NOW)
+    assert not wants_recent(analyze_query("python release 2019"), None, NOW)
+
+
+def test_freshness_halves_every_half_life() -> None:
+    today = parse_date("2026-06-01")
+    half = parse_date("2026-05-25")
+    assert freshness(today, NOW, "week", SETTINGS) == 1.0
+    assert freshness(half, NOW, "week", SETTINGS) == pytest.approx(0.5)
+    year_old = parse_date("2025-06-01")
+    assert freshness(year_old, NOW, "year", SETTINGS) == pytest.approx(0.5)
+    assert freshness(year_old, NOW, None, SETTINGS) == pytest.approx(0.5 ** (365 / 180))
+    assert freshness(None, NOW, "week", SETTINGS) == SETTINGS.freshness_undated
+    assert freshness(parse_date("2027-01-01"), NOW, "day", SETTINGS) == 1.0  # future: fresh
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2024-05-01", datetime(2024, 5, 1, tzinfo=UTC)),
+        ("2024-05-01T10:30:00Z", datetime(2024, 5, 1, 10, 30, tzinfo=UTC)),
+        ("2024-05", datetime(2024, 5, 1, tzinfo=UTC)),
+        ("2024", datetime(2024, 1, 1, tzinfo=UTC)),
+        ("yesterday", None),
+        ("2024-13-45", None),
+        (None, None),
+    ],
+)
+def test_parse_date(text: str | None, expected: datetime | None) -> None:
+    assert parse_date(text) == expected

@@ -1,0 +1,48 @@
+"""Maximal marginal relevance on a normalised scale."""
+
+from __future__ import annotations
+
+import pytest
+
+from websearch_mcp.ranking.mmr import jaccard, mmr, normalise
+
+
+def test_jaccard() -> None:
+    assert jaccard(frozenset("ab"), frozenset("bc")) == 1 / 3
+    assert jaccard(frozenset(), frozenset("a")) == 0.0
+    assert jaccard(frozenset("ab"), frozenset("ab")) == 1.0
+
+
+def test_normalise_to_unit_range() -> None:
+    assert normalise([0.02, 0.06, 0.04]) == pytest.approx([0.0, 1.0, 0.5])
+    assert normalise([0.3, 0.3]) == [1.0, 1.0]
+    assert normalise([]) == []
+
+
+DUP = frozenset({"pgvector", "hnsw", "index", "build", "memory"})
+OTHER = frozenset({"ivfflat", "list", "probe", "recall"})
+
+
+def test_near_duplicate_is_demoted_and_top_stays_first() -> None:
+    relevance = [0.030, 0.029, 0.027, 0.010]  # raw RRF-sized scores: normalisation matters
+    tokens = [DUP, DUP | {"copy"}, OTHER, frozenset({"misc"})]
+    order, sims = mmr(relevance, tokens, 0.7, 4)
+    assert order[0] == 0
+    assert order.index(2) < order.index(1)  # the distinct result overtakes the near-duplicate
+    assert sims[order.index(1)] > 0.8
+
+
+def test_lambda_one_keeps_relevance_order() -> None:
+    order, _ = mmr([0.9, 0.8, 0.7], [DUP, DUP, DUP], 1.0, 3)
+    assert order == [0, 1, 2]
+
+
+def test_lambda_zero_still_keeps_the_top_first() -> None:
+    order, _ = mmr([0.9, 0.8, 0.7], [DUP, DUP, OTHER], 0.0, 3)
+    assert order[0] == 0
+    assert order[1] == 2
+
+
+def test_limit_and_empty() -> None:
+    assert mmr([0.5, 0.4, 0.3], [DUP, OTHER, DUP], 0.7, 2)[0] == [0, 1]
+    assert mmr([], [], 0.7, 5) == ([], [])

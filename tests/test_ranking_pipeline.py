@@ -1,0 +1,222 @@
+"""The whole ranking pipeline: merge, RRF, signals, threshold, MMR, truncation, details."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from websearch_mcp.config import SearchSettings
+from websearch_mcp.models import Hit, Query
+from websearch_mcp.ranking.pipeline import Factor, kept_count, rank
+
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+DETAIL_KEYS = {
+    "rrf", "alignment", "rare", "phrase", "domain", "consensus", "authority", "freshness",
+    "final", "ranks",
+}  # fmt: skip
+
+
+def hit(url: str, rank: int, engine: str, title: str = "", snippet: str = "", **kw: object) -> Hit:
+    return Hit(title=title, url=url, snippet=snippet, rank=rank, engine=engine, **kw)  # type: ignore[arg-type]
+
+
+def settings(**ranking: object) -> SearchSettings:
+    """Settings with the threshold and MMR off unless asked, so tests see one signal at a time."""
+    mmr = ranking.pop("mmr", False)
+    threshold = ranking.pop("threshold", 0.0)
+    return SearchSettings.model_validate(
+        {"relevance_threshold": threshold, "mmr": {"enabled": bool(mmr), "lambda": mmr or 0.85},
+         "ranking": ranking}
+    )  # fmt: skip
+
+
+PLAIN = {
+    "alignment_weight": 0.0, "rare_term_weight": 0.0, "phrase_weight": 0.0,
+    "domain_penalty": 0.0, "consensus_weight": 0.0, "authority_weight": 0.0,
+    "freshness_weight": 0.0,
+}  # fmt: skip
+
+
+def urls(results: list) -> list[str]:
+    return [r.url for r in results]
+
+
+def test_factor_is_bounded_and_switchable() -> None:
+    assert Factor(0.5)(1.0) == pytest.approx(1.0)
+    assert Factor(0.5)(0.0) == pytest.approx(1 / 1.5)
+    assert Factor(0.5)(0.4) == pytest.approx((1 + 0.5 * 0.4) / 1.5)
+    assert Factor(0.0)(0.0) == 1.0
+    assert Factor(3.0)(None) == 1.0
+
+
+def test_threshold_keeps_the_top_and_at_least_two() -> None:
+    assert kept_count([0.9, 0.5, 0.1], 0.95) == 2
+    assert kept_count([0.9], 0.95) == 1
+    assert kept_count([0.9, 0.5, 0.1, 0.01], 0.05) == 3
+    assert kept_count([0.9, 0.5, 0.1], 0.0) == 3
+
+
+def test_empty_input() -> None:
+    assert rank({}, Query("x"), SearchSettings(), weights={}) == []
+    assert rank({"bing": []}, Query("x"), SearchSettings(), weights={}) == []
+
+
+def test_details_and_fields_are_filled() -> None:
+    lists = {
+        "bing": [hit("http://www.example.com/a/?utm_source=b", 2, "bing", "A title", "short")],
+        "brave": [
+            hit("https://example.com/a", 1, "brave", "A", "longer snippet text", score=0.9,
+                published="2025-01-02"),
+        ],
+    }  # fmt: skip
+    (result,) = rank(lists, Query("example a"), SearchSettings(), weights={}, now=NOW)
+    assert result.key == "https://example.com/a"
+    assert result.url == "https://example.com/a"
+    assert result.engines == ["brave", "bing"]
+    assert result.ranks == {"brave": 1, "bing": 2}
+    assert result.snippet == "longer snippet text"
+    assert result.title == "A"
+    assert result.engine_scores == {"brave": 0.9}
+    assert result.published == "2025-01-02"
+    assert set(result.details) >= DETAIL_KEYS
+    assert result.details["ranks"] == {"brave": 1, "bing": 2}
+    assert result.details["final"] == pytest.approx(result.score, abs=1e-4)
+    assert 0.0 <= result.score <= 1.0
+    out = result.to_dict(explain=True)
+    assert out["score_details"]["rrf"] == result.details["rrf"]
+
+
+def test_with_every_signal_off_the_score_is_normalised_rrf() -> None:
+    lists = {
+        "a": [hit("https://x.com/1", 1, "a"), hit("https://x.com/2", 2, "a")],
+        "b": [hit("https://x.com/2", 1, "b"), hit("https://x.com/3", 2, "b")],
+    }
+    results = rank(lists, Query("anything"), settings(**PLAIN), weights={})
+    assert urls(results) == ["https://x.com/2", "https://x.com/1", "https://x.com/3"]
+    best = 2 / 61
+    assert [r.score for r in results] == pytest.approx(
+        [(1 / 61 + 1 / 62) / best, 0.5, 1 / 62 / best]
+    )
+    assert all(r.score == pytest.approx(r.details["rrf"], abs=1e-4) for r in results)
+
+
+def test_engine_weights() -> None:
+    lists = {"a": [hit("https://x.com/1", 1, "a")], "b": [hit("https://x.com/2", 1, "b")]}
+    results = rank(lists, Query("q"), settings(**PLAIN), weights={"a": 1.0, "b": 3.0})
+    assert urls(results) == ["https://x.com/2", "https://x.com/1"]
+    assert results[0].score == pytest.approx(0.75)
+    muted = rank(lists, Query("q"), settings(**PLAIN), weights={"b": 0.0})
+    assert muted[0].url == "https://x.com/1"
+    assert muted[1].score == 0.0
+
+
+def test_rrf_stays_the_backbone() -> None:
+    """A result every engine ranks first beats a better text match found by one engine."""
+    engines = ["a", "b", "c", "d"]
+    lists = {
+        e: [
+            hit("https://x.com/consensus", 1, e, "Rust tutorial", "learn"),
+            hit(f"https://{e}.com/only", 2, e, "Rust borrow checker explained", "borrow checker"),
+        ]
+        for e in engines
+    }
+    results = rank(lists, Query("rust borrow checker"), SearchSettings(), weights={})
+    assert results[0].url == "https://x.com/consensus"
+
+
+def test_text_signals_reorder_equal_rrf() -> None:
+    lists = {
+        "a": [hit("https://x.com/off", 1, "a", "Cooking pasta", "recipes")],
+        "b": [hit("https://x.com/on", 1, "b", "pgvector HNSW index", "tuning pgvector hnsw index")],
+    }
+    results = rank(lists, Query("pgvector hnsw index"), SearchSettings(), weights={})
+    assert urls(results)[0] == "https://x.com/on"
+    on, off = results
+    assert on.details["alignment"] == 1.0 and off.details["alignment"] == 0.0
+    assert on.details["rare"] == 1.0 and off.details["rare"] == 0.0
+    assert on.details["phrase"] == 1.0
+
+
+def test_block_domains_remove_subdomains_too() -> None:
+    lists = {
+        "a": [
+            hit("https://spam.example/x", 1, "a"),
+            hit("https://cdn.spam.example/y", 2, "a"),
+            hit("https://notspam.example/z", 3, "a"),
+        ]
+    }
+    search = SearchSettings(block_domains=["spam.example"], relevance_threshold=0.0)
+    assert urls(rank(lists, Query("x"), search, weights={})) == ["https://notspam.example/z"]
+
+
+def test_shop_is_demoted_with_reason() -> None:
+    lists = {
+        "a": [hit("https://www.amazon.com/usb-c-cable", 1, "a", "USB-C cable", "usb-c cable")],
+        "b": [hit("https://cables.org/usb-c-cable", 1, "b", "USB-C cable", "usb-c cable")],
+    }
+    results = rank(lists, Query("usb-c cable"), SearchSettings(), weights={})
+    assert urls(results)[0] == "https://cables.org/usb-c-cable"
+    assert results[1].details["domain"] == 0.5
+    assert results[1].details["domain_reason"] == "e-commerce or brand site"
+
+
+def test_freshness_applies_only_when_asked() -> None:
+    lists = {
+        "a": [hit("https://x.com/old", 1, "a", "Python release", "", published="2020-01-01")],
+        "b": [hit("https://x.com/new", 1, "b", "Python release", "", published="2026-05-30")],
+    }
+    plain = rank(lists, Query("python release"), SearchSettings(), weights={}, now=NOW)
+    assert all(r.details["freshness"] is None for r in plain)
+    assert plain[0].score == plain[1].score
+    recent = rank(lists, Query("python release", time_range="month"), SearchSettings(),
+                  weights={}, now=NOW)  # fmt: skip
+    assert urls(recent)[0] == "https://x.com/new"
+    assert recent[0].details["freshness"] > recent[1].details["freshness"]
+    worded = rank(lists, Query("latest python release"), SearchSettings(), weights={}, now=NOW)
+    assert urls(worded)[0] == "https://x.com/new"
+
+
+def test_threshold_drops_weak_results_but_keeps_two() -> None:
+    lists = {"a": [hit(f"https://x.com/{i}", i, "a", "unrelated", "") for i in range(1, 6)]}
+    high = rank(lists, Query("pgvector"), settings(threshold=0.99), weights={})
+    assert urls(high) == ["https://x.com/1", "https://x.com/2"]
+    assert len(rank(lists, Query("pgvector"), settings(threshold=0.0), weights={})) == 5
+
+
+def test_mmr_demotes_a_near_duplicate_and_keeps_the_top_first() -> None:
+    text = "pgvector hnsw index build time memory settings maintenance work mem"
+    lists = {
+        "a": [
+            hit("https://x.com/1", 1, "a", "HNSW build guide", text),
+            hit("https://mirror.com/1", 2, "a", "HNSW build guide", text + " copy"),
+            hit("https://y.com/2", 3, "a", "IVFFlat lists", "pgvector ivfflat index probes"),
+            hit("https://z.com/3", 20, "a", "Unrelated", "cooking"),
+        ]
+    }
+    query = Query("pgvector index")
+    plain = rank(lists, query, settings(), weights={})
+    assert urls(plain)[:3] == ["https://x.com/1", "https://mirror.com/1", "https://y.com/2"]
+    diverse = rank(lists, query, settings(mmr=0.7), weights={})
+    assert urls(diverse)[:3] == ["https://x.com/1", "https://y.com/2", "https://mirror.com/1"]
+    assert diverse[2].details["similarity"] > 0.8
+    assert diverse[0].details["similarity"] == 0.0
+
+
+def test_truncates_to_max_results() -> None:
+    lists = {"a": [hit(f"https://x.com/{i}", i, "a", f"t{i}", f"s{i}") for i in range(1, 30)]}
+    assert len(rank(lists, Query("t", max_results=7), settings(), weights={})) == 7
+    assert len(rank(lists, Query("t", max_results=7), SearchSettings(), weights={})) <= 7
+
+
+def test_academic_fields_are_merged() -> None:
+    lists = {
+        "crossref": [hit("https://doi.org/10.1/x", 1, "crossref", "Paper", "", doi="10.1/x",
+                         citations=3, venue="J")],
+        "openalex": [hit("https://doi.org/10.1/x", 1, "openalex", "Paper", "", citations=7,
+                         authors=("A. Author",), pdf_url="https://x.org/p.pdf")],
+    }  # fmt: skip
+    (result,) = rank(lists, Query("paper"), SearchSettings(), weights={})
+    assert (result.doi, result.venue, result.citations) == ("10.1/x", "J", 7)
+    assert result.authors == ("A. Author",)
+    assert result.pdf_url == "https://x.org/p.pdf"

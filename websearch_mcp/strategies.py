@@ -1,0 +1,196 @@
+"""Which engines a search asks, in what order, and which lists it keeps.
+
+- `hybrid` (default): every chosen engine at once; lists sharing no content word with the query
+  are dropped and reported `irrelevant`; the rest are fused.
+- `sequential`: engines one after another; a list of quality >= `quality_stop` ends the search,
+  after the first engine the best list so far is accepted at >= `quality_accept`; otherwise the
+  best list seen is returned. `force_all` asks every engine and keeps the best list.
+- `pool`: one keyed provider per request (rotated, in priority order, or weighted by weight x
+  usable keys), all its keys before the next provider, keyless engines as the last resort.
+
+Each strategy gets a `call(run)` that runs one engine (breaker, keys, retries included) and
+returns an `Outcome`; every engine chosen gets a report, asked or not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from websearch_mcp.config import PoolSettings, RankingSettings, SequentialSettings
+from websearch_mcp.models import EngineReport, Hit
+from websearch_mcp.ranking.quality import list_quality, shares_content_word
+
+if TYPE_CHECKING:
+    from websearch_mcp.orchestrator import EngineRun
+
+IRRELEVANT = "none of its results shares a word with the query"
+TOO_LATE = "the deadline passed before its turn"
+
+
+@dataclass(slots=True)
+class Outcome:
+    """One engine's report, and its hits when they go into the fusion (None otherwise)."""
+
+    report: EngineReport
+    hits: list[Hit] | None
+
+
+Call = Callable[["EngineRun"], Awaitable[Outcome]]
+
+
+def _skipped(run: EngineRun, reason: str, status: str = "skipped") -> Outcome:
+    return Outcome(EngineReport(run.name, status, error=reason), None)  # type: ignore[arg-type]
+
+
+def gate(outcome: Outcome, query_text: str) -> Outcome:
+    """Drop a list unrelated to the query (no content word in common), reporting `irrelevant`."""
+    if outcome.hits and not shares_content_word(outcome.hits, query_text):
+        outcome.report.status = "irrelevant"
+        outcome.report.error = IRRELEVANT
+        outcome.hits = None
+    return outcome
+
+
+async def hybrid(
+    runs: Sequence[EngineRun], query_text: str, until: float, deadline: float, call: Call
+) -> list[Outcome]:
+    """Every engine at once; whatever has not answered by `until` is reported `timeout`."""
+    tasks = {asyncio.create_task(call(run), name=run.name): run for run in runs}
+    pending: set[asyncio.Task[Outcome]] = set()
+    if tasks:
+        _, pending = await asyncio.wait(tasks, timeout=max(0.0, until - time.monotonic()))
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
+    outcomes = []
+    for task, run in tasks.items():
+        if task in pending:
+            outcomes.append(
+                Outcome(
+                    EngineReport(
+                        run.name,
+                        "timeout",
+                        latency_ms=int(deadline * 1000),
+                        error=f"no answer within the {deadline:g} s deadline",
+                    ),
+                    None,
+                )
+            )
+        else:
+            outcomes.append(gate(task.result(), query_text))
+    return outcomes
+
+
+def in_order(runs: Sequence[EngineRun], first: Sequence[str]) -> list[EngineRun]:
+    """`runs` with the names in `first` leading in that order, the others after as they were."""
+    position = {name: i for i, name in enumerate(first)}
+    return sorted(runs, key=lambda r: position.get(r.name, len(position)))
+
+
+async def sequential(
+    runs: Sequence[EngineRun],
+    query_text: str,
+    until: float,
+    call: Call,
+    conf: SequentialSettings,
+    ranking: RankingSettings,
+) -> list[Outcome]:
+    """Engines one by one until a list is good enough; only the best list is kept."""
+    outcomes: list[Outcome] = []
+    judged: list[tuple[float, Outcome]] = []
+    done: str | None = None
+    for position, run in enumerate(in_order(runs, conf.order)):
+        if done:
+            outcomes.append(_skipped(run, done))
+            continue
+        if time.monotonic() >= until:
+            outcomes.append(_skipped(run, TOO_LATE, "timeout"))
+            continue
+        outcome = gate(await call(run), query_text)
+        outcomes.append(outcome)
+        if outcome.hits:
+            quality = list_quality(outcome.hits, query_text, ranking)
+            outcome.report.quality = quality
+            judged.append((quality, outcome))
+        if not judged or conf.force_all:
+            continue
+        best_quality, best = max(judged, key=lambda j: j[0])
+        if best_quality >= conf.quality_stop or (
+            position > 0 and best_quality >= conf.quality_accept
+        ):
+            done = f"not needed: {best.report.name} answered with quality {best_quality:.2f}"
+    if judged:
+        _, kept = max(judged, key=lambda j: j[0])  # the first of equals: earlier in the order
+        _keep_only(outcomes, kept)
+        for quality, outcome in judged:
+            if outcome is kept:
+                continue
+            if quality < conf.quality_accept:
+                outcome.report.status = "irrelevant"
+                outcome.report.error = (
+                    f"list quality {quality:.2f} is below {conf.quality_accept:g}"
+                )
+    return outcomes
+
+
+def _keep_only(outcomes: Sequence[Outcome], kept: Outcome) -> None:
+    """Only `kept` goes into the fusion (empty lists would dilute its normalised scores)."""
+    for outcome in outcomes:
+        if outcome is not kept:
+            outcome.hits = None
+
+
+def order_providers(
+    runs: Sequence[EngineRun],
+    conf: PoolSettings,
+    usable: Mapping[str, int],
+    turn: int,
+    rng: random.Random,
+) -> list[EngineRun]:
+    """The keyed providers in the order the pool tries them for request number `turn`.
+
+    `round_robin` rotates the start by one each request; `priority` follows `conf.providers`;
+    `weighted` draws without replacement with chances proportional to weight x usable keys.
+    Providers with every key cooled come last whatever the order.
+    """
+    if not runs:
+        return []
+    if conf.order == "priority":
+        ordered = in_order(runs, conf.providers)
+    elif conf.order == "weighted":
+        # Efraimidis-Spirakis: sorting by u ** (1 / w) draws without replacement by weight.
+        def draw(run: EngineRun) -> float:
+            weight = run.settings.weight * usable.get(run.name, 0)
+            return rng.random() ** (1.0 / weight) if weight > 0 else -1.0
+
+        ordered = sorted(runs, key=draw, reverse=True)
+    else:
+        start = turn % len(runs)
+        ordered = [*runs[start:], *runs[:start]]
+    return sorted(ordered, key=lambda r: usable.get(r.name, 0) == 0)
+
+
+async def pool(
+    runs: Sequence[EngineRun], query_text: str, until: float, call: Call
+) -> list[Outcome]:
+    """`runs` (keyed providers in order, then keyless engines) one by one until one answers."""
+    outcomes: list[Outcome] = []
+    answered: str | None = None
+    for run in runs:
+        if answered:
+            outcomes.append(_skipped(run, f"not needed: {answered} answered"))
+        elif time.monotonic() >= until:
+            outcomes.append(_skipped(run, TOO_LATE, "timeout"))
+        else:
+            outcome = gate(await call(run), query_text)
+            outcomes.append(outcome)
+            if outcome.hits:
+                answered = run.name
+                _keep_only(outcomes, outcome)
+    return outcomes
