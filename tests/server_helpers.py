@@ -18,7 +18,7 @@ RESULTS: dict[str, list[dict[str, Any]]] = {
         {
             "title": "asyncio — Asynchronous I/O",
             "url": "https://docs.python.org/3/library/asyncio.html",
-            "snippet": "asyncio is a library to write concurrent code using the async/await syntax.",
+            "snippet": "asyncio is a library to write concurrent code with the async/await syntax.",
             "score": 0.95,
             "published": "2026-03-01",
         },

@@ -105,7 +105,12 @@ def test_dockerignore_keeps_secrets_and_clutter_out() -> None:
 
 def _check_compose(path: Path) -> subprocess.CompletedProcess[str]:
     return _run(
-        sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.compose-spec", str(path)
+        sys.executable,
+        "-m",
+        "check_jsonschema",
+        "--builtin-schema",
+        "vendor.compose-spec",
+        str(path),
     )
 
 

@@ -136,3 +136,17 @@ def test_keys_from_a_comma_separated_environment_variable() -> None:
     assert pool.secrets == ("k-one", "k-two", "k-three")
     assert orchestrator.runs["duckduckgo"].pool is None
     assert "k-one" not in repr(settings.engines["tavily"])
+
+
+def test_cooldowns_come_from_the_configuration() -> None:
+    settings = parse_config(
+        {
+            "engines": {"brave": {"api_keys": ["k1", "k2"]}},
+            "search": {"keys": {"cooldown_seconds": 60, "refused_cooldown_seconds": 600}},
+        },
+        "test",
+        environ={},
+    )
+    pool = Orchestrator(settings, environ={}).runs["brave"].pool
+    assert pool is not None
+    assert (pool.cooldown_seconds, pool.refused_seconds) == (60, 600)

@@ -7,7 +7,7 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import pytest
@@ -35,7 +35,9 @@ def engines_url(fake: FakeEngines) -> Iterator[str]:
         yield base
 
 
-def scrape(url: str, token: str | None = TOKEN) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+def scrape(
+    url: str, token: str | None = TOKEN
+) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     """`/metrics` parsed by prometheus_client: (sample name, sorted labels) -> value."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     response = httpx.get(f"{url}/metrics", headers=headers, timeout=10)
@@ -72,6 +74,12 @@ def test_metrics_after_traffic(fake: FakeEngines, engines_url: str) -> None:
         fake.faults["tavily"] = Fault(status=503)
         assert call({"query": "python asyncio"})["isError"] is True  # no engine answered
         assert call({"query": "python", "max_results": 0})["isError"] is True
+        page = http.post(
+            f"{url}/mcp",
+            headers=bearer(TOKEN),
+            json=tool_call({"url": "http://127.0.0.1:1/"}, name="fetch_page"),
+        )
+        assert page.json()["result"]["isError"] is True  # a private address, refused
         assert http.post(f"{url}/mcp", json=tool_call({"query": "x"})).status_code == 401
         samples = scrape(url)
 
@@ -81,6 +89,7 @@ def test_metrics_after_traffic(fake: FakeEngines, engines_url: str) -> None:
     assert value(samples, tool, tool="web_search", interface="mcp", outcome="failed") == 1
     assert value(samples, tool, tool="web_search", interface="mcp", outcome="invalid") == 1
     assert value(samples, tool, tool="web_search", interface="searxng", outcome="ok") == 1
+    assert value(samples, tool, tool="fetch_page", interface="mcp", outcome="refused") == 1
 
     calls = "websearch_engine_calls_total"
     assert value(samples, calls, engine="tavily", status="ok") == 4
@@ -97,15 +106,15 @@ def test_metrics_after_traffic(fake: FakeEngines, engines_url: str) -> None:
     assert value(samples, "websearch_breaker_open", engine="searxng") == 1
     assert value(samples, "websearch_http_rejections_total", reason="unauthorized") == 1
     http_total = "websearch_http_requests_total"
-    assert value(samples, http_total, route="/mcp", status="200") == 5
+    assert value(samples, http_total, route="/mcp", status="200") == 6
     assert value(samples, http_total, route="/mcp", status="401") == 1
     assert value(samples, http_total, route="/search", status="200") == 1
     assert value(samples, "websearch_in_flight_requests") == 0
-    assert value(samples, "websearch_http_request_duration_seconds_count", route="/mcp") == 6
+    assert value(samples, "websearch_http_request_duration_seconds_count", route="/mcp") == 7
 
 
 class StubCache:
-    """A cache that answers from nothing; `broken` makes every call fail (counted, as backends do)."""
+    """A cache that never hits; `broken` makes lookups fail (counted, as the backends do)."""
 
     backend = "stub"
 
@@ -168,7 +177,7 @@ class _Run:
 
 
 class _Orchestrator:
-    runs = {
+    runs: ClassVar[dict[str, _Run]] = {
         "bing": _Run(_Breaker(True)),
         "tavily": _Run(_Breaker(False)),
         "exa": _Run(_Breaker(True), enabled=False),
@@ -239,8 +248,8 @@ def test_json_logs_have_request_ids_and_no_secrets(
     mine = [line for line in lines if line["request_id"] == "req-0042"]
     loggers = Counter(line["logger"] for line in mine)
     # The id reaches the tool handler and the engine fan-out, not only the access log.
-    assert loggers["websearch_mcp.access"] == 1 and loggers["websearch_mcp.search"] == 1
-    search = next(line for line in mine if line["logger"] == "websearch_mcp.search")
+    assert loggers["websearch_mcp.access"] == 1 and loggers["websearch_mcp.tool"] == 1
+    search = next(line for line in mine if line["logger"] == "websearch_mcp.tool")
     assert search["outcome"] == "partial" and search["engines"]["tavily"] == "error"
     access = next(line for line in mine if line["logger"] == "websearch_mcp.access")
     assert access["status"] == 200 and access["path"] == "/mcp"

@@ -7,16 +7,16 @@ from typing import Any
 
 import httpx
 import pytest
+import requests
 from searxng_search import SearXNGSearch
 
 from tests.fake_engines import FakeEngines, Fault, serve_app, serve_fake_engines
 from tests.server_helpers import results_for, settings_for
-from websearch_mcp import arguments
 from websearch_mcp.app import create_app
 from websearch_mcp.engines.web.searxng import SearXNG
 from websearch_mcp.errors import ToolInputError
 from websearch_mcp.models import HttpResponse, Query
-from websearch_mcp.searxng_api import NOT_AVAILABLE, parse_params, published_date
+from websearch_mcp.searxng_api import parse_params, published_date
 from websearch_mcp.service import SearchService
 
 TOKEN = "searx-client-token-0123456789"
@@ -75,8 +75,16 @@ def test_params_defaults_and_mapping() -> None:
         ACADEMIC,
     )
     # Engines this server does not know are ignored, as SearXNG does.
-    assert (p.pageno, p.time_range, p.language, p.engines) == (3, "month", "en-US", ["tavily", "searxng"])
-    assert parse_params({"q": "x", "language": "all", "time_range": ""}, WEB, ACADEMIC).language is None
+    assert (p.pageno, p.time_range, p.language, p.engines) == (
+        3,
+        "month",
+        "en-US",
+        ["tavily", "searxng"],
+    )
+    assert (
+        parse_params({"q": "x", "language": "all", "time_range": ""}, WEB, ACADEMIC).language
+        is None
+    )
     assert parse_params({"q": "x", "engines": "google"}, WEB, ACADEMIC).engines is None
     assert parse_params({"q": "x"}, WEB, ACADEMIC).category == "general"  # format defaults to json
 
@@ -165,8 +173,9 @@ def test_shape_field_by_field(fake: FakeEngines, server: str) -> None:
         assert r["engine"] == r["engines"][0] and set(r["engines"]) <= {"tavily", "searxng"}
         assert len(r["positions"]) == len(r["engines"]) and all(p >= 1 for p in r["positions"])
         assert r["category"] == "general" and r["template"] == "default.html"
-        scheme, netloc, path, _, query, fragment = r["parsed_url"]
-        assert r["url"].startswith(f"{scheme}://{netloc}{path}") and len(r["parsed_url"]) == 6
+        assert len(r["parsed_url"]) == 6
+        scheme, netloc, path = r["parsed_url"][:3]
+        assert r["url"].startswith(f"{scheme}://{netloc}{path}")
     docs = next(r for r in results if r["url"].startswith("https://docs.python.org/3/library/asy"))
     assert set(docs["engines"]) == {"tavily", "searxng"} and docs["positions"] == [1, 1]
     assert docs["parsed_url"][1] == "docs.python.org"
@@ -216,16 +225,8 @@ def test_all_engines_failing_is_an_empty_answer(fake: FakeEngines, server: str) 
     assert reasons["searxng"] in ("CAPTCHA", "access denied", "error")
 
 
-class WebOnly:
-    """A service without academic search (whatever the real one has)."""
-
-    def __init__(self, service: SearchService) -> None:
-        self.settings, self.orchestrator = service.settings, service.orchestrator
-        self.web_search, self.close = service.web_search, service.close
-
-
-class WithPapers(WebOnly):
-    """A service with a stand-in academic search returning one paper."""
+class WithPapers(SearchService):
+    """The real service with a stand-in academic search returning one paper."""
 
     seen: list[Any]
 
@@ -247,31 +248,15 @@ class WithPapers(WebOnly):
         return {"query": args.query.text, "results": [paper], "engines": [], "partial": False}
 
 
-def test_science_without_academic_search_says_not_available(engines_url: str) -> None:
+def test_science_uses_academic_search(engines_url: str) -> None:
     settings = settings_for(engines_url)
-    service = WebOnly(SearchService(settings))
-    with serve_app(create_app(settings, service=service)) as url:  # type: ignore[arg-type]
-        body = httpx.get(
-            f"{url}/search", params={"q": "transformers", "categories": "science"}
-        ).json()
-    assert body["results"] == [] and body["unresponsive_engines"] == [["academic", NOT_AVAILABLE]]
-
-
-def test_science_with_academic_search(engines_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    class Args:
-        def __init__(self, **kwargs: Any) -> None:
-            self.kwargs = kwargs
-            self.query = Query(text=kwargs["query"])
-
-    monkeypatch.setattr(arguments, "academic_search_args", Args, raising=False)
-    settings = settings_for(engines_url)
-    service = WithPapers(SearchService(settings))
+    service = WithPapers(settings)
     service.seen = []
-    with serve_app(create_app(settings, service=service)) as url:  # type: ignore[arg-type]
+    with serve_app(create_app(settings, service=service)) as url:
         body = httpx.get(
             f"{url}/search", params={"q": "transformers", "categories": "science", "pageno": 2}
         ).json()
-    assert service.seen[0].kwargs["page"] == 2 and service.seen[0].kwargs["query"] == "transformers"
+    assert service.seen[0].query.page == 2 and service.seen[0].query.text == "transformers"
     paper = body["results"][0]
     assert paper["category"] == "science" and paper["template"] == "paper.html"
     assert paper["journal"] == "NeurIPS" and paper["doi"] == "10.48550/arXiv.1706.03762"
@@ -293,6 +278,45 @@ def test_published_searxng_client_library(server: str) -> None:
     assert all(r["title"] and r["body"] for r in results)
     expected = search(server, q="python asyncio event loop", language="en-US").json()["results"]
     assert [r["href"] for r in results] == [r["url"] for r in expected[:3]]
+
+
+def test_open_webui_style_request_with_the_token_in_the_url(server: str) -> None:
+    """Open WebUI's SearXNG client sets no headers of its own: the token rides in the URL's
+    credentials (sent as HTTP Basic), the parameters are SearXNG's, results sorted by score."""
+    host = server.removeprefix("http://")
+    response = requests.get(
+        f"http://openwebui:{TOKEN}@{host}/search",
+        headers={"Accept": "text/html", "User-Agent": "RAG Bot"},
+        params={
+            "q": "python asyncio",
+            "format": "json",
+            "pageno": 1,
+            "safesearch": "1",
+            "language": "en-US",
+            "time_range": "",
+            "categories": "",
+            "theme": "simple",
+            "image_proxy": 0,
+        },
+        timeout=10,
+    )
+    response.raise_for_status()
+    results = sorted(response.json()["results"], key=lambda r: r.get("score", 0), reverse=True)
+    assert results and all(r["url"] and r["title"] and r["content"] for r in results)
+    refused = requests.get(f"http://openwebui:wrong@{host}/search", params={"q": "x"}, timeout=10)
+    assert refused.status_code == 401
+
+
+def test_litellm_style_request_with_a_bearer_token(server: str) -> None:
+    """LiteLLM's SearXNG provider: GET /search?q=..&format=json with `Bearer <api key>`."""
+    response = httpx.get(
+        f"{server}/search?q=python+asyncio&format=json&language=en",
+        headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+        timeout=10,
+    )
+    assert response.status_code == 200
+    first = response.json()["results"][0]
+    assert {"title", "url", "content", "publishedDate"} <= set(first)
 
 
 def test_this_projects_searxng_engine_reads_it(server: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import Iterator
 from typing import Any
 
@@ -100,7 +101,7 @@ def test_origin_policy() -> None:
     "pattern", ["example.com/path", "ftp://x.example", "https://a.*.example.com", "https://"]
 )
 def test_bad_origin_patterns_are_config_errors(pattern: str) -> None:
-    with pytest.raises(ConfigError, match="server.allowed_origins"):
+    with pytest.raises(ConfigError, match=r"server\.allowed_origins"):
         parse_config({"server": {"allowed_origins": [pattern]}}, "conf.yaml", environ={})
 
 
@@ -134,6 +135,20 @@ def test_token_auth_constant_time_identity() -> None:
     for header in (None, "", "Bearer", f"Basic {TOKEN}", f"Bearer {TOKEN}x", TOKEN):
         assert auth.identify(header) is None, header
     assert not TokenAuth([]).enabled
+
+
+def test_token_in_basic_credentials() -> None:
+    auth = TokenAuth([TOKEN])
+
+    def basic(credentials: str) -> str:
+        return "Basic " + base64.b64encode(credentials.encode()).decode()
+
+    assert auth.identify(basic(f"openwebui:{TOKEN}")) == auth.identify(f"Bearer {TOKEN}")
+    assert auth.identify(basic(f"{TOKEN}:")) is not None  # a lone user name is the token
+    for credentials in (f"openwebui:{TOKEN}x", "user:", ":", f"{TOKEN}x:"):
+        assert auth.identify(basic(credentials)) is None, credentials
+    assert auth.identify("Basic !!!not-base64!!!") is None
+    assert auth.identify("Basic " + base64.b64encode(b"\xff\xfe:x").decode()) is None
 
 
 def _scope(peer: str, forwarded: list[str]) -> dict[str, Any]:
@@ -291,7 +306,9 @@ def test_evil_origin_and_host(engines_url: str) -> None:
         )
         assert search.status_code == 403
         local = http.post(
-            f"{url}/mcp", headers={**MCP_HEADERS, "Origin": "http://localhost:3000"}, json=TOOLS_LIST
+            f"{url}/mcp",
+            headers={**MCP_HEADERS, "Origin": "http://localhost:3000"},
+            json=TOOLS_LIST,
         )
         assert local.status_code == 200
         # The liveness probe answers whatever the Host (container and cluster probes).

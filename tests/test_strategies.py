@@ -387,3 +387,25 @@ def test_sequential_end_to_end_saves_requests(fake: FakeEngines, engines_url: st
     assert fake.counts == {"bing": 1}
     assert statuses(answer) == {"searxng": "skipped", "bing": "ok", "wikipedia": "skipped"}
     assert report(answer, "bing")["quality"] >= 0.8
+
+
+def test_hybrid_end_to_end_reports_an_unrelated_list_irrelevant(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    fake.results = lambda engine, query: (
+        [{"title": "Cached page", "url": "https://cached.example/", "snippet": "Weather today"}]
+        if engine == "bing"
+        else results_for(engine, query)
+    )
+    settings = settings_for(engines_url, {"bing": {}, "searxng": {}})
+    with serve_app(create_app(settings)) as url:
+        answer = web_search(url, QUERY)["structuredContent"]
+    assert report(answer, "bing") == {
+        "name": "bing",
+        "status": "irrelevant",
+        "results": 1,
+        "latency_ms": report(answer, "bing")["latency_ms"],
+        "error": strategies.IRRELEVANT,
+    }
+    assert all(r["engines"] == ["searxng"] for r in answer["results"])
+    assert answer["partial"] is False

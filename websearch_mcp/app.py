@@ -134,6 +134,7 @@ def create_app(settings: Settings, service: SearchService | None = None) -> Star
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         async with manager.run():
+            await service.start()
             try:
                 yield
             finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from websearch_mcp.errors import ToolInputError
@@ -11,6 +12,8 @@ from websearch_mcp.models import TIME_RANGES, Query
 
 MAX_QUERY_CHARS = 500
 MAX_RESULTS_LIMIT = 50
+MAX_PAGE = 50
+MIN_YEAR = 1000
 _LANGUAGE_RE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off", ""}
@@ -103,6 +106,56 @@ def web_search_args(
             max_results=as_int("max_results", max_results, 1, MAX_RESULTS_LIMIT),
             time_range=time_range,
             language=language,
+        ),
+        engines=as_engine_list(engines),
+        explain=as_bool("explain", explain),
+    )
+
+
+def max_year() -> int:
+    """The latest year a paper can carry: next year (journals date issues ahead)."""
+    return datetime.now(UTC).year + 1
+
+
+def as_year(name: str, value: Any) -> int | None:
+    """A publication year from `MIN_YEAR` to next year, or None when left out ("" too)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return as_int(name, value, MIN_YEAR, max_year())
+
+
+@dataclass(frozen=True, slots=True)
+class AcademicSearchArgs:
+    """`academic_search` arguments after validation."""
+
+    query: Query
+    engines: list[str] | None
+    explain: bool
+
+
+def academic_search_args(
+    query: Any,
+    max_results: Any = 10,
+    engines: Any = None,
+    year_from: Any = None,
+    year_to: Any = None,
+    page: Any = 1,
+    explain: Any = False,
+) -> AcademicSearchArgs:
+    """Validate `academic_search` arguments; `ToolInputError` names the argument and what is
+    allowed."""
+    start, end = as_year("year_from", year_from), as_year("year_to", year_to)
+    if start is not None and end is not None and start > end:
+        raise ToolInputError(
+            f"year_from ({start}) must not be after year_to ({end}); swap them or leave one out"
+        )
+    return AcademicSearchArgs(
+        query=Query(
+            text=as_query(query),
+            max_results=as_int("max_results", max_results, 1, MAX_RESULTS_LIMIT),
+            page=as_int("page", page, 1, MAX_PAGE),
+            year_from=start,
+            year_to=end,
         ),
         engines=as_engine_list(engines),
         explain=as_bool("explain", explain),

@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from websearch_mcp.errors import ConfigError
 
@@ -255,6 +263,10 @@ class SearchSettings(_Section):
 
 
 class CacheSettings(_Section):
+    """The result cache. An entry lives `ttl_seconds` after it was stored or last hit, never
+    longer than `max_age_seconds` after it was stored; answers with missing engines live
+    `partial_ttl_seconds`. The URL may hold a password: it is never shown in messages."""
+
     backend: Literal["sqlite", "redis", "none"] = "sqlite"
     path: Path = Field(default_factory=lambda: default_data_dir() / "cache.sqlite3")
     redis_url: str | None = Field(None, repr=False)
@@ -263,6 +275,19 @@ class CacheSettings(_Section):
     partial_ttl_seconds: int = Field(600, ge=1)
     cleanup_interval_seconds: int = Field(1_800, ge=1)
     max_entries: int = Field(100_000, ge=1)
+
+    @field_validator("redis_url")
+    @classmethod
+    def _check_redis_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must start with redis://, rediss:// or unix://")
+        return value
+
+    @model_validator(mode="after")
+    def _redis_needs_url(self) -> CacheSettings:
+        if self.backend == "redis" and not self.redis_url:
+            raise ValueError("backend 'redis' needs redis_url (e.g. redis://127.0.0.1:6379/0)")
+        return self
 
 
 PROXY_SCHEMES = ("http://", "https://", "socks5://", "socks5h://")
@@ -324,8 +349,55 @@ class FetchSettings(_Section):
 
 
 class AcademicSettings(_Section):
-    relevance_threshold: float = Field(0.1, ge=0.0, le=1.0)
-    venues: list[str] = Field(default_factory=list)
+    """The ranking of `academic_search` (websearch_mcp/ranking/academic.py).
+
+    As in the web ranking, the score is the normalised RRF score times one bounded factor
+    (1 + w * s) / (1 + w) per signal s in [0, 1]; a weight of 0 switches a signal off. The
+    threshold is lower than the web one: indexes cover different fields (dblp, PubMed), so a
+    paper found by a single index out of many is normal, and its RRF share is small.
+    """
+
+    relevance_threshold: float = Field(
+        0.04, ge=0.0, le=1.0, description="final score below which results go (top two stay)"
+    )
+    alignment_weight: float = Field(
+        1.0, ge=0.0, le=5.0, description="share of the query's content words in the paper"
+    )
+    rare_term_weight: float = Field(
+        0.3, ge=0.0, le=5.0, description="share of rare/compound query terms (bert, covid-19)"
+    )
+    phrase_weight: float = Field(
+        0.2, ge=0.0, le=5.0, description="share of adjacent query word pairs adjacent in the paper"
+    )
+    citations_weight: float = Field(
+        0.3, ge=0.0, le=5.0, description="citations, log-compressed: log(1 + c) / log(1 + sat)"
+    )
+    citations_saturation: int = Field(
+        1000, ge=1, description="citation count at which the citation signal reaches 1"
+    )
+    citations_unknown: float = Field(
+        0.25, ge=0.0, le=1.0, description="citation signal of a paper no index counted"
+    )
+    venue_weight: float = Field(
+        0.2, ge=0.0, le=5.0, description="published in a top venue (built-in list + venues)"
+    )
+    open_access_weight: float = Field(
+        0.1, ge=0.0, le=5.0, description="a full-text PDF link is known"
+    )
+    freshness_weight: float = Field(
+        0.3, ge=0.0, le=5.0, description="recency, only when the query asks for it (latest, 2025)"
+    )
+    freshness_half_life_days: float = Field(
+        730.0, gt=0.0, le=36_500.0, description="age halving the freshness signal"
+    )
+    freshness_undated: float = Field(
+        0.5, ge=0.0, le=1.0, description="freshness of a paper without a known date"
+    )
+    venues: list[str] = Field(
+        default_factory=list,
+        description="added to the built-in top venues: acronyms (NeurIPS) match as a word, "
+        "names of three or more words as a phrase, shorter names exactly",
+    )
 
 
 class EngineSettings(_Section):

@@ -42,6 +42,9 @@ class Hit:
     venue: str | None = None
     citations: int | None = None
     pdf_url: str | None = None
+    #: Other identifiers of a paper than its DOI, where the index gives them:
+    #: `{"arxiv": "1706.03762", "pmid": "14760269"}`.
+    ids: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +133,8 @@ class RankedResult:
     venue: str | None = None
     citations: int | None = None
     pdf_url: str | None = None
+    #: A paper's identifiers merged from every index that returned it (doi, arxiv, pmid).
+    ids: dict[str, str] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self, explain: bool = False) -> dict[str, Any]:
@@ -148,6 +153,8 @@ class RankedResult:
                 out[name] = value
         if self.authors:
             out["authors"] = list(self.authors)
+        if self.ids:
+            out["ids"] = dict(self.ids)
         if explain:
             out["score_details"] = self.details
         return out

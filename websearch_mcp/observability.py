@@ -1,7 +1,7 @@
 """Prometheus metrics, a request id per request, and logs (text or JSON) that never hold a secret.
 
 `Metrics` keeps its own registry (one per app), fed by `Observer` (every HTTP request), by
-`Metrics.search` (every tool call and `/search`, with the per-engine reports of its answer) and,
+`Metrics.track` (every tool call and `/search`, with the per-engine reports of its answer) and,
 at scrape time, by the cache's counters and the circuit breakers' states when those exist.
 `configure_logging` installs one root handler whose formatter stamps the request id on every
 record and replaces every configured secret (tokens, API keys, passwords) with `***`.
@@ -29,6 +29,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from websearch_mcp.errors import ToolInputError
+from websearch_mcp.fetch.errors import FetchError, FetchRefused
 from websearch_mcp.security import CLIENT_KEY
 from websearch_mcp.service import SearchFailed
 
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from websearch_mcp.config import Settings
 
 ACCESS_LOG = logging.getLogger("websearch_mcp.access")
-SEARCH_LOG = logging.getLogger("websearch_mcp.search")
+TOOL_LOG = logging.getLogger("websearch_mcp.tool")
 
 #: The current request's id ("-" outside a request); asyncio tasks started by it inherit it.
 REQUEST_ID: ContextVar[str] = ContextVar("websearch_request_id", default="-")
@@ -63,8 +64,8 @@ def request_id_from(header: str | None) -> str:
 
 
 @dataclass(slots=True)
-class SearchRecord:
-    """Filled in by the caller inside `Metrics.search`: the answer, or an explicit outcome."""
+class ToolRecord:
+    """Filled in by the caller inside `Metrics.track`: the answer, or an explicit outcome."""
 
     answer: dict[str, Any] | None = None
     outcome: str | None = None
@@ -105,7 +106,7 @@ class Metrics:
         r = self.registry
         self.tool_requests = Counter(
             "websearch_tool_requests",
-            "search requests by tool, interface (mcp or searxng) and outcome",
+            "tool calls by tool, interface (mcp or searxng) and outcome",
             ["tool", "interface", "outcome"],
             registry=r,
         )
@@ -180,19 +181,23 @@ class Metrics:
                 self.engine_latency.labels(report["name"]).observe(latency / 1000)
 
     @contextlib.contextmanager
-    def search(self, tool: str, interface: str) -> Iterator[SearchRecord]:
-        """Measure one search: set `record.answer` (or `record.outcome`) inside the block.
+    def track(self, tool: str, interface: str) -> Iterator[ToolRecord]:
+        """Measure one tool call: set `record.answer` (or `record.outcome`) inside the block.
 
-        Outcomes: ok, partial, cached, failed (no engine answered), invalid (bad input), error
-        (anything unexpected) or what the block set. Engines are counted from the answer's
-        reports unless it came from the cache.
+        Outcomes: ok, partial, cached, failed (no engine answered, or the page could not be
+        read), refused (a page refused by policy), invalid (bad input), error (anything
+        unexpected) or what the block set. Engines are counted from the answer's reports unless
+        it came from the cache.
         """
-        record = SearchRecord()
+        record = ToolRecord()
         started = time.perf_counter()
         outcome = "error"
         reports: list[Any] = []
         try:
             yield record
+        except FetchError as err:
+            outcome = "refused" if isinstance(err, FetchRefused) else "failed"
+            raise
         except ToolInputError:
             outcome = "invalid"
             raise
@@ -210,14 +215,14 @@ class Metrics:
         finally:
             self.tool_requests.labels(tool, interface, outcome).inc()
             self.record_engines(reports)
-            _log_search(tool, interface, outcome, record.answer, reports, started)
+            _log_call(tool, interface, outcome, record.answer, reports, started)
 
     def render(self) -> bytes:
         """The registry in Prometheus' text format."""
         return generate_latest(self.registry)
 
 
-def _log_search(
+def _log_call(
     tool: str,
     interface: str,
     outcome: str,
@@ -225,23 +230,18 @@ def _log_search(
     reports: list[Any],
     started: float,
 ) -> None:
-    statuses = {r["name"]: r["status"] for r in map(_report_dict, reports)}
-    results = len(answer.get("results", [])) if answer else 0
-    SEARCH_LOG.info(
-        "%s via %s: %s, %d results",
-        tool,
-        interface,
-        outcome,
-        results,
-        extra={
-            "tool": tool,
-            "interface": interface,
-            "outcome": outcome,
-            "results": results,
-            "engines": statuses,
-            "duration_ms": int((time.perf_counter() - started) * 1000),
-        },
-    )
+    """One line per tool call: outcome, result count, engine statuses; never the query."""
+    extra: dict[str, Any] = {
+        "tool": tool,
+        "interface": interface,
+        "outcome": outcome,
+        "duration_ms": int((time.perf_counter() - started) * 1000),
+    }
+    if answer is not None and "results" in answer:
+        extra["results"] = len(answer["results"])
+    if reports:
+        extra["engines"] = {r["name"]: r["status"] for r in map(_report_dict, reports)}
+    TOOL_LOG.info("%s via %s: %s", tool, interface, outcome, extra=extra)
 
 
 def route_of(path: str) -> str:
@@ -336,12 +336,14 @@ class Redactor:
         return text
 
 
-# Attributes every LogRecord has; anything else on a record came through `extra=`.
+# Attributes every LogRecord has (and uvicorn's ANSI-coloured copy of the message); anything
+# else on a record came through `extra=`.
 _STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
     "message",
     "asctime",
     "request_id",
     "taskName",
+    "color_message",
 }
 
 

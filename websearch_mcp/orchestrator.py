@@ -256,18 +256,15 @@ class Orchestrator:
         async def call(run: EngineRun) -> Outcome:
             return await self.call(run, query, until)
 
-        strategy = self.settings.search.strategy
-        if strategy == "sequential":
+        search = self.settings.search
+        if search.strategy == "sequential":
             outcomes = await strategies.sequential(
-                runs, query.text, until, call, self.settings.search.sequential,
-                self.settings.search.ranking,
-            )  # fmt: skip
-        elif strategy == "pool":
+                runs, query.text, until, call, search.sequential, search.ranking
+            )
+        elif search.strategy == "pool":
             keyed = [r for r in runs if r.engine.needs_key]
             usable = {r.name: await r.pool.usable() if r.pool else 0 for r in keyed}
-            providers = strategies.order_providers(
-                keyed, self.settings.search.pool, usable, self._turn, self.rng
-            )
+            providers = strategies.order_providers(keyed, search.pool, usable, self._turn, self.rng)
             self._turn += 1
             keyless = [r for r in runs if not r.engine.needs_key]
             outcomes = await strategies.pool(providers + keyless, query.text, until, call)

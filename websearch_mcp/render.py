@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+AUTHORS_SHOWN = 3  # more are summed up as "et al."
+
 
 def engine_line(engines: list[dict[str, Any]]) -> str:
     """`engines: bing ok 8 (412 ms), duckduckgo blocked (CAPTCHA page)`."""
@@ -36,12 +38,56 @@ def search_text(answer: dict[str, Any]) -> str:
         lines.append(f"   [{meta}; score {result['score']}]")
     if not answer["results"]:
         lines.append(f"No results for {answer['query']!r}.")
+    lines.append(status_line(answer))
+    return "\n".join(lines)
+
+
+def status_line(answer: dict[str, Any]) -> str:
+    """The engine statuses, flagged `cached` and `partial` where that applies."""
     flags = []
     if answer.get("cached"):
         flags.append("cached")
     if answer.get("partial"):
         flags.append("partial: some engines did not answer")
-    lines.append(engine_line(answer["engines"]) + (f" [{'; '.join(flags)}]" if flags else ""))
+    return engine_line(answer["engines"]) + (f" [{'; '.join(flags)}]" if flags else "")
+
+
+def _byline(paper: dict[str, Any]) -> str:
+    """`A. Author, B. Author, C. Author et al. (2017). Venue. doi:10.x/y; cited by 12`."""
+    authors = paper.get("authors") or []
+    text = ", ".join(authors[:AUTHORS_SHOWN]) + (" et al." if len(authors) > AUTHORS_SHOWN else "")
+    if paper.get("published"):
+        text += f" ({paper['published'][:4]})"
+    text = text.strip()
+    if paper.get("venue"):
+        text += (". " if text else "") + paper["venue"]
+    facts = []
+    if paper.get("doi"):
+        facts.append(f"doi:{paper['doi']}")
+    if (paper.get("ids") or {}).get("arxiv"):
+        facts.append(f"arXiv:{paper['ids']['arxiv']}")
+    if paper.get("citations") is not None:
+        facts.append(f"cited by {paper['citations']}")
+    return "; ".join(filter(None, [text, *facts]))
+
+
+def papers_text(answer: dict[str, Any]) -> str:
+    """Numbered papers: title, link, authors (year), venue, DOI, citations, PDF and abstract,
+    provenance; then one line of engine statuses."""
+    lines: list[str] = []
+    for i, paper in enumerate(answer["results"], 1):
+        lines.append(f"{i}. {paper['title'] or paper['url']}")
+        lines.append(f"   {paper['url']}")
+        if byline := _byline(paper):
+            lines.append(f"   {byline}")
+        if paper.get("pdf_url"):
+            lines.append(f"   PDF: {paper['pdf_url']}")
+        if paper.get("snippet"):
+            lines.append(f"   {paper['snippet']}")
+        lines.append(f"   [{', '.join(paper['engines'])}; score {paper['score']}]")
+    if not answer["results"]:
+        lines.append(f"No papers for {answer['query']!r}.")
+    lines.append(status_line(answer))
     return "\n".join(lines)
 
 

@@ -3,7 +3,7 @@
 Open WebUI, LiteLLM, LangChain's SearxSearchWrapper and other SearXNG clients can point at this
 server unchanged. Parameters: `q`, `format` (json only), `pageno`, `time_range`, `language`,
 `engines` (names this server does not know are ignored, as SearXNG does) and `categories`
-(`general`, or `science` for the academic search when the server has one). POST with the same
+(`general`, or `science` for the academic search). POST with the same
 parameters in the query string or a form body works too, as on SearXNG.
 """
 
@@ -18,8 +18,12 @@ from urllib.parse import urlparse
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from websearch_mcp import arguments
-from websearch_mcp.arguments import MAX_RESULTS_LIMIT, as_int, web_search_args
+from websearch_mcp.arguments import (
+    MAX_RESULTS_LIMIT,
+    academic_search_args,
+    as_int,
+    web_search_args,
+)
 from websearch_mcp.errors import ToolInputError
 from websearch_mcp.limits import check_query_length
 from websearch_mcp.service import FAILED_STATUSES, SearchFailed
@@ -29,7 +33,6 @@ MAX_PAGENO = 1000
 _NO_LANGUAGE = frozenset({"", "all", "auto"})
 #: SearXNG's own words for an engine that did not answer.
 _REASONS = {"timeout": "timeout", "rate_limited": "too many requests", "error": "error"}
-NOT_AVAILABLE = "not available: this server has no academic search"
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,19 +196,13 @@ async def search_endpoint(request: Request) -> Response:
     size = settings.search.max_results
     science = params.category == "science"
     tool = "academic_search" if science else "web_search"
-    run = getattr(service, tool, None)
-    build = getattr(arguments, "academic_search_args", None) if science else web_search_args
     first = 0 if science else (params.pageno - 1) * size
-    if run is None or build is None:
-        return JSONResponse(
-            searxng_answer(params.query, [], [], params.category, 0, [["academic", NOT_AVAILABLE]])
-        )
     if first >= MAX_RESULTS_LIMIT:  # past the last page there is nothing to fetch
         return JSONResponse(searxng_answer(params.query, [], [], params.category, 0))
     try:
-        with metrics.search(tool, "searxng") as record:
+        with metrics.track(tool, "searxng") as record:
             if science:
-                args = build(
+                args = academic_search_args(
                     query=params.query,
                     max_results=size,
                     engines=params.engines,
@@ -214,7 +211,7 @@ async def search_endpoint(request: Request) -> Response:
                 )
             else:
                 # Every page comes from the same full list (one fan-out, one cache entry).
-                args = build(
+                args = web_search_args(
                     params.query,
                     MAX_RESULTS_LIMIT,
                     params.time_range,
@@ -223,6 +220,7 @@ async def search_endpoint(request: Request) -> Response:
                     True,
                 )
             check_query_length(args.query.text, settings.server.max_query_chars)
+            run = service.academic_search if science else service.web_search
             record.answer = answer = await run(args)
     except ToolInputError as err:
         return _error(str(err))

@@ -1,14 +1,16 @@
 """Who may call the server: bearer tokens, Host and Origin checks, client identity, exposure.
 
 `Guard` is the one ASGI middleware that decides, in this order: Host (421) and Origin (403)
-against DNS rebinding, the bearer token (401), then for the search routes the per-client rate
-limit (429), the concurrency limits (429 per client, 503 overall) and the body cap (413). The MCP
-SDK's own Host/Origin check is switched off by the app so that the two can never disagree.
-`/healthz` passes untouched: it tells nothing but the version.
+against DNS rebinding, the bearer token (401), then for the search routes (`/mcp`, `/search`) the
+per-client rate limit (429) and the concurrency limits (429 per client, 503 overall), and last
+the body cap (413). The MCP SDK's own Host/Origin check is switched off by the app so that the two
+can never disagree. `/healthz` passes untouched: it tells nothing but the version.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import ipaddress
@@ -40,7 +42,6 @@ LIMITED_PATHS = frozenset({"/mcp", "/search"})
 #: The scope key under which `Guard` leaves the caller's identity for the access log.
 CLIENT_KEY = "websearch.client"
 
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOOPBACK_ORIGINS = tuple(
     f"{scheme}://{host}:*"
@@ -205,6 +206,26 @@ def _digest(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
+def presented_token(authorization: str | None) -> str | None:
+    """The token of `Authorization: Bearer <token>`, or of `Basic` credentials `<any>:<token>`.
+
+    Basic is for clients that cannot set headers but take credentials in a URL
+    (`http://user:<token>@host:8338/search`, as Open WebUI's SearXNG client does); a lone
+    user name (`http://<token>@host`) counts as the token too.
+    """
+    scheme, _, value = (authorization or "").strip().partition(" ")
+    value = value.strip()
+    if scheme.lower() == "bearer":
+        return value or None
+    if scheme.lower() != "basic":
+        return None
+    try:
+        user, _, password = base64.b64decode(value, validate=True).decode("utf-8").partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    return password or user or None
+
+
 class TokenAuth:
     """Bearer tokens compared in constant time (digests of equal length, every token tried)."""
 
@@ -217,10 +238,10 @@ class TokenAuth:
 
     def identify(self, authorization: str | None) -> str | None:
         """The caller's id (`token:` + a digest prefix, never the token) or None when refused."""
-        scheme, _, presented = (authorization or "").strip().partition(" ")
-        if scheme.lower() != "bearer" or not presented.strip():
+        presented = presented_token(authorization)
+        if presented is None:
             return None
-        digest = _digest(presented.strip())
+        digest = _digest(presented)
         found = False
         for known in self._digests:
             found |= hmac.compare_digest(digest, known)

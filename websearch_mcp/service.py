@@ -1,23 +1,33 @@
-"""The search service: engine choice, fan-out, ranking and the answer's shape.
+"""The search service: cache, single-flight, fan-out, ranking and the answer's shape.
 
 The MCP tools, the CLI and the HTTP routes all call this one object.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import dataclasses
 import time
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from websearch_mcp.arguments import WebSearchArgs
+from websearch_mcp.arguments import AcademicSearchArgs, WebSearchArgs
+from websearch_mcp.cache import Cache, cache_key, config_fingerprint, open_cache, run_cleanup_loop
 from websearch_mcp.config import Settings
-from websearch_mcp.fetch import fetch_document
-from websearch_mcp.models import EngineReport
+from websearch_mcp.fetch import Document, fetch_document
+from websearch_mcp.models import EngineReport, Hit, Query, RankedResult
 from websearch_mcp.orchestrator import Orchestrator
+from websearch_mcp.ranking.academic import rank_papers
 from websearch_mcp.ranking.pipeline import rank
 
 #: Statuses that mean an engine was asked and did not answer.
 FAILED_STATUSES = frozenset({"error", "timeout", "blocked", "rate_limited"})
+#: Pages larger than this are fetched every time rather than cached.
+MAX_CACHED_PAGE_CHARS = 2_000_000
+
+Fuse = Callable[[Mapping[str, Sequence[Hit]], Query, Mapping[str, float]], list[RankedResult]]
 
 
 class SearchFailed(Exception):
@@ -36,45 +46,163 @@ def _ordered(reports: list[EngineReport], order: list[str]) -> list[EngineReport
     return sorted(reports, key=lambda r: position.get(r.name, len(position)))
 
 
-class SearchService:
-    """One per process; stateless between requests apart from the shared clients."""
+def _present(answer: dict[str, Any], explain: bool) -> dict[str, Any]:
+    """The stored answer as the caller asked for it: `score_details` only with `explain`."""
+    if explain:
+        return answer
+    results = [{k: v for k, v in r.items() if k != "score_details"} for r in answer["results"]]
+    return {**answer, "results": results}
 
-    def __init__(self, settings: Settings, orchestrator: Orchestrator | None = None) -> None:
+
+class SearchService:
+    """One per process; stateless between requests apart from shared clients and the cache."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        orchestrator: Orchestrator | None = None,
+        cache: Cache | None = None,
+    ) -> None:
         self.settings = settings
         self.orchestrator = orchestrator or Orchestrator(settings)
+        self.cache = cache if cache is not None else open_cache(settings.cache)
+        # Anything that changes an answer: a new config never serves an old ranking.
+        self.fingerprint = config_fingerprint(
+            settings.search,
+            settings.academic,
+            {name: run.settings for name, run in self.orchestrator.runs.items()},
+        )
+        self.page_fingerprint = config_fingerprint(settings.fetch)
+        self._in_flight: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._cleanup: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Start background work (the cache's periodic cleanup)."""
+        if self._cleanup is None:
+            self._cleanup = asyncio.create_task(
+                run_cleanup_loop(self.cache, self.settings.cache.cleanup_interval_seconds)
+            )
 
     async def close(self) -> None:
+        if self._cleanup is not None:
+            self._cleanup.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._cleanup
+            self._cleanup = None
         await self.orchestrator.close()
+        await self.cache.close()
 
     async def web_search(self, args: WebSearchArgs) -> dict[str, Any]:
         """Fan out, fuse and shape one web search. Raises `SearchFailed` when no engine answered."""
+
+        def fuse(lists: Mapping[str, Sequence[Hit]], query: Query, weights: Mapping[str, float]):
+            return rank(lists, query, self.settings.search, weights=weights, now=datetime.now(UTC))
+
+        key_args = {"engines": args.engines, **_query_args(args.query)}
+        return await self._search(
+            "web", "web_search", args.query, args.engines, key_args, fuse, args.explain
+        )
+
+    async def academic_search(self, args: AcademicSearchArgs) -> dict[str, Any]:
+        """Fan out to the academic indexes, merge the papers they share, rank and shape the
+        answer (the web answer plus paper fields and `page`). Raises `SearchFailed` when no
+        index answered."""
+
+        def fuse(lists: Mapping[str, Sequence[Hit]], query: Query, weights: Mapping[str, float]):
+            return rank_papers(
+                lists,
+                query,
+                self.settings.academic,
+                weights=weights,
+                rrf_k=self.settings.search.rrf_k,
+                block_domains=self.settings.search.block_domains,
+                now=datetime.now(UTC),
+            )
+
+        key_args = {"engines": args.engines, **_query_args(args.query)}
+        answer = await self._search(
+            "academic", "academic_search", args.query, args.engines, key_args, fuse, args.explain
+        )
+        return {**answer, "page": args.query.page}
+
+    async def _search(
+        self,
+        kind: str,
+        tool: str,
+        query: Query,
+        engines: list[str] | None,
+        key_args: dict[str, Any],
+        fuse: Fuse,
+        explain: bool,
+    ) -> dict[str, Any]:
+        """Cache, then single-flight, then a fresh fan-out. Engine choice is validated first so
+        a bad engine name is an error even when a cached answer exists."""
+        runs, skipped = self.orchestrator.choose(kind, engines)
+        key = cache_key(tool, query.text, key_args, self.fingerprint)
+        hit = await self.cache.get(kind, key)
+        if hit is not None:
+            answer = {**hit.value, "cached": True, "cache_age_seconds": round(hit.age_seconds)}
+            return _present(answer, explain)
+        flight = self._in_flight.get(key)
+        if flight is None:
+            flight = asyncio.ensure_future(self._fresh(kind, query, runs, skipped, fuse, key))
+            self._in_flight[key] = flight
+            flight.add_done_callback(lambda _: self._in_flight.pop(key, None))
+        # Shielded: one caller giving up must not cancel the fan-out the others wait for.
+        return _present(await asyncio.shield(flight), explain)
+
+    async def _fresh(
+        self,
+        kind: str,
+        query: Query,
+        runs: list[Any],
+        skipped: list[EngineReport],
+        fuse: Fuse,
+        key: str,
+    ) -> dict[str, Any]:
         orchestrator = self.orchestrator
-        runs, skipped = orchestrator.choose("web", args.engines)
-        order = orchestrator.names("web")
+        order = orchestrator.names(kind)
         if not runs:
             raise SearchFailed(_ordered(skipped, order))
         started = time.perf_counter()
-        fan = await orchestrator.fan_out(args.query, runs, self.settings.search.deadline_seconds)
+        fan = await orchestrator.fan_out(query, runs, self.settings.search.deadline_seconds)
         reports = _ordered(fan.reports + skipped, order)
         if not fan.lists:
-            raise SearchFailed(reports)
+            raise SearchFailed(reports)  # an all-failed answer is never cached
         weights = {name: orchestrator.runs[name].settings.weight for name in fan.lists}
-        ranked = rank(
-            fan.lists, args.query, self.settings.search, weights=weights, now=datetime.now(UTC)
-        )
-        return {
-            "query": args.query.text,
-            "results": [r.to_dict(explain=args.explain) for r in ranked],
+        ranked = fuse(fan.lists, query, weights)
+        partial = any(r.status in FAILED_STATUSES for r in reports)
+        answer = {
+            "query": query.text,
+            "results": [r.to_dict(explain=True) for r in ranked],
             "engines": [r.to_dict() for r in reports],
             "cached": False,
-            "partial": any(r.status in FAILED_STATUSES for r in reports),
+            "partial": partial,
             "took_ms": int((time.perf_counter() - started) * 1000),
         }
+        ttl = self.settings.cache.partial_ttl_seconds if partial else None
+        await self.cache.set(kind, key, answer, ttl_seconds=ttl)
+        return answer
 
     async def fetch_page(self, url: str, *, max_chars: int, start: int) -> dict[str, Any]:
         """One page as clean text, the window [start, start + max_chars) of it.
 
+        The whole extracted text is cached once (namespace "page"); every window is cut from it.
         Raises `FetchError` (a `ToolInputError`) for refused or unreadable pages.
         """
+        key = cache_key("fetch_page", url, {}, self.page_fingerprint)
+        hit = await self.cache.get("page", key)
+        if hit is not None:
+            page = Document(**hit.value).window(max_chars=max_chars, start=start)
+            return {**page, "cached": True}
         document = await fetch_document(url, settings=self.settings.fetch)
+        if len(document.content) <= MAX_CACHED_PAGE_CHARS:
+            await self.cache.set("page", key, dataclasses.asdict(document))
         return document.window(max_chars=max_chars, start=start)
+
+
+def _query_args(query: Query) -> dict[str, Any]:
+    """The query's fields that change an answer, for the cache key (its text goes in normalised)."""
+    fields = dataclasses.asdict(query)
+    fields.pop("text")
+    return fields

@@ -13,13 +13,22 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
 from websearch_mcp import __version__
-from websearch_mcp.arguments import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, as_int, web_search_args
+from websearch_mcp.arguments import (
+    MAX_PAGE,
+    MAX_QUERY_CHARS,
+    MAX_RESULTS_LIMIT,
+    MIN_YEAR,
+    academic_search_args,
+    as_int,
+    max_year,
+    web_search_args,
+)
 from websearch_mcp.errors import ToolInputError
 from websearch_mcp.fetch import DEFAULT_MAX_CHARS, MAX_CHARS_LIMIT, validate_fetch_args
 from websearch_mcp.limits import check_query_length
 from websearch_mcp.models import TIME_RANGES
 from websearch_mcp.observability import Metrics
-from websearch_mcp.render import page_text, search_text
+from websearch_mcp.render import page_text, papers_text, search_text
 from websearch_mcp.service import SearchFailed, SearchService
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=True, idempotentHint=True)
@@ -56,6 +65,24 @@ class SearchOut(BaseModel):
     partial: bool
 
 
+class PaperOut(ResultOut):
+    """One paper: a search result plus what the indexes know of the paper."""
+
+    authors: list[str] | None = None
+    venue: str | None = None
+    doi: str | None = None
+    citations: int | None = None
+    pdf_url: str | None = None
+    ids: dict[str, str] | None = None
+
+
+class PapersOut(SearchOut):
+    """The structured answer of `academic_search`."""
+
+    results: list[PaperOut]  # type: ignore[assignment]
+    page: int
+
+
 class PageOut(BaseModel):
     """The structured answer of `fetch_page`."""
 
@@ -87,7 +114,8 @@ def build_mcp(
         version=__version__,
         instructions=(
             "web_search queries several search engines at once and returns one fused, "
-            "de-duplicated list with the engines that found each result."
+            "de-duplicated list with the engines that found each result. academic_search does "
+            "the same over scholarly indexes and returns papers."
         ),
     )
 
@@ -165,7 +193,7 @@ def build_mcp(
         Each result names the engines that found it; a report per engine says how it fared.
         """
         try:
-            with metrics.search("web_search", "mcp") as record:
+            with metrics.track("web_search", "mcp") as record:
                 args = web_search_args(query, max_results, time_range, engines, language, explain)
                 check_query_length(args.query.text, max_query_chars)
                 record.answer = answer = await service.web_search(args)
@@ -173,6 +201,107 @@ def build_mcp(
             raise ToolError(str(err)) from None
         return CallToolResult(
             content=[TextContent(type="text", text=search_text(answer))],
+            structured_content=answer,
+        )
+
+    academic_engines = service.orchestrator.names("academic")
+    year_schema = {
+        "anyOf": [
+            {"type": "integer", "minimum": MIN_YEAR, "maximum": max_year()},
+            {"type": "null"},
+        ],
+        "default": None,
+    }
+
+    @mcp.tool(annotations=READ_ONLY, structured_output=True)
+    async def academic_search(
+        query: Annotated[
+            Any,
+            _schema(
+                {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_QUERY_CHARS,
+                    "description": "The papers to find: a topic, title words or author names.",
+                }
+            ),
+        ],
+        max_results: Annotated[
+            Any,
+            _schema(
+                {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_RESULTS_LIMIT,
+                    "default": 10,
+                    "description": "How many papers to return.",
+                }
+            ),
+        ] = 10,
+        engines: Annotated[
+            Any,
+            _schema(
+                {
+                    "anyOf": [
+                        {"type": "array", "items": {"type": "string", "enum": academic_engines}},
+                        {"type": "null"},
+                    ],
+                    "default": None,
+                    "description": "Indexes to ask; all enabled academic indexes when left out.",
+                }
+            ),
+        ] = None,
+        year_from: Annotated[
+            Any,
+            _schema({**year_schema, "description": "Only papers published in or after this year."}),
+        ] = None,
+        year_to: Annotated[
+            Any,
+            _schema(
+                {**year_schema, "description": "Only papers published in or before this year."}
+            ),
+        ] = None,
+        page: Annotated[
+            Any,
+            _schema(
+                {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_PAGE,
+                    "default": 1,
+                    "description": "Which page of each index's results to fuse (1 first).",
+                }
+            ),
+        ] = 1,
+        explain: Annotated[
+            Any,
+            _schema(
+                {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Add score_details to each paper: every signal and rank.",
+                }
+            ),
+        ] = False,
+    ) -> Annotated[CallToolResult, PapersOut]:
+        """Search scholarly literature in several indexes at once (arXiv, Crossref, OpenAlex,
+        Semantic Scholar, PubMed, Europe PMC, dblp ...) and get one list of papers.
+
+        The same paper from several indexes is one result (matched by DOI, arXiv id, PubMed id
+        or title and year), with authors, year, venue, DOI, citation count and a PDF link where
+        known, and the indexes that found it.
+        """
+        try:
+            with metrics.track("academic_search", "mcp") as record:
+                args = academic_search_args(
+                    query, max_results, engines, year_from, year_to, page, explain
+                )
+                check_query_length(args.query.text, max_query_chars)
+                record.answer = answer = await service.academic_search(args)
+        except (ToolInputError, SearchFailed) as err:
+            raise ToolError(str(err)) from None
+        return CallToolResult(
+            content=[TextContent(type="text", text=papers_text(answer))],
             structured_content=answer,
         )
 
@@ -218,10 +347,13 @@ def build_mcp(
         Private and internal addresses are refused.
         """
         try:
-            max_chars = as_int("max_chars", max_chars, 1, MAX_CHARS_LIMIT)
-            start = as_int("start", start, 0, 2**31)
-            validate_fetch_args(url, max_chars, start)
-            page = await service.fetch_page(url.strip(), max_chars=max_chars, start=start)
+            with metrics.track("fetch_page", "mcp") as record:
+                max_chars = as_int("max_chars", max_chars, 1, MAX_CHARS_LIMIT)
+                start = as_int("start", start, 0, 2**31)
+                validate_fetch_args(url, max_chars, start)
+                record.answer = page = await service.fetch_page(
+                    url.strip(), max_chars=max_chars, start=start
+                )
         except ToolInputError as err:
             raise ToolError(str(err)) from None
         return CallToolResult(

@@ -41,7 +41,7 @@ CREATE INDEX IF NOT EXISTS cache_entries_last_used ON cache_entries (last_used);
 """
 
 _SELECT = """
-SELECT value, stored_at, ttl FROM cache_entries
+SELECT value, stored_at FROM cache_entries
 WHERE namespace = ? AND key = ? AND expires_at > ? AND stored_at > ?
 """
 
@@ -208,7 +208,7 @@ class SqliteCache:
         self._guard.succeeded("all")
         if row is None:
             return None
-        raw, stored_at, _ttl = row
+        raw, stored_at = row
         try:
             value = load_value(raw)
         except ValueError as exc:
@@ -244,7 +244,8 @@ class SqliteCache:
             await self._run(db, "PRAGMA synchronous = NORMAL")
             await db.executescript(_SCHEMA)
         except BaseException:
-            await db.close()
+            with contextlib.suppress(Exception):
+                await db.close()
             raise
         self._db = db
         return db

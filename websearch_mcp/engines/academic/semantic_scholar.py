@@ -24,6 +24,7 @@ from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 FIELDS = (
     "title,url,abstract,year,publicationDate,authors,venue,externalIds,citationCount,openAccessPdf"
 )
+_ID_NAMES = {"ArXiv": "arxiv", "PubMed": "pmid"}
 
 
 def year_range(query: Query) -> str | None:
@@ -33,6 +34,13 @@ def year_range(query: Query) -> str | None:
     start = "" if query.year_from is None else str(query.year_from)
     end = "" if query.year_to is None else str(query.year_to)
     return start if start == end else f"{start}-{end}"
+
+
+def external_ids(paper: dict[str, Any]) -> dict[str, str]:
+    """The paper's arXiv id and PubMed id from `externalIds`, for merging with other indexes."""
+    found = as_dict(paper.get("externalIds"))
+    ids = {name: str(found[key]).strip() for key, name in _ID_NAMES.items() if found.get(key)}
+    return {name: value for name, value in ids.items() if value}
 
 
 def _hit(paper: dict[str, Any], rank: int, engine: str) -> Hit | None:
@@ -56,6 +64,7 @@ def _hit(paper: dict[str, Any], rank: int, engine: str) -> Hit | None:
         venue=clean_text(paper.get("venue")) or None,
         citations=as_int(paper.get("citationCount")),
         pdf_url=http_url(as_dict(paper.get("openAccessPdf")).get("url")),
+        ids=external_ids(paper),
     )
 
 

@@ -1,0 +1,101 @@
+"""Cache keys: query normalisation, argument canonicalisation, config fingerprints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from websearch_mcp.cache import cache_key, config_fingerprint, normalise_query
+from websearch_mcp.config import EngineSettings, SearchSettings
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("  Rust   async\tbook\n", "rust async book"),
+        ("Ｒｕｓｔ　ＡＳＹＮＣ", "rust async"),  # full-width letters and ideographic space (NFKC)
+        ("ÉCOLE normale", "école normale"),
+        ("Straße", "strasse"),  # case folding, not just lower-casing
+        ("ﬁle\u00a0system", "file system"),  # ligature and no-break space
+        ("e\u0301clair", "éclair"),  # combining accent composed
+        ("", ""),
+    ],
+)
+def test_normalise_query(raw: str, expected: str) -> None:
+    assert normalise_query(raw) == expected
+
+
+@given(st.text())
+def test_normalise_query_is_idempotent(text: str) -> None:
+    once = normalise_query(text)
+    assert normalise_query(once) == once
+
+
+def key(query: str = "rust async", **args: object) -> str:
+    return cache_key("web_search", query, {"max_results": 10, **args}, "fp1")
+
+
+def test_equivalent_queries_share_a_key_and_the_key_is_a_hash() -> None:
+    k = key("Rust  ASYNC")
+    assert k == key("rust async") == key(" Ｒｕｓｔ\tasync ")
+    assert len(k) == 64 and int(k, 16) >= 0
+    assert "rust" not in k
+
+
+def test_any_difference_that_matters_changes_the_key() -> None:
+    base = key()
+    others = {
+        key("rust sync"),
+        key(max_results=11),
+        key(time_range="week"),
+        key(engines=["bing"]),
+        key(engines=["bing", "brave"]),
+        cache_key("academic_search", "rust async", {"max_results": 10}, "fp1"),
+        cache_key("web_search", "rust async", {"max_results": 10}, "fp2"),
+    }
+    assert base not in others
+    assert len(others) == 7
+
+
+def test_argument_order_and_absent_values_do_not_change_the_key() -> None:
+    a = cache_key("web_search", "q", {"max_results": 5, "language": "en"}, "fp")
+    b = cache_key("web_search", "q", {"language": "en", "max_results": 5, "time_range": None}, "fp")
+    assert a == b
+    assert key(sites={"b", "a"}) == key(sites={"a", "b"})
+
+
+def test_an_argument_without_a_stable_form_is_refused() -> None:
+    with pytest.raises(TypeError, match="object"):
+        key(thing=object())
+
+
+def test_fingerprint_is_stable_and_follows_what_shapes_results() -> None:
+    search = SearchSettings()
+    engines = {"bing": EngineSettings(weight=1.0), "tavily": EngineSettings(max_size=6)}
+    fp = config_fingerprint(sorted(engines), engines, search)
+    assert len(fp) == 16
+    assert fp == config_fingerprint(sorted(engines), dict(reversed(engines.items())), search)
+    assert fp != config_fingerprint(sorted(engines), engines, SearchSettings(rrf_k=30))
+    changed = {**engines, "bing": EngineSettings(weight=2.0)}
+    assert fp != config_fingerprint(sorted(engines), changed, search)
+    assert fp != config_fingerprint(["bing"], {"bing": engines["bing"]}, search)
+
+
+def test_fingerprint_leaves_secrets_out() -> None:
+    plain = config_fingerprint({"tavily": EngineSettings()})
+    keyed = config_fingerprint({"tavily": EngineSettings(api_keys=["tvly-secret"])})
+    assert plain == keyed  # a rotated key keeps the cache, and never feeds the hash
+    assert config_fingerprint({"token": "a", "k": 1}) == config_fingerprint({"token": "b", "k": 1})
+
+
+def test_fingerprint_takes_dataclasses_and_scalars() -> None:
+    @dataclass
+    class Weights:
+        bing: float
+        brave: float
+
+    assert config_fingerprint(Weights(1.0, 2.0), 60) == config_fingerprint(Weights(1.0, 2.0), 60)
+    assert config_fingerprint(Weights(1.0, 2.0), 60) != config_fingerprint(Weights(2.0, 1.0), 60)

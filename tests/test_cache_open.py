@@ -1,0 +1,86 @@
+"""Choosing a cache from the settings, the no-op cache, the cleanup loop, cache settings."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from websearch_mcp.cache import NullCache, open_cache, run_cleanup_loop
+from websearch_mcp.cache.sqlite import SqliteCache
+from websearch_mcp.config import CacheSettings, parse_config
+from websearch_mcp.errors import ConfigError
+
+
+async def test_backend_none_keeps_nothing() -> None:
+    cache = open_cache(CacheSettings(backend="none"))
+    assert isinstance(cache, NullCache)
+    await cache.set("web", "k", {"v": 1})
+    assert await cache.get("web", "k") is None
+    assert await cache.cleanup() == 0
+    assert cache.stats.as_dict() == {
+        "hits": 0,
+        "misses": 1,
+        "sets": 0,
+        "bypassed": 0,
+        "errors": {},
+    }
+    await cache.close()
+
+
+async def test_sqlite_is_the_default_backend(tmp_path: Path) -> None:
+    cache = open_cache(CacheSettings(path=tmp_path / "c.sqlite3"))
+    assert isinstance(cache, SqliteCache)
+    assert cache.path == tmp_path / "c.sqlite3"
+    await cache.close()
+
+
+def test_redis_backend_without_the_package_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "redis", None)  # makes `import redis` fail
+    monkeypatch.delitem(sys.modules, "websearch_mcp.cache.redis", raising=False)
+    settings = CacheSettings(backend="redis", redis_url="redis://127.0.0.1:1/0")
+    with pytest.raises(ConfigError, match=r"websearch-mcp\[redis\]"):
+        open_cache(settings)
+
+
+def test_cache_settings_are_checked_without_showing_the_url() -> None:
+    with pytest.raises(ConfigError, match="needs redis_url"):
+        parse_config({"cache": {"backend": "redis"}}, "test.yaml", {})
+    with pytest.raises(ConfigError, match=r"cache\.redis_url: .*redis://") as err:
+        parse_config({"cache": {"redis_url": "http://user:hunter2@host"}}, "test.yaml", {})
+    assert "hunter2" not in str(err.value)
+    settings = parse_config(
+        {"cache": {"backend": "redis", "redis_url": "redis://:hunter2@127.0.0.1:6379/0"}},
+        "test.yaml",
+        {},
+    )
+    assert "hunter2" not in repr(settings)
+
+
+class CountingCache(NullCache):
+    def __init__(self) -> None:
+        super().__init__()
+        self.cleanups = 0
+
+    async def cleanup(self) -> int:
+        self.cleanups += 1
+        return 3
+
+
+async def test_cleanup_loop_runs_every_interval_until_cancelled() -> None:
+    cache = CountingCache()
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 4:
+            raise asyncio.CancelledError
+
+    with pytest.raises(asyncio.CancelledError):
+        await run_cleanup_loop(cache, 1800, sleep=sleep)
+    assert waits == [1800, 1800, 1800, 1800]
+    assert cache.cleanups == 3  # each wait is followed by one cleanup; cancelled in the 4th

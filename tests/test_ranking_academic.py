@@ -1,0 +1,424 @@
+"""The academic ranking: papers merged across indexes by identifiers or title + year, the
+academic signals, year filters, and properties that must hold for any input."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from websearch_mcp.config import AcademicSettings
+from websearch_mcp.models import Hit, Query, RankedResult
+from websearch_mcp.ranking.academic import citation_signal, rank_papers, url_rank
+from websearch_mcp.ranking.papers import PaperIds, arxiv_id, paper_ids, title_key
+from websearch_mcp.ranking.venues import venue_list
+
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+DEFAULTS = AcademicSettings()
+
+
+def hit(engine: str, rank: int, title: str, url: str, **fields: object) -> Hit:
+    return Hit(title=title, url=url, snippet=str(fields.pop("snippet", "")), rank=rank,
+               engine=engine, **fields)  # type: ignore[arg-type]  # fmt: skip
+
+
+def rank(
+    lists: dict[str, list[Hit]],
+    text: str = "graph neural networks",
+    academic: AcademicSettings = DEFAULTS,
+    **query: object,
+) -> list[RankedResult]:
+    return rank_papers(
+        lists,
+        Query(text, **query),
+        academic,
+        weights={},
+        now=NOW,  # type: ignore[arg-type]
+    )
+
+
+def engines_of(results: list[RankedResult]) -> list[list[str]]:
+    return sorted(sorted(r.engines) for r in results)
+
+
+# --- identifiers ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"url": "http://arxiv.org/abs/1706.03762v5"}, PaperIds(arxiv="1706.03762")),
+        ({"url": "https://x.org/p", "pdf_url": "https://arxiv.org/pdf/2101.00001v2.pdf"},
+         PaperIds(arxiv="2101.00001")),
+        ({"url": "https://arxiv.org/abs/hep-th/9901001"}, PaperIds(arxiv="hep-th/9901001")),
+        ({"url": "https://x.org/p", "doi": "10.48550/arXiv.1810.04805"},
+         PaperIds(arxiv="1810.04805")),
+        ({"url": "http://dx.doi.org/10.1145/3292500.3330701"},
+         PaperIds(doi="10.1145/3292500.3330701")),
+        ({"url": "https://pubmed.ncbi.nlm.nih.gov/14760269/"}, PaperIds(pmid="14760269")),
+        ({"url": "https://europepmc.org/article/MED/33712345"}, PaperIds(pmid="33712345")),
+        ({"url": "https://europepmc.org/article/PMC/PMC123456"}, PaperIds()),
+        ({"url": "https://www.semanticscholar.org/paper/abc", "doi": "10.1/X",
+          "ids": {"arxiv": "arXiv:1706.03762v2", "pmid": "99"}},
+         PaperIds(doi="10.1/x", arxiv="1706.03762", pmid="99")),
+        ({"url": "https://example.org/arxiv.org/abs/1706.03762-notes"}, PaperIds()),
+    ],
+)  # fmt: skip
+def test_identifiers_from_every_field(fields: dict, expected: PaperIds) -> None:
+    url = fields.pop("url")
+    assert paper_ids(hit("e", 1, "T", url, **fields)) == expected
+
+
+def test_arxiv_id_and_title_key() -> None:
+    assert arxiv_id("arXiv:1706.03762v7") == "1706.03762"
+    assert arxiv_id("not an id") is None
+    assert title_key("Schrödinger's  Cat: A Study!", 2020) == "schrodinger s cat a study|2020"
+    assert title_key("Schrodinger’s cat — a study", 2020) == "schrodinger s cat a study|2020"
+    assert title_key("Editorial", 2020) is None  # too generic to merge on
+    assert title_key("A long enough title here", None) is None
+
+
+# --- merging --------------------------------------------------------------------------------
+
+GNN = "Semi-Supervised Classification with Graph Convolutional Networks"
+
+
+def test_merges_by_doi_across_three_indexes() -> None:
+    doi = "10.1000/gcn.2017"
+    lists = {
+        "crossref": [hit("crossref", 1, GNN, f"http://dx.doi.org/{doi.upper()}", doi=doi)],
+        "openalex": [hit("openalex", 3, GNN + " (extended)", "https://openalex.org/W1",
+                         doi=doi, citations=9000)],
+        "dblp": [hit("dblp", 2, "GCN classification", f"https://doi.org/{doi}")],
+    }  # fmt: skip
+    (paper,) = rank(lists)
+    assert paper.engines == ["crossref", "dblp", "openalex"]
+    assert paper.ranks == {"crossref": 1, "dblp": 2, "openalex": 3}
+    assert paper.ids == {"doi": doi} and paper.key == f"doi:{doi}"
+    assert paper.details["merged_by"] == ["doi"]
+
+
+def test_merges_by_arxiv_id_across_three_indexes() -> None:
+    lists = {
+        "arxiv": [hit("arxiv", 1, GNN, "https://arxiv.org/abs/1609.02907v4")],
+        "semantic_scholar": [hit("semantic_scholar", 1, GNN, "https://www.semanticscholar.org/p/1",
+                                 ids={"arxiv": "1609.02907"}, published="2017")],
+        "openalex": [hit("openalex", 2, GNN, "https://openalex.org/W9",
+                         doi="10.48550/arxiv.1609.02907", published="2016-09-09")],
+    }  # fmt: skip
+    (paper,) = rank(lists)
+    assert sorted(paper.engines) == ["arxiv", "openalex", "semantic_scholar"]
+    assert paper.ids == {"arxiv": "1609.02907"} and paper.doi is None
+    assert paper.url == "https://arxiv.org/abs/1609.02907v4"  # arXiv's page before the indexes
+
+
+def test_merges_by_pubmed_id_across_three_indexes() -> None:
+    title = "Maternal age and other predictors of newborn blood pressure"
+    lists = {
+        "pubmed": [hit("pubmed", 1, title, "https://pubmed.ncbi.nlm.nih.gov/14760269/",
+                       published="2004-02")],
+        "europepmc": [hit("europepmc", 4, title + " in a cohort",
+                          "https://europepmc.org/article/MED/14760269", published="2004-02-01")],
+        "semantic_scholar": [hit("semantic_scholar", 2, title, "https://www.semanticscholar.org/paper/7",
+                                 ids={"pmid": "14760269"}, published="2003")],
+    }  # fmt: skip
+    (paper,) = rank(lists, "newborn blood pressure")
+    assert paper.ids == {"pmid": "14760269"} and paper.key == "pmid:14760269"
+    assert paper.url == "https://pubmed.ncbi.nlm.nih.gov/14760269/"
+    assert paper.published == "2003"  # the earliest year any index gives
+
+
+def test_merges_by_title_and_year_across_three_indexes() -> None:
+    lists = {
+        "dblp": [hit("dblp", 1, "Graph Attention Networks.", "https://dblp.org/rec/x",
+                     published="2018", authors=("Petar Velickovic", "Yoshua Bengio"))],
+        "google_scholar": [hit("google_scholar", 1, "Graph attention networks",
+                               "https://openreview.net/forum?id=rJXMpikCZ", published="2018",
+                               authors=("P Veličković", "G Cucurull"))],
+        "core": [hit("core", 2, "GRAPH ATTENTION NETWORKS", "https://core.ac.uk/works/1",
+                     published="2018-02-04")],
+    }  # fmt: skip
+    (paper,) = rank(lists, "graph attention networks")
+    assert sorted(paper.engines) == ["core", "dblp", "google_scholar"]
+    assert paper.details["merged_by"] == ["title"]
+    assert paper.url == "https://openreview.net/forum?id=rJXMpikCZ"  # the publisher's page
+    assert paper.published == "2018-02-04"  # the most precise date of the earliest year
+
+
+def test_doi_and_arxiv_id_join_through_an_index_that_has_both() -> None:
+    title = "Deep Residual Learning"
+    doi = "10.1109/cvpr.2016.90"
+    # fmt: off
+    crossref = hit("crossref", 1, title + " for Image Recognition", f"https://doi.org/{doi}",
+                   doi=doi, published="2016-06", venue="2016 IEEE CVPR", citations=150000)
+    arxiv = hit("arxiv", 1, title, "https://arxiv.org/abs/1512.03385v1", published="2015-12-10",
+                pdf_url="https://arxiv.org/pdf/1512.03385v1", venue="arXiv")
+    s2 = hit("semantic_scholar", 3, title, "https://www.semanticscholar.org/paper/2c03",
+             doi=doi.upper(), ids={"arxiv": "1512.03385"}, citations=190000,
+             published="2015-12-10", authors=("Kaiming He", "X. Zhang", "S. Ren", "Jian Sun"))
+    lists = {"crossref": [crossref], "arxiv": [arxiv], "semantic_scholar": [s2]}
+    # fmt: on
+    (paper,) = rank(lists, "deep residual learning")
+    assert paper.ids == {"doi": "10.1109/cvpr.2016.90", "arxiv": "1512.03385"}
+    assert paper.key == "doi:10.1109/cvpr.2016.90"
+    assert paper.url == "https://doi.org/10.1109/cvpr.2016.90"
+    assert paper.citations == 190000 and paper.pdf_url == "https://arxiv.org/pdf/1512.03385v1"
+    assert paper.published == "2015-12-10" and paper.venue == "2016 IEEE CVPR"
+    assert len(paper.authors) == 4
+    assert paper.details["merged_by"] == ["arxiv", "doi"]
+    # Without the index that knows both, the preprint and the article stay two papers.
+    assert len(rank({"crossref": [crossref], "arxiv": [arxiv]}, "deep residual learning")) == 2
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ({"published": "2019"}, {"published": "2020"}),  # similar title, another year
+        ({"published": "2020", "doi": "10.1/a"}, {"published": "2020", "doi": "10.1/b"}),
+        ({"published": "2020", "ids": {"arxiv": "2001.00001"}},
+         {"published": "2020", "ids": {"arxiv": "2001.00002"}}),
+        ({"published": "2020", "authors": ("Ada Lovelace",)},
+         {"published": "2020", "authors": ("Alan Turing",)}),
+    ],
+)  # fmt: skip
+def test_different_papers_with_similar_titles_stay_apart(first: dict, second: dict) -> None:
+    lists = {
+        "crossref": [hit("crossref", 1, "A Survey on Graph Neural Networks", "https://a.org/1",
+                         **first)],
+        "openalex": [hit("openalex", 1, "A survey on graph neural networks.", "https://b.org/2",
+                         **second)],
+    }  # fmt: skip
+    assert engines_of(rank(lists)) == [["crossref"], ["openalex"]]
+
+
+def test_generic_titles_do_not_merge() -> None:
+    lists = {
+        "crossref": [hit("crossref", 1, "Editorial", "https://a.org/1", published="2020")],
+        "openalex": [hit("openalex", 1, "Editorial.", "https://b.org/2", published="2020")],
+    }
+    assert len(rank(lists, "editorial")) == 2
+
+
+def test_title_merge_skips_a_contradicting_group_but_joins_a_compatible_one() -> None:
+    title = "Scaling Laws for Neural Language Models"
+    lists = {
+        "a": [hit("a", 1, title, "https://a.org/1", published="2020", doi="10.1/x")],
+        "b": [hit("b", 1, title, "https://b.org/1", published="2020", doi="10.1/y")],
+        "c": [hit("c", 1, title, "https://c.org/1", published="2020")],
+    }
+    assert engines_of(rank(lists, "scaling laws")) == [["a", "c"], ["b"]]
+
+
+def test_an_engine_counts_once_per_paper_with_its_best_rank() -> None:
+    doi = "10.1/dup"
+    lists = {"crossref": [hit("crossref", 2, GNN, "https://doi.org/10.1/dup", doi=doi),
+                          hit("crossref", 5, GNN, "https://x.org/other", doi=doi)]}  # fmt: skip
+    (paper,) = rank(lists)
+    assert paper.ranks == {"crossref": 2}
+
+
+# --- fields and signals ---------------------------------------------------------------------
+
+
+def test_url_preference() -> None:
+    order = [
+        "https://www.nature.com/articles/nature14539",
+        "https://doi.org/10.1038/nature14539",
+        "https://arxiv.org/abs/1234.5678",
+        "https://pubmed.ncbi.nlm.nih.gov/1/",
+        "https://europepmc.org/article/MED/1",
+        "https://www.semanticscholar.org/paper/x",
+        "https://arxiv.org/pdf/1234.5678",
+    ]
+    assert [url_rank(u) for u in order] == list(range(7))
+    assert url_rank("https://europepmc.org/articles/PMC1?pdf=render") == 6
+
+
+def test_citations_are_log_compressed_and_bounded() -> None:
+    values = [citation_signal(c, DEFAULTS) for c in (0, 1, 10, 100, 1000, 10**6)]
+    assert values == sorted(values) and values[0] == 0.0 and values[-1] == 1.0
+    assert values[4] == pytest.approx(1.0)
+    assert 0.3 < values[2] < 0.4  # ten citations already count for a third
+    assert citation_signal(None, DEFAULTS) == DEFAULTS.citations_unknown
+
+
+def _two(a: dict, b: dict, text: str = "graph neural networks") -> list[RankedResult]:
+    """Two equally ranked, equally worded papers that differ only in `a` / `b`."""
+    lists = {
+        "e1": [hit("e1", 1, "Graph neural networks A", "https://a.org/1", **a)],
+        "e2": [hit("e2", 1, "Graph neural networks B", "https://b.org/2", **b)],
+    }
+    return rank(lists, text)
+
+
+def test_more_citations_rank_higher() -> None:
+    first, second = _two({"citations": 3}, {"citations": 3000})
+    assert first.url == "https://b.org/2"
+    assert first.details["citations"] == 1.0 and first.details["citation_count"] == 3000
+    assert second.score < first.score
+
+
+def test_top_venue_ranks_higher_and_the_list_is_configurable() -> None:
+    neurips = "Advances in Neural Information Processing Systems 33"
+    first, second = _two({"venue": "Some Workshop"}, {"venue": neurips})
+    assert first.url == "https://b.org/2"
+    assert first.details["venue"] == 1.0 and first.details["top_venue"]
+    assert second.details["venue"] == 0.0 and "top_venue" not in second.details
+    custom = AcademicSettings(venues=["Some Workshop"])
+    lists = {"e1": [hit("e1", 1, "Graph neural networks", "https://a.org/1",
+                        venue="Some Workshop")]}  # fmt: skip
+    (paper,) = rank(lists, academic=custom)
+    assert paper.details["top_venue"] == "Some Workshop"
+
+
+def test_venue_matching_rules() -> None:
+    venues = venue_list(("My Lab Journal", "ICAPS"))
+    assert venues.match("Science (New York, N.Y.)") == "Science"
+    assert venues.match("Lecture Notes in Computer Science") is None
+    assert venues.match("Nature Communications") is None
+    assert venues.match("2017 IEEE Conference on Computer Vision and Pattern Recognition (CVPR)")
+    assert venues.match("Proc. ICAPS 2021") == "ICAPS"
+    assert venues.match("The My Lab Journal") == "My Lab Journal"
+    assert venues.match(None) is None
+
+
+def test_open_full_text_ranks_higher() -> None:
+    first, second = _two({}, {"pdf_url": "https://b.org/2.pdf"})
+    assert first.url == "https://b.org/2" and first.pdf_url == "https://b.org/2.pdf"
+    assert (first.details["open_access"], second.details["open_access"]) == (1.0, 0.0)
+
+
+@pytest.mark.parametrize("text", ["recent graph neural networks", "graph neural networks 2025"])
+def test_recency_applies_only_when_asked(text: str) -> None:
+    old, new = {"published": "2015-01-01"}, {"published": "2026-01-01"}
+    first, _ = _two(old, new, text)
+    assert first.url == "https://b.org/2" and first.details["freshness"] > 0.8
+    plain = _two(old, new)
+    assert all(r.details["freshness"] is None for r in plain)
+    assert plain[0].score == plain[1].score
+
+
+def test_zero_weights_leave_rrf_alone() -> None:
+    off = AcademicSettings(
+        alignment_weight=0, rare_term_weight=0, phrase_weight=0, citations_weight=0,
+        venue_weight=0, open_access_weight=0, freshness_weight=0,
+    )  # fmt: skip
+    lists = {"e1": [hit("e1", 1, "unrelated words", "https://a.org/1", citations=5)]}
+    (paper,) = rank(lists, "latest graph", academic=off)
+    assert paper.score == paper.details["rrf"] == 1.0
+
+
+def test_details_explain_every_signal() -> None:
+    lists = {"e1": [hit("e1", 1, GNN, "https://a.org/1", citations=10, doi="10.1/d")]}
+    (paper,) = rank(lists, "graph convolutional networks")
+    for name in ("rrf", "alignment", "rare", "phrase", "citations", "venue", "open_access",
+                 "freshness", "final", "ranks", "citation_count", "ids"):  # fmt: skip
+        assert name in paper.details
+    assert paper.details["final"] == round(paper.score, 4)
+    assert paper.to_dict()["ids"] == {"doi": "10.1/d"}
+
+
+# --- filters --------------------------------------------------------------------------------
+
+
+def test_year_range_filters_papers_by_any_known_year() -> None:
+    lists = {
+        "e1": [
+            hit("e1", 1, "Graph networks one", "https://a.org/1", published="2015"),
+            hit("e1", 2, "Graph networks two", "https://a.org/2", published="2019-05-01"),
+            hit("e1", 3, "Graph networks three", "https://a.org/3"),  # no year: kept
+            hit("e1", 4, "Graph networks four", "https://a.org/4", published="2022"),
+            hit("e1", 5, "Graph networks five", "https://arxiv.org/abs/1801.00005",
+                published="2017-12-30"),
+        ],
+        # The published version of "five" is from 2018: inside the range.
+        "e2": [hit("e2", 1, "Graph networks five", "https://x.org/5", published="2018",
+                   ids={"arxiv": "1801.00005"})],
+    }  # fmt: skip
+    kept = rank(lists, "graph networks", year_from=2018, year_to=2020)
+    assert sorted(r.url for r in kept) == [
+        "https://a.org/2",
+        "https://a.org/3",
+        "https://x.org/5",
+    ]
+    assert {r.url for r in rank(lists, "graph networks", year_to=2016)} == {
+        "https://a.org/1",
+        "https://a.org/3",
+    }
+
+
+def test_blocked_domains_are_left_out() -> None:
+    lists = {"e1": [hit("e1", 1, GNN, "https://predatory.example/p"),
+                    hit("e1", 2, GNN + " II", "https://good.org/p")]}  # fmt: skip
+    results = rank_papers(lists, Query("graph"), DEFAULTS, weights={},
+                          block_domains=["predatory.example"], now=NOW)  # fmt: skip
+    assert [r.url for r in results] == ["https://good.org/p"]
+
+
+def test_threshold_keeps_two_and_max_results_truncates() -> None:
+    lists = {"e1": [hit("e1", i, f"unrelated {i}", f"https://a.org/{i}") for i in range(1, 30)]}
+    strict = AcademicSettings(relevance_threshold=1.0)
+    assert len(rank(lists, academic=strict)) == 2
+    assert len(rank(lists, max_results=5)) == 5
+
+
+# --- properties -----------------------------------------------------------------------------
+
+ENGINES = ["arxiv", "crossref", "openalex", "pubmed", "semantic_scholar"]
+TITLES = ["Graph neural networks for molecules", "Graph Neural Networks for Molecules.",
+          "Attention is all you need today", "Deep residual learning for images"]  # fmt: skip
+DOIS = [None, "10.1/a", "10.1/b"]
+ARXIV = [None, "2001.00001", "2001.00002"]
+PMIDS = [None, "111", "222"]
+YEARS = [None, "2019", "2020", "2020-05-01"]
+HOSTS = ["https://a.org/1", "https://b.org/2", "https://doi.org/10.1/a", "https://c.org/3"]
+
+hit_data = st.tuples(
+    st.sampled_from(TITLES), st.sampled_from(HOSTS), st.sampled_from(DOIS),
+    st.sampled_from(ARXIV), st.sampled_from(PMIDS), st.sampled_from(YEARS),
+    st.one_of(st.none(), st.integers(0, 5000)),
+)  # fmt: skip
+lists_strategy = st.dictionaries(
+    st.sampled_from(ENGINES), st.lists(hit_data, max_size=6), min_size=1, max_size=5
+)
+PROPS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def build(data: dict[str, list[tuple]]) -> dict[str, list[Hit]]:
+    lists: dict[str, list[Hit]] = {}
+    for engine, items in data.items():
+        lists[engine] = [
+            Hit(title=t, url=url, snippet="", rank=i, engine=engine, doi=doi, published=year,
+                citations=cites, ids={k: v for k, v in (("arxiv", ax), ("pmid", pm)) if v})
+            for i, (t, url, doi, ax, pm, year, cites) in enumerate(items, start=1)
+        ]  # fmt: skip
+    return lists
+
+
+def dump(results: list[RankedResult]) -> list[dict]:
+    return [r.to_dict(explain=True) | {"key": r.key} for r in results]
+
+
+@PROPS
+@given(lists_strategy, st.sampled_from(["graph neural networks", "latest attention"]),
+       st.randoms())  # fmt: skip
+def test_engine_order_never_changes_the_output(data, text, rnd: random.Random) -> None:
+    lists = build(data)
+    names = list(lists)
+    rnd.shuffle(names)
+    shuffled = {name: lists[name] for name in names}
+    query = Query(text, max_results=20)
+    first = rank_papers(lists, query, DEFAULTS, weights={}, now=NOW)
+    assert dump(first) == dump(rank_papers(shuffled, query, DEFAULTS, weights={}, now=NOW))
+    # And always: scores in [0, 1], best first, each paper once, each engine once per paper.
+    assert all(0.0 <= r.score <= 1.0 for r in first)
+    assert [r.score for r in first] == sorted((r.score for r in first), reverse=True)
+    assert len({r.key for r in first}) == len(first)
+    for r in first:
+        assert sorted(r.engines) == sorted(set(r.engines)) == sorted(r.ranks)
+    shared = [r.ids.get(kind) for r in first for kind in ("doi", "arxiv", "pmid")]
+    shared = [value for value in shared if value]
+    assert len(shared) == len(set(shared))  # no identifier is left on two papers
