@@ -57,6 +57,7 @@ ROUTES: dict[str, tuple[str, tuple[str, ...]]] = {
     "duckduckgo": ("/html/", ("GET", "POST")),
     "bing": ("/search", ("GET",)),
     "wikipedia": ("/w/api.php", ("GET",)),
+    "serper": ("/search", ("POST",)),
 }
 ENGINE_NAMES: tuple[str, ...] = tuple(ROUTES)
 
@@ -301,6 +302,29 @@ def render_wikipedia(results: Sequence[Result], query: str) -> bytes:
     )
 
 
+def render_serper(results: Sequence[Result], query: str) -> bytes:
+    """Serper `/search` JSON: `organic[]` with `link`, `position` and a `date` when dated."""
+    items = []
+    for i, r in enumerate(results):
+        item: dict[str, Any] = {
+            "title": r["title"],
+            "link": r["url"],
+            "snippet": r.get("snippet", ""),
+            "position": i + 1,
+        }
+        day = _published(r)
+        if day:
+            item["date"] = f"{day:%b} {day.day}, {day.year}"
+        items.append(item)
+    return _json(
+        {
+            "searchParameters": {"q": query, "type": "search", "engine": "google"},
+            "organic": items,
+            "credits": 1,
+        }
+    )
+
+
 RENDERERS: dict[str, tuple[Callable[[Sequence[Result], str], bytes], str]] = {
     "tavily": (render_tavily, JSON_TYPE),
     "brave": (render_brave, JSON_TYPE),
@@ -309,6 +333,7 @@ RENDERERS: dict[str, tuple[Callable[[Sequence[Result], str], bytes], str]] = {
     "duckduckgo": (render_duckduckgo, HTML_TYPE),
     "bing": (render_bing, HTML_TYPE),
     "wikipedia": (render_wikipedia, JSON_TYPE),
+    "serper": (render_serper, JSON_TYPE),
 }
 
 
@@ -391,7 +416,7 @@ class RecordedRequest:
 
 
 class FakeEngines:
-    """All seven fake engines in one Starlette app (`self.app`), under `/{engine}/...`.
+    """All eight fake engines in one Starlette app (`self.app`), under `/{engine}/...`.
 
     `results(engine, query)` gives what an engine answers unless `bodies[engine]` fixes the
     answer; `faults[engine]` breaks it, and `key_faults[api_key]` breaks only the requests made
@@ -540,6 +565,8 @@ def _api_key(headers: Mapping[str, str], params: Mapping[str, str]) -> str | Non
 def _query_text(engine: str, params: dict[str, str], form: dict[str, str], payload: Any) -> str:
     if engine in ("tavily", "exa"):
         return str(payload.get("query", "")) if isinstance(payload, dict) else ""
+    if engine == "serper":
+        return str(payload.get("q", "")) if isinstance(payload, dict) else ""
     if engine == "wikipedia":
         return params.get("srsearch", "")
     return form.get("q") or params.get("q", "")

@@ -158,4 +158,5 @@ def create_app(settings: Settings, service: SearchService | None = None) -> Star
     app.state.service = service
     app.state.settings = settings
     app.state.metrics = metrics
+    app.state.mcp = mcp
     return app

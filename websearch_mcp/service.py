@@ -8,19 +8,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from websearch_mcp import __version__
 from websearch_mcp.arguments import AcademicSearchArgs, WebSearchArgs
 from websearch_mcp.cache import Cache, cache_key, config_fingerprint, open_cache, run_cleanup_loop
-from websearch_mcp.config import Settings
+from websearch_mcp.config import CacheSettings, Settings
 from websearch_mcp.fetch import Document, fetch_document
 from websearch_mcp.models import EngineReport, Hit, Query, RankedResult
-from websearch_mcp.orchestrator import Orchestrator
+from websearch_mcp.orchestrator import EngineRun, Orchestrator
 from websearch_mcp.ranking.academic import rank_papers
 from websearch_mcp.ranking.pipeline import rank
+
+if TYPE_CHECKING:
+    from websearch_mcp.net.cooldown_redis import RedisCooldownStore
 
 #: Statuses that mean an engine was asked and did not answer.
 FAILED_STATUSES = frozenset({"error", "timeout", "blocked", "rate_limited"})
@@ -55,7 +60,11 @@ def _present(answer: dict[str, Any], explain: bool) -> dict[str, Any]:
 
 
 class SearchService:
-    """One per process; stateless between requests apart from shared clients and the cache."""
+    """One per process; stateless between requests apart from shared clients and the cache.
+
+    With the Redis cache, key cooldowns and open circuit breakers live in the same Redis, so
+    that replicas agree on them (unless an `orchestrator` is given, which brings its own store).
+    """
 
     def __init__(
         self,
@@ -64,15 +73,18 @@ class SearchService:
         cache: Cache | None = None,
     ) -> None:
         self.settings = settings
-        self.orchestrator = orchestrator or Orchestrator(settings)
+        # The cache first: it says what is missing when the Redis backend cannot be used.
         self.cache = cache if cache is not None else open_cache(settings.cache)
-        # Anything that changes an answer: a new config never serves an old ranking.
+        self._cooldowns = None if orchestrator else shared_cooldown_store(settings.cache)
+        self.orchestrator = orchestrator or Orchestrator(settings, store=self._cooldowns)
+        # Anything that changes an answer: a new version or config never serves an old ranking.
         self.fingerprint = config_fingerprint(
+            __version__,
             settings.search,
             settings.academic,
-            {name: run.settings for name, run in self.orchestrator.runs.items()},
+            {name: _engine_state(run) for name, run in self.orchestrator.runs.items()},
         )
-        self.page_fingerprint = config_fingerprint(settings.fetch)
+        self.page_fingerprint = config_fingerprint(__version__, settings.fetch)
         self._in_flight: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._cleanup: asyncio.Task[None] | None = None
 
@@ -91,6 +103,8 @@ class SearchService:
             self._cleanup = None
         await self.orchestrator.close()
         await self.cache.close()
+        if self._cooldowns is not None:
+            await self._cooldowns.close()
 
     async def web_search(self, args: WebSearchArgs) -> dict[str, Any]:
         """Fan out, fuse and shape one web search. Raises `SearchFailed` when no engine answered."""
@@ -135,27 +149,46 @@ class SearchService:
         fuse: Fuse,
         explain: bool,
     ) -> dict[str, Any]:
-        """Cache, then single-flight, then a fresh fan-out. Engine choice is validated first so
-        a bad engine name is an error even when a cached answer exists."""
+        """Single-flight around the cache lookup and a fresh fan-out. Engine choice is validated
+        first so a bad engine name is an error even when a cached answer exists."""
         runs, skipped = self.orchestrator.choose(kind, engines)
         key = cache_key(tool, query.text, key_args, self.fingerprint)
-        hit = await self.cache.get(kind, key)
-        if hit is not None:
-            answer = {**hit.value, "cached": True, "cache_age_seconds": round(hit.age_seconds)}
-            return _present(answer, explain)
+        # No await between looking for a flight and starting one, and a flight ends only after
+        # its answer is stored: an identical request either joins it or finds the answer cached.
         flight = self._in_flight.get(key)
         if flight is None:
-            flight = asyncio.ensure_future(self._fresh(kind, query, runs, skipped, fuse, key))
+            flight = asyncio.ensure_future(self._answer(kind, query, runs, skipped, fuse, key))
             self._in_flight[key] = flight
-            flight.add_done_callback(lambda _: self._in_flight.pop(key, None))
+            flight.add_done_callback(functools.partial(self._landed, key))
         # Shielded: one caller giving up must not cancel the fan-out the others wait for.
         return _present(await asyncio.shield(flight), explain)
+
+    def _landed(self, key: str, flight: asyncio.Future[dict[str, Any]]) -> None:
+        if self._in_flight.get(key) is flight:
+            del self._in_flight[key]
+        if not flight.cancelled():
+            flight.exception()  # retrieved here: every caller may have given up meanwhile
+
+    async def _answer(
+        self,
+        kind: str,
+        query: Query,
+        runs: list[EngineRun],
+        skipped: list[EngineReport],
+        fuse: Fuse,
+        key: str,
+    ) -> dict[str, Any]:
+        """The cached answer, else a fresh one (stored before it is returned)."""
+        hit = await self.cache.get(kind, key)
+        if hit is not None:
+            return {**hit.value, "cached": True, "cache_age_seconds": round(hit.age_seconds)}
+        return await self._fresh(kind, query, runs, skipped, fuse, key)
 
     async def _fresh(
         self,
         kind: str,
         query: Query,
-        runs: list[Any],
+        runs: list[EngineRun],
         skipped: list[EngineReport],
         fuse: Fuse,
         key: str,
@@ -180,7 +213,10 @@ class SearchService:
             "partial": partial,
             "took_ms": int((time.perf_counter() - started) * 1000),
         }
-        ttl = self.settings.cache.partial_ttl_seconds if partial else None
+        # An engine left out while its breaker is open is back within minutes: an answer without
+        # it is kept as briefly as one with a failed engine.
+        brief = partial or await _breaker_skipped(runs, fan.reports)
+        ttl = self.settings.cache.partial_ttl_seconds if brief else None
         await self.cache.set(kind, key, answer, ttl_seconds=ttl)
         return answer
 
@@ -193,8 +229,12 @@ class SearchService:
         key = cache_key("fetch_page", url, {}, self.page_fingerprint)
         hit = await self.cache.get("page", key)
         if hit is not None:
-            page = Document(**hit.value).window(max_chars=max_chars, start=start)
-            return {**page, "cached": True}
+            try:
+                cached = Document(**hit.value)
+            except TypeError:  # stored by a version whose Document had other fields
+                cached = None
+            if cached is not None:
+                return {**cached.window(max_chars=max_chars, start=start), "cached": True}
         document = await fetch_document(url, settings=self.settings.fetch)
         if len(document.content) <= MAX_CACHED_PAGE_CHARS:
             await self.cache.set("page", key, dataclasses.asdict(document))
@@ -206,3 +246,32 @@ def _query_args(query: Query) -> dict[str, Any]:
     fields = dataclasses.asdict(query)
     fields.pop("text")
     return fields
+
+
+def _engine_state(run: EngineRun) -> dict[str, Any]:
+    """What decides whether and how an engine takes part (its keys only as present or not)."""
+    return {
+        "settings": run.settings,
+        "enabled": run.enabled,
+        "keyed": bool(run.keys),
+        "proxied": run.proxy is not None,
+    }
+
+
+async def _breaker_skipped(runs: list[EngineRun], reports: list[EngineReport]) -> bool:
+    """Whether an engine that was to be asked was left out because its breaker is open."""
+    left_out = {r.name for r in reports if r.status == "skipped"}
+    for run in runs:
+        if run.name in left_out and run.breaker is not None and await run.breaker.check():
+            return True
+    return False
+
+
+def shared_cooldown_store(settings: CacheSettings) -> RedisCooldownStore | None:
+    """The Redis cooldown store when the cache is in Redis (replicas share it), else None
+    (the orchestrator keeps cooldowns in memory)."""
+    if settings.backend != "redis" or not settings.redis_url:
+        return None
+    from websearch_mcp.net.cooldown_redis import RedisCooldownStore as Store
+
+    return Store(settings.redis_url)

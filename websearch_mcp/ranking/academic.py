@@ -105,7 +105,7 @@ class _Fields:
 
 def paper_fields(paper: Paper) -> _Fields:
     """Best-ranked title, best link, longest abstract, earliest date, longest author list,
-    a journal before a preprint server, most citations, any PDF, every kind of id."""
+    a journal before a preprint server, most citations, a PDF link, every kind of id."""
     hits = paper.hits  # best rank first
     best = min(
         paper.entries,
@@ -114,6 +114,7 @@ def paper_fields(paper: Paper) -> _Fields:
     if canonicalize(best).host in ("doi.org", "dx.doi.org"):
         best = "https://doi.org" + canonicalize(best).path  # one spelling of a DOI link
     venues = [h.venue for h in hits if h.venue]
+    pdfs = sorted((not u.startswith("https:"), n) for n, h in enumerate(hits) if (u := h.pdf_url))
     citations = [h.citations for h in hits if h.citations is not None]
     published, published_at = paper.published()
     return _Fields(
@@ -125,7 +126,7 @@ def paper_fields(paper: Paper) -> _Fields:
         authors=max((h.authors for h in hits), key=len),
         venue=next((v for v in venues if not _PREPRINT.search(v)), venues[0] if venues else None),
         citations=max(citations) if citations else None,
-        pdf_url=next((h.pdf_url for h in hits if h.pdf_url), None),
+        pdf_url=hits[pdfs[0][1]].pdf_url if pdfs else None,  # https first, then by rank
         ids=paper.ids(),
     )
 

@@ -229,7 +229,8 @@ def group_papers(entries: Sequence[Entry]) -> list[Paper]:
     first_seen: dict[tuple[str, str], int] = {}
     by_title: dict[str, list[int]] = {}
     for i, entry in enumerate(entries):
-        keys = [*entry.ids.items(), ("url", canonicalize(entry.hit.url).key)]
+        url = canonicalize(entry.hit.url)
+        keys = [*entry.ids.items(), *([("url", url.key)] if url.host else [])]
         for kind, value in keys:
             j = first_seen.setdefault((kind, value), i)
             if j != i:

@@ -1,0 +1,93 @@
+"""The two server processes of the latency benchmark, each started as its own Python process.
+
+    python -m bench.latency_server engines --delays '{"tavily": 0.4, ...}'
+    python -m bench.latency_server service --config websearch-mcp.yaml
+
+`engines` serves the fake engines (`tests.fake_engines`, real wire formats) with a fixed delay
+each, answering with `bench.synthetic` results. `service` runs the real app exactly as
+`websearch-mcp serve` does (same uvicorn options), plus one tool that only the benchmark has:
+`noop`, which answers "ok" at once, so its throughput is the floor set by HTTP, the middleware
+and the MCP SDK alone. Each process prints `port <n>` on stdout once it is listening.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import sys
+
+import uvicorn
+from starlette.types import ASGIApp
+
+from bench.synthetic import results_for
+from tests.fake_engines import FakeEngines, Fault
+from websearch_mcp.app import create_app
+from websearch_mcp.config import load_config
+from websearch_mcp.observability import configure_logging, secrets_of
+from websearch_mcp.tools import READ_ONLY
+
+
+def _listen() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+def _run(app: ASGIApp, **options: object) -> None:
+    sock = _listen()
+    config = uvicorn.Config(app, log_config=None, access_log=False, **options)  # type: ignore[arg-type]
+    server = uvicorn.Server(config)
+    config.load()  # resolves the loop and HTTP implementations uvicorn picked
+    http = getattr(config.http_protocol_class, "__name__", "?")
+    print(f"port {sock.getsockname()[1]} loop {config.loop} http {http}", flush=True)
+    server.run(sockets=[sock])
+
+
+def engines(delays: dict[str, float]) -> None:
+    """Every fake engine, each answering after its delay."""
+    fake = FakeEngines(
+        results_for, faults={name: Fault(delay=delay) for name, delay in delays.items()}
+    )
+    _run(fake.app, log_level="warning", backlog=4096)
+
+
+def service(config_path: str) -> None:
+    """The app as `websearch-mcp serve` builds it, with the benchmark's `noop` tool added."""
+    settings = load_config(config_path)
+    server = settings.server
+    configure_logging(server.log_format, server.log_level, secrets_of(settings))
+    app = create_app(settings)
+
+    @app.state.mcp.tool(annotations=READ_ONLY)
+    async def noop() -> str:
+        """Do nothing: the protocol's own cost."""
+        return "ok"
+
+    _run(
+        app,
+        log_level=server.log_level,
+        proxy_headers=False,
+        server_header=False,
+        backlog=4096,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.latency_server")
+    sub = parser.add_subparsers(dest="role", required=True)
+    fake = sub.add_parser("engines")
+    fake.add_argument("--delays", required=True, help="JSON: engine name -> delay in seconds")
+    real = sub.add_parser("service")
+    real.add_argument("--config", required=True)
+    ns = parser.parse_args(argv)
+    if ns.role == "engines":
+        engines({name: float(d) for name, d in json.loads(ns.delays).items()})
+    else:
+        service(ns.config)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
