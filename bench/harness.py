@@ -128,12 +128,12 @@ class Answer:
     seconds: float
 
 
-async def _ask(client: Client, text: str, max_results: int) -> Answer:
+async def _ask(client: Client, arguments: dict[str, Any]) -> Answer:
     started = time.perf_counter()
-    result = await client.call_tool("web_search", {"query": text, "max_results": max_results})
+    result = await client.call_tool("web_search", arguments)
     seconds = time.perf_counter() - started
     if result.is_error or result.structured_content is None:
-        raise RuntimeError(f"web_search failed for {text[:60]!r}: {result.content}")
+        raise RuntimeError(f"web_search failed for {arguments['query'][:60]!r}: {result.content}")
     urls = [r["url"] for r in result.structured_content["results"]]
     return Answer([d for d in map(doc_id, urls) if d is not None], seconds)
 
@@ -143,10 +143,12 @@ async def ask_all(
     queries: Mapping[str, str],
     *,
     max_results: int = MAX_RESULTS,
+    engines: Sequence[str] | None = None,
     concurrency: int = 1,
 ) -> dict[str, Answer]:
-    """Every query through `web_search` ({id: text} in, {id: answer} out); `concurrency`
-    clients work through the queries side by side (1 for undisturbed latencies)."""
+    """Every query through `web_search` ({id: text} in, {id: answer} out), asking `engines`
+    (all enabled ones by default); `concurrency` clients work through the queries side by
+    side (1 for undisturbed latencies)."""
     pending = list(queries.items())
     answers: dict[str, Answer] = {}
 
@@ -154,7 +156,10 @@ async def ask_all(
         async with Client(mcp_url, mode="legacy", cache=None) as client:
             while pending:
                 qid, text = pending.pop(0)
-                answers[qid] = await _ask(client, text, max_results)
+                arguments: dict[str, Any] = {"query": text, "max_results": max_results}
+                if engines is not None:
+                    arguments["engines"] = list(engines)
+                answers[qid] = await _ask(client, arguments)
 
     await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
     return {qid: answers[qid] for qid in queries}

@@ -16,6 +16,7 @@ import argparse
 import json
 import socket
 import sys
+from importlib.util import find_spec
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -29,20 +30,24 @@ from websearch_mcp.tools import READ_ONLY
 
 
 def _listen() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets whose proto says TCP,
+    # and without it every answer written in two parts waits out a 40 ms delayed ACK.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
+    # Listening before uvicorn starts: early connections wait in the backlog, none is refused.
+    sock.listen(4096)
     return sock
 
 
 def _run(app: ASGIApp, **options: object) -> None:
     sock = _listen()
     config = uvicorn.Config(app, log_config=None, access_log=False, **options)  # type: ignore[arg-type]
-    server = uvicorn.Server(config)
-    config.load()  # resolves the loop and HTTP implementations uvicorn picked
-    http = getattr(config.http_protocol_class, "__name__", "?")
-    print(f"port {sock.getsockname()[1]} loop {config.loop} http {http}", flush=True)
-    server.run(sockets=[sock])
+    # What uvicorn's "auto" picks: uvloop and httptools when installed, else asyncio and h11.
+    loop = "uvloop" if find_spec("uvloop") else "asyncio"
+    http = "httptools" if find_spec("httptools") else "h11"
+    print(f"port {sock.getsockname()[1]} loop {loop} http {http}", flush=True)
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 def engines(delays: dict[str, float]) -> None:

@@ -211,8 +211,6 @@ def run_service(
 ) -> dict[str, Answer]:
     """Start the service with these `search` settings and ask it every query over MCP."""
     with service(engines_url, search) as mcp_url:
-        # The MCP server installs an INFO-level root handler: one line per request is noise here.
-        logging.getLogger().setLevel(logging.WARNING)
         return asyncio.run(ask_all(mcp_url, queries, concurrency=concurrency))
 
 
@@ -250,6 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="override a search setting for every run (ranking.alignment_weight=0.5)",
     )
     args = parser.parse_args(argv)
+    # Warnings only: configured first, so the MCP server's INFO-level default does not apply.
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     eval_dir = args.shared / "eval" if args.shared else default_eval_dir()
     if not (eval_dir / "cranfield").is_dir():
         print(f"no Cranfield collection in {eval_dir} (use --shared or ${SHARED_ENV})")

@@ -113,3 +113,48 @@ def test_check_config_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["check-config", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "cache.backend" in err and "'sqlite', 'redis' or 'none'" in err
+
+
+def _documented_keys(model: type, prefix: str = "") -> list[str]:
+    """Dotted paths of every setting (nested sections walked; engines as `engines.*`)."""
+    from pydantic import BaseModel
+
+    paths = []
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            paths += _documented_keys(ann, f"{prefix}{key}.")
+        elif key == "engines" and not prefix:
+            from websearch_mcp.config import EngineSettings
+
+            paths += _documented_keys(EngineSettings, "engines.*.")
+        else:
+            paths.append(prefix + key)
+    return paths
+
+
+def test_example_file_documents_every_option() -> None:
+    import yaml
+
+    from websearch_mcp.config import Settings
+
+    data = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    text = EXAMPLE.read_text(encoding="utf-8")
+    missing = []
+    for path in _documented_keys(Settings):
+        parts = path.split(".")
+        if parts[0] == "engines":
+            if not any(parts[2] in (block or {}) for block in data["engines"].values()):
+                missing.append(path)
+            continue
+        node = data
+        for part in parts:
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            else:
+                # a commented-out default (`# path: ...`) documents it too
+                if f"# {part}:" not in text:
+                    missing.append(path)
+                break
+    assert missing == []

@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import fixture_bytes
 from websearch_mcp.engines.base import Engine
+from websearch_mcp.engines.common import split_cjk_date
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.engines.web._google import google_language
 from websearch_mcp.engines.web.baidu import Baidu
@@ -197,6 +198,23 @@ def test_baidu_hand_made_results_page() -> None:
     assert hits[1].snippet == "介绍 pgvector 的安装与索引。"
     assert hits[1].published is None
     assert hits[2].snippet == "pgvector 是 PostgreSQL 的扩展。"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2023年5月12日 - 摘要", ("摘要", "2023-05-12")),
+        ("  2023年12月1日·正文", ("正文", "2023-12-01")),
+        ("2023年2月30日 — 正文", ("2023年2月30日 — 正文", None)),  # no such day: kept whole
+        ("2021-06-07", ("2021-06-07", "2021-06-07")),  # a date span holding an ISO date
+        ("3天前", ("3天前", None)),
+    ],
+)
+def test_cjk_date_prefix_split_like_other_date_prefixes(
+    text: str, expected: tuple[str, str | None]
+) -> None:
+    # Same order as split_date_prefix: the rest of the text first, then the date.
+    assert split_cjk_date(text) == expected
 
 
 def test_baidu_no_results_notice_and_unknown_pages() -> None:

@@ -85,6 +85,11 @@ def search(url: str, query: str = QUERY, **arguments: Any) -> dict[str, Any]:
     return result["structuredContent"]
 
 
+def report(answer: dict[str, Any], engine: str) -> dict[str, Any]:
+    """One engine's report in an answer."""
+    return next(e for e in answer["engines"] if e["name"] == engine)
+
+
 def engine_counts(fake: FakeEngines) -> dict[str, int]:
     return {name: fake.counts[name] for name in ENGINES_USED}
 
@@ -134,7 +139,12 @@ def test_a_repeated_search_is_answered_from_the_cache(
 
 @pytest.mark.parametrize(
     "variant",
-    ["Python Asyncio", "  PYTHON \t asyncio  ", "ｐｙｔｈｏｎ　ａｓｙｎｃｉｏ", "python\u00a0asyncio"],
+    [
+        "Python Asyncio",
+        "  PYTHON \t asyncio  ",
+        "ｐｙｔｈｏｎ　ａｓｙｎｃｉｏ",
+        "python\u00a0asyncio",
+    ],
 )
 def test_normalised_query_variants_hit(fake: FakeEngines, server: str, variant: str) -> None:
     search(server)
@@ -201,14 +211,14 @@ def test_a_partial_answer_expires_after_the_partial_ttl(
     clock = FakeClock()
     fake.faults["brave"] = Fault(status=500, body=b"oops")
     with serve(settings, clock) as url:
-        assert search(url, "partial one")["partial"] is True
-        assert search(url, "complete one", engines=["tavily", "searxng"])["partial"] is False
+        assert search(url, "asyncio tutorial")["partial"] is True
+        assert search(url, "asyncio event loop", engines=["tavily", "searxng"])["partial"] is False
         clock.advance(partial_ttl - 1)
-        assert search(url, "partial one")["cached"] is True
+        assert search(url, "asyncio tutorial")["cached"] is True
         clock.advance(partial_ttl + 1)  # each hit slides the expiry: now past it
-        assert search(url, "partial one")["cached"] is False
+        assert search(url, "asyncio tutorial")["cached"] is False
         # A complete answer lives the full TTL.
-        assert search(url, "complete one", engines=["tavily", "searxng"])["cached"] is True
+        assert search(url, "asyncio event loop", engines=["tavily", "searxng"])["cached"] is True
     assert fake.counts["brave"] == 2
 
 
@@ -217,15 +227,15 @@ def test_an_answer_without_an_engine_whose_breaker_is_open_is_kept_briefly(
 ) -> None:
     settings = make_settings(engines_url, cache_path, search={"breaker": {"enabled": True}})
     clock = FakeClock()
-    fake.faults["searxng"] = Fault(captcha=True)  # opens its breaker for an hour
+    fake.faults["searxng"] = Fault(status=429)  # its breaker opens for 3 min
     with serve(settings, clock) as url:
-        assert search(url, "first")["partial"] is True
-        answer = search(url, "second")
-        searxng = next(e for e in answer["engines"] if e["name"] == "searxng")
+        assert search(url, "asyncio tutorial")["partial"] is True
+        answer = search(url, "asyncio event loop")
+        searxng = report(answer, "searxng")
         assert searxng["status"] == "skipped" and "circuit open" in searxng["error"]
         assert answer["partial"] is False
         clock.advance(settings.cache.partial_ttl_seconds + 1)
-        assert search(url, "second")["cached"] is False
+        assert search(url, "asyncio event loop")["cached"] is False
     assert fake.counts["searxng"] == 1
 
 
@@ -378,9 +388,9 @@ def test_a_search_on_one_replica_is_a_cache_hit_on_the_other(
     replicas: tuple[Replica, Replica], shared_fake: FakeEngines
 ) -> None:
     one, two = replicas
-    assert search(one.url, "shared cache query")["cached"] is False
+    assert search(one.url, "python coroutines")["cached"] is False
     before = dict(shared_fake.counts)
-    answer = search(two.url, "Shared  CACHE query")
+    answer = search(two.url, "Python  COROUTINES")
     assert answer["cached"] is True
     assert dict(shared_fake.counts) == before
 
@@ -389,23 +399,29 @@ def test_cooldowns_set_on_one_replica_are_respected_by_the_other(
     replicas: tuple[Replica, Replica], shared_fake: FakeEngines
 ) -> None:
     one, two = replicas
+    shared_fake.reset()
     shared_fake.key_faults[KEY_A] = Fault(status=401, body=b'{"detail": "invalid key"}')
-    # Both replicas start their round robin at key A; the first meets its 401 and cools it.
-    tavily = next(e for e in search(one.url, "cooling query")["engines"] if e["name"] == "tavily")
+    # Each replica's round robin starts the next request at the next key: within two requests
+    # the first replica meets key A's 401 and cools it.
+    for query in ("asyncio tasks", "python event loop"):
+        tavily = report(search(one.url, query), "tavily")
+        if shared_fake.key_counts[KEY_A]:
+            break
+    assert shared_fake.key_counts[KEY_A] == 1
     assert tavily["status"] == "ok" and len(tavily["attempts"]) == 2
     assert "key 1 of 2" in tavily["attempts"][0] and "cooled" in tavily["attempts"][0]
-    assert shared_fake.key_counts[KEY_A] == 1
 
-    answer = search(two.url, "another query")
-    tavily = next(e for e in answer["engines"] if e["name"] == "tavily")
-    assert tavily["status"] == "ok" and "attempts" not in tavily  # went straight to key B
-    assert shared_fake.key_counts[KEY_A] == 1 and shared_fake.key_counts[KEY_B] == 2
+    # Two requests on the other replica: one of them would start at key A if it did not know.
+    used_b = shared_fake.key_counts[KEY_B]
+    for query in ("asyncio library", "async io python"):
+        tavily = report(search(two.url, query), "tavily")
+        assert tavily["status"] == "ok" and "attempts" not in tavily
+    assert shared_fake.key_counts[KEY_A] == 1 and shared_fake.key_counts[KEY_B] == used_b + 2
 
-    # A CAPTCHA on one replica opens the engine's breaker on both.
-    shared_fake.faults["searxng"] = Fault(captcha=True)
-    first = {e["name"]: e for e in search(one.url, "blocked query")["engines"]}
-    assert first["searxng"]["status"] == "blocked"
+    # A rate limit on one replica opens the engine's breaker on both.
+    shared_fake.faults["searxng"] = Fault(status=429)
+    assert report(search(one.url, "asyncio coroutines"), "searxng")["status"] == "rate_limited"
     asked = shared_fake.counts["searxng"]
-    second = {e["name"]: e for e in search(two.url, "yet another query")["engines"]}
-    assert second["searxng"]["status"] == "skipped" and "circuit open" in second["searxng"]["error"]
+    searxng = report(search(two.url, "python asyncio tutorial"), "searxng")
+    assert searxng["status"] == "skipped" and "circuit open" in searxng["error"]
     assert shared_fake.counts["searxng"] == asked

@@ -9,7 +9,9 @@ and then `Guard` (Host, Origin, token, rate and concurrency limits, body cap).
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -20,7 +22,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from websearch_mcp import __version__
 from websearch_mcp.config import Settings
@@ -36,15 +38,49 @@ log = logging.getLogger("websearch_mcp.app")
 MIN_TOKEN_CHARS = 16
 
 
+def wants_progress(body: bytes) -> bool:
+    """Whether a JSON-RPC body asks for progress (has `params._meta.progressToken`)."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    match message:
+        case {"params": {"_meta": {"progressToken": str() | int() as token}}}:
+            return not isinstance(token, bool)
+    return False
+
+
+async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
+    """The whole request body (`Guard` has capped its size) and a `receive` that replays it."""
+    messages: deque[Message] = deque()
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            break
+    body = b"".join(m.get("body", b"") for m in messages if m["type"] == "http.request")
+
+    async def replay() -> Message:
+        return messages.popleft() if messages else await receive()
+
+    return body, replay
+
+
 class MCPEndpoint:
     """`POST /mcp` to the SDK's stateless transport; other methods get 405.
 
     In stateless mode there is no server-to-client stream to open and no session to delete, and the
     SDK's own GET handler would hold the connection open forever.
+
+    Responses are single JSON documents. With `progress_handle` (an SSE-mode transport, set up
+    when summaries can stream), a request that asks for progress from a client accepting
+    `text/event-stream` is answered as a stream instead, so that its progress notifications
+    reach the client before the result.
     """
 
-    def __init__(self, handle: object) -> None:
+    def __init__(self, handle: object, progress_handle: object | None = None) -> None:
         self.handle = handle
+        self.progress_handle = progress_handle
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] != "POST":
@@ -55,7 +91,17 @@ class MCPEndpoint:
             )
             await response(scope, receive, send)
             return
+        if self.progress_handle is not None and _accepts_stream(scope):
+            body, receive = await _buffered(receive)
+            if wants_progress(body):
+                await self.progress_handle(scope, receive, send)  # type: ignore[operator]
+                return
         await self.handle(scope, receive, send)  # type: ignore[operator]
+
+
+def _accepts_stream(scope: Scope) -> bool:
+    accept = Request(scope).headers.get("accept", "")
+    return "text/event-stream" in accept and "application/json" in accept
 
 
 async def healthz(_: Request) -> Response:
@@ -120,27 +166,37 @@ def create_app(settings: Settings, service: SearchService | None = None) -> Star
         metrics.watch_cache(cache)
     metrics.watch_breakers(lambda: breaker_states(service.orchestrator))
     mcp = build_mcp(service, service.orchestrator.names("web"), metrics=metrics)
-    mcp.streamable_http_app(
-        stateless_http=True,
-        json_response=True,
-        host=settings.server.host,
-        max_request_body_size=settings.server.max_body_bytes,
+    transport: dict[str, Any] = {
+        "stateless_http": True,
+        "host": settings.server.host,
+        "max_request_body_size": settings.server.max_body_bytes,
         # `Guard` checks Host and Origin for every route from the same settings; the SDK's own
         # check (loopback names only) would refuse hosts the configuration allows.
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-    )
+        "transport_security": TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    }
+    progress_manager = None
+    if service.summarizer is not None:
+        # Summaries stream: calls asking for progress get an SSE response (see MCPEndpoint).
+        mcp.streamable_http_app(json_response=False, **transport)
+        progress_manager = mcp.session_manager
+    mcp.streamable_http_app(json_response=True, **transport)
     manager = mcp.session_manager
+    managers = [m for m in (manager, progress_manager) if m is not None]
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        async with manager.run():
+        async with contextlib.AsyncExitStack() as stack:
+            for each in managers:
+                await stack.enter_async_context(each.run())
             await service.start()
             try:
                 yield
             finally:
                 await service.close()
 
-    endpoint = MCPEndpoint(manager.handle_request)
+    endpoint = MCPEndpoint(
+        manager.handle_request, progress_manager.handle_request if progress_manager else None
+    )
     app = Starlette(
         routes=[
             Route("/mcp", endpoint=endpoint, methods=None),

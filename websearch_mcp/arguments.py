@@ -14,6 +14,9 @@ MAX_QUERY_CHARS = 500
 MAX_RESULTS_LIMIT = 50
 MAX_PAGE = 50
 MIN_YEAR = 1000
+MAX_INTENT_CHARS = 200
+#: Intents with a prompt of their own; any other short phrase is passed on as the reader's aim.
+INTENTS = ("research", "code", "news", "howto")
 _LANGUAGE_RE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off", ""}
@@ -74,13 +77,35 @@ def as_engine_list(value: Any) -> list[str] | None:
     return names
 
 
+def as_intent(value: Any) -> str | None:
+    """What the answer is for: one of `INTENTS` (any case) or free text of at most
+    `MAX_INTENT_CHARS` characters; None (or blank) when left out."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ToolInputError(
+            f"intent must be one of {', '.join(INTENTS)} or a short phrase (got {value!r})"
+        )
+    text = " ".join(value.split())
+    if len(text) > MAX_INTENT_CHARS:
+        raise ToolInputError(
+            f"intent must be at most {MAX_INTENT_CHARS} characters (got {len(text)})"
+        )
+    if text.lower() in INTENTS:
+        return text.lower()
+    return text or None
+
+
 @dataclass(frozen=True, slots=True)
 class WebSearchArgs:
-    """`web_search` arguments after validation."""
+    """`web_search` arguments after validation. `summarize` asks for an LLM summary shaped by
+    `intent` (both offered only when a model is configured)."""
 
     query: Query
     engines: list[str] | None
     explain: bool
+    intent: str | None = None
+    summarize: bool = False
 
 
 def web_search_args(
@@ -90,8 +115,13 @@ def web_search_args(
     engines: Any = None,
     language: Any = None,
     explain: Any = False,
+    intent: Any = None,
+    summarize: Any = None,
 ) -> WebSearchArgs:
-    """Validate `web_search` arguments; `ToolInputError` names the argument and what is allowed."""
+    """Validate `web_search` arguments; `ToolInputError` names the argument and what is allowed.
+
+    `summarize` defaults to true when an intent is given, false otherwise.
+    """
     if time_range is not None and time_range not in TIME_RANGES:
         raise ToolInputError(
             f"time_range must be one of {', '.join(TIME_RANGES)} or left out (got {time_range!r})"
@@ -100,6 +130,7 @@ def web_search_args(
         raise ToolInputError(
             f"language must be a language code such as 'en', 'de' or 'zh-CN' (got {language!r})"
         )
+    chosen = as_intent(intent)
     return WebSearchArgs(
         query=Query(
             text=as_query(query),
@@ -109,6 +140,8 @@ def web_search_args(
         ),
         engines=as_engine_list(engines),
         explain=as_bool("explain", explain),
+        intent=chosen,
+        summarize=chosen is not None if summarize is None else as_bool("summarize", summarize),
     )
 
 

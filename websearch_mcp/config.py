@@ -3,7 +3,7 @@
 Every key is optional. Unknown keys and bad values are rejected with a message that names the
 key, the file and what is allowed. Any setting can also come from the environment as
 `WEBSEARCH_MCP_<SECTION>__<KEY>` (nested keys joined by `__`), and engine keys from
-`<ENGINE>_API_KEYS=k1,k2`.
+`<ENGINE>_API_KEYS=k1,k2` (the summary model's from `LLM_API_KEY`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ ENV_PREFIX = "WEBSEARCH_MCP_"
 CONFIG_ENV = "WEBSEARCH_MCP_CONFIG"
 #: Bearer tokens as `t1,t2`, the same as `server.auth_tokens`.
 TOKENS_ENV = "WEBSEARCH_MCP_TOKENS"
+#: The key of the summary model, the same as `llm.api_key`.
+LLM_KEY_ENV = "LLM_API_KEY"
 
 
 def default_data_dir() -> Path:
@@ -116,11 +118,11 @@ class ServerSettings(_Section):
 class MMRSettings(_Section):
     """Maximal marginal relevance: pick `lambda * relevance - (1 - lambda) * similarity`, with
     the relevance min-max normalised over the candidates and token Jaccard similarity (words
-    shared with the query left out). 0.85 demotes near-duplicates while costing almost nothing
-    on a collection without any (a Cranfield run: -0.002 nDCG@10, against -0.006 at 0.7)."""
+    shared with the query left out). 0.95 still demotes near-copies; on Cranfield (BENCHMARKS.md)
+    it costs 0.0006 nDCG@10 against MMR off, where 0.85 cost 0.005 and 0.7 cost 0.009."""
 
     enabled: bool = True
-    lambda_: float = Field(0.85, ge=0.0, le=1.0, alias="lambda")
+    lambda_: float = Field(0.95, ge=0.0, le=1.0, alias="lambda")
 
 
 class RankingSettings(_Section):
@@ -133,14 +135,17 @@ class RankingSettings(_Section):
     extend built-in lists (so an empty list keeps the built-in protection).
     """
 
+    # Cranfield (BENCHMARKS.md): every text signal reorders four engines' votes for the worse;
+    # alignment 1.0 cost 0.006 nDCG@10 and 0.013 MRR@10 against 0, 0.05 costs under 0.001 and
+    # still breaks ties between equally voted results; phrase 0.2 costs 0.016 MRR@10.
     alignment_weight: float = Field(
-        1.0, ge=0.0, le=5.0, description="share of the query's content words in the result"
+        0.05, ge=0.0, le=5.0, description="share of the query's content words in the result"
     )
     rare_term_weight: float = Field(
         0.3, ge=0.0, le=5.0, description="share of rare/compound query terms (pgvector, pg18)"
     )
     phrase_weight: float = Field(
-        0.2, ge=0.0, le=5.0, description="share of adjacent query word pairs adjacent in the result"
+        0.0, ge=0.0, le=5.0, description="share of adjacent query word pairs adjacent in the result"
     )
     domain_penalty: float = Field(
         0.5, ge=0.0, le=1.0, description="a penalised site's score is multiplied by 1 - this"
@@ -441,9 +446,41 @@ class EngineSettings(_Section):
 
 
 class LLMSettings(_Section):
+    """An OpenAI-compatible chat completions API for optional summaries of `web_search`.
+
+    Summaries exist only when both `base_url` (e.g. `https://api.openai.com/v1`; requests go to
+    `{base_url}/chat/completions`) and `model` are set. The key may come from `LLM_API_KEY`.
+    """
+
     base_url: str | None = None
     api_key: str | None = Field(None, repr=False)
     model: str | None = None
+    timeout_seconds: float = Field(
+        10.0, gt=0, le=300, description="the whole summary (streaming, then plain) at most this"
+    )
+    max_input_chars: int = Field(
+        12_000, ge=4_000, le=500_000, description="the prompt, results included, at most this"
+    )
+    temperature: float = Field(0.2, ge=0.0, le=2.0)
+    max_tokens: int = Field(600, ge=16, le=32_768, description="the summary's length in tokens")
+
+    @property
+    def enabled(self) -> bool:
+        """Whether summaries are offered: both `base_url` and `model` are set."""
+        return bool(self.base_url and self.model)
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https:// (e.g. https://api.openai.com/v1)")
+        return value.rstrip("/") if value else value
+
+    @field_validator("api_key", mode="before")
+    @classmethod
+    def _key_as_text(cls, value: Any) -> Any:
+        # As for the reader key: a numeric-looking key is taken as text, never echoed back.
+        return value if value is None or isinstance(value, str) else str(value)
 
 
 class Settings(_Section):
@@ -561,6 +598,8 @@ def parse_config(data: Any, source: str, environ: dict[str, str] | None = None) 
     merged = _merge(_merge(data, _env_keys(env)), _env_overrides(env))
     if env.get(TOKENS_ENV, "").strip():
         merged = _merge(merged, {"server": {"auth_tokens": env[TOKENS_ENV]}})
+    if env.get(LLM_KEY_ENV, "").strip():
+        merged = _merge(merged, {"llm": {"api_key": env[LLM_KEY_ENV].strip()}})
     try:
         settings = Settings.model_validate(merged)
     except ValidationError as err:

@@ -130,9 +130,8 @@ class Orchestrator:
         )
         self.agents = UserAgentRotation()
         self._turn = 0  # round-robin position of the pool strategy's providers
-        self._clients: dict[str | None, httpx.AsyncClient] = {}
-        if client is not None:
-            self._clients[None] = client
+        self._injected = client  # serves every direct connection when given (tests)
+        self._clients: dict[tuple[str | None, str | None], httpx.AsyncClient] = {}
         env = os.environ if environ is None else environ
         self.runs: dict[str, EngineRun] = {
             name: self._configure(engine_cls, env) for name, engine_cls in ENGINES.items()
@@ -152,6 +151,7 @@ class Orchestrator:
             base_url, conf.proxy, self.settings.proxy.url, self.settings.proxy.no_proxy, environ
         )
         rate = engine_cls.rate_limit if conf.rate_limit is None else conf.rate_limit
+        enabled = engine_cls.default_enabled if conf.enabled is None else conf.enabled
         breaker = self.settings.search.breaker
         keys = self.settings.search.keys
         return EngineRun(
@@ -159,9 +159,9 @@ class Orchestrator:
             settings=conf,
             base_url=base_url,
             timeout=conf.timeout_seconds or engine_cls.default_timeout,
-            enabled=engine_cls.default_enabled if conf.enabled is None else conf.enabled,
+            enabled=enabled,
             proxy=proxy,
-            client=self._client(proxy),
+            client=self._client(proxy, engine_cls.name) if enabled else None,
             breaker=CircuitBreaker(
                 engine_cls.name,
                 self.store,
@@ -188,15 +188,22 @@ class Orchestrator:
             else None,
         )
 
-    def _client(self, proxy: str | None) -> httpx.AsyncClient:
-        """One shared client per distinct proxy (None: direct)."""
-        if proxy not in self._clients:
-            self._clients[proxy] = build_client(proxy=proxy)
-        return self._clients[proxy]
+    def _client(self, proxy: str | None, engine: str | None = None) -> httpx.AsyncClient:
+        """A pooled keep-alive client per engine and proxy (None: direct), made on first use.
+
+        Per engine because the pool is scanned, every idle connection probed, on each request
+        and each answer: a pool holding one engine's connections stays short.
+        """
+        if proxy is None and self._injected is not None:
+            return self._injected
+        key = (engine, proxy)
+        if key not in self._clients:
+            self._clients[key] = build_client(proxy=proxy)
+        return self._clients[key]
 
     @property
     def client(self) -> httpx.AsyncClient:
-        """The client for direct connections."""
+        """The shared client for direct connections of no particular engine."""
         return self._client(None)
 
     async def close(self) -> None:
@@ -204,6 +211,8 @@ class Orchestrator:
             logging.getLogger(name).removeFilter(self._log_filter)
         for client in self._clients.values():
             await client.aclose()
+        if self._injected is not None:
+            await self._injected.aclose()
 
     def names(self, kind: str) -> list[str]:
         """Every known engine of `kind` ("web" or "academic")."""
@@ -385,7 +394,7 @@ class Orchestrator:
     ) -> tuple[list[Hit] | None, _Failure | None]:
         """One request (and its follow-ups) and the parse: hits, or what went wrong."""
         key = planned.key if planned else None
-        client = run.client or self.client
+        client = run.client or self._client(run.proxy, run.name)
         status: int | None = None
         try:
             async with asyncio.timeout(budget):

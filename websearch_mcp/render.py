@@ -27,6 +27,8 @@ def search_text(answer: dict[str, Any]) -> str:
     lines: list[str] = []
     if answer.get("summary"):
         lines += [answer["summary"], ""]
+    elif answer.get("summary_error"):
+        lines += [f"(no summary: {answer['summary_error']})", ""]
     for i, result in enumerate(answer["results"], 1):
         lines.append(f"{i}. {result['title'] or result['url']}")
         lines.append(f"   {result['url']}")

@@ -23,6 +23,7 @@ from websearch_mcp.models import EngineReport, Hit, Query, RankedResult
 from websearch_mcp.orchestrator import EngineRun, Orchestrator
 from websearch_mcp.ranking.academic import rank_papers
 from websearch_mcp.ranking.pipeline import rank
+from websearch_mcp.summarize import ProgressFn, Summarizer
 
 if TYPE_CHECKING:
     from websearch_mcp.net.cooldown_redis import RedisCooldownStore
@@ -85,6 +86,9 @@ class SearchService:
             {name: _engine_state(run) for name, run in self.orchestrator.runs.items()},
         )
         self.page_fingerprint = config_fingerprint(__version__, settings.fetch)
+        # None without a configured model: `web_search` then offers no summaries.
+        self.summarizer = Summarizer.from_settings(settings)
+        self.summary_fingerprint = config_fingerprint(__version__, settings.llm)
         self._in_flight: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._cleanup: asyncio.Task[None] | None = None
 
@@ -102,20 +106,91 @@ class SearchService:
                 await self._cleanup
             self._cleanup = None
         await self.orchestrator.close()
+        if self.summarizer is not None:
+            await self.summarizer.close()
         await self.cache.close()
         if self._cooldowns is not None:
             await self._cooldowns.close()
 
-    async def web_search(self, args: WebSearchArgs) -> dict[str, Any]:
-        """Fan out, fuse and shape one web search. Raises `SearchFailed` when no engine answered."""
+    async def web_search(
+        self, args: WebSearchArgs, on_progress: ProgressFn | None = None
+    ) -> dict[str, Any]:
+        """Fan out, fuse and shape one web search. Raises `SearchFailed` when no engine answered.
+
+        With `args.summarize` and a configured model the answer also has `summary` (or
+        `summary_error`); `on_progress` hears the summary as it streams.
+        """
 
         def fuse(lists: Mapping[str, Sequence[Hit]], query: Query, weights: Mapping[str, float]):
             return rank(lists, query, self.settings.search, weights=weights, now=datetime.now(UTC))
 
         key_args = {"engines": args.engines, **_query_args(args.query)}
-        return await self._search(
+        answer = await self._search(
             "web", "web_search", args.query, args.engines, key_args, fuse, args.explain
         )
+        if args.summarize and self.summarizer is not None:
+            summary = await self._summary(self.summarizer, answer, args.intent, on_progress)
+            answer = {**answer, **summary}
+        return answer
+
+    async def _summary(
+        self,
+        summarizer: Summarizer,
+        answer: dict[str, Any],
+        intent: str | None,
+        on_progress: ProgressFn | None,
+    ) -> dict[str, Any]:
+        """`{"summary": ...}` or `{"summary_error": ...}` for the answer's results.
+
+        Cached (namespace "summary") under the results themselves, the intent and the model's
+        settings, so a cached answer is summarised once, and a fresh ranking gets a fresh summary.
+        Identical concurrent requests share one completion, as they share one fan-out.
+        """
+        results = answer["results"]
+        if not results:
+            return {"summary_error": "no results to summarise"}
+        cited = [[r["url"], r["title"], r["snippet"], r.get("published")] for r in results]
+        key = cache_key(
+            "summary",
+            answer["query"],
+            {"intent": intent, "model": self.settings.llm.model, "results": cited},
+            self.summary_fingerprint,
+        )
+        flight = self._in_flight.get(key)
+        if flight is None:
+            flight = asyncio.ensure_future(
+                self._fresh_summary(summarizer, answer, intent, key, on_progress)
+            )
+            self._in_flight[key] = flight
+            flight.add_done_callback(functools.partial(self._landed, key))
+        return await asyncio.shield(flight)
+
+    async def _fresh_summary(
+        self,
+        summarizer: Summarizer,
+        answer: dict[str, Any],
+        intent: str | None,
+        key: str,
+        on_progress: ProgressFn | None,
+    ) -> dict[str, Any]:
+        """The cached summary, else one from the model (stored; a failure is not)."""
+        hit = await self.cache.get("summary", key)
+        if hit is not None and isinstance(hit.value.get("summary"), str):
+            return {"summary": hit.value["summary"]}
+        # The summary waits no longer than the engines may: a call ends within two deadlines.
+        budget = min(self.settings.llm.timeout_seconds, self.settings.search.deadline_seconds)
+        outcome = await summarizer.summarize(
+            answer["query"],
+            intent,
+            answer["results"],
+            budget_seconds=budget,
+            on_progress=on_progress,
+        )
+        if outcome.text is None:
+            return {"summary_error": outcome.error}
+        ttl = self.settings.cache.partial_ttl_seconds if answer["partial"] else None
+        await self.cache.set("summary", key, {"summary": outcome.text}, ttl_seconds=ttl)
+        return {"summary": outcome.text}
 
     async def academic_search(self, args: AcademicSearchArgs) -> dict[str, Any]:
         """Fan out to the academic indexes, merge the papers they share, rank and shape the

@@ -7,13 +7,15 @@ definition time (no `from __future__ import annotations`): the schemas close ove
 
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
 from websearch_mcp import __version__
 from websearch_mcp.arguments import (
+    INTENTS,
+    MAX_INTENT_CHARS,
     MAX_PAGE,
     MAX_QUERY_CHARS,
     MAX_RESULTS_LIMIT,
@@ -30,8 +32,19 @@ from websearch_mcp.models import TIME_RANGES
 from websearch_mcp.observability import Metrics
 from websearch_mcp.render import page_text, papers_text, search_text
 from websearch_mcp.service import SearchFailed, SearchService
+from websearch_mcp.summarize import ProgressFn
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=True, idempotentHint=True)
+WEB_SEARCH_DOC = (
+    "Search the web with several engines at once and get one fused, de-duplicated list.\n\n"
+    "Each result names the engines that found it; a report per engine says how it fared."
+)
+WEB_SEARCH_SUMMARY_DOC = (
+    f"{WEB_SEARCH_DOC}\n\n"
+    "With intent (or summarize: true) a short summary of the results comes first, citing them "
+    "as [n] with their URLs; the results are always returned too. When no summary could be "
+    "made, summary_error says why."
+)
 
 
 class EngineOut(BaseModel):
@@ -63,6 +76,13 @@ class SearchOut(BaseModel):
     engines: list[EngineOut]
     cached: bool
     partial: bool
+
+
+class SummarizedSearchOut(SearchOut):
+    """The structured answer of `web_search` when a model is configured."""
+
+    summary: str | None = None
+    summary_error: str | None = None
 
 
 class PaperOut(ResultOut):
@@ -103,6 +123,19 @@ def _schema(schema: dict[str, Any]) -> Any:
     return WithJsonSchema(schema)
 
 
+def _progress_reporter(ctx: Context | None) -> ProgressFn | None:
+    """Summary progress as MCP progress notifications: the characters so far as `progress`, the
+    new text as `message`. The SDK sends them only when the client asked (a `progressToken`) and
+    the response is a stream; with JSON responses they have no way to the client."""
+    if ctx is None:
+        return None
+
+    async def report(size: int, delta: str) -> None:
+        await ctx.report_progress(size, None, delta)
+
+    return report
+
+
 def build_mcp(
     service: SearchService, web_engines: list[str], metrics: Metrics | None = None
 ) -> MCPServer:
@@ -119,90 +152,164 @@ def build_mcp(
         ),
     )
 
-    @mcp.tool(annotations=READ_ONLY, structured_output=True)
-    async def web_search(
-        query: Annotated[
-            Any,
-            _schema(
-                {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": MAX_QUERY_CHARS,
-                    "description": "What to search for, in plain words.",
-                }
-            ),
-        ],
-        max_results: Annotated[
-            Any,
-            _schema(
-                {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_RESULTS_LIMIT,
-                    "default": 10,
-                    "description": "How many fused results to return.",
-                }
-            ),
-        ] = 10,
-        time_range: Annotated[
-            Any,
-            _schema(
-                {
-                    "anyOf": [{"type": "string", "enum": list(TIME_RANGES)}, {"type": "null"}],
-                    "default": None,
-                    "description": "Only results from the last day, week, month or year.",
-                }
-            ),
-        ] = None,
-        engines: Annotated[
-            Any,
-            _schema(
-                {
-                    "anyOf": [
-                        {"type": "array", "items": {"type": "string", "enum": web_engines}},
-                        {"type": "null"},
-                    ],
-                    "default": None,
-                    "description": "Engines to ask; all enabled engines when left out.",
-                }
-            ),
-        ] = None,
-        language: Annotated[
-            Any,
-            _schema(
-                {
-                    "anyOf": [{"type": "string"}, {"type": "null"}],
-                    "default": None,
-                    "description": "Preferred result language, e.g. 'en' or 'zh-CN'.",
-                }
-            ),
-        ] = None,
-        explain: Annotated[
-            Any,
-            _schema(
-                {
-                    "type": "boolean",
-                    "default": False,
-                    "description": "Add score_details to each result: every signal and rank.",
-                }
-            ),
-        ] = False,
-    ) -> Annotated[CallToolResult, SearchOut]:
-        """Search the web with several engines at once and get one fused, de-duplicated list.
+    query_arg = Annotated[
+        Any,
+        _schema(
+            {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_QUERY_CHARS,
+                "description": "What to search for, in plain words.",
+            }
+        ),
+    ]
+    max_results_arg = Annotated[
+        Any,
+        _schema(
+            {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_RESULTS_LIMIT,
+                "default": 10,
+                "description": "How many fused results to return.",
+            }
+        ),
+    ]
+    time_range_arg = Annotated[
+        Any,
+        _schema(
+            {
+                "anyOf": [{"type": "string", "enum": list(TIME_RANGES)}, {"type": "null"}],
+                "default": None,
+                "description": "Only results from the last day, week, month or year.",
+            }
+        ),
+    ]
+    engines_arg = Annotated[
+        Any,
+        _schema(
+            {
+                "anyOf": [
+                    {"type": "array", "items": {"type": "string", "enum": web_engines}},
+                    {"type": "null"},
+                ],
+                "default": None,
+                "description": "Engines to ask; all enabled engines when left out.",
+            }
+        ),
+    ]
+    language_arg = Annotated[
+        Any,
+        _schema(
+            {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "default": None,
+                "description": "Preferred result language, e.g. 'en' or 'zh-CN'.",
+            }
+        ),
+    ]
+    explain_arg = Annotated[
+        Any,
+        _schema(
+            {
+                "type": "boolean",
+                "default": False,
+                "description": "Add score_details to each result: every signal and rank.",
+            }
+        ),
+    ]
 
-        Each result names the engines that found it; a report per engine says how it fared.
-        """
+    async def run_web_search(on_progress: ProgressFn | None, **arguments: Any) -> CallToolResult:
         try:
             with metrics.track("web_search", "mcp") as record:
-                args = web_search_args(query, max_results, time_range, engines, language, explain)
+                args = web_search_args(**arguments)
                 check_query_length(args.query.text, max_query_chars)
-                record.answer = answer = await service.web_search(args)
+                record.answer = answer = await service.web_search(args, on_progress)
         except (ToolInputError, SearchFailed) as err:
             raise ToolError(str(err)) from None
         return CallToolResult(
             content=[TextContent(type="text", text=search_text(answer))],
             structured_content=answer,
         )
+
+    # Only with a configured model does the tool take `intent` and `summarize`: clients without
+    # one see no parameter that could not work.
+    if service.summarizer is not None:
+
+        @mcp.tool(annotations=READ_ONLY, structured_output=True, description=WEB_SEARCH_SUMMARY_DOC)
+        async def web_search(
+            query: query_arg,
+            max_results: max_results_arg = 10,
+            time_range: time_range_arg = None,
+            engines: engines_arg = None,
+            language: language_arg = None,
+            explain: explain_arg = False,
+            intent: Annotated[
+                Any,
+                _schema(
+                    {
+                        "anyOf": [
+                            {
+                                "type": "string",
+                                "maxLength": MAX_INTENT_CHARS,
+                                "examples": list(INTENTS),
+                            },
+                            {"type": "null"},
+                        ],
+                        "default": None,
+                        "description": (
+                            "What the answer is for: research, code, news or howto, or a short "
+                            "phrase of your own. Shapes the summary and turns it on."
+                        ),
+                    }
+                ),
+            ] = None,
+            summarize: Annotated[
+                Any,
+                _schema(
+                    {
+                        "type": "boolean",
+                        "description": (
+                            "Add a short summary of the results that cites them as [n]; "
+                            "true by default when intent is given."
+                        ),
+                    }
+                ),
+            ] = None,
+            ctx: Context | None = None,
+        ) -> Annotated[CallToolResult, SummarizedSearchOut]:
+            return await run_web_search(
+                _progress_reporter(ctx),
+                query=query,
+                max_results=max_results,
+                time_range=time_range,
+                engines=engines,
+                language=language,
+                explain=explain,
+                intent=intent,
+                summarize=summarize,
+            )
+
+    else:
+
+        @mcp.tool(annotations=READ_ONLY, structured_output=True, description=WEB_SEARCH_DOC)
+        async def web_search(
+            query: query_arg,
+            max_results: max_results_arg = 10,
+            time_range: time_range_arg = None,
+            engines: engines_arg = None,
+            language: language_arg = None,
+            explain: explain_arg = False,
+        ) -> Annotated[CallToolResult, SearchOut]:
+            return await run_web_search(
+                None,
+                query=query,
+                max_results=max_results,
+                time_range=time_range,
+                engines=engines,
+                language=language,
+                explain=explain,
+            )
 
     academic_engines = service.orchestrator.names("academic")
     year_schema = {

@@ -1,16 +1,104 @@
-"""Small pure helpers for engines of either kind: API error bodies and nested HTML blocks."""
+"""Small pure helpers for engines of either kind: JSON bodies and their error texts, keyed
+requests, hits, dates, clocks, markdown, and HTML result blocks."""
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Callable, Iterable
+from datetime import UTC, date, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any, TypeVar
 
 from selectolax.lexbor import LexborNode
 
 from websearch_mcp.engines.base import clean_text, parse_retry_after
-from websearch_mcp.errors import EngineAuthError, EngineError, EngineRateLimited
-from websearch_mcp.models import HttpResponse
+from websearch_mcp.errors import EngineAuthError, EngineError, EngineParseError, EngineRateLimited
+from websearch_mcp.models import Hit, HttpRequest, HttpResponse
+
+_Item = TypeVar("_Item")
+
+# --- JSON bodies and values ------------------------------------------------------------------
+
+
+def json_body(response: HttpResponse) -> Any:
+    """The decoded JSON body, or None when there is none (for error bodies, which are optional)."""
+    try:
+        return json.loads(response.content)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def json_object(response: HttpResponse, what: str) -> dict[str, Any]:
+    """The decoded body when it is a JSON object, else `EngineParseError` naming `what` (never
+    quoting the body)."""
+    try:
+        data = json.loads(response.content)
+    except (ValueError, UnicodeDecodeError):
+        raise EngineParseError(f"{what} answered with a body that is not JSON") from None
+    if not isinstance(data, dict):
+        raise EngineParseError(f"{what} answered with JSON that is not an object")
+    return data
+
+
+def result_list(container: Any, key: str, what: str) -> list[dict[str, Any]]:
+    """`container[key]` as a list of objects (non-objects skipped), else `EngineParseError`."""
+    items = container.get(key) if isinstance(container, dict) else None
+    if not isinstance(items, list):
+        raise EngineParseError(f"{what} answered without a {key!r} list")
+    return [item for item in items if isinstance(item, dict)]
+
+
+def object_list(value: Any, what: str, key: str) -> list[dict[str, Any]]:
+    """The objects of a result list that an API leaves out when nothing matched (the caller
+    passes `[]` for that); `EngineParseError` when `value` is not a list."""
+    if not isinstance(value, list):
+        raise EngineParseError(f"{what} answered with {key!r} that is not a list")
+    return [item for item in value if isinstance(item, dict)]
+
+
+def as_float(value: Any) -> float | None:
+    """A finite number as float, anything else None (booleans are not scores)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if number == number and abs(number) != float("inf") else None
+
+
+def as_int(value: Any) -> int | None:
+    """An integer from an int or a string of digits ("962"); None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def as_list(value: Any) -> list[Any]:
+    """A list where an API sends either a list or, for a single element, the element alone."""
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` when it is an object, else an empty one (for optional nested objects)."""
+    return value if isinstance(value, dict) else {}
+
+
+def http_url(value: Any) -> str | None:
+    """`value` when it is an absolute http(s) URL (protocol-relative ones get https)."""
+    if not isinstance(value, str):
+        return None
+    url = value.strip()
+    if url.startswith("//"):
+        url = "https:" + url
+    return url if url.startswith(("http://", "https://")) else None
+
+
+# --- API errors ------------------------------------------------------------------------------
 
 _QUOTA_RE = re.compile(
     r"quota|credit|rate.?limit|too many requests|exhausted|run out of|limit exceeded"
@@ -26,10 +114,7 @@ _TOKEN_RE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{12,}")
 
 def error_message(response: HttpResponse, *keys: str) -> str | None:
     """The API's own explanation in a JSON error body: the first of `keys` that is set."""
-    try:
-        data = json.loads(response.content)
-    except (ValueError, UnicodeDecodeError):
-        return None
+    data = json_body(response)
     if not isinstance(data, dict):
         return None
     for key in keys:
@@ -52,6 +137,244 @@ def api_error(message: Any, response: HttpResponse) -> EngineError:
     return EngineError(text, retry_after=retry_after)
 
 
+def check_error_body(response: HttpResponse, *keys: str) -> None:
+    """For a non-2xx answer whose JSON body explains itself under one of `keys`: raise the
+    typed `api_error` for that text (a bare status says less, "Not enough credits" more)."""
+    if response.status >= 300 and (message := error_message(response, *keys)):
+        raise api_error(message, response)
+
+
+# --- Requests and hits -----------------------------------------------------------------------
+
+
+def keyed_request(
+    method: str,
+    path: str,
+    key: str | None,
+    *,
+    key_header: str | None = None,
+    params: dict[str, Any] | None = None,
+    body: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> HttpRequest:
+    """A request to a JSON API that takes its key in a header: as a Bearer token, or as it is in
+    `key_header` when the API names its own. The key is listed as a secret, never shown."""
+    auth = {key_header: key or ""} if key_header else {"Authorization": f"Bearer {key or ''}"}
+    return HttpRequest(
+        method,
+        path,
+        params=params,
+        json=body,
+        headers={**auth, "Accept": "application/json", **(headers or {})},
+        secrets=(key,) if key else (),
+    )
+
+
+def web_hit(
+    url: str,
+    title: str | None,
+    snippet: str,
+    rank: int,
+    engine: str,
+    *,
+    published: str | None = None,
+    score: float | None = None,
+) -> Hit:
+    """A web result: `title` cleaned, or the URL when the result has no title."""
+    return Hit(
+        title=clean_text(title) or url,
+        url=url,
+        snippet=snippet,
+        rank=rank,
+        engine=engine,
+        score=score,
+        published=published,
+    )
+
+
+def ranked_hits(
+    items: Iterable[_Item], engine: str, hit: Callable[[_Item, int, str], Hit | None]
+) -> list[Hit]:
+    """`hit(item, rank, engine)` for each item; the items that make no hit (no URL, an ad) are
+    skipped, so the hits are ranked 1..n without gaps."""
+    hits: list[Hit] = []
+    for item in items:
+        if found := hit(item, len(hits) + 1, engine):
+            hits.append(found)
+    return hits
+
+
+# --- Dates and clocks ------------------------------------------------------------------------
+
+#: A function returning today's date in UTC; engines that compute date filters accept one.
+Clock = Callable[[], date]
+
+
+def utc_today() -> date:
+    """Today in UTC: the one place where a request builder reads the clock."""
+    return datetime.now(UTC).date()
+
+
+def _partial_date(year: int, month: int | None = None, day: int | None = None) -> str | None:
+    """`YYYY-MM-DD`, `YYYY-MM` or `YYYY`, whichever precision is known; None if impossible."""
+    try:
+        date(year, month or 1, day or 1)
+    except ValueError:
+        return None
+    if month is None:
+        return f"{year:04d}"
+    return f"{year:04d}-{month:02d}" if day is None else f"{year:04d}-{month:02d}-{day:02d}"
+
+
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("jan", "january"),
+            ("feb", "february"),
+            ("mar", "march"),
+            ("apr", "april"),
+            ("may",),
+            ("jun", "june"),
+            ("jul", "july"),
+            ("aug", "august"),
+            ("sep", "sept", "september"),
+            ("oct", "october"),
+            ("nov", "november"),
+            ("dec", "december"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+_ISO_DATE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ]|$)")
+_MONTH = r"(?P<month>[A-Za-z]{3,9})\.?"
+_HUMAN_DATE_RES = (
+    re.compile(rf"^{_MONTH}\s+(?P<day>\d{{1,2}}),?\s+(?P<year>\d{{4}})$"),  # Mar 3, 2020
+    re.compile(rf"^(?P<day>\d{{1,2}})\.?\s+{_MONTH}\s+(?P<year>\d{{4}})$"),  # 3 Mar 2020
+    re.compile(r"^(?P<month>\d{1,2})/(?P<day>\d{1,2})/(?P<year>\d{4})$"),  # 3/25/2013 (en-US)
+    re.compile(r"^(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})$"),
+)
+_DATE_PREFIX_RE = re.compile(
+    r"^(?:(?P<date>[A-Za-z]{3,9}\.? \d{1,2}, \d{4}"  # Mar 3, 2020
+    r"|\d{1,2}\.? [A-Za-z]{3,9}\.? \d{4}"  # 3 Mar 2020
+    r"|\d{1,2}/\d{1,2}/\d{4}"  # 3/25/2013
+    r"|\d{4}-\d{2}-\d{2})"
+    r"|(?P<ago>\d+ (?:minute|hour|day|week|month|year)s? ago))"  # stripped, not dated
+    r"\s*[·\-–—]\s+"
+)
+# "2023年5月12日" (year, month, day) and the separator that follows it in a snippet.
+_CJK_DATE_RE = re.compile(r"^\s*(\d{4})年(\d{1,2})月(\d{1,2})日\s*[-—·]?\s*")
+# "2004 Feb 15", "2004 Feb", "2004 Jan-Feb", "2004 Spring" (PubMed); month names by 3 letters.
+_YEAR_MONTH_RE = re.compile(r"^(\d{4}) ([A-Za-z]{3})[A-Za-z]*\.?(?: (\d{1,2})\b)?")
+# ISO dates and stamps at any precision: "2004", "2004-02", "2004/02/01 00:00", "...T15:05Z".
+_NUMERIC_RE = re.compile(r"^(\d{4})(?:[-/](\d{1,2})(?:[-/](\d{1,2}))?)?(?:$|[T\s])")
+
+
+def iso_date(value: Any) -> str | None:
+    """`YYYY-MM-DD` from an ISO 8601 timestamp, an RFC 2822 date or a printed date
+    (`human_date`); None when unreadable."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    match = _ISO_DATE_RE.match(text)
+    if match:
+        return _partial_date(int(match[1]), int(match[2]), int(match[3]))
+    try:
+        parsed = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return human_date(text)
+    return parsed.date().isoformat()
+
+
+def human_date(value: Any) -> str | None:
+    """`YYYY-MM-DD` from the dates result pages print ("Mar 3, 2020", "3/25/2013"), else None."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    for pattern in _HUMAN_DATE_RES:
+        match = pattern.match(text)
+        if not match:
+            continue
+        month_text = match["month"]
+        month = int(month_text) if month_text.isdigit() else _MONTHS.get(month_text.lower())
+        if month is None:
+            return None
+        return _partial_date(int(match["year"]), month, int(match["day"]))
+    return None
+
+
+def split_date_prefix(snippet: str) -> tuple[str, str | None]:
+    """A snippet without a leading "Mar 3, 2020 · " (Bing, Google) and that date as `YYYY-MM-DD`.
+
+    Only real dates are taken off: "Python 3, 2020 - ..." stays as it is.
+    """
+    match = _DATE_PREFIX_RE.match(snippet)
+    if not match:
+        return snippet, None
+    if match["ago"]:
+        return snippet[match.end() :], None
+    published = human_date(match["date"])
+    return (snippet[match.end() :], published) if published else (snippet, None)
+
+
+def split_cjk_date(text: str) -> tuple[str, str | None]:
+    """Text without a leading "2023年5月12日 - " (Chinese pages) and that date as `YYYY-MM-DD`.
+
+    Text without one stays whole, dated when all of it is a date (`iso_date`).
+    """
+    match = _CJK_DATE_RE.match(text)
+    if not match:
+        return text, iso_date(text)
+    published = _partial_date(int(match[1]), int(match[2]), int(match[3]))
+    return (text[match.end() :], published) if published else (text, None)
+
+
+def publication_date(value: Any) -> str | None:
+    """An ISO 8601 date at the precision the source knows: `2004-02-01`, `2004-02` or `2004`.
+
+    Reads ISO dates and timestamps, `2004/02/01 00:00`, `2004 Feb 15`, `2004 Feb` and a bare
+    year (int or string).
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _partial_date(value) if 1000 <= value <= 9999 else None
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    match = _YEAR_MONTH_RE.match(text)
+    if match and match[2].lower() in _MONTHS:
+        month = _MONTHS[match[2].lower()]
+        return _partial_date(int(match[1]), month, int(match[3]) if match[3] else None)
+    match = _NUMERIC_RE.match(text)
+    if match:
+        month, day = (int(part) if part else None for part in (match[2], match[3]))
+        return _partial_date(int(match[1]), month, day)
+    return None
+
+
+def date_from_parts(value: Any) -> str | None:
+    """The date of a CSL `{"date-parts": [[y, m, d]]}` (Crossref), where any part may be missing."""
+    try:
+        parts = [int(p) for p in value["date-parts"][0] if p is not None]
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    return _partial_date(*parts[:3]) if parts else None
+
+
+# --- Text and HTML ---------------------------------------------------------------------------
+
+_MD_LINK_RE = re.compile(r"\[([^\]]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")
+_MD_HEADING_RE = re.compile(r"(^|\s)#{1,6}(?=\s)")
+_MD_EMPHASIS_RE = re.compile(r"\*\*|__")
+
+
+def strip_markdown(text: str) -> str:
+    """Markdown noise some APIs put in snippets removed: links keep their text, no `**`/`#`."""
+    text = _MD_LINK_RE.sub(r"\1", text)
+    text = _MD_HEADING_RE.sub(r"\1", text)
+    return _MD_EMPHASIS_RE.sub("", text)
+
+
 def outermost(nodes: list[LexborNode]) -> list[LexborNode]:
     """HTML result blocks that nest (`div.result` holding a `div.c-container`): the outer ones,
     each once (a selector group returns a node once per selector it matches)."""
@@ -64,3 +387,12 @@ def outermost(nodes: list[LexborNode]) -> list[LexborNode]:
         if parent is None:
             kept.setdefault(node.mem_id, node)
     return list(kept.values())
+
+
+def first_text(node: LexborNode, selectors: Iterable[str]) -> str:
+    """The cleaned text of the first of `selectors` that finds a non-empty element in `node`."""
+    for selector in selectors:
+        found = node.css_first(selector)
+        if found is not None and (text := clean_text(found.text())):
+            return text
+    return ""

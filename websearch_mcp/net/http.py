@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+import ssl
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 from urllib.parse import urlsplit
@@ -20,13 +22,24 @@ USER_AGENT = f"websearch-mcp/{__version__} (+https://github.com/websearch-mcp)"
 MAX_RESPONSE_BYTES = 5 * 1024 * 1024
 #: Loggers that may print a request URL (and so a key sent as a query parameter).
 URL_LOGGERS = ("httpx", "httpcore")
+#: Connections per client: in flight at once, and kept open between requests.
+MAX_CONNECTIONS = 256
+MAX_KEEPALIVE = 64
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    # Loading the CA bundle takes tens of milliseconds and megabytes: one context serves all.
+    return httpx.create_ssl_context(trust_env=True)
 
 
 def build_client(*, proxy: str | None = None) -> httpx.AsyncClient:
-    """One pooled, keep-alive client per proxy; engines share it.
+    """A pooled, keep-alive client (the orchestrator keeps one per engine and proxy).
 
     The proxy is always chosen explicitly (`choose_proxy`), so the environment's proxy variables
     are not read a second time here; its CA settings (`SSL_CERT_FILE`, `SSL_CERT_DIR`) still are.
+    As many connections stay open as a busy server uses at once, so none is opened afresh
+    for every request under load.
     """
     return httpx.AsyncClient(
         headers={"User-Agent": USER_AGENT},
@@ -34,8 +47,10 @@ def build_client(*, proxy: str | None = None) -> httpx.AsyncClient:
         max_redirects=5,
         proxy=proxy,
         trust_env=False,
-        verify=httpx.create_ssl_context(trust_env=True),
-        limits=httpx.Limits(max_connections=200, max_keepalive_connections=50),
+        verify=_ssl_context(),
+        limits=httpx.Limits(
+            max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_KEEPALIVE
+        ),
         timeout=httpx.Timeout(10.0),
     )
 

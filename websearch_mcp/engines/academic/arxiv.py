@@ -10,8 +10,9 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any, ClassVar
 
-from websearch_mcp.engines.academic._common import names, normalize_doi, publication_date
+from websearch_mcp.engines.academic._common import names, normalize_doi
 from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import publication_date, ranked_hits
 from websearch_mcp.errors import EngineError, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -67,6 +68,25 @@ def _is_error(entry: ET.Element) -> bool:
     return _text(entry, "atom:title").strip() == "Error" and "/abs/" not in entry_id
 
 
+def _hit(entry: ET.Element, rank: int, engine: str) -> Hit | None:
+    title = clean_text(_text(entry, "atom:title"))
+    if not title:
+        return None
+    journal = clean_text(_text(entry, "arxiv:journal_ref"))
+    return Hit(
+        title=title,
+        url=_abs_url(entry),
+        snippet=clean_text(_text(entry, "atom:summary")),
+        rank=rank,
+        engine=engine,
+        published=publication_date(_text(entry, "atom:published")),
+        authors=names(_text(author, "atom:name") for author in entry.findall("atom:author", _NS)),
+        doi=normalize_doi(_text(entry, "arxiv:doi")),
+        venue=journal or None,
+        pdf_url=_link(entry, title="pdf"),
+    )
+
+
 class ArXiv(Engine):
     """Atom entries with `title`, `summary`, `published`, `author/name`, `arxiv:doi`,
     `arxiv:journal_ref`, and a `link` titled "pdf"."""
@@ -111,26 +131,4 @@ class ArXiv(Engine):
         self.check_status(response)
         if feed.tag != f"{{{_NS['atom']}}}feed":
             raise EngineParseError("arXiv answered with XML that is not an Atom feed")
-        hits: list[Hit] = []
-        for entry in entries:
-            title = clean_text(_text(entry, "atom:title"))
-            if not title:
-                continue
-            journal = clean_text(_text(entry, "arxiv:journal_ref"))
-            hits.append(
-                Hit(
-                    title=title,
-                    url=_abs_url(entry),
-                    snippet=clean_text(_text(entry, "atom:summary")),
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=publication_date(_text(entry, "atom:published")),
-                    authors=names(
-                        _text(author, "atom:name") for author in entry.findall("atom:author", _NS)
-                    ),
-                    doi=normalize_doi(_text(entry, "arxiv:doi")),
-                    venue=journal or None,
-                    pdf_url=_link(entry, title="pdf"),
-                )
-            )
-        return hits
+        return ranked_hits(entries, self.name, _hit)

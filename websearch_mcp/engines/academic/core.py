@@ -5,16 +5,18 @@ from __future__ import annotations
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from websearch_mcp.engines.academic._common import (
-    as_int,
-    names,
-    normalize_doi,
-    publication_date,
-)
+from websearch_mcp.engines.academic._common import author_names, normalize_doi
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import api_error, error_message
-from websearch_mcp.engines.web._common import http_url, json_object
-from websearch_mcp.errors import EngineParseError
+from websearch_mcp.engines.common import (
+    as_int,
+    check_error_body,
+    http_url,
+    json_object,
+    keyed_request,
+    object_list,
+    publication_date,
+    ranked_hits,
+)
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 
@@ -61,7 +63,6 @@ def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
         url = f"https://core.ac.uk/works/{work['id']}"
     if not title or not url:
         return None
-    authors = (a.get("name") for a in work.get("authors") or [] if isinstance(a, dict))
     return Hit(
         title=title,
         url=url,
@@ -70,7 +71,7 @@ def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
         engine=engine,
         published=publication_date(work.get("publishedDate"))
         or publication_date(work.get("yearPublished")),
-        authors=names(authors),
+        authors=author_names(work.get("authors")),
         doi=normalize_doi(work.get("doi")),
         venue=_venue(work),
         citations=as_int(work.get("citationCount")),
@@ -99,24 +100,11 @@ class Core(Engine):
         params: dict[str, Any] = {"q": search_query(query), "limit": rows}
         if query.page > 1:
             params["offset"] = (query.page - 1) * rows
-        return HttpRequest(
-            "GET",
-            "/v3/search/works",
-            params=params,
-            headers={"Authorization": f"Bearer {key or ''}", "Accept": "application/json"},
-            secrets=(key,) if key else (),
-        )
+        return keyed_request("GET", "/v3/search/works", key, params=params)
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
         """`results[]` -> hits; an error body's `message` names the cause."""
-        if response.status >= 300 and (message := error_message(response, "message")):
-            raise api_error(message, response)
+        check_error_body(response, "message")
         self.check_status(response)
         works = json_object(response, "CORE").get("results") or []
-        if not isinstance(works, list):
-            raise EngineParseError("CORE answered with 'results' that is not a list")
-        hits: list[Hit] = []
-        for work in works:
-            if isinstance(work, dict) and (hit := _hit(work, len(hits) + 1, self.name)):
-                hits.append(hit)
-        return hits
+        return ranked_hits(object_list(works, "CORE", "results"), self.name, _hit)

@@ -5,15 +5,17 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from websearch_mcp.engines.academic._common import (
+from websearch_mcp.engines.academic._common import names, normalize_doi
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import (
+    api_error,
     as_int,
     date_from_parts,
-    names,
-    normalize_doi,
+    http_url,
+    json_body,
+    json_object,
+    ranked_hits,
 )
-from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import api_error
-from websearch_mcp.engines.web._common import http_url, json_object, load_json
 from websearch_mcp.errors import EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -51,10 +53,7 @@ def _published(item: dict[str, Any]) -> str | None:
 
 def _failure(response: HttpResponse) -> str | None:
     """The text of a `{"status": "failed", "message": [...]}` body (any HTTP status)."""
-    try:
-        data = load_json(response, "Crossref")
-    except EngineParseError:
-        return None
+    data = json_body(response)
     if not isinstance(data, dict) or data.get("status") != "failed":
         return None
     messages = data.get("message")
@@ -62,6 +61,28 @@ def _failure(response: HttpResponse) -> str | None:
         parts = [str(m.get("message") or m) if isinstance(m, dict) else str(m) for m in messages]
         return "; ".join(parts) or "request failed"
     return str(messages or "request failed")
+
+
+def _hit(item: Any, rank: int, engine: str) -> Hit | None:
+    if not isinstance(item, dict):
+        return None
+    title = clean_text(_first(item.get("title")))
+    doi = normalize_doi(item.get("DOI"))
+    url = http_url(item.get("URL")) or (f"https://doi.org/{doi}" if doi else None)
+    if not title or not url:
+        return None
+    return Hit(
+        title=title,
+        url=url,
+        snippet=_ABSTRACT_LABEL_RE.sub("", clean_text(item.get("abstract"))),
+        rank=rank,
+        engine=engine,
+        published=_published(item),
+        authors=_authors(item),
+        doi=doi,
+        venue=clean_text(_first(item.get("container-title"))) or None,
+        citations=as_int(item.get("is-referenced-by-count")),
+    )
 
 
 class Crossref(Engine):
@@ -103,27 +124,4 @@ class Crossref(Engine):
         items = message.get("items") if isinstance(message, dict) else None
         if not isinstance(items, list):
             raise EngineParseError("Crossref answered without a 'message.items' list")
-        hits: list[Hit] = []
-        for item in items:
-            if not isinstance(item, dict):
-                continue
-            title = clean_text(_first(item.get("title")))
-            doi = normalize_doi(item.get("DOI"))
-            url = http_url(item.get("URL")) or (f"https://doi.org/{doi}" if doi else None)
-            if not title or not url:
-                continue
-            hits.append(
-                Hit(
-                    title=title,
-                    url=url,
-                    snippet=_ABSTRACT_LABEL_RE.sub("", clean_text(item.get("abstract"))),
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=_published(item),
-                    authors=_authors(item),
-                    doi=doi,
-                    venue=clean_text(_first(item.get("container-title"))) or None,
-                    citations=as_int(item.get("is-referenced-by-count")),
-                )
-            )
-        return hits
+        return ranked_hits(items, self.name, _hit)

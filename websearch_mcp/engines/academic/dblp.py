@@ -10,18 +10,18 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from websearch_mcp.engines.academic._common import (
+from websearch_mcp.engines.academic._common import names, normalize_doi, title_text
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import (
+    api_error,
     as_dict,
     as_int,
     as_list,
-    names,
-    normalize_doi,
+    http_url,
+    json_object,
     publication_date,
-    title_text,
+    ranked_hits,
 )
-from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import api_error
-from websearch_mcp.engines.web._common import http_url, json_object
 from websearch_mcp.errors import EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -102,11 +102,9 @@ class DBLP(Engine):
         hits_node = result.get("hits")
         if not isinstance(hits_node, dict):
             raise EngineParseError("dblp answered without a 'hits' object")
-        hits: list[Hit] = []
-        for hit in as_list(hits_node.get("hit")):
-            info = as_dict(hit.get("info") if isinstance(hit, dict) else None)
-            if not _in_years(as_int(info.get("year")), query):
-                continue
-            if found := _hit(info, len(hits) + 1, self.name):
-                hits.append(found)
-        return hits
+        records = (
+            as_dict(hit.get("info") if isinstance(hit, dict) else None)
+            for hit in as_list(hits_node.get("hit"))
+        )
+        in_years = (info for info in records if _in_years(as_int(info.get("year")), query))
+        return ranked_hits(in_years, self.name, _hit)

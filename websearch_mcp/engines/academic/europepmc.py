@@ -8,17 +8,18 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from websearch_mcp.engines.academic._common import (
+from websearch_mcp.engines.academic._common import names, normalize_doi, title_text
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import (
     as_dict,
     as_int,
-    names,
-    normalize_doi,
+    check_error_body,
+    http_url,
+    json_object,
     publication_date,
-    title_text,
+    ranked_hits,
+    result_list,
 )
-from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import api_error, error_message
-from websearch_mcp.engines.web._common import http_url, json_object, result_list
 from websearch_mcp.errors import EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -110,8 +111,7 @@ class EuropePMC(Engine):
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
         """`resultList.result[]` -> hits, only the asked page's slice of them."""
-        if response.status >= 300 and (message := error_message(response, "errMsg", "message")):
-            raise api_error(message, response)
+        check_error_body(response, "errMsg", "message")
         self.check_status(response)
         result_holder = json_object(response, "Europe PMC").get("resultList")
         if not isinstance(result_holder, dict):
@@ -120,8 +120,4 @@ class EuropePMC(Engine):
         if query.page > 1:
             rows = min(query.max_results, self.max_rows)
             items = items[(query.page - 1) * rows : query.page * rows]
-        hits: list[Hit] = []
-        for item in items:
-            if hit := _hit(item, len(hits) + 1, self.name):
-                hits.append(hit)
-        return hits
+        return ranked_hits(items, self.name, _hit)

@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from websearch_mcp.engines.academic._common import names, publication_date
+from websearch_mcp.engines.academic._common import names
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.web._common import http_url
+from websearch_mcp.engines.common import http_url, publication_date, ranked_hits
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -108,10 +108,7 @@ class GoogleScholar(Engine):
             raise EngineBlocked("Google Scholar CAPTCHA")
         self.check_status(response)
         tree = LexborHTMLParser(text)
-        hits: list[Hit] = []
-        for block in tree.css("div.gs_r"):
-            if hit := _hit(block, len(hits) + 1, self.name):
-                hits.append(hit)
+        hits = ranked_hits(tree.css("div.gs_r"), self.name, _hit)
         if hits or _NO_RESULTS in text:
             return hits
         if any(marker in text for marker in _CAPTCHA_TEXTS):

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from websearch_mcp.engines.academic._common import (
+from websearch_mcp.engines.academic._common import names, normalize_doi
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import (
     as_dict,
     as_int,
-    names,
-    normalize_doi,
+    check_error_body,
+    http_url,
+    json_object,
     publication_date,
+    ranked_hits,
+    result_list,
 )
-from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import api_error, error_message
-from websearch_mcp.engines.web._common import http_url, json_object, result_list
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 # Only the fields the parser reads: a full work record is tens of kilobytes.
@@ -102,11 +104,7 @@ class OpenAlex(Engine):
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
         """`results[]` -> hits; the abstract is rebuilt, `oa_url` is the full-text fallback."""
-        if response.status >= 300 and (message := error_message(response, "message", "error")):
-            raise api_error(message, response)
+        check_error_body(response, "message", "error")
         self.check_status(response)
-        hits: list[Hit] = []
-        for work in result_list(json_object(response, "OpenAlex"), "results", "OpenAlex"):
-            if hit := _hit(work, len(hits) + 1, self.name):
-                hits.append(hit)
-        return hits
+        works = result_list(json_object(response, "OpenAlex"), "results", "OpenAlex")
+        return ranked_hits(works, self.name, _hit)

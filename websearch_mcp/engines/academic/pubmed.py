@@ -7,16 +7,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from websearch_mcp.engines.academic._common import (
-    as_int,
-    names,
-    normalize_doi,
-    publication_date,
-    title_text,
-)
+from websearch_mcp.engines.academic._common import author_names, normalize_doi, title_text
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import api_error
-from websearch_mcp.engines.web._common import load_json
+from websearch_mcp.engines.common import (
+    api_error,
+    as_int,
+    json_body,
+    publication_date,
+    ranked_hits,
+)
 from websearch_mcp.errors import EngineError, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -50,11 +49,14 @@ def _doi(summary: dict[str, Any]) -> str | None:
     return None
 
 
-def _hit(uid: str, summary: dict[str, Any], rank: int, engine: str) -> Hit | None:
+def _hit(entry: tuple[str, Any], rank: int, engine: str) -> Hit | None:
+    """A hit for an esummary `(uid, summary)`; summaries of unknown ids carry an `error`."""
+    uid, summary = entry
+    if not isinstance(summary, dict) or summary.get("error"):
+        return None
     title = title_text(summary.get("title"))
     if not title:
         return None
-    authors = (a.get("name") for a in summary.get("authors") or [] if isinstance(a, dict))
     return Hit(
         title=title,
         url=f"https://pubmed.ncbi.nlm.nih.gov/{uid}/",
@@ -63,7 +65,7 @@ def _hit(uid: str, summary: dict[str, Any], rank: int, engine: str) -> Hit | Non
         engine=engine,
         published=publication_date(summary.get("pubdate"))
         or publication_date(summary.get("sortpubdate")),
-        authors=names(authors),
+        authors=author_names(summary.get("authors")),
         doi=_doi(summary),
         venue=clean_text(summary.get("fulljournalname") or summary.get("source")) or None,
         citations=as_int(summary.get("pmcrefcount")),  # citing articles in PubMed Central
@@ -110,10 +112,7 @@ class PubMed(Engine):
         summarise (no ids, an error that `parse` reports, or the answer is the summary)."""
         if not 200 <= response.status < 300:
             return None
-        try:
-            data = load_json(response, "PubMed")
-        except EngineParseError:
-            return None
+        data = json_body(response)
         esearch = _esearch(data)
         if esearch is None or _error(data) or not (ids := _ids(esearch)):
             return None
@@ -134,10 +133,7 @@ class PubMed(Engine):
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
         """esummary -> hits in esearch order; an esearch without ids -> no hits."""
-        try:
-            data: Any = load_json(response, "PubMed")
-        except EngineParseError:
-            data = None
+        data = json_body(response)
         if message := _error(data):
             raise api_error(message, response)
         self.check_status(response)
@@ -150,11 +146,5 @@ class PubMed(Engine):
         result = data.get("result")
         if not isinstance(result, dict):
             raise EngineParseError("PubMed answered without an esummary 'result'")
-        hits: list[Hit] = []
-        for uid in result.get("uids") or []:
-            summary = result.get(str(uid))
-            if not isinstance(summary, dict) or summary.get("error"):
-                continue
-            if hit := _hit(str(uid), summary, len(hits) + 1, self.name):
-                hits.append(hit)
-        return hits
+        summaries = ((str(uid), result.get(str(uid))) for uid in result.get("uids") or [])
+        return ranked_hits(summaries, self.name, _hit)

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from websearch_mcp.engines.academic._common import (
+from websearch_mcp.engines.academic._common import author_names, normalize_doi
+from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.common import (
     as_dict,
     as_int,
-    names,
-    normalize_doi,
+    check_error_body,
+    http_url,
+    json_object,
+    object_list,
     publication_date,
+    ranked_hits,
 )
-from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import api_error, error_message
-from websearch_mcp.engines.web._common import http_url, json_object
-from websearch_mcp.errors import EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 FIELDS = (
@@ -50,7 +51,6 @@ def _hit(paper: dict[str, Any], rank: int, engine: str) -> Hit | None:
         url = f"https://www.semanticscholar.org/paper/{paper['paperId']}"
     if not title or not url:
         return None
-    authors = (a.get("name") for a in paper.get("authors") or [] if isinstance(a, dict))
     return Hit(
         title=title,
         url=url,
@@ -59,7 +59,7 @@ def _hit(paper: dict[str, Any], rank: int, engine: str) -> Hit | None:
         engine=engine,
         published=publication_date(paper.get("publicationDate"))
         or publication_date(paper.get("year")),
-        authors=names(authors),
+        authors=author_names(paper.get("authors")),
         doi=normalize_doi(as_dict(paper.get("externalIds")).get("DOI")),
         venue=clean_text(paper.get("venue")) or None,
         citations=as_int(paper.get("citationCount")),
@@ -104,14 +104,7 @@ class SemanticScholar(Engine):
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
         """`data[]` -> hits; an error body (`{"error": ...}`, `{"message": ...}`) -> typed error."""
-        if response.status >= 300 and (message := error_message(response, "error", "message")):
-            raise api_error(message, response)
+        check_error_body(response, "error", "message")
         self.check_status(response)
         papers = json_object(response, "Semantic Scholar").get("data", [])
-        if not isinstance(papers, list):
-            raise EngineParseError("Semantic Scholar answered with 'data' that is not a list")
-        hits: list[Hit] = []
-        for paper in papers:
-            if isinstance(paper, dict) and (hit := _hit(paper, len(hits) + 1, self.name)):
-                hits.append(hit)
-        return hits
+        return ranked_hits(object_list(papers, "Semantic Scholar", "data"), self.name, _hit)

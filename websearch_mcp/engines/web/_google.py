@@ -1,7 +1,13 @@
-"""Request parameters shared by Google and the APIs that serve Google results (Serper,
-SerpApi, Programmable Search)."""
+"""What Google and the APIs that serve Google results (Serper, SerpApi, Programmable Search)
+share: the time-range and language parameters, and the organic result's fields."""
 
 from __future__ import annotations
+
+from typing import Any
+
+from websearch_mcp.engines.base import clean_text
+from websearch_mcp.engines.common import http_url, iso_date, web_hit
+from websearch_mcp.models import Hit
 
 #: `tbs` values for a time range.
 QDR = {"day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "year": "qdr:y"}
@@ -22,3 +28,22 @@ def google_language(language: str | None) -> tuple[str | None, str | None, str |
     else:
         lr = f"lang_{lang}"
     return lang, region, lr
+
+
+def language_params(language: str | None, *, restrict: bool = False) -> dict[str, str]:
+    """`hl` (interface language) and `gl` (country) for a language tag, or `hl` and `lr` (results
+    only in that language) with `restrict`; the parts the tag does not give are left out."""
+    hl, gl, lr = google_language(language)
+    params = {"hl": hl, "lr": lr} if restrict else {"hl": hl, "gl": gl}
+    return {name: value for name, value in params.items() if value}
+
+
+def organic_hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
+    """An organic result as Serper and SerpApi relay it: `link`, `title`, `snippet`, `date`."""
+    url = http_url(item.get("link"))
+    if not url:
+        return None
+    snippet = clean_text(item.get("snippet"))
+    return web_hit(
+        url, item.get("title"), snippet, rank, engine, published=iso_date(item.get("date"))
+    )

@@ -7,15 +7,22 @@ Baidu answers automated traffic with a redirect to its security check on wappass
 from __future__ import annotations
 
 import json
-import re
 from datetime import UTC, datetime, time, timedelta
 from typing import Any, ClassVar
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import outermost
-from websearch_mcp.engines.web._common import Clock, http_url, iso_date, utc_today
+from websearch_mcp.engines.base import Engine
+from websearch_mcp.engines.common import (
+    Clock,
+    first_text,
+    http_url,
+    outermost,
+    ranked_hits,
+    split_cjk_date,
+    utc_today,
+    web_hit,
+)
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -25,8 +32,6 @@ _CHECK_SCRIPTS = ("wappass.baidu.com/static/captcha", "wappass.baidu.com/static/
 _RESULTS = "div.result, div.result-op, div.c-container"
 _SNIPPETS = (".c-abstract", "[class*='content-right']", "[class*='c-span-last']")
 _DATES = ("span.c-color-gray2", "[class*='newTimeFactor']")
-# "2023年5月12日" (year, month, day) and the separator that follows it in a snippet.
-_CJK_DATE_RE = re.compile(r"^\s*(\d{4})年(\d{1,2})月(\d{1,2})日\s*[-—·]?\s*")
 
 
 def _redirected_to_check(response: HttpResponse) -> bool:
@@ -62,24 +67,16 @@ def result_url(node: LexborNode, link: LexborNode) -> str | None:
     return http_url(link.attributes.get("href"))
 
 
-def date_and_rest(text: str) -> tuple[str | None, str]:
-    """A leading "2023年5月12日" (or ISO date) as `YYYY-MM-DD`, and the text after it."""
-    match = _CJK_DATE_RE.match(text)
-    if match:
-        try:
-            published = datetime(int(match[1]), int(match[2]), int(match[3])).date().isoformat()
-        except ValueError:
-            return None, text
-        return published, text[match.end() :]
-    return iso_date(text), text
-
-
-def _first_text(node: LexborNode, selectors: tuple[str, ...]) -> str:
-    for selector in selectors:
-        found = node.css_first(selector)
-        if found is not None and (text := clean_text(found.text())):
-            return text
-    return ""
+def _hit(node: LexborNode, rank: int, engine: str) -> Hit | None:
+    link = node.css_first("h3 a")
+    if link is None or _is_ad(node):
+        return None
+    url = result_url(node, link)
+    if not url:
+        return None
+    _, published = split_cjk_date(first_text(node, _DATES))
+    snippet, snippet_date = split_cjk_date(first_text(node, _SNIPPETS))
+    return web_hit(url, link.text(), snippet, rank, engine, published=published or snippet_date)
 
 
 class Baidu(Engine):
@@ -125,26 +122,7 @@ class Baidu(Engine):
         tree = LexborHTMLParser(text)
         if _is_check_page(tree, text):
             raise EngineBlocked("Baidu security verification (CAPTCHA) page")
-        hits: list[Hit] = []
-        for node in outermost(tree.css(_RESULTS)):
-            link = node.css_first("h3 a")
-            if link is None or _is_ad(node):
-                continue
-            url = result_url(node, link)
-            if not url:
-                continue
-            published, _ = date_and_rest(_first_text(node, _DATES))
-            snippet_date, snippet = date_and_rest(_first_text(node, _SNIPPETS))
-            hits.append(
-                Hit(
-                    title=clean_text(link.text()) or url,
-                    url=url,
-                    snippet=snippet,
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=published or snippet_date,
-                )
-            )
+        hits = ranked_hits(outermost(tree.css(_RESULTS)), self.name, _hit)
         if not hits and tree.css_first("#content_left, .nors") is None:
             # Neither results nor Baidu's "no results" notice: not a page this parser knows.
             raise EngineParseError("Baidu answered with a page that is not a results page")

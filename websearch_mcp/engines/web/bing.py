@@ -10,7 +10,14 @@ from urllib.parse import parse_qs, urlsplit
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.web._common import Clock, http_url, split_date_prefix, utc_today
+from websearch_mcp.engines.common import (
+    Clock,
+    http_url,
+    ranked_hits,
+    split_date_prefix,
+    utc_today,
+    web_hit,
+)
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -86,11 +93,7 @@ class Bing(Engine):
         if not text.strip():
             raise EngineParseError("Bing answered with an empty body")
         tree = LexborHTMLParser(text)
-        hits: list[Hit] = []
-        for node in tree.css("li.b_algo"):
-            hit = self._hit(node, len(hits) + 1)
-            if hit:
-                hits.append(hit)
+        hits = ranked_hits(tree.css("li.b_algo"), self.name, _hit)
         if hits:
             return hits
         visible = (tree.body.text() if tree.body else text).lower()
@@ -102,22 +105,16 @@ class Bing(Engine):
             return []
         raise EngineParseError("Bing answered with a page that is not a results page")
 
-    def _hit(self, node: LexborNode, rank: int) -> Hit | None:
-        link = node.css_first("h2 a")
-        if link is None:
-            return None
-        url = result_url(link.attributes.get("href"))
-        if not url:
-            return None
-        snippet, published = split_date_prefix(clean_text(_snippet_html(node)))
-        return Hit(
-            title=clean_text(link.inner_html) or url,
-            url=url,
-            snippet=snippet,
-            rank=rank,
-            engine=self.name,
-            published=published,
-        )
+
+def _hit(node: LexborNode, rank: int, engine: str) -> Hit | None:
+    link = node.css_first("h2 a")
+    if link is None:
+        return None
+    url = result_url(link.attributes.get("href"))
+    if not url:
+        return None
+    snippet, published = split_date_prefix(clean_text(_snippet_html(node)))
+    return web_hit(url, link.inner_html, snippet, rank, engine, published=published)
 
 
 def _snippet_html(node: LexborNode) -> str:

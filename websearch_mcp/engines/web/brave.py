@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.web._common import (
+from websearch_mcp.engines.common import (
     http_url,
     human_date,
     iso_date,
     json_object,
+    keyed_request,
+    ranked_hits,
     result_list,
+    web_hit,
 )
 from websearch_mcp.errors import EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
@@ -63,12 +66,8 @@ class Brave(Engine):
             params["freshness"] = _FRESHNESS[query.time_range]
         if query.language:
             params["search_lang"] = search_lang(query.language)
-        return HttpRequest(
-            "GET",
-            "/res/v1/web/search",
-            params=params,
-            headers={"X-Subscription-Token": key or "", "Accept": "application/json"},
-            secrets=(key,) if key else (),
+        return keyed_request(
+            "GET", "/res/v1/web/search", key, key_header="X-Subscription-Token", params=params
         )
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
@@ -83,25 +82,14 @@ class Brave(Engine):
             return []  # Brave leaves the `web` section out when it found nothing
         else:
             raise EngineParseError("Brave answered without a 'web' section")
-        items = result_list(section, "results", "Brave")
-        hits: list[Hit] = []
-        for item in items:
-            url = http_url(item.get("url"))
-            if not url:
-                continue
-            hits.append(
-                Hit(
-                    title=clean_text(item.get("title")) or url,
-                    url=url,
-                    snippet=clean_text(item.get("description")),
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=iso_date(item.get("page_age")) or _absolute_age(item.get("age")),
-                )
-            )
-        return hits
+        return ranked_hits(result_list(section, "results", "Brave"), self.name, _hit)
 
 
-def _absolute_age(age: Any) -> str | None:
-    """Brave's `age` when it is a calendar date ("September 6, 2019"), not "4 days ago"."""
-    return human_date(age) if isinstance(age, str) else None
+def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
+    """A result; `page_age` is ISO, `age` a calendar date ("September 6, 2019") or "4 days ago"."""
+    url = http_url(item.get("url"))
+    if not url:
+        return None
+    published = iso_date(item.get("page_age")) or human_date(item.get("age"))
+    snippet = clean_text(item.get("description"))
+    return web_hit(url, item.get("title"), snippet, rank, engine, published=published)

@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.web._common import http_url
+from websearch_mcp.engines.common import http_url, ranked_hits, web_hit
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -111,11 +111,7 @@ class DuckDuckGo(Engine):
         tree = LexborHTMLParser(text)
         if tree.css_first("form#challenge-form, .anomaly-modal__title"):
             raise EngineBlocked("CAPTCHA page (DuckDuckGo anomaly challenge)")
-        hits: list[Hit] = []
-        for node in tree.css("div.result"):
-            hit = self._hit(node, len(hits) + 1)
-            if hit:
-                hits.append(hit)
+        hits = ranked_hits(tree.css("div.result"), self.name, _hit)
         if hits:
             return hits
         if response.status == 202:
@@ -130,20 +126,16 @@ class DuckDuckGo(Engine):
             return []
         raise EngineParseError("DuckDuckGo answered with a page that is not a results page")
 
-    def _hit(self, node: LexborNode, rank: int) -> Hit | None:
-        if "result--ad" in (node.attributes.get("class") or ""):
-            return None
-        link = node.css_first("a.result__a")
-        if link is None:
-            return None
-        url = result_url(link.attributes.get("href"))
-        if not url:
-            return None
-        snippet = node.css_first(".result__snippet")
-        return Hit(
-            title=clean_text(link.inner_html) or url,
-            url=url,
-            snippet=clean_text(snippet.inner_html) if snippet else "",
-            rank=rank,
-            engine=self.name,
-        )
+
+def _hit(node: LexborNode, rank: int, engine: str) -> Hit | None:
+    if "result--ad" in (node.attributes.get("class") or ""):
+        return None
+    link = node.css_first("a.result__a")
+    if link is None:
+        return None
+    url = result_url(link.attributes.get("href"))
+    if not url:
+        return None
+    snippet = node.css_first(".result__snippet")
+    snippet_text = clean_text(snippet.inner_html) if snippet else ""
+    return web_hit(url, link.inner_html, snippet_text, rank, engine)

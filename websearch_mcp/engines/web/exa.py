@@ -6,14 +6,17 @@ from datetime import timedelta
 from typing import Any, ClassVar
 
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.web._common import (
+from websearch_mcp.engines.common import (
     Clock,
     http_url,
     iso_date,
     json_object,
+    keyed_request,
+    ranked_hits,
     result_list,
     strip_markdown,
     utc_today,
+    web_hit,
 )
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -52,34 +55,22 @@ class Exa(Engine):
         if query.time_range:
             start = self.today() - timedelta(days=_RANGE_DAYS[query.time_range])
             body["startPublishedDate"] = f"{start.isoformat()}T00:00:00.000Z"
-        return HttpRequest(
-            "POST",
-            "/search",
-            json=body,
-            headers={"x-api-key": key or "", "Accept": "application/json"},
-            secrets=(key,) if key else (),
-        )
+        return keyed_request("POST", "/search", key, key_header="x-api-key", body=body)
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
         """`results[]` -> hits; `publishedDate` (ISO) becomes `published`."""
         self.check_status(response)
         items = result_list(json_object(response, "Exa"), "results", "Exa")
-        hits: list[Hit] = []
-        for item in items:
-            url = http_url(item.get("url")) or http_url(item.get("id"))
-            if not url:
-                continue
-            hits.append(
-                Hit(
-                    title=clean_text(item.get("title")) or url,
-                    url=url,
-                    snippet=clean_text(strip_markdown(_snippet_source(item))),
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=iso_date(item.get("publishedDate")),
-                )
-            )
-        return hits
+        return ranked_hits(items, self.name, _hit)
+
+
+def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
+    url = http_url(item.get("url")) or http_url(item.get("id"))
+    if not url:
+        return None
+    snippet = clean_text(strip_markdown(_snippet_source(item)))
+    published = iso_date(item.get("publishedDate"))
+    return web_hit(url, item.get("title"), snippet, rank, engine, published=published)
 
 
 def _snippet_source(item: dict[str, Any]) -> str:

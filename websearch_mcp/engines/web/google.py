@@ -4,15 +4,22 @@ reported as blocked so the breaker backs off."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import outermost
-from websearch_mcp.engines.web._common import http_url, split_date_prefix
-from websearch_mcp.engines.web._google import QDR, google_language
+from websearch_mcp.engines.base import Engine
+from websearch_mcp.engines.common import (
+    first_text,
+    http_url,
+    outermost,
+    ranked_hits,
+    split_date_prefix,
+    web_hit,
+)
+from websearch_mcp.engines.web._google import QDR, language_params
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -51,6 +58,18 @@ def result_url(href: str | None) -> str | None:
     return url
 
 
+def _results(tree: LexborHTMLParser) -> Iterator[tuple[LexborNode, LexborNode, str]]:
+    """`(block, heading, url)` per `div.g` block whose title is a link holding an `h3`, each
+    URL once (Google nests and repeats blocks)."""
+    seen: set[str] = set()
+    for block in outermost(tree.css("div.g")):
+        found = _title_link(block)
+        url = result_url(found[0].attributes.get("href")) if found else None
+        if found and url and url not in seen:
+            seen.add(url)
+            yield block, found[1], url
+
+
 def _title_link(block: LexborNode) -> tuple[LexborNode, LexborNode] | None:
     for link in block.css("a[href]"):
         heading = link.css_first("h3")
@@ -59,12 +78,10 @@ def _title_link(block: LexborNode) -> tuple[LexborNode, LexborNode] | None:
     return None
 
 
-def _snippet(block: LexborNode) -> str:
-    for selector in _SNIPPETS:
-        found = block.css_first(selector)
-        if found is not None and (text := clean_text(found.text())):
-            return text
-    return ""
+def _hit(result: tuple[LexborNode, LexborNode, str], rank: int, engine: str) -> Hit:
+    block, heading, url = result
+    snippet, published = split_date_prefix(first_text(block, _SNIPPETS))
+    return web_hit(url, heading.text(), snippet, rank, engine, published=published)
 
 
 class Google(Engine):
@@ -89,11 +106,7 @@ class Google(Engine):
             params["start"] = (query.page - 1) * _RESULTS_PER_PAGE
         if query.time_range:
             params["tbs"] = QDR[query.time_range]
-        hl, _, lr = google_language(query.language)
-        if hl:
-            params["hl"] = hl
-        if lr:
-            params["lr"] = lr
+        params.update(language_params(query.language, restrict=True))
         return HttpRequest("GET", "/search", params=params, headers={"Accept": "text/html"})
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
@@ -103,25 +116,7 @@ class Google(Engine):
             raise EngineBlocked(reason)
         self.check_status(response)
         tree = LexborHTMLParser(text)
-        hits: list[Hit] = []
-        seen: set[str] = set()
-        for block in outermost(tree.css("div.g")):
-            found = _title_link(block)
-            url = result_url(found[0].attributes.get("href")) if found else None
-            if not found or not url or url in seen:
-                continue
-            seen.add(url)
-            snippet, published = split_date_prefix(_snippet(block))
-            hits.append(
-                Hit(
-                    title=clean_text(found[1].text()) or url,
-                    url=url,
-                    snippet=snippet,
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=published,
-                )
-            )
+        hits = ranked_hits(_results(tree), self.name, _hit)
         if hits or _NO_RESULTS in text:
             return hits
         if _CAPTCHA_TEXT in text:

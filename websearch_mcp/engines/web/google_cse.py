@@ -12,17 +12,20 @@ import re
 from typing import Any, ClassVar
 
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import api_error
-from websearch_mcp.engines.web._common import (
+from websearch_mcp.engines.common import (
+    api_error,
     http_url,
     human_date,
     iso_date,
+    json_body,
     json_object,
-    load_json,
+    object_list,
+    ranked_hits,
     split_date_prefix,
+    web_hit,
 )
-from websearch_mcp.engines.web._google import google_language
-from websearch_mcp.errors import EngineAuthError, EngineError, EngineParseError
+from websearch_mcp.engines.web._google import language_params
+from websearch_mcp.errors import EngineAuthError, EngineError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 _DATE_RESTRICT = {"day": "d1", "week": "w1", "month": "m1", "year": "y1"}
@@ -76,10 +79,7 @@ def snippet_and_date(snippet: str) -> tuple[str, str | None]:
 
 def _api_error(response: HttpResponse) -> EngineError | None:
     """Google's `{"error": {"code", "message", "status", "errors": [{"reason"}]}}`, typed."""
-    try:
-        data = load_json(response, "Programmable Search")
-    except EngineParseError:
-        return None
+    data = json_body(response)
     error = data.get("error") if isinstance(data, dict) else None
     if not error:
         return None
@@ -118,11 +118,7 @@ class GoogleCSE(Engine):
             params["start"] = (query.page - 1) * num + 1
         if query.time_range:
             params["dateRestrict"] = _DATE_RESTRICT[query.time_range]
-        hl, _, lr = google_language(query.language)
-        if hl:
-            params["hl"] = hl
-        if lr:
-            params["lr"] = lr
+        params.update(language_params(query.language, restrict=True))
         return HttpRequest("GET", "/customsearch/v1", params=params, secrets=(api_key, cx, entry))
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
@@ -131,22 +127,13 @@ class GoogleCSE(Engine):
             raise error
         self.check_status(response)
         items = json_object(response, "Programmable Search").get("items", [])
-        if not isinstance(items, list):
-            raise EngineParseError("Programmable Search answered with 'items' that is not a list")
-        hits: list[Hit] = []
-        for item in items:
-            url = http_url(item.get("link")) if isinstance(item, dict) else None
-            if not url:
-                continue
-            snippet, snippet_date = snippet_and_date(clean_text(item.get("snippet")))
-            hits.append(
-                Hit(
-                    title=clean_text(item.get("title")) or url,
-                    url=url,
-                    snippet=snippet,
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=_published(item) or snippet_date,
-                )
-            )
-        return hits
+        return ranked_hits(object_list(items, "Programmable Search", "items"), self.name, _hit)
+
+
+def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
+    url = http_url(item.get("link"))
+    if not url:
+        return None
+    snippet, snippet_date = snippet_and_date(clean_text(item.get("snippet")))
+    published = _published(item) or snippet_date
+    return web_hit(url, item.get("title"), snippet, rank, engine, published=published)

@@ -5,9 +5,17 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import api_error, error_message
-from websearch_mcp.engines.web._common import http_url, iso_date, json_object
-from websearch_mcp.errors import EngineParseError, EngineRateLimited
+from websearch_mcp.engines.common import (
+    check_error_body,
+    http_url,
+    iso_date,
+    json_object,
+    keyed_request,
+    object_list,
+    ranked_hits,
+    web_hit,
+)
+from websearch_mcp.errors import EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 
@@ -37,43 +45,22 @@ class Jina(Engine):
             body["page"] = query.page
         if query.language:
             body["hl"] = query.language.replace("_", "-").split("-")[0].lower()
-        return HttpRequest(
-            "POST",
-            "/",
-            json=body,
-            headers={
-                "Authorization": f"Bearer {key or ''}",
-                "Accept": "application/json",
-                "X-Respond-With": "no-content",
-            },
-            secrets=(key,) if key else (),
-        )
+        return keyed_request("POST", "/", key, body=body, headers={"X-Respond-With": "no-content"})
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
         """`data[]` -> hits; 402 (balance used up) -> rate-limited."""
         if response.status == 402:
             raise EngineRateLimited("HTTP 402: the Jina account's balance is used up")
-        if response.status >= 300 and (
-            message := error_message(response, "readableMessage", "message")
-        ):
-            raise api_error(message, response)
+        check_error_body(response, "readableMessage", "message")
         self.check_status(response)
-        items = json_object(response, "Jina").get("data") or []
-        if not isinstance(items, list):
-            raise EngineParseError("Jina answered with 'data' that is not a list")
-        hits: list[Hit] = []
-        for item in items:
-            url = http_url(item.get("url")) if isinstance(item, dict) else None
-            if not url:
-                continue
-            hits.append(
-                Hit(
-                    title=clean_text(item.get("title")) or url,
-                    url=url,
-                    snippet=clean_text(item.get("description") or item.get("content")),
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=iso_date(item.get("publishedTime") or item.get("date")),
-                )
-            )
-        return hits
+        items = object_list(json_object(response, "Jina").get("data") or [], "Jina", "data")
+        return ranked_hits(items, self.name, _hit)
+
+
+def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
+    url = http_url(item.get("url"))
+    if not url:
+        return None
+    snippet = clean_text(item.get("description") or item.get("content"))
+    published = iso_date(item.get("publishedTime") or item.get("date"))
+    return web_hit(url, item.get("title"), snippet, rank, engine, published=published)

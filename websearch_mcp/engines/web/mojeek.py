@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, ClassVar
 
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.web._common import Clock, http_url, utc_today
+from websearch_mcp.engines.common import Clock, http_url, ranked_hits, utc_today, web_hit
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -59,24 +59,19 @@ class Mojeek(Engine):
         self.check_status(response)
         text = response.text
         tree = LexborHTMLParser(text)
-        hits: list[Hit] = []
-        for item in tree.css("ul.results-standard > li"):
-            title = item.css_first("h2 a")
-            url = http_url((item.css_first("a.ob") or title or item).attributes.get("href"))
-            if not url:
-                continue
-            snippet = item.css_first("p.s")
-            hits.append(
-                Hit(
-                    title=(clean_text(title.text()) if title is not None else "") or url,
-                    url=url,
-                    snippet=clean_text(snippet.text()) if snippet is not None else "",
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                )
-            )
+        hits = ranked_hits(tree.css("ul.results-standard > li"), self.name, _hit)
         if hits or tree.css_first("ul.results-standard") is not None or _NO_RESULTS in text:
             return hits
         if _BLOCK_TEXT in text:
             raise EngineBlocked("Mojeek refused automated queries")
         raise EngineParseError("Mojeek answered with a page that is not a results page")
+
+
+def _hit(item: LexborNode, rank: int, engine: str) -> Hit | None:
+    title = item.css_first("h2 a")
+    url = http_url((item.css_first("a.ob") or title or item).attributes.get("href"))
+    if not url:
+        return None
+    snippet = item.css_first("p.s")
+    snippet_text = clean_text(snippet.text()) if snippet is not None else ""
+    return web_hit(url, title.text() if title is not None else None, snippet_text, rank, engine)

@@ -5,13 +5,15 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.web._common import (
+from websearch_mcp.engines.common import (
     as_float,
     http_url,
     iso_date,
     json_object,
+    ranked_hits,
     result_list,
     split_date_prefix,
+    web_hit,
 )
 from websearch_mcp.errors import EngineError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
@@ -54,22 +56,21 @@ class SearXNG(Engine):
             raise EngineError(JSON_DISABLED)
         self.check_status(response)
         items = result_list(json_object(response, "SearXNG"), "results", "SearXNG")
-        hits: list[Hit] = []
-        for item in items:
-            url = http_url(item.get("url"))
-            if not url:
-                continue
-            # Google results relayed by SearXNG keep the date in the text ("1 apr 2013 — ...").
-            snippet, printed = split_date_prefix(clean_text(item.get("content")))
-            hits.append(
-                Hit(
-                    title=clean_text(item.get("title")) or url,
-                    url=url,
-                    snippet=snippet,
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    score=as_float(item.get("score")),
-                    published=iso_date(item.get("publishedDate")) or printed,
-                )
-            )
-        return hits
+        return ranked_hits(items, self.name, _hit)
+
+
+def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
+    url = http_url(item.get("url"))
+    if not url:
+        return None
+    # Google results relayed by SearXNG keep the date in the text ("1 apr 2013 — ...").
+    snippet, printed = split_date_prefix(clean_text(item.get("content")))
+    return web_hit(
+        url,
+        item.get("title"),
+        snippet,
+        rank,
+        engine,
+        score=as_float(item.get("score")),
+        published=iso_date(item.get("publishedDate")) or printed,
+    )

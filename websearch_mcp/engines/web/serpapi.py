@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import api_error, error_message
-from websearch_mcp.engines.web._common import http_url, iso_date, json_object
-from websearch_mcp.engines.web._google import QDR, google_language
-from websearch_mcp.errors import EngineParseError
+from websearch_mcp.engines.base import Engine
+from websearch_mcp.engines.common import (
+    api_error,
+    error_message,
+    json_object,
+    object_list,
+    ranked_hits,
+)
+from websearch_mcp.engines.web._google import QDR, language_params, organic_hit
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 # SerpApi reports an empty result page as an error message, not as an empty list.
@@ -42,11 +46,7 @@ class SerpApi(Engine):
             params["start"] = (query.page - 1) * num
         if query.time_range:
             params["tbs"] = QDR[query.time_range]
-        hl, gl, _ = google_language(query.language)
-        if hl:
-            params["hl"] = hl
-        if gl:
-            params["gl"] = gl
+        params.update(language_params(query.language))
         params["api_key"] = key or ""
         return HttpRequest("GET", "/search.json", params=params, secrets=(key,) if key else ())
 
@@ -59,21 +59,5 @@ class SerpApi(Engine):
             raise api_error(message, response)
         self.check_status(response)
         organic = json_object(response, "SerpApi").get("organic_results", [])
-        if not isinstance(organic, list):
-            raise EngineParseError("SerpApi answered with 'organic_results' that is not a list")
-        hits: list[Hit] = []
-        for item in organic:
-            url = http_url(item.get("link")) if isinstance(item, dict) else None
-            if not url:
-                continue
-            hits.append(
-                Hit(
-                    title=clean_text(item.get("title")) or url,
-                    url=url,
-                    snippet=clean_text(item.get("snippet")),
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=iso_date(item.get("date")),
-                )
-            )
-        return hits
+        items = object_list(organic, "SerpApi", "organic_results")
+        return ranked_hits(items, self.name, organic_hit)

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import api_error, error_message
-from websearch_mcp.engines.web._common import http_url, iso_date, json_object
-from websearch_mcp.engines.web._google import QDR, google_language
-from websearch_mcp.errors import EngineParseError
+from websearch_mcp.engines.base import Engine
+from websearch_mcp.engines.common import (
+    check_error_body,
+    json_object,
+    keyed_request,
+    object_list,
+    ranked_hits,
+)
+from websearch_mcp.engines.web._google import QDR, language_params, organic_hit
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 
@@ -34,40 +38,12 @@ class Serper(Engine):
             body["page"] = query.page
         if query.time_range:
             body["tbs"] = QDR[query.time_range]
-        hl, gl, _ = google_language(query.language)
-        if hl:
-            body["hl"] = hl
-        if gl:
-            body["gl"] = gl
-        return HttpRequest(
-            "POST",
-            "/search",
-            json=body,
-            headers={"X-API-KEY": key or "", "Accept": "application/json"},
-            secrets=(key,) if key else (),
-        )
+        body.update(language_params(query.language))
+        return keyed_request("POST", "/search", key, key_header="X-API-KEY", body=body)
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
         """`organic[]` -> hits; a refusal's `message` ("Not enough credits") names the cause."""
-        if response.status >= 300 and (message := error_message(response, "message")):
-            raise api_error(message, response)
+        check_error_body(response, "message")
         self.check_status(response)
         organic = json_object(response, "Serper").get("organic", [])
-        if not isinstance(organic, list):
-            raise EngineParseError("Serper answered with an 'organic' that is not a list")
-        hits: list[Hit] = []
-        for item in organic:
-            url = http_url(item.get("link")) if isinstance(item, dict) else None
-            if not url:
-                continue
-            hits.append(
-                Hit(
-                    title=clean_text(item.get("title")) or url,
-                    url=url,
-                    snippet=clean_text(item.get("snippet")),
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    published=iso_date(item.get("date")),
-                )
-            )
-        return hits
+        return ranked_hits(object_list(organic, "Serper", "organic"), self.name, organic_hit)

@@ -5,13 +5,16 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.web._common import (
+from websearch_mcp.engines.common import (
     as_float,
     http_url,
     iso_date,
     json_object,
+    keyed_request,
+    ranked_hits,
     result_list,
     strip_markdown,
+    web_hit,
 )
 from websearch_mcp.errors import EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
@@ -47,13 +50,7 @@ class Tavily(Engine):
         }
         if query.time_range:
             body["time_range"] = query.time_range
-        return HttpRequest(
-            "POST",
-            "/search",
-            json=body,
-            headers={"Authorization": f"Bearer {key or ''}", "Accept": "application/json"},
-            secrets=(key,) if key else (),
-        )
+        return keyed_request("POST", "/search", key, body=body)
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
         """`results[]` -> hits with Tavily's score; `content` is the snippet."""
@@ -61,20 +58,19 @@ class Tavily(Engine):
             raise EngineRateLimited(f"HTTP {response.status}: Tavily usage limit reached")
         self.check_status(response)
         items = result_list(json_object(response, "Tavily"), "results", "Tavily")
-        hits: list[Hit] = []
-        for item in items:
-            url = http_url(item.get("url"))
-            if not url:
-                continue
-            hits.append(
-                Hit(
-                    title=clean_text(item.get("title")) or url,
-                    url=url,
-                    snippet=clean_text(strip_markdown(str(item.get("content") or ""))),
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                    score=as_float(item.get("score")),
-                    published=iso_date(item.get("published_date")),
-                )
-            )
-        return hits
+        return ranked_hits(items, self.name, _hit)
+
+
+def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
+    url = http_url(item.get("url"))
+    if not url:
+        return None
+    return web_hit(
+        url,
+        item.get("title"),
+        clean_text(strip_markdown(str(item.get("content") or ""))),
+        rank,
+        engine,
+        score=as_float(item.get("score")),
+        published=iso_date(item.get("published_date")),
+    )

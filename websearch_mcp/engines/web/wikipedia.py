@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from functools import partial
+from typing import Any, ClassVar
 from urllib.parse import quote, urlsplit
 
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.web._common import json_object, result_list
+from websearch_mcp.engines.common import json_object, ranked_hits, result_list
 from websearch_mcp.errors import EngineError, EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -59,22 +60,21 @@ class Wikipedia(Engine):
                 raise EngineRateLimited("MediaWiki API error: ratelimited")
             raise EngineError(f"MediaWiki API error: {code}")
         items = result_list(data.get("query"), "search", "Wikipedia")
-        origin = _article_origin(response.url)
-        hits: list[Hit] = []
-        for item in items:
-            title = item.get("title")
-            if not isinstance(title, str) or not title.strip():
-                continue
-            hits.append(
-                Hit(
-                    title=clean_text(title),
-                    url=article_url(title, origin),
-                    snippet=clean_text(item.get("snippet")),
-                    rank=len(hits) + 1,
-                    engine=self.name,
-                )
-            )
-        return hits
+        hit = partial(_hit, origin=_article_origin(response.url))
+        return ranked_hits(items, self.name, hit)
+
+
+def _hit(item: dict[str, Any], rank: int, engine: str, origin: str) -> Hit | None:
+    title = item.get("title")
+    if not isinstance(title, str) or not title.strip():
+        return None
+    return Hit(
+        title=clean_text(title),
+        url=article_url(title, origin),
+        snippet=clean_text(item.get("snippet")),
+        rank=rank,
+        engine=engine,
+    )
 
 
 def article_url(title: str, origin: str = Wikipedia.base_url) -> str:

@@ -1,0 +1,526 @@
+"""Latency and throughput of the real service under load, from one run.
+
+    python -m bench.latency            # the full run: a few minutes on 2 cores
+    python -m bench.latency --quick    # under a minute, same phases with fewer requests
+
+Three processes: the fake engines (eight, real wire formats, each with a fixed delay of 50 to
+400 ms; `bench.latency_server engines`), the service exactly as `websearch-mcp serve` runs it
+with a SQLite cache in a fresh directory (`bench.latency_server service`), and this one, which
+sends MCP `tools/call` requests over raw keep-alive HTTP/1.1 connections (`bench.loadgen`).
+
+Phases, in order: `web_search` with a new query every time (all cache misses) at concurrency 1,
+16 and 64; the same tool again on queries answered before (cache hits); the benchmark's `noop`
+tool (the MCP floor); `GET /healthz` (the HTTP floor). The server's resident memory is sampled
+all along. Fusion alone (`rank()` on 8 engines x 20 results) is timed in this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bench.loadgen import Check, Run, get, post, run_load, tool_call
+from bench.synthetic import query_text, results_for
+from tests.fake_engines import base_urls, render
+from websearch_mcp.config import SearchSettings
+from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.models import HttpResponse, Query
+from websearch_mcp.ranking.pipeline import rank
+
+#: Each engine's fixed answer delay, in seconds: eight engines from 50 to 400 ms.
+DELAYS: dict[str, float] = {
+    "wikipedia": 0.05,
+    "searxng": 0.10,
+    "duckduckgo": 0.15,
+    "bing": 0.20,
+    "brave": 0.25,
+    "exa": 0.30,
+    "serper": 0.35,
+    "tavily": 0.40,
+}
+SLOWEST = max(DELAYS.values())
+KEYED = ("tavily", "brave", "exa", "serper")
+HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How many requests each phase sends."""
+
+    c1: int
+    c16: int
+    c64: int
+    throughput: int  # per throughput phase (cache hits, noop, healthz)
+    throughput_concurrency: int
+    fusion: int  # rank() calls timed
+
+
+FULL = Plan(c1=100, c16=800, c64=3200, throughput=10_000, throughput_concurrency=16, fusion=300)
+QUICK = Plan(c1=15, c16=160, c64=320, throughput=1500, throughput_concurrency=16, fusion=60)
+
+
+# --- processes ------------------------------------------------------------------------------
+
+
+class Child:
+    """A server process started with `python -m bench.latency_server ...`; its port, its /proc."""
+
+    def __init__(self, args: Sequence[str], log: Path) -> None:
+        self.log = log
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.latency_server", *args],
+            stdout=subprocess.PIPE,
+            stderr=log.open("wb"),
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline().split()
+        if not line or line[0] != "port":
+            self.stop()
+            raise RuntimeError(f"server did not start; see {log}:\n{log.read_text()[-2000:]}")
+        self.port = int(line[1])
+        self.info = dict(zip(line[2::2], line[3::2], strict=True))
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the process so far."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def memory(self) -> tuple[float, float]:
+        """Resident set size now and its peak (VmHWM), in MiB."""
+        values = {}
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            name, _, rest = line.partition(":")
+            if name in ("VmRSS", "VmHWM"):
+                values[name] = int(rest.split()[0]) / 1024
+        return values["VmRSS"], values["VmHWM"]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def service_config(engines_url: str, cache_path: Path, log_level: str) -> dict[str, Any]:
+    """The eight engines on the fake server, a fresh SQLite cache, no per-client rate limit."""
+    urls = base_urls(engines_url)
+    engines: dict[str, Any] = {name: {"enabled": False} for name in ENGINES}
+    for name in DELAYS:
+        engines[name] = {"enabled": True, "base_url": urls[name]}
+        if name in KEYED:
+            engines[name]["api_keys"] = [f"bench-{name}-key"]
+    return {
+        "server": {
+            "host": HOST,
+            "port": 8338,
+            "rate_limit_per_minute": 0,
+            "max_concurrent_requests": 256,
+            "max_concurrent_per_client": 256,
+            "log_level": log_level,
+        },
+        "search": {"deadline_seconds": 5},
+        "cache": {"backend": "sqlite", "path": str(cache_path)},
+        "engines": engines,
+    }
+
+
+# --- measuring ------------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in [0, 1]) of unsorted values."""
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1))]
+
+
+@dataclass(slots=True)
+class Phase:
+    """One load phase: the load generator's run, and the server's CPU time over it."""
+
+    name: str
+    concurrency: int
+    run: Run
+    server_cpu: float
+    engines_cpu: float
+
+    def row(self) -> dict[str, Any]:
+        lat = [x * 1000 for x in self.run.latencies]
+        n = max(1, self.run.completed)
+        return {
+            "phase": self.name,
+            "concurrency": self.concurrency,
+            "requests": self.run.completed,
+            "failures": self.run.failures,
+            "checks": dict(self.run.checks),
+            "throughput_rps": round(self.run.throughput, 1),
+            "p50_ms": round(percentile(lat, 0.50), 2),
+            "p95_ms": round(percentile(lat, 0.95), 2),
+            "p99_ms": round(percentile(lat, 0.99), 2),
+            "server_cpu_ms_per_request": round(self.server_cpu * 1000 / n, 3),
+            "server_cpu_share": round(self.server_cpu / self.run.elapsed, 2),
+            "engines_cpu_share": round(self.engines_cpu / self.run.elapsed, 2),
+            "client_cpu_share": round(self.run.client_cpu / self.run.elapsed, 2),
+        }
+
+
+@dataclass(slots=True)
+class Memory:
+    """RSS samples of the server: (requests answered so far, MiB)."""
+
+    samples: list[tuple[int, float]] = field(default_factory=list)
+    peak: float = 0.0
+
+    def slope_per_1000(self) -> float:
+        """Least-squares RSS growth in MiB per 1,000 requests over the second half of the run."""
+        half = self.samples[len(self.samples) // 2 :]
+        if len(half) < 2 or half[-1][0] == half[0][0]:
+            return 0.0
+        xs = [n / 1000 for n, _ in half]
+        ys = [mib for _, mib in half]
+        mx, my = statistics.fmean(xs), statistics.fmean(ys)
+        den = sum((x - mx) ** 2 for x in xs)
+        return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else 0.0
+
+
+def search_check(status: int, body: bytes) -> str | None:
+    """Label a `web_search` answer: failed, partial (an engine missing), cached, or None."""
+    if status != 200 or b'"isError":true' in body:
+        return "failed"
+    if b'"partial":true' in body:
+        return "partial"
+    if b'"cached":true' in body:
+        return "cached"
+    return None
+
+
+def tool_check(status: int, body: bytes) -> str | None:
+    return "failed" if status != 200 or b'"isError":true' in body else None
+
+
+class Bench:
+    """One benchmark run against started processes."""
+
+    def __init__(self, service: Child, engines: Child, plan: Plan) -> None:
+        self.service = service
+        self.engines = engines
+        self.plan = plan
+        self.host = f"{HOST}:{service.port}"
+        self.done = 0
+        self.memory = Memory()
+        self.phases: list[Phase] = []
+
+    def _count(self) -> None:
+        self.done += 1
+
+    def search_request(self, text: str) -> bytes:
+        return post(self.host, "/mcp", tool_call("web_search", {"query": text}))
+
+    async def phase(
+        self,
+        name: str,
+        make: Callable[[int], bytes],
+        count: int,
+        concurrency: int,
+        check: Check | None,
+    ) -> Phase:
+        server_cpu, engines_cpu = self.service.cpu_seconds(), self.engines.cpu_seconds()
+        run = await run_load(
+            HOST,
+            self.service.port,
+            make,
+            count=count,
+            concurrency=concurrency,
+            check=check,
+            on_done=self._count,
+        )
+        phase = Phase(
+            name,
+            concurrency,
+            run,
+            self.service.cpu_seconds() - server_cpu,
+            self.engines.cpu_seconds() - engines_cpu,
+        )
+        self.phases.append(phase)
+        row = phase.row()
+        print(
+            f"  {name:<22} c={concurrency:<3} n={row['requests']:<6} "
+            f"{row['throughput_rps']:>8.1f} req/s  p50 {row['p50_ms']:>8.2f} ms  "
+            f"p99 {row['p99_ms']:>8.2f} ms  server {row['server_cpu_ms_per_request']:.2f} "
+            f"CPU-ms/req  {row['checks'] or ''}",
+            flush=True,
+        )
+        return phase
+
+    async def sample_memory(self) -> None:
+        while True:
+            rss, peak = self.service.memory()
+            self.memory.samples.append((self.done, rss))
+            self.memory.peak = peak
+            await asyncio.sleep(0.25)
+
+    async def run(self) -> None:
+        plan = self.plan
+        sampler = asyncio.create_task(self.sample_memory())
+        try:
+            # Warm up: connections to every engine, the cache file, the tokeniser's caches.
+            await self.phase(
+                "warm-up",
+                lambda i: self.search_request(query_text(i, "warm")),
+                32,
+                8,
+                search_check,
+            )
+            self.phases.clear()
+            for label, count, concurrency in (
+                ("miss c=1", plan.c1, 1),
+                ("miss c=16", plan.c16, 16),
+                ("miss c=64", plan.c64, 64),
+            ):
+                await self.phase(
+                    label,
+                    lambda i, run=label: self.search_request(query_text(i, run)),
+                    count,
+                    concurrency,
+                    search_check,
+                )
+            # Cache hits: the queries the c=64 phase answered (and so stored), round and round.
+            known = min(plan.c64, 500)
+            await self.phase(
+                "cache hit",
+                lambda i: self.search_request(query_text(i % known, "miss c=64")),
+                plan.throughput,
+                plan.throughput_concurrency,
+                search_check,
+            )
+            noop = post(self.host, "/mcp", tool_call("noop", {}))
+            await self.phase(
+                "noop tool (MCP floor)",
+                lambda i: noop,
+                plan.throughput,
+                plan.throughput_concurrency,
+                tool_check,
+            )
+            healthz = get(self.host, "/healthz")
+            await self.phase(
+                "GET /healthz",
+                lambda i: healthz,
+                plan.throughput,
+                plan.throughput_concurrency,
+                None,
+            )
+        finally:
+            sampler.cancel()
+        rss, peak = self.service.memory()
+        self.memory.samples.append((self.done, rss))
+        self.memory.peak = peak
+
+
+# --- fusion alone ---------------------------------------------------------------------------
+
+
+def fusion_times(count: int) -> tuple[list[float], list[float]]:
+    """Milliseconds per `rank()` call on 8 engines x 20 results (each query new), and per
+    parse of the eight answers, both in this process."""
+    search = SearchSettings()
+    weights = dict.fromkeys(DELAYS, 1.0)
+    parsers = {name: ENGINES[name]() for name in DELAYS}
+    fuse_ms: list[float] = []
+    parse_ms: list[float] = []
+    warm = 20
+    for i in range(count + warm):
+        text = query_text(i, "fusion")
+        query = Query(text=text)
+        bodies = {name: render(name, results_for(name, text), text) for name in DELAYS}
+        started = time.perf_counter()
+        lists = {
+            name: parsers[name].parse(
+                HttpResponse(status=200, headers={"content-type": ctype}, content=body, url=""),
+                query,
+            )
+            for name, (body, ctype) in bodies.items()
+        }
+        parsed = time.perf_counter()
+        rank(lists, query, search, weights=weights, now=datetime.now(UTC))
+        fused = time.perf_counter()
+        if i >= warm:
+            parse_ms.append((parsed - started) * 1000)
+            fuse_ms.append((fused - parsed) * 1000)
+    return fuse_ms, parse_ms
+
+
+# --- report ---------------------------------------------------------------------------------
+
+
+def machine() -> dict[str, str]:
+    model = "unknown"
+    with open("/proc/cpuinfo") as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {
+        "nproc": str(os.cpu_count()),
+        "cpu": model,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+def report(bench: Bench, fuse_ms: list[float], parse_ms: list[float]) -> dict[str, Any]:
+    rows = [p.row() for p in bench.phases]
+    by_name = {r["phase"]: r for r in rows}
+    for row in rows:
+        if row["phase"].startswith("miss"):
+            for q in ("p50", "p95", "p99"):
+                row[f"{q}_overhead_ms"] = round(row[f"{q}_ms"] - SLOWEST * 1000, 2)
+    hit, noop = by_name["cache hit"], by_name["noop tool (MCP floor)"]
+    memory = bench.memory
+    return {
+        "machine": machine(),
+        "server": bench.service.info,
+        "delays_ms": {k: int(v * 1000) for k, v in DELAYS.items()},
+        "phases": rows,
+        "cache_hit_vs_noop": round(hit["throughput_rps"] / noop["throughput_rps"], 3),
+        "requests_total": bench.done,
+        "rss_mib_final": round(memory.samples[-1][1], 1),
+        "rss_mib_peak": round(memory.peak, 1),
+        "rss_slope_mib_per_1000": round(memory.slope_per_1000(), 3),
+        "rss_samples": [
+            (n, round(mib, 1)) for n, mib in memory.samples[:: max(1, len(memory.samples) // 24)]
+        ],
+        "fusion_ms": {
+            "p50": round(percentile(fuse_ms, 0.5), 3),
+            "p95": round(percentile(fuse_ms, 0.95), 3),
+        },
+        "parse_ms": {
+            "p50": round(percentile(parse_ms, 0.5), 3),
+            "p95": round(percentile(parse_ms, 0.95), 3),
+        },
+    }
+
+
+def markdown(data: dict[str, Any], command: str) -> str:
+    """The figures as Markdown tables (for BENCHMARKS.md)."""
+    m = data["machine"]
+    lines = [
+        f"Machine: {m['nproc']} cores ({m['cpu']}), Python {m['python']}, {m['platform']}; "
+        f"uvicorn with {data['server'].get('loop', '?')} and {data['server'].get('http', '?')}. "
+        f"Command: `{command}`.",
+        "",
+        "| phase | c | requests | req/s | p50 ms | p95 ms | p99 ms | overhead p50 / p95 / p99 ms"
+        " | server CPU ms/req | CPU: server / engines / load gen |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in data["phases"]:
+        overhead = (
+            f"{r['p50_overhead_ms']:.1f} / {r['p95_overhead_ms']:.1f} / {r['p99_overhead_ms']:.1f}"
+            if "p50_overhead_ms" in r
+            else ""
+        )
+        failures = f" ({r['failures']} failed)" if r["failures"] else ""
+        lines.append(
+            f"| {r['phase']} | {r['concurrency']} | {r['requests']}{failures} | "
+            f"{r['throughput_rps']:.0f} | {r['p50_ms']:.1f} | {r['p95_ms']:.1f} | "
+            f"{r['p99_ms']:.1f} | {overhead} | {r['server_cpu_ms_per_request']:.2f} | "
+            f"{r['server_cpu_share']:.0%} / {r['engines_cpu_share']:.0%} / "
+            f"{r['client_cpu_share']:.0%} |"
+        )
+    samples = ", ".join(f"{n}: {mib:.0f}" for n, mib in data["rss_samples"])
+    lines += [
+        "",
+        "| figure | value |",
+        "|---|---|",
+        f"| cache-hit throughput / noop-tool throughput | {data['cache_hit_vs_noop']:.0%} |",
+        f"| fusion, `rank()` on 8 x 20 results, p50 / p95 | {data['fusion_ms']['p50']:.2f} / "
+        f"{data['fusion_ms']['p95']:.2f} ms |",
+        f"| parsing the 8 answers (5 JSON, 2 HTML, 1 MediaWiki), p50 / p95 | "
+        f"{data['parse_ms']['p50']:.2f} / {data['parse_ms']['p95']:.2f} ms |",
+        f"| server RSS after {data['requests_total']} requests / peak (VmHWM) | "
+        f"{data['rss_mib_final']:.0f} / {data['rss_mib_peak']:.0f} MiB |",
+        f"| RSS trend over the second half | {data['rss_slope_mib_per_1000']:+.2f} MiB per 1,000"
+        " requests |",
+        f"| RSS samples (requests: MiB) | {samples} |",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+async def _main(plan: Plan, log_level: str, workdir: Path) -> dict[str, Any]:
+    print("fusion: timing rank() on 8 x 20 results ...", flush=True)
+    fuse_ms, parse_ms = fusion_times(plan.fusion)
+    engines = Child(["engines", "--delays", json.dumps(DELAYS)], workdir / "engines.log")
+    service: Child | None = None
+    try:
+        config = service_config(
+            f"http://{HOST}:{engines.port}", workdir / "cache.sqlite3", log_level
+        )
+        config_path = workdir / "websearch-mcp.yaml"
+        config_path.write_text(yaml.safe_dump(config))
+        service = Child(["service", "--config", str(config_path)], workdir / "service.log")
+        print(f"service pid {service.pid} on port {service.port} {service.info}", flush=True)
+        bench = Bench(service, engines, plan)
+        await bench.run()
+        return report(bench, fuse_ms, parse_ms)
+    finally:
+        if service is not None:
+            service.stop()
+        engines.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.latency", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer requests (under a minute)")
+    parser.add_argument("--c1", type=int, help="cache-miss requests at concurrency 1")
+    parser.add_argument("--c16", type=int, help="cache-miss requests at concurrency 16")
+    parser.add_argument("--c64", type=int, help="cache-miss requests at concurrency 64")
+    parser.add_argument("--throughput", type=int, help="requests per throughput phase")
+    parser.add_argument("--log-level", default="warning", help="the service's log level")
+    parser.add_argument("--json", type=Path, help="write every figure as JSON here")
+    parser.add_argument("--markdown", type=Path, help="write the Markdown tables here")
+    ns = parser.parse_args(argv)
+    plan = QUICK if ns.quick else FULL
+    overrides = {
+        k: v
+        for k, v in {"c1": ns.c1, "c16": ns.c16, "c64": ns.c64, "throughput": ns.throughput}.items()
+        if v is not None
+    }
+    plan = dataclasses.replace(plan, **overrides)
+    with tempfile.TemporaryDirectory(prefix="websearch-bench-") as tmp:
+        data = asyncio.run(_main(plan, ns.log_level, Path(tmp)))
+    command = " ".join(["python -m bench.latency", *(sys.argv[1:] if argv is None else argv)])
+    text = markdown(data, command)
+    print()
+    print(text)
+    if ns.json:
+        ns.json.write_text(json.dumps(data, indent=2))
+    if ns.markdown:
+        ns.markdown.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""A fake OpenAI-compatible chat completions server on 127.0.0.1 for the summary tests.
+
+`FakeLLM.app` serves `POST /v1/chat/completions`: with `stream: true` server-sent `data:` events
+ending in `[DONE]`, otherwise one JSON completion. What each kind of request does is set per
+kind (`stream_mode`, `plain_mode`): answer (`ok`), drop the connection after the first chunks
+(`break`), end the stream cleanly but early, without `[DONE]` (`cut`), answer 500 (`fail`), refuse the key (`refuse`), or not answer until `release()` (`hang`). Every
+request is kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+Mode = Literal["ok", "break", "cut", "fail", "refuse", "hang"]
+
+STREAMED = "asyncio runs coroutines on an event loop [1]. A tutorial walks through tasks [2]."
+PLAIN = "From the plain completion: asyncio is the standard library for async I/O [1][3]."
+
+
+@dataclass
+class FakeLLM:
+    """The fake server's behaviour and what it was sent."""
+
+    stream_mode: Mode = "ok"
+    plain_mode: Mode = "ok"
+    #: Quoted in error answers, as some servers quote what they were sent.
+    echo: str = ""
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    released: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def app(self) -> Starlette:
+        return Starlette(routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])])
+
+    def release(self) -> None:
+        """End hanging requests."""
+        self.released.set()
+
+    def count(self, *, stream: bool) -> int:
+        return sum(1 for body in self.requests if bool(body.get("stream")) is stream)
+
+    async def _complete(self, request: Request) -> Response:
+        body = await request.json()
+        self.requests.append(body)
+        self.headers.append(dict(request.headers))
+        stream = bool(body.get("stream"))
+        mode = self.stream_mode if stream else self.plain_mode
+        if mode == "hang":
+            # Until the test ends (`release`), so that the server can stop at once.
+            end = time.monotonic() + 60
+            while not self.released.is_set() and time.monotonic() < end:
+                await asyncio.sleep(0.05)
+        if mode == "fail":
+            message = f"the model crashed {self.echo}".strip()
+            return JSONResponse({"error": {"message": message}}, status_code=500)
+        if mode == "refuse":
+            message = f"Incorrect API key provided: {self.echo}"
+            return JSONResponse({"error": {"message": message}}, status_code=401)
+        if not stream:
+            return JSONResponse(
+                {
+                    "id": "chatcmpl-plain",
+                    "object": "chat.completion",
+                    "model": body["model"],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": PLAIN},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                }
+            )
+        return StreamingResponse(_events(body["model"], mode), media_type="text/event-stream")
+
+
+def _chunk(model: str, delta: dict[str, Any], finish: str | None = None) -> str:
+    event = {
+        "id": "chatcmpl-stream",
+        "object": "chat.completion.chunk",
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return f"data: {json.dumps(event)}\n\n"
+
+
+async def _events(model: str, mode: Mode) -> AsyncIterator[str]:
+    yield _chunk(model, {"role": "assistant", "content": ""})
+    words = STREAMED.split(" ")
+    for i, word in enumerate(words):
+        if mode == "break" and i == 3:
+            # Raising inside the body makes the server drop the connection mid-response.
+            raise RuntimeError("the fake model broke off")
+        if mode == "cut" and i == 3:
+            return
+        yield _chunk(model, {"content": word if i == 0 else f" {word}"})
+        await asyncio.sleep(0.005)
+    yield _chunk(model, {}, finish="stop")
+    yield "data: [DONE]\n\n"
