@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import math
 import os
 import platform
 import shutil
@@ -70,7 +71,7 @@ QUICK = Plan(misses=15, hits=250, throughput=1500, entries=500, object_gets=5000
 def percentile(values: Sequence[float], q: float) -> float:
     """Nearest-rank percentile (q in [0, 1])."""
     ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, round(q * len(ordered) + 0.5) - 1))]
+    return ordered[max(0, min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1))]
 
 
 @dataclass(slots=True)
@@ -106,16 +107,18 @@ class Row:
 
 
 class Process:
-    """A child process whose log goes to a file; stopped with SIGTERM, then SIGKILL."""
+    """A child process whose output goes to a log file (stdout to a pipe with `pipe`, for a
+    first line to read); stopped with SIGTERM, then SIGKILL."""
 
     def __init__(self, args: Sequence[str], log: Path, *, pipe: bool = False) -> None:
         self.log = log
-        self.proc = subprocess.Popen(
-            list(args),
-            stdout=subprocess.PIPE if pipe else log.open("wb"),
-            stderr=log.open("ab"),
-            text=pipe,
-        )
+        with log.open("wb") as out:
+            self.proc = subprocess.Popen(
+                list(args),
+                stdout=subprocess.PIPE if pipe else out,
+                stderr=out,
+                text=pipe,
+            )
 
     def stop(self) -> None:
         if self.proc.poll() is None:

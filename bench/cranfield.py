@@ -25,13 +25,18 @@ SHARED_ENV = "WEBSEARCH_MCP_SHARED"
 _FIELD = re.compile(r"^\.([A-Z])(?:\s+(\S+))?\s*$")
 _WORD = re.compile(r"[a-z0-9]+")
 STOP_WORDS = frozenset(
-    """a about above after again against all also an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having here how i if in into is it its itself more most no nor not of
-    off on once only or other our out over own same so some such than that the their them then
-    there these they this those through to too under until up very was we were what when where
-    which while who whom why will with would""".split()
-)
+    {
+        "a", "about", "above", "after", "again", "against", "all", "also", "an", "and", "any",
+        "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
+        "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few",
+        "for", "from", "further", "had", "has", "have", "having", "here", "how", "i", "if", "in",
+        "into", "is", "it", "its", "itself", "more", "most", "no", "nor", "not", "of", "off", "on",
+        "once", "only", "or", "other", "our", "out", "over", "own", "same", "so", "some", "such",
+        "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those",
+        "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when",
+        "where", "which", "while", "who", "whom", "why", "will", "with", "would"
+    }
+)  # fmt: skip
 
 
 def default_eval_dir() -> Path:

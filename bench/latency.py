@@ -167,6 +167,7 @@ class Phase:
     run: Run
     server_cpu: float
     engines_cpu: float
+    miss: MissCheck | None = None
 
     def row(self) -> dict[str, Any]:
         lat = [x * 1000 for x in self.run.latencies]
@@ -185,6 +186,14 @@ class Phase:
             "server_cpu_share": round(self.server_cpu / self.run.elapsed, 2),
             "engines_cpu_share": round(self.engines_cpu / self.run.elapsed, 2),
             "client_cpu_share": round(self.run.client_cpu / self.run.elapsed, 2),
+            **(self._service_timings() if self.miss and self.miss.took_ms else {}),
+        }
+
+    def _service_timings(self) -> dict[str, float]:
+        assert self.miss is not None
+        return {
+            "slowest_engine_p50_ms": percentile(self.miss.slowest_ms, 0.5),
+            "took_p50_ms": percentile(self.miss.took_ms, 0.5),
         }
 
 
@@ -222,6 +231,23 @@ def tool_check(status: int, body: bytes) -> str | None:
     return "failed" if status != 200 or b'"isError":true' in body else None
 
 
+class MissCheck:
+    """`search_check`, keeping the service's own timings of each fresh answer: how long its
+    slowest engine took as the service saw it, and `took_ms` (fan-out and fusion)."""
+
+    def __init__(self) -> None:
+        self.slowest_ms: list[float] = []
+        self.took_ms: list[float] = []
+
+    def __call__(self, status: int, body: bytes) -> str | None:
+        label = search_check(status, body)
+        if label != "failed":
+            answer = json.loads(body)["result"]["structuredContent"]
+            self.slowest_ms.append(max(e.get("latency_ms") or 0 for e in answer["engines"]))
+            self.took_ms.append(answer.get("took_ms", 0))
+        return label
+
+
 class Bench:
     """One benchmark run against started processes."""
 
@@ -248,6 +274,7 @@ class Bench:
         concurrency: int,
         check: Check | None,
     ) -> Phase:
+        """Run one phase and print its line."""
         server_cpu, engines_cpu = self.service.cpu_seconds(), self.engines.cpu_seconds()
         run = await run_load(
             HOST,
@@ -264,6 +291,7 @@ class Bench:
             run,
             self.service.cpu_seconds() - server_cpu,
             self.engines.cpu_seconds() - engines_cpu,
+            check if isinstance(check, MissCheck) else None,
         )
         self.phases.append(phase)
         row = phase.row()
@@ -271,7 +299,13 @@ class Bench:
             f"  {name:<22} c={concurrency:<3} n={row['requests']:<6} "
             f"{row['throughput_rps']:>8.1f} req/s  p50 {row['p50_ms']:>8.2f} ms  "
             f"p99 {row['p99_ms']:>8.2f} ms  server {row['server_cpu_ms_per_request']:.2f} "
-            f"CPU-ms/req  {row['checks'] or ''}",
+            f"CPU-ms/req  {row['checks'] or ''}"
+            + (
+                f" slowest engine {row['slowest_engine_p50_ms']:.0f} ms, took"
+                f" {row['took_p50_ms']:.0f} ms (p50, as the service saw them)"
+                if "took_p50_ms" in row
+                else ""
+            ),
             flush=True,
         )
         return phase
@@ -306,7 +340,7 @@ class Bench:
                     lambda i, run=label: self.search_request(query_text(i, run)),
                     count,
                     concurrency,
-                    search_check,
+                    MissCheck(),
                 )
             # Cache hits: the queries the c=64 phase answered (and so stored), round and round.
             known = min(plan.c64, 500)

@@ -86,6 +86,10 @@ WHAT_IF: dict[str, dict[str, Any]] = {
         "mmr": {"enabled": False},
         "relevance_threshold": 0,
     },
+    "earlier defaults (alignment 1.0, phrase 0.2, MMR lambda 0.85)": {
+        "ranking": {"alignment_weight": 1.0, "phrase_weight": 0.2},
+        "mmr": {"lambda": 0.85},
+    },
     "rrf_k = 10 instead of 60": {"rrf_k": 10},
 }
 ABLATION_CONCURRENCY = 2  # clients side by side in ablation runs (latency is not measured)
@@ -274,9 +278,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         ablations: dict[str, dict[str, float]] = {}
         if args.ablate:
             for label, change in {**ABLATIONS, **WHAT_IF}.items():
-                answered = run_service(
-                    engines_url, queries, _merge(overrides, change), ABLATION_CONCURRENCY
-                )
+                changed = _merge(overrides, change)
+                if service_settings(engines_url, changed).search == search:
+                    label += " (already off)"
+                answered = run_service(engines_url, queries, changed, ABLATION_CONCURRENCY)
                 run = ranked_run({q: a.docs for q, a in answered.items()}, label)
                 ablations[label] = means(evaluate(qrels, run))
 
@@ -304,16 +309,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(
         f"end to end, web_search over MCP (one client, fake engines on 127.0.0.1): median "
-        f"{statistics.median(latencies) * 1000:.1f} ms, p95 {percentile(latencies, 0.95) * 1000:.1f}"
-        f" ms per query"
+        f"{statistics.median(latencies) * 1000:.1f} ms, "
+        f"p95 {percentile(latencies, 0.95) * 1000:.1f} ms per query"
     )
     print(f"in-process rank() gives the service's list for {same}/{len(queries)} queries")
     for metric in ("ndcg@10", "mrr@10"):
+        if service_scores[metric] == rrf_scores[metric]:
+            print(f"service vs plain RRF, {metric}: the same for every query")
+            continue
         test = ttest_rel(service_scores[metric], rrf_scores[metric])
         print(f"service vs plain RRF, {metric}: paired t-test p = {test.pvalue:.3f}")
     if ablations:
         base = means(service_scores)
-        print("\n| switched off | nDCG@10 | delta | MRR@10 | delta | Recall@10 | delta |")
+        print("\n| variant | nDCG@10 | delta | MRR@10 | delta | Recall@10 | delta |")
         print("|---|---:|---:|---:|---:|---:|---:|")
         for label, values in ablations.items():
             cells = " | ".join(f"{values[m]:.4f} | {values[m] - base[m]:+.4f}" for m in METRICS)

@@ -3,8 +3,8 @@
 `FakeLLM.app` serves `POST /v1/chat/completions`: with `stream: true` server-sent `data:` events
 ending in `[DONE]`, otherwise one JSON completion. What each kind of request does is set per
 kind (`stream_mode`, `plain_mode`): answer (`ok`), drop the connection after the first chunks
-(`break`), end the stream cleanly but early, without `[DONE]` (`cut`), answer 500 (`fail`), refuse the key (`refuse`), or not answer until `release()` (`hang`). Every
-request is kept.
+(`break`), end the stream cleanly but early, without `[DONE]` (`cut`), answer 500 (`fail`),
+refuse the key (`refuse`), or not answer until `release()` (`hang`). Every request is kept.
 """
 
 from __future__ import annotations

@@ -172,8 +172,8 @@ def test_different_arguments_miss_and_are_kept_apart(fake: FakeEngines, server: 
 def test_a_config_change_misses_and_the_same_config_hits(
     fake: FakeEngines, engines_url: str, cache_path: Path
 ) -> None:
-    heavier = {"engines": {"tavily": {"api_keys": [KEY_A], "weight": 2.0}}}
-    heavier["engines"]["tavily"]["base_url"] = base_urls(engines_url)["tavily"]
+    tavily = {"api_keys": [KEY_A], "base_url": base_urls(engines_url)["tavily"], "weight": 2.0}
+    heavier = {"engines": {"tavily": tavily}}
     with serve(make_settings(engines_url, cache_path)) as url:
         assert search(url)["cached"] is False
     with serve(make_settings(engines_url, cache_path, **heavier)) as url:

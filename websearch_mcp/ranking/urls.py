@@ -30,6 +30,10 @@ _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _PATH_SAFE = "/%:@!$&'()*+,;=-._~"
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9/:@!$&'()*+,;=\-._~]*")  # nothing to quote or decode
+# Most URLs engines return: lower-case host, no port, user info, query or fragment, and a path
+# with nothing to quote or decode. Their key needs no parsing (same result, a fraction of the
+# time: merging every engine's list canonicalises each URL once).
+_SIMPLE_URL = re.compile(r"https?://([a-z0-9.-]+)(/[A-Za-z0-9/:@!$&'()*+,;=\-._~]*)?")
 
 
 def _is_tracking(name: str) -> bool:
@@ -83,6 +87,10 @@ def canonicalize(url: str) -> CanonicalURL:
     -> key `https://example.com/a?a=1&b=2`, host `example.com`, path `/a`. A string that is not
     a URL keeps its trimmed text as the key."""
     text = url.strip()
+    simple = _SIMPLE_URL.fullmatch(text)
+    if simple is not None and (host := _clean_host(simple[1])):
+        path = (simple[2] or "").rstrip("/")
+        return CanonicalURL(f"https://{host}{path}", host, path)
     if "://" not in text and not text.startswith("//"):
         text = "https://" + text if "." in text.split("/", 1)[0] else text
     try:
