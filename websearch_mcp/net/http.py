@@ -27,9 +27,14 @@ MAX_CONNECTIONS = 256
 MAX_KEEPALIVE = 64
 
 
-@functools.cache
 def _ssl_context() -> ssl.SSLContext:
-    # Loading the CA bundle takes tens of milliseconds and megabytes: one context serves all.
+    """The shared TLS context for the CA settings in force (`SSL_CERT_FILE`, `SSL_CERT_DIR`)."""
+    return _ssl_context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _ssl_context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    # Loading the CA bundle takes tens of milliseconds and megabytes: one context per setting.
     return httpx.create_ssl_context(trust_env=True)
 
 
