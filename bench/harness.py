@@ -57,6 +57,25 @@ def snippet(document: Document, limit: int = SNIPPET_CHARS) -> str:
     return text[:limit].rsplit(" ", 1)[0] + " ..."
 
 
+def wire_score(engine: str, position: int, score: float, top: float) -> float | None:
+    """The score an engine's wire format reports for its result at `position` (1-based) whose
+    model score is `score` (`top` the best of the list); None for formats without one.
+
+    - Tavily reports a relevance score in [0, 1]: the model's score divided by the query's best
+      (every model here scores a matching document above 0, so the top result gets 1).
+    - SearXNG reports its own merge score, not an upstream relevance score: the product of
+      the upstream engines' weights times the number of positions, times the sum of 1 / position
+      (`searx/results.py`; a result one engine ranks 7th scores 1/7). One upstream engine with
+      weight 1 plays the model here, so the score is 1 / position whatever the model's score.
+    - Brave's API and DuckDuckGo's page report none.
+    """
+    if engine == "tavily":
+        return score / top if top > 0 else None
+    if engine == "searxng":
+        return 1.0 / position
+    return None
+
+
 class CranfieldEngines:
     """The models as engines: what each engine returns for a query text (its top `DEPTH`)."""
 
@@ -70,14 +89,24 @@ class CranfieldEngines:
         return tuple(self.models[engine].search(text, DEPTH))
 
     def results(self, engine: str, text: str) -> list[dict[str, Any]]:
-        """The fake engine's answer: title, stable URL and snippet per document, best first."""
+        """The fake engine's answer: title, stable URL and snippet per document, best first,
+        with the score the real engine would report where its wire format carries one."""
         if engine not in self.models:
             return []
         docs = self.collection.documents
-        return [
-            {"title": docs[d].title, "url": doc_url(d), "snippet": snippet(docs[d])}
-            for d, _ in self.ranked(engine, text)
-        ]
+        ranked = self.ranked(engine, text)
+        out = []
+        for position, (d, score) in enumerate(ranked, start=1):
+            result: dict[str, Any] = {
+                "title": docs[d].title,
+                "url": doc_url(d),
+                "snippet": snippet(docs[d]),
+            }
+            reported = wire_score(engine, position, score, ranked[0][1])
+            if reported is not None:
+                result["score"] = reported
+            out.append(result)
+        return out
 
 
 def service_settings(engines_url: str, search: Mapping[str, Any] | None = None) -> Settings:

@@ -195,7 +195,10 @@ def test_stateless_http_without_initialize(server: str) -> None:
         ({"query": ""}, "query must not be empty"),
         ({"query": "x", "max_results": 0}, "max_results must be an integer from 1 to 50"),
         ({"query": "x", "max_results": 500}, "max_results must be an integer from 1 to 50"),
-        ({"query": "x", "engines": ["altavista"]}, "unknown engine 'altavista'; allowed: baidu, bing, brave"),
+        (
+            {"query": "x", "engines": ["altavista"]},
+            "unknown engine 'altavista'; allowed: baidu, bing, brave",
+        ),
         ({"query": "x", "time_range": "decade"}, "time_range must be one of day, week"),
     ],
 )

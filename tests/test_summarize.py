@@ -26,7 +26,7 @@ from websearch_mcp.app import create_app
 from websearch_mcp.arguments import MAX_INTENT_CHARS, as_intent, web_search_args
 from websearch_mcp.config import Settings, parse_config
 from websearch_mcp.engines.registry import ENGINES
-from websearch_mcp.errors import ToolInputError
+from websearch_mcp.errors import ConfigError, ToolInputError
 from websearch_mcp.summarize import (
     CLOSE_MARK,
     OPEN_MARK,
@@ -168,6 +168,22 @@ def test_intent_and_summarize_arguments() -> None:
     assert web_search_args("q", summarize=True).summarize is True
     with pytest.raises(ToolInputError, match="summarize must be true or false"):
         web_search_args("q", summarize="maybe")
+
+
+def test_llm_settings() -> None:
+    assert not parse_config({"llm": {"base_url": "http://x/v1"}}, "t", environ={}).llm.enabled
+    assert not parse_config({"llm": {"model": "m"}}, "t", environ={}).llm.enabled
+    llm = parse_config(
+        {"llm": {"base_url": "http://x/v1/", "model": "m", "api_key": 1234567}},
+        "t",
+        environ={"LLM_API_KEY": "from-env"},
+    ).llm
+    assert llm.enabled and llm.base_url == "http://x/v1" and llm.api_key == "from-env"
+    with pytest.raises(ConfigError, match=r"llm\.base_url: .*must start with http") as err:
+        parse_config({"llm": {"base_url": "ftp://x", "api_key": LLM_KEY}}, "t", environ={})
+    assert LLM_KEY not in str(err.value)
+    with pytest.raises(ConfigError, match=r"llm\.max_input_chars"):
+        parse_config({"llm": {"max_input_chars": 100}}, "t", environ={})
 
 
 # --- the summarizer alone -----------------------------------------------------------------
@@ -326,6 +342,7 @@ async def test_tools_list_shows_intent_only_with_a_model(engines_url: str, llm_u
     with_llm, without = (_web_search_tool(listed[k]) for k in ("with", "without"))
     assert {"intent", "summarize"} <= set(with_llm.input_schema["properties"])
     assert not {"intent", "summarize"} & set(without.input_schema["properties"])
+    assert "ctx" not in with_llm.input_schema["properties"]
     intent = with_llm.input_schema["properties"]["intent"]["anyOf"][0]
     assert intent["maxLength"] == MAX_INTENT_CHARS and "research" in intent["examples"]
     assert "summary" in with_llm.output_schema["properties"]

@@ -153,6 +153,9 @@ class RankingSettings(_Section):
     consensus_weight: float = Field(
         0.1, ge=0.0, le=5.0, description="share of the other answering engines that agree"
     )
+    engine_score_weight: float = Field(
+        0.0, ge=0.0, le=5.0, description="the engines' own relevance scores, CombSUM-style"
+    )
     authority_weight: float = Field(
         0.1, ge=0.0, le=5.0, description="official documentation or the query's own site"
     )

@@ -251,7 +251,7 @@ class Summarizer:
         failures: list[str] = []
         started = time.monotonic()
         end = started + budget_seconds
-        attempt = attempts[0][0]
+        attempt = attempts[0][0]  # the one running when the budget runs out
         try:
             async with asyncio.timeout(budget_seconds):
                 for attempt, run in attempts:

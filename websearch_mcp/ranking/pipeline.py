@@ -45,6 +45,7 @@ from websearch_mcp.ranking.lexical import (
     rare_share,
 )
 from websearch_mcp.ranking.mmr import mmr
+from websearch_mcp.ranking.scores import EngineScores
 
 MIN_KEPT = 2  # the threshold never leaves fewer results than this (when there are as many)
 
@@ -70,6 +71,7 @@ class _Factors:
         self.rare = Factor(s.rare_term_weight)
         self.phrase = Factor(s.phrase_weight)
         self.consensus = Factor(s.consensus_weight)
+        self.engine_score = Factor(s.engine_score_weight)
         self.authority = Factor(s.authority_weight)
         self.freshness = Factor(s.freshness_weight)
 
@@ -103,6 +105,7 @@ class _Context:
         self.best = rrf_best(lists, weights, search.rrf_k)
         self.voters = sum(1 for e in lists if weights.get(e, 1.0) > 0)
         self.every_engine_votes = self.voters == len(lists)
+        self.engine_scores = EngineScores(lists, weights)
         self.domains = domain_lists(self.settings, search.block_domains)
         self.factors = _Factors(self.settings)
         self._hosts: dict[str, tuple[DomainVerdict, float]] = {}
@@ -139,6 +142,7 @@ class _Scored:
     phrase: float | None
     domain: DomainVerdict
     consensus: float | None
+    engine_score: float | None
     authority: float
     freshness: float | None
     score: float = 0.0
@@ -155,6 +159,7 @@ class _Scored:
                 ("phrase", self.phrase),
                 ("domain", self.domain.factor),
                 ("consensus", self.consensus),
+                ("engine_score", self.engine_score),
                 ("authority", self.authority),
                 ("freshness", self.freshness),
                 ("final", self.score),
@@ -180,6 +185,7 @@ def _score(item: Merged, doc: DocTerms, ctx: _Context) -> _Scored:
         phrase=phrase_share(terms, doc),
         domain=verdict,
         consensus=consensus(ctx.engines_agreeing(item.ranks), ctx.voters),
+        engine_score=ctx.engine_scores(item.hits, item.ranks),
         authority=authority(site, item.path),
         freshness=(
             freshness(item.published_at, ctx.now, ctx.query.time_range, ctx.settings)
@@ -195,6 +201,7 @@ def _score(item: Merged, doc: DocTerms, ctx: _Context) -> _Scored:
         * f.phrase(scored.phrase)
         * scored.domain.factor
         * f.consensus(scored.consensus)
+        * f.engine_score(scored.engine_score)
         * f.authority(scored.authority)
         * f.freshness(scored.freshness)
     )
