@@ -33,10 +33,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import yaml
 
-from bench.loadgen import Check, Run, get, post, run_load, tool_call
+from bench.loadgen import Check, Run, connect, get, post, run_load, tool_call
 from bench.synthetic import query_text, results_for
 from tests.fake_engines import base_urls, render
 from websearch_mcp.config import SearchSettings
@@ -205,8 +206,10 @@ class Memory:
     peak: float = 0.0
 
     def slope_per_1000(self) -> float:
-        """Least-squares RSS growth in MiB per 1,000 requests over the second half of the run."""
-        half = self.samples[len(self.samples) // 2 :]
+        """Least-squares RSS growth in MiB per 1,000 requests over the run's second half (by
+        requests answered)."""
+        total = self.samples[-1][0] if self.samples else 0
+        half = [(n, mib) for n, mib in self.samples if n >= total / 2]
         if len(half) < 2 or half[-1][0] == half[0][0]:
             return 0.0
         xs = [n / 1000 for n, _ in half]
@@ -217,13 +220,13 @@ class Memory:
 
 
 def search_check(status: int, body: bytes) -> str | None:
-    """Label a `web_search` answer: failed, partial (an engine missing), cached, or None."""
+    """Label a `web_search` answer: failed, cached, partial (an engine missing), or None."""
     if status != 200 or b'"isError":true' in body:
         return "failed"
-    if b'"partial":true' in body:
-        return "partial"
     if b'"cached":true' in body:
         return "cached"
+    if b'"partial":true' in body:
+        return "partial"
     return None
 
 
@@ -248,6 +251,50 @@ class MissCheck:
         return label
 
 
+def engine_request(name: str, text: str, host: str) -> bytes:
+    """What the service sends fake engine `name` for `text` (its own request builder), as raw
+    HTTP/1.1 to the fake server."""
+    key = f"bench-{name}-key" if name in KEYED else None
+    request = ENGINES[name]().request(Query(text=text), key)
+    target = f"/{name}{request.path}"
+    if request.params:
+        target += "?" + urlencode(request.params, doseq=True)
+    headers = "".join(f"{k}: {v}\r\n" for k, v in request.headers.items())
+    if request.json is not None:
+        body = json.dumps(request.json).encode()
+        return post(host, target, body, headers + "Content-Type: application/json\r\n")
+    if request.data is not None:
+        form = urlencode(request.data).encode()
+        return post(
+            host, target, form, headers + "Content-Type: application/x-www-form-urlencoded\r\n"
+        )
+    return f"{request.method} {target} HTTP/1.1\r\nHost: {host}\r\n{headers}\r\n".encode()
+
+
+async def direct_baseline(port: int, count: int) -> list[float]:
+    """Seconds until the slowest fake engine has answered when the eight are asked at once
+    straight from here, without the service, one query at a time: what the service could do
+    with no overhead at all."""
+    host = f"{HOST}:{port}"
+    connections = {name: await connect(HOST, port) for name in DELAYS}
+    times: list[float] = []
+    try:
+        for i in range(count):
+            text = query_text(i, "direct")
+            requests = {name: engine_request(name, text, host) for name in DELAYS}
+            started = time.perf_counter()
+            answers = await asyncio.gather(
+                *(connections[name].request(requests[name]) for name in DELAYS)
+            )
+            times.append(time.perf_counter() - started)
+            if any(status != 200 for status, _ in answers):
+                raise RuntimeError(f"a fake engine refused a direct request: {answers}")
+    finally:
+        for connection in connections.values():
+            connection.close()
+    return times
+
+
 class Bench:
     """One benchmark run against started processes."""
 
@@ -259,6 +306,7 @@ class Bench:
         self.done = 0
         self.memory = Memory()
         self.phases: list[Phase] = []
+        self.direct: list[float] = []
 
     def _count(self) -> None:
         self.done += 1
@@ -330,6 +378,11 @@ class Bench:
                 search_check,
             )
             self.phases.clear()
+            self.direct = await direct_baseline(self.engines.port, max(10, plan.c1 // 2))
+            print(
+                f"  engines alone (8 at once) p50 {percentile(self.direct, 0.5) * 1000:.2f} ms",
+                flush=True,
+            )
             for label, count, concurrency in (
                 ("miss c=1", plan.c1, 1),
                 ("miss c=16", plan.c16, 16),
@@ -434,12 +487,20 @@ def report(bench: Bench, fuse_ms: list[float], parse_ms: list[float]) -> dict[st
                 row[f"{q}_overhead_ms"] = round(row[f"{q}_ms"] - SLOWEST * 1000, 2)
     hit, noop = by_name["cache hit"], by_name["noop tool (MCP floor)"]
     memory = bench.memory
+    direct = [x * 1000 for x in bench.direct]
     return {
         "machine": machine(),
         "server": bench.service.info,
         "delays_ms": {k: int(v * 1000) for k, v in DELAYS.items()},
         "phases": rows,
         "cache_hit_vs_noop": round(hit["throughput_rps"] / noop["throughput_rps"], 3),
+        "engines_alone_ms": {
+            "p50": round(percentile(direct, 0.5), 2),
+            "p99": round(percentile(direct, 0.99), 2),
+        },
+        "c1_overhead_over_engines_alone_p50_ms": round(
+            by_name["miss c=1"]["p50_ms"] - percentile(direct, 0.5), 2
+        ),
         "requests_total": bench.done,
         "rss_mib_final": round(memory.samples[-1][1], 1),
         "rss_mib_peak": round(memory.peak, 1),
@@ -489,6 +550,10 @@ def markdown(data: dict[str, Any], command: str) -> str:
         "",
         "| figure | value |",
         "|---|---|",
+        f"| the 8 fake engines asked at once without the service: slowest answer p50 / p99 | "
+        f"{data['engines_alone_ms']['p50']:.1f} / {data['engines_alone_ms']['p99']:.1f} ms |",
+        f"| miss c=1 p50 minus that p50 (the service's own overhead) | "
+        f"{data['c1_overhead_over_engines_alone_p50_ms']:.1f} ms |",
         f"| cache-hit throughput / noop-tool throughput | {data['cache_hit_vs_noop']:.0%} |",
         f"| fusion, `rank()` on 8 x 20 results, p50 / p95 | {data['fusion_ms']['p50']:.2f} / "
         f"{data['fusion_ms']['p95']:.2f} ms |",

@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import socket
 import sys
+import threading
+import time
 from importlib.util import find_spec
 
 import uvicorn
@@ -40,7 +44,21 @@ def _listen() -> socket.socket:
     return sock
 
 
+def _exit_with_parent() -> None:
+    """Stop (as on SIGTERM) once the process that started this one is gone, so that a killed
+    benchmark leaves no server behind."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def _run(app: ASGIApp, **options: object) -> None:
+    _exit_with_parent()
     sock = _listen()
     config = uvicorn.Config(app, log_config=None, access_log=False, **options)  # type: ignore[arg-type]
     # What uvicorn's "auto" picks: uvloop and httptools when installed, else asyncio and h11.

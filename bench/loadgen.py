@@ -24,10 +24,7 @@ _LENGTH = b"\ncontent-length:"
 
 def post(host: str, path: str, body: bytes, headers: str = MCP_HEADERS) -> bytes:
     """A complete keep-alive POST request."""
-    head = (
-        f"POST {path} HTTP/1.1\r\nHost: {host}\r\n{headers}"
-        f"Content-Length: {len(body)}\r\n\r\n"
-    )
+    head = f"POST {path} HTTP/1.1\r\nHost: {host}\r\n{headers}Content-Length: {len(body)}\r\n\r\n"
     return head.encode() + body
 
 
@@ -47,7 +44,7 @@ def tool_call(name: str, arguments: dict[str, Any], rid: int = 1) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode()
 
 
-class _Connection(asyncio.Protocol):
+class Connection(asyncio.Protocol):
     """One keep-alive connection with at most one request outstanding."""
 
     def __init__(self) -> None:
@@ -94,6 +91,7 @@ class _Connection(asyncio.Protocol):
         self._fail(ConnectionError("the server closed the connection"))
 
     async def request(self, data: bytes) -> tuple[int, bytes]:
+        """Send one complete request; its status and body."""
         assert self.transport is not None
         self.waiter = asyncio.get_running_loop().create_future()
         self.transport.write(data)
@@ -127,6 +125,12 @@ class Run:
 Check = Callable[[int, bytes], str | None]
 
 
+async def connect(host: str, port: int) -> Connection:
+    """A new keep-alive connection."""
+    loop = asyncio.get_running_loop()
+    return (await loop.create_connection(Connection, host, port))[1]
+
+
 async def run_load(
     host: str,
     port: int,
@@ -142,14 +146,11 @@ async def run_load(
     A request answered with a status other than 200 counts as a failure; `check` may label
     answers (counted in `Run.checks`; the label "failed" also counts as a failure).
     """
-    loop = asyncio.get_running_loop()
-    connections = [
-        (await loop.create_connection(_Connection, host, port))[1] for _ in range(concurrency)
-    ]
+    connections = [await connect(host, port) for _ in range(concurrency)]
     result = Run()
     next_index = 0
 
-    async def client(conn: _Connection) -> None:
+    async def client(conn: Connection) -> None:
         nonlocal next_index
         while next_index < count:
             i = next_index

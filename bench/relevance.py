@@ -1,14 +1,16 @@
 """Relevance benchmark on Cranfield 1400: is the fused list better than any single engine?
 
-    python -m bench.relevance [--ablate] [--queries N] [--shared PATH] [--set KEY=VALUE ...]
+    python -m bench.relevance [--ablate] [--queries N] [--half 1|2] [--shared PATH]
+                              [--set KEY=VALUE ...]
 
 Four retrieval models (`bench.cranfield`) play Tavily, Brave, SearXNG and DuckDuckGo behind the
-fake engine server, each in that engine's wire format with its top 20. The real service runs
-under uvicorn with only those four engines, and every judged query goes through `web_search`
-over MCP with max_results 10 (`bench.harness`). One table from one run: nDCG@10, MRR@10 and
-Recall@10 of each engine, of plain RRF (k = 60) and CombSUM (min-max) of the same lists computed
-by `ranx`, and of the service; then the time of the pipeline's `rank()` on the same lists
-in-process and the end-to-end latency of `web_search`.
+fake engine server, each in that engine's wire format with its top 20 (Tavily and SearXNG with
+the score each reports, `bench.harness.wire_score`). The real service runs under uvicorn with
+only those four engines, and every judged query goes through `web_search` over MCP with
+max_results 10 (`bench.harness`). One table from one run: nDCG@10, MRR@10 and Recall@10 of each
+engine, of plain RRF (k = 60) and CombSUM (of min-max normalised model scores, and of ranks) of
+the same lists computed by `ranx`, and of the service; then the time of the pipeline's `rank()`
+on the same lists in-process and the end-to-end latency of `web_search`.
 
 `--ablate` reruns the service with one ranking signal switched off at a time and reports each
 signal's effect. `--set` overrides a `search` setting for every run (dotted keys below
@@ -66,6 +68,8 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "phrase contiguity": {"ranking": {"phrase_weight": 0}},
     "domain quality": {"ranking": {"domain_penalty": 0}},
     "consensus": {"ranking": {"consensus_weight": 0}},
+    "rank position": {"ranking": {"position_weight": 0}},
+    "engine scores": {"ranking": {"engine_score_weight": 0}},
     "authority": {"ranking": {"authority_weight": 0}},
     "freshness": {"ranking": {"freshness_weight": 0}},
     "MMR": {"mmr": {"enabled": False}},
@@ -80,15 +84,22 @@ WHAT_IF: dict[str, dict[str, Any]] = {
             "phrase_weight": 0,
             "domain_penalty": 0,
             "consensus_weight": 0,
+            "position_weight": 0,
+            "engine_score_weight": 0,
             "authority_weight": 0,
             "freshness_weight": 0,
         },
         "mmr": {"enabled": False},
         "relevance_threshold": 0,
     },
-    "earlier defaults (alignment 1.0, phrase 0.2, MMR lambda 0.85)": {
-        "ranking": {"alignment_weight": 1.0, "phrase_weight": 0.2},
+    "first defaults (alignment 1.0, phrase 0.2, MMR lambda 0.85, no rank position)": {
+        "ranking": {"alignment_weight": 1.0, "phrase_weight": 0.2, "position_weight": 0},
         "mmr": {"lambda": 0.85},
+    },
+    "rank position at weight 4": {"ranking": {"position_weight": 4}},
+    "engine scores on (weight 0.5)": {"ranking": {"engine_score_weight": 0.5}},
+    "engine scores on (weight 0.5), rank position off": {
+        "ranking": {"engine_score_weight": 0.5, "position_weight": 0}
     },
     "rrf_k = 10 instead of 60": {"rrf_k": 10},
 }
@@ -242,6 +253,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ablate", action="store_true", help="one ranking signal off at a time")
     parser.add_argument("--queries", type=int, default=0, help="only the first N queries")
     parser.add_argument(
+        "--half",
+        type=int,
+        choices=(1, 2),
+        default=0,
+        help="only the first or the second half of the queries (a default must help in both)",
+    )
+    parser.add_argument(
         "--shared", type=Path, default=None, help=f"the shared/ folder (default: ${SHARED_ENV})"
     )
     parser.add_argument(
@@ -261,7 +279,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     overrides = parse_overrides(args.set)
 
     collection: Collection = load(eval_dir)
-    queries = dict(list(collection.queries.items())[: args.queries or None])
+    chosen = list(collection.queries.items())[: args.queries or None]
+    if args.half:
+        middle = len(chosen) // 2
+        chosen = chosen[:middle] if args.half == 1 else chosen[middle:]
+    queries = dict(chosen)
     qrels = ranx.Qrels.from_dict({q: collection.qrels[q] for q in queries})
     engines = CranfieldEngines(collection)
     started = time.perf_counter()
@@ -269,6 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = engine_runs(engines, queries)
     rrf = ranx.fuse(runs, norm=None, method="rrf", params={"k": 60})
     combsum = ranx.fuse(runs, norm="min-max", method="sum")
+    combsum_ranks = ranx.fuse(runs, norm="rank", method="sum")
     with fake_engine_server(engines) as engines_url:
         search = service_settings(engines_url, overrides).search
         lists = parsed_lists(engines, queries)
@@ -286,13 +309,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ablations[label] = means(evaluate(qrels, run))
 
     rrf_scores = evaluate(qrels, rrf)
+    combsum_scores = evaluate(qrels, combsum)
     rows = [
         (f"{engine}: {MODEL_LABELS[ENGINE_MODELS[engine]]}", means(evaluate(qrels, run)))
         for engine, run in zip(ENGINE_MODELS, runs, strict=True)
     ]
     rows += [
         ("plain RRF k=60 (ranx)", means(rrf_scores)),
-        ("CombSUM, min-max (ranx)", means(evaluate(qrels, combsum))),
+        ("CombSUM, min-max (ranx)", means(combsum_scores)),
+        ("CombSUM of ranks, not scores (ranx)", means(evaluate(qrels, combsum_ranks))),
         ("websearch-mcp (web_search over MCP)", means(service_scores)),
     ]
     latencies = [a.seconds for a in answers.values()]
@@ -313,12 +338,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"p95 {percentile(latencies, 0.95) * 1000:.1f} ms per query"
     )
     print(f"in-process rank() gives the service's list for {same}/{len(queries)} queries")
-    for metric in ("ndcg@10", "mrr@10"):
-        if service_scores[metric] == rrf_scores[metric]:
-            print(f"service vs plain RRF, {metric}: the same for every query")
-            continue
-        test = ttest_rel(service_scores[metric], rrf_scores[metric])
-        print(f"service vs plain RRF, {metric}: paired t-test p = {test.pvalue:.3f}")
+    for name, reference in (("plain RRF", rrf_scores), ("CombSUM", combsum_scores)):
+        for metric in ("ndcg@10", "mrr@10"):
+            if service_scores[metric] == reference[metric]:
+                print(f"service vs {name}, {metric}: the same for every query")
+                continue
+            test = ttest_rel(service_scores[metric], reference[metric])
+            print(f"service vs {name}, {metric}: paired t-test p = {test.pvalue:.3f}")
     if ablations:
         base = means(service_scores)
         print("\n| variant | nDCG@10 | delta | MRR@10 | delta | Recall@10 | delta |")

@@ -22,8 +22,7 @@ RESULTS_PER_ENGINE = 20
 POOL_SIZE = 45
 
 # Words of technical prose; queries take three of them, titles and snippets mix them freely.
-VOCABULARY = tuple(
-    """
+_VOCABULARY = """
     access adapter algorithm allocation analysis api application architecture array async
     authentication backend backup balance batch benchmark binary buffer build cache callback
     certificate channel checkpoint cluster code column compiler compression concurrency config
@@ -42,16 +41,15 @@ VOCABULARY = tuple(
     table task template tensor test thread throughput timeout token trace transaction tree
     tuple type unicode update upload user validation value variable vector version virtual
     volume web worker workflow yaml
-    """.split()
-)
-PROSE = tuple(
-    """
+"""
+VOCABULARY = tuple(_VOCABULARY.split())
+_PROSE = """
     how to use the with for and in of a this guide explains shows why when your you can
     without best practices example examples tutorial reference documentation overview
     introduction step by common problems fix solved answer question detailed complete
     quick simple advanced understanding comparison between vs using configure
-    """.split()
-)
+"""
+PROSE = tuple(_PROSE.split())
 SITES = (
     "docs.python.org", "stackoverflow.com", "github.com", "developer.mozilla.org",
     "medium.com", "dev.to", "realpython.com", "geeksforgeeks.org", "learn.microsoft.com",
@@ -74,7 +72,7 @@ def _rng(*parts: str) -> random.Random:
 
 
 def query_text(index: int, run: str = "") -> str:
-    """The `index`-th distinct query of a run: three vocabulary words, e.g. "redis cache latency"."""
+    """The `index`-th distinct query of a run: three words, e.g. "redis cache latency"."""
     rng = _rng("query", run, str(index))
     words = rng.sample(VOCABULARY, 3)
     return " ".join(words) if rng.random() < 0.8 else f"{' '.join(words[:2])} {words[2]} example"
@@ -92,7 +90,9 @@ def _sentence(rng: random.Random, query_words: list[str], words: int) -> str:
 def _document(rng: random.Random, query_words: list[str], index: int) -> dict[str, Any]:
     site = rng.choice(SITES)
     title_words = rng.sample(query_words, k=rng.randint(1, len(query_words)))
-    title = f"{' '.join(title_words).capitalize()}: {_sentence(rng, query_words, rng.randint(3, 7))}"
+    title = (
+        f"{' '.join(title_words).capitalize()}: {_sentence(rng, query_words, rng.randint(3, 7))}"
+    )
     snippet = ". ".join(
         _sentence(rng, query_words, rng.randint(8, 14)).capitalize() for _ in range(3)
     )
@@ -104,7 +104,9 @@ def _document(rng: random.Random, query_words: list[str], index: int) -> dict[st
         "snippet": snippet[: rng.randint(150, 300)].rsplit(" ", 1)[0] + ".",
     }
     if rng.random() < 0.33:
-        doc["published"] = f"20{rng.randint(18, 26)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+        doc["published"] = (
+            f"20{rng.randint(18, 26)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+        )
     return doc
 
 

@@ -31,7 +31,7 @@ def test_example_file_is_valid_and_complete(tmp_path: Path) -> None:
     settings = load_config(EXAMPLE)
     assert settings.engines["tavily"].max_size == 6
     assert settings.engines["tavily"].min_score == 0.5
-    assert settings.search.mmr.lambda_ == 0.7
+    assert settings.search.mmr.lambda_ == 0.95
     text = EXAMPLE.read_text(encoding="utf-8")
     for section in ("server", "search", "cache", "proxy", "fetch", "academic", "engines", "llm"):
         assert f"\n{section}:" in text
@@ -158,3 +158,10 @@ def test_example_file_documents_every_option() -> None:
                     missing.append(path)
                 break
     assert missing == []
+
+
+def test_example_file_shows_the_defaults() -> None:
+    """Outside the per-engine examples, the example file's values are the built-in defaults."""
+    example = load_config(EXAMPLE).model_dump(exclude={"engines"})
+    defaults = parse_config({}, "defaults", environ={}).model_dump(exclude={"engines"})
+    assert example == defaults

@@ -275,3 +275,16 @@ def test_formatters_redact_messages_extras_and_tracebacks(log_stream: io.StringI
     assert json.loads(first)["detail"] == {"sent": ["***"]}
     assert "RuntimeError: refused ***" in json.loads(second)["exc"]
     assert " INFO websearch_mcp.test [-] plain *** why=***" in third
+
+
+def test_client_request_lines_only_when_debugging(log_stream: io.StringIO) -> None:
+    # httpx logs each engine request's URL, query text included, at INFO.
+    client = logging.getLogger("httpx")
+    configure_logging("text", "info", [], stream=log_stream)
+    client.info("HTTP Request: GET https://engine.test/search?q=private+words")
+    client.warning("connection pool full")
+    assert "private" not in log_stream.getvalue()
+    assert "connection pool full" in log_stream.getvalue()
+    configure_logging("text", "debug", [], stream=log_stream)
+    client.info("HTTP Request: GET https://engine.test/search?q=debugging+words")
+    assert "debugging" in log_stream.getvalue()

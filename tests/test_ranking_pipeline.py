@@ -12,8 +12,8 @@ from websearch_mcp.ranking.pipeline import Factor, kept_count, rank
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 DETAIL_KEYS = {
-    "rrf", "alignment", "rare", "phrase", "domain", "consensus", "authority", "freshness",
-    "final", "ranks",
+    "rrf", "alignment", "rare", "phrase", "domain", "consensus", "position", "engine_score",
+    "authority", "freshness", "final", "ranks",
 }  # fmt: skip
 
 
@@ -33,8 +33,8 @@ def settings(**ranking: object) -> SearchSettings:
 
 PLAIN = {
     "alignment_weight": 0.0, "rare_term_weight": 0.0, "phrase_weight": 0.0,
-    "domain_penalty": 0.0, "consensus_weight": 0.0, "authority_weight": 0.0,
-    "freshness_weight": 0.0,
+    "domain_penalty": 0.0, "consensus_weight": 0.0, "position_weight": 0.0,
+    "engine_score_weight": 0.0, "authority_weight": 0.0, "freshness_weight": 0.0,
 }  # fmt: skip
 
 

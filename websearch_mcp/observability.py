@@ -47,6 +47,8 @@ ROUTES = ("/mcp", "/search", "/metrics", "/readyz", "/healthz")
 #: Routes whose requests are not counted as in flight (probes and scrapes).
 QUIET_ROUTES = frozenset({"/healthz", "/metrics"})
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+#: The HTTP client's loggers: quiet unless the level is debug (see `configure_logging`).
+CLIENT_LOGGERS = ("httpx", "httpcore")
 
 
 #: An async function giving each engine's breaker state: engine -> True while open.
@@ -421,4 +423,9 @@ def configure_logging(
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level.upper())
+    # httpx logs every engine request's URL at INFO: the query text, eight lines per search.
+    # Engine outcomes are in the tool log and the metrics; the URLs only when debugging.
+    quiet = logging.NOTSET if level.lower() == "debug" else logging.WARNING
+    for name in CLIENT_LOGGERS:
+        logging.getLogger(name).setLevel(quiet)
     return handler

@@ -1,8 +1,8 @@
 """The ranking pipeline: the engines' lists in, one fused, explained list out.
 
     merge by canonical URL -> weighted RRF, normalised to [0, 1] -> text signals (alignment,
-    rare terms, phrase) -> domain quality -> consensus, authority, freshness -> threshold ->
-    MMR -> truncate
+    rare terms, phrase) -> domain quality -> consensus, rank position, engine scores,
+    authority, freshness -> threshold -> MMR -> truncate
 
 RRF is the backbone; every other signal s in [0, 1] enters as a bounded factor
 (1 + w * s) / (1 + w) in (0, 1], and the domain as 1 or 1 - domain_penalty. So the final score
@@ -45,7 +45,7 @@ from websearch_mcp.ranking.lexical import (
     rare_share,
 )
 from websearch_mcp.ranking.mmr import mmr
-from websearch_mcp.ranking.scores import EngineScores
+from websearch_mcp.ranking.positions import EngineEvidence
 
 MIN_KEPT = 2  # the threshold never leaves fewer results than this (when there are as many)
 
@@ -71,6 +71,7 @@ class _Factors:
         self.rare = Factor(s.rare_term_weight)
         self.phrase = Factor(s.phrase_weight)
         self.consensus = Factor(s.consensus_weight)
+        self.position = Factor(s.position_weight)
         self.engine_score = Factor(s.engine_score_weight)
         self.authority = Factor(s.authority_weight)
         self.freshness = Factor(s.freshness_weight)
@@ -105,7 +106,7 @@ class _Context:
         self.best = rrf_best(lists, weights, search.rrf_k)
         self.voters = sum(1 for e in lists if weights.get(e, 1.0) > 0)
         self.every_engine_votes = self.voters == len(lists)
-        self.engine_scores = EngineScores(lists, weights)
+        self.evidence = EngineEvidence(lists, weights)
         self.domains = domain_lists(self.settings, search.block_domains)
         self.factors = _Factors(self.settings)
         self._hosts: dict[str, tuple[DomainVerdict, float]] = {}
@@ -142,6 +143,7 @@ class _Scored:
     phrase: float | None
     domain: DomainVerdict
     consensus: float | None
+    position: float | None
     engine_score: float | None
     authority: float
     freshness: float | None
@@ -159,6 +161,7 @@ class _Scored:
                 ("phrase", self.phrase),
                 ("domain", self.domain.factor),
                 ("consensus", self.consensus),
+                ("position", self.position),
                 ("engine_score", self.engine_score),
                 ("authority", self.authority),
                 ("freshness", self.freshness),
@@ -185,7 +188,8 @@ def _score(item: Merged, doc: DocTerms, ctx: _Context) -> _Scored:
         phrase=phrase_share(terms, doc),
         domain=verdict,
         consensus=consensus(ctx.engines_agreeing(item.ranks), ctx.voters),
-        engine_score=ctx.engine_scores(item.hits, item.ranks),
+        position=ctx.evidence.position(item.ranks),
+        engine_score=ctx.evidence.engine_score(item.hits, item.ranks),
         authority=authority(site, item.path),
         freshness=(
             freshness(item.published_at, ctx.now, ctx.query.time_range, ctx.settings)
@@ -201,6 +205,7 @@ def _score(item: Merged, doc: DocTerms, ctx: _Context) -> _Scored:
         * f.phrase(scored.phrase)
         * scored.domain.factor
         * f.consensus(scored.consensus)
+        * f.position(scored.position)
         * f.engine_score(scored.engine_score)
         * f.authority(scored.authority)
         * f.freshness(scored.freshness)
@@ -244,8 +249,9 @@ def rank(
 ) -> list[RankedResult]:
     """Fuse the engines' lists (engine name -> its hits in rank order, only engines that
     answered) into the final list: at most `query.max_results` results, best first, each with
-    `details` filled (rrf, alignment, rare, phrase, domain, consensus, authority, freshness,
-    final, and ranks {engine: rank}; `domain_reason` when penalised, `similarity` after MMR).
+    `details` filled (rrf, alignment, rare, phrase, domain, consensus, position, engine_score,
+    authority, freshness, final, and ranks {engine: rank}; `domain_reason` when penalised,
+    `similarity` after MMR).
     `weights` are per-engine weights (1.0 for a missing name); `now` is for freshness."""
     now = now or datetime.now(UTC)
     if now.tzinfo is None:
