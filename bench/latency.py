@@ -1,6 +1,6 @@
 """Latency and throughput of the real service under load, from one run.
 
-    python -m bench.latency            # the full run: a few minutes on 2 cores
+    python -m bench.latency            # the full run: about five minutes on 2 cores
     python -m bench.latency --quick    # under a minute, same phases with fewer requests
 
 Three processes: the fake engines (eight, real wire formats, each with a fixed delay of 50 to
@@ -8,10 +8,12 @@ Three processes: the fake engines (eight, real wire formats, each with a fixed d
 with a SQLite cache in a fresh directory (`bench.latency_server service`), and this one, which
 sends MCP `tools/call` requests over raw keep-alive HTTP/1.1 connections (`bench.loadgen`).
 
-Phases, in order: `web_search` with a new query every time (all cache misses) at concurrency 1,
-16 and 64; the same tool again on queries answered before (cache hits); the benchmark's `noop`
-tool (the MCP floor); `GET /healthz` (the HTTP floor). The server's resident memory is sampled
-all along. Fusion alone (`rank()` on 8 engines x 20 results) is timed in this process.
+Phases, in order: the eight engines asked at once straight from here (the baseline: the slowest
+engine's own time); `web_search` with a new query every time (all cache misses) at concurrency
+1, 16 and 64; the same tool again on queries answered before (cache hits); the benchmark's
+`noop` tool (the MCP floor); `GET /healthz` (the HTTP floor). The server's resident memory is
+sampled all along. Fusion alone (`rank()` on 8 engines x 20 results) is timed in this process.
+BENCHMARKS.md says how to read each figure.
 """
 
 from __future__ import annotations
@@ -85,10 +87,11 @@ class Child:
 
     def __init__(self, args: Sequence[str], log: Path) -> None:
         self.log = log
+        self._stderr = log.open("wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bench.latency_server", *args],
             stdout=subprocess.PIPE,
-            stderr=log.open("wb"),
+            stderr=self._stderr,
             text=True,
         )
         assert self.proc.stdout is not None
@@ -125,6 +128,7 @@ class Child:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self._stderr.close()
 
 
 def service_config(engines_url: str, cache_path: Path, log_level: str) -> dict[str, Any]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from websearch_mcp.ranking.urls import canonical_key, canonicalize
 
@@ -77,3 +79,26 @@ def test_ipv6_and_other_ports() -> None:
 def test_not_a_url_keeps_its_text() -> None:
     assert canonicalize(" not a url ") == ("not a url", "", "")
     assert canonicalize("https://example.com:notaport/x").host == ""
+
+
+_HOST_LABEL = st.text("abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=8)
+_PATH_PART = st.text("abcXYZ019-._~:@!$&'()*+,;=", max_size=8)
+
+
+@given(
+    st.sampled_from(["http://", "https://"]),
+    st.lists(_HOST_LABEL, min_size=1, max_size=4).map(".".join),
+    st.sampled_from(["", "www.", "m.", "m.www."]),
+    st.lists(_PATH_PART, max_size=4).map(lambda parts: "".join("/" + p for p in parts)),
+    st.sampled_from(["", "/", "//"]),
+)
+@settings(max_examples=300, deadline=None)
+def test_plain_urls_key_as_their_parsed_variants(
+    scheme: str, host: str, prefix: str, path: str, slash: str
+) -> None:
+    # A plain URL takes a shortcut; variants that need the full parse must land on its key.
+    url = f"{scheme}{prefix}{host}{path}{slash}"
+    key = canonicalize(url)
+    assert canonicalize(f"{url}?utm_source=feed") == key
+    assert canonicalize(url.replace(host, host.upper(), 1)) == key
+    assert canonicalize(f"{scheme.upper()}{prefix}{host}{path}{slash}#top") == key
