@@ -58,7 +58,8 @@ def config(engines_url: str, cache: dict[str, Any], **overrides: Any) -> dict[st
 
 
 def make_settings(engines_url: str, path: Path, **overrides: Any) -> Settings:
-    raw = config(engines_url, {"backend": "sqlite", "path": str(path)}, **overrides)
+    cache = {"backend": "sqlite", "path": str(path), **overrides.pop("cache", {})}
+    raw = config(engines_url, cache, **overrides)
     return parse_config(raw, "test", environ={})
 
 
@@ -291,6 +292,26 @@ def test_fetch_page_reads_a_page_once(engines_url: str, cache_path: Path) -> Non
     assert second["structuredContent"]["cached"] is True
     assert second["structuredContent"]["start"] == 300
     assert [s.path for s in site.seen] == ["/article"]
+
+
+def test_a_fetched_page_lives_page_ttl(engines_url: str, cache_path: Path) -> None:
+    with LocalServer(routes={"/a": page("<html><body><p>Short page.</p></body></html>")}) as site:
+        settings = make_settings(
+            engines_url,
+            cache_path,
+            fetch={"allow_networks": ["127.0.0.0/8"], "allowed_ports": [site.port]},
+            cache={"page_ttl_seconds": 120},
+        )
+        clock = FakeClock()
+        with serve(settings, clock) as url:
+            call(url, {"url": site.url("/a")}, "fetch_page")
+            clock.advance(119)
+            hit = call(url, {"url": site.url("/a")}, "fetch_page")
+            clock.advance(121)  # past the page TTL (the hit slid it to 119 + 120)
+            miss = call(url, {"url": site.url("/a")}, "fetch_page")
+    assert hit["structuredContent"]["cached"] is True
+    assert miss["structuredContent"].get("cached") is not True
+    assert [s.path for s in site.seen] == ["/a", "/a"]
 
 
 # --- Redis, two processes ---------------------------------------------------------------------

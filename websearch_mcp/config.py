@@ -282,7 +282,8 @@ class SearchSettings(_Section):
 class CacheSettings(_Section):
     """The result cache. An entry lives `ttl_seconds` after it was stored or last hit, never
     longer than `max_age_seconds` after it was stored; answers with missing engines live
-    `partial_ttl_seconds`. The URL may hold a password: it is never shown in messages."""
+    `partial_ttl_seconds`, fetched pages `page_ttl_seconds`. The URL may hold a password: it
+    is never shown in messages."""
 
     backend: Literal["sqlite", "redis", "none"] = "sqlite"
     path: Path = Field(default_factory=lambda: default_data_dir() / "cache.sqlite3")
@@ -290,6 +291,8 @@ class CacheSettings(_Section):
     ttl_seconds: int = Field(21_600, ge=1)
     max_age_seconds: int = Field(86_400, ge=1)
     partial_ttl_seconds: int = Field(600, ge=1)
+    # Pages change more often than search results settle; fetch_page entries live this long.
+    page_ttl_seconds: int = Field(3_600, ge=1)
     cleanup_interval_seconds: int = Field(1_800, ge=1)
     max_entries: int = Field(100_000, ge=1)
 

@@ -312,7 +312,12 @@ class SearchService:
                 return {**cached.window(max_chars=max_chars, start=start), "cached": True}
         document = await fetch_document(url, settings=self.settings.fetch)
         if len(document.content) <= MAX_CACHED_PAGE_CHARS:
-            await self.cache.set("page", key, dataclasses.asdict(document))
+            await self.cache.set(
+                "page",
+                key,
+                dataclasses.asdict(document),
+                ttl_seconds=self.settings.cache.page_ttl_seconds,
+            )
         return document.window(max_chars=max_chars, start=start)
 
 
