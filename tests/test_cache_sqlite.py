@@ -22,6 +22,7 @@ import pytest
 
 from tests.cache_helpers import FakeClock
 from websearch_mcp.cache import open_cache
+from websearch_mcp.cache import sqlite as sqlite_module
 from websearch_mcp.cache.sqlite import SqliteCache, classify
 from websearch_mcp.config import CacheSettings
 
@@ -95,6 +96,38 @@ async def test_concurrent_calls_share_one_connection(tmp_path: Path, clock: Fake
     await cache.close()
     assert [hit.value["i"] for hit in hits if hit] == list(range(50))
     assert not cache.stats.errors
+
+
+async def test_hit_refreshes_are_written_for_other_processes_within_a_moment(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_module, "TOUCH_DELAY_SECONDS", 0.01)
+    path = tmp_path / "cache.sqlite3"
+    cache = make(path, clock)
+    for name in ("a", "b", "c"):
+        await cache.set("web", name, {"v": name})
+    stored = clock()
+    clock.advance(20_000)
+    assert await cache.get("web", "a") is not None
+    assert await cache.get("web", "b") is not None
+    await asyncio.sleep(0.3)  # written without any further call
+    with contextlib.closing(sqlite3.connect(path)) as other:
+        rows = dict(other.execute("SELECT key, last_used FROM cache_entries").fetchall())
+    assert rows == {"a": stored + 20_000, "b": stored + 20_000, "c": stored}
+    await cache.close()
+
+
+async def test_a_hit_refresh_pending_at_close_is_kept(tmp_path: Path, clock: FakeClock) -> None:
+    path = tmp_path / "cache.sqlite3"
+    cache = make(path, clock)
+    await cache.set("web", "k", {"v": 1})
+    clock.advance(20_000)
+    assert await cache.get("web", "k") is not None  # slides the 6 h expiry by 20,000 s
+    await cache.close()
+    clock.advance(20_000)  # past the first expiry, within the slid one
+    reopened = make(path, clock)
+    assert await reopened.get("web", "k") is not None
+    await reopened.close()
 
 
 async def test_corrupt_file_fails_open_then_recovers_when_replaced(

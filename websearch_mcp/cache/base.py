@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+import orjson
+
 from websearch_mcp.cache.failopen import LOG, CacheStats
 from websearch_mcp.errors import ConfigError
 
@@ -64,7 +66,9 @@ def dump_value(value: dict[str, Any]) -> str:
 
 def load_value(data: str | bytes) -> dict[str, Any]:
     """The dict stored as `data` (ValueError when it is not a JSON object)."""
-    value = json.loads(data)
+    # orjson: every hit parses its answer, two to three times faster than `json` (which still
+    # writes values: orjson would store NaN as null where `json` refuses it).
+    value = orjson.loads(data)
     if not isinstance(value, dict):
         raise ValueError("stored value is not a JSON object")
     return value

@@ -5,6 +5,11 @@ spares a disk flush per write (a power cut may lose the last writes, never the f
 its directory are created on first use. A corrupt, missing, locked or read-only file, or a full
 disk, is bypassed (see `failopen`), and the file is opened again once the pause is over, so
 replacing a corrupt file or giving back write permission is picked up without a restart.
+
+A hit is one read. The sliding expiry it earns (and its time of use, for the least-recently-used
+cleanup) is kept in memory and written for all entries hit meanwhile in one transaction, about a
+second later, before a cleanup and on close; until then the process's own reads take it into
+account. A write per hit would cost a hit several times its read, and the WAL grow with reads.
 """
 
 from __future__ import annotations
@@ -40,15 +45,21 @@ CREATE INDEX IF NOT EXISTS cache_entries_expires_at ON cache_entries (expires_at
 CREATE INDEX IF NOT EXISTS cache_entries_last_used ON cache_entries (last_used);
 """
 
+# The expiry is checked by the caller: a hit not yet written may have moved it on.
 _SELECT = """
-SELECT value, stored_at FROM cache_entries
-WHERE namespace = ? AND key = ? AND expires_at > ? AND stored_at > ?
+SELECT value, stored_at, ttl, expires_at FROM cache_entries
+WHERE namespace = ? AND key = ? AND stored_at > ?
 """
 
+# MAX: a late write never moves back what another process (or a newer value) set.
 _TOUCH = """
-UPDATE cache_entries SET last_used = ?, expires_at = MIN(? + ttl, stored_at + ?)
+UPDATE cache_entries
+SET last_used = MAX(last_used, ?), expires_at = MAX(expires_at, MIN(? + ttl, stored_at + ?))
 WHERE namespace = ? AND key = ?
 """
+
+#: Seconds between a hit and the write of its expiry refresh (with all hits since).
+TOUCH_DELAY_SECONDS = 1.0
 
 _UPSERT = """
 INSERT INTO cache_entries (namespace, key, value, stored_at, last_used, ttl, expires_at)
@@ -135,6 +146,9 @@ class SqliteCache:
         # failure, the next write opens the file again to see whether it may write by now.
         self._reopen_to_write = False
         self._closed = False
+        # Hits whose refresh is not written yet: (namespace, key) -> time of the last hit.
+        self._touched: dict[tuple[str, str], float] = {}
+        self._touch_writer: asyncio.Task[None] | None = None
 
     async def get(self, namespace: str, key: str) -> CacheHit | None:
         async with self._lock:
@@ -160,6 +174,7 @@ class SqliteCache:
             if self._closed or not self._guard.allows("write"):
                 return
             now = self._clock()
+            self._touched.pop((namespace, key), None)  # the new value starts afresh
             row = (namespace, key, data, now, now, ttl, now + lifetime(ttl, self._max_age))
             try:
                 await self._run(await self._connection(write=True), _UPSERT, row)
@@ -172,6 +187,9 @@ class SqliteCache:
     async def cleanup(self) -> int:
         async with self._lock:
             if self._closed or not self._guard.allows("write"):
+                return 0
+            await self._write_touches()
+            if not self._guard.allows("write"):
                 return 0
             now = self._clock()
             removed = 0
@@ -191,8 +209,13 @@ class SqliteCache:
 
     async def close(self) -> None:
         async with self._lock:
+            if not self._closed:
+                await self._write_touches()
             self._closed = True
             await self._drop_connection()
+        # Waiting for the lock or asleep: it writes nothing once the cache is closed.
+        if self._touch_writer is not None:
+            self._touch_writer.cancel()
 
     async def _get(self, namespace: str, key: str) -> CacheHit | None:
         if self._closed or not self._guard.allows("all"):
@@ -200,30 +223,60 @@ class SqliteCache:
         now = self._clock()
         try:
             db = await self._connection()
-            async with db.execute(_SELECT, (namespace, key, now, now - self._max_age)) as cursor:
-                row = await cursor.fetchone()
+            rows = await db.execute_fetchall(_SELECT, (namespace, key, now - self._max_age))
         except Exception as exc:
             await self._failed(exc, "all")
             return None
         self._guard.succeeded("all")
-        if row is None:
+        if not rows:
             return None
-        raw, stored_at = row
+        raw, stored_at, ttl, expires_at = next(iter(rows))
+        entry = (namespace, key)
+        last_hit = self._touched.get(entry)
+        if last_hit is not None:
+            expires_at = max(expires_at, min(last_hit + ttl, stored_at + self._max_age))
+        if expires_at <= now:
+            return None
         try:
             value = load_value(raw)
         except ValueError as exc:
             self._guard.failed("bad_value", exc, None)
             return None
-        await self._touch(namespace, key, now)
+        self._touch(entry, now)
         return CacheHit(value=value, age_seconds=max(0.0, now - stored_at))
 
-    async def _touch(self, namespace: str, key: str, now: float) -> None:
-        """Slide the entry's expiry after a hit; a failure costs the refresh, not the hit."""
-        if not self._guard.allows("write"):
+    def _touch(self, entry: tuple[str, str], now: float) -> None:
+        """Note a hit, and have its expiry refresh written within `TOUCH_DELAY_SECONDS`."""
+        self._touched[entry] = now
+        if self._touch_writer is None:
+            self._touch_writer = asyncio.create_task(self._write_touches_later())
+
+    async def _write_touches_later(self) -> None:
+        try:
+            await asyncio.sleep(TOUCH_DELAY_SECONDS)
+            async with self._lock:
+                if not self._closed:
+                    await self._write_touches()
+        finally:
+            self._touch_writer = None
+
+    async def _write_touches(self) -> None:
+        """Slide the expiry of every entry hit since the last write, in one transaction; a
+        failure costs the refreshes, never the hits. Called with the lock held."""
+        touched, self._touched = self._touched, {}
+        if not touched or not self._guard.allows("write"):
             return
+        rows = [(t, t, self._max_age, ns, key) for (ns, key), t in touched.items()]
         try:
             db = await self._connection(write=True)
-            await self._run(db, _TOUCH, (now, now, self._max_age, namespace, key))
+            await db.execute_fetchall("BEGIN IMMEDIATE")
+            try:
+                await db.executemany(_TOUCH, rows)
+                await db.execute_fetchall("COMMIT")
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await db.execute_fetchall("ROLLBACK")
+                raise
         except Exception as exc:
             await self._failed(exc, "write")
             return
