@@ -124,11 +124,9 @@ async def cache_reachable(cache: Any) -> bool:
 
 
 async def readyz(request: Request) -> Response:
-    """Ready when the cache (if the service has one) is reachable; 503 otherwise."""
-    cache = getattr(request.app.state.service, "cache", None)
-    if cache is None:
-        return JSONResponse({"status": "ready", "cache": None})
-    backend = getattr(cache, "backend", type(cache).__name__)
+    """Ready when the cache is reachable (always, with `cache.backend: none`); 503 otherwise."""
+    cache = request.app.state.service.cache
+    backend = cache.backend
     if await cache_reachable(cache):
         return JSONResponse({"status": "ready", "cache": backend})
     return JSONResponse({"status": "not ready", "cache": backend}, status_code=503)
@@ -161,9 +159,7 @@ def create_app(settings: Settings, service: SearchService | None = None) -> Star
         log.warning("an auth token is shorter than %d characters: easy to guess", MIN_TOKEN_CHARS)
     service = service or SearchService(settings)
     metrics = Metrics()
-    cache = getattr(service, "cache", None)
-    if cache is not None:
-        metrics.watch_cache(cache)
+    metrics.watch_cache(service.cache)
     metrics.watch_breakers(lambda: breaker_states(service.orchestrator))
     mcp = build_mcp(service, service.orchestrator.names("web"), metrics=metrics)
     transport: dict[str, Any] = {
