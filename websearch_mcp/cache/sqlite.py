@@ -6,10 +6,16 @@ its directory are created on first use. A corrupt, missing, locked or read-only 
 disk, is bypassed (see `failopen`), and the file is opened again once the pause is over, so
 replacing a corrupt file or giving back write permission is picked up without a restart.
 
-A hit is one read. The sliding expiry it earns (and its time of use, for the least-recently-used
-cleanup) is kept in memory and written for all entries hit meanwhile in one transaction, about a
-second later, before a cleanup and on close; until then the process's own reads take it into
-account. A write per hit would cost a hit several times its read, and the WAL grow with reads.
+A hit is one read at most (see below). The sliding expiry it earns (and its time of use, for the
+least-recently-used cleanup) is kept in memory and written for all entries hit meanwhile in one
+transaction, about a second later, before a cleanup and on close; until then the process's own
+reads take it into account. A write per hit would cost a hit several times its read, and the WAL
+grow with reads.
+
+The entries read or written last are also kept in memory (a bounded least-recently-used map), and
+a hit on one of them within `HOT_TRUST_SECONDS` of its read or write is answered without going to
+the file: the read's hand-off to aiosqlite's thread is most of a hit's cost on the event loop.
+Such a hit slides the expiry exactly as a read does.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ import errno
 import os
 import sqlite3
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +68,14 @@ WHERE namespace = ? AND key = ?
 
 #: Seconds between a hit and the write of its expiry refresh (with all hits since).
 TOUCH_DELAY_SECONDS = 1.0
+
+#: Seconds a remembered entry answers hits without reading the file. Another process sharing the
+#: file may replace an entry or its cleanup remove it: this bounds how long this process can miss
+#: that, while a popular entry still costs one read every few seconds instead of one per hit.
+HOT_TRUST_SECONDS = 2.0
+#: Entries kept in memory, and the total length of their stored JSON (a few KiB per answer).
+HOT_MAX_ENTRIES = 512
+HOT_MAX_CHARS = 8 * 1024 * 1024
 
 _UPSERT = """
 INSERT INTO cache_entries (namespace, key, value, stored_at, last_used, ttl, expires_at)
@@ -110,6 +126,18 @@ def classify(exc: BaseException) -> str:
     return "error"
 
 
+@dataclass(slots=True)
+class _HotEntry:
+    """An entry as last read or written here; `expires_at` counts this process's hits."""
+
+    raw: str
+    stored_at: float
+    ttl: float
+    expires_at: float
+    limit: float  # stored_at + the maximum age: no hit slides the expiry past it
+    read_at: float  # when the file last said this
+
+
 class SqliteCache:
     """A cache in one SQLite file. See the module docstring; the API is `base.Cache`'s.
 
@@ -149,10 +177,15 @@ class SqliteCache:
         # Hits whose refresh is not written yet: (namespace, key) -> time of the last hit.
         self._touched: dict[tuple[str, str], float] = {}
         self._touch_writer: asyncio.Task[None] | None = None
+        # Entries recently read or written, least recently used first (see `HOT_TRUST_SECONDS`).
+        self._hot: OrderedDict[tuple[str, str], _HotEntry] = OrderedDict()
+        self._hot_chars = 0
 
     async def get(self, namespace: str, key: str) -> CacheHit | None:
-        async with self._lock:
-            hit = await self._get(namespace, key)
+        hit = self._recall((namespace, key))
+        if hit is None:
+            async with self._lock:
+                hit = await self._get(namespace, key)
         if hit is None:
             self.stats.misses += 1
         else:
@@ -171,11 +204,13 @@ class SqliteCache:
             self._guard.failed("bad_value", exc, None)
             return
         async with self._lock:
+            self._forget((namespace, key))
             if self._closed or not self._guard.allows("write"):
                 return
             now = self._clock()
             self._touched.pop((namespace, key), None)  # the new value starts afresh
-            row = (namespace, key, data, now, now, ttl, now + lifetime(ttl, self._max_age))
+            expires_at = now + lifetime(ttl, self._max_age)
+            row = (namespace, key, data, now, now, ttl, expires_at)
             try:
                 await self._run(await self._connection(write=True), _UPSERT, row)
             except Exception as exc:
@@ -183,9 +218,12 @@ class SqliteCache:
                 return
             self._guard.succeeded("write")
             self.stats.sets += 1
+            hot = _HotEntry(data, now, ttl, expires_at, now + self._max_age, now)
+            self._remember((namespace, key), hot)
 
     async def cleanup(self) -> int:
         async with self._lock:
+            self._forget_all()
             if self._closed or not self._guard.allows("write"):
                 return 0
             await self._write_touches()
@@ -212,6 +250,7 @@ class SqliteCache:
             if not self._closed:
                 await self._write_touches()
             self._closed = True
+            self._forget_all()
             await self._drop_connection()
         # Waiting for the lock or asleep: it writes nothing once the cache is closed.
         if self._touch_writer is not None:
@@ -228,13 +267,15 @@ class SqliteCache:
             await self._failed(exc, "all")
             return None
         self._guard.succeeded("all")
+        entry = (namespace, key)
+        self._forget(entry)
         if not rows:
             return None
         raw, stored_at, ttl, expires_at = next(iter(rows))
-        entry = (namespace, key)
+        limit = stored_at + self._max_age
         last_hit = self._touched.get(entry)
         if last_hit is not None:
-            expires_at = max(expires_at, min(last_hit + ttl, stored_at + self._max_age))
+            expires_at = max(expires_at, min(last_hit + ttl, limit))
         if expires_at <= now:
             return None
         try:
@@ -243,7 +284,50 @@ class SqliteCache:
             self._guard.failed("bad_value", exc, None)
             return None
         self._touch(entry, now)
+        expires_at = max(expires_at, min(now + ttl, limit))
+        self._remember(entry, _HotEntry(raw, stored_at, ttl, expires_at, limit, now))
         return CacheHit(value=value, age_seconds=max(0.0, now - stored_at))
+
+    def _recall(self, entry: tuple[str, str]) -> CacheHit | None:
+        """A hit answered from memory, when the entry is remembered, trusted still and live;
+        None sends the call to the file."""
+        hot = self._hot.get(entry)
+        if hot is None or self._closed:
+            return None
+        now = self._clock()
+        # A clock set back makes `now - read_at` negative: read the file rather than trust it.
+        if not (0.0 <= now - hot.read_at < HOT_TRUST_SECONDS and now < hot.expires_at):
+            self._forget(entry)
+            return None
+        try:
+            value = load_value(hot.raw)
+        except ValueError:
+            self._forget(entry)  # the file's read reports and counts it
+            return None
+        self._hot.move_to_end(entry)
+        hot.expires_at = max(hot.expires_at, min(now + hot.ttl, hot.limit))
+        self._touch(entry, now)
+        return CacheHit(value=value, age_seconds=max(0.0, now - hot.stored_at))
+
+    def _remember(self, entry: tuple[str, str], hot: _HotEntry) -> None:
+        """Keep `hot` in memory, dropping the least recently used beyond the bounds."""
+        self._forget(entry)
+        if len(hot.raw) > HOT_MAX_CHARS:
+            return
+        self._hot[entry] = hot
+        self._hot_chars += len(hot.raw)
+        while len(self._hot) > HOT_MAX_ENTRIES or self._hot_chars > HOT_MAX_CHARS:
+            _, dropped = self._hot.popitem(last=False)
+            self._hot_chars -= len(dropped.raw)
+
+    def _forget(self, entry: tuple[str, str]) -> None:
+        hot = self._hot.pop(entry, None)
+        if hot is not None:
+            self._hot_chars -= len(hot.raw)
+
+    def _forget_all(self) -> None:
+        self._hot.clear()
+        self._hot_chars = 0
 
     def _touch(self, entry: tuple[str, str], now: float) -> None:
         """Note a hit, and have its expiry refresh written within `TOUCH_DELAY_SECONDS`."""
@@ -314,6 +398,8 @@ class SqliteCache:
         cause = classify(exc)
         paused: Scope = "write" if scope == "write" and cause in _WRITE_CAUSES else "all"
         self._guard.failed(cause, exc, paused)
+        if paused == "all":
+            self._forget_all()  # nothing is answered from the file while it cannot be read
         if cause == "read_only":
             self._reopen_to_write = True
         if cause not in _KEEP_OPEN_CAUSES:
