@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-SHARED_ENV = "WEBSEARCH_MCP_SHARED"
+SHARED_ENV = "WEBSEARCH_SHARED"
 _FIELD = re.compile(r"^\.([A-Z])(?:\s+(\S+))?\s*$")
 _WORD = re.compile(r"[a-z0-9]+")
 STOP_WORDS = frozenset(
@@ -40,7 +40,7 @@ STOP_WORDS = frozenset(
 
 
 def default_eval_dir() -> Path:
-    """`$WEBSEARCH_MCP_SHARED/eval`, else `shared/eval` next to the repository."""
+    """`$WEBSEARCH_SHARED/eval`, else `shared/eval` next to the repository."""
     shared = os.environ.get(SHARED_ENV)
     base = Path(shared) if shared else Path(__file__).resolve().parent.parent.parent / "shared"
     return base / "eval"

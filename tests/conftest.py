@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("WEBSEARCH_MCP_SHARED", REPO.parent / "shared"))
+SHARED = Path(os.environ.get("WEBSEARCH_SHARED", REPO.parent / "shared"))
 FIXTURES = SHARED / "fixtures"
 EVAL = SHARED / "eval"
 
@@ -18,6 +18,6 @@ def fixture_bytes(relative: str) -> bytes:
     path = FIXTURES / relative
     if not path.is_file():
         pytest.skip(
-            f"recorded fixture {path} is absent (set WEBSEARCH_MCP_SHARED to the shared/ folder)"
+            f"recorded fixture {path} is absent (set WEBSEARCH_SHARED to the shared/ folder)"
         )
     return path.read_bytes()

@@ -3,7 +3,7 @@
 The quick version of `python -m bench.relevance`: the first 40 Cranfield queries, four
 retrieval models behind the fake engines in four wire formats, the real service under uvicorn
 with its default ranking settings, `web_search` over MCP. Skips when the collection
-(`../shared/eval`, or `$WEBSEARCH_MCP_SHARED/eval`) is absent.
+(`../shared/eval`, or `$WEBSEARCH_SHARED/eval`) is absent.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tests.conftest import EVAL
 
 if not (EVAL / "cranfield").is_dir():
     pytest.skip(
-        f"the Cranfield collection is absent from {EVAL} (set WEBSEARCH_MCP_SHARED to the shared/"
+        f"the Cranfield collection is absent from {EVAL} (set WEBSEARCH_SHARED to the shared/"
         " folder)",
         allow_module_level=True,
     )
