@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import dataclasses
 import json
-import math
 import os
 import platform
 import shutil
@@ -38,7 +37,7 @@ from typing import Any
 import httpx
 import yaml
 
-from bench.loadgen import Run, post, run_load, tool_call
+from bench.loadgen import Run, percentile, post, run_load, tool_call
 from bench.synthetic import query_text
 from tests.fake_engines import base_urls
 from tests.redis_server import RedisServer, free_port
@@ -66,12 +65,6 @@ class Plan:
 
 FULL = Plan(misses=60, hits=1000, throughput=6000, entries=2000, object_gets=20_000)
 QUICK = Plan(misses=15, hits=250, throughput=1500, entries=500, object_gets=5000)
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (q in [0, 1])."""
-    ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1))]
 
 
 @dataclass(slots=True)

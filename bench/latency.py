@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import dataclasses
 import json
-import math
 import os
 import platform
 import statistics
@@ -39,7 +38,7 @@ from urllib.parse import urlencode
 
 import yaml
 
-from bench.loadgen import Check, Run, connect, get, post, run_load, tool_call
+from bench.loadgen import Check, Run, connect, get, percentile, post, run_load, tool_call
 from bench.synthetic import query_text, results_for
 from tests.fake_engines import base_urls, render
 from websearch_mcp.config import SearchSettings
@@ -155,12 +154,6 @@ def service_config(engines_url: str, cache_path: Path, log_level: str) -> dict[s
 
 
 # --- measuring ------------------------------------------------------------------------------
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (q in [0, 1]) of unsorted values."""
-    ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1))]
 
 
 @dataclass(slots=True)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
-from websearch_mcp.cache.failopen import LOG, CacheStats
+from websearch_mcp.cache.failopen import LOG, CacheStats, FailOpen
 from websearch_mcp.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -62,6 +62,24 @@ def dump_value(value: dict[str, Any]) -> str:
     if not isinstance(value, dict):
         raise TypeError(f"a cache value must be a dict, not {type(value).__name__}")
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def encode_value(value: dict[str, Any], guard: FailOpen) -> str | None:
+    """`dump_value(value)`, or None (the failure reported to `guard`) when it is not JSON data."""
+    try:
+        return dump_value(value)
+    except (TypeError, ValueError) as exc:
+        guard.failed("bad_value", exc, None)
+        return None
+
+
+def decode_value(data: str | bytes, guard: FailOpen) -> dict[str, Any] | None:
+    """`load_value(data)`, or None (the failure reported to `guard`) when not a JSON object."""
+    try:
+        return load_value(data)
+    except ValueError as exc:
+        guard.failed("bad_value", exc, None)
+        return None
 
 
 def load_value(data: str | bytes) -> dict[str, Any]:

@@ -13,11 +13,12 @@ import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 LOG = logging.getLogger("websearch_mcp.cache")
 
 Scope = Literal["all", "write"]
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -34,6 +35,14 @@ class CacheStats:
     sets: int = 0
     bypassed: int = 0
     errors: Counter[str] = field(default_factory=Counter)
+
+    def counted(self, hit: T) -> T:
+        """`hit` after counting it: a hit when it is not None, a miss when it is."""
+        if hit is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return hit
 
     def as_dict(self) -> dict[str, object]:
         """The counters as plain data (for metrics and health output)."""

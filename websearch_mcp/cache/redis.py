@@ -20,7 +20,7 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from websearch_mcp.cache.base import CacheHit, dump_value, lifetime, load_value
+from websearch_mcp.cache.base import CacheHit, decode_value, encode_value, lifetime
 from websearch_mcp.cache.failopen import CacheStats, FailOpen, Scope
 
 KEY_PREFIX = "websearch-mcp:"
@@ -109,12 +109,7 @@ class RedisCache:
         return f"{self._prefix}{namespace}:{key}"
 
     async def get(self, namespace: str, key: str) -> CacheHit | None:
-        hit = await self._get(namespace, key)
-        if hit is None:
-            self.stats.misses += 1
-        else:
-            self.stats.hits += 1
-        return hit
+        return self.stats.counted(await self._get(namespace, key))
 
     async def set(
         self, namespace: str, key: str, value: dict[str, Any], *, ttl_seconds: int | None = None
@@ -122,10 +117,8 @@ class RedisCache:
         ttl = self._ttl if ttl_seconds is None else ttl_seconds
         if ttl <= 0:
             return
-        try:
-            data = dump_value(value)
-        except (TypeError, ValueError) as exc:
-            self._guard.failed("bad_value", exc, None)
+        data = encode_value(value, self._guard)
+        if data is None:
             return
         if self._closed or not self._guard.allows("write"):
             return
@@ -177,10 +170,8 @@ class RedisCache:
         if not found:
             return None
         raw, stored_at = found
-        try:
-            value = load_value(raw)
-        except ValueError as exc:
-            self._guard.failed("bad_value", exc, None)
+        value = decode_value(raw, self._guard)
+        if value is None:
             return None
         return CacheHit(value=value, age_seconds=max(0.0, now - float(stored_at)))
 

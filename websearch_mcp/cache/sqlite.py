@@ -34,7 +34,7 @@ from typing import Any
 
 import aiosqlite
 
-from websearch_mcp.cache.base import CacheHit, dump_value, lifetime, load_value
+from websearch_mcp.cache.base import CacheHit, decode_value, encode_value, lifetime, load_value
 from websearch_mcp.cache.failopen import CacheStats, FailOpen, Scope
 
 _SCHEMA = """
@@ -186,11 +186,7 @@ class SqliteCache:
         if hit is None:
             async with self._lock:
                 hit = await self._get(namespace, key)
-        if hit is None:
-            self.stats.misses += 1
-        else:
-            self.stats.hits += 1
-        return hit
+        return self.stats.counted(hit)
 
     async def set(
         self, namespace: str, key: str, value: dict[str, Any], *, ttl_seconds: int | None = None
@@ -198,10 +194,8 @@ class SqliteCache:
         ttl = self._ttl if ttl_seconds is None else ttl_seconds
         if ttl <= 0:
             return
-        try:
-            data = dump_value(value)
-        except (TypeError, ValueError) as exc:
-            self._guard.failed("bad_value", exc, None)
+        data = encode_value(value, self._guard)
+        if data is None:
             return
         async with self._lock:
             self._forget((namespace, key))
@@ -278,10 +272,8 @@ class SqliteCache:
             expires_at = max(expires_at, min(last_hit + ttl, limit))
         if expires_at <= now:
             return None
-        try:
-            value = load_value(raw)
-        except ValueError as exc:
-            self._guard.failed("bad_value", exc, None)
+        value = decode_value(raw, self._guard)
+        if value is None:
             return None
         self._touch(entry, now)
         expires_at = max(expires_at, min(now + ttl, limit))

@@ -45,7 +45,8 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 class Engine:
-    """Base class of every engine module. Subclasses set the declarations and two methods."""
+    """Base class of every engine module. Subclasses set the declarations that differ from the
+    defaults below and two methods."""
 
     name: ClassVar[str]
     kind: ClassVar[Literal["web", "academic"]] = "web"

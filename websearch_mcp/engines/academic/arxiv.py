@@ -94,12 +94,8 @@ class ArXiv(Engine):
     name: ClassVar[str] = "arxiv"
     kind = "academic"
     base_url: ClassVar[str] = "https://export.arxiv.org"
-    needs_key: ClassVar[bool] = False
-    returns_score: ClassVar[bool] = False
-    default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 8.0
     rate_limit: ClassVar[float | None] = 1.0  # arXiv asks clients to go slowly
-    key_env: ClassVar[str | None] = None
 
     max_rows: ClassVar[int] = 100
 

@@ -87,8 +87,6 @@ class Core(Engine):
     kind = "academic"
     base_url: ClassVar[str] = "https://api.core.ac.uk"
     needs_key: ClassVar[bool] = True
-    returns_score: ClassVar[bool] = False
-    default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 10.0
     key_env: ClassVar[str | None] = "CORE_API_KEYS"
 

@@ -92,11 +92,8 @@ class Crossref(Engine):
     name: ClassVar[str] = "crossref"
     kind = "academic"
     base_url: ClassVar[str] = "https://api.crossref.org"
-    needs_key: ClassVar[bool] = False
     returns_score: ClassVar[bool] = False  # its `score` is unbounded
-    default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 8.0
-    key_env: ClassVar[str | None] = None
 
     max_rows: ClassVar[int] = 100
 

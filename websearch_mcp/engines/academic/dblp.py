@@ -72,11 +72,7 @@ class DBLP(Engine):
     name: ClassVar[str] = "dblp"
     kind = "academic"
     base_url: ClassVar[str] = "https://dblp.org"
-    needs_key: ClassVar[bool] = False
-    returns_score: ClassVar[bool] = False
-    default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 8.0
-    key_env: ClassVar[str | None] = None
 
     max_rows: ClassVar[int] = 1000
 

@@ -83,11 +83,7 @@ class EuropePMC(Engine):
     name: ClassVar[str] = "europepmc"
     kind = "academic"
     base_url: ClassVar[str] = "https://www.ebi.ac.uk"
-    needs_key: ClassVar[bool] = False
-    returns_score: ClassVar[bool] = False
-    default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 8.0
-    key_env: ClassVar[str | None] = None
 
     max_rows: ClassVar[int] = 100
     max_page_size: ClassVar[int] = 1000  # the API's limit

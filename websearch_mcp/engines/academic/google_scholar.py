@@ -80,11 +80,8 @@ class GoogleScholar(Engine):
     name: ClassVar[str] = "google_scholar"
     kind = "academic"
     base_url: ClassVar[str] = "https://scholar.google.com"
-    needs_key: ClassVar[bool] = False
-    returns_score: ClassVar[bool] = False
     default_enabled: ClassVar[bool] = False
     default_timeout: ClassVar[float] = 6.0
-    key_env: ClassVar[str | None] = None
     scraped: ClassVar[bool] = True
 
     max_rows: ClassVar[int] = 20

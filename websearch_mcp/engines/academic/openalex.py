@@ -82,11 +82,7 @@ class OpenAlex(Engine):
     name: ClassVar[str] = "openalex"
     kind = "academic"
     base_url: ClassVar[str] = "https://api.openalex.org"
-    needs_key: ClassVar[bool] = False
-    returns_score: ClassVar[bool] = False
-    default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 8.0
-    key_env: ClassVar[str | None] = None
 
     max_rows: ClassVar[int] = 200
 

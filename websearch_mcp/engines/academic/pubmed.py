@@ -80,8 +80,6 @@ class PubMed(Engine):
     kind = "academic"
     base_url: ClassVar[str] = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
     needs_key: ClassVar[bool] = False  # keys are optional and used when configured
-    returns_score: ClassVar[bool] = False
-    default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 8.0
     key_env: ClassVar[str | None] = None  # optional keys: PUBMED_API_KEYS
 

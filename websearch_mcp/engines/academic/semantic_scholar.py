@@ -76,8 +76,6 @@ class SemanticScholar(Engine):
     kind = "academic"
     base_url: ClassVar[str] = "https://api.semanticscholar.org"
     needs_key: ClassVar[bool] = False  # keys are optional and used when configured
-    returns_score: ClassVar[bool] = False
-    default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 8.0
     key_env: ClassVar[str | None] = None  # optional keys: SEMANTIC_SCHOLAR_API_KEYS
 

@@ -87,13 +87,7 @@ class Baidu(Engine):
 
     name: ClassVar[str] = "baidu"
     base_url: ClassVar[str] = "https://www.baidu.com"
-    needs_key: ClassVar[bool] = False
-    returns_score: ClassVar[bool] = False
     supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = False
-    default_enabled: ClassVar[bool] = True
-    default_timeout: ClassVar[float] = 5.0
-    key_env: ClassVar[str | None] = None
     scraped: ClassVar[bool] = True
 
     max_rows: ClassVar[int] = 50

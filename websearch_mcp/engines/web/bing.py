@@ -53,13 +53,8 @@ class Bing(Engine):
 
     name: ClassVar[str] = "bing"
     base_url: ClassVar[str] = "https://www.bing.com"
-    needs_key: ClassVar[bool] = False
-    returns_score: ClassVar[bool] = False
     supports_time_range: ClassVar[bool] = True
     supports_language: ClassVar[bool] = True
-    default_enabled: ClassVar[bool] = True
-    default_timeout: ClassVar[float] = 5.0
-    key_env: ClassVar[str | None] = None
     scraped: ClassVar[bool] = True
 
     def __init__(self, today: Clock = utc_today) -> None:

@@ -47,11 +47,8 @@ class Brave(Engine):
     name: ClassVar[str] = "brave"
     base_url: ClassVar[str] = "https://api.search.brave.com"
     needs_key: ClassVar[bool] = True
-    returns_score: ClassVar[bool] = False
     supports_time_range: ClassVar[bool] = True
     supports_language: ClassVar[bool] = True
-    default_enabled: ClassVar[bool] = True
-    default_timeout: ClassVar[float] = 5.0
     key_env: ClassVar[str | None] = "BRAVE_API_KEYS"
 
     max_count: ClassVar[int] = 20  # the API's maximum `count`

@@ -76,13 +76,8 @@ class DuckDuckGo(Engine):
 
     name: ClassVar[str] = "duckduckgo"
     base_url: ClassVar[str] = "https://html.duckduckgo.com"
-    needs_key: ClassVar[bool] = False
-    returns_score: ClassVar[bool] = False
     supports_time_range: ClassVar[bool] = True
     supports_language: ClassVar[bool] = True
-    default_enabled: ClassVar[bool] = True
-    default_timeout: ClassVar[float] = 5.0
-    key_env: ClassVar[str | None] = None
     scraped: ClassVar[bool] = True
     needs_proxy: ClassVar[bool] = True  # often blocked without one
 

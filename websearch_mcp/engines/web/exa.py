@@ -34,8 +34,6 @@ class Exa(Engine):
     needs_key: ClassVar[bool] = True
     returns_score: ClassVar[bool] = False  # current responses carry no score
     supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = False
-    default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 8.0
     key_env: ClassVar[str | None] = "EXA_API_KEYS"
 

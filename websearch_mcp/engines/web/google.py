@@ -89,13 +89,9 @@ class Google(Engine):
 
     name: ClassVar[str] = "google"
     base_url: ClassVar[str] = "https://www.google.com"
-    needs_key: ClassVar[bool] = False
-    returns_score: ClassVar[bool] = False
     supports_time_range: ClassVar[bool] = True
     supports_language: ClassVar[bool] = True
     default_enabled: ClassVar[bool] = False
-    default_timeout: ClassVar[float] = 5.0
-    key_env: ClassVar[str | None] = None
     scraped: ClassVar[bool] = True
     needs_proxy: ClassVar[bool] = True  # often blocked without one
 

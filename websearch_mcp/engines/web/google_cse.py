@@ -99,11 +99,8 @@ class GoogleCSE(Engine):
     name: ClassVar[str] = "google_cse"
     base_url: ClassVar[str] = "https://www.googleapis.com"
     needs_key: ClassVar[bool] = True
-    returns_score: ClassVar[bool] = False
     supports_time_range: ClassVar[bool] = True
     supports_language: ClassVar[bool] = True
-    default_enabled: ClassVar[bool] = True
-    default_timeout: ClassVar[float] = 5.0
     key_env: ClassVar[str | None] = "GOOGLE_CSE_API_KEYS"
 
     max_num: ClassVar[int] = 10  # the API's maximum per request

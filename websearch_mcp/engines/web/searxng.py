@@ -33,13 +33,11 @@ class SearXNG(Engine):
     name: ClassVar[str] = "searxng"
     # SearXNG's own default listen address (settings.yml `server.port: 8888`).
     base_url: ClassVar[str] = "http://127.0.0.1:8888"
-    needs_key: ClassVar[bool] = False
     returns_score: ClassVar[bool] = True
     supports_time_range: ClassVar[bool] = True
     supports_language: ClassVar[bool] = True
     default_enabled: ClassVar[bool] = False
     default_timeout: ClassVar[float] = 6.0
-    key_env: ClassVar[str | None] = None
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """`q`, `format=json`, `pageno`, and `time_range` / `language` when asked for."""

@@ -29,10 +29,8 @@ class SerpApi(Engine):
     name: ClassVar[str] = "serpapi"
     base_url: ClassVar[str] = "https://serpapi.com"
     needs_key: ClassVar[bool] = True
-    returns_score: ClassVar[bool] = False
     supports_time_range: ClassVar[bool] = True
     supports_language: ClassVar[bool] = True
-    default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 8.0
     key_env: ClassVar[str | None] = "SERPAPI_API_KEYS"
 

@@ -22,11 +22,8 @@ class Serper(Engine):
     name: ClassVar[str] = "serper"
     base_url: ClassVar[str] = "https://google.serper.dev"
     needs_key: ClassVar[bool] = True
-    returns_score: ClassVar[bool] = False
     supports_time_range: ClassVar[bool] = True
     supports_language: ClassVar[bool] = True
-    default_enabled: ClassVar[bool] = True
-    default_timeout: ClassVar[float] = 5.0
     key_env: ClassVar[str | None] = "SERPER_API_KEYS"
 
     max_num: ClassVar[int] = 100

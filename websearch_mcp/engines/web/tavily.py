@@ -31,8 +31,6 @@ class Tavily(Engine):
     needs_key: ClassVar[bool] = True
     returns_score: ClassVar[bool] = True
     supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = False
-    default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 6.0
     key_env: ClassVar[str | None] = "TAVILY_API_KEYS"
 

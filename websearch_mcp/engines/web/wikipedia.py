@@ -24,13 +24,8 @@ class Wikipedia(Engine):
 
     name: ClassVar[str] = "wikipedia"
     base_url: ClassVar[str] = "https://en.wikipedia.org"
-    needs_key: ClassVar[bool] = False
-    returns_score: ClassVar[bool] = False
-    supports_time_range: ClassVar[bool] = False
     supports_language: ClassVar[bool] = False  # the language is the wiki: set `base_url`
-    default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 4.0
-    key_env: ClassVar[str | None] = None
 
     max_limit: ClassVar[int] = 50  # `srlimit` ceiling for anonymous clients
 
