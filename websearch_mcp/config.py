@@ -51,6 +51,14 @@ def _split_commas(value: Any) -> Any:
     return value
 
 
+def _texts(value: Any) -> Any:
+    """Every item of a list as text. A numeric-looking token parses from YAML as a number: taking
+    it as text means a validation error never echoes a token back."""
+    if isinstance(value, list):
+        return [item if isinstance(item, str) else str(item) for item in value]
+    return value
+
+
 class ServerSettings(_Section):
     """The HTTP server: where it listens, who may call it, how much, and how it logs."""
 
@@ -72,17 +80,26 @@ class ServerSettings(_Section):
     log_format: Literal["text", "json"] = "text"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
-    @field_validator(
-        "auth_tokens", "allowed_origins", "allowed_hosts", "trusted_proxies", mode="before"
-    )
+    @field_validator("auth_tokens", mode="before")
+    @classmethod
+    def _check_tokens(cls, value: Any) -> Any:
+        # An empty token would match an empty credential, and a bare `-` item is null: either
+        # would switch authentication off without anyone asking for that.
+        value = _split_commas(value)
+        if isinstance(value, list):
+            for number, item in enumerate(value, 1):
+                if item is None or (isinstance(item, str) and not item.strip()):
+                    kind = "null (a bare '-' item)" if item is None else "empty or blank"
+                    raise ValueError(
+                        f"token {number} is {kind}: every token must be a non-empty string;"
+                        " remove the item, or leave the list empty for no tokens"
+                    )
+        return _texts(value)
+
+    @field_validator("allowed_origins", "allowed_hosts", "trusted_proxies", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
-        value = _split_commas(value)
-        # A numeric-looking token parses from YAML as a number: take every item as text, so
-        # that a validation error never echoes a token back.
-        if isinstance(value, list):
-            return [item if isinstance(item, str) else str(item) for item in value]
-        return value
+        return _texts(_split_commas(value))
 
     @field_validator("allowed_origins")
     @classmethod
@@ -342,6 +359,14 @@ class FetchSettings(_Section):
     reader_fallback: bool = False
     reader_base_url: str = "https://r.jina.ai"
     reader_api_key: str | None = Field(None, repr=False)
+    # Extraction limits: every HTML and PDF is read in a worker process that is killed when it
+    # runs past timeout_seconds or extract_memory_mib.
+    max_text_chars: int = Field(2_000_000, ge=1000)
+    max_html_nodes: int = Field(50_000, ge=100)
+    max_pdf_pages: int = Field(500, ge=1)
+    max_pdf_decoded_bytes: int = Field(4_194_304, ge=65536)
+    extract_workers: int = Field(2, ge=1, le=32)
+    extract_memory_mib: int = Field(768, ge=256)
 
     @field_validator("allow_networks")
     @classmethod

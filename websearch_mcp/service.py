@@ -19,6 +19,7 @@ from websearch_mcp.arguments import AcademicSearchArgs, WebSearchArgs
 from websearch_mcp.cache import Cache, cache_key, config_fingerprint, open_cache, run_cleanup_loop
 from websearch_mcp.config import CacheSettings, Settings
 from websearch_mcp.fetch import Document, fetch_document
+from websearch_mcp.fetch.extract import close_pools
 from websearch_mcp.models import EngineReport, Hit, Query, RankedResult
 from websearch_mcp.orchestrator import EngineRun, Orchestrator
 from websearch_mcp.ranking.academic import rank_papers
@@ -106,6 +107,7 @@ class SearchService:
                 await self._cleanup
             self._cleanup = None
         await self.orchestrator.close()
+        await asyncio.to_thread(close_pools)
         if self.summarizer is not None:
             await self.summarizer.close()
         await self.cache.close()

@@ -13,11 +13,13 @@ class Extracted:
     content: str
     title: str | None = None
     published: str | None = None  # ISO date, when the page says
+    capped: str | None = None  # which extraction limit cut the text, when one did
 
 
 @dataclass(frozen=True)
 class Document:
-    """The whole extracted text of a page. `via` is "reader" when the reader API supplied it."""
+    """The whole extracted text of a page. `via` is "reader" when the reader API supplied it;
+    `capped` says which extraction limit cut the text, when one did."""
 
     url: str
     final_url: str
@@ -26,6 +28,7 @@ class Document:
     title: str | None = None
     published: str | None = None
     via: str | None = None
+    capped: str | None = None
 
     def window(self, *, max_chars: int, start: int) -> dict[str, Any]:
         """The result for characters [start, start + max_chars) of the text.
@@ -52,4 +55,6 @@ class Document:
             result["published"] = self.published
         if self.via:
             result["via"] = self.via
+        if self.capped:
+            result["capped"] = self.capped
         return result

@@ -1,13 +1,17 @@
 """Main text of an HTML page as Markdown, with trafilatura.
 
 Headings, lists, tables, emphasis and links are kept; navigation, ads, footers and other
-boilerplate are dropped. The title and publication date come from the page's metadata.
+boilerplate are dropped. The title and publication date come from the page's metadata. Pages
+are parsed with lxml (as trafilatura does), which stops nesting at 256 levels, so deep pages
+cost no more than flat ones.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import trafilatura
-from selectolax.lexbor import LexborHTMLParser
+from lxml import etree
 from trafilatura.utils import load_html
 
 from websearch_mcp.fetch.document import Extracted
@@ -19,41 +23,70 @@ _OPTIONS = {
     "include_formatting": True,
     "include_comments": False,
 }
+_INVISIBLE = ("script", "style", "noscript", "template", "svg")
 
 
-def extract_html(html: str | bytes, url: str) -> Extracted:
+def extract_html(
+    html: str | bytes, url: str, *, max_nodes: int = 50_000, max_chars: int = 2_000_000
+) -> Extracted:
     """The page's main content. `html` as bytes lets trafilatura detect the encoding itself.
 
     When the extractor finds no main block even with recall favoured (a bare page, an index), the
-    page's visible text is returned instead, so a page with text never comes back empty.
+    page's visible text is returned instead, so a page with text never comes back empty. A page
+    of more than `max_nodes` elements is not given to the extractor, whose cost grows faster
+    than the page: its visible text is returned, and `capped` says so. At most `max_chars`
+    characters come back.
     """
     tree = load_html(html)
     if tree is None:
-        return Extracted(content=_visible_text(html), title=_title_tag(html))
+        return Extracted(content="")
+    if _count_nodes(tree, max_nodes) > max_nodes:
+        found = Extracted(
+            content=_visible_text(tree),
+            title=_title_tag(tree),
+            capped=f"more than {max_nodes} HTML elements (fetch.max_html_nodes):"
+            " visible text only",
+        )
+    else:
+        found = _main_content(html, url, tree)
+    if len(found.content) > max_chars:
+        cut = f"text cut at {max_chars} characters (fetch.max_text_chars)"
+        return Extracted(found.content[:max_chars], found.title, found.published, cut)
+    return found
+
+
+def _main_content(html: str | bytes, url: str, tree: Any) -> Extracted:
+    title = _title_tag(tree)
     metadata = trafilatura.extract_metadata(tree, default_url=url)
     content = trafilatura.extract(tree, url=url, **_OPTIONS)
     if not content:
         content = trafilatura.extract(load_html(html), url=url, favor_recall=True, **_OPTIONS)
-    title = (metadata.title if metadata else None) or _title_tag(html)
+    if not content:
+        fresh = load_html(html)
+        content = _visible_text(fresh) if fresh is not None else ""
+    title = (metadata.title if metadata else None) or title
     published = metadata.date if metadata else None
-    return Extracted(content=content or _visible_text(html), title=title, published=published)
+    return Extracted(content=content, title=title, published=published)
 
 
-def _parser(html: str | bytes) -> LexborHTMLParser:
-    return LexborHTMLParser(html if isinstance(html, str) else html.decode("utf-8", "replace"))
+def _count_nodes(tree: Any, limit: int) -> int:
+    """The number of elements, counted up to just past `limit`."""
+    count = 0
+    for _ in tree.iter():
+        count += 1
+        if count > limit:
+            break
+    return count
 
 
-def _title_tag(html: str | bytes) -> str | None:
-    node = _parser(html).css_first("title")
-    text = node.text(strip=True) if node else ""
+def _title_tag(tree: Any) -> str | None:
+    text = " ".join((tree.findtext(".//title") or "").split())
     return text or None
 
 
-def _visible_text(html: str | bytes) -> str:
-    parser = _parser(html)
-    parser.strip_tags(["script", "style", "noscript", "template", "svg"])
-    root = parser.body or parser.root
-    if root is None:
-        return ""
-    lines = (line.strip() for line in root.text(separator="\n").splitlines())
+def _visible_text(tree: Any) -> str:
+    etree.strip_elements(tree, *_INVISIBLE, with_tail=False)
+    body = tree.find(".//body")
+    root = body if body is not None else tree
+    lines = (line.strip() for line in "\n".join(root.itertext()).splitlines())
     return "\n".join(line for line in lines if line)

@@ -8,26 +8,23 @@ most 8192 characters. The whole text is extracted once; `start`/`max_chars` sele
 
 from __future__ import annotations
 
-import asyncio
+import time
 from typing import Any
 
 import httpx
 
 from websearch_mcp.config import FetchSettings
 from websearch_mcp.errors import ToolInputError
-from websearch_mcp.fetch.client import FETCHED_TYPES, RawPage, Resolver, guarded_get
-from websearch_mcp.fetch.document import Document, Extracted
+from websearch_mcp.fetch.client import Resolver, guarded_get
+from websearch_mcp.fetch.document import Document
 from websearch_mcp.fetch.errors import FetchError
-from websearch_mcp.fetch.htmltext import extract_html
-from websearch_mcp.fetch.pdf import extract_pdf, is_pdf
+from websearch_mcp.fetch.extract import ExtractLimits, extract
 from websearch_mcp.fetch.reader import read_via_reader
 
 MAX_CHARS_LIMIT = 200_000
 DEFAULT_MAX_CHARS = 20_000
 MAX_URL_LENGTH = 8192
 
-_HTML_TYPES = ("text/html", "application/xhtml+xml")
-_PDF_TYPES = ("application/pdf", "application/x-pdf")
 
 
 def validate_fetch_args(url: Any, max_chars: Any, start: Any) -> None:
@@ -54,66 +51,19 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def document_from(raw: RawPage) -> Document:
-    """Extract the text of a fetched body according to its type (sniffed when undeclared)."""
-    media = raw.media_type
-    if media in _PDF_TYPES or is_pdf(raw.body):
-        return _document(raw, "application/pdf", extract_pdf(raw.body))
-    if media in ("", "application/octet-stream", "binary/octet-stream"):
-        media = _sniff(raw.body, media)
-    if media in _HTML_TYPES:
-        html: str | bytes = _decode(raw.body, raw.charset) if raw.charset else raw.body
-        return _document(raw, media, extract_html(html, raw.final_url))
-    text = _decode(raw.body, raw.charset or "utf-8").replace("\r\n", "\n")
-    return _document(raw, media, Extracted(content=text.strip()))
-
-
-def _document(raw: RawPage, content_type: str, found: Extracted) -> Document:
-    return Document(
-        url=raw.url,
-        final_url=raw.final_url,
-        content_type=content_type,
-        content=found.content,
-        title=found.title,
-        published=found.published,
-    )
-
-
-def _sniff(body: bytes, declared: str) -> str:
-    """A readable type for a body sent without one, or FetchError for binary data."""
-    head = body[:4096]
-    if b"\x00" in head:
-        shown = declared or "no content type"
-        raise FetchError(
-            f"unsupported content ({shown}, binary data): only {FETCHED_TYPES} pages are read",
-            reader_may_help=False,
-        )
-    lowered = head.lstrip().lower()
-    if lowered.startswith((b"<!doctype html", b"<html")) or b"<body" in lowered:
-        return "text/html"
-    return "text/plain"
-
-
-def _decode(body: bytes, charset: str) -> str:
-    # utf-8-sig drops a byte-order mark that would otherwise lead the text.
-    codec = "utf-8-sig" if charset.lower() in ("utf-8", "utf8") else charset
-    try:
-        return body.decode(codec, "replace")
-    except LookupError:
-        return body.decode("utf-8", "replace")
-
-
 async def fetch_document(
     url: str, *, settings: FetchSettings, resolver: Resolver | None = None
 ) -> Document:
     """The whole extracted text of a page (fetched under the address policy and limits).
 
-    When direct fetching fails for a reason the reader API can get around and
+    `settings.timeout_seconds` bounds fetching and extracting together. When direct fetching
+    fails for a reason the reader API can get around and
     `settings.reader_fallback` is on, the reader is asked instead; refused URLs never reach it.
     """
+    deadline = time.monotonic() + settings.timeout_seconds
     try:
         raw = await guarded_get(url, settings, resolver)
-        return await asyncio.to_thread(document_from, raw)
+        return await extract(raw, ExtractLimits.from_settings(settings), deadline=deadline)
     except FetchError as err:
         if not (settings.reader_fallback and err.reader_may_help):
             raise

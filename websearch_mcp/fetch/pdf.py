@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 from typing import Any
 
 from websearch_mcp.fetch.document import Extracted
 from websearch_mcp.fetch.errors import FetchError
-
-MAX_PAGES = 2000
-
 
 def is_pdf(body: bytes) -> bool:
     """True when the bytes start like a PDF file (leading whitespace tolerated)."""
@@ -21,31 +19,49 @@ def page_marker(number: int) -> str:
     return f"--- page {number} ---"
 
 
-def extract_pdf(body: bytes) -> Extracted:
-    """The text of every page, each after its marker; title and creation date from metadata.
-
-    Raises FetchError when pypdf is missing, the file is damaged or encrypted, or no page has a
-    text layer (a scanned document), rather than returning empty text.
-    """
+def require_pypdf() -> Any:
+    """The pypdf module, or FetchError saying how to install it."""
     try:
-        from pypdf import PdfReader
+        import pypdf
     except ImportError:
         raise FetchError(
             "this page is a PDF and reading PDFs needs pypdf:"
             " install it with pip install 'websearch-mcp[pdf]'",
             reader_may_help=False,
         ) from None
+    return pypdf
+
+
+def extract_pdf(
+    body: bytes,
+    *,
+    max_pages: int = 500,
+    max_decoded_bytes: int = 4 * 1024 * 1024,
+    max_chars: int = 2_000_000,
+) -> Extracted:
+    """The text of every page, each after its marker; title and creation date from metadata.
+
+    Reading stops after `max_pages` pages, once the pages' decompressed content streams add up
+    to `max_decoded_bytes` (pages sharing one stream count it each time: each is read again), or
+    once `max_chars` characters are out; `capped` then says which. Raises FetchError when pypdf
+    is missing, the file is damaged or encrypted, or no page has a text layer (a scanned
+    document), rather than returning empty text.
+    """
+    pypdf = require_pypdf()
     try:
-        reader = PdfReader(io.BytesIO(body))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise FetchError("the PDF is encrypted with a password", reader_may_help=False)
-        pages = [(page.extract_text() or "").strip() for page in reader.pages[:MAX_PAGES]]
-        metadata = reader.metadata
-    except FetchError:
+        with _stream_limit(pypdf, max_decoded_bytes):
+            reader = pypdf.PdfReader(io.BytesIO(body))
+            if reader.is_encrypted and not reader.decrypt(""):
+                raise FetchError("the PDF is encrypted with a password", reader_may_help=False)
+            pages, capped = _page_texts(reader, max_pages, max_decoded_bytes, max_chars)
+            metadata = reader.metadata
+    except (FetchError, MemoryError):
         raise
-    except Exception:  # pypdf raises many kinds on malformed input
+    except Exception:  # pypdf raises many kinds on malformed input, including its own limits
         raise FetchError(
-            "the PDF could not be read (damaged or unsupported)", reader_may_help=False
+            "the PDF could not be read (damaged, unsupported, or a stream inflates past"
+            f" {max_decoded_bytes} bytes: fetch.max_pdf_decoded_bytes)",
+            reader_may_help=False,
         ) from None
     if not any(pages):
         raise FetchError(
@@ -54,7 +70,47 @@ def extract_pdf(body: bytes) -> Extracted:
             reader_may_help=False,
         )
     content = "\n\n".join(f"{page_marker(n)}\n\n{text}" for n, text in enumerate(pages, 1))
-    return Extracted(content=content, title=_title(metadata), published=_created(metadata))
+    if len(content) > max_chars:
+        content = content[:max_chars]
+    return Extracted(
+        content=content, title=_title(metadata), published=_created(metadata), capped=capped
+    )
+
+
+def _stream_limit(pypdf: Any, limit: int) -> contextlib.AbstractContextManager[Any]:
+    """No single stream may inflate past the whole document's budget (pypdf's own limits)."""
+    if hasattr(pypdf, "apply_configuration"):  # pypdf 7 and later
+        return pypdf.apply_configuration(
+            zlib_maximum_output_length=limit,
+            lzw_maximum_output_length=limit,
+            run_length_maximum_output_length=limit,
+        )
+    pypdf.filters.ZLIB_MAX_OUTPUT_LENGTH = limit  # older pypdf: module constants
+    return contextlib.nullcontext()
+
+
+def _page_texts(
+    reader: Any, max_pages: int, max_decoded_bytes: int, max_chars: int
+) -> tuple[list[str], str | None]:
+    """Each page's text, in order, until a limit is reached (and which limit, if one was)."""
+    total = len(reader.pages)
+    texts: list[str] = []
+    decoded = chars = 0
+    for number, page in enumerate(reader.pages, 1):
+        if number > max_pages:
+            return texts, f"read {max_pages} of {total} pages (fetch.max_pdf_pages)"
+        contents = page.get_contents()
+        decoded += len(contents.get_data()) if contents is not None else 0
+        if decoded > max_decoded_bytes:
+            return texts, (
+                f"read {number - 1} of {total} pages: the content streams inflate past"
+                f" {max_decoded_bytes} bytes (fetch.max_pdf_decoded_bytes)"
+            )
+        texts.append((page.extract_text() or "").strip())
+        chars += len(texts[-1])
+        if chars > max_chars:
+            return texts, f"text cut at {max_chars} characters (fetch.max_text_chars)"
+    return texts, None
 
 
 def _title(metadata: Any) -> str | None:

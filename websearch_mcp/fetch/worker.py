@@ -1,0 +1,89 @@
+"""What runs inside an extraction worker process: limits set on itself, then jobs until told to stop.
+
+A worker caps its own address space (`RLIMIT_AS`) before it reads anything, so a document that
+inflates beyond the limit fails with MemoryError in the worker and never in the service. After a
+job that left it much bigger than it started, the worker answers and then exits, so that the
+memory goes back to the system; the pool starts a fresh one when it is needed.
+"""
+
+from __future__ import annotations
+
+import resource
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from websearch_mcp.fetch.document import Extracted
+from websearch_mcp.fetch.errors import FetchError
+from websearch_mcp.fetch.htmltext import extract_html
+from websearch_mcp.fetch.pdf import extract_pdf
+
+#: A worker that grew by more than this while extracting exits after answering.
+RECYCLE_GROWTH_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Job:
+    """One document to extract: `kind` "html" or "pdf"; `html` is text when the charset is known
+    and bytes otherwise (trafilatura then detects the encoding)."""
+
+    kind: str
+    body: str | bytes
+    url: str
+    max_text_chars: int
+    max_html_nodes: int
+    max_pdf_pages: int
+    max_pdf_decoded_bytes: int
+
+
+def run_job(job: Job) -> Extracted:
+    """Extract one document under the job's caps (also usable without a worker)."""
+    if job.kind == "pdf":
+        assert isinstance(job.body, bytes)
+        return extract_pdf(
+            job.body,
+            max_pages=job.max_pdf_pages,
+            max_decoded_bytes=job.max_pdf_decoded_bytes,
+            max_chars=job.max_text_chars,
+        )
+    return extract_html(
+        job.body, job.url, max_nodes=job.max_html_nodes, max_chars=job.max_text_chars
+    )
+
+
+def _resident_bytes() -> int:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def serve(conn: Connection, memory_bytes: int) -> None:
+    """The worker's main loop: receive a `Job`, send back ("ok", Extracted) or ("error", text)."""
+    if memory_bytes > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    baseline = _resident_bytes()
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        answer: tuple[str, Any]
+        try:
+            answer = ("ok", run_job(job))
+        except FetchError as err:
+            answer = ("error", str(err))
+        except MemoryError:
+            answer = ("memory", None)
+        except Exception:  # the extractors raise many kinds on hostile input
+            answer = ("error", "the page could not be read (damaged or unsupported)")
+        del job
+        try:
+            conn.send(answer)
+        except (OSError, ValueError):
+            return
+        if answer[0] == "memory" or _resident_bytes() - baseline > RECYCLE_GROWTH_BYTES:
+            return
