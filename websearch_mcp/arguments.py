@@ -22,8 +22,17 @@ _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off", ""}
 
 
+#: Longest integer text read: more digits than any allowed value has, far fewer than Python's
+#: 4300-digit conversion limit.
+MAX_INT_DIGITS = 18
+
+
 def as_int(name: str, value: Any, low: int, high: int) -> int:
-    """An integer in [low, high]; numeric strings and integral floats are accepted."""
+    """An integer in [low, high]; numeric strings and integral floats are accepted.
+
+    Text is checked for length and digits before it is converted, so a number of thousands of
+    digits is refused with the same message as any other out-of-range value.
+    """
     number: int | None = None
     if isinstance(value, bool):
         number = None
@@ -31,11 +40,24 @@ def as_int(name: str, value: Any, low: int, high: int) -> int:
         number = value
     elif isinstance(value, float) and value.is_integer():
         number = int(value)
-    elif isinstance(value, str) and value.strip().lstrip("+-").isdigit():
-        number = int(value.strip())
+    elif isinstance(value, str):
+        text = value.strip()
+        digits = text[1:] if text[:1] in "+-" else text
+        if digits.isascii() and digits.isdigit() and len(digits) <= MAX_INT_DIGITS:
+            number = int(text)
     if number is None or not low <= number <= high:
-        raise ToolInputError(f"{name} must be an integer from {low} to {high} (got {value!r})")
+        raise ToolInputError(
+            f"{name} must be an integer from {low} to {high} (got {_shown(value)})"
+        )
     return number
+
+
+def _shown(value: Any) -> str:
+    """A value for an error message, never thousands of characters (nor a huge int's digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 60:
+        return f"a number of about {int(value.bit_length() * 0.30103) + 1} digits"
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
 
 
 def as_bool(name: str, value: Any) -> bool:
@@ -46,7 +68,7 @@ def as_bool(name: str, value: Any) -> bool:
         return bool(value)
     if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
         return value.strip().lower() in _TRUE
-    raise ToolInputError(f"{name} must be true or false (got {value!r})")
+    raise ToolInputError(f"{name} must be true or false (got {_shown(value)})")
 
 
 def as_query(value: Any) -> str:
@@ -84,7 +106,7 @@ def as_intent(value: Any) -> str | None:
         return None
     if not isinstance(value, str):
         raise ToolInputError(
-            f"intent must be one of {', '.join(INTENTS)} or a short phrase (got {value!r})"
+            f"intent must be one of {', '.join(INTENTS)} or a short phrase (got {_shown(value)})"
         )
     text = " ".join(value.split())
     if len(text) > MAX_INTENT_CHARS:
@@ -124,11 +146,13 @@ def web_search_args(
     """
     if time_range is not None and time_range not in TIME_RANGES:
         raise ToolInputError(
-            f"time_range must be one of {', '.join(TIME_RANGES)} or left out (got {time_range!r})"
+            f"time_range must be one of {', '.join(TIME_RANGES)} or left out"
+            f" (got {_shown(time_range)})"
         )
     if language is not None and (not isinstance(language, str) or not _LANGUAGE_RE.match(language)):
         raise ToolInputError(
-            f"language must be a language code such as 'en', 'de' or 'zh-CN' (got {language!r})"
+            "language must be a language code such as 'en', 'de' or 'zh-CN'"
+            f" (got {_shown(language)})"
         )
     chosen = as_intent(intent)
     return WebSearchArgs(

@@ -54,6 +54,7 @@ def _serve(settings: Settings, host: str | None, port: int | None) -> int:
 
     from websearch_mcp.app import create_app
     from websearch_mcp.observability import configure_logging, secrets_of
+    from websearch_mcp.stalls import header_deadline_protocol
 
     server = settings.server.model_copy(
         update={k: v for k, v in {"host": host, "port": port}.items() if v is not None}
@@ -72,6 +73,7 @@ def _serve(settings: Settings, host: str | None, port: int | None) -> int:
         access_log=False,
         proxy_headers=False,
         server_header=False,
+        http=header_deadline_protocol(server.read_timeout_seconds),
     )
     return 0
 

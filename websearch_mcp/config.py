@@ -75,6 +75,11 @@ class ServerSettings(_Section):
     max_concurrent_per_client: int = Field(8, ge=1)
     rate_limit_per_minute: int = Field(120, ge=0)  # per client; 0 turns the limit off
     rate_limit_burst: int = Field(20, ge=1)
+    # Failed authentications per client address (token guessing); 0 turns the limit off.
+    auth_failures_per_minute: int = Field(10, ge=0)
+    auth_failure_burst: int = Field(20, ge=1)
+    # Headers and body of a request must arrive within this, else 408 and the connection closes.
+    read_timeout_seconds: float = Field(10.0, gt=0, le=300)
     # The tools' own limit is 500 characters; this may only lower it.
     max_query_chars: int = Field(500, ge=1, le=500)
     log_format: Literal["text", "json"] = "text"

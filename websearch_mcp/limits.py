@@ -39,6 +39,13 @@ class RateLimiter:
 
     def acquire(self, client: str) -> float:
         """Take one request for `client`: 0.0 when allowed, else the seconds until it would be."""
+        return self._take(client, take=True)
+
+    def wait(self, client: str) -> float:
+        """The seconds until `client` could take a request (0.0: now), taking nothing."""
+        return self._take(client, take=False)
+
+    def _take(self, client: str, *, take: bool) -> float:
         if self.rate <= 0:
             return 0.0
         now = self.clock()
@@ -46,7 +53,7 @@ class RateLimiter:
         tokens = min(self.burst, tokens + (now - then) * self.rate)
         wait = 0.0
         if tokens >= 1.0:
-            tokens -= 1.0
+            tokens -= 1.0 if take else 0.0
         else:
             wait = (1.0 - tokens) / self.rate
         self._buckets[client] = (tokens, now)

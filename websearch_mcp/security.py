@@ -1,9 +1,10 @@
 """Who may call the server: bearer tokens, Host and Origin checks, client identity, exposure.
 
 `Guard` is the one ASGI middleware that decides, in this order: Host (421) and Origin (403)
-against DNS rebinding, the bearer token (401), then for the search routes (`/mcp`, `/search`) the
-per-client rate limit (429) and the concurrency limits (429 per client, 503 overall), and last
-the body cap (413). The MCP SDK's own Host/Origin check is switched off by the app so that the two
+against DNS rebinding, the bearer token (401; 429 for an address that failed too often), then for
+the search routes (`/mcp`, `/search`) the per-client rate limit (429), the body (413 over the cap,
+408 when it is not in within the read timeout) and only then the concurrency limits (429 per
+client, 503 overall). The MCP SDK's own Host/Origin check is switched off by the app so that the two
 can never disagree. `/healthz` passes untouched: it tells nothing but the version.
 """
 
@@ -26,7 +27,8 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from websearch_mcp.errors import ConfigError
-from websearch_mcp.limits import ConcurrencyLimiter, RateLimiter, read_body
+from websearch_mcp.limits import ConcurrencyLimiter, RateLimiter
+from websearch_mcp.stalls import read_body_within
 
 if TYPE_CHECKING:
     from websearch_mcp.config import ServerSettings
@@ -311,6 +313,7 @@ class Guard:
         self.auth = TokenAuth(server.auth_tokens)
         self.trusted = parse_networks(server.trusted_proxies)
         self.rate = RateLimiter(server.rate_limit_per_minute, server.rate_limit_burst)
+        self.failures = RateLimiter(server.auth_failures_per_minute, server.auth_failure_burst)
         self.slots = ConcurrencyLimiter(
             server.max_concurrent_requests, server.max_concurrent_per_client
         )
@@ -335,24 +338,24 @@ class Guard:
             return
         client = address
         if self.auth.enabled:
-            token_id = self.auth.identify(headers.get("authorization"))
+            token_id = await self._authenticate(headers, address, send)
             if token_id is None:
-                given = "authorization" in headers
-                challenge = REALM + (', error="invalid_token"' if given else "")
-                message = "invalid bearer token" if given else "a bearer token is required"
-                await self._refuse(
-                    send, 401, "unauthorized", message, {"WWW-Authenticate": challenge}
-                )
                 return
             client = scope[CLIENT_KEY] = token_id
         if scope["path"] not in LIMITED_PATHS:
-            await self._pass(scope, receive, send)
+            replay = await self._body(scope, receive, send)
+            if replay is not None:
+                await self.app(scope, replay, send)
             return
         wait = self.rate.acquire(client)
         if wait > 0:
             await self._refuse(
                 send, 429, "rate_limited", "rate limit exceeded; retry later", _retry_after(wait)
             )
+            return
+        # A slot is taken only once the whole body is in: a client sending slowly holds none.
+        replay = await self._body(scope, receive, send)
+        if replay is None:
             return
         refused = self.slots.enter(client)
         if refused == "client":
@@ -370,22 +373,56 @@ class Guard:
             )
             return
         try:
-            await self._pass(scope, receive, send)
+            await self.app(scope, replay, send)
         finally:
             self.slots.leave(client)
 
-    async def _pass(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Enforce the body cap (reading the body ahead), then call the app."""
+    async def _authenticate(self, headers: Headers, address: str, send: Send) -> str | None:
+        """The caller's token id, or None once refused (401, or 429 while the address has
+        failed too often: then no token is even looked at, so guessing cannot go on)."""
+        wait = self.failures.wait(address)
+        if wait > 0:
+            await self._refuse(
+                send,
+                429,
+                "auth_throttled",
+                "too many failed authentications from this address; retry later",
+                _retry_after(wait),
+            )
+            return None
+        token_id = self.auth.identify(headers.get("authorization"))
+        if token_id is None:
+            self.failures.acquire(address)
+            given = "authorization" in headers
+            challenge = REALM + (', error="invalid_token"' if given else "")
+            message = "invalid bearer token" if given else "a bearer token is required"
+            await self._refuse(send, 401, "unauthorized", message, {"WWW-Authenticate": challenge})
+        return token_id
+
+    async def _body(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
+        """The body read ahead under the cap and the read timeout, as a replaying `receive`;
+        None once refused (413, or 408 with the connection closed)."""
         limit = self.server.max_body_bytes
         declared = Headers(scope=scope).get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
+        too_long = declared is not None and len(declared) > len(str(limit))
+        if declared is not None and declared.isdigit() and (too_long or int(declared) > limit):
             await self._too_large(send)
-            return
-        replay = await read_body(receive, limit)
+            return None
+        try:
+            replay = await read_body_within(receive, limit, self.server.read_timeout_seconds)
+        except TimeoutError:
+            seconds = f"{self.server.read_timeout_seconds:g}"
+            await self._refuse(
+                send,
+                408,
+                "read_timeout",
+                f"the request body did not arrive within {seconds} s",
+                {"Connection": "close"},
+            )
+            return None
         if replay is None:
             await self._too_large(send)
-            return
-        await self.app(scope, replay, send)
+        return replay
 
     async def _too_large(self, send: Send) -> None:
         await self._refuse(

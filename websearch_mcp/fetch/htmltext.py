@@ -44,8 +44,7 @@ def extract_html(
         found = Extracted(
             content=_visible_text(tree),
             title=_title_tag(tree),
-            capped=f"more than {max_nodes} HTML elements (fetch.max_html_nodes):"
-            " visible text only",
+            capped=f"more than {max_nodes} HTML elements (fetch.max_html_nodes): visible text only",
         )
     else:
         found = _main_content(html, url, tree)

@@ -26,7 +26,6 @@ DEFAULT_MAX_CHARS = 20_000
 MAX_URL_LENGTH = 8192
 
 
-
 def validate_fetch_args(url: Any, max_chars: Any, start: Any) -> None:
     """Raise ToolInputError unless the arguments are within the documented bounds."""
     if not isinstance(url, str) or not url.strip():

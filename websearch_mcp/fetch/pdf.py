@@ -9,6 +9,7 @@ from typing import Any
 from websearch_mcp.fetch.document import Extracted
 from websearch_mcp.fetch.errors import FetchError
 
+
 def is_pdf(body: bytes) -> bool:
     """True when the bytes start like a PDF file (leading whitespace tolerated)."""
     return body[:1024].lstrip().startswith(b"%PDF-")

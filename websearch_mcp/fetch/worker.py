@@ -1,4 +1,4 @@
-"""What runs inside an extraction worker process: limits set on itself, then jobs until told to stop.
+"""What runs in an extraction worker process: limits set on itself, then jobs until told to stop.
 
 A worker caps its own address space (`RLIMIT_AS`) before it reads anything, so a document that
 inflates beyond the limit fails with MemoryError in the worker and never in the service. After a
