@@ -21,7 +21,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
-from urllib.parse import urlsplit
+from urllib.parse import quote, quote_plus, unquote, urlsplit
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, Metric
@@ -309,20 +309,36 @@ class Observer:
 # --- logging --------------------------------------------------------------------------------
 
 
+#: Parts of a combined credential shorter than this are not redacted on their own (they would
+#: match ordinary words); the whole entry still is.
+MIN_SECRET_PART = 8
+
+
 def secrets_of(settings: Settings) -> tuple[str, ...]:
-    """Every secret in `settings`: bearer tokens, API keys, and passwords inside URLs."""
+    """Every secret in `settings` in every form it is sent in: bearer tokens, API keys (and each
+    half of a combined `<cx>:<key>` entry), passwords inside URLs, each also percent-encoded as
+    it appears in a request URL."""
     found: list[str] = [*settings.server.auth_tokens]
     for engine in settings.engines.values():
-        found.extend(engine.api_keys)
+        for key in engine.api_keys:
+            found.append(key)
+            parts = [*key.split(":"), *key.rpartition(":")[::2]]
+            found.extend(part for part in parts if len(part) >= MIN_SECRET_PART)
     for value in (settings.llm.api_key, settings.fetch.reader_api_key):
         if value:
             found.append(value)
-    for url in (settings.cache.redis_url, settings.proxy.url):
-        if url:
-            password = urlsplit(url).password
-            if password:
-                found.append(password)
-    return tuple(sorted({s for s in found if s}, key=len, reverse=True))
+    proxies = [e.proxy for e in settings.engines.values() if isinstance(e.proxy, str)]
+    for url in (settings.cache.redis_url, settings.proxy.url, *proxies):
+        password = urlsplit(url).password if url else None
+        if password:
+            found.extend((password, unquote(password)))
+    forms = {form for secret in found if secret for form in _encodings(secret)}
+    return tuple(sorted(forms, key=len, reverse=True))
+
+
+def _encodings(secret: str) -> set[str]:
+    """`secret` as written and as URL encoders write it (query strings, form bodies)."""
+    return {secret, quote(secret, safe=""), quote(secret), quote_plus(secret), quote(secret, "~")}
 
 
 class Redactor:
