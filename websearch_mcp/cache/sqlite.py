@@ -4,7 +4,9 @@ WAL lets readers go on while another process writes; `synchronous=NORMAL` is saf
 spares a disk flush per write (a power cut may lose the last writes, never the file). The file and
 its directory are created on first use. A corrupt, missing, locked or read-only file, or a full
 disk, is bypassed (see `failopen`), and the file is opened again once the pause is over, so
-replacing a corrupt file or giving back write permission is picked up without a restart.
+replacing a corrupt file or giving back write permission is picked up without a restart. A file
+deleted or replaced while open is noticed at the next read or write (the path is checked to still
+name the open file), and opened or created afresh.
 
 A hit is one read at most (see below). The sliding expiry it earns (and its time of use, for the
 least-recently-used cleanup) is kept in memory and written for all entries hit meanwhile in one
@@ -138,6 +140,11 @@ class _HotEntry:
     read_at: float  # when the file last said this
 
 
+def _identity(path: Path) -> tuple[int, int]:
+    found = os.stat(path)
+    return (found.st_dev, found.st_ino)
+
+
 class SqliteCache:
     """A cache in one SQLite file. See the module docstring; the API is `base.Cache`'s.
 
@@ -170,6 +177,7 @@ class SqliteCache:
         # from pulling the connection from under another call.
         self._lock = asyncio.Lock()
         self._db: aiosqlite.Connection | None = None
+        self._identity: tuple[int, int] | None = None  # (device, inode) of the open file
         # SQLite opens a file it may not write read-only, and stays so: after a read-only
         # failure, the next write opens the file again to see whether it may write by now.
         self._reopen_to_write = False
@@ -362,8 +370,14 @@ class SqliteCache:
         if write and self._reopen_to_write:
             self._reopen_to_write = False
             await self._drop_connection()
-        if self._db is not None:
+        if self._db is not None and self._same_file():
             return self._db
+        if self._db is not None:
+            # Deleted or replaced while open: the connection would go on with a file no one
+            # else sees, so the file is opened (and created) afresh.
+            self._forget_all()
+            self._touched.clear()
+            await self._drop_connection()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # isolation_level=None: every statement is its own transaction, no lock held between.
         db = await aiosqlite.connect(self.path, isolation_level=None)
@@ -372,12 +386,20 @@ class SqliteCache:
             await self._run(db, "PRAGMA journal_mode = WAL")
             await self._run(db, "PRAGMA synchronous = NORMAL")
             await db.executescript(_SCHEMA)
+            self._identity = _identity(self.path)
         except BaseException:
             with contextlib.suppress(Exception):
                 await db.close()
             raise
         self._db = db
         return db
+
+    def _same_file(self) -> bool:
+        """Whether the path still names the file the connection has open (one stat call)."""
+        try:
+            return _identity(self.path) == self._identity
+        except OSError:
+            return False
 
     async def _drop_connection(self) -> None:
         db, self._db = self._db, None
