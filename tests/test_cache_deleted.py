@@ -1,4 +1,4 @@
-"""A SQLite cache file deleted while the service runs is noticed; readiness says when it cannot be."""
+"""A SQLite cache file deleted while serving is noticed; readiness says when it cannot be."""
 
 from __future__ import annotations
 
