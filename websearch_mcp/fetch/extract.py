@@ -4,28 +4,22 @@ HTML and PDF are extracted in a small pool of worker processes (`fetch.extract_w
 when first needed). Each worker limits its own address space (`fetch.extract_memory_mib`), and a
 job that is not done by its deadline has its worker killed and replaced, so no document can hold
 the service's CPU or memory. Plain text, JSON and XML need no parser and are decoded here.
-Any number of callers may await `extract` at once; jobs wait for a free worker within their
-deadline.
+Any number of callers may await `extract` at once; jobs share the workers shortest-first (see
+`pool`), each within its deadline.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import multiprocessing
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from multiprocessing.process import BaseProcess
-from typing import Any
 
 from websearch_mcp.config import FetchSettings
 from websearch_mcp.fetch.client import FETCHED_TYPES, RawPage
 from websearch_mcp.fetch.document import Document, Extracted
 from websearch_mcp.fetch.errors import FetchError
 from websearch_mcp.fetch.pdf import is_pdf, require_pypdf
-from websearch_mcp.fetch.worker import Job, serve
+from websearch_mcp.fetch.pool import ExtractorPool
+from websearch_mcp.fetch.worker import Job
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _PDF_TYPES = ("application/pdf", "application/x-pdf")
@@ -121,7 +115,7 @@ async def extract(
         del body
         if deadline is None:
             deadline = time.monotonic() + limits.timeout_seconds
-        found = await _pool(limits).run(job, deadline)
+        found = await _run(job, limits, deadline)
     return Document(
         url=raw.url,
         final_url=raw.final_url,
@@ -137,113 +131,32 @@ def _text_capped(limits: ExtractLimits) -> str:
     return f"text cut at {limits.max_text_chars} characters (fetch.max_text_chars)"
 
 
-class _Worker:
-    """One worker process and the parent's end of its pipe."""
-
-    def __init__(self, context: Any, memory_bytes: int) -> None:
-        self.conn, child = multiprocessing.Pipe()
-        self.process: BaseProcess = context.Process(
-            target=serve, args=(child, memory_bytes), daemon=True, name="websearch-extract"
-        )
-        self.process.start()
-        child.close()
-
-    def call(self, job: Job, seconds: float) -> tuple[str, Any] | None:
-        """Send `job` and wait up to `seconds` for the answer; None when it did not come."""
-        try:
-            self.conn.send(job)
-            if not self.conn.poll(max(seconds, 0.0)):
-                return None
-            answer: tuple[str, Any] = self.conn.recv()
-            return answer
-        except (EOFError, OSError):
-            return ("died", None)
-
-    def stop(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join(timeout=5)
-        self.conn.close()
-
-
-class ExtractorPool:
-    """Up to `size` workers; a job waits for a free one, and a worker that overruns is killed."""
-
-    def __init__(self, size: int, memory_bytes: int) -> None:
-        self.size = size
-        self.memory_bytes = memory_bytes
-        self._context = multiprocessing.get_context("forkserver")
-        self._context.set_forkserver_preload(["websearch_mcp.fetch.worker"])
-        self._idle: list[_Worker] = []
-        # One thread per worker waits on its pipe, so jobs never take the loop's default threads.
-        self._threads = ThreadPoolExecutor(size, thread_name_prefix="websearch-extract")
-        self._lock = threading.Lock()
-        self.replaced = 0  # workers killed or lost, for tests and logs
-
-    async def run(self, job: Job, deadline: float) -> Extracted:
-        """Run `job` in a worker; FetchError when it fails or is not done by `deadline`."""
-        deadline = max(deadline, time.monotonic() + MIN_EXTRACT_SECONDS)
-        seconds = deadline - time.monotonic()
-        loop = asyncio.get_running_loop()
-        # Jobs queue for the pool's threads (one per worker); a job still queued at its
-        # deadline is dropped from the queue by the cancellation.
-        future = loop.run_in_executor(self._threads, self._call, job, deadline)
-        try:
-            async with asyncio.timeout(seconds + 0.25):
-                status, value = await future
-        except TimeoutError:
-            status, value = "timeout", None
-        if status == "ok":
-            assert isinstance(value, Extracted)
-            return value
-        if status == "error":
-            raise FetchError(str(value), reader_may_help=False)
-        if status == "memory":
-            mib = self.memory_bytes // (1024 * 1024)
-            raise FetchError(
-                f"page too large to extract within {mib} MiB of memory (fetch.extract_memory_mib)",
-                reader_may_help=False,
-            )
-        if status == "died":
-            raise FetchError(
-                "page too large or complex to extract: the extraction worker stopped",
-                reader_may_help=False,
-            )
+async def _run(job: Job, limits: ExtractLimits, deadline: float) -> Extracted:
+    """The job's result from the pool, or FetchError saying which bound it broke."""
+    deadline = max(deadline, time.monotonic() + MIN_EXTRACT_SECONDS)
+    seconds = deadline - time.monotonic()
+    status, value = await _pool(limits).run(job, deadline)
+    if status == "ok":
+        assert isinstance(value, Extracted)
+        return value
+    if status == "error":
+        raise FetchError(str(value), reader_may_help=False)
+    if status == "memory":
+        mib = limits.memory_bytes // (1024 * 1024)
         raise FetchError(
-            f"page too complex to extract within {seconds:.1f} s"
-            " (fetch.timeout_seconds bounds fetching and extracting together)",
+            f"page too large to extract within {mib} MiB of memory (fetch.extract_memory_mib)",
             reader_may_help=False,
         )
-
-    def _call(self, job: Job, deadline: float) -> tuple[str, Any]:
-        """In a pool thread: take an idle worker (or start one), run the job, keep or kill it."""
-        if time.monotonic() >= deadline:
-            return ("timeout", None)
-        with self._lock:
-            worker = self._idle.pop() if self._idle else None
-        if worker is not None and not worker.process.is_alive():
-            worker.stop()
-            worker = None
-        if worker is None:
-            worker = _Worker(self._context, self.memory_bytes)
-        answer = worker.call(job, deadline - time.monotonic())
-        if answer is None or answer[0] in ("died", "memory") or not worker.process.is_alive():
-            worker.stop()
-            self.replaced += 1
-            return answer or ("timeout", None)
-        with self._lock:
-            self._idle.append(worker)
-        return answer
-
-    def close(self) -> None:
-        """Stop every worker (they hold no state worth keeping)."""
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for worker in idle:
-            with contextlib.suppress(OSError, ValueError):
-                worker.conn.send(None)
-            worker.stop()
-        self._threads.shutdown(wait=False, cancel_futures=True)
+    if status == "died":
+        raise FetchError(
+            "page too large or complex to extract: the extraction worker stopped",
+            reader_may_help=False,
+        )
+    raise FetchError(
+        f"page too complex to extract within {seconds:.1f} s"
+        " (fetch.timeout_seconds bounds fetching and extracting together)",
+        reader_may_help=False,
+    )
 
 
 _POOLS: dict[tuple[int, int], ExtractorPool] = {}
