@@ -117,6 +117,7 @@ class PageOut(BaseModel):
     start: int
     next_start: int | None = None
     truncated: bool
+    capped: str | None = None  # which extraction limit cut the text, when one did
 
 
 def _schema(schema: dict[str, Any]) -> Any:

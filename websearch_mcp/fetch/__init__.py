@@ -2,6 +2,7 @@
 
 from websearch_mcp.fetch.document import Document
 from websearch_mcp.fetch.errors import FetchError, FetchRefused
+from websearch_mcp.fetch.extract import ExtractLimits, extract
 from websearch_mcp.fetch.page import (
     DEFAULT_MAX_CHARS,
     MAX_CHARS_LIMIT,
@@ -14,8 +15,10 @@ __all__ = [
     "DEFAULT_MAX_CHARS",
     "MAX_CHARS_LIMIT",
     "Document",
+    "ExtractLimits",
     "FetchError",
     "FetchRefused",
+    "extract",
     "fetch_document",
     "fetch_page",
     "validate_fetch_args",
