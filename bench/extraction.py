@@ -34,11 +34,12 @@ SMALL = b"<html><title>Small</title><body><article><p>A small page.</p></article
 
 
 def resident_mib(pid: int) -> float:
-    """Resident memory of `pid` and every process below it, in MiB."""
+    """Proportional resident memory (pages shared by forked workers counted once in all) of `pid`
+    and every process below it, in MiB."""
     total = 0.0
     try:
-        status = Path(f"/proc/{pid}/status").read_text()
-        total += int(status.split("VmRSS:")[1].split()[0]) / 1024
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        total += int(rollup.split("\nPss:")[1].split()[0]) / 1024
         for task in Path(f"/proc/{pid}/task").iterdir():
             for child in (task / "children").read_text().split():
                 total += resident_mib(int(child))

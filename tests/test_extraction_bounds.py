@@ -128,12 +128,13 @@ def test_caps_cut_text_pages_and_say_so(site: LocalServer) -> None:
 
 
 def resident_bytes(pid: int) -> int:
-    """The resident memory of `pid` and every process below it (the workers' fork server and
-    the workers are children of children)."""
+    """The proportional resident memory (pages the forked workers share counted once in all) of
+    `pid` and every process below it (the workers' fork server and the workers are children of
+    children)."""
     total = 0
     try:
-        status = Path(f"/proc/{pid}/status").read_text()
-        total += int(status.split("VmRSS:")[1].split()[0]) * 1024
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        total += int(rollup.split("\nPss:")[1].split()[0]) * 1024
         for task in Path(f"/proc/{pid}/task").iterdir():
             for child in (task / "children").read_text().split():
                 total += resident_bytes(int(child))
