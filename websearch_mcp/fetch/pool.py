@@ -141,6 +141,11 @@ class ExtractorPool:
                     return await self._abandon(ticket, future)
                 worker.signal(signal.SIGCONT)
                 started = time.monotonic()
+        except asyncio.CancelledError:  # the caller went away: its job uses no more CPU
+            ticket.stop_requested = True
+            if ticket.worker is not None:
+                ticket.worker.signal(signal.SIGKILL)
+            raise
         finally:
             self._release(ticket)
 
