@@ -71,13 +71,30 @@ def test_check_config_says_why_for_a_bare_dash(
 # --- 3. stalled requests ----------------------------------------------------------------------
 
 
+def _protocols() -> list[Any]:
+    """uvicorn's HTTP implementations here: h11 always, httptools with the `fast` extra."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    found = [pytest.param(H11Protocol, id="h11")]
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:
+        return found
+    return [*found, pytest.param(HttpToolsProtocol, id="httptools")]
+
+
+@pytest.fixture(params=_protocols())
+def protocol(request: pytest.FixtureRequest) -> Any:
+    return request.param
+
+
 @contextmanager
-def serve_with_deadline(app: Any, seconds: float) -> Iterator[tuple[str, int]]:
+def serve_with_deadline(app: Any, seconds: float, base: Any) -> Iterator[tuple[str, int]]:
     """`app` under uvicorn with the header-deadline protocol, as `websearch-mcp serve` runs it."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, http=header_deadline_protocol(seconds)
+        app, log_level="warning", access_log=False, http=header_deadline_protocol(seconds, base)
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -102,9 +119,9 @@ def read_all(conn: socket.socket, timeout: float) -> tuple[bytes, float]:
     return data, time.monotonic()
 
 
-def test_half_sent_headers_get_408_and_are_closed(engines_url: str) -> None:
+def test_half_sent_headers_get_408_and_are_closed(engines_url: str, protocol: Any) -> None:
     app = create_app(settings_for(engines_url, server={"read_timeout_seconds": 1}))
-    with serve_with_deadline(app, 1.0) as (host, port):
+    with serve_with_deadline(app, 1.0, protocol) as (host, port):
         conns = [socket.create_connection((host, port)) for _ in range(4)]
         started = time.monotonic()
         for conn in conns:
@@ -123,10 +140,10 @@ def test_half_sent_headers_get_408_and_are_closed(engines_url: str) -> None:
             assert data.count(b"HTTP/1.1 200") == 1 and b"HTTP/1.1 408" in data
 
 
-def test_slow_bodies_get_408_and_hold_no_slot(engines_url: str) -> None:
+def test_slow_bodies_get_408_and_hold_no_slot(engines_url: str, protocol: Any) -> None:
     server = {"read_timeout_seconds": 1, "max_concurrent_per_client": 2}
     app = create_app(settings_for(engines_url, server=server))
-    with serve_with_deadline(app, 5.0) as (host, port):
+    with serve_with_deadline(app, 5.0, protocol) as (host, port):
         head = (
             b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             b"Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{"
