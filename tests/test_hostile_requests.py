@@ -22,7 +22,7 @@ from tests.server_helpers import tool_call as call_body
 from websearch_mcp.app import create_app
 from websearch_mcp.arguments import as_int
 from websearch_mcp.cli import main as cli_main
-from websearch_mcp.config import parse_config
+from websearch_mcp.config import load_config, parse_config
 from websearch_mcp.errors import ConfigError, ToolInputError
 from websearch_mcp.stalls import header_deadline_protocol
 
@@ -66,6 +66,15 @@ def test_check_config_says_why_for_a_bare_dash(
     assert cli_main(["check-config", str(config)]) == 2
     err = capsys.readouterr().err
     assert "server.auth_tokens" in err and "null" in err
+
+
+def test_numbers_of_thousands_of_digits_in_the_config_are_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"server\.port"):
+        parse_config({}, "env", environ={"WEBSEARCH_MCP_SERVER__PORT": HUGE})
+    config = tmp_path / "c.yaml"
+    config.write_text(f"server:\n  port: {HUGE}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="invalid YAML"):
+        load_config(config)
 
 
 # --- 3. stalled requests ----------------------------------------------------------------------

@@ -557,7 +557,7 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
             continue
         try:
             value = yaml.safe_load(raw) if raw.strip() else raw
-        except yaml.YAMLError:
+        except (yaml.YAMLError, ValueError):  # ValueError: a number of thousands of digits
             value = raw
         node = tree
         for part in path[:-1]:
@@ -670,6 +670,6 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Settings:
         raise ConfigError(f"cannot read configuration file {file}: {err.strerror}") from None
     try:
         data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
+    except (yaml.YAMLError, ValueError) as err:  # ValueError: a number of thousands of digits
         raise ConfigError(f"invalid YAML in {file}: {err}") from None
     return parse_config(data, str(file))
