@@ -2,9 +2,10 @@
 
 The extracted text (Markdown) is cut into chunks of whole sentences, at most `MAX_PASSAGE_CHARS`
 each, that do not run across paragraphs except to join a heading or list items to what follows.
-Boilerplate gets no say: lines that are mostly links (menus, "related" lists) are dropped,
-a chunk repeated on the page counts once, and a query term's weight falls with the share of
-chunks it occurs in (BM25's idf over the page), so a site name on every line scores nothing.
+Boilerplate gets no say: lines that are mostly links (menus, "related" lists) are dropped, a
+line repeated on the page (a banner, a share line) counts once, and a query term's weight falls
+with the share of chunks it occurs in (BM25's idf over the page), so a site name on every line
+scores little.
 
 A chunk's score is the idf-weighted share of the query's content terms it holds (rare and
 compound terms weigh more), plus a bonus for the query's adjacent word pairs found adjacent.
@@ -75,8 +76,9 @@ def _logical_lines(text: str) -> list[str]:
 def plain_lines(text: str) -> list[str]:
     """The page's lines as plain text: links reduced to their text, images, emphasis and
     heading/list markers dropped, table pipes and runs of spaces collapsed; navigation lines
-    (mostly links) and lines without a letter or digit left out."""
+    (mostly links), lines without a letter or digit and repeats of a line left out."""
     lines = []
+    seen: set[str] = set()
     for raw in _logical_lines(text):
         linked = sum(len(m.group(2)) for m in _LINK.finditer(raw) if not m.group(1))
         line = _LINK.sub(lambda m: "" if m.group(1) else m.group(2), raw)
@@ -84,8 +86,9 @@ def plain_lines(text: str) -> list[str]:
         line = _SPACES.sub(" ", line).strip()
         if not _ALNUM.search(line) or _PAGE_MARKER.match(line):
             continue
-        if linked > MAX_LINK_SHARE * len(line):
+        if linked > MAX_LINK_SHARE * len(line) or line.lower() in seen:
             continue
+        seen.add(line.lower())
         lines.append(line)
     return lines
 
@@ -144,7 +147,7 @@ def best_passages(text: str, query: str) -> list[str]:
     seen: set[str] = set()
     for index, chunk in enumerate(chunks(text)):
         key = chunk.lower()
-        if key not in seen:  # a repeated block (a banner, a share line) counts once
+        if key not in seen:  # a sentence repeated within a line makes a repeated chunk
             seen.add(key)
             candidates.append(_Chunk(index, chunk))
     docs = [analyze_doc("", c.text, "") for c in candidates]
