@@ -61,7 +61,14 @@ class Site:
     def __init__(self) -> None:
         self.release = threading.Event()
         self.server = LocalServer(
-            routes={"/deep": page(deep_page()), "/second": page(SECOND_PAGE), "/hang": self._hang}
+            routes={
+                "/deep": page(deep_page()),
+                "/second": page(SECOND_PAGE),
+                "/hang": self._hang,
+                "/forbidden": lambda h: send(h, 403, b"go away", "text/plain"),
+                "/image": page(b"\x89PNG\r\n\x1a\n" + bytes(64), "image/png"),
+                "/broken": lambda h: send(h, 500, b"oops", "text/plain"),
+            }
         )
 
     def _hang(self, handler: Any) -> None:
@@ -101,6 +108,11 @@ def fake(site: Site) -> FakeEngines:
         ]
         if "hanging" in query:
             found.insert(1, site.result("/hang", "Hanging page on ammonite fossils cliffs"))
+        if "failing" in query:
+            found = [
+                site.result(path, f"Ammonite fossils northern cliffs {path[1:]}")
+                for path in ("/forbidden", "/image", "/broken")
+            ]
         return found
 
     return FakeEngines(results)
@@ -157,6 +169,15 @@ def test_read_gives_passages_from_deep_in_the_page_and_a_status_for_each_page(
     quoted = [line for line in text.splitlines() if line.startswith("   > ")]
     assert any(DEEP_SENTENCE in line for line in quoted)
     assert "(page not read: timeout)" in text and "(page not read: refused)" in text
+
+
+def test_each_way_a_page_can_fail_has_its_status(server: str, site: Site) -> None:
+    answer, text = search(server, query=f"{QUERY} failing", read=3)
+    statuses = {r["url"].rsplit("/", 1)[1]: r["page_status"] for r in answer["results"]}
+    assert statuses == {"forbidden": "blocked", "image": "unsupported", "broken": "error"}
+    assert all(r["snippet"] and r["passages"] == [] for r in answer["results"])
+    assert "HTTP 403" in by_url(answer, site.server.url("/forbidden"))["page_error"]
+    assert "(page not read: unsupported)" in text
 
 
 def test_only_the_top_results_are_read_and_score_details_stay(server: str, site: Site) -> None:
