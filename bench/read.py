@@ -5,7 +5,7 @@
 
 The real app under uvicorn (in this process, on 127.0.0.1) with a SQLite cache in a fresh
 directory, three fake engines (real wire formats, 10 results each) answering after 100, 150 and
-200 ms, and a fake site whose every page (a 60-paragraph article, about 11,000 characters of
+200 ms, and a fake site whose every page (a 60-paragraph article, about 7,800 characters of
 text) answers after `PAGE_DELAY`. Every search is a new query whose results point at new pages,
 so neither the answer nor a page is ever cached, except in the last row, which repeats the
 `read: 5` searches (answer and pages all from the cache). Calls go over MCP `tools/call`, one at
@@ -42,7 +42,7 @@ WORDS = ["harbour", "tides", "salmon", "glacier", "survey", "station", "winter",
 
 
 def article(path: str) -> bytes:
-    """A long page about the query's words; the paragraph naming the path answers best."""
+    """A long article on the benchmark's words, different for every path."""
     paragraphs = "".join(
         f"<p>Paragraph {i} of {path} notes the {WORDS[i % 8]} and the {WORDS[(i + 3) % 8]} "
         f"near station {i}, as the regional survey recorded them over the last decade.</p>"
