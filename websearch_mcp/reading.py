@@ -38,7 +38,8 @@ async def read_results(
     if not chosen:
         return results
     tasks = [asyncio.ensure_future(_read_one(r["url"], query, load)) for r in chosen]
-    _, pending = await asyncio.wait(tasks, timeout=max(budget_seconds, 0.0))
+    budget_seconds = max(budget_seconds, 0.0)
+    _, pending = await asyncio.wait(tasks, timeout=budget_seconds)
     for task in pending:
         task.cancel()
     read = []
