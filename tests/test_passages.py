@@ -105,8 +105,10 @@ def test_markdown_is_read_as_text() -> None:
     ]
 
 
-def test_a_long_sentence_is_cut_at_a_word() -> None:
-    text = "Glacier " + "meltwater flows north " * 60 + "into the sea."
+def test_a_long_sentence_is_cut_at_words_and_its_end_stays_in_reach() -> None:
+    text = "Glacier " + "meltwater flows north " * 60 + "into the fjord of Tromsø at last."
     (found,) = best_passages(text, "glacier meltwater")
     assert len(found) <= MAX_PASSAGE_CHARS and found.endswith("…")
     assert text.startswith(found[:-1])
+    (end,) = best_passages(text, "fjord tromsø")
+    assert end.endswith("into the fjord of Tromsø at last.") and len(end) <= MAX_PASSAGE_CHARS

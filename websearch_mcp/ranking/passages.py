@@ -94,15 +94,18 @@ def plain_lines(text: str) -> list[str]:
 
 
 def _sentences(line: str) -> list[str]:
-    """A line's sentences; one longer than a passage is cut at a word boundary."""
+    """A line's sentences; one longer than a passage is cut at word boundaries into pieces that
+    say they go on (an ellipsis), so no part of the page is out of reach."""
     out = []
     for sentence in _SENTENCE_END.split(line):
-        sentence = sentence.strip()
-        if len(sentence) > MAX_PASSAGE_CHARS:
-            cut = sentence[: MAX_PASSAGE_CHARS - 1]
-            sentence = (cut.rsplit(" ", 1)[0] if " " in cut else cut) + ELLIPSIS
-        if sentence:
-            out.append(sentence)
+        rest = sentence.strip()
+        while len(rest) > MAX_PASSAGE_CHARS:
+            cut = rest[: MAX_PASSAGE_CHARS - 1]
+            piece = cut.rsplit(" ", 1)[0] if " " in cut else cut
+            out.append(piece + ELLIPSIS)
+            rest = rest[len(piece) :].strip()
+        if rest:
+            out.append(rest)
     return out
 
 
