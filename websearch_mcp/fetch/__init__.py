@@ -1,7 +1,13 @@
 """Fetching one page for `fetch_page`: address policy, guarded HTTP, HTML and PDF extraction."""
 
 from websearch_mcp.fetch.document import Document
-from websearch_mcp.fetch.errors import FetchError, FetchRefused
+from websearch_mcp.fetch.errors import (
+    FetchBlocked,
+    FetchError,
+    FetchRefused,
+    FetchTimeout,
+    FetchUnsupported,
+)
 from websearch_mcp.fetch.extract import ExtractLimits, extract
 from websearch_mcp.fetch.page import (
     DEFAULT_MAX_CHARS,
@@ -16,8 +22,11 @@ __all__ = [
     "MAX_CHARS_LIMIT",
     "Document",
     "ExtractLimits",
+    "FetchBlocked",
     "FetchError",
     "FetchRefused",
+    "FetchTimeout",
+    "FetchUnsupported",
     "extract",
     "fetch_document",
     "fetch_page",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from websearch_mcp.config import FetchSettings
 from websearch_mcp.fetch.client import FETCHED_TYPES, RawPage
 from websearch_mcp.fetch.document import Document, Extracted
-from websearch_mcp.fetch.errors import FetchError
+from websearch_mcp.fetch.errors import FetchError, FetchUnsupported
 from websearch_mcp.fetch.pdf import is_pdf, require_pypdf
 from websearch_mcp.fetch.pool import ExtractorPool
 from websearch_mcp.fetch.worker import Job
@@ -58,7 +58,7 @@ def _sniff(body: bytes, declared: str) -> str:
     head = body[:4096]
     if b"\x00" in head:
         shown = declared or "no content type"
-        raise FetchError(
+        raise FetchUnsupported(
             f"unsupported content ({shown}, binary data): only {FETCHED_TYPES} pages are read",
             reader_may_help=False,
         )
@@ -139,8 +139,8 @@ async def _run(job: Job, limits: ExtractLimits, deadline: float) -> Extracted:
     if status == "ok":
         assert isinstance(value, Extracted)
         return value
-    if status == "error":
-        raise FetchError(str(value), reader_may_help=False)
+    if status == "error":  # the extractor's own FetchError (its kind kept), or a text
+        raise value if isinstance(value, FetchError) else FetchError(str(value))
     if status == "memory":
         mib = limits.memory_bytes // (1024 * 1024)
         raise FetchError(

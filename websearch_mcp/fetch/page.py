@@ -70,7 +70,8 @@ async def fetch_document(
     try:
         return await read_via_reader(url, settings)
     except FetchError as err:
-        raise FetchError(f"{direct}; the reader fallback failed too: {err}") from None
+        # The direct failure's kind stands: it is why the page could not be read.
+        raise type(direct)(f"{direct}; the reader fallback failed too: {err}") from None
 
 
 async def fetch_page(

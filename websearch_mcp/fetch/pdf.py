@@ -7,7 +7,7 @@ import io
 from typing import Any
 
 from websearch_mcp.fetch.document import Extracted
-from websearch_mcp.fetch.errors import FetchError
+from websearch_mcp.fetch.errors import FetchError, FetchUnsupported
 
 
 def is_pdf(body: bytes) -> bool:
@@ -25,7 +25,7 @@ def require_pypdf() -> Any:
     try:
         import pypdf
     except ImportError:
-        raise FetchError(
+        raise FetchUnsupported(
             "this page is a PDF and reading PDFs needs pypdf:"
             " install it with pip install 'websearch-mcp[pdf]'",
             reader_may_help=False,

@@ -60,7 +60,8 @@ def _resident_bytes() -> int:
 
 
 def serve(conn: Connection, memory_bytes: int) -> None:
-    """The worker's main loop: receive a `Job`, send back ("ok", Extracted) or ("error", text)."""
+    """The worker's main loop: receive a `Job`, send back ("ok", Extracted), ("error", FetchError
+    or text) or ("memory", None)."""
     if memory_bytes > 0:
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     baseline = _resident_bytes()
@@ -75,7 +76,7 @@ def serve(conn: Connection, memory_bytes: int) -> None:
         try:
             answer = ("ok", run_job(job))
         except FetchError as err:
-            answer = ("error", str(err))
+            answer = ("error", err)
         except MemoryError:
             answer = ("memory", None)
         except Exception:  # the extractors raise many kinds on hostile input
