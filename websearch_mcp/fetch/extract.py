@@ -10,6 +10,7 @@ Any number of callers may await `extract` at once; jobs share the workers shorte
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 
@@ -95,10 +96,8 @@ async def extract(
             media = _sniff(raw.body, media)
         kind = "html" if media in _HTML_TYPES else "text"
     if kind == "text":
-        text = _decode(raw.body, raw.charset or "utf-8").replace("\r\n", "\n").strip()
-        found = Extracted(content=text[: limits.max_text_chars])
-        if len(text) > limits.max_text_chars:
-            found = Extracted(content=found.content, capped=_text_capped(limits))
+        # Linear in the body, which fetch.max_bytes caps: a thread, no worker needed.
+        found = await asyncio.to_thread(_plain_text, raw, limits)
     else:
         body: str | bytes = raw.body
         if kind == "html" and raw.charset:
@@ -112,7 +111,6 @@ async def extract(
             max_pdf_pages=limits.max_pdf_pages,
             max_pdf_decoded_bytes=limits.max_pdf_decoded_bytes,
         )
-        del body
         if deadline is None:
             deadline = time.monotonic() + limits.timeout_seconds
         found = await _run(job, limits, deadline)
@@ -127,8 +125,12 @@ async def extract(
     )
 
 
-def _text_capped(limits: ExtractLimits) -> str:
-    return f"text cut at {limits.max_text_chars} characters (fetch.max_text_chars)"
+def _plain_text(raw: RawPage, limits: ExtractLimits) -> Extracted:
+    text = _decode(raw.body, raw.charset or "utf-8").replace("\r\n", "\n").strip()
+    if len(text) <= limits.max_text_chars:
+        return Extracted(content=text)
+    cut = f"text cut at {limits.max_text_chars} characters (fetch.max_text_chars)"
+    return Extracted(content=text[: limits.max_text_chars], capped=cut)
 
 
 async def _run(job: Job, limits: ExtractLimits, deadline: float) -> Extracted:
