@@ -1,4 +1,4 @@
-"""Command line: `websearch-mcp serve | search | fetch | check-config`."""
+"""Command line: `websearch-mcp serve | stdio | search | fetch | check-config`."""
 
 from __future__ import annotations
 
@@ -27,6 +27,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="address to listen on (overrides server.host)")
     serve.add_argument("--port", type=int, help="port to listen on (overrides server.port)")
 
+    stdio = sub.add_parser("stdio", help="serve MCP over stdin/stdout (for desktop clients)")
+    stdio.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
+
     search = sub.add_parser("search", help="run one web search and print it")
     search.add_argument("query")
     search.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
@@ -36,6 +39,11 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--language")
     search.add_argument("--json", action="store_true", help="print the tool's structured JSON")
     search.add_argument("--explain", action="store_true", help="include every score's details")
+    search.add_argument(
+        "--intent",
+        help="summarise the results for research, code, news, howto or a short phrase of your"
+        " own (needs a configured model: llm.base_url and llm.model)",
+    )
 
     fetch = sub.add_parser("fetch", help="read one page as clean text and print it")
     fetch.add_argument("url")
@@ -77,10 +85,13 @@ def _serve(settings: Settings, host: str | None, port: int | None) -> int:
 
 
 async def _search(settings: Settings, ns: argparse.Namespace) -> int:
+    if ns.intent is not None and not settings.llm.enabled:
+        print("error: --intent needs a model: set llm.base_url and llm.model", file=sys.stderr)
+        return 1
     service = SearchService(settings)
     try:
         args = web_search_args(
-            ns.query, ns.max_results, ns.time_range, ns.engines, ns.language, ns.explain
+            ns.query, ns.max_results, ns.time_range, ns.engines, ns.language, ns.explain, ns.intent
         )
         answer = await service.web_search(args)
     except (ToolInputError, SearchFailed) as err:
@@ -135,6 +146,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load_config(ns.config)
         if ns.command == "serve":
             return _serve(settings, ns.host, ns.port)
+        if ns.command == "stdio":
+            from websearch_mcp.stdio import serve_stdio
+
+            asyncio.run(serve_stdio(settings))
+            return 0
         if ns.command == "fetch":
             return asyncio.run(_fetch(settings, ns))
         return asyncio.run(_search(settings, ns))

@@ -67,6 +67,8 @@ class ServerSettings(_Section):
     max_concurrent_per_client: int = Field(8, ge=1)
     rate_limit_per_minute: int = Field(120, ge=0)  # per client; 0 turns the limit off
     rate_limit_burst: int = Field(20, ge=1)
+    # The per-client limits also on a server only this machine reaches (see security.py).
+    limit_local_clients: bool = False
     # The tools' own limit is 500 characters; this may only lower it.
     max_query_chars: int = Field(500, ge=1, le=500)
     log_format: Literal["text", "json"] = "text"
