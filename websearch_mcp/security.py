@@ -324,9 +324,8 @@ class Guard:
         self.rate = RateLimiter(
             server.rate_limit_per_minute if per_client else 0, server.rate_limit_burst
         )
-        total = server.max_concurrent_requests
         self.slots = ConcurrencyLimiter(
-            total, server.max_concurrent_per_client if per_client else total
+            server.max_concurrent_requests, server.max_concurrent_per_client if per_client else None
         )
         self.on_reject = on_reject
 
