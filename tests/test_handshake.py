@@ -30,9 +30,9 @@ INITIALIZE = {
 
 @pytest.fixture
 def url() -> Iterator[str]:
-    with serve_fake_engines(FakeEngines(results_for)) as engines:
-        with serve_app(create_app(settings_for(engines))) as base:
-            yield base
+    fake = FakeEngines(results_for)
+    with serve_fake_engines(fake) as engines, serve_app(create_app(settings_for(engines))) as base:
+        yield base
 
 
 def test_initialize_advertises_tools_only(url: str) -> None:

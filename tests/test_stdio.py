@@ -12,15 +12,14 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 from mcp import Client, StdioServerParameters
 
-from tests.fake_engines import FakeEngines, base_urls, serve_fake_engines
-from tests.server_helpers import TAVILY_KEY, results_for
-from websearch_mcp.engines.registry import ENGINES
+from tests.config_files import write_config
+from tests.fake_engines import FakeEngines, serve_app, serve_fake_engines
+from tests.fake_llm import STREAMED, FakeLLM
+from tests.server_helpers import results_for
 from websearch_mcp.stdio import stdout_to_stderr
 
 INITIALIZE = {
@@ -43,20 +42,7 @@ def engines_url() -> Iterator[str]:
 
 @pytest.fixture
 def config_file(engines_url: str, tmp_path: Path) -> Path:
-    """Tavily and SearXNG on the fake engines, no cache, debug logs (which must stay on stderr)."""
-    urls = base_urls(engines_url)
-    engines: dict[str, Any] = {name: {"enabled": False} for name in ENGINES}
-    engines["tavily"] = {"api_keys": [TAVILY_KEY], "base_url": urls["tavily"]}
-    engines["searxng"] = {"enabled": True, "base_url": urls["searxng"]}
-    config = {
-        "engines": engines,
-        "search": {"deadline_seconds": 5},
-        "cache": {"backend": "none"},
-        "server": {"log_level": "debug"},
-    }
-    path = tmp_path / "websearch-mcp.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return path
+    return write_config(tmp_path / "websearch-mcp.yaml", engines_url)
 
 
 def command(config: Path) -> list[str]:
@@ -84,6 +70,24 @@ async def test_official_client_lists_tools_and_searches(config_file: Path) -> No
     assert sorted(top["engines"]) == ["searxng", "tavily"]
     urls = [r["url"] for r in answer["results"]]
     assert len(urls) == len(set(urls)) == 4  # the realpython duplicate is merged
+
+
+async def test_summaries_over_stdio_when_a_model_is_configured(
+    engines_url: str, tmp_path: Path
+) -> None:
+    llm = FakeLLM()
+    with serve_app(llm.app) as base:
+        exe, *args = command(write_config(tmp_path / "c.yaml", engines_url, f"{base}/v1"))
+        async with Client(StdioServerParameters(command=exe, args=args)) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            result = await client.call_tool(
+                "web_search", {"query": "python asyncio", "intent": "code"}
+            )
+    assert "intent" in tools["web_search"].input_schema["properties"]
+    assert not result.is_error
+    answer = result.structured_content
+    assert answer is not None and answer["summary"].startswith(STREAMED)
+    assert answer["results"] and llm.requests
 
 
 def test_a_bare_initialize_gets_exactly_one_line_and_stdin_closing_ends_it(

@@ -145,7 +145,7 @@ def _progress_reporter(ctx: Context | None) -> ProgressFn | None:
 def _offer_tools_only(mcp: MCPServer) -> None:
     """Drop the SDK's prompt and resource handlers, so that the handshake (which advertises
     every registered family) claims only tools. The SDK has no public way to unregister."""
-    handlers = mcp._lowlevel_server._request_handlers  # noqa: SLF001
+    handlers = mcp._lowlevel_server._request_handlers
     for method in [m for m in handlers if m.startswith(NOT_OFFERED)]:
         del handlers[method]
 
