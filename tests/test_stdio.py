@@ -112,6 +112,44 @@ def test_a_bare_initialize_gets_exactly_one_line_and_stdin_closing_ends_it(
     assert "serving MCP over stdio" in done.stderr  # the logs went to stderr
 
 
+# A child whose service prints to stdout (Python and file descriptor 1) while it starts, while
+# it serves a call and while it stops, as a chatty library would.
+CHATTY = """
+import os, sys
+from websearch_mcp import service
+from websearch_mcp.cli import main
+
+def chatty(method):
+    async def wrapped(self, *args, **kwargs):
+        print("banner from", method.__name__)
+        os.write(1, b"raw bytes on fd 1\\n")
+        return await method(self, *args, **kwargs)
+    return wrapped
+
+for name in ("start", "close", "web_search"):
+    setattr(service.SearchService, name, chatty(getattr(service.SearchService, name)))
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+async def test_stray_output_of_libraries_never_reaches_the_client(config_file: Path) -> None:
+    args = ["-c", CHATTY, *command(config_file)[3:]]
+    async with Client(StdioServerParameters(command=sys.executable, args=args)) as client:
+        result = await client.call_tool("web_search", {"query": "python asyncio"})
+    assert not result.is_error and result.structured_content["results"]
+    done = subprocess.run(
+        [sys.executable, *args],
+        input=json.dumps(INITIALIZE) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [1]
+    assert done.stderr.count("banner from") == 2 and "raw bytes on fd 1" in done.stderr
+
+
 def test_a_bad_config_is_an_error_on_stderr_and_nothing_on_stdout(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("server: {port: 0}\n", encoding="utf-8")
