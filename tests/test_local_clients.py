@@ -26,7 +26,7 @@ AT_ONCE = 20
 @pytest.fixture
 def fake() -> FakeEngines:
     fake = FakeEngines(results_for)
-    fake.faults["tavily"] = Fault(delay=1.5)  # every search of a burst is in flight together
+    fake.faults["tavily"] = Fault(delay=2.0)  # every search of a burst is in flight together
     return fake
 
 
@@ -53,7 +53,8 @@ async def burst(url: str, headers: dict[str, str]) -> list[httpx.Response]:
 
 
 def serve(engines_url: str, **server: Any) -> Any:
-    return serve_app(create_app(settings_for(engines_url, server=server)))
+    settings = settings_for(engines_url, server=server, search={"deadline_seconds": 6})
+    return serve_app(create_app(settings))
 
 
 async def test_a_local_agent_firing_twenty_searches_at_once_is_not_refused(
