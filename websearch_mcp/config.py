@@ -271,6 +271,9 @@ class SearchSettings(_Section):
     rrf_k: int = Field(60, ge=1, le=1000)
     mmr: MMRSettings = Field(default_factory=MMRSettings)
     block_domains: list[str] = Field(default_factory=list)
+    # Multiplies the fusion weight of a list reported `irrelevant` (it seems to answer another
+    # query), so that it stays below the lists that answer this one.
+    irrelevant_weight: float = Field(0.05, ge=0.0, le=1.0)
     ranking: RankingSettings = Field(default_factory=RankingSettings)
     pool: PoolSettings = Field(default_factory=PoolSettings)
     sequential: SequentialSettings = Field(default_factory=SequentialSettings)

@@ -87,6 +87,8 @@ class FanOut:
 
     lists: dict[str, list[Hit]]
     reports: list[EngineReport]
+    #: Engines whose lists seem to answer another query (reported `irrelevant`).
+    demoted: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,7 +282,8 @@ class Orchestrator:
         else:
             outcomes = await strategies.hybrid(runs, query.text, until, deadline, call)
         lists = {o.report.name: o.hits for o in outcomes if o.hits is not None}
-        return FanOut(lists, [o.report for o in outcomes])
+        demoted = frozenset(o.report.name for o in outcomes if o.demoted and o.hits is not None)
+        return FanOut(lists, [o.report for o in outcomes], demoted)
 
     async def call(self, run: EngineRun, query: Query, until: float) -> Outcome:
         """One engine, with its breaker, rate limit, keys and retries; never raises.

@@ -76,6 +76,7 @@ class SearchOut(BaseModel):
     engines: list[EngineOut]
     cached: bool
     partial: bool
+    note: str | None = None
 
 
 class SummarizedSearchOut(SearchOut):
