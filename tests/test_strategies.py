@@ -123,7 +123,8 @@ async def test_hybrid_an_answer_in_another_script_is_no_evidence() -> None:
     assert [o.report.status for o in outcomes] == ["ok", "ok"]
     # In the query's own script, sharing no word is evidence.
     script = Script({"tavily": answered("tavily", ["天氣預報"]), "brave": answered("brave", [])})
-    outcomes = by_name(await strategies.hybrid(runs, "機器學習入門", time.monotonic() + 1, 1, script))
+    until = time.monotonic() + 1
+    outcomes = by_name(await strategies.hybrid(runs, "機器學習入門", until, 1, script))
     assert outcomes["tavily"].demoted and outcomes["tavily"].report.status == "irrelevant"
 
 

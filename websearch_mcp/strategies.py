@@ -52,9 +52,7 @@ def _skipped(run: EngineRun, reason: str, status: str = "skipped") -> Outcome:
     return Outcome(EngineReport(run.name, status, error=reason), None)  # type: ignore[arg-type]
 
 
-def demote_strays(
-    outcomes: Sequence[Outcome], runs: Sequence[EngineRun], query_text: str
-) -> None:
+def demote_strays(outcomes: Sequence[Outcome], runs: Sequence[EngineRun], query_text: str) -> None:
     """Demote the lists that are evidence of answering another query (a stale cached page).
 
     Evidence is a lexical engine's list sharing no content word with the query while written
@@ -65,9 +63,7 @@ def demote_strays(
     suspects = {
         id(o)
         for o in outcomes
-        if o.hits
-        and o.report.name not in semantic
-        and answers_another_query(o.hits, query_text)
+        if o.hits and o.report.name not in semantic and answers_another_query(o.hits, query_text)
     }
     if not suspects:
         return
@@ -75,11 +71,11 @@ def demote_strays(
         canonical_key(h.url) for o in outcomes if o.hits and id(o) not in suspects for h in o.hits
     }
     for outcome in outcomes:
-        if id(outcome) in suspects and outcome.hits:
-            if not any(canonical_key(h.url) in vouched for h in outcome.hits):
-                outcome.report.status = "irrelevant"
-                outcome.report.error = IRRELEVANT
-                outcome.demoted = True
+        hits = outcome.hits or ()
+        if id(outcome) in suspects and not any(canonical_key(h.url) in vouched for h in hits):
+            outcome.report.status = "irrelevant"
+            outcome.report.error = IRRELEVANT
+            outcome.demoted = True
 
 
 async def hybrid(
