@@ -333,6 +333,47 @@ def test_every_key_rate_limited_waits_for_the_first_to_recover(
     assert brave["attempts"][0] == "key 1 of 1: HTTP 429 Too Many Requests (key cooled for 0.3 s)"
 
 
+def test_a_key_resting_after_429_is_not_used_before_retry_after(
+    fake: FakeEngines, engines_url: str, clock: FakeClock
+) -> None:
+    fake.key_faults[KEY_C] = Fault(status=429, retry_after="120")
+    settings = settings_for(engines_url, engines_conf(), deadline_seconds=DEADLINE)
+    with serving(settings, clock) as url:
+        first = report(web_search(url, QUERY)["structuredContent"], "brave")
+        assert first["status"] == "rate_limited" and fake.key_counts[KEY_C] == 1
+        for waited in (0, 60, 119):
+            clock.advance(waited - (clock.now - 1_800_000_000.0))
+            answer = web_search(url, QUERY)["structuredContent"]
+            brave = report(answer, "brave")
+            assert brave["status"] == "rate_limited"
+            left = 120 - waited
+            shown = f"{left} s" if left < 60 else f"{round(left / 60)} min"
+            assert brave["error"].endswith(f"no request sent; the first is usable again in {shown}")
+            assert "attempts" not in brave
+            assert_healthy_fused(answer)
+        assert fake.key_counts[KEY_C] == 1  # never sent while it rested
+        del fake.key_faults[KEY_C]
+        clock.advance(1.5)
+        assert report(web_search(url, QUERY)["structuredContent"], "brave")["status"] == "ok"
+        assert fake.key_counts[KEY_C] == 2
+
+
+def test_a_quota_answer_rests_every_key_and_no_request_is_sent(
+    fake: FakeEngines, engines_url: str, clock: FakeClock
+) -> None:
+    quota = Fault(status=432, body=b'{"detail": {"error": "This request exceeds your plan"}}')
+    fake.key_faults[KEY_A] = quota
+    fake.key_faults[KEY_B] = quota
+    settings = settings_for(engines_url, engines_conf(), deadline_seconds=DEADLINE)
+    with serving(settings, clock) as url:
+        tavily = report(web_search(url, QUERY)["structuredContent"], "tavily")
+        assert tavily["status"] == "rate_limited" and len(tavily["attempts"]) == 2
+        tavily = report(web_search(url, QUERY)["structuredContent"], "tavily")
+        assert tavily["status"] == "rate_limited"
+        assert tavily["error"].endswith("usable again in 30 min")
+        assert fake.key_counts[KEY_A] == 1 and fake.key_counts[KEY_B] == 1
+
+
 def test_memory_stays_bounded_under_oversized_answers(
     fake: FakeEngines, engines_url: str, clock: FakeClock
 ) -> None:

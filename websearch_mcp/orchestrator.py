@@ -306,9 +306,12 @@ class Orchestrator:
                 hits,
             )
 
+        # Keys first: a provider whose every key rests is not asked, and takes no breaker probe.
+        plan: list[PlannedKey | None] = list(await run.pool.plan()) if run.pool else [None]
+        if not plan and run.pool is not None:
+            return report(*await run.pool.resting())
         if run.breaker is not None and (state := await run.breaker.check()):
             return Outcome(EngineReport(run.name, "skipped", error=state.describe()), None)
-        plan: list[PlannedKey | None] = list(await run.pool.plan()) if run.pool else [None]
         planned = plan[0]
         tried: set[int] = set()
         retry = 0
@@ -326,8 +329,6 @@ class Orchestrator:
             if failure is None:
                 if run.breaker is not None:
                     await run.breaker.success()
-                if planned is not None and run.pool is not None:
-                    await run.pool.succeeded(planned)
                 attempts.append(f"{label}{len(hits or ())} results")
                 return report("ok" if hits else "empty", hits=hits)
             err = failure.error
@@ -356,6 +357,8 @@ class Orchestrator:
                 retry += 1
                 await asyncio.sleep(wait)
                 plan = list(await run.pool.plan())
+                if not plan:
+                    return report(*await run.pool.resting())
                 planned, tried = plan[0], set()
                 continue
             if failure.http_status in RETRYABLE_STATUSES and cause != "captcha":
