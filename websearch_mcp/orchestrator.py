@@ -52,6 +52,8 @@ log = logging.getLogger("websearch_mcp.orchestrator")
 
 #: Below this much time left, a request is not started (it could not finish).
 MIN_REQUEST_SECONDS = 0.05
+#: Waited beyond a key's rest before it is used again.
+REST_MARGIN_SECONDS = 0.02
 
 
 @dataclass(slots=True)
@@ -310,7 +312,9 @@ class Orchestrator:
         plan: list[PlannedKey | None] = list(await run.pool.plan()) if run.pool else [None]
         if not plan and run.pool is not None:
             return report(*await run.pool.resting())
-        if run.breaker is not None and (state := await run.breaker.check()):
+        # A probe may take until the deadline; its claim lapses a little after it.
+        probe_seconds = max(0.0, until - time.monotonic()) + 1.0
+        if run.breaker is not None and (state := await run.breaker.check(probe_seconds)):
             return Outcome(EngineReport(run.name, "skipped", error=state.describe()), None)
         planned = plan[0]
         tried: set[int] = set()
@@ -384,7 +388,8 @@ class Orchestrator:
         """
         if refused.refused:
             return None
-        recovers = await pool.recovers_in()
+        # A hair past the rest: the loop's timers may fire a little early by the wall clock.
+        recovers = await pool.recovers_in() + REST_MARGIN_SECONDS
         return self.backoff.next_delay(retry, recovers, until - time.monotonic(), self.rng)
 
     def _prepare(self, run: EngineRun, request: HttpRequest) -> HttpRequest:

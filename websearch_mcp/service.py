@@ -353,7 +353,7 @@ async def _breaker_skipped(runs: list[EngineRun], reports: list[EngineReport]) -
     """Whether an engine that was to be asked was left out because its breaker is open."""
     left_out = {r.name for r in reports if r.status == "skipped"}
     for run in runs:
-        if run.name in left_out and run.breaker is not None and await run.breaker.check():
+        if run.name in left_out and run.breaker is not None and not await run.breaker.closed():
             return True
     return False
 

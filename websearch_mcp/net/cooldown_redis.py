@@ -3,6 +3,9 @@
 Each cooldown is one JSON string under `websearch-mcp-cooldown:<name>` (`key:<provider>:<fp>` or
 `breaker:<engine>`; never a key itself), expiring `keep_seconds` after its `until`, so that a run
 of failures is remembered a while to grow the next cooldown and then forgotten by Redis itself.
+A breaker's probe lease is `websearch-mcp-cooldown:probe:<name>`, taken with `SET NX PX` inside
+a Lua script that first checks the cooldown has ended, so two replicas never both probe; a
+failure is counted in a `WATCH`/`MULTI` transaction, so concurrent failures all count.
 
 Redis is the shared truth while it answers. Every change is also kept in this process's own
 `MemoryCooldownStore`, which answers instead while Redis is down, slow or refusing writes: the
@@ -20,6 +23,7 @@ from collections.abc import Callable
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import WatchError
 
 from websearch_mcp.cache.failopen import CacheStats, FailOpen
 from websearch_mcp.cache.redis import classify
@@ -30,6 +34,18 @@ KEY_PREFIX = "websearch-mcp-cooldown:"
 KEEP_SECONDS = 3600.0
 #: Causes under which Redis can still be read: a failed write pauses writes only.
 _WRITE_CAUSES = frozenset({"read_only", "out_of_memory"})
+#: Concurrent failures of one name retry their transaction at most this often.
+_WATCH_ATTEMPTS = 16
+# KEYS: the cooldown, the probe lease; ARGV: now (wall-clock seconds), lease in milliseconds.
+_CLAIM_PROBE = """
+local value = redis.call('GET', KEYS[1])
+if not value then return 0 end
+local ok, entry = pcall(cjson.decode, value)
+if not ok or type(entry) ~= 'table' or tonumber(entry['until']) == nil then return 0 end
+if tonumber(entry['until']) > tonumber(ARGV[1]) then return 0 end
+if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2]) then return 1 end
+return 0
+"""
 
 
 def dump_cooldown(cooldown: Cooldown) -> str:
@@ -83,11 +99,20 @@ class RedisCooldownStore:
             socket_timeout=timeout_seconds,
             retry=Retry(NoBackoff(), 1),
         )
+        self._claim = self._client.register_script(_CLAIM_PROBE)
         self._closed = False
 
     def redis_key(self, name: str) -> str:
         """The Redis key of a cooldown."""
         return f"{self._prefix}{name}"
+
+    def lease_key(self, name: str) -> str:
+        """The Redis key of a breaker's probe lease."""
+        return f"{self._prefix}probe:{name}"
+
+    def _expiry_ms(self, cooldown: Cooldown) -> int:
+        life = max(0.0, cooldown.until - self._clock()) + self._keep
+        return max(1, math.ceil(life * 1000))
 
     async def get(self, name: str) -> Cooldown | None:
         if self._closed or not self._guard.allows("all"):
@@ -110,11 +135,12 @@ class RedisCooldownStore:
         await self.local.set(name, cooldown)
         if self._closed or not self._guard.allows("write"):
             return
-        life = max(0.0, cooldown.until - self._clock()) + self._keep
         try:
-            await self._client.set(
-                self.redis_key(name), dump_cooldown(cooldown), px=max(1, math.ceil(life * 1000))
-            )
+            async with self._client.pipeline(transaction=True) as pipe:
+                value = dump_cooldown(cooldown)
+                pipe.set(self.redis_key(name), value, px=self._expiry_ms(cooldown))
+                pipe.delete(self.lease_key(name))
+                await pipe.execute()
         except Exception as exc:
             self._failed(exc)
             return
@@ -125,11 +151,63 @@ class RedisCooldownStore:
         if self._closed or not self._guard.allows("write"):
             return
         try:
-            await self._client.delete(self.redis_key(name))
+            await self._client.delete(self.redis_key(name), self.lease_key(name))
         except Exception as exc:
             self._failed(exc)
             return
         self._guard.succeeded("write")
+
+    async def record_failure(
+        self, name: str, reason: str, until_for: Callable[[int], float]
+    ) -> Cooldown:
+        if self._closed or not self._guard.allows("write"):
+            return await self.local.record_failure(name, reason, until_for)
+        try:
+            cooldown = await self._count_failure(name, reason, until_for)
+        except Exception as exc:
+            self._failed(exc)
+            return await self.local.record_failure(name, reason, until_for)
+        self._guard.succeeded("write")
+        await self.local.set(name, cooldown)
+        return cooldown
+
+    async def _count_failure(
+        self, name: str, reason: str, until_for: Callable[[int], float]
+    ) -> Cooldown:
+        """Read the count, write it plus one; again if another replica wrote meanwhile."""
+        key = self.redis_key(name)
+        async with self._client.pipeline(transaction=True) as pipe:
+            for _ in range(_WATCH_ATTEMPTS):
+                try:
+                    await pipe.watch(key)
+                    data = await pipe.get(key)
+                    try:
+                        failures = load_cooldown(data).failures if data is not None else 0
+                    except (ValueError, KeyError, TypeError):
+                        failures = 0  # an unreadable entry is replaced
+                    cooldown = Cooldown(until_for(failures + 1), reason, failures + 1)
+                    pipe.multi()
+                    pipe.set(key, dump_cooldown(cooldown), px=self._expiry_ms(cooldown))
+                    pipe.delete(self.lease_key(name))
+                    await pipe.execute()
+                    return cooldown
+                except WatchError:
+                    continue
+        raise RuntimeError(f"the failure count kept changing ({_WATCH_ATTEMPTS} tries)")
+
+    async def claim_probe(self, name: str, lease_seconds: float, now: float) -> bool:
+        if self._closed or not self._guard.allows("all"):
+            return await self.local.claim_probe(name, lease_seconds, now)
+        lease_ms = max(1, math.ceil(lease_seconds * 1000))
+        try:
+            taken = await self._claim(
+                keys=[self.redis_key(name), self.lease_key(name)], args=[repr(now), lease_ms]
+            )
+        except Exception as exc:
+            self._failed(exc)
+            return await self.local.claim_probe(name, lease_seconds, now)
+        self._guard.succeeded("all")
+        return bool(taken)
 
     async def close(self) -> None:
         """Release the connections; later calls use the in-memory store only."""
