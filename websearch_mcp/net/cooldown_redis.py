@@ -5,7 +5,7 @@ Each cooldown is one JSON string under `websearch-mcp-cooldown:<name>` (`key:<pr
 of failures is remembered a while to grow the next cooldown and then forgotten by Redis itself.
 A breaker's probe lease is `websearch-mcp-cooldown:probe:<name>`, taken with `SET NX PX` inside
 a Lua script that first checks the cooldown has ended, so two replicas never both probe; a
-failure is counted in a `WATCH`/`MULTI` transaction, so concurrent failures all count.
+failure is counted in a Lua script too, so concurrent failures all count.
 
 Redis is the shared truth while it answers. Every change is also kept in this process's own
 `MemoryCooldownStore`, which answers instead while Redis is down, slow or refusing writes: the
@@ -23,7 +23,6 @@ from collections.abc import Callable
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import WatchError
 
 from websearch_mcp.cache.failopen import CacheStats, FailOpen
 from websearch_mcp.cache.redis import classify
@@ -34,8 +33,9 @@ KEY_PREFIX = "websearch-mcp-cooldown:"
 KEEP_SECONDS = 3600.0
 #: Causes under which Redis can still be read: a failed write pauses writes only.
 _WRITE_CAUSES = frozenset({"read_only", "out_of_memory"})
-#: Concurrent failures of one name retry their transaction at most this often.
-_WATCH_ATTEMPTS = 16
+#: Counting a failure: entries sent for this many next counts, and how often it is sent again.
+_CANDIDATES = 8
+_COUNT_ATTEMPTS = 16
 # KEYS: the cooldown, the probe lease; ARGV: now (wall-clock seconds), lease in milliseconds.
 _CLAIM_PROBE = """
 local value = redis.call('GET', KEYS[1])
@@ -45,6 +45,24 @@ if not ok or type(entry) ~= 'table' or tonumber(entry['until']) == nil then retu
 if tonumber(entry['until']) > tonumber(ARGV[1]) then return 0 end
 if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2]) then return 1 end
 return 0
+"""
+# KEYS: the cooldown, the probe lease; ARGV: the count assumed stored, then (entry, expiry in
+# ms) for that count + 1, + 2, ... Returns {1, new count} or, when the stored count is not
+# covered, {0, stored count}. An unreadable entry counts as 0.
+_RECORD_FAILURE = """
+local failures = 0
+local value = redis.call('GET', KEYS[1])
+if value then
+  local ok, entry = pcall(cjson.decode, value)
+  if ok and type(entry) == 'table' and tonumber(entry['failures']) then
+    failures = math.floor(tonumber(entry['failures']))
+  end
+end
+local index = failures - tonumber(ARGV[1])
+if index < 0 or 2 * index + 3 > #ARGV then return {0, failures} end
+redis.call('SET', KEYS[1], ARGV[2 * index + 2], 'PX', ARGV[2 * index + 3])
+redis.call('DEL', KEYS[2])
+return {1, failures + 1}
 """
 
 
@@ -100,6 +118,7 @@ class RedisCooldownStore:
             retry=Retry(NoBackoff(), 1),
         )
         self._claim = self._client.register_script(_CLAIM_PROBE)
+        self._count = self._client.register_script(_RECORD_FAILURE)
         self._closed = False
 
     def redis_key(self, name: str) -> str:
@@ -174,26 +193,24 @@ class RedisCooldownStore:
     async def _count_failure(
         self, name: str, reason: str, until_for: Callable[[int], float]
     ) -> Cooldown:
-        """Read the count, write it plus one; again if another replica wrote meanwhile."""
-        key = self.redis_key(name)
-        async with self._client.pipeline(transaction=True) as pipe:
-            for _ in range(_WATCH_ATTEMPTS):
-                try:
-                    await pipe.watch(key)
-                    data = await pipe.get(key)
-                    try:
-                        failures = load_cooldown(data).failures if data is not None else 0
-                    except (ValueError, KeyError, TypeError):
-                        failures = 0  # an unreadable entry is replaced
-                    cooldown = Cooldown(until_for(failures + 1), reason, failures + 1)
-                    pipe.multi()
-                    pipe.set(key, dump_cooldown(cooldown), px=self._expiry_ms(cooldown))
-                    pipe.delete(self.lease_key(name))
-                    await pipe.execute()
-                    return cooldown
-                except WatchError:
-                    continue
-        raise RuntimeError(f"the failure count kept changing ({_WATCH_ATTEMPTS} tries)")
+        """Count one more failure in a Lua script (atomic in Redis). The script cannot call
+        `until_for`, so it gets the entries for the next few counts and picks the one that
+        follows the stored count; when that lies beyond them it says so and is sent again."""
+        base = 0  # the count guessed to be stored; the script tells the true one
+        for _ in range(_COUNT_ATTEMPTS):
+            candidates = [
+                Cooldown(until_for(n), reason, n) for n in range(base + 1, base + _CANDIDATES + 1)
+            ]
+            args: list[str | int] = [base]
+            for cooldown in candidates:
+                args += [dump_cooldown(cooldown), self._expiry_ms(cooldown)]
+            done, failures = await self._count(
+                keys=[self.redis_key(name), self.lease_key(name)], args=args
+            )
+            if done:
+                return candidates[int(failures) - base - 1]
+            base = int(failures)
+        raise RuntimeError(f"the failure count kept changing ({_COUNT_ATTEMPTS} tries)")
 
     async def claim_probe(self, name: str, lease_seconds: float, now: float) -> bool:
         if self._closed or not self._guard.allows("all"):
