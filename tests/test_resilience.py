@@ -301,8 +301,16 @@ def test_a_refused_key_is_cooled_and_the_next_key_answers(
     fake.key_faults[KEY_A] = Fault(status=401, body=b'{"detail": {"error": "Unauthorized"}}')
     settings = settings_for(engines_url, engines_conf(), deadline_seconds=DEADLINE)
     with serving(settings, clock) as url:
-        first = web_search(url, QUERY)["structuredContent"]
+        result = web_search(url, QUERY)
+        first = result["structuredContent"]
         tavily = report(first, "tavily")
+        # The text rendering shows each try too.
+        assert (
+            "tavily ok 2 (" in result["content"][0]["text"]
+            and "ms) [attempts: key 1 of 2: HTTP 401: the API key was refused (key cooled for 6 h);"
+            " key 2 of 2: 2 results]"
+            in result["content"][0]["text"]
+        )
         assert tavily["status"] == "ok" and tavily["results"] == 2
         assert tavily["attempts"] == [
             "key 1 of 2: HTTP 401: the API key was refused (key cooled for 6 h)",
