@@ -308,14 +308,9 @@ class Orchestrator:
                 hits,
             )
 
-        # Keys first: a provider whose every key rests is not asked, and takes no breaker probe.
-        plan: list[PlannedKey | None] = list(await run.pool.plan()) if run.pool else [None]
-        if not plan and run.pool is not None:
-            return report(*await run.pool.resting())
-        # A probe may take until the deadline; its claim lapses a little after it.
-        probe_seconds = max(0.0, until - time.monotonic()) + 1.0
-        if run.breaker is not None and (state := await run.breaker.check(probe_seconds)):
-            return Outcome(EngineReport(run.name, "skipped", error=state.describe()), None)
+        plan, refusal = await self._admit(run, until)
+        if refusal is not None:
+            return refusal
         planned = plan[0]
         tried: set[int] = set()
         retry = 0
@@ -378,6 +373,23 @@ class Orchestrator:
             if run.breaker is not None:
                 await run.breaker.failure(cause, text, err.retry_after)
             return report(err.status, text)
+
+    async def _admit(
+        self, run: EngineRun, until: float
+    ) -> tuple[list[PlannedKey | None], Outcome | None]:
+        """The keys to try, or why the engine is not asked at all: every key resting, or its
+        breaker open (or half-open with another request probing it)."""
+        # Keys first: a provider whose every key rests is not asked, and takes no breaker probe.
+        plan: list[PlannedKey | None] = list(await run.pool.plan()) if run.pool else [None]
+        if not plan and run.pool is not None:
+            status, text = await run.pool.resting()
+            resting = EngineReport(run.name, status, latency_ms=0, error=text)  # type: ignore[arg-type]
+            return plan, Outcome(resting, None)
+        # A probe may take until the deadline; its claim lapses a little after it.
+        probe_seconds = max(0.0, until - time.monotonic()) + 1.0
+        if run.breaker is not None and (state := await run.breaker.check(probe_seconds)):
+            return plan, Outcome(EngineReport(run.name, "skipped", error=state.describe()), None)
+        return plan, None
 
     async def _key_retry_delay(
         self, pool: KeyPool, refused: KeyRefused, retry: int, until: float
