@@ -352,6 +352,32 @@ async def test_pool_falls_back_past_empty_and_irrelevant_lists() -> None:
     assert script.called == ["tavily", "brave", "duckduckgo"]
     assert outcomes["tavily"].report.status == "empty" and outcomes["tavily"].hits is None
     assert outcomes["brave"].report.status == "irrelevant"
+    assert outcomes["brave"].hits is None  # another list answered: only that one is fused
+    assert outcomes["duckduckgo"].hits
+
+
+async def test_pool_keeps_a_demoted_list_when_nothing_else_answers() -> None:
+    runs = [engine_run("tavily"), engine_run("brave"), engine_run("duckduckgo")]
+    script = Script(
+        {
+            "tavily": answered("tavily", UNRELATED),
+            "brave": failed("brave"),
+            "duckduckgo": answered("duckduckgo", ["knitting patterns"]),
+        }
+    )
+    outcomes = by_name(await strategies.pool(runs, QUERY, time.monotonic() + 5, script))
+    assert script.called == ["tavily", "brave", "duckduckgo"]
+    assert outcomes["tavily"].demoted and outcomes["tavily"].hits  # the first suspect list
+    assert outcomes["duckduckgo"].demoted and outcomes["duckduckgo"].hits is None
+
+
+async def test_sequential_never_stops_at_a_demoted_list() -> None:
+    outcomes, called = await sequential(
+        {"bing": answered("bing", UNRELATED), "duckduckgo": answered("duckduckgo", GOOD)},
+        order=["bing", "duckduckgo"],
+    )
+    assert called == ["bing", "duckduckgo"]
+    assert outcomes["bing"].report.status == "irrelevant" and outcomes["bing"].hits is None
     assert outcomes["duckduckgo"].hits
 
 
