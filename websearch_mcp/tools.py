@@ -90,6 +90,7 @@ class SearchOut(BaseModel):
     engines: list[EngineOut]
     cached: bool
     partial: bool
+    note: str | None = None
 
 
 class SummarizedSearchOut(SearchOut):
