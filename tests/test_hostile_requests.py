@@ -150,7 +150,13 @@ def test_half_sent_headers_get_408_and_are_closed(engines_url: str, protocol: An
 
 
 def test_slow_bodies_get_408_and_hold_no_slot(engines_url: str, protocol: Any) -> None:
-    server = {"read_timeout_seconds": 1, "max_concurrent_per_client": 2}
+    # Per-client limits apply on loopback only when asked for; asked here, so that the stalled
+    # bodies would hold this client's slots if they took any.
+    server = {
+        "read_timeout_seconds": 1,
+        "max_concurrent_per_client": 2,
+        "limit_local_clients": True,
+    }
     app = create_app(settings_for(engines_url, server=server))
     with serve_with_deadline(app, 5.0, protocol) as (host, port):
         head = (
