@@ -189,6 +189,7 @@ def create_app(settings: Settings, service: SearchService | None = None) -> Star
                 yield
             finally:
                 await service.close()
+                metrics.close()
 
     endpoint = MCPEndpoint(
         manager.handle_request, progress_manager.handle_request if progress_manager else None
