@@ -183,6 +183,14 @@ class Metrics:
             # Breakers are shared by the workers: the latest worker to look is right.
             multiprocess_mode="mostrecent",
         )
+        self.stale_retries = Counter(
+            "websearch_engine_stale_retries",
+            "engine requests sent again because a kept-alive connection had been closed",
+            ["engine"],
+            registry=r,
+        )
+        self._retry_source: Mapping[str, int] = {}
+        self._retries_seen: dict[str, int] = {}
         self._cache: _CacheCounters | None = None
         self._breaker_source: BreakerSource | None = None
 
@@ -198,10 +206,24 @@ class Metrics:
         """Export breaker states at every scrape: `await source()` maps engine -> is it open."""
         self._breaker_source = source
 
-    async def refresh(self) -> None:
-        """Read the states that live outside this process's memory (call before `render`)."""
+    def watch_retries(self, counts: Mapping[str, int]) -> None:
+        """Export `counts` (engine -> stale-connection retries, kept by the orchestrator)."""
+        self._retry_source = counts
+
+    def _sync(self) -> None:
+        """Bring the counters kept elsewhere in this process up to date (as differences, so that
+        the workers of a multi-process server add up)."""
         if self._cache is not None:
             self._cache.sync()
+        for engine, count in list(self._retry_source.items()):
+            delta = count - self._retries_seen.get(engine, 0)
+            if delta > 0:
+                self.stale_retries.labels(engine).inc(delta)
+                self._retries_seen[engine] = count
+
+    async def refresh(self) -> None:
+        """Read the states that live outside this process's memory (call before `render`)."""
+        self._sync()
         if self._breaker_source is not None:
             for engine, is_open in (await self._breaker_source()).items():
                 self.breaker_open.labels(engine).set(1 if is_open else 0)
@@ -248,8 +270,7 @@ class Metrics:
                 reports = [] if cached else list(answer.get("engines", []))
         finally:
             self.tool_requests.labels(tool, interface, outcome).inc()
-            if self._cache is not None:
-                self._cache.sync()
+            self._sync()
             self.record_engines(reports)
             _log_call(tool, interface, outcome, record.answer, reports, started)
 
