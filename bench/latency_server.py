@@ -21,10 +21,10 @@ import sys
 import threading
 import time
 from importlib.util import find_spec
+from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
-from uvicorn.supervisors import Multiprocess
 
 from bench.synthetic import results_for
 from tests.fake_engines import FakeEngines, Fault
@@ -59,19 +59,19 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def _run(app: ASGIApp | str, **options: object) -> None:
+def _run(app: ASGIApp | str, **options: Any) -> None:
     _exit_with_parent()
     sock = _listen()
-    config = uvicorn.Config(app, log_config=None, access_log=False, **options)  # type: ignore[arg-type]
     # What uvicorn's "auto" picks: uvloop and httptools when installed, else asyncio and h11.
     loop = "uvloop" if find_spec("uvloop") else "asyncio"
     http = "httptools" if find_spec("httptools") else "h11"
     print(f"port {sock.getsockname()[1]} loop {loop} http {http}", flush=True)
-    server = uvicorn.Server(config)
-    if config.workers > 1:
-        Multiprocess(config, target=server.run, sockets=[sock]).run()
-    else:
-        server.run(sockets=[sock])
+    if options.get("workers", 1) > 1:
+        # uvicorn's own supervisor, on the socket already listening (as `serve --workers`).
+        uvicorn.run(app, fd=sock.fileno(), log_config=None, access_log=False, **options)
+        return
+    config = uvicorn.Config(app, log_config=None, access_log=False, **options)
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 def engines(delays: dict[str, float]) -> None:
