@@ -32,7 +32,7 @@ from websearch_mcp.app import create_app
 from websearch_mcp.config import load_config
 from websearch_mcp.observability import configure_logging, secrets_of
 from websearch_mcp.tools import READ_ONLY
-from websearch_mcp.workers import shared_runtime
+from websearch_mcp.workers import run_workers, shared_runtime
 
 
 def _listen() -> socket.socket:
@@ -66,9 +66,9 @@ def _run(app: ASGIApp | str, **options: Any) -> None:
     loop = "uvloop" if find_spec("uvloop") else "asyncio"
     http = "httptools" if find_spec("httptools") else "h11"
     print(f"port {sock.getsockname()[1]} loop {loop} http {http}", flush=True)
-    if options.get("workers", 1) > 1:
-        # uvicorn's own supervisor, on the socket already listening (as `serve --workers`).
-        uvicorn.run(app, fd=sock.fileno(), log_config=None, access_log=False, **options)
+    if isinstance(app, str):
+        # Several workers: the supervisor of `websearch-mcp serve --workers`.
+        run_workers(app, sock=sock, log_config=None, access_log=False, **options)
         return
     config = uvicorn.Config(app, log_config=None, access_log=False, **options)
     uvicorn.Server(config).run(sockets=[sock])
@@ -110,13 +110,7 @@ def service(config_path: str, workers: int) -> None:
         _run(service_app(), log_level=level, **options)
         return
     with shared_runtime():
-        _run(
-            "bench.latency_server:service_app",
-            factory=True,
-            workers=workers,
-            log_level=level,
-            **options,
-        )
+        _run("bench.latency_server:service_app", workers=workers, log_level=level, **options)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -102,10 +102,8 @@ def _serve_workers(
 ) -> int:
     """Serve with `workers` processes; each loads the configuration again, with the command
     line's overrides passed as environment overrides."""
-    import uvicorn
-
     from websearch_mcp.security import check_exposure
-    from websearch_mcp.workers import shared_runtime
+    from websearch_mcp.workers import run_workers, shared_runtime
 
     check_exposure(settings.server)  # refuse here, once, rather than in every worker
     if ns.config:
@@ -114,7 +112,7 @@ def _serve_workers(
         if value is not None:
             os.environ[f"{ENV_PREFIX}SERVER__{key.upper()}"] = json.dumps(value)
     with shared_runtime():
-        uvicorn.run("websearch_mcp.workers:worker_app", factory=True, workers=workers, **options)
+        run_workers("websearch_mcp.workers:worker_app", workers, **options)
     return 0
 
 

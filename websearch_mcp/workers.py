@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import inspect
 import os
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 #: Names the runtime directory shared by the workers of one server (set by the parent).
 RUNTIME_ENV = "WEBSEARCH_WORKER_DIR"
@@ -89,6 +91,48 @@ class LeaderLock:
         if self._file is not None:
             self._file.close()  # closing drops the lock
             self._file = None
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket listening on `host:port`, shared by the workers.
+
+    Made here rather than by uvicorn so that it says it is TCP (`IPPROTO_TCP`): asyncio sets
+    `TCP_NODELAY` only on such sockets, and without it an answer written in two parts waits
+    out a 40 ms delayed ACK. Set on the listening socket as well, Linux passes it on to every
+    accepted connection whatever the event loop.
+    """
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind(address)
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def run_workers(app: str, workers: int, sock: socket.socket | None = None, **options: Any) -> None:
+    """Serve the ASGI app factory `app` (an import string) with `workers` processes, under
+    uvicorn's supervisor (which restarts a worker that dies), until it is told to stop; on
+    `sock` when given, else on a `listening_socket` for `host` and `port` of `options`."""
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    config = uvicorn.Config(app, factory=True, workers=workers, **options)
+    sock = sock or listening_socket(config.host, config.port)
+    try:
+        # Older uvicorn versions take the function each worker runs; newer ones do not.
+        if "target" in inspect.signature(Multiprocess).parameters:
+            supervisor = Multiprocess(config, target=uvicorn.Server(config).run, sockets=[sock])
+        else:
+            supervisor = Multiprocess(config, sockets=[sock])
+        supervisor.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
 
 
 def worker_app() -> object:
