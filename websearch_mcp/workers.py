@@ -15,7 +15,6 @@ The directory is removed when the parent exits.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import inspect
 import os
 import shutil
@@ -78,6 +77,8 @@ class LeaderLock:
         """Whether this process holds the lock (taking it now if it is free)."""
         if self._file is not None:
             return True
+        import fcntl  # POSIX only, as are several workers on one port
+
         file = self.path.open("ab")
         try:
             fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
