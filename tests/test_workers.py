@@ -26,7 +26,10 @@ import yaml
 from tests.fake_engines import FakeEngines, Fault, base_urls, serve_fake_engines
 from tests.server_helpers import MCP_HEADERS, TAVILY_KEY, results_for, tool_call
 from websearch_mcp.cache.base import run_cleanup_loop
+from websearch_mcp.cli import main
+from websearch_mcp.config import parse_config
 from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.errors import ConfigError
 from websearch_mcp.workers import LeaderLock, worker_count
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads worker pids from /proc")
@@ -229,3 +232,14 @@ async def test_only_the_lock_holder_cleans_the_cache(tmp_path: Path) -> None:
         assert cache.cleaned == expected
     holder.release()
     assert other.acquire()  # the next worker takes over
+
+
+def test_a_bad_worker_count_is_refused_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["serve", "--workers", "0"])
+    assert "--workers: must be a number from 1 to 64 or auto (got '0')" in capsys.readouterr().err
+    assert (
+        parse_config({"server": {"workers": "auto"}}, "test", environ={}).server.workers == "auto"
+    )
+    with pytest.raises(ConfigError, match=r"server\.workers"):
+        parse_config({"server": {"workers": 0}}, "test", environ={})
