@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_breaker_probe import check_store_contract
 from websearch_mcp.net.breaker import CircuitBreaker
 from websearch_mcp.net.cooldown import Cooldown
 from websearch_mcp.net.cooldown_sqlite import KEEP_SECONDS, SqliteCooldownStore
@@ -127,3 +128,17 @@ async def test_processes_counting_failures_at_once_lose_none(tmp_path: Path) -> 
     entry = await store.get("breaker:bing")
     assert entry is not None and entry.failures == 400
     await store.close()
+
+
+async def test_two_stores_on_one_file_keep_the_store_contract(tmp_path: Path) -> None:
+    """The contract the memory and Redis stores are held to, by two stores sharing one file (as
+    two workers do)."""
+    now = 1_800_000_000.0
+    path = tmp_path / "shared.sqlite3"
+    one = SqliteCooldownStore(path, clock=lambda: now)
+    other = SqliteCooldownStore(path, clock=lambda: now)
+    try:
+        await check_store_contract(one, other, now)
+    finally:
+        await one.close()
+        await other.close()
