@@ -26,6 +26,7 @@ ENV PATH="/opt/venv/bin:${PATH}" \
     PYTHONUNBUFFERED=1 \
     XDG_DATA_HOME=/data \
     WEBSEARCH_MCP_SERVER__HOST=0.0.0.0 \
+    WEBSEARCH_MCP_SERVER__WORKERS=auto \
     WEBSEARCH_MCP_SERVER__LOG_FORMAT=json
 RUN useradd --system --no-log-init --uid 10001 --user-group --home-dir /data \
         --shell /usr/sbin/nologin websearch \

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
@@ -68,14 +69,19 @@ class Plan:
 
     c1: int
     c16: int
+    c32: int
     c64: int
     throughput: int  # per throughput phase (cache hits, noop, healthz)
     throughput_concurrency: int
     fusion: int  # rank() calls timed
 
 
-FULL = Plan(c1=100, c16=800, c64=3200, throughput=10_000, throughput_concurrency=16, fusion=300)
-QUICK = Plan(c1=15, c16=160, c64=320, throughput=1500, throughput_concurrency=16, fusion=60)
+FULL = Plan(
+    c1=100, c16=800, c32=1600, c64=3200, throughput=10_000, throughput_concurrency=16, fusion=300
+)
+QUICK = Plan(
+    c1=15, c16=160, c32=160, c64=320, throughput=1500, throughput_concurrency=16, fusion=60
+)
 
 
 # --- processes ------------------------------------------------------------------------------
@@ -105,19 +111,38 @@ class Child:
     def pid(self) -> int:
         return self.proc.pid
 
+    def processes(self) -> list[int]:
+        """This process and every process under it (the workers of a multi-process server)."""
+        found, todo = [], [self.pid]
+        while todo:
+            pid = todo.pop()
+            found.append(pid)
+            with contextlib.suppress(OSError):
+                todo += map(int, Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
+        return found
+
     def cpu_seconds(self) -> float:
-        """User + system CPU time of the process so far."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """User + system CPU time so far of the process and all under it (every worker)."""
+        total = 0
+        for pid in self.processes():
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
 
     def memory(self) -> tuple[float, float]:
-        """Resident set size now and its peak (VmHWM), in MiB."""
-        values = {}
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            name, _, rest = line.partition(":")
-            if name in ("VmRSS", "VmHWM"):
-                values[name] = int(rest.split()[0]) / 1024
-        return values["VmRSS"], values["VmHWM"]
+        """Resident set size now and its peak (VmHWM), in MiB, of the largest process (with
+        several workers: per worker)."""
+        rss = peak = 0.0
+        for pid in self.processes():
+            with contextlib.suppress(OSError):
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    name, _, rest = line.partition(":")
+                    if name == "VmRSS":
+                        rss = max(rss, int(rest.split()[0]) / 1024)
+                    elif name == "VmHWM":
+                        peak = max(peak, int(rest.split()[0]) / 1024)
+        return rss, peak
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -343,8 +368,8 @@ class Bench:
         print(
             f"  {name:<22} c={concurrency:<3} n={row['requests']:<6} "
             f"{row['throughput_rps']:>8.1f} req/s  p50 {row['p50_ms']:>8.2f} ms  "
-            f"p99 {row['p99_ms']:>8.2f} ms  server {row['server_cpu_ms_per_request']:.2f} "
-            f"CPU-ms/req  {row['checks'] or ''}"
+            f"p99 {row['p99_ms']:>8.2f} ms  server (all processes) "
+            f"{row['server_cpu_ms_per_request']:.2f} CPU-ms/req  {row['checks'] or ''}"
             + (
                 f" slowest engine {row['slowest_engine_p50_ms']:.0f} ms, took"
                 f" {row['took_p50_ms']:.0f} ms (p50, as the service saw them)"
@@ -383,6 +408,7 @@ class Bench:
             for label, count, concurrency in (
                 ("miss c=1", plan.c1, 1),
                 ("miss c=16", plan.c16, 16),
+                ("miss c=32", plan.c32, 32),
                 ("miss c=64", plan.c64, 64),
             ):
                 await self.phase(
@@ -521,11 +547,12 @@ def markdown(data: dict[str, Any], command: str) -> str:
     m = data["machine"]
     lines = [
         f"Machine: {m['nproc']} cores ({m['cpu']}), Python {m['python']}, {m['platform']}; "
-        f"uvicorn with {data['server'].get('loop', '?')} and {data['server'].get('http', '?')}. "
+        f"uvicorn with {data['server'].get('loop', '?')} and {data['server'].get('http', '?')}, "
+        f"{data['server'].get('workers', '1')} worker process(es). "
         f"Command: `{command}`.",
         "",
         "| phase | c | requests | req/s | p50 ms | p95 ms | p99 ms | overhead p50 / p95 / p99 ms"
-        " | server CPU ms/req | CPU: server / engines / load gen |",
+        " | server CPU ms/req (all processes) | CPU: server / engines / load gen |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in data["phases"]:
@@ -565,7 +592,7 @@ def markdown(data: dict[str, Any], command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-async def _main(plan: Plan, log_level: str, workdir: Path) -> dict[str, Any]:
+async def _main(plan: Plan, log_level: str, workdir: Path, workers: int) -> dict[str, Any]:
     print("fusion: timing rank() on 8 x 20 results ...", flush=True)
     fuse_ms, parse_ms = fusion_times(plan.fusion)
     engines = Child(["engines", "--delays", json.dumps(DELAYS)], workdir / "engines.log")
@@ -576,7 +603,11 @@ async def _main(plan: Plan, log_level: str, workdir: Path) -> dict[str, Any]:
         )
         config_path = workdir / "websearch-mcp.yaml"
         config_path.write_text(yaml.safe_dump(config))
-        service = Child(["service", "--config", str(config_path)], workdir / "service.log")
+        service = Child(
+            ["service", "--config", str(config_path), "--workers", str(workers)],
+            workdir / "service.log",
+        )
+        service.info["workers"] = str(workers)
         print(f"service pid {service.pid} on port {service.port} {service.info}", flush=True)
         bench = Bench(service, engines, plan)
         await bench.run()
@@ -592,7 +623,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer requests (under a minute)")
     parser.add_argument("--c1", type=int, help="cache-miss requests at concurrency 1")
     parser.add_argument("--c16", type=int, help="cache-miss requests at concurrency 16")
+    parser.add_argument("--c32", type=int, help="cache-miss requests at concurrency 32")
     parser.add_argument("--c64", type=int, help="cache-miss requests at concurrency 64")
+    parser.add_argument("--workers", type=int, default=1, help="server processes (serve --workers)")
     parser.add_argument("--throughput", type=int, help="requests per throughput phase")
     parser.add_argument("--log-level", default="warning", help="the service's log level")
     parser.add_argument("--json", type=Path, help="write every figure as JSON here")
@@ -601,12 +634,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     plan = QUICK if ns.quick else FULL
     overrides = {
         k: v
-        for k, v in {"c1": ns.c1, "c16": ns.c16, "c64": ns.c64, "throughput": ns.throughput}.items()
+        for k, v in {
+            "c1": ns.c1,
+            "c16": ns.c16,
+            "c32": ns.c32,
+            "c64": ns.c64,
+            "throughput": ns.throughput,
+        }.items()
         if v is not None
     }
     plan = dataclasses.replace(plan, **overrides)
     with tempfile.TemporaryDirectory(prefix="websearch-bench-") as tmp:
-        data = asyncio.run(_main(plan, ns.log_level, Path(tmp)))
+        data = asyncio.run(_main(plan, ns.log_level, Path(tmp), ns.workers))
     command = " ".join(["python -m bench.latency", *(sys.argv[1:] if argv is None else argv)])
     text = markdown(data, command)
     print()

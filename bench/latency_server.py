@@ -1,7 +1,7 @@
 """The two server processes of the latency benchmark, each started as its own Python process.
 
     python -m bench.latency_server engines --delays '{"tavily": 0.4, ...}'
-    python -m bench.latency_server service --config websearch-mcp.yaml
+    python -m bench.latency_server service --config websearch-mcp.yaml [--workers N]
 
 `engines` serves the fake engines (`tests.fake_engines`, real wire formats) with a fixed delay
 each, answering with `bench.synthetic` results. `service` runs the real app exactly as
@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from importlib.util import find_spec
+from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -31,6 +32,7 @@ from websearch_mcp.app import create_app
 from websearch_mcp.config import load_config
 from websearch_mcp.observability import configure_logging, secrets_of
 from websearch_mcp.tools import READ_ONLY
+from websearch_mcp.workers import run_workers, shared_runtime
 
 
 def _listen() -> socket.socket:
@@ -57,14 +59,18 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def _run(app: ASGIApp, **options: object) -> None:
+def _run(app: ASGIApp | str, **options: Any) -> None:
     _exit_with_parent()
     sock = _listen()
-    config = uvicorn.Config(app, log_config=None, access_log=False, **options)  # type: ignore[arg-type]
     # What uvicorn's "auto" picks: uvloop and httptools when installed, else asyncio and h11.
     loop = "uvloop" if find_spec("uvloop") else "asyncio"
     http = "httptools" if find_spec("httptools") else "h11"
     print(f"port {sock.getsockname()[1]} loop {loop} http {http}", flush=True)
+    if isinstance(app, str):
+        # Several workers: the supervisor of `websearch-mcp serve --workers`.
+        run_workers(app, sock=sock, log_config=None, access_log=False, **options)
+        return
+    config = uvicorn.Config(app, log_config=None, access_log=False, **options)
     uvicorn.Server(config).run(sockets=[sock])
 
 
@@ -76,9 +82,13 @@ def engines(delays: dict[str, float]) -> None:
     _run(fake.app, log_level="warning", backlog=4096)
 
 
-def service(config_path: str) -> None:
+#: Names the configuration file for `service_app` in each worker process.
+CONFIG_ENV = "BENCH_SERVICE_CONFIG"
+
+
+def service_app() -> ASGIApp:
     """The app as `websearch-mcp serve` builds it, with the benchmark's `noop` tool added."""
-    settings = load_config(config_path)
+    settings = load_config(os.environ[CONFIG_ENV])
     server = settings.server
     configure_logging(server.log_format, server.log_level, secrets_of(settings))
     app = create_app(settings)
@@ -88,13 +98,19 @@ def service(config_path: str) -> None:
         """Do nothing: the protocol's own cost."""
         return "ok"
 
-    _run(
-        app,
-        log_level=server.log_level,
-        proxy_headers=False,
-        server_header=False,
-        backlog=4096,
-    )
+    return app
+
+
+def service(config_path: str, workers: int) -> None:
+    """`service_app` served as `websearch-mcp serve --workers <workers>` serves the real one."""
+    os.environ[CONFIG_ENV] = config_path
+    options = {"proxy_headers": False, "server_header": False, "backlog": 4096}
+    level = load_config(config_path).server.log_level
+    if workers == 1:
+        _run(service_app(), log_level=level, **options)
+        return
+    with shared_runtime():
+        _run("bench.latency_server:service_app", workers=workers, log_level=level, **options)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,11 +120,12 @@ def main(argv: list[str] | None = None) -> int:
     fake.add_argument("--delays", required=True, help="JSON: engine name -> delay in seconds")
     real = sub.add_parser("service")
     real.add_argument("--config", required=True)
+    real.add_argument("--workers", type=int, default=1, help="server processes on the port")
     ns = parser.parse_args(argv)
     if ns.role == "engines":
         engines({name: float(d) for name, d in json.loads(ns.delays).items()})
     else:
-        service(ns.config)
+        service(ns.config, ns.workers)
     return 0
 
 

@@ -161,6 +161,7 @@ def create_app(settings: Settings, service: SearchService | None = None) -> Star
     metrics = Metrics()
     metrics.watch_cache(service.cache)
     metrics.watch_breakers(lambda: breaker_states(service.orchestrator))
+    metrics.watch_retries(service.orchestrator.stale_retries)
     mcp = build_mcp(service, service.orchestrator.names("web"), metrics=metrics)
     transport: dict[str, Any] = {
         "stateless_http": True,
@@ -189,6 +190,7 @@ def create_app(settings: Settings, service: SearchService | None = None) -> Star
                 yield
             finally:
                 await service.close()
+                metrics.close()
 
     endpoint = MCPEndpoint(
         manager.handle_request, progress_manager.handle_request if progress_manager else None

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from websearch_mcp import __version__
 from websearch_mcp.arguments import MAX_READ, web_search_args
-from websearch_mcp.config import Settings, load_config
+from websearch_mcp.config import CONFIG_ENV, ENV_PREFIX, Settings, load_config
 from websearch_mcp.errors import ConfigError, ToolInputError
 from websearch_mcp.fetch import DEFAULT_MAX_CHARS, validate_fetch_args
 from websearch_mcp.render import page_text, search_text
@@ -26,6 +28,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
     serve.add_argument("--host", help="address to listen on (overrides server.host)")
     serve.add_argument("--port", type=int, help="port to listen on (overrides server.port)")
+    serve.add_argument(
+        "--workers",
+        type=_workers_arg,
+        help="server processes on the port: a number or auto (overrides server.workers)",
+    )
 
     stdio = sub.add_parser("stdio", help="serve MCP over stdin/stdout (for desktop clients)")
     stdio.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
@@ -64,32 +71,71 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _serve(settings: Settings, host: str | None, port: int | None) -> int:
+def _workers_arg(text: str) -> int | str:
+    """`--workers`: a number from 1 to 64, or auto."""
+    if text == "auto":
+        return text
+    if text.isdigit() and 1 <= int(text) <= 64:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"must be a number from 1 to 64 or auto (got {text!r})")
+
+
+def _serve(settings: Settings, ns: argparse.Namespace) -> int:
     import uvicorn
 
-    from websearch_mcp.app import create_app
     from websearch_mcp.observability import configure_logging, secrets_of
     from websearch_mcp.stalls import header_deadline_protocol
+    from websearch_mcp.workers import worker_count
 
+    overrides = {"host": ns.host, "port": ns.port, "workers": ns.workers}
     server = settings.server.model_copy(
-        update={k: v for k, v in {"host": host, "port": port}.items() if v is not None}
+        update={k: v for k, v in overrides.items() if v is not None}
     )
     settings = settings.model_copy(update={"server": server})
     configure_logging(server.log_format, server.log_level, secrets_of(settings))
-    app = create_app(settings)
     # The app logs each request itself (with its request id) and reads X-Forwarded-For only
     # from `server.trusted_proxies`, so uvicorn's own access log and proxy handling stay off.
-    uvicorn.run(
-        app,
-        host=server.host,
-        port=server.port,
-        log_level=server.log_level,
-        log_config=None,
-        access_log=False,
-        proxy_headers=False,
-        server_header=False,
-        http=header_deadline_protocol(server.read_timeout_seconds),
-    )
+    options: dict[str, Any] = {
+        "host": server.host,
+        "port": server.port,
+        "log_level": server.log_level,
+        "log_config": None,
+        "access_log": False,
+        "proxy_headers": False,
+        "server_header": False,
+    }
+    workers = worker_count(server.workers)
+    if workers == 1:
+        from websearch_mcp.app import create_app
+
+        uvicorn.run(
+            create_app(settings),
+            http=header_deadline_protocol(server.read_timeout_seconds),
+            **options,
+        )
+        return 0
+    return _serve_workers(ns, settings, workers, options)
+
+
+def _serve_workers(
+    ns: argparse.Namespace, settings: Settings, workers: int, options: dict[str, Any]
+) -> int:
+    """Serve with `workers` processes; each loads the configuration again, with the command
+    line's overrides passed as environment overrides."""
+    from websearch_mcp.security import check_exposure
+    from websearch_mcp.stalls import WORKER_PROTOCOL
+    from websearch_mcp.workers import run_workers, shared_runtime
+
+    check_exposure(settings.server)  # refuse here, once, rather than in every worker
+    if ns.config:
+        os.environ[CONFIG_ENV] = str(ns.config)
+    for key, value in (("host", ns.host), ("port", ns.port)):
+        if value is not None:
+            os.environ[f"{ENV_PREFIX}SERVER__{key.upper()}"] = json.dumps(value)
+    with shared_runtime():
+        # Workers get the protocol by name (a class made at run time cannot be sent to them) and
+        # set its deadline from their own configuration.
+        run_workers("websearch_mcp.workers:worker_app", workers, http=WORKER_PROTOCOL, **options)
     return 0
 
 
@@ -161,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _check(ns.path)
         settings = load_config(ns.config)
         if ns.command == "serve":
-            return _serve(settings, ns.host, ns.port)
+            return _serve(settings, ns)
         if ns.command == "stdio":
             from websearch_mcp.stdio import serve_stdio
 

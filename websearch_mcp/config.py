@@ -86,6 +86,9 @@ class ServerSettings(_Section):
     max_query_chars: int = Field(500, ge=1, le=500)
     log_format: Literal["text", "json"] = "text"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # Processes serving one port (`auto`: one per core); they share the cache file, cooldowns,
+    # breakers and metrics.
+    workers: Annotated[int, Field(ge=1, le=64)] | Literal["auto"] = 1
 
     @field_validator("auth_tokens", mode="before")
     @classmethod

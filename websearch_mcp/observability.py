@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import re
 import sys
 import time
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote, quote_plus, unquote, urlsplit
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -32,6 +33,7 @@ from websearch_mcp.errors import ToolInputError
 from websearch_mcp.fetch.errors import FetchError, FetchRefused
 from websearch_mcp.security import CLIENT_KEY
 from websearch_mcp.service import SearchFailed
+from websearch_mcp.workers import PROMETHEUS_ENV
 
 if TYPE_CHECKING:
     from websearch_mcp.config import Settings
@@ -73,27 +75,46 @@ class ToolRecord:
     outcome: str | None = None
 
 
-class _CacheCollector:
-    """The cache object's own counters, read at scrape time."""
+class _CacheCounters:
+    """The cache object's own counters as Prometheus counters, brought up to date by `sync`.
 
-    def __init__(self, cache: Any) -> None:
+    Counted by the cache in this process and added here as differences, so that in a
+    multi-process server each worker's counts add up like every other counter's.
+    """
+
+    _TEXTS = (
+        ("hits", "cache lookups that found an entry"),
+        ("misses", "cache lookups that found nothing (or failed)"),
+        ("sets", "entries stored"),
+        ("bypassed", "calls skipped while a cache failure is waited out"),
+    )
+
+    def __init__(self, cache: Any, registry: CollectorRegistry) -> None:
         self.cache = cache
-
-    def collect(self) -> Iterator[Metric]:
-        stats = self.cache.stats
-        for name, value, text in (
-            ("hits", stats.hits, "cache lookups that found an entry"),
-            ("misses", stats.misses, "cache lookups that found nothing (or failed)"),
-            ("sets", stats.sets, "entries stored"),
-            ("bypassed", stats.bypassed, "calls skipped while a cache failure is waited out"),
-        ):
-            yield CounterMetricFamily(f"websearch_cache_{name}", text, value=value)
-        errors = CounterMetricFamily(
-            "websearch_cache_errors", "failed cache operations by cause", labels=["cause"]
+        self.counters = {
+            name: Counter(f"websearch_cache_{name}", text, registry=registry)
+            for name, text in self._TEXTS
+        }
+        self.errors = Counter(
+            "websearch_cache_errors",
+            "failed cache operations by cause",
+            ["cause"],
+            registry=registry,
         )
-        for cause, count in sorted(stats.errors.items()):
-            errors.add_metric([cause], count)
-        yield errors
+        self._seen: dict[str, int] = {}
+
+    def sync(self) -> None:
+        stats = self.cache.stats
+        for name, counter in self.counters.items():
+            self._add(name, getattr(stats, name), counter)
+        for cause, count in list(stats.errors.items()):
+            self._add(f"errors:{cause}", count, self.errors.labels(cause))
+
+    def _add(self, key: str, value: int, counter: Any) -> None:
+        delta = value - self._seen.get(key, 0)
+        if delta > 0:
+            counter.inc(delta)
+            self._seen[key] = value
 
 
 def _report_dict(report: Any) -> dict[str, Any]:
@@ -104,6 +125,9 @@ class Metrics:
     """Every metric of one app, in its own registry (`render()` is the `/metrics` body)."""
 
     def __init__(self) -> None:
+        # Set by the parent of a multi-process server before the workers start: every worker
+        # then writes its values there and `/metrics` from any worker adds them all up.
+        self.shared_dir = os.environ.get(PROMETHEUS_ENV) or None
         self.registry = CollectorRegistry()
         r = self.registry
         self.tool_requests = Counter(
@@ -146,14 +170,28 @@ class Metrics:
             registry=r,
         )
         self.in_flight = Gauge(
-            "websearch_in_flight_requests", "HTTP requests being served now", registry=r
+            "websearch_in_flight_requests",
+            "HTTP requests being served now",
+            registry=r,
+            multiprocess_mode="livesum",
         )
         self.breaker_open = Gauge(
             "websearch_breaker_open",
             "1 while an engine's circuit breaker is open (the engine is skipped), else 0",
             ["engine"],
             registry=r,
+            # Breakers are shared by the workers: the latest worker to look is right.
+            multiprocess_mode="mostrecent",
         )
+        self.stale_retries = Counter(
+            "websearch_engine_stale_retries",
+            "engine requests sent again because a kept-alive connection had been closed",
+            ["engine"],
+            registry=r,
+        )
+        self._retry_source: Mapping[str, int] = {}
+        self._retries_seen: dict[str, int] = {}
+        self._cache: _CacheCounters | None = None
         self._breaker_source: BreakerSource | None = None
 
     def reject(self, reason: str) -> None:
@@ -162,14 +200,30 @@ class Metrics:
 
     def watch_cache(self, cache: Any) -> None:
         """Export `cache.stats` (hits, misses, sets, bypassed, errors by cause) at every scrape."""
-        self.registry.register(_CacheCollector(cache))
+        self._cache = _CacheCounters(cache, self.registry)
 
     def watch_breakers(self, source: BreakerSource) -> None:
         """Export breaker states at every scrape: `await source()` maps engine -> is it open."""
         self._breaker_source = source
 
+    def watch_retries(self, counts: Mapping[str, int]) -> None:
+        """Export `counts` (engine -> stale-connection retries, kept by the orchestrator)."""
+        self._retry_source = counts
+
+    def _sync(self) -> None:
+        """Bring the counters kept elsewhere in this process up to date (as differences, so that
+        the workers of a multi-process server add up)."""
+        if self._cache is not None:
+            self._cache.sync()
+        for engine, count in list(self._retry_source.items()):
+            delta = count - self._retries_seen.get(engine, 0)
+            if delta > 0:
+                self.stale_retries.labels(engine).inc(delta)
+                self._retries_seen[engine] = count
+
     async def refresh(self) -> None:
         """Read the states that live outside this process's memory (call before `render`)."""
+        self._sync()
         if self._breaker_source is not None:
             for engine, is_open in (await self._breaker_source()).items():
                 self.breaker_open.labels(engine).set(1 if is_open else 0)
@@ -216,12 +270,22 @@ class Metrics:
                 reports = [] if cached else list(answer.get("engines", []))
         finally:
             self.tool_requests.labels(tool, interface, outcome).inc()
+            self._sync()
             self.record_engines(reports)
             _log_call(tool, interface, outcome, record.answer, reports, started)
 
     def render(self) -> bytes:
-        """The registry in Prometheus' text format."""
-        return generate_latest(self.registry)
+        """The registry in Prometheus' text format (every worker's, summed, when shared)."""
+        if self.shared_dir is None:
+            return generate_latest(self.registry)
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry, self.shared_dir)
+        return generate_latest(registry)
+
+    def close(self) -> None:
+        """This process ends: its live gauges (requests in flight) stop counting."""
+        if self.shared_dir is not None:
+            mark_process_dead(os.getpid(), self.shared_dir)
 
 
 def _log_call(

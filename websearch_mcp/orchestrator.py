@@ -10,7 +10,9 @@ order; this module runs one engine call for it.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
+import functools
 import logging
 import os
 import random
@@ -134,6 +136,8 @@ class Orchestrator:
         )
         self.agents = UserAgentRotation()
         self._turn = 0  # round-robin position of the pool strategy's providers
+        #: Requests sent again after a kept-alive connection turned out closed, per engine.
+        self.stale_retries: collections.Counter[str] = collections.Counter()
         self._injected = client  # serves every direct connection when given (tests)
         self._clients: dict[tuple[str | None, str | None], httpx.AsyncClient] = {}
         env = os.environ if environ is None else environ
@@ -421,12 +425,19 @@ class Orchestrator:
         status: int | None = None
         try:
             async with asyncio.timeout(budget):
+                retried = functools.partial(self.stale_retries.update, (run.name,))
                 response = await send(
-                    client, run.base_url, self._prepare(run, run.engine.request(query, key)), budget
+                    client,
+                    run.base_url,
+                    self._prepare(run, run.engine.request(query, key)),
+                    budget,
+                    retried,
                 )
                 status = response.status
                 while (nxt := run.engine.follow_up(response, query, key)) is not None:
-                    response = await send(client, run.base_url, self._prepare(run, nxt), budget)
+                    response = await send(
+                        client, run.base_url, self._prepare(run, nxt), budget, retried
+                    )
                     status = response.status
                 return apply_limits(run.engine.parse(response, query), run), None
         except (TimeoutError, httpx.TimeoutException):

@@ -26,9 +26,11 @@ from websearch_mcp.ranking.academic import rank_papers
 from websearch_mcp.ranking.pipeline import rank
 from websearch_mcp.reading import read_results
 from websearch_mcp.summarize import ProgressFn, Summarizer
+from websearch_mcp.workers import LeaderLock, runtime_dir
 
 if TYPE_CHECKING:
     from websearch_mcp.net.cooldown_redis import RedisCooldownStore
+    from websearch_mcp.net.cooldown_sqlite import SqliteCooldownStore
 
 #: Statuses that mean an engine was asked and did not answer.
 FAILED_STATUSES = frozenset({"error", "timeout", "blocked", "rate_limited"})
@@ -103,8 +105,13 @@ class SearchService:
     async def start(self) -> None:
         """Start background work (the cache's periodic cleanup)."""
         if self._cleanup is None:
+            # The workers of one server share the cache: the one holding the lock cleans it.
+            shared = runtime_dir()
+            leader = LeaderLock(shared / "cleanup.lock") if shared else None
             self._cleanup = asyncio.create_task(
-                run_cleanup_loop(self.cache, self.settings.cache.cleanup_interval_seconds)
+                run_cleanup_loop(
+                    self.cache, self.settings.cache.cleanup_interval_seconds, leader=leader
+                )
             )
 
     async def close(self) -> None:
@@ -402,11 +409,19 @@ async def _breaker_skipped(runs: list[EngineRun], reports: list[EngineReport]) -
     return False
 
 
-def shared_cooldown_store(settings: CacheSettings) -> RedisCooldownStore | None:
-    """The Redis cooldown store when the cache is in Redis (replicas share it), else None
-    (the orchestrator keeps cooldowns in memory)."""
-    if settings.backend != "redis" or not settings.redis_url:
-        return None
-    from websearch_mcp.net.cooldown_redis import RedisCooldownStore as Store
+def shared_cooldown_store(
+    settings: CacheSettings,
+) -> RedisCooldownStore | SqliteCooldownStore | None:
+    """The Redis cooldown store when the cache is in Redis (replicas share it); the SQLite one
+    in the runtime directory of a multi-process server (its workers share it); else None (the
+    orchestrator keeps cooldowns in memory)."""
+    if settings.backend == "redis" and settings.redis_url:
+        from websearch_mcp.net.cooldown_redis import RedisCooldownStore
 
-    return Store(settings.redis_url)
+        return RedisCooldownStore(settings.redis_url)
+    shared = runtime_dir()
+    if shared is None:
+        return None
+    from websearch_mcp.net.cooldown_sqlite import SqliteCooldownStore
+
+    return SqliteCooldownStore(shared / "cooldowns.sqlite3")

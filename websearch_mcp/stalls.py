@@ -70,6 +70,18 @@ def header_deadline_protocol(
     return HeaderDeadline
 
 
+#: `serve --workers` names the protocol by import string, since a class made at run time cannot
+#: be sent to worker processes; each worker sets its deadline from its configuration
+#: (`set_worker_read_timeout`) while building its app, before any connection is served.
+WorkerHeaderDeadline = header_deadline_protocol(10.0)
+WORKER_PROTOCOL = "websearch_mcp.stalls:WorkerHeaderDeadline"
+
+
+def set_worker_read_timeout(seconds: float) -> None:
+    """The header deadline of `WorkerHeaderDeadline` in this process."""
+    WorkerHeaderDeadline.read_timeout = seconds
+
+
 async def read_body_within(receive: Any, limit: int, seconds: float) -> Any:
     """`read_body` within `seconds`: the replaying `receive`, None when the body is over `limit`,
     or raises TimeoutError when it has not all arrived in time."""

@@ -159,15 +159,27 @@ def open_cache(settings: CacheSettings, *, clock: Callable[[], float] = time.tim
     )
 
 
+class Leader(Protocol):
+    """A lock that one of several processes holds (`acquire` takes it if free, never waits)."""
+
+    def acquire(self) -> bool: ...
+
+
 async def run_cleanup_loop(
     cache: Cache,
     interval_seconds: float,
     *,
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    leader: Leader | None = None,
 ) -> None:
-    """Call `cache.cleanup()` every `interval_seconds` until cancelled (run it as a task)."""
+    """Call `cache.cleanup()` every `interval_seconds` until cancelled (run it as a task).
+
+    With a `leader` lock (processes sharing one cache), only while this process holds it.
+    """
     while True:
         await sleep(interval_seconds)
+        if leader is not None and not leader.acquire():
+            continue
         removed = await cache.cleanup()
         if removed:
             LOG.debug("%s cache cleanup removed %d entries", cache.backend, removed)

@@ -6,9 +6,10 @@ import functools
 import logging
 import os
 import ssl
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal
-from urllib.parse import urlsplit
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal
+from urllib.parse import urlencode, urlsplit
 from urllib.request import proxy_bypass_environment
 
 import httpx
@@ -133,38 +134,92 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+#: Failures that mean a kept-alive connection was closed by the server before it answered.
+STALE_CONNECTION_ERRORS = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+
+
+def query_string(params: Mapping[str, Any]) -> str:
+    """`params` encoded as httpx would (`true`/`false`, None as empty, lists repeated)."""
+
+    def text(value: Any) -> str:
+        if value is True or value is False:
+            return "true" if value else "false"
+        return "" if value is None else str(value)
+
+    pairs = [
+        (key, text(item))
+        for key, value in params.items()
+        for item in (value if isinstance(value, list | tuple) else (value,))
+    ]
+    return urlencode(pairs)
+
+
 async def send(
-    client: httpx.AsyncClient, base_url: str, request: HttpRequest, timeout: float
+    client: httpx.AsyncClient,
+    base_url: str,
+    request: HttpRequest,
+    timeout: float,
+    on_retry: Callable[[], None] | None = None,
 ) -> HttpResponse:
     """Send an engine's request to `base_url` and read at most `MAX_RESPONSE_BYTES` of the answer.
 
-    Network failures become `EngineError` with the failure's kind only: httpx messages may quote the
-    URL, and a URL may carry a key in its query string.
+    A request that fails on a kept-alive connection the server had closed (it did not answer at
+    all) is sent once more within what is left of `timeout`; the pool has dropped the closed
+    connection by then, so it goes out on another or a new one. `on_retry` hears of each.
+    Network failures become `EngineError` with the failure's kind only: httpx messages may quote
+    the URL, and a URL may carry a key in its query string.
     """
+    # The query string is encoded here: httpx would parse the URL a second time to merge it.
+    url = base_url + request.path
+    if request.params:
+        url += ("&" if "?" in url else "?") + query_string(request.params)
+    deadline = time.monotonic() + timeout
     try:
-        async with client.stream(
-            request.method,
-            base_url + request.path,
-            params=request.params,
-            json=request.json,
-            data=request.data,
-            headers=request.headers,
-            timeout=timeout,
-        ) as response:
-            chunks: list[bytes] = []
-            size = 0
+        try:
+            return await _exchange(client, url, request, timeout)
+        except STALE_CONNECTION_ERRORS as err:
+            left = deadline - time.monotonic()
+            if isinstance(err, _ReadingFailed) or left <= 0:
+                raise
+            if on_retry is not None:
+                on_retry()
+            return await _exchange(client, url, request, left)
+    except _ReadingFailed as err:
+        raise EngineError(f"connection failed ({type(err.__cause__).__name__})") from None
+    except httpx.TimeoutException:
+        raise
+    except httpx.HTTPError as err:
+        raise EngineError(f"connection failed ({type(err).__name__})") from None
+
+
+class _ReadingFailed(httpx.ReadError):
+    """The connection failed after the answer had started: not a stale connection, no retry."""
+
+
+async def _exchange(
+    client: httpx.AsyncClient, url: str, request: HttpRequest, timeout: float
+) -> HttpResponse:
+    async with client.stream(
+        request.method,
+        url,
+        json=request.json,
+        data=request.data,
+        headers=request.headers,
+        timeout=timeout,
+    ) as response:
+        chunks: list[bytes] = []
+        size = 0
+        try:
             async for chunk in response.aiter_bytes():
                 size += len(chunk)
                 if size > MAX_RESPONSE_BYTES:
                     raise EngineError(f"response larger than {MAX_RESPONSE_BYTES // 1048576} MiB")
                 chunks.append(chunk)
-            return HttpResponse(
-                status=response.status_code,
-                headers={k.lower(): v for k, v in response.headers.items()},
-                content=b"".join(chunks),
-                url=redact(str(response.url), request.secrets),
-            )
-    except httpx.TimeoutException:
-        raise
-    except httpx.HTTPError as err:
-        raise EngineError(f"connection failed ({type(err).__name__})") from None
+        except STALE_CONNECTION_ERRORS as err:
+            raise _ReadingFailed("reading the answer failed") from err
+        return HttpResponse(
+            status=response.status_code,
+            headers={k.lower(): v for k, v in response.headers.items()},
+            content=b"".join(chunks),
+            url=redact(str(response.url), request.secrets),
+        )
