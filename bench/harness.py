@@ -79,9 +79,18 @@ def wire_score(engine: str, position: int, score: float, top: float) -> float | 
 class CranfieldEngines:
     """The models as engines: what each engine returns for a query text (its top `DEPTH`)."""
 
-    def __init__(self, collection: Collection, chosen: Sequence[Model] | None = None) -> None:
+    def __init__(
+        self,
+        collection: Collection,
+        chosen: Sequence[Model] | None = None,
+        *,
+        coverage: float = 1.0,
+        seeds: Mapping[str, int] | None = None,
+    ) -> None:
+        """`coverage` < 1: each model indexes its own random share of the documents, drawn
+        with its seed (`seeds`: model name -> seed, see `bench.cranfield.coverage_seeds`)."""
         self.collection = collection
-        by_name = {m.name: m for m in (chosen or models(collection))}
+        by_name = {m.name: m for m in (chosen or models(collection, coverage, seeds))}
         self.models = {engine: by_name[name] for engine, name in ENGINE_MODELS.items()}
         self.ranked = lru_cache(maxsize=8192)(self._ranked)
 
