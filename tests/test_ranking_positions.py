@@ -27,7 +27,8 @@ def search(**ranking: float) -> SearchSettings:
     """Only the named signals on (threshold and MMR off), so a test sees them alone."""
     off = dict.fromkeys(
         ("alignment_weight", "rare_term_weight", "phrase_weight", "domain_penalty",
-         "consensus_weight", "position_weight", "engine_score_weight", "authority_weight",
+         "consensus_weight", "position_weight", "coverage_weight", "engine_score_weight",
+         "authority_weight",
          "freshness_weight"),
         0.0,
     )  # fmt: skip

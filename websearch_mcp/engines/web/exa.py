@@ -30,6 +30,7 @@ class Exa(Engine):
     """
 
     name: ClassVar[str] = "exa"
+    index: ClassVar[str | None] = "exa"
     base_url: ClassVar[str] = "https://api.exa.ai"
     needs_key: ClassVar[bool] = True
     returns_score: ClassVar[bool] = False  # current responses carry no score
