@@ -39,6 +39,12 @@ DOC_URL = "https://cranfield.test/doc/"
 TEST_KEY = "cranfield-bench-key"
 
 
+def engine_families() -> dict[str, str]:
+    """The index family of each benchmark engine, as the service derives it (no
+    `engines.<name>.index` is configured here)."""
+    return {name: family for name in ENGINE_MODELS if (family := ENGINES[name].index)}
+
+
 def doc_url(doc_id: str) -> str:
     return f"{DOC_URL}{doc_id}"
 
