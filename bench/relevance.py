@@ -110,7 +110,7 @@ WHAT_IF: dict[str, dict[str, Any]] = {
     "rank position and coverage credit only": _merge(
         _EVERY_SIGNAL_OFF, {"ranking": {"position_weight": 20, "coverage_weight": 0.5}}
     ),
-    "previous defaults (gentle position at weight 1, no coverage credit, consensus 0.1)": {
+    "earlier weights (gentle position, k = 20, at weight 1; no coverage credit; consensus 0.1)": {
         "ranking": {
             "position_weight": 1,
             "position_k": 20,

@@ -140,9 +140,10 @@ def plot(measured: Sequence[Measured], path: Path) -> None:
     ordered = sorted(measured, key=lambda m: m.coverage)
     x = [m.coverage for m in ordered]
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
-    for engine in ordered[0].engines:
-        ax.plot(x, [m.engines[engine]["ndcg@10"] for m in ordered], "--", marker="o",
-                color="0.6", linewidth=1, label=f"{engine} (single engine)")  # fmt: skip
+    shades = ("0.35", "0.5", "0.65", "0.8")  # the single engines in greys, fusions in colour
+    for engine, shade in zip(ordered[0].engines, shades, strict=False):
+        ax.plot(x, [m.engines[engine]["ndcg@10"] for m in ordered], "--", marker=".",
+                color=shade, linewidth=1, label=f"{engine} alone")  # fmt: skip
     for label, name, style in ((RRF, "plain RRF k=60", "tab:orange"),
                                (COMBSUM, "CombSUM min-max (sees scores)", "tab:green"),
                                (SERVICE, "websearch-mcp", "tab:blue")):  # fmt: skip
