@@ -15,6 +15,8 @@ MAX_RESULTS_LIMIT = 50
 MAX_PAGE = 50
 MIN_YEAR = 1000
 MAX_INTENT_CHARS = 200
+#: How many of the top results' pages `web_search` may read in one call.
+MAX_READ = 10
 #: Intents with a prompt of their own; any other short phrase is passed on as the reader's aim.
 INTENTS = ("research", "code", "news", "howto")
 _LANGUAGE_RE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
@@ -99,13 +101,15 @@ def as_intent(value: Any) -> str | None:
 @dataclass(frozen=True, slots=True)
 class WebSearchArgs:
     """`web_search` arguments after validation. `summarize` asks for an LLM summary shaped by
-    `intent` (both offered only when a model is configured)."""
+    `intent` (both offered only when a model is configured). `read` is how many of the top
+    results' pages to read for passages."""
 
     query: Query
     engines: list[str] | None
     explain: bool
     intent: str | None = None
     summarize: bool = False
+    read: int = 0
 
 
 def web_search_args(
@@ -117,6 +121,7 @@ def web_search_args(
     explain: Any = False,
     intent: Any = None,
     summarize: Any = None,
+    read: Any = 0,
 ) -> WebSearchArgs:
     """Validate `web_search` arguments; `ToolInputError` names the argument and what is allowed.
 
@@ -142,6 +147,7 @@ def web_search_args(
         explain=as_bool("explain", explain),
         intent=chosen,
         summarize=chosen is not None if summarize is None else as_bool("summarize", summarize),
+        read=as_int("read", read, 0, MAX_READ),
     )
 
 

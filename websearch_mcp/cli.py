@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from websearch_mcp import __version__
-from websearch_mcp.arguments import web_search_args
+from websearch_mcp.arguments import MAX_READ, web_search_args
 from websearch_mcp.config import Settings, load_config
 from websearch_mcp.errors import ConfigError, ToolInputError
 from websearch_mcp.fetch import DEFAULT_MAX_CHARS, validate_fetch_args
@@ -36,6 +36,13 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--language")
     search.add_argument("--json", action="store_true", help="print the tool's structured JSON")
     search.add_argument("--explain", action="store_true", help="include every score's details")
+    search.add_argument(
+        "--read",
+        type=int,
+        default=0,
+        metavar="N",
+        help=f"also read the top N pages (0-{MAX_READ}) and show the passages answering the query",
+    )
 
     fetch = sub.add_parser("fetch", help="read one page as clean text and print it")
     fetch.add_argument("url")
@@ -80,7 +87,13 @@ async def _search(settings: Settings, ns: argparse.Namespace) -> int:
     service = SearchService(settings)
     try:
         args = web_search_args(
-            ns.query, ns.max_results, ns.time_range, ns.engines, ns.language, ns.explain
+            ns.query,
+            ns.max_results,
+            ns.time_range,
+            ns.engines,
+            ns.language,
+            ns.explain,
+            read=ns.read,
         )
         answer = await service.web_search(args)
     except (ToolInputError, SearchFailed) as err:

@@ -23,7 +23,8 @@ def engine_line(engines: list[dict[str, Any]]) -> str:
 
 
 def search_text(answer: dict[str, Any]) -> str:
-    """Numbered results with URL, snippet and provenance, then one line of engine statuses."""
+    """Numbered results with URL, snippet, provenance and, for pages read, their passages (or
+    why the page was not read); then one line of engine statuses."""
     lines: list[str] = []
     if answer.get("summary"):
         lines += [answer["summary"], ""]
@@ -38,10 +39,23 @@ def search_text(answer: dict[str, Any]) -> str:
         if result.get("published"):
             meta += f"; {result['published']}"
         lines.append(f"   [{meta}; score {result['score']}]")
+        lines += _page_lines(result)
     if not answer["results"]:
         lines.append(f"No results for {answer['query']!r}.")
     lines.append(status_line(answer))
     return "\n".join(lines)
+
+
+def _page_lines(result: dict[str, Any]) -> list[str]:
+    """The passages of a result whose page was read, each quoted; or why it was not read."""
+    status = result.get("page_status")
+    if status is None:
+        return []
+    if status != "ok":
+        return [f"   (page not read: {status})"]
+    if not result.get("passages"):
+        return ["   (page read: nothing in it matches the query)"]
+    return [f"   > {passage}" for passage in result["passages"]]
 
 
 def status_line(answer: dict[str, Any]) -> str:

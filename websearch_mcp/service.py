@@ -23,6 +23,7 @@ from websearch_mcp.models import EngineReport, Hit, Query, RankedResult
 from websearch_mcp.orchestrator import EngineRun, Orchestrator
 from websearch_mcp.ranking.academic import rank_papers
 from websearch_mcp.ranking.pipeline import rank
+from websearch_mcp.reading import read_results
 from websearch_mcp.summarize import ProgressFn, Summarizer
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ class SearchService:
         self.summarizer = Summarizer.from_settings(settings)
         self.summary_fingerprint = config_fingerprint(__version__, settings.llm)
         self._in_flight: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._page_flights: dict[str, asyncio.Future[tuple[Document, bool]]] = {}
         self._cleanup: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -118,9 +120,11 @@ class SearchService:
     ) -> dict[str, Any]:
         """Fan out, fuse and shape one web search. Raises `SearchFailed` when no engine answered.
 
-        With `args.summarize` and a configured model the answer also has `summary` (or
-        `summary_error`); `on_progress` hears the summary as it streams.
+        With `args.read` the pages of the top results are read, within what is left of the
+        search's deadline, for `passages`. With `args.summarize` and a configured model the
+        answer also has `summary` (or `summary_error`); `on_progress` hears it as it streams.
         """
+        started = time.monotonic()
 
         def fuse(lists: Mapping[str, Sequence[Hit]], query: Query, weights: Mapping[str, float]):
             return rank(
@@ -136,6 +140,12 @@ class SearchService:
         answer = await self._search(
             "web", "web_search", args.query, args.engines, key_args, fuse, args.explain
         )
+        if args.read:
+            left = self.settings.search.deadline_seconds - (time.monotonic() - started)
+            results = await read_results(
+                answer["results"], args.query.text, args.read, left, self._page_document
+            )
+            answer = {**answer, "results": results}
         if args.summarize and self.summarizer is not None:
             summary = await self._summary(self.summarizer, answer, args.intent, on_progress)
             answer = {**answer, **summary}
@@ -170,7 +180,7 @@ class SearchService:
                 self._fresh_summary(summarizer, answer, intent, key, on_progress)
             )
             self._in_flight[key] = flight
-            flight.add_done_callback(functools.partial(self._landed, key))
+            flight.add_done_callback(functools.partial(_landed, self._in_flight, key))
         return await asyncio.shield(flight)
 
     async def _fresh_summary(
@@ -242,15 +252,9 @@ class SearchService:
         if flight is None:
             flight = asyncio.ensure_future(self._answer(kind, query, runs, skipped, fuse, key))
             self._in_flight[key] = flight
-            flight.add_done_callback(functools.partial(self._landed, key))
+            flight.add_done_callback(functools.partial(_landed, self._in_flight, key))
         # Shielded: one caller giving up must not cancel the fan-out the others wait for.
         return _present(await asyncio.shield(flight), explain)
-
-    def _landed(self, key: str, flight: asyncio.Future[dict[str, Any]]) -> None:
-        if self._in_flight.get(key) is flight:
-            del self._in_flight[key]
-        if not flight.cancelled():
-            flight.exception()  # retrieved here: every caller may have given up meanwhile
 
     async def _answer(
         self,
@@ -309,15 +313,44 @@ class SearchService:
         The whole extracted text is cached once (namespace "page"); every window is cut from it.
         Raises `FetchError` (a `ToolInputError`) for refused or unreadable pages.
         """
-        key = cache_key("fetch_page", url, {}, self.page_fingerprint)
+        document, cached = await self._page(url)
+        window = document.window(max_chars=max_chars, start=start)
+        return {**window, "cached": True} if cached else window
+
+    def _page_key(self, url: str) -> str:
+        # The URL goes in exactly (as an argument): paths and queries are case-sensitive.
+        return cache_key("fetch_page", url, {"url": url}, self.page_fingerprint)
+
+    async def _cached_page(self, key: str) -> Document | None:
         hit = await self.cache.get("page", key)
-        if hit is not None:
-            try:
-                cached = Document(**hit.value)
-            except TypeError:  # stored by a version whose Document had other fields
-                cached = None
-            if cached is not None:
-                return {**cached.window(max_chars=max_chars, start=start), "cached": True}
+        if hit is None:
+            return None
+        try:
+            return Document(**hit.value)
+        except TypeError:  # stored by a version whose Document had other fields
+            return None
+
+    async def _page_document(self, url: str) -> Document:
+        return (await self._page(url))[0]
+
+    async def _page(self, url: str) -> tuple[Document, bool]:
+        """A page's whole text from the page cache (True), else fetched and stored (False).
+
+        `fetch_page` and `web_search` with `read` both come here, so a page read by one is not
+        fetched again for the other; identical concurrent loads share one fetch, which goes on
+        to fill the cache when a caller stops waiting."""
+        key = self._page_key(url)
+        flight = self._page_flights.get(key)
+        if flight is None:
+            flight = asyncio.ensure_future(self._load_page(url, key))
+            self._page_flights[key] = flight
+            flight.add_done_callback(functools.partial(_landed, self._page_flights, key))
+        return await asyncio.shield(flight)
+
+    async def _load_page(self, url: str, key: str) -> tuple[Document, bool]:
+        cached = await self._cached_page(key)
+        if cached is not None:
+            return cached, True
         document = await fetch_document(url, settings=self.settings.fetch)
         if len(document.content) <= MAX_CACHED_PAGE_CHARS:
             await self.cache.set(
@@ -326,7 +359,16 @@ class SearchService:
                 dataclasses.asdict(document),
                 ttl_seconds=self.settings.cache.page_ttl_seconds,
             )
-        return document.window(max_chars=max_chars, start=start)
+        return document, False
+
+
+def _landed(flights: dict[str, Any], key: str, flight: asyncio.Future[Any]) -> None:
+    """A flight is over: forget it (unless a newer one took its key) and retrieve its outcome,
+    since every caller may have given up meanwhile."""
+    if flights.get(key) is flight:
+        del flights[key]
+    if not flight.cancelled():
+        flight.exception()
 
 
 def _query_args(query: Query) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from websearch_mcp.arguments import (
     MAX_INTENT_CHARS,
     MAX_PAGE,
     MAX_QUERY_CHARS,
+    MAX_READ,
     MAX_RESULTS_LIMIT,
     MIN_YEAR,
     academic_search_args,
@@ -37,7 +38,11 @@ from websearch_mcp.summarize import ProgressFn
 READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=True, idempotentHint=True)
 WEB_SEARCH_DOC = (
     "Search the web with several engines at once and get one fused, de-duplicated list.\n\n"
-    "Each result names the engines that found it; a report per engine says how it fared."
+    "Each result names the engines that found it; a report per engine says how it fared.\n\n"
+    "With read: N the pages of the top N results are read as well (as fetch_page reads them, "
+    "within the search's time limit) and each of those results gains passages, the few short "
+    "parts of its page that best answer the query, and page_status (ok, timeout, refused, "
+    "blocked, error or unsupported)."
 )
 WEB_SEARCH_SUMMARY_DOC = (
     f"{WEB_SEARCH_DOC}\n\n"
@@ -65,6 +70,9 @@ class ResultOut(BaseModel):
     score: float
     published: str | None = None
     score_details: dict[str, Any] | None = None
+    passages: list[str] | None = None
+    page_status: str | None = None
+    page_error: str | None = None
 
 
 class SearchOut(BaseModel):
@@ -219,6 +227,22 @@ def build_mcp(
         ),
     ]
 
+    read_arg = Annotated[
+        Any,
+        _schema(
+            {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": MAX_READ,
+                "default": 0,
+                "description": (
+                    "Also read the pages of this many top results and add passages that answer "
+                    "the query (costs up to the search's time limit; 0 reads none)."
+                ),
+            }
+        ),
+    ]
+
     async def run_web_search(on_progress: ProgressFn | None, **arguments: Any) -> CallToolResult:
         try:
             with metrics.track("web_search", "mcp") as record:
@@ -244,6 +268,7 @@ def build_mcp(
             engines: engines_arg = None,
             language: language_arg = None,
             explain: explain_arg = False,
+            read: read_arg = 0,
             intent: Annotated[
                 Any,
                 _schema(
@@ -286,6 +311,7 @@ def build_mcp(
                 engines=engines,
                 language=language,
                 explain=explain,
+                read=read,
                 intent=intent,
                 summarize=summarize,
             )
@@ -300,6 +326,7 @@ def build_mcp(
             engines: engines_arg = None,
             language: language_arg = None,
             explain: explain_arg = False,
+            read: read_arg = 0,
         ) -> Annotated[CallToolResult, SearchOut]:
             return await run_web_search(
                 None,
@@ -309,6 +336,7 @@ def build_mcp(
                 engines=engines,
                 language=language,
                 explain=explain,
+                read=read,
             )
 
     academic_engines = service.orchestrator.names("academic")

@@ -1,7 +1,13 @@
 """Fetching one page for `fetch_page`: address policy, guarded HTTP, HTML and PDF extraction."""
 
 from websearch_mcp.fetch.document import Document
-from websearch_mcp.fetch.errors import FetchError, FetchRefused
+from websearch_mcp.fetch.errors import (
+    FetchBlocked,
+    FetchError,
+    FetchRefused,
+    FetchTimeout,
+    FetchUnsupported,
+)
 from websearch_mcp.fetch.page import (
     DEFAULT_MAX_CHARS,
     MAX_CHARS_LIMIT,
@@ -14,8 +20,11 @@ __all__ = [
     "DEFAULT_MAX_CHARS",
     "MAX_CHARS_LIMIT",
     "Document",
+    "FetchBlocked",
     "FetchError",
     "FetchRefused",
+    "FetchTimeout",
+    "FetchUnsupported",
     "fetch_document",
     "fetch_page",
     "validate_fetch_args",

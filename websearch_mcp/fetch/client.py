@@ -25,7 +25,13 @@ import httpx
 
 from websearch_mcp.config import FetchSettings
 from websearch_mcp.fetch.decoding import ACCEPT_ENCODING, CappedDecoder, too_large
-from websearch_mcp.fetch.errors import FetchError, FetchRefused
+from websearch_mcp.fetch.errors import (
+    FetchBlocked,
+    FetchError,
+    FetchRefused,
+    FetchTimeout,
+    FetchUnsupported,
+)
 from websearch_mcp.fetch.ssrf import AddressPolicy, check_url, default_port, parse_address
 
 logger = logging.getLogger(__name__)
@@ -38,6 +44,8 @@ ACCEPT = (
     "application/pdf;q=0.9,text/plain;q=0.8,*/*;q=0.1"
 )
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+#: Statuses by which a server turns a reader away rather than failing.
+_BLOCKING = frozenset({401, 403, 407, 429, 451})
 
 
 @dataclass(frozen=True)
@@ -186,7 +194,8 @@ class _Fetch:
                 if response.status in _REDIRECTS and head.get("location"):
                     return None, head["location"]
                 if response.status >= 400:
-                    raise FetchError(f"the server answered HTTP {response.status}")
+                    failure = FetchBlocked if response.status in _BLOCKING else FetchError
+                    raise failure(f"the server answered HTTP {response.status}")
                 content_type = head.get("content-type", "")
                 media_type = content_type.split(";", 1)[0].strip().lower()
                 refuse_media_type(media_type)
@@ -196,7 +205,7 @@ class _Fetch:
                 decoder = CappedDecoder(head.get("content-encoding", ""), settings.max_bytes)
                 body = await _read_body(response, decoder, settings.max_bytes)
         except httpcore.TimeoutException as err:
-            raise FetchError(_timeout_text(err)) from None
+            raise FetchTimeout(_timeout_text(err)) from None
         except (httpcore.NetworkError, httpcore.ProtocolError) as err:
             raise FetchError(_network_text(err, url)) from None
         return RawPage(original, str(url), media_type, _charset(content_type), body), ""
@@ -216,7 +225,7 @@ def refuse_media_type(media_type: str) -> None:
         or sub.endswith(("+json", "+xml"))
     )
     if not readable:
-        raise FetchError(
+        raise FetchUnsupported(
             f"unsupported content type {media_type}: only {FETCHED_TYPES} pages are read",
             reader_may_help=False,
         )
@@ -278,4 +287,4 @@ async def guarded_get(
         async with asyncio.timeout(settings.timeout_seconds):
             return await fetch.run(parsed, url)
     except TimeoutError:
-        raise FetchError(f"timed out after {settings.timeout_seconds:g} s") from None
+        raise FetchTimeout(f"timed out after {settings.timeout_seconds:g} s") from None

@@ -17,7 +17,7 @@ from websearch_mcp.config import FetchSettings
 from websearch_mcp.errors import ToolInputError
 from websearch_mcp.fetch.client import FETCHED_TYPES, RawPage, Resolver, guarded_get
 from websearch_mcp.fetch.document import Document, Extracted
-from websearch_mcp.fetch.errors import FetchError
+from websearch_mcp.fetch.errors import FetchError, FetchUnsupported
 from websearch_mcp.fetch.htmltext import extract_html
 from websearch_mcp.fetch.pdf import extract_pdf, is_pdf
 from websearch_mcp.fetch.reader import read_via_reader
@@ -84,7 +84,7 @@ def _sniff(body: bytes, declared: str) -> str:
     head = body[:4096]
     if b"\x00" in head:
         shown = declared or "no content type"
-        raise FetchError(
+        raise FetchUnsupported(
             f"unsupported content ({shown}, binary data): only {FETCHED_TYPES} pages are read",
             reader_may_help=False,
         )
@@ -121,7 +121,8 @@ async def fetch_document(
     try:
         return await read_via_reader(url, settings)
     except FetchError as err:
-        raise FetchError(f"{direct}; the reader fallback failed too: {err}") from None
+        # The direct failure's kind stands: it is why the page could not be read.
+        raise type(direct)(f"{direct}; the reader fallback failed too: {err}") from None
 
 
 async def fetch_page(

@@ -6,7 +6,7 @@ import io
 from typing import Any
 
 from websearch_mcp.fetch.document import Extracted
-from websearch_mcp.fetch.errors import FetchError
+from websearch_mcp.fetch.errors import FetchError, FetchUnsupported
 
 MAX_PAGES = 2000
 
@@ -30,7 +30,7 @@ def extract_pdf(body: bytes) -> Extracted:
     try:
         from pypdf import PdfReader
     except ImportError:
-        raise FetchError(
+        raise FetchUnsupported(
             "this page is a PDF and reading PDFs needs pypdf:"
             " install it with pip install 'websearch-mcp[pdf]'",
             reader_may_help=False,

@@ -17,7 +17,7 @@ from websearch_mcp.config import FetchSettings
 from websearch_mcp.fetch.client import USER_AGENT
 from websearch_mcp.fetch.decoding import too_large
 from websearch_mcp.fetch.document import Document
-from websearch_mcp.fetch.errors import FetchError
+from websearch_mcp.fetch.errors import FetchError, FetchTimeout
 
 
 async def read_via_reader(url: str, settings: FetchSettings) -> Document:
@@ -37,7 +37,7 @@ async def read_via_reader(url: str, settings: FetchSettings) -> Document:
             body = await _read(response, settings.max_bytes)
             text = body.decode(response.encoding or "utf-8", "replace")
     except (TimeoutError, httpx.TimeoutException):
-        raise FetchError("the reader timed out") from None
+        raise FetchTimeout("the reader timed out") from None
     except httpx.HTTPError as err:
         raise FetchError(f"could not reach the reader ({type(err).__name__})") from None
     return _document(url, text)

@@ -1,0 +1,114 @@
+"""The passage scorer (pure): bounds, page order, relevance, and indifference to boilerplate."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from websearch_mcp.ranking.lexical import analyze_query, terms
+from websearch_mcp.ranking.passages import (
+    MAX_PASSAGE_CHARS,
+    MAX_PASSAGES,
+    PASSAGE_BUDGET,
+    best_passages,
+    chunks,
+)
+
+WORDS = [
+    "river", "rivers", "glacier", "salmon", "tide", "harbour", "pgvector", "index", "postgres",
+    "the", "of", "and", "in", "a", "survey", "flow", "winter", "station", "gpt-4o", "cliff",
+]  # fmt: skip
+word = st.sampled_from(WORDS)
+sentence = st.lists(word, min_size=3, max_size=40).map(lambda ws: " ".join(ws).capitalize() + ".")
+paragraph = st.lists(sentence, min_size=1, max_size=6).map(" ".join)
+heading = st.lists(word, min_size=1, max_size=4).map(lambda ws: "## " + " ".join(ws))
+block = st.one_of(paragraph, paragraph, heading)
+blocks = st.lists(block, min_size=0, max_size=25)
+query = st.lists(word, min_size=1, max_size=5).map(" ".join)
+
+
+def page(parts: list[str]) -> str:
+    return "\n\n".join(parts)
+
+
+@settings(max_examples=100, deadline=None)
+@given(blocks, query)
+def test_passages_are_few_short_chunks_in_page_order(parts: list[str], text: str) -> None:
+    found = best_passages(page(parts), text)
+    candidates = chunks(page(parts))
+    assert len(found) <= MAX_PASSAGES
+    assert sum(map(len, found)) <= PASSAGE_BUDGET
+    assert all(len(p) <= MAX_PASSAGE_CHARS for p in found)
+    positions = [candidates.index(p) for p in found]  # each passage is a chunk of the page
+    assert positions == sorted(positions) and len(set(found)) == len(found)
+
+
+@settings(max_examples=100, deadline=None)
+@given(blocks, query)
+def test_every_passage_holds_a_query_term(parts: list[str], text: str) -> None:
+    wanted = analyze_query(text).content_set
+    for passage in best_passages(page(parts), text):
+        assert wanted & terms(passage)
+
+
+@settings(max_examples=100, deadline=None)
+@given(blocks, query, st.lists(st.integers(0, 25), max_size=5))
+def test_navigation_and_repeats_change_nothing(
+    parts: list[str], text: str, where: list[int]
+) -> None:
+    """Menus of links (even links named after the query) and a repeated banner are boilerplate."""
+    menu = " ".join(f"[{w}](/{w})" for w in text.split()) + " [Home](/) [Sign in](/login)"
+    noisy = list(parts)
+    for at in sorted(where, reverse=True):
+        noisy.insert(min(at, len(noisy)), menu)
+    if parts:
+        noisy.append(parts[0])  # the first block again, as a repeated banner would be
+    assert best_passages(page(noisy), text) == best_passages(page(parts), text)
+
+
+def test_a_query_without_content_words_or_a_page_without_them_gives_none() -> None:
+    text = page(["The rivers of the north carry meltwater from the glaciers to the sea."] * 3)
+    assert best_passages(text, "the of and") == []
+    assert best_passages(text, "pgvector index") == []
+    assert best_passages("", "rivers") == []
+
+
+def test_the_best_passage_is_found_deep_in_a_long_page() -> None:
+    filler = [
+        f"Section {i} is about the harbour, its boats and the weather of week {i}." * 2
+        for i in range(300)
+    ]
+    answer = "The pgvector extension builds an HNSW index over the embedding column."
+    text = page(["# Notes", *filler, answer, "The harbour closes in November."])
+    found = best_passages(text, "pgvector HNSW index")
+    assert found and answer in found[0]
+
+
+def test_a_term_on_every_line_weighs_little() -> None:
+    """The site's name is everywhere; the passage with the rarer query word wins."""
+    lines = [
+        f"Example Times reports on topic number {i} of the week in some detail." for i in range(20)
+    ]
+    lines.insert(12, "Example Times: the salmon return to the Tana river in late June each year.")
+    found = best_passages(page(lines), "example times salmon")
+    assert found[0].startswith("Example Times: the salmon")
+
+
+def test_markdown_is_read_as_text() -> None:
+    text = (
+        "## Install\n\nRun **pip install** with the [pgvector extension](https://x.test/pg) "
+        "enabled, then create the index on the embedding column.\n"
+    )
+    assert best_passages(text, "pgvector extension install") == [
+        "Install — Run pip install with the pgvector extension enabled, then create the index "
+        "on the embedding column."
+    ]
+
+
+def test_a_long_sentence_is_cut_at_words_and_its_end_stays_in_reach() -> None:
+    text = "Glacier " + "meltwater flows north " * 60 + "into the fjord of Tromsø at last."
+    (found,) = best_passages(text, "glacier meltwater")
+    assert len(found) <= MAX_PASSAGE_CHARS and found.endswith("…")
+    assert text.startswith(found[:-1])
+    (end,) = best_passages(text, "fjord tromsø")
+    assert end.endswith("into the fjord of Tromsø at last.") and len(end) <= MAX_PASSAGE_CHARS

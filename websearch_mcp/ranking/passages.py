@@ -1,0 +1,178 @@
+"""The few short passages of a page that best answer a query (`web_search` with `read`).
+
+The extracted text (Markdown) is cut into chunks of whole sentences, at most `MAX_PASSAGE_CHARS`
+each, that do not run across paragraphs except to join a heading or list items to what follows.
+Boilerplate gets no say: lines that are mostly links (menus, "related" lists) are dropped, a
+line repeated on the page (a banner, a share line) counts once, and a query term's weight falls
+with the share of chunks it occurs in (BM25's idf over the page), so a site name on every line
+scores little.
+
+A chunk's score is the idf-weighted share of the query's content terms it holds (rare and
+compound terms weigh more), plus a bonus for the query's adjacent word pairs found adjacent.
+The best chunks, none below half the best score, are kept up to `MAX_PASSAGES` and
+`PASSAGE_BUDGET` characters together, and returned in page order.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from websearch_mcp.ranking.lexical import QueryTerms, analyze_doc, analyze_query, phrase_share
+
+PASSAGE_BUDGET = 2000
+MAX_PASSAGES = 4
+MAX_PASSAGE_CHARS = 500
+#: Shorter chunks (headings, list items, menu leftovers) join the next one or are dropped.
+MIN_PASSAGE_CHARS = 60
+#: Only the start of a very long page is searched: the work stays bounded on untrusted text.
+SCAN_CHARS = 400_000
+#: Chunks scoring under this share of the best one are not worth the reader's time.
+MIN_SHARE_OF_BEST = 0.5
+RARE_WEIGHT = 1.5
+PHRASE_BONUS = 0.5
+#: A line with more than this share of its text inside links is navigation.
+MAX_LINK_SHARE = 0.6
+ELLIPSIS = "…"
+
+_LINK = re.compile(r"(!?)\[([^\]\n]*)\]\([^)\n]*\)")
+_EMPHASIS = re.compile(r"\*\*|__|`")
+_LINE_MARKER = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d{1,3}[.)]\s+|>\s*)+")
+_PAGE_MARKER = re.compile(r"^-+\s*page \d+\s*-+$", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=\S)|(?<=[。！？])")
+_SPACES = re.compile(r"\s+")
+_ALNUM = re.compile(r"[^\W_]")
+#: Joins a heading or a list item to the text that follows it.
+JOINER = " — "
+
+
+@dataclass(frozen=True, slots=True)
+class _Chunk:
+    index: int
+    text: str
+
+
+def _logical_lines(text: str) -> list[str]:
+    """Markdown lines with a wrapped paragraph (or list item) joined back into one line;
+    headings and table rows stand alone."""
+    out: list[str] = []
+    open_line = False
+    for raw in text[:SCAN_CHARS].splitlines():
+        stripped = raw.strip()
+        if not stripped:
+            open_line = False
+            continue
+        heading, row = stripped.startswith("#"), stripped.startswith("|")
+        marked = heading or row or bool(_LINE_MARKER.match(raw))
+        if open_line and not marked:
+            out[-1] += " " + stripped
+        else:
+            out.append(stripped)
+        open_line = not (heading or row)
+    return out
+
+
+def plain_lines(text: str) -> list[str]:
+    """The page's lines as plain text: links reduced to their text, images, emphasis and
+    heading/list markers dropped, table pipes and runs of spaces collapsed; navigation lines
+    (mostly links), lines without a letter or digit and repeats of a line left out."""
+    lines = []
+    seen: set[str] = set()
+    for raw in _logical_lines(text):
+        linked = sum(len(m.group(2)) for m in _LINK.finditer(raw) if not m.group(1))
+        line = _LINK.sub(lambda m: "" if m.group(1) else m.group(2), raw)
+        line = _EMPHASIS.sub("", _LINE_MARKER.sub("", line)).replace("|", " ")
+        line = _SPACES.sub(" ", line).strip()
+        if not _ALNUM.search(line) or _PAGE_MARKER.match(line):
+            continue
+        if linked > MAX_LINK_SHARE * len(line) or line.lower() in seen:
+            continue
+        seen.add(line.lower())
+        lines.append(line)
+    return lines
+
+
+def _sentences(line: str) -> list[str]:
+    """A line's sentences; one longer than a passage is cut at word boundaries into pieces that
+    say they go on (an ellipsis), so no part of the page is out of reach."""
+    out = []
+    for sentence in _SENTENCE_END.split(line):
+        rest = sentence.strip()
+        while len(rest) > MAX_PASSAGE_CHARS:
+            cut = rest[: MAX_PASSAGE_CHARS - 1]
+            piece = cut.rsplit(" ", 1)[0] if " " in cut else cut
+            out.append(piece + ELLIPSIS)
+            rest = rest[len(piece) :].strip()
+        if rest:
+            out.append(rest)
+    return out
+
+
+def chunks(text: str) -> list[str]:
+    """The page cut into candidate passages, in page order, each at most `MAX_PASSAGE_CHARS`."""
+    out: list[str] = []
+    current = ""
+    for line in plain_lines(text):
+        # A new line starts a new chunk unless the one so far is too short to stand alone.
+        if len(current) >= MIN_PASSAGE_CHARS:
+            out.append(current)
+            current = ""
+        sep = JOINER
+        for sentence in _sentences(line):
+            if current and len(current) + len(sep) + len(sentence) > MAX_PASSAGE_CHARS:
+                out.append(current)
+                current = ""
+            current = f"{current}{sep}{sentence}" if current else sentence
+            sep = " "
+    out.append(current)
+    return [c for c in out if len(c) >= MIN_PASSAGE_CHARS]
+
+
+def _weights(query: QueryTerms, found: list[frozenset[str]]) -> dict[str, float]:
+    """Each query term's idf over the page's chunks (BM25's, always positive)."""
+    total = len(found)
+    weights = {}
+    for term in query.content:
+        df = sum(1 for terms in found if term in terms)
+        idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
+        weights[term] = idf * (RARE_WEIGHT if term in query.rare else 1.0)
+    return weights
+
+
+def best_passages(text: str, query: str) -> list[str]:
+    """The passages of `text` that best answer `query`, in page order: at most `MAX_PASSAGES`,
+    together at most `PASSAGE_BUDGET` characters; none when no chunk holds a query term."""
+    wanted = analyze_query(query)
+    if not wanted.content:
+        return []
+    candidates: list[_Chunk] = []
+    seen: set[str] = set()
+    for index, chunk in enumerate(chunks(text)):
+        key = chunk.lower()
+        if key not in seen:  # a sentence repeated within a line makes a repeated chunk
+            seen.add(key)
+            candidates.append(_Chunk(index, chunk))
+    docs = [analyze_doc("", c.text, "") for c in candidates]
+    found = [frozenset(wanted.content_set.intersection(d.text)) for d in docs]
+    weights = _weights(wanted, found)
+    whole = sum(weights.values())
+    scores = []
+    for chunk, doc, terms in zip(candidates, docs, found, strict=True):
+        if not terms:
+            continue
+        score = sum(weights[t] for t in terms) / whole
+        score += PHRASE_BONUS * (phrase_share(wanted, doc) or 0.0)
+        scores.append((score, chunk))
+    if not scores:
+        return []
+    best = max(score for score, _ in scores)
+    chosen: list[_Chunk] = []
+    used = 0
+    for score, chunk in sorted(scores, key=lambda s: (-s[0], s[1].index)):
+        if score < MIN_SHARE_OF_BEST * best or len(chosen) == MAX_PASSAGES:
+            break
+        if used + len(chunk.text) <= PASSAGE_BUDGET:
+            chosen.append(chunk)
+            used += len(chunk.text)
+    return [c.text for c in sorted(chosen, key=lambda c: c.index)]
