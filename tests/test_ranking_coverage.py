@@ -201,3 +201,42 @@ def test_the_service_reads_each_engines_index_family() -> None:
 def test_an_empty_index_name_is_refused() -> None:
     with pytest.raises(ConfigError, match="index"):
         parse_config({"engines": {"searxng": {"index": ""}}}, "t", {})
+
+
+engine_names = st.sampled_from(["serper", "serpapi", "google", "brave", "bing", "duckduckgo"])
+FAMILIES = {**GOOGLE, "duckduckgo": "bing"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(engine_names, st.integers(1, 30), min_size=1),
+    st.dictionaries(engine_names, st.sampled_from([0.0, 0.5, 1.0, 3.0])),
+)
+def test_one_vote_per_family_keeps_one_member_of_each_family(ranks, weights) -> None:
+    votes = one_vote_per_family(ranks, weights, FAMILIES, 60)
+    assert votes.items() <= ranks.items()
+    families = [FAMILIES.get(e, e) for e in votes]
+    assert len(families) == len(set(families)) == len({FAMILIES.get(e, e) for e in ranks})
+    independent = one_vote_per_family(ranks, weights, {}, 60)
+    assert independent == ranks  # without families every engine votes
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.dictionaries(engine_names, st.lists(st.integers(0, 8), max_size=8), min_size=1),
+    st.randoms(),
+)
+def test_family_fusion_does_not_depend_on_the_order_of_the_lists(data, rnd) -> None:
+    lists = {
+        e: [Hit(f"t{p}", f"https://x.org/{p}", "", i, e) for i, p in enumerate(pages_, 1)]
+        for e, pages_ in data.items()
+    }
+    names = list(lists)
+    rnd.shuffle(names)
+    query = Query("t", max_results=20)
+
+    def dump(ordered: dict[str, list[Hit]]) -> list[tuple[str, float, dict]]:
+        results = rank(ordered, query, SearchSettings(), weights={}, families=FAMILIES)
+        return [(r.url, r.score, r.details) for r in results]
+
+    assert dump(lists) == dump({n: lists[n] for n in names})

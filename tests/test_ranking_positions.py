@@ -219,3 +219,11 @@ def test_signals_stay_in_range_for_any_scores(data, weights, position, engine_sc
             assert value is None or 0.0 <= value <= 1.0
         if not scored:
             assert r.details["engine_score"] is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(-3, 500), st.integers(1, 500), st.floats(0.0, 100.0))
+def test_the_position_scale_is_in_range_and_never_rises_with_rank(rank_, other, k) -> None:
+    assert 0.0 < place(rank_, k) <= 1.0
+    if rank_ <= other:
+        assert place(rank_, k) >= place(other, k)
