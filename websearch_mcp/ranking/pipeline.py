@@ -209,21 +209,17 @@ def _score(item: Merged, votes: dict[str, int], doc: DocTerms, ctx: _Context) ->
     terms, weights = ctx.terms, ctx.weights
     verdict, site = ctx.site(item.host)
     rrf = normalised_rrf(votes, weights, ctx.search.rrf_k, ctx.best)
-    missing = None
+    missing, covered = None, rrf
     if ctx.contained:
-        missing = unseen(ctx.by_family(votes), ctx.family_weights, ctx.contained)
+        voted = ctx.by_family(votes)
+        missing = unseen(voted, ctx.family_weights, ctx.contained)
+        covered = credited(rrf, voted, ctx.family_weights, missing, ctx.settings.coverage_weight)
     scored = _Scored(
         item=item,
         doc=doc,
         rrf=rrf,
         unseen=missing,
-        coverage=(
-            rrf
-            if missing is None
-            else credited(
-                rrf, ctx.by_family(votes), ctx.family_weights, missing, ctx.settings.coverage_weight
-            )
-        ),
+        coverage=covered,
         alignment=alignment(terms, doc),
         rare=rare_share(terms, doc),
         phrase=phrase_share(terms, doc),
