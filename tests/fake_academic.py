@@ -162,6 +162,8 @@ def render_openalex(papers: Sequence[Paper]) -> bytes:
             {
                 "id": f"https://openalex.org/W{4000000 + n}",
                 "doi": f"https://doi.org/{doi}" if doi else None,
+                "ids": {"openalex": f"https://openalex.org/W{4000000 + n}"}
+                | ({"pmid": f"https://pubmed.ncbi.nlm.nih.gov/{p.pmid}"} if p.pmid else {}),
                 "display_name": p.title,
                 "title": p.title,
                 "publication_date": p.date,

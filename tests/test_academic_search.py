@@ -3,6 +3,7 @@ academic indexes on 127.0.0.1 answering with recorded fixtures or generated pape
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -200,7 +201,7 @@ async def test_openalex_end_to_end_on_its_recorded_work(fake: FakeAcademic, serv
     (paper,) = result.structured_content["results"]
     assert paper["title"].startswith("The state of OA")
     assert paper["doi"] == "10.7717/peerj.4375" and paper["citations"] == 962
-    assert paper["ids"] == {"doi": "10.7717/peerj.4375"}
+    assert paper["ids"] == {"doi": "10.7717/peerj.4375", "pmid": "29456894"}
     assert paper["snippet"].startswith("Despite growing interest in Open Access")
 
 
@@ -258,6 +259,25 @@ async def test_same_paper_from_three_indexes_is_one_result(fake: FakeAcademic, s
     assert f"doi:{BERT.doi}" in text and "arXiv:1810.04805" in text
     assert "Jacob Devlin, Ming-Wei Chang, Kenton Lee et al. (2018)" in text
     assert "cited by 85000" in text and f"PDF: {bert['pdf_url']}" in text
+
+
+async def test_openalex_and_europepmc_merge_by_pubmed_id(fake: FakeAcademic, server: str) -> None:
+    # No DOI and titles that differ: only the PubMed id both indexes give links the records.
+    retitled = dataclasses.replace(TRIAL.without("doi"), title="Clinical trial screening (BERT)")
+    fake.papers.update({"openalex": [retitled, OLD], "europepmc": [TRIAL.without("doi")]})
+    result = await call(
+        server,
+        {
+            "query": "clinical trial screening",
+            "engines": ["openalex", "europepmc"],
+            "explain": True,
+        },
+    )
+    answer = result.structured_content
+    merged = [r for r in answer["results"] if len(r["engines"]) == 2]
+    assert len(merged) == 1 and len(answer["results"]) == 2
+    assert merged[0]["ids"] == {"pmid": TRIAL.pmid}
+    assert "pmid" in merged[0]["score_details"]["merged_by"]
 
 
 async def test_without_the_linking_index_the_versions_stay_apart(

@@ -115,6 +115,39 @@ def test_check_config_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "cache.backend" in err and "'sqlite', 'redis' or 'none'" in err
 
 
+def test_strategy_engines_of_the_other_kind_or_disabled_stop_the_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = write(
+        tmp_path,
+        "search:\n"
+        "  pool: {providers: [tavily, bing, arxiv, exa, brave]}\n"
+        "  sequential: {order: [duckduckgo, crossref, google]}\n"
+        "engines:\n"
+        "  tavily: {api_keys: [k1]}\n"
+        "  brave: {api_keys: [k2], enabled: false}\n",
+    )
+    assert main(["check-config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "search.pool.providers: bing, arxiv: only keyed web providers belong here" in err
+    assert "search.pool.providers: exa has no API key; brave is disabled" in err
+    assert "search.sequential.order: crossref: only web engines belong here" in err
+    assert "search.sequential.order: crossref is disabled" not in err
+    assert "search.sequential.order: google is disabled (engines.<name>)" in err
+    settings = parse_config(
+        {
+            "search": {"pool": {"providers": ["tavily"]}, "sequential": {"order": ["google"]}},
+            "engines": {"tavily": {"api_keys": ["k1"]}, "google": {"enabled": True}},
+        },
+        "test",
+        environ={},
+    )
+    assert settings.search.pool.providers == ["tavily"]
+    # Keys from the environment count.
+    env = {"EXA_API_KEYS": "k3"}
+    assert parse_config({"search": {"pool": {"providers": ["exa"]}}}, "test", environ=env)
+
+
 def _documented_keys(model: type, prefix: str = "") -> list[str]:
     """Dotted paths of every setting (nested sections walked; engines as `engines.*`)."""
     from pydantic import BaseModel

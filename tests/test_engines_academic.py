@@ -311,6 +311,7 @@ def test_openalex_recorded_work() -> None:
     assert hit.citations == 962
     assert hit.pdf_url == "https://peerj.com/articles/4375.pdf"
     assert hit.snippet.startswith("Despite growing interest in Open Access (OA) to scholarly")
+    assert hit.ids == {"pmid": "29456894"}  # from ids.pmid, a PubMed link
 
 
 def test_openalex_documented_list_envelope() -> None:
@@ -560,6 +561,8 @@ def test_europepmc_recorded_search() -> None:
         " radiotherapy"
     )
     assert first.url == "https://europepmc.org/article/MED/39709209"
+    assert first.ids == {"pmid": "39709209"}
+    assert sum(bool(h.ids.get("pmid")) for h in hits) == 25
     assert first.doi == "10.1016/s0140-6736(24)02600-x"
     assert first.authors == ("Schoenfeld JD", "Haas-Kogan DA", "O'Neill AF")
     assert first.venue == "Lancet"

@@ -344,6 +344,28 @@ def test_searxng_empty_and_malformed() -> None:
         parse(SearXNG(), "<!DOCTYPE html><html><body>SearXNG</body></html>")
 
 
+def test_searxng_no_results_with_unresponsive_engines_is_an_error_naming_them() -> None:
+    body = {
+        "query": "x",
+        "results": [],
+        "unresponsive_engines": [["google", "timeout"], ["bing", "CAPTCHA"], ["qwant", None]],
+    }
+    with pytest.raises(EngineError) as caught:
+        parse(SearXNG(), json.dumps(body))
+    assert type(caught.value) is EngineError and caught.value.status == "error"
+    assert str(caught.value) == (
+        "no results; the instance's engines did not answer: google (timeout), bing (CAPTCHA), qwant"
+    )
+    many = {**body, "unresponsive_engines": [[f"e{i}", "timeout"] for i in range(8)]}
+    with pytest.raises(EngineError, match=r"e4 \(timeout\) and 3 more$"):
+        parse(SearXNG(), json.dumps(many))
+    # With results, unresponsive engines are only a partial answer of the instance's own.
+    answered = json.loads(searxng_envelope())
+    answered["results"] = [{"url": "https://a.example/", "title": "A", "content": "a"}]
+    answered["unresponsive_engines"] = [["google", "timeout"]]
+    assert len(parse(SearXNG(), json.dumps(answered))) == 1
+
+
 def test_searxng_request() -> None:
     query = Query("sky blue", time_range="year", language="fr", page=2)
     req = SearXNG().request(query, None)

@@ -1,4 +1,4 @@
-"""Key pools: round robin, cooldowns by cause, all-cooled fallback, keys never shown."""
+"""Key pools: round robin, cooldowns by cause, resting keys never used, keys never shown."""
 
 from __future__ import annotations
 
@@ -75,28 +75,31 @@ async def test_rate_limited_key_follows_retry_after_else_the_default() -> None:
     assert sorted(p.key for p in await pool.plan()) == [KEYS[0], KEYS[1]]
 
 
-async def test_all_cooled_gives_the_key_recovering_first() -> None:
+async def test_while_every_key_rests_none_is_planned() -> None:
     pool, _, clock = make_pool()
     await pool.cool(refused(pool, 0, EngineRateLimited("429", retry_after=300)))
     await pool.cool(refused(pool, 1, EngineRateLimited("429", retry_after=60)))
     await pool.cool(refused(pool, 2, EngineAuthError("401")))
-    for _ in range(3):  # whatever the cursor says
-        plan = await pool.plan()
-        assert [(p.key, p.cooled) for p in plan] == [(KEYS[1], True)]
+    for _ in range(3):  # whatever the cursor says: no resting key is ever handed out
+        assert await pool.plan() == []
+    status, text = await pool.resting()
+    assert status == "rate_limited"
+    assert text.endswith("no request sent; the first is usable again in 1 min")
     assert await pool.recovers_in() == pytest.approx(60)
-    clock.advance(30)
-    assert await pool.recovers_in() == pytest.approx(30)
+    clock.advance(59)
+    assert await pool.plan() == []
+    clock.advance(1)
+    assert [p.key for p in await pool.plan()] == [KEYS[1]]
 
 
-async def test_a_success_clears_only_its_own_cooldown() -> None:
-    pool, store, _ = make_pool(KEYS[:2])
-    await pool.cool(refused(pool, 0, EngineRateLimited("429", retry_after=60)))
-    await pool.cool(refused(pool, 1, EngineRateLimited("429", retry_after=90)))
-    (first,) = await pool.plan()
-    await pool.succeeded(first)
-    assert await pool.usable() == 1
-    assert [p.key for p in await pool.plan()] == [KEYS[0]]
-    assert len(store._entries) == 1  # the other key is still cooling down
+async def test_every_key_refused_is_an_error_with_the_time_left() -> None:
+    pool, _, _ = make_pool(KEYS[:1])
+    await pool.cool(refused(pool, 0, EngineAuthError("401")))
+    assert await pool.plan() == []
+    assert await pool.resting() == (
+        "error",
+        "every key was refused; no request sent; the first is tried again in 6 h",
+    )
 
 
 async def test_key_refused_never_shows_the_key() -> None:

@@ -11,7 +11,14 @@ import httpx
 import pytest
 from mcp import Client
 
-from tests.fake_engines import FakeEngines, Fault, base_urls, serve_app, serve_fake_engines
+from tests.fake_engines import (
+    Body,
+    FakeEngines,
+    Fault,
+    base_urls,
+    serve_app,
+    serve_fake_engines,
+)
 from tests.fetch_helpers import LocalServer, page
 from websearch_mcp.app import create_app
 from websearch_mcp.cli import main as cli_main
@@ -227,6 +234,19 @@ def test_one_engine_failing_is_reported_not_raised(fake: FakeEngines, server: st
     assert statuses["searxng"]["status"] in ("error", "blocked")
     assert answer["partial"] is True
     assert all(r["engines"] == ["tavily"] for r in answer["results"])
+
+
+async def test_searxng_whose_own_engines_failed_is_an_error_naming_them(
+    fake: FakeEngines, server: str
+) -> None:
+    silent = {"query": "q", "results": [], "unresponsive_engines": [["google", "timeout"]]}
+    fake.bodies["searxng"] = Body(json.dumps(silent).encode())
+    async with Client(f"{server}/mcp", mode="legacy", cache=None) as client:
+        result = await client.call_tool("web_search", {"query": "python asyncio"})
+    searxng = next(e for e in result.structured_content["engines"] if e["name"] == "searxng")
+    assert searxng["status"] == "error"
+    assert searxng["error"] == "no results; the instance's engines did not answer: google (timeout)"
+    assert result.structured_content["partial"] is True
 
 
 def test_all_engines_failing_is_a_tool_error_listing_each(fake: FakeEngines, server: str) -> None:

@@ -165,10 +165,10 @@ def test_ready_without_a_cache(engines_url: str) -> None:
 
 class _Breaker:
     def __init__(self, is_open: bool) -> None:
-        self.is_open = is_open
+        self.open = is_open
 
-    async def check(self) -> object | None:
-        return object() if self.is_open else None
+    async def is_open(self) -> bool:
+        return self.open
 
 
 class _Run:

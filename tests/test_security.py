@@ -399,7 +399,7 @@ def test_forwarded_for_only_from_trusted_proxies(engines_url: str) -> None:
 
     with serve(engines_url, trusted_proxies=["127.0.0.1/32"], **limits) as url:
         assert statuses(url) == [200, 200, 200]  # three clients behind the proxy
-    with serve(engines_url, **limits) as url:
+    with serve(engines_url, limit_local_clients=True, **limits) as url:
         assert statuses(url) == [200, 429, 429]  # an untrusted peer's header is ignored
 
 

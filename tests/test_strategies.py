@@ -75,7 +75,7 @@ def by_name(outcomes: list[Outcome]) -> dict[str, Outcome]:
 # --- hybrid --------------------------------------------------------------------------------------
 
 
-async def test_hybrid_drops_an_unrelated_list_as_irrelevant() -> None:
+async def test_hybrid_demotes_an_unrelated_list_as_irrelevant() -> None:
     runs = [engine_run("bing"), engine_run("duckduckgo"), engine_run("brave")]
     script = Script(
         {
@@ -87,9 +87,64 @@ async def test_hybrid_drops_an_unrelated_list_as_irrelevant() -> None:
     outcomes = by_name(await strategies.hybrid(runs, QUERY, time.monotonic() + 1, 1, script))
     assert outcomes["bing"].report.status == "irrelevant"
     assert outcomes["bing"].report.error == strategies.IRRELEVANT
-    assert outcomes["bing"].hits is None
+    # Demoted, not deleted: the list still goes into the fusion, with a lower weight.
+    assert outcomes["bing"].hits and outcomes["bing"].demoted
     assert outcomes["duckduckgo"].hits and outcomes["duckduckgo"].report.status == "ok"
+    assert not outcomes["duckduckgo"].demoted
     assert outcomes["brave"].report.status == "empty" and outcomes["brave"].hits == []
+
+
+async def test_hybrid_never_suspects_a_semantic_engine_for_sharing_no_word() -> None:
+    assert ENGINES["exa"].semantic and ENGINES["jina"].semantic and not ENGINES["bing"].semantic
+    runs = [engine_run("exa"), engine_run("jina"), engine_run("tavily")]
+    synonyms = ["Speed up Windows 11: 12 tips for better PC performance"]
+    script = Script(
+        {
+            "exa": answered("exa", synonyms),
+            "jina": answered("jina", ["Why is my computer slow? Fixes that work"]),
+            "tavily": answered("tavily", ["How to make my laptop faster"]),
+        }
+    )
+    query = "how to make my laptop faster"
+    outcomes = by_name(await strategies.hybrid(runs, query, time.monotonic() + 1, 1, script))
+    assert {o.report.status for o in outcomes.values()} == {"ok"}
+    assert not any(o.demoted for o in outcomes.values())
+
+
+async def test_hybrid_an_answer_in_another_script_is_no_evidence() -> None:
+    runs = [engine_run("tavily"), engine_run("brave")]
+    script = Script(
+        {
+            "tavily": answered("tavily", ["Machine learning for beginners"]),
+            "brave": answered("brave", ["An introduction to machine learning"]),
+        }
+    )
+    outcomes = await strategies.hybrid(runs, "機器學習入門", time.monotonic() + 1, 1, script)
+    assert [o.report.status for o in outcomes] == ["ok", "ok"]
+    # In the query's own script, sharing no word is evidence.
+    script = Script({"tavily": answered("tavily", ["天氣預報"]), "brave": answered("brave", [])})
+    until = time.monotonic() + 1
+    outcomes = by_name(await strategies.hybrid(runs, "機器學習入門", until, 1, script))
+    assert outcomes["tavily"].demoted and outcomes["tavily"].report.status == "irrelevant"
+
+
+async def test_hybrid_a_page_another_list_vouches_for_is_not_demoted() -> None:
+    runs = [engine_run("bing"), engine_run("duckduckgo")]
+    shared = Hit("Tasks and coroutines", "https://docs.example/tasks", "", 1, "bing")
+    script = Script(
+        {
+            "bing": Outcome(EngineReport("bing", "ok", results=1), [shared]),
+            "duckduckgo": Outcome(
+                EngineReport("duckduckgo", "ok", results=2),
+                [
+                    Hit("python asyncio", "https://docs.example/asyncio", "", 1, "duckduckgo"),
+                    Hit("Tasks", "https://www.docs.example/tasks/", "", 2, "duckduckgo"),
+                ],
+            ),
+        }
+    )
+    outcomes = await strategies.hybrid(runs, QUERY, time.monotonic() + 1, 1, script)
+    assert [o.demoted for o in outcomes] == [False, False]
 
 
 async def test_hybrid_keeps_every_list_when_the_query_has_no_content_words() -> None:
@@ -297,6 +352,32 @@ async def test_pool_falls_back_past_empty_and_irrelevant_lists() -> None:
     assert script.called == ["tavily", "brave", "duckduckgo"]
     assert outcomes["tavily"].report.status == "empty" and outcomes["tavily"].hits is None
     assert outcomes["brave"].report.status == "irrelevant"
+    assert outcomes["brave"].hits is None  # another list answered: only that one is fused
+    assert outcomes["duckduckgo"].hits
+
+
+async def test_pool_keeps_a_demoted_list_when_nothing_else_answers() -> None:
+    runs = [engine_run("tavily"), engine_run("brave"), engine_run("duckduckgo")]
+    script = Script(
+        {
+            "tavily": answered("tavily", UNRELATED),
+            "brave": failed("brave"),
+            "duckduckgo": answered("duckduckgo", ["knitting patterns"]),
+        }
+    )
+    outcomes = by_name(await strategies.pool(runs, QUERY, time.monotonic() + 5, script))
+    assert script.called == ["tavily", "brave", "duckduckgo"]
+    assert outcomes["tavily"].demoted and outcomes["tavily"].hits  # the first suspect list
+    assert outcomes["duckduckgo"].demoted and outcomes["duckduckgo"].hits is None
+
+
+async def test_sequential_never_stops_at_a_demoted_list() -> None:
+    outcomes, called = await sequential(
+        {"bing": answered("bing", UNRELATED), "duckduckgo": answered("duckduckgo", GOOD)},
+        order=["bing", "duckduckgo"],
+    )
+    assert called == ["bing", "duckduckgo"]
+    assert outcomes["bing"].report.status == "irrelevant" and outcomes["bing"].hits is None
     assert outcomes["duckduckgo"].hits
 
 
@@ -407,5 +488,7 @@ def test_hybrid_end_to_end_reports_an_unrelated_list_irrelevant(
         "latency_ms": report(answer, "bing")["latency_ms"],
         "error": strategies.IRRELEVANT,
     }
-    assert all(r["engines"] == ["searxng"] for r in answer["results"])
-    assert answer["partial"] is False
+    # Demoted below every result of the list that answers the query, not deleted.
+    engines = [r["engines"] for r in answer["results"]]
+    assert engines[-1] == ["bing"] and all(e == ["searxng"] for e in engines[:-1])
+    assert answer["partial"] is False and "note" not in answer

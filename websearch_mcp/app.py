@@ -138,7 +138,7 @@ async def breaker_states(orchestrator: Any) -> dict[str, bool]:
     for name, run in orchestrator.runs.items():
         breaker = getattr(run, "breaker", None)
         if breaker is not None and run.enabled:
-            states[name] = await breaker.check() is not None
+            states[name] = await breaker.is_open()
     return states
 
 

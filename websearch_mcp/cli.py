@@ -1,4 +1,4 @@
-"""Command line: `websearch-mcp serve | search | fetch | check-config`."""
+"""Command line: `websearch-mcp serve | stdio | search | fetch | check-config`."""
 
 from __future__ import annotations
 
@@ -27,6 +27,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="address to listen on (overrides server.host)")
     serve.add_argument("--port", type=int, help="port to listen on (overrides server.port)")
 
+    stdio = sub.add_parser("stdio", help="serve MCP over stdin/stdout (for desktop clients)")
+    stdio.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
+
     search = sub.add_parser("search", help="run one web search and print it")
     search.add_argument("query")
     search.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
@@ -42,6 +45,11 @@ def _parser() -> argparse.ArgumentParser:
         default=0,
         metavar="N",
         help=f"also read the top N pages (0-{MAX_READ}) and show the passages answering the query",
+    )
+    search.add_argument(
+        "--intent",
+        help="summarise the results for research, code, news, howto or a short phrase of your"
+        " own (needs a configured model: llm.base_url and llm.model)",
     )
 
     fetch = sub.add_parser("fetch", help="read one page as clean text and print it")
@@ -84,6 +92,9 @@ def _serve(settings: Settings, host: str | None, port: int | None) -> int:
 
 
 async def _search(settings: Settings, ns: argparse.Namespace) -> int:
+    if ns.intent is not None and not settings.llm.enabled:
+        print("error: --intent needs a model: set llm.base_url and llm.model", file=sys.stderr)
+        return 1
     service = SearchService(settings)
     try:
         args = web_search_args(
@@ -93,6 +104,7 @@ async def _search(settings: Settings, ns: argparse.Namespace) -> int:
             ns.engines,
             ns.language,
             ns.explain,
+            intent=ns.intent,
             read=ns.read,
         )
         answer = await service.web_search(args)
@@ -148,6 +160,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load_config(ns.config)
         if ns.command == "serve":
             return _serve(settings, ns.host, ns.port)
+        if ns.command == "stdio":
+            from websearch_mcp.stdio import serve_stdio
+
+            asyncio.run(serve_stdio(settings))
+            return 0
         if ns.command == "fetch":
             return asyncio.run(_fetch(settings, ns))
         return asyncio.run(_search(settings, ns))

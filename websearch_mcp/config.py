@@ -67,6 +67,8 @@ class ServerSettings(_Section):
     max_concurrent_per_client: int = Field(8, ge=1)
     rate_limit_per_minute: int = Field(120, ge=0)  # per client; 0 turns the limit off
     rate_limit_burst: int = Field(20, ge=1)
+    # The per-client limits also on a server only this machine reaches (see security.py).
+    limit_local_clients: bool = False
     # The tools' own limit is 500 characters; this may only lower it.
     max_query_chars: int = Field(500, ge=1, le=500)
     log_format: Literal["text", "json"] = "text"
@@ -284,6 +286,9 @@ class SearchSettings(_Section):
     rrf_k: int = Field(60, ge=1, le=1000)
     mmr: MMRSettings = Field(default_factory=MMRSettings)
     block_domains: list[str] = Field(default_factory=list)
+    # Multiplies the fusion weight of a list reported `irrelevant` (it seems to answer another
+    # query), so that it stays below the lists that answer this one.
+    irrelevant_weight: float = Field(0.05, ge=0.0, le=1.0)
     ranking: RankingSettings = Field(default_factory=RankingSettings)
     pool: PoolSettings = Field(default_factory=PoolSettings)
     sequential: SequentialSettings = Field(default_factory=SequentialSettings)
@@ -640,7 +645,37 @@ def parse_config(data: Any, source: str, environ: dict[str, str] | None = None) 
             f"invalid configuration in {source}:\n  engines.{unknown[0]}: unknown engine"
             f" (allowed: {', '.join(sorted(ENGINES))})"
         )
+    problems = _strategy_engine_problems(settings, ENGINES)
+    if problems:
+        raise ConfigError(f"invalid configuration in {source}:\n  " + "\n  ".join(problems))
     return settings
+
+
+def _strategy_engine_problems(settings: Settings, engines: dict[str, Any]) -> list[str]:
+    """Engines named by the strategies' settings that could never be asked there: of the
+    other kind (academic; keyless for the pool's keyed providers), disabled, or keyless."""
+    problems = []
+    lists = (
+        ("search.pool.providers", settings.search.pool.providers, "keyed web providers"),
+        ("search.sequential.order", settings.search.sequential.order, "web engines"),
+    )
+    for key, names, allowed in lists:
+        pool = key == "search.pool.providers"
+        wrong = [
+            n for n in names if engines[n].kind != "web" or (pool and not engines[n].needs_key)
+        ]
+        if wrong:
+            problems.append(f"{key}: {', '.join(wrong)}: only {allowed} belong here")
+        off = []
+        for name in names:
+            conf = settings.engine(name)
+            if not (engines[name].default_enabled if conf.enabled is None else conf.enabled):
+                off.append(f"{name} is disabled")
+            elif pool and name not in wrong and not conf.api_keys:
+                off.append(f"{name} has no API key")
+        if off:
+            problems.append(f"{key}: {'; '.join(off)} (engines.<name>)")
+    return problems
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> Settings:

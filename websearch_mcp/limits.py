@@ -56,9 +56,10 @@ class RateLimiter:
 
 
 class ConcurrencyLimiter:
-    """Requests in flight, overall and per client. Single event loop: no lock needed."""
+    """Requests in flight, overall and per client (`per_client` None: overall only).
+    Single event loop: no lock needed."""
 
-    def __init__(self, total: int, per_client: int) -> None:
+    def __init__(self, total: int, per_client: int | None) -> None:
         self.total = total
         self.per_client = per_client
         self.in_flight = 0
@@ -67,7 +68,7 @@ class ConcurrencyLimiter:
     def enter(self, client: str) -> Literal["client", "total"] | None:
         """Take a slot for `client`; None when taken, else which limit refused it."""
         held = self._by_client.get(client, 0)
-        if held >= self.per_client:
+        if self.per_client is not None and held >= self.per_client:
             return "client"
         if self.in_flight >= self.total:
             return "total"

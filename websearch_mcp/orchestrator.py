@@ -52,6 +52,8 @@ log = logging.getLogger("websearch_mcp.orchestrator")
 
 #: Below this much time left, a request is not started (it could not finish).
 MIN_REQUEST_SECONDS = 0.05
+#: Waited beyond a key's rest before it is used again.
+REST_MARGIN_SECONDS = 0.02
 
 
 @dataclass(slots=True)
@@ -87,6 +89,8 @@ class FanOut:
 
     lists: dict[str, list[Hit]]
     reports: list[EngineReport]
+    #: Engines whose lists seem to answer another query (reported `irrelevant`).
+    demoted: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,7 +284,8 @@ class Orchestrator:
         else:
             outcomes = await strategies.hybrid(runs, query.text, until, deadline, call)
         lists = {o.report.name: o.hits for o in outcomes if o.hits is not None}
-        return FanOut(lists, [o.report for o in outcomes])
+        demoted = frozenset(o.report.name for o in outcomes if o.demoted and o.hits is not None)
+        return FanOut(lists, [o.report for o in outcomes], demoted)
 
     async def call(self, run: EngineRun, query: Query, until: float) -> Outcome:
         """One engine, with its breaker, rate limit, keys and retries; never raises.
@@ -303,9 +308,9 @@ class Orchestrator:
                 hits,
             )
 
-        if run.breaker is not None and (state := await run.breaker.check()):
-            return Outcome(EngineReport(run.name, "skipped", error=state.describe()), None)
-        plan: list[PlannedKey | None] = list(await run.pool.plan()) if run.pool else [None]
+        plan, refusal = await self._admit(run, until)
+        if refusal is not None:
+            return refusal
         planned = plan[0]
         tried: set[int] = set()
         retry = 0
@@ -323,8 +328,6 @@ class Orchestrator:
             if failure is None:
                 if run.breaker is not None:
                     await run.breaker.success()
-                if planned is not None and run.pool is not None:
-                    await run.pool.succeeded(planned)
                 attempts.append(f"{label}{len(hits or ())} results")
                 return report("ok" if hits else "empty", hits=hits)
             err = failure.error
@@ -353,6 +356,8 @@ class Orchestrator:
                 retry += 1
                 await asyncio.sleep(wait)
                 plan = list(await run.pool.plan())
+                if not plan:
+                    return report(*await run.pool.resting())
                 planned, tried = plan[0], set()
                 continue
             if failure.http_status in RETRYABLE_STATUSES and cause != "captcha":
@@ -369,6 +374,23 @@ class Orchestrator:
                 await run.breaker.failure(cause, text, err.retry_after)
             return report(err.status, text)
 
+    async def _admit(
+        self, run: EngineRun, until: float
+    ) -> tuple[list[PlannedKey | None], Outcome | None]:
+        """The keys to try, or why the engine is not asked at all: every key resting, or its
+        breaker open (or half-open with another request probing it)."""
+        # Keys first: a provider whose every key rests is not asked, and takes no breaker probe.
+        plan: list[PlannedKey | None] = list(await run.pool.plan()) if run.pool else [None]
+        if not plan and run.pool is not None:
+            status, text = await run.pool.resting()
+            resting = EngineReport(run.name, status, latency_ms=0, error=text)  # type: ignore[arg-type]
+            return plan, Outcome(resting, None)
+        # A probe may take until the deadline; its claim lapses a little after it.
+        probe_seconds = max(0.0, until - time.monotonic()) + 1.0
+        if run.breaker is not None and (state := await run.breaker.check(probe_seconds)):
+            return plan, Outcome(EngineReport(run.name, "skipped", error=state.describe()), None)
+        return plan, None
+
     async def _key_retry_delay(
         self, pool: KeyPool, refused: KeyRefused, retry: int, until: float
     ) -> float | None:
@@ -378,7 +400,8 @@ class Orchestrator:
         """
         if refused.refused:
             return None
-        recovers = await pool.recovers_in()
+        # A hair past the rest: the loop's timers may fire a little early by the wall clock.
+        recovers = await pool.recovers_in() + REST_MARGIN_SECONDS
         return self.backoff.next_delay(retry, recovers, until - time.monotonic(), self.rng)
 
     def _prepare(self, run: EngineRun, request: HttpRequest) -> HttpRequest:

@@ -8,7 +8,8 @@ AUTHORS_SHOWN = 3  # more are summed up as "et al."
 
 
 def engine_line(engines: list[dict[str, Any]]) -> str:
-    """`engines: bing ok 8 (412 ms), duckduckgo blocked (CAPTCHA page)`."""
+    """`engines: bing ok 8 (412 ms), duckduckgo blocked (CAPTCHA page)`, and each try of an
+    engine that needed several: `tavily ok 3 (812 ms) [attempts: key 1 of 2: HTTP 429; ...]`."""
     parts = []
     for e in engines:
         text = f"{e['name']} {e['status']}"
@@ -18,6 +19,8 @@ def engine_line(engines: list[dict[str, Any]]) -> str:
             text += f" ({e['error']})"
         elif e.get("latency_ms") is not None:
             text += f" ({e['latency_ms']} ms)"
+        if e.get("attempts"):
+            text += f" [attempts: {'; '.join(e['attempts'])}]"
         parts.append(text)
     return "engines: " + ", ".join(parts)
 
@@ -42,6 +45,8 @@ def search_text(answer: dict[str, Any]) -> str:
         lines += _page_lines(result)
     if not answer["results"]:
         lines.append(f"No results for {answer['query']!r}.")
+    if answer.get("note"):
+        lines.append(f"Note: {answer['note']}.")
     lines.append(status_line(answer))
     return "\n".join(lines)
 

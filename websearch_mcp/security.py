@@ -79,6 +79,16 @@ def check_exposure(server: ServerSettings) -> None:
     )
 
 
+def serves_this_machine_only(server: ServerSettings) -> bool:
+    """A loopback address, no tokens and no proxies: every caller is this machine's user.
+
+    Such a server's one client is a local agent, often searching in parallel; refusing it
+    protects nobody, so the per-client limits are off there (the overall limit still holds).
+    Behind a reverse proxy (`trusted_proxies`) or with tokens, callers are remote.
+    """
+    return is_loopback(server.host) and not server.auth_tokens and not server.trusted_proxies
+
+
 # --- Host and Origin patterns ---------------------------------------------------------------
 
 
@@ -310,9 +320,12 @@ class Guard:
         self.policy = OriginPolicy(server.allowed_hosts, server.allowed_origins)
         self.auth = TokenAuth(server.auth_tokens)
         self.trusted = parse_networks(server.trusted_proxies)
-        self.rate = RateLimiter(server.rate_limit_per_minute, server.rate_limit_burst)
+        per_client = not serves_this_machine_only(server) or server.limit_local_clients
+        self.rate = RateLimiter(
+            server.rate_limit_per_minute if per_client else 0, server.rate_limit_burst
+        )
         self.slots = ConcurrencyLimiter(
-            server.max_concurrent_requests, server.max_concurrent_per_client
+            server.max_concurrent_requests, server.max_concurrent_per_client if per_client else None
         )
         self.on_reject = on_reject
 

@@ -31,6 +31,11 @@ if TYPE_CHECKING:
 
 #: Statuses that mean an engine was asked and did not answer.
 FAILED_STATUSES = frozenset({"error", "timeout", "blocked", "rate_limited"})
+#: The answer's `note` when every list that came back seems to answer another query.
+UNCERTAIN = (
+    "relevance is uncertain: no engine's results share a word with the query; these are the"
+    " fused results as the engines returned them"
+)
 #: Pages larger than this are fetched every time rather than cached.
 MAX_CACHED_PAGE_CHARS = 2_000_000
 
@@ -290,6 +295,10 @@ class SearchService:
         if not fan.lists:
             raise SearchFailed(reports)  # an all-failed answer is never cached
         weights = {name: orchestrator.runs[name].settings.weight for name in fan.lists}
+        trusted = {name for name, hits in fan.lists.items() if hits} - fan.demoted
+        if trusted:
+            for name in fan.demoted:
+                weights[name] *= self.settings.search.irrelevant_weight
         ranked = fuse(fan.lists, query, weights)
         partial = any(r.status in FAILED_STATUSES for r in reports)
         answer = {
@@ -300,6 +309,8 @@ class SearchService:
             "partial": partial,
             "took_ms": int((time.perf_counter() - started) * 1000),
         }
+        if not trusted:
+            answer["note"] = UNCERTAIN
         # An engine left out while its breaker is open is back within minutes: an answer without
         # it is kept as briefly as one with a failed engine.
         brief = partial or await _breaker_skipped(runs, fan.reports)
@@ -403,7 +414,7 @@ async def _breaker_skipped(runs: list[EngineRun], reports: list[EngineReport]) -
     """Whether an engine that was to be asked was left out because its breaker is open."""
     left_out = {r.name for r in reports if r.status == "skipped"}
     for run in runs:
-        if run.name in left_out and run.breaker is not None and await run.breaker.check():
+        if run.name in left_out and run.breaker is not None and not await run.breaker.closed():
             return True
     return False
 

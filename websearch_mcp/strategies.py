@@ -1,7 +1,7 @@
 """Which engines a search asks, in what order, and which lists it keeps.
 
-- `hybrid` (default): every chosen engine at once; lists sharing no content word with the query
-  are dropped and reported `irrelevant`; the rest are fused.
+- `hybrid` (default): every chosen engine at once, every list fused. A list that is evidence of
+  answering another query (see `demote_strays`) is reported `irrelevant` and demoted in the fusion.
 - `sequential`: engines one after another; a list of quality >= `quality_stop` ends the search,
   after the first engine the best list so far is accepted at >= `quality_accept`; otherwise the
   best list seen is returned. `force_all` asks every engine and keeps the best list.
@@ -23,21 +23,26 @@ from typing import TYPE_CHECKING
 
 from websearch_mcp.config import PoolSettings, RankingSettings, SequentialSettings
 from websearch_mcp.models import EngineReport, Hit
-from websearch_mcp.ranking.quality import list_quality, shares_content_word
+from websearch_mcp.ranking.quality import answers_another_query, list_quality
+from websearch_mcp.ranking.urls import canonical_key
 
 if TYPE_CHECKING:
     from websearch_mcp.orchestrator import EngineRun
 
-IRRELEVANT = "none of its results shares a word with the query"
+IRRELEVANT = "none of its results shares a word with the query: moved down in the fusion"
 TOO_LATE = "the deadline passed before its turn"
 
 
 @dataclass(slots=True)
 class Outcome:
-    """One engine's report, and its hits when they go into the fusion (None otherwise)."""
+    """One engine's report, and its hits when they go into the fusion (None otherwise).
+
+    `demoted`: the list seems to answer another query; it is fused with a much lower weight.
+    """
 
     report: EngineReport
     hits: list[Hit] | None
+    demoted: bool = False
 
 
 Call = Callable[["EngineRun"], Awaitable[Outcome]]
@@ -47,13 +52,30 @@ def _skipped(run: EngineRun, reason: str, status: str = "skipped") -> Outcome:
     return Outcome(EngineReport(run.name, status, error=reason), None)  # type: ignore[arg-type]
 
 
-def gate(outcome: Outcome, query_text: str) -> Outcome:
-    """Drop a list unrelated to the query (no content word in common), reporting `irrelevant`."""
-    if outcome.hits and not shares_content_word(outcome.hits, query_text):
-        outcome.report.status = "irrelevant"
-        outcome.report.error = IRRELEVANT
-        outcome.hits = None
-    return outcome
+def demote_strays(outcomes: Sequence[Outcome], runs: Sequence[EngineRun], query_text: str) -> None:
+    """Demote the lists that are evidence of answering another query (a stale cached page).
+
+    Evidence is a lexical engine's list sharing no content word with the query while written
+    in the query's script, none of whose pages another, unsuspected list also returned. A
+    semantic engine (neural retrieval) is never suspected for sharing no word.
+    """
+    semantic = {run.name for run in runs if run.engine.semantic}
+    suspects = {
+        id(o)
+        for o in outcomes
+        if o.hits and o.report.name not in semantic and answers_another_query(o.hits, query_text)
+    }
+    if not suspects:
+        return
+    vouched = {
+        canonical_key(h.url) for o in outcomes if o.hits and id(o) not in suspects for h in o.hits
+    }
+    for outcome in outcomes:
+        hits = outcome.hits or ()
+        if id(outcome) in suspects and not any(canonical_key(h.url) in vouched for h in hits):
+            outcome.report.status = "irrelevant"
+            outcome.report.error = IRRELEVANT
+            outcome.demoted = True
 
 
 async def hybrid(
@@ -83,7 +105,8 @@ async def hybrid(
                 )
             )
         else:
-            outcomes.append(gate(task.result(), query_text))
+            outcomes.append(task.result())
+    demote_strays(outcomes, runs, query_text)
     return outcomes
 
 
@@ -112,7 +135,8 @@ async def sequential(
         if time.monotonic() >= until:
             outcomes.append(_skipped(run, TOO_LATE, "timeout"))
             continue
-        outcome = gate(await call(run), query_text)
+        outcome = await call(run)
+        demote_strays([outcome], runs, query_text)
         outcomes.append(outcome)
         if outcome.hits:
             quality = list_quality(outcome.hits, query_text, ranking)
@@ -129,7 +153,7 @@ async def sequential(
         _, kept = max(judged, key=lambda j: j[0])  # the first of equals: earlier in the order
         _keep_only(outcomes, kept)
         for quality, outcome in judged:
-            if outcome is kept:
+            if outcome is kept or outcome.demoted:
                 continue
             if quality < conf.quality_accept:
                 outcome.report.status = "irrelevant"
@@ -179,18 +203,27 @@ def order_providers(
 async def pool(
     runs: Sequence[EngineRun], query_text: str, until: float, call: Call
 ) -> list[Outcome]:
-    """`runs` (keyed providers in order, then keyless engines) one by one until one answers."""
+    """`runs` (keyed providers in order, then keyless engines) one by one until one answers.
+
+    A demoted list does not end the search; it is kept only when no later engine answers.
+    """
     outcomes: list[Outcome] = []
     answered: str | None = None
+    fallback: Outcome | None = None
     for run in runs:
         if answered:
             outcomes.append(_skipped(run, f"not needed: {answered} answered"))
         elif time.monotonic() >= until:
             outcomes.append(_skipped(run, TOO_LATE, "timeout"))
         else:
-            outcome = gate(await call(run), query_text)
+            outcome = await call(run)
+            demote_strays([outcome], runs, query_text)
             outcomes.append(outcome)
-            if outcome.hits:
+            if outcome.hits and not outcome.demoted:
                 answered = run.name
-                _keep_only(outcomes, outcome)
+            elif outcome.hits and fallback is None:
+                fallback = outcome
+    kept = next((o for o in outcomes if o.hits and not o.demoted), fallback)
+    if kept is not None:
+        _keep_only(outcomes, kept)
     return outcomes

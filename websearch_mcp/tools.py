@@ -7,6 +7,7 @@ definition time (no `from __future__ import annotations`): the schemas close ove
 
 from typing import Annotated, Any
 
+from mcp.server import CacheHint
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -35,6 +36,11 @@ from websearch_mcp.render import page_text, papers_text, search_text
 from websearch_mcp.service import SearchFailed, SearchService
 from websearch_mcp.summarize import ProgressFn
 
+#: How long a client may keep `tools/list`: the tools change only with the configuration, which
+#: takes a restart; every caller sees the same list.
+TOOLS_CACHE = CacheHint(ttl_ms=3_600_000, scope="public")
+#: Request families the SDK registers on every server; this one offers tools only.
+NOT_OFFERED = ("prompts/", "resources/")
 READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=True, idempotentHint=True)
 WEB_SEARCH_DOC = (
     "Search the web with several engines at once and get one fused, de-duplicated list.\n\n"
@@ -84,6 +90,7 @@ class SearchOut(BaseModel):
     engines: list[EngineOut]
     cached: bool
     partial: bool
+    note: str | None = None
 
 
 class SummarizedSearchOut(SearchOut):
@@ -144,6 +151,14 @@ def _progress_reporter(ctx: Context | None) -> ProgressFn | None:
     return report
 
 
+def _offer_tools_only(mcp: MCPServer) -> None:
+    """Drop the SDK's prompt and resource handlers, so that the handshake (which advertises
+    every registered family) claims only tools. The SDK has no public way to unregister."""
+    handlers = mcp._lowlevel_server._request_handlers
+    for method in [m for m in handlers if m.startswith(NOT_OFFERED)]:
+        del handlers[method]
+
+
 def build_mcp(
     service: SearchService, web_engines: list[str], metrics: Metrics | None = None
 ) -> MCPServer:
@@ -158,7 +173,11 @@ def build_mcp(
             "de-duplicated list with the engines that found each result. academic_search does "
             "the same over scholarly indexes and returns papers."
         ),
+        cache_hints={"tools/list": TOOLS_CACHE},
+        # No change notifications: the tools never change while the server runs.
+        subscriptions=False,
     )
+    _offer_tools_only(mcp)
 
     query_arg = Annotated[
         Any,

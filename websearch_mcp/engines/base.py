@@ -56,6 +56,8 @@ class Engine:
     #: A results page made for browsers (not an API): sent with rotating browser User-Agents.
     scraped: ClassVar[bool] = False
     returns_score: ClassVar[bool] = False
+    #: Neural retrieval: its results need not share a word with the query (never gated for it).
+    semantic: ClassVar[bool] = False
     supports_time_range: ClassVar[bool] = False
     supports_language: ClassVar[bool] = False
     default_enabled: ClassVar[bool] = True

@@ -4,7 +4,13 @@ A failure opens the breaker for a while that depends on its cause: a CAPTCHA or 
 hour (asking again soon only prolongs the block), access denied or rate limiting for three
 minutes or what `Retry-After` says, anything else for 5 s per failure in a row, up to two
 minutes. While open, the engine is not asked and is reported as `skipped` with the reason and the
-time left. A success closes it and forgets the failures.
+time left.
+
+When the cooldown ends the breaker is half-open: one request claims the probe (atomically in the
+store, so that concurrent searches and other replicas do not all rush in) and goes through;
+every other request keeps skipping the engine until the probe answers. A success closes the
+breaker and forgets the failures; a failure opens it again with the next, longer cooldown. A
+probe that never answers (its search gave up) lets another through once its lease ends.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from websearch_mcp.errors import EngineAuthError, EngineBlocked, EngineError, EngineRateLimited
-from websearch_mcp.net.cooldown import Clock, Cooldown, CooldownStore, format_seconds, system_clock
+from websearch_mcp.net.cooldown import Clock, CooldownStore, format_seconds, system_clock
 
 #: Why an engine failed, as far as retries, keys and the breaker are concerned.
 Cause = Literal["captcha", "denied", "throttled", "key", "transient", "error"]
@@ -70,8 +76,12 @@ class Open:
 
     reason: str
     seconds_left: float
+    #: Half-open: the cooldown is over and another request is probing the engine.
+    probing: bool = False
 
     def describe(self) -> str:
+        if self.probing:
+            return f"circuit half-open after {self.reason}; another request is probing the engine"
         return f"circuit open after {self.reason}; next try in {format_seconds(self.seconds_left)}"
 
 
@@ -92,21 +102,37 @@ class CircuitBreaker:
         self.policy = policy or BreakerPolicy()
         self._clock = clock
 
-    async def check(self) -> Open | None:
-        """`Open` while the engine must not be asked, else None."""
+    async def check(self, probe_seconds: float = 30.0) -> Open | None:
+        """`Open` while the engine must not be asked, else None (closed, or this request is the
+        probe). A probe's claim lasts `probe_seconds`: as long as its request may take."""
         entry = await self._store.get(self.name)
         if entry is None:
             return None
-        left = entry.until - self._clock()
-        return Open(entry.reason, left) if left > 0 else None
+        now = self._clock()
+        if entry.until > now:
+            return Open(entry.reason, entry.until - now)
+        if await self._store.claim_probe(self.name, probe_seconds, now):
+            return None
+        return Open(entry.reason, 0.0, probing=True)
 
     async def failure(self, cause: Cause, reason: str, retry_after: float | None = None) -> float:
         """Record a failure; returns how long the breaker is now open (seconds)."""
+        now = self._clock()
+
+        def until_for(failures: int) -> float:
+            return now + self.policy.cooldown(cause, failures, retry_after)
+
+        cooldown = await self._store.record_failure(self.name, reason, until_for)
+        return cooldown.until - now
+
+    async def is_open(self) -> bool:
+        """Whether the cooldown is still running (for metrics); claims nothing."""
         entry = await self._store.get(self.name)
-        failures = (entry.failures if entry else 0) + 1
-        seconds = self.policy.cooldown(cause, failures, retry_after)
-        await self._store.set(self.name, Cooldown(self._clock() + seconds, reason, failures))
-        return seconds
+        return entry is not None and entry.until > self._clock()
+
+    async def closed(self) -> bool:
+        """Whether no failure is on record (neither open nor half-open); claims nothing."""
+        return await self._store.get(self.name) is None
 
     async def success(self) -> None:
         """The engine answered: close the breaker and forget past failures."""

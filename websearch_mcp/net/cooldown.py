@@ -1,9 +1,11 @@
 """Cooldown state shared by key pools and circuit breakers, behind a small async interface.
 
-Both only need "until when is this name cooled down, and why". The in-memory store below serves
-one process; a shared backend (Redis, for replicas) implements the same three methods. Names are
-`key:<provider>:<fingerprint>` and `breaker:<engine>`; a key itself is never a name or a value.
-Times are wall-clock seconds since the epoch (`time.time()`), so that replicas agree on them.
+Both only need "until when is this name cooled down, and why", plus two atomic steps for the
+breakers: counting a failure and claiming the one probe after a cooldown. The in-memory store
+below serves one process; a shared backend (Redis, for replicas) implements the same methods.
+Names are `key:<provider>:<fingerprint>` and `breaker:<engine>`; a key itself is never a name
+or a value. Times are wall-clock seconds since the epoch (`time.time()`), so that replicas agree
+on them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ class CooldownStore(Protocol):
     `get` returns the last `Cooldown` set for `name` (expired or not) or None; `set` replaces it
     (a shared backend should let entries expire a while after `until`, failures are only kept
     to grow the next cooldown); `delete` forgets it.
+
+    `record_failure` atomically counts one more failure in a row (n = previous failures + 1, 1
+    when absent), stores `Cooldown(until_for(n), reason, n)` and returns it. `claim_probe`
+    atomically takes the probe lease of `name` (until `now + lease_seconds`) when its cooldown
+    exists, has ended (`until <= now`) and no unexpired lease is held, and says whether it did.
+    `set`, `delete` and `record_failure` end any lease on `name`.
     """
 
     async def get(self, name: str) -> Cooldown | None: ...
@@ -41,21 +49,47 @@ class CooldownStore(Protocol):
 
     async def delete(self, name: str) -> None: ...
 
+    async def record_failure(
+        self, name: str, reason: str, until_for: Callable[[int], float]
+    ) -> Cooldown: ...
+
+    async def claim_probe(self, name: str, lease_seconds: float, now: float) -> bool: ...
+
 
 class MemoryCooldownStore:
     """A `CooldownStore` in a dict: one process. Bounded by the number of engines and keys."""
 
     def __init__(self) -> None:
         self._entries: dict[str, Cooldown] = {}
+        self._leases: dict[str, float] = {}  # name -> when its probe lease expires
 
+    # No await inside a method: each one is atomic for the coroutines of this process.
     async def get(self, name: str) -> Cooldown | None:
         return self._entries.get(name)
 
     async def set(self, name: str, cooldown: Cooldown) -> None:
         self._entries[name] = cooldown
+        self._leases.pop(name, None)
 
     async def delete(self, name: str) -> None:
         self._entries.pop(name, None)
+        self._leases.pop(name, None)
+
+    async def record_failure(
+        self, name: str, reason: str, until_for: Callable[[int], float]
+    ) -> Cooldown:
+        previous = self._entries.get(name)
+        failures = (previous.failures if previous else 0) + 1
+        cooldown = Cooldown(until_for(failures), reason, failures)
+        await self.set(name, cooldown)
+        return cooldown
+
+    async def claim_probe(self, name: str, lease_seconds: float, now: float) -> bool:
+        entry = self._entries.get(name)
+        if entry is None or entry.until > now or self._leases.get(name, now) > now:
+            return False
+        self._leases[name] = now + lease_seconds
+        return True
 
 
 def fingerprint(provider: str, key: str) -> str:

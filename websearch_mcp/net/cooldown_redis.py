@@ -3,6 +3,9 @@
 Each cooldown is one JSON string under `websearch-mcp-cooldown:<name>` (`key:<provider>:<fp>` or
 `breaker:<engine>`; never a key itself), expiring `keep_seconds` after its `until`, so that a run
 of failures is remembered a while to grow the next cooldown and then forgotten by Redis itself.
+A breaker's probe lease is `websearch-mcp-cooldown:probe:<name>`, taken with `SET NX PX` inside
+a Lua script that first checks the cooldown has ended, so two replicas never both probe; a
+failure is counted in a Lua script too, so concurrent failures all count.
 
 Redis is the shared truth while it answers. Every change is also kept in this process's own
 `MemoryCooldownStore`, which answers instead while Redis is down, slow or refusing writes: the
@@ -30,6 +33,37 @@ KEY_PREFIX = "websearch-mcp-cooldown:"
 KEEP_SECONDS = 3600.0
 #: Causes under which Redis can still be read: a failed write pauses writes only.
 _WRITE_CAUSES = frozenset({"read_only", "out_of_memory"})
+#: Counting a failure: entries sent for this many next counts, and how often it is sent again.
+_CANDIDATES = 8
+_COUNT_ATTEMPTS = 16
+# KEYS: the cooldown, the probe lease; ARGV: now (wall-clock seconds), lease in milliseconds.
+_CLAIM_PROBE = """
+local value = redis.call('GET', KEYS[1])
+if not value then return 0 end
+local ok, entry = pcall(cjson.decode, value)
+if not ok or type(entry) ~= 'table' or tonumber(entry['until']) == nil then return 0 end
+if tonumber(entry['until']) > tonumber(ARGV[1]) then return 0 end
+if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2]) then return 1 end
+return 0
+"""
+# KEYS: the cooldown, the probe lease; ARGV: the count assumed stored, then (entry, expiry in
+# ms) for that count + 1, + 2, ... Returns {1, new count} or, when the stored count is not
+# covered, {0, stored count}. An unreadable entry counts as 0.
+_RECORD_FAILURE = """
+local failures = 0
+local value = redis.call('GET', KEYS[1])
+if value then
+  local ok, entry = pcall(cjson.decode, value)
+  if ok and type(entry) == 'table' and tonumber(entry['failures']) then
+    failures = math.floor(tonumber(entry['failures']))
+  end
+end
+local index = failures - tonumber(ARGV[1])
+if index < 0 or 2 * index + 3 > #ARGV then return {0, failures} end
+redis.call('SET', KEYS[1], ARGV[2 * index + 2], 'PX', ARGV[2 * index + 3])
+redis.call('DEL', KEYS[2])
+return {1, failures + 1}
+"""
 
 
 def dump_cooldown(cooldown: Cooldown) -> str:
@@ -83,11 +117,21 @@ class RedisCooldownStore:
             socket_timeout=timeout_seconds,
             retry=Retry(NoBackoff(), 1),
         )
+        self._claim = self._client.register_script(_CLAIM_PROBE)
+        self._count = self._client.register_script(_RECORD_FAILURE)
         self._closed = False
 
     def redis_key(self, name: str) -> str:
         """The Redis key of a cooldown."""
         return f"{self._prefix}{name}"
+
+    def lease_key(self, name: str) -> str:
+        """The Redis key of a breaker's probe lease."""
+        return f"{self._prefix}probe:{name}"
+
+    def _expiry_ms(self, cooldown: Cooldown) -> int:
+        life = max(0.0, cooldown.until - self._clock()) + self._keep
+        return max(1, math.ceil(life * 1000))
 
     async def get(self, name: str) -> Cooldown | None:
         if self._closed or not self._guard.allows("all"):
@@ -110,11 +154,12 @@ class RedisCooldownStore:
         await self.local.set(name, cooldown)
         if self._closed or not self._guard.allows("write"):
             return
-        life = max(0.0, cooldown.until - self._clock()) + self._keep
         try:
-            await self._client.set(
-                self.redis_key(name), dump_cooldown(cooldown), px=max(1, math.ceil(life * 1000))
-            )
+            async with self._client.pipeline(transaction=True) as pipe:
+                value = dump_cooldown(cooldown)
+                pipe.set(self.redis_key(name), value, px=self._expiry_ms(cooldown))
+                pipe.delete(self.lease_key(name))
+                await pipe.execute()
         except Exception as exc:
             self._failed(exc)
             return
@@ -125,11 +170,61 @@ class RedisCooldownStore:
         if self._closed or not self._guard.allows("write"):
             return
         try:
-            await self._client.delete(self.redis_key(name))
+            await self._client.delete(self.redis_key(name), self.lease_key(name))
         except Exception as exc:
             self._failed(exc)
             return
         self._guard.succeeded("write")
+
+    async def record_failure(
+        self, name: str, reason: str, until_for: Callable[[int], float]
+    ) -> Cooldown:
+        if self._closed or not self._guard.allows("write"):
+            return await self.local.record_failure(name, reason, until_for)
+        try:
+            cooldown = await self._count_failure(name, reason, until_for)
+        except Exception as exc:
+            self._failed(exc)
+            return await self.local.record_failure(name, reason, until_for)
+        self._guard.succeeded("write")
+        await self.local.set(name, cooldown)
+        return cooldown
+
+    async def _count_failure(
+        self, name: str, reason: str, until_for: Callable[[int], float]
+    ) -> Cooldown:
+        """Count one more failure in a Lua script (atomic in Redis). The script cannot call
+        `until_for`, so it gets the entries for the next few counts and picks the one that
+        follows the stored count; when that lies beyond them it says so and is sent again."""
+        base = 0  # the count guessed to be stored; the script tells the true one
+        for _ in range(_COUNT_ATTEMPTS):
+            candidates = [
+                Cooldown(until_for(n), reason, n) for n in range(base + 1, base + _CANDIDATES + 1)
+            ]
+            args: list[str | int] = [base]
+            for cooldown in candidates:
+                args += [dump_cooldown(cooldown), self._expiry_ms(cooldown)]
+            done, failures = await self._count(
+                keys=[self.redis_key(name), self.lease_key(name)], args=args
+            )
+            if done:
+                return candidates[int(failures) - base - 1]
+            base = int(failures)
+        raise RuntimeError(f"the failure count kept changing ({_COUNT_ATTEMPTS} tries)")
+
+    async def claim_probe(self, name: str, lease_seconds: float, now: float) -> bool:
+        if self._closed or not self._guard.allows("all"):
+            return await self.local.claim_probe(name, lease_seconds, now)
+        lease_ms = max(1, math.ceil(lease_seconds * 1000))
+        try:
+            taken = await self._claim(
+                keys=[self.redis_key(name), self.lease_key(name)], args=[repr(now), lease_ms]
+            )
+        except Exception as exc:
+            self._failed(exc)
+            return await self.local.claim_probe(name, lease_seconds, now)
+        self._guard.succeeded("all")
+        return bool(taken)
 
     async def close(self) -> None:
         """Release the connections; later calls use the in-memory store only."""

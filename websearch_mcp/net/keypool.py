@@ -1,10 +1,12 @@
 """A pool of API keys per keyed provider: round robin, refused keys cooled down.
 
 Each request gets a plan: the usable keys in round-robin order (an atomic cursor, so concurrent
-requests start at different keys), or, when every key is cooled, the one that recovers first.
-A key refused with 401/403 is cooled for `refused_seconds`; one that hit a rate limit or quota
-for what `Retry-After` says, else `cooldown_seconds`. A success clears only its own key's
-cooldown. Keys are shown as "key 2 of 3", never as themselves.
+requests start at different keys). A key refused with 401/403 is cooled for `refused_seconds`;
+one that hit a rate limit or quota for what `Retry-After` says, else `cooldown_seconds`. A
+resting key is never used before its rest ends, whatever the cause: when every key rests the
+plan is empty and `resting()` says why and for how long, so that no request is sent (asking
+again with a throttled key prolongs the throttling and risks the key). Keys are shown as
+"key 2 of 3", never as themselves.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from websearch_mcp.net.cooldown import (
     Cooldown,
     CooldownStore,
     fingerprint,
+    format_seconds,
     system_clock,
 )
 
@@ -56,12 +59,11 @@ class KeyRefused(EngineError):
 
 @dataclass(frozen=True, slots=True)
 class PlannedKey:
-    """One key to try: its 1-based label and whether it is still cooling down."""
+    """One key to try, and its 1-based label."""
 
     index: int
     key: str
     total: int
-    cooled: bool = False
 
     @property
     def label(self) -> str:
@@ -103,12 +105,11 @@ class KeyPool:
     def secrets(self) -> tuple[str, ...]:
         return self._keys
 
+    async def _entries(self) -> list[Cooldown | None]:
+        return [await self._store.get(name) for name in self._names]
+
     async def _until(self) -> list[float]:
-        out = []
-        for name in self._names:
-            entry = await self._store.get(name)
-            out.append(entry.until if entry else 0.0)
-        return out
+        return [entry.until if entry else 0.0 for entry in await self._entries()]
 
     async def usable(self) -> int:
         """How many keys are not cooling down now."""
@@ -116,7 +117,7 @@ class KeyPool:
         return sum(1 for until in await self._until() if until <= now)
 
     async def plan(self) -> list[PlannedKey]:
-        """The keys to try for one request, in order (never empty when the pool has keys)."""
+        """The keys to try for one request, in order; empty while every key rests."""
         total = len(self._keys)
         if not total:
             return []
@@ -124,11 +125,28 @@ class KeyPool:
         order = [(start + i) % total for i in range(total)]
         until = await self._until()
         now = self._clock()
-        usable = [PlannedKey(i, self._keys[i], total) for i in order if until[i] <= now]
-        if usable:
-            return usable
-        first = min(order, key=lambda i: until[i])
-        return [PlannedKey(first, self._keys[first], total, cooled=True)]
+        return [PlannedKey(i, self._keys[i], total) for i in order if until[i] <= now]
+
+    async def resting(self) -> tuple[str, str]:
+        """While every key rests: the status to report and why, with the time left.
+
+        `rate_limited` when some key rests after a rate limit or quota answer (the time left is
+        until the first of those recovers), else `error` (every key was refused).
+        """
+        now = self._clock()
+        entries = [e for e in await self._entries() if e is not None and e.until > now]
+        limited = [e.until for e in entries if e.reason == "rate_limited"]
+        if limited:
+            left = min(limited) - now
+            return "rate_limited", (
+                f"every key is resting after a rate limit or quota answer; no request sent;"
+                f" the first is usable again in {format_seconds(left)}"
+            )
+        left = min((e.until for e in entries), default=now) - now
+        return "error", (
+            f"every key was refused; no request sent; the first is tried again in"
+            f" {format_seconds(left)}"
+        )
 
     async def recovers_in(self) -> float:
         """Seconds until the first key is usable again (0 when one is usable now)."""
@@ -147,8 +165,3 @@ class KeyPool:
             Cooldown(self._clock() + seconds, reason=failure.status, failures=1),
         )
         return seconds
-
-    async def succeeded(self, planned: PlannedKey) -> None:
-        """A key worked: its own cooldown (if it was tried while cooled) is over."""
-        if planned.cooled:
-            await self._store.delete(self._names[planned.index])

@@ -9,6 +9,7 @@ without content words cannot be judged: every list gets 0.5.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -75,9 +76,39 @@ def list_quality(hits: Sequence[Hit], query_text: str, settings: RankingSettings
 
 
 def shares_content_word(hits: Sequence[Hit], query_text: str) -> bool:
-    """Whether any hit contains any content word of the query (True when it has none).
-    A list failing this is unrelated to the query (an engine's stale or cached page)."""
+    """Whether any hit contains any content word of the query (True when it has none)."""
     query = analyze_query(query_text)
     if not query.content:
         return True
     return any(alignment(query, analyze_doc(h.title, h.snippet, h.url)) > 0 for h in hits)
+
+
+# Kana and Hangul are written alongside Han characters: one script family for this purpose.
+_SCRIPT_FAMILY = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK", "FULLWIDTH": "LATIN"}
+
+
+def scripts(text: str) -> frozenset[str]:
+    """The writing systems of the letters in `text` (`LATIN`, `CJK`, `CYRILLIC`, ...)."""
+    found = set()
+    for char in set(text):
+        if char.isalpha():
+            script = unicodedata.name(char, "").split(" ", 1)[0]
+            found.add(_SCRIPT_FAMILY.get(script, script))
+    return frozenset(found)
+
+
+def answers_another_query(hits: Sequence[Hit], query_text: str) -> bool:
+    """Whether a lexical engine's list is evidence of answering some other query: it shares no
+    content word with the query although it is written in a script the query's words use.
+
+    A list in another script (an English answer to a Chinese query) proves nothing: translated
+    and cross-language results are ordinary. An empty list or a query without content words
+    proves nothing either.
+    """
+    query = analyze_query(query_text)
+    if not hits or not query.content:
+        return False
+    written = scripts(" ".join(f"{h.title} {h.snippet}" for h in hits))
+    if written.isdisjoint(scripts(" ".join(query.content))):
+        return False
+    return not shares_content_word(hits, query_text)

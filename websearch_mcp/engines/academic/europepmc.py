@@ -70,6 +70,7 @@ def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
         or publication_date(item.get("pubYear")),
         authors=names(author_string.split(", ")) if author_string else (),
         doi=normalize_doi(item.get("doi")),
+        ids={"pmid": pmid} if (pmid := str(item.get("pmid") or "").strip()).isdigit() else {},
         venue=_venue(item),
         citations=as_int(item.get("citedByCount")),
         pdf_url=_pdf_url(item),
@@ -78,7 +79,8 @@ def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
 
 class EuropePMC(Engine):
     """Europe PMC: `resultList.result[]` with `title`, `authorString`, `journalTitle`,
-    `firstPublicationDate`, `doi`, `pmcid`, `citedByCount`, `abstractText` (core results)."""
+    `firstPublicationDate`, `doi`, `pmid`, `pmcid`, `citedByCount`, `abstractText` (core
+    results)."""
 
     name: ClassVar[str] = "europepmc"
     kind = "academic"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 from websearch_mcp.engines.academic._common import names, normalize_doi
@@ -20,9 +21,17 @@ from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 # Only the fields the parser reads: a full work record is tens of kilobytes.
 _SELECT = (
-    "id,doi,display_name,title,publication_date,publication_year,authorships,"
+    "id,doi,ids,display_name,title,publication_date,publication_year,authorships,"
     "primary_location,best_oa_location,open_access,cited_by_count,abstract_inverted_index"
 )
+# `ids.pmid` is a link: https://pubmed.ncbi.nlm.nih.gov/29456894
+_PMID_RE = re.compile(r"(?:pubmed\.ncbi\.nlm\.nih\.gov/|^)(\d{1,9})/?$")
+
+
+def pubmed_id(ids: dict[str, Any]) -> dict[str, str]:
+    """`{"pmid": "29456894"}` from a work's `ids`, or nothing when it has no PubMed id."""
+    found = _PMID_RE.search(str(ids.get("pmid") or "").strip())
+    return {"pmid": found[1]} if found else {}
 
 
 def rebuild_abstract(index: Any) -> str:
@@ -67,6 +76,7 @@ def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
         or publication_date(work.get("publication_year")),
         authors=names(as_dict(a.get("author")).get("display_name") for a in authorships),
         doi=normalize_doi(work.get("doi")),
+        ids=pubmed_id(as_dict(work.get("ids"))),
         venue=clean_text(as_dict(primary.get("source")).get("display_name")) or None,
         citations=as_int(work.get("cited_by_count")),
         pdf_url=http_url(primary.get("pdf_url"))

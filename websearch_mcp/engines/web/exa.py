@@ -33,6 +33,7 @@ class Exa(Engine):
     index: ClassVar[str | None] = "exa"
     base_url: ClassVar[str] = "https://api.exa.ai"
     needs_key: ClassVar[bool] = True
+    semantic: ClassVar[bool] = True
     returns_score: ClassVar[bool] = False  # current responses carry no score
     supports_time_range: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 8.0

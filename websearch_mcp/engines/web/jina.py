@@ -29,6 +29,7 @@ class Jina(Engine):
     name: ClassVar[str] = "jina"
     base_url: ClassVar[str] = "https://s.jina.ai"
     needs_key: ClassVar[bool] = True
+    semantic: ClassVar[bool] = True
     supports_language: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 10.0
     key_env: ClassVar[str | None] = "JINA_API_KEYS"

@@ -53,8 +53,27 @@ class SearXNG(Engine):
         if response.status == 403:
             raise EngineError(JSON_DISABLED)
         self.check_status(response)
-        items = result_list(json_object(response, "SearXNG"), "results", "SearXNG")
-        return ranked_hits(items, self.name, _hit)
+        data = json_object(response, "SearXNG")
+        items = result_list(data, "results", "SearXNG")
+        hits = ranked_hits(items, self.name, _hit)
+        if not hits and (silent := unresponsive(data.get("unresponsive_engines"))):
+            # The instance's own engines failed: that is no evidence there are no results.
+            raise EngineError(f"no results; the instance's engines did not answer: {silent}")
+        return hits
+
+
+def unresponsive(value: Any, shown: int = 5) -> str:
+    """`google (timeout), bing (CAPTCHA)` from `[[engine, reason], ...]` ('' when none)."""
+    pairs = (
+        [p for p in value if isinstance(p, list | tuple) and p] if isinstance(value, list) else []
+    )
+    parts = [
+        clean_text(str(p[0]), 40)
+        + (f" ({clean_text(str(p[1]), 80)})" if len(p) > 1 and p[1] else "")
+        for p in pairs[:shown]
+    ]
+    more = f" and {len(pairs) - shown} more" if len(pairs) > shown else ""
+    return ", ".join(parts) + more
 
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
