@@ -39,8 +39,8 @@ import yaml
 
 from bench.loadgen import Run, percentile, post, run_load, tool_call
 from bench.synthetic import query_text
-from tests.fake_engines import base_urls
-from tests.redis_server import RedisServer, free_port
+from testing.fake_engines import base_urls
+from testing.redis_server import RedisServer, free_port
 from websearch_mcp.cache import Cache, cache_key, open_cache
 from websearch_mcp.config import CacheSettings
 from websearch_mcp.engines.registry import ENGINES

@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests import hostile_docs
+from testing import hostile_docs
 from websearch_mcp.config import FetchSettings
 from websearch_mcp.fetch.client import RawPage
 from websearch_mcp.fetch.extract import ExtractLimits, close_pools, extract

@@ -3,7 +3,7 @@
     python -m bench.latency_server engines --delays '{"tavily": 0.4, ...}'
     python -m bench.latency_server service --config websearch-mcp.yaml [--workers N]
 
-`engines` serves the fake engines (`tests.fake_engines`, real wire formats) with a fixed delay
+`engines` serves the fake engines (`testing.fake_engines`, real wire formats) with a fixed delay
 each, answering with `bench.synthetic` results. `service` runs the real app exactly as
 `websearch-mcp serve` does (same uvicorn options), plus one tool that only the benchmark has:
 `noop`, which answers "ok" at once, so its throughput is the floor set by HTTP, the middleware
@@ -27,7 +27,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from bench.synthetic import results_for
-from tests.fake_engines import FakeEngines, Fault
+from testing.fake_engines import FakeEngines, Fault
 from websearch_mcp.app import create_app
 from websearch_mcp.config import load_config
 from websearch_mcp.observability import configure_logging, secrets_of

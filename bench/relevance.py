@@ -3,14 +3,14 @@
     python -m bench.relevance [--coverage F | --sweep] [--seed S] [--ablate] [--queries N]
                               [--half 1|2] [--plot PNG] [--shared PATH] [--set KEY=VALUE ...]
 
-Four retrieval models (`bench.cranfield`) play Tavily, Brave, SearXNG and DuckDuckGo behind the
+Four retrieval models (`testing.cranfield`) play Tavily, Brave, SearXNG and DuckDuckGo behind the
 fake engine server, each in that engine's wire format with its top 20 (Tavily and SearXNG with
-the score each reports, `bench.harness.wire_score`). The real service runs under uvicorn with
-only those four engines, and every judged query goes through `web_search` over MCP with
-max_results 10 (`bench.harness`). One table from one run: nDCG@10, MRR@10 and Recall@10 of each
-engine, of plain RRF (k = 60) and CombSUM (of min-max normalised model scores, and of ranks) of
-the same lists computed by `ranx`, and of the service; then the time of the pipeline's `rank()`
-on the same lists in-process and the end-to-end latency of `web_search`.
+the score each reports, `testing.cranfield_harness.wire_score`). The real service runs under
+uvicorn with only those four engines, and every judged query goes through `web_search` over MCP
+with max_results 10 (`testing.cranfield_harness`). One table from one run: nDCG@10, MRR@10 and
+Recall@10 of each engine, of plain RRF (k = 60) and CombSUM (of min-max normalised model scores,
+and of ranks) of the same lists computed by `ranx`, and of the service; then the time of the
+pipeline's `rank()` on the same lists in-process and the end-to-end latency of `web_search`.
 
 `--coverage F` gives each model its own random share F of the documents to index (one seed
 per model, `--seed S` gives S, S + 1, ...; printed), as engines crawling different parts of the
@@ -40,8 +40,9 @@ from typing import Any
 import ranx
 import yaml
 
-from bench.cranfield import SHARED_ENV, Collection, coverage_seeds, default_eval_dir, load
-from bench.harness import (
+from bench.relevance_report import METRICS, Measured, machine, plot, print_measured, print_sweep
+from testing.cranfield import SHARED_ENV, Collection, coverage_seeds, default_eval_dir, load
+from testing.cranfield_harness import (
     ENGINE_MODELS,
     MAX_RESULTS,
     Answer,
@@ -53,8 +54,7 @@ from bench.harness import (
     service,
     service_settings,
 )
-from bench.relevance_report import METRICS, Measured, machine, plot, print_measured, print_sweep
-from tests.fake_engines import render
+from testing.fake_engines import render
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import Hit, HttpResponse, Query
 from websearch_mcp.ranking.pipeline import rank

@@ -1,23 +1,45 @@
-"""Shared test helpers: where the recorded fixtures live, and skipping cleanly without them."""
+"""Fixtures shared by the whole suite: the fake engines on 127.0.0.1 and a redis-server.
+
+The chain most end-to-end tests stand on: `engine_results` (what every fake engine answers) ->
+`fake` (the `FakeEngines` app, with its counters and faults) -> `engines_url` (its base URL
+while it is served by uvicorn). A module overrides the link it needs to change: its own
+`engine_results`, or a `fake` with faults set before the server starts.
+"""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("WEBSEARCH_SHARED", REPO.parent / "shared"))
-FIXTURES = SHARED / "fixtures"
-EVAL = SHARED / "eval"
+from testing.fake_engines import FakeEngines, ResultsFn, serve_fake_engines
+from testing.redis_server import RedisServer, redis_binary
+from testing.server_helpers import results_for
 
 
-def fixture_bytes(relative: str) -> bytes:
-    """The bytes of a recorded engine response, or a skip saying where it was looked for."""
-    path = FIXTURES / relative
-    if not path.is_file():
-        pytest.skip(
-            f"recorded fixture {path} is absent (set WEBSEARCH_SHARED to the shared/ folder)"
-        )
-    return path.read_bytes()
+@pytest.fixture
+def engine_results() -> ResultsFn:
+    """What every fake engine answers: the fixed lists of `testing.server_helpers`."""
+    return results_for
+
+
+@pytest.fixture
+def fake(engine_results: ResultsFn) -> FakeEngines:
+    return FakeEngines(engine_results)
+
+
+@pytest.fixture
+def engines_url(fake: FakeEngines) -> Iterator[str]:
+    """The fake engines' base URL (`base_urls` gives each engine's) while they are served."""
+    with serve_fake_engines(fake) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisServer]:
+    """A redis-server on a free port shared by one module's tests (each empties what it uses)."""
+    pytest.importorskip("redis", reason="the Redis backend needs the redis extra")
+    server = RedisServer(redis_binary())
+    server.start()
+    yield server
+    server.close()

@@ -1,0 +1,284 @@
+"""Cache semantics shared by both backends, on a real SQLite file and a real redis-server.
+
+The Redis half needs the `redis-server` binary (started here on a free port of 127.0.0.1, with
+no persistence, and killed at the end); it is skipped with a reason when the binary is absent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from testing.cache_helpers import HOUR, FakeClock
+from testing.redis_server import RedisServer, redis_binary
+from websearch_mcp.cache import Cache, cache_key, open_cache
+from websearch_mcp.config import CacheSettings
+
+BACKENDS = ["sqlite", "redis"]
+
+MakeCache = Callable[..., Cache]
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture(params=BACKENDS)
+async def make_cache(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock
+) -> AsyncIterator[MakeCache]:
+    """Build caches of one backend with the default lifetimes (6 h TTL, 24 h max age)."""
+    redis_url = None
+    if request.param == "redis":
+        server: RedisServer = request.getfixturevalue("redis_server")
+        assert server.command("FLUSHALL") == b"+OK"
+        redis_url = server.url
+    made: list[Cache] = []
+
+    def make(**overrides: Any) -> Cache:
+        settings = CacheSettings(
+            backend=request.param, path=tmp_path / "cache.sqlite3", redis_url=redis_url, **overrides
+        )
+        cache = open_cache(settings, clock=clock)
+        made.append(cache)
+        return cache
+
+    yield make
+    for cache in made:
+        await cache.close()
+
+
+def key(query: str) -> str:
+    return cache_key("web_search", query, {"max_results": 10}, "fp")
+
+
+async def test_round_trip_and_age(make_cache: MakeCache, clock: FakeClock) -> None:
+    cache = make_cache()
+    value = {"query": "zürich 東京", "results": [{"title": "t", "score": 0.5}], "partial": False}
+    assert await cache.get("web", key("a")) is None
+    await cache.set("web", key("a"), value)
+    clock.advance(90)
+    hit = await cache.get("web", key("a"))
+    assert hit is not None
+    assert hit.value == value
+    assert hit.age_seconds == pytest.approx(90)
+    assert (cache.stats.hits, cache.stats.misses, cache.stats.sets) == (1, 1, 1)
+    assert not cache.stats.errors
+
+
+async def test_namespaces_are_apart(make_cache: MakeCache) -> None:
+    cache = make_cache()
+    await cache.set("web", key("q"), {"from": "web"})
+    await cache.set("academic", key("q"), {"from": "academic"})
+    web, academic = await cache.get("web", key("q")), await cache.get("academic", key("q"))
+    assert web is not None and web.value == {"from": "web"}
+    assert academic is not None and academic.value == {"from": "academic"}
+    assert await cache.get("page", key("q")) is None
+
+
+async def test_set_replaces_and_restarts_the_entry(make_cache: MakeCache, clock: FakeClock) -> None:
+    cache = make_cache()
+    await cache.set("web", key("q"), {"v": 1}, ttl_seconds=600)
+    clock.advance(300)
+    await cache.set("web", key("q"), {"v": 2})
+    clock.advance(3 * HOUR)  # far past the first entry's 600 s
+    hit = await cache.get("web", key("q"))
+    assert hit is not None and hit.value == {"v": 2}
+    assert hit.age_seconds == pytest.approx(3 * HOUR)
+
+
+async def test_unhit_entry_expires_after_its_ttl(make_cache: MakeCache, clock: FakeClock) -> None:
+    cache = make_cache()
+    await cache.set("web", key("q"), {"v": 1})
+    clock.advance(6 * HOUR - 1)
+    await cache.set("web", key("other"), {"v": 2})
+    assert await cache.get("web", key("other")) is not None
+    clock.advance(2)
+    assert await cache.get("web", key("q")) is None
+
+
+async def test_hits_slide_expiry_up_to_the_max_age(make_cache: MakeCache, clock: FakeClock) -> None:
+    cache = make_cache()
+    await cache.set("web", key("q"), {"v": 1})
+    for elapsed in (5, 10, 15, 20):  # a hit every 5 h keeps it alive far past the 6 h TTL
+        clock.advance(5 * HOUR)
+        hit = await cache.get("web", key("q"))
+        assert hit is not None, f"miss at {elapsed} h"
+        assert hit.age_seconds == pytest.approx(elapsed * HOUR)
+    clock.advance(4 * HOUR)  # 24 h after it was stored, 4 h after its last hit
+    assert await cache.get("web", key("q")) is None
+
+
+async def test_partial_ttl_is_short_and_slides_by_itself(
+    make_cache: MakeCache, clock: FakeClock
+) -> None:
+    cache = make_cache()
+    await cache.set("web", key("partial"), {"partial": True}, ttl_seconds=600)
+    await cache.set("web", key("full"), {"partial": False})
+    clock.advance(599)
+    assert await cache.get("web", key("partial")) is not None
+    clock.advance(599)  # 599 s after that hit: a hit slides by the entry's own 600 s
+    assert await cache.get("web", key("partial")) is not None
+    clock.advance(601)
+    assert await cache.get("web", key("partial")) is None
+    assert await cache.get("web", key("full")) is not None
+
+
+async def test_max_age_shorter_than_ttl_caps_the_lifetime(
+    make_cache: MakeCache, clock: FakeClock
+) -> None:
+    cache = make_cache(ttl_seconds=6 * 3600, max_age_seconds=3600)
+    await cache.set("web", key("q"), {"v": 1})
+    clock.advance(3599)
+    assert await cache.get("web", key("q")) is not None
+    clock.advance(2)
+    assert await cache.get("web", key("q")) is None
+
+
+async def test_zero_ttl_stores_nothing(make_cache: MakeCache) -> None:
+    cache = make_cache()
+    await cache.set("web", key("q"), {"v": 1}, ttl_seconds=0)
+    assert await cache.get("web", key("q")) is None
+    assert cache.stats.sets == 0
+
+
+async def test_cleanup_removes_expired_entries(make_cache: MakeCache, clock: FakeClock) -> None:
+    cache = make_cache()
+    await cache.set("web", key("short"), {"v": 1}, ttl_seconds=600)
+    await cache.set("page", key("long"), {"v": 2})
+    clock.advance(700)
+    assert await cache.cleanup() == 1
+    assert await cache.cleanup() == 0
+    assert await cache.get("page", key("long")) is not None
+
+
+async def test_cleanup_removes_entries_past_max_age(
+    make_cache: MakeCache, clock: FakeClock
+) -> None:
+    cache = make_cache()
+    await cache.set("web", key("q"), {"v": 1})
+    for _ in range(4):
+        clock.advance(5 * HOUR)
+        assert await cache.get("web", key("q")) is not None
+    clock.advance(4 * HOUR + 1)
+    assert await cache.cleanup() == 1
+
+
+async def test_cleanup_keeps_max_entries_by_least_recent_use(
+    make_cache: MakeCache, clock: FakeClock
+) -> None:
+    cache = make_cache(max_entries=2)
+    for name in ("first", "second", "third"):
+        await cache.set("web", key(name), {"name": name})
+        clock.advance(1)
+    assert await cache.get("web", key("first")) is not None  # now the most recently used
+    assert await cache.cleanup() == 1
+    assert await cache.get("web", key("second")) is None
+    assert await cache.get("web", key("first")) is not None
+    assert await cache.get("web", key("third")) is not None
+    assert await cache.cleanup() == 0
+
+
+async def test_a_value_that_is_not_json_is_skipped_and_counted(
+    make_cache: MakeCache, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = make_cache()
+    with caplog.at_level(logging.WARNING, logger="websearch_mcp.cache"):
+        await cache.set("web", key("q"), {"when": object()})
+        await cache.set("web", key("q"), {"nan": float("nan")})
+    assert cache.stats.errors["bad_value"] == 2
+    assert len([r for r in caplog.records if r.name == "websearch_mcp.cache"]) == 1
+    await cache.set("web", key("q"), {"fine": True})  # the cache itself is not paused
+    hit = await cache.get("web", key("q"))
+    assert hit is not None and hit.value == {"fine": True}
+
+
+async def test_a_closed_cache_misses_and_keeps_nothing(make_cache: MakeCache) -> None:
+    cache = make_cache()
+    await cache.set("web", key("q"), {"v": 1})
+    await cache.close()
+    assert await cache.get("web", key("q")) is None
+    await cache.set("web", key("q2"), {"v": 2})
+    assert await cache.cleanup() == 0
+    await cache.close()  # twice is fine
+
+
+# Redis only
+
+
+async def test_redis_keys_are_prefixed_hashes_with_a_sliding_redis_expiry(
+    redis_server: RedisServer, clock: FakeClock
+) -> None:
+    import redis.asyncio as aioredis
+
+    assert redis_server.command("FLUSHALL") == b"+OK"
+    settings = CacheSettings(backend="redis", redis_url=redis_server.url)
+    cache = open_cache(settings, clock=clock)
+    client = aioredis.Redis.from_url(redis_server.url)
+    try:
+        secret_query = "hunter2 private question"
+        k = cache_key("web_search", secret_query, {"engines": ["bing"]}, "fp")
+        await cache.set("web", k, {"v": 1}, ttl_seconds=600)
+        names = [name.decode() async for name in client.scan_iter(match="*")]
+        assert names == [f"websearch-mcp:web:{k}"]
+        assert "hunter2" not in names[0] and "bing" not in names[0]
+        assert 0 < await client.pttl(names[0]) <= 600_000
+
+        clock.advance(300)
+        await client.pexpire(names[0], 5_000)
+        assert await cache.get("web", k) is not None
+        assert await client.pttl(names[0]) > 590_000  # the hit slid Redis's own expiry too
+
+        await cache.set("web", k, {"v": 2})  # 6 h TTL, 24 h max age
+        for _ in range(4):
+            clock.advance(5 * HOUR)
+            assert await cache.get("web", k) is not None
+        clock.advance(2 * HOUR)  # 22 h old: the max age leaves it 2 h, not the 6 h TTL
+        assert await cache.get("web", k) is not None
+        assert 0 < await client.pttl(names[0]) <= 2 * 3_600_000
+    finally:
+        await client.aclose()
+        await cache.close()
+
+
+async def test_redis_down_fails_open_then_recovers(
+    clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = RedisServer(redis_binary())
+    server.start()
+    cache = open_cache(CacheSettings(backend="redis", redis_url=server.url), clock=clock)
+    try:
+        await cache.set("web", key("q"), {"v": 1})
+        assert await cache.get("web", key("q")) is not None
+
+        server.stop()
+        with caplog.at_level(logging.INFO, logger="websearch_mcp.cache"):
+            assert await cache.get("web", key("q")) is None
+            await cache.set("web", key("q2"), {"v": 2})  # no exception
+            assert await cache.cleanup() == 0
+            assert cache.stats.errors["unavailable"] == 1
+            assert cache.stats.bypassed == 2  # the set and the cleanup waited the cause out
+            clock.advance(31)
+            assert await cache.get("web", key("q")) is None  # tried again, still down
+            assert cache.stats.errors["unavailable"] == 2
+            warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+            assert len(warnings) == 1
+            assert "unavailable" in warnings[0].getMessage()
+
+            server.start()  # same port, empty (no persistence)
+            assert await cache.get("web", key("q")) is None  # still waiting the cause out
+            clock.advance(31)
+            assert await cache.get("web", key("q")) is None  # reached Redis: a plain miss
+            await cache.set("web", key("q"), {"v": 3})
+            hit = await cache.get("web", key("q"))
+            assert hit is not None and hit.value == {"v": 3}
+        assert any("works again" in r.getMessage() for r in caplog.records)
+        assert cache.stats.errors["unavailable"] == 2
+    finally:
+        await cache.close()
+        server.close()

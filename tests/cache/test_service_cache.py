@@ -1,0 +1,382 @@
+"""The cache and single-flight end to end: the real app under uvicorn, asked over /mcp, with
+counting fake engines on 127.0.0.1; then two `websearch-mcp serve` processes sharing one real
+redis-server (skipped with a reason where `redis-server` is not installed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import subprocess
+import sys
+import sysconfig
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from testing.cache_helpers import FakeClock
+from testing.cache_service import KEY_A, call, config, make_settings, serve
+from testing.fake_engines import FakeEngines, Fault, base_urls, serve_app, serve_fake_engines
+from testing.fetch_helpers import LocalServer, page
+from testing.redis_server import RedisServer, free_port
+from testing.server_helpers import MCP_HEADERS, results_for, tool_call
+from websearch_mcp.app import create_app
+from websearch_mcp.service import SearchService
+
+ENGINES_USED = ("tavily", "brave", "searxng")
+QUERY = "python asyncio"
+KEY_B = "tvly-shared-key-b"
+
+
+def search(url: str, query: str = QUERY, **arguments: Any) -> dict[str, Any]:
+    result = call(url, {"query": query, **arguments})
+    assert not result.get("isError"), result
+    return result["structuredContent"]
+
+
+def report(answer: dict[str, Any], engine: str) -> dict[str, Any]:
+    """One engine's report in an answer."""
+    return next(e for e in answer["engines"] if e["name"] == engine)
+
+
+def engine_counts(fake: FakeEngines) -> dict[str, int]:
+    return {name: fake.counts[name] for name in ENGINES_USED}
+
+
+@pytest.fixture
+def cache_path(tmp_path: Path) -> Path:
+    return tmp_path / "data" / "cache.sqlite3"
+
+
+@pytest.fixture
+def server(engines_url: str, cache_path: Path) -> Iterator[str]:
+    with serve(make_settings(engines_url, cache_path)) as url:
+        yield url
+
+
+# --- SQLite, one process ----------------------------------------------------------------------
+
+
+def test_a_repeated_search_is_answered_from_the_cache(
+    fake: FakeEngines, server: str, cache_path: Path
+) -> None:
+    first = search(server)
+    assert first["cached"] is False and "cache_age_seconds" not in first
+    assert engine_counts(fake) == {"tavily": 1, "brave": 1, "searxng": 1}
+    second = search(server)
+    assert second["cached"] is True and second["cache_age_seconds"] == 0
+    assert engine_counts(fake) == {"tavily": 1, "brave": 1, "searxng": 1}
+    assert second["results"] == first["results"] and second["engines"] == first["engines"]
+
+    with sqlite3.connect(cache_path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        rows = db.execute("SELECT namespace, key, value FROM cache_entries").fetchall()
+    assert [(namespace, len(key)) for namespace, key, _ in rows] == [("web", 64)]
+    assert QUERY not in rows[0][1]  # the key is a hash, not the query
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "Python Asyncio",
+        "  PYTHON \t asyncio  ",
+        "ｐｙｔｈｏｎ　ａｓｙｎｃｉｏ",
+        "python\u00a0asyncio",
+    ],
+)
+def test_normalised_query_variants_hit(fake: FakeEngines, server: str, variant: str) -> None:
+    search(server)
+    assert search(server, variant)["cached"] is True
+    assert engine_counts(fake) == {"tavily": 1, "brave": 1, "searxng": 1}
+
+
+def test_different_arguments_miss_and_are_kept_apart(fake: FakeEngines, server: str) -> None:
+    search(server)
+    variants = [
+        {"max_results": 5},
+        {"time_range": "week"},
+        {"language": "de"},
+        {"engines": ["tavily", "searxng"]},
+        {"query": "python asyncio tutorial"},
+    ]
+    for arguments in variants:
+        assert search(server, **{"query": QUERY, **arguments})["cached"] is False, arguments
+    assert fake.counts["searxng"] == 1 + len(variants)
+    for arguments in variants:
+        assert search(server, **{"query": QUERY, **arguments})["cached"] is True, arguments
+    assert fake.counts["searxng"] == 1 + len(variants)
+
+
+def test_a_config_change_misses_and_the_same_config_hits(
+    fake: FakeEngines, engines_url: str, cache_path: Path
+) -> None:
+    tavily = {"api_keys": [KEY_A], "base_url": base_urls(engines_url)["tavily"], "weight": 2.0}
+    heavier = {"engines": {"tavily": tavily}}
+    with serve(make_settings(engines_url, cache_path)) as url:
+        assert search(url)["cached"] is False
+    with serve(make_settings(engines_url, cache_path, **heavier)) as url:
+        assert search(url)["cached"] is False  # same file, other ranking settings
+    with serve(make_settings(engines_url, cache_path)) as url:
+        assert search(url)["cached"] is True  # the first config's entry is still there
+    assert engine_counts(fake) == {"tavily": 2, "brave": 2, "searxng": 2}
+
+
+def test_explain_on_a_cached_answer_still_shows_score_details(server: str) -> None:
+    plain = search(server)
+    assert all("score_details" not in r for r in plain["results"])
+    explained = search(server, explain=True)
+    assert explained["cached"] is True
+    assert all("final" in r["score_details"] for r in explained["results"])
+    assert [r["url"] for r in explained["results"]] == [r["url"] for r in plain["results"]]
+    again = search(server)
+    assert again["cached"] is True and all("score_details" not in r for r in again["results"])
+
+
+def test_an_answer_where_every_engine_failed_is_not_cached(fake: FakeEngines, server: str) -> None:
+    fake.faults.update({name: Fault(status=503) for name in ENGINES_USED})
+    assert call(server, {"query": QUERY})["isError"] is True
+    fake.faults.clear()
+    answer = search(server)
+    assert answer["cached"] is False and answer["partial"] is False
+    assert engine_counts(fake) == {"tavily": 2, "brave": 2, "searxng": 2}
+
+
+def test_a_partial_answer_expires_after_the_partial_ttl(
+    fake: FakeEngines, engines_url: str, cache_path: Path
+) -> None:
+    settings = make_settings(engines_url, cache_path)
+    partial_ttl = settings.cache.partial_ttl_seconds
+    clock = FakeClock()
+    fake.faults["brave"] = Fault(status=500, body=b"oops")
+    with serve(settings, clock) as url:
+        assert search(url, "asyncio tutorial")["partial"] is True
+        assert search(url, "asyncio event loop", engines=["tavily", "searxng"])["partial"] is False
+        clock.advance(partial_ttl - 1)
+        assert search(url, "asyncio tutorial")["cached"] is True
+        clock.advance(partial_ttl + 1)  # each hit slides the expiry: now past it
+        assert search(url, "asyncio tutorial")["cached"] is False
+        # A complete answer lives the full TTL.
+        assert search(url, "asyncio event loop", engines=["tavily", "searxng"])["cached"] is True
+    assert fake.counts["brave"] == 2
+
+
+def test_an_answer_without_an_engine_whose_breaker_is_open_is_kept_briefly(
+    fake: FakeEngines, engines_url: str, cache_path: Path
+) -> None:
+    settings = make_settings(engines_url, cache_path, search={"breaker": {"enabled": True}})
+    clock = FakeClock()
+    fake.faults["searxng"] = Fault(status=429)  # its breaker opens for 3 min
+    with serve(settings, clock) as url:
+        assert search(url, "asyncio tutorial")["partial"] is True
+        answer = search(url, "asyncio event loop")
+        searxng = report(answer, "searxng")
+        assert searxng["status"] == "skipped" and "circuit open" in searxng["error"]
+        assert answer["partial"] is False
+        clock.advance(settings.cache.partial_ttl_seconds + 1)
+        assert search(url, "asyncio event loop")["cached"] is False
+    assert fake.counts["searxng"] == 1
+
+
+async def test_fifty_identical_concurrent_searches_share_one_fan_out(
+    fake: FakeEngines, server: str
+) -> None:
+    for name in ENGINES_USED:
+        fake.faults[name] = Fault(delay=0.3)  # still answering when the last call arrives
+    body = tool_call({"query": QUERY, "max_results": 7})
+    async with httpx.AsyncClient(timeout=30) as client:
+        responses = await asyncio.gather(
+            *(client.post(f"{server}/mcp", headers=MCP_HEADERS, json=body) for _ in range(50))
+        )
+    answers = [r.json()["result"]["structuredContent"] for r in responses]
+    assert engine_counts(fake) == {"tavily": 1, "brave": 1, "searxng": 1}
+    assert all(a["results"] == answers[0]["results"] and a["results"] for a in answers)
+    # All shared the fan-out, so none of them was a cache hit.
+    assert not any(a["cached"] for a in answers)
+
+
+def test_a_corrupt_cache_file_fails_open(
+    fake: FakeEngines, engines_url: str, cache_path: Path
+) -> None:
+    cache_path.parent.mkdir(parents=True)
+    cache_path.write_bytes(b"this is not an SQLite database\n" * 200)
+    settings = make_settings(engines_url, cache_path)
+    service = SearchService(settings)
+    with serve_app(create_app(settings, service)) as url:
+        first, second = search(url), search(url)
+        ready = httpx.get(f"{url}/readyz", timeout=5)
+    assert first["results"] and first["cached"] is False and second["cached"] is False
+    assert engine_counts(fake) == {"tavily": 2, "brave": 2, "searxng": 2}
+    assert service.cache.stats.errors["corrupt"] >= 1
+    assert ready.status_code == 503
+    assert cache_path.read_bytes().startswith(b"this is not")  # never deleted for the user
+
+
+def test_fetch_page_reads_a_page_once(engines_url: str, cache_path: Path) -> None:
+    html = "<html><head><title>Rivers</title></head><body><article><h1>Rivers</h1>"
+    html += "".join(f"<p>Paragraph {i} about rivers and long winters.</p>" for i in range(30))
+    with LocalServer(routes={"/article": page(html + "</article></body></html>")}) as site:
+        settings = make_settings(
+            engines_url,
+            cache_path,
+            fetch={"allow_networks": ["127.0.0.0/8"], "allowed_ports": [site.port]},
+        )
+        with serve(settings) as url:
+            first = call(url, {"url": site.url("/article"), "max_chars": 300}, "fetch_page")
+            second = call(
+                url, {"url": site.url("/article"), "max_chars": 300, "start": 300}, "fetch_page"
+            )
+    assert first["structuredContent"].get("cached") is not True
+    assert second["structuredContent"]["cached"] is True
+    assert second["structuredContent"]["start"] == 300
+    assert [s.path for s in site.seen] == ["/article"]
+
+
+def test_a_fetched_page_lives_page_ttl(engines_url: str, cache_path: Path) -> None:
+    with LocalServer(routes={"/a": page("<html><body><p>Short page.</p></body></html>")}) as site:
+        settings = make_settings(
+            engines_url,
+            cache_path,
+            fetch={"allow_networks": ["127.0.0.0/8"], "allowed_ports": [site.port]},
+            cache={"page_ttl_seconds": 120},
+        )
+        clock = FakeClock()
+        with serve(settings, clock) as url:
+            call(url, {"url": site.url("/a")}, "fetch_page")
+            clock.advance(119)
+            hit = call(url, {"url": site.url("/a")}, "fetch_page")
+            clock.advance(121)  # past the page TTL (the hit slid it to 119 + 120)
+            miss = call(url, {"url": site.url("/a")}, "fetch_page")
+    assert hit["structuredContent"]["cached"] is True
+    assert miss["structuredContent"].get("cached") is not True
+    assert [s.path for s in site.seen] == ["/a", "/a"]
+
+
+# --- Redis, two processes ---------------------------------------------------------------------
+
+
+def _command() -> list[str]:
+    """`websearch-mcp` of this environment, else the same entry point through this Python."""
+    script = Path(sysconfig.get_path("scripts")) / "websearch-mcp"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "websearch_mcp.cli"]
+
+
+class Replica:
+    """`websearch-mcp serve --config <file>` in its own process, on a free port."""
+
+    def __init__(self, raw: dict[str, Any], directory: Path, name: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.config = directory / f"{name}.yaml"
+        raw = {**raw, "server": {**raw["server"], "port": self.port, "log_level": "warning"}}
+        self.config.write_text(yaml.safe_dump(raw), encoding="utf-8")
+        self.log = directory / f"{name}.log"
+        # No key or setting from the environment running the tests.
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("WEBSEARCH_MCP_") and not k.endswith("_API_KEYS")
+        }
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                [*_command(), "serve", "--config", str(self.config)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                break
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"replica did not start:\n{self.log.read_text(errors='replace')}")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def shared_fake() -> FakeEngines:
+    return FakeEngines(results_for)
+
+
+@pytest.fixture(scope="module")
+def replicas(
+    redis_server: RedisServer, shared_fake: FakeEngines, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Replica, Replica]]:
+    """Two service processes on one Redis and one set of fake engines; tavily has two keys."""
+    directory = tmp_path_factory.mktemp("replicas")
+    with serve_fake_engines(shared_fake) as engines_url:
+        raw = config(engines_url, {"backend": "redis", "redis_url": redis_server.url})
+        raw["engines"]["tavily"]["api_keys"] = [KEY_A, KEY_B]
+        raw["engines"]["brave"] = {"enabled": False}
+        raw["search"]["breaker"] = {"enabled": True}
+        pair = (Replica(raw, directory, "one"), Replica(raw, directory, "two"))
+        try:
+            for replica in pair:
+                replica.wait_ready()
+            yield pair
+        finally:
+            for replica in pair:
+                replica.stop()
+
+
+def test_a_search_on_one_replica_is_a_cache_hit_on_the_other(
+    replicas: tuple[Replica, Replica], shared_fake: FakeEngines
+) -> None:
+    one, two = replicas
+    assert search(one.url, "python coroutines")["cached"] is False
+    before = dict(shared_fake.counts)
+    answer = search(two.url, "Python  COROUTINES")
+    assert answer["cached"] is True
+    assert dict(shared_fake.counts) == before
+
+
+def test_cooldowns_set_on_one_replica_are_respected_by_the_other(
+    replicas: tuple[Replica, Replica], shared_fake: FakeEngines
+) -> None:
+    one, two = replicas
+    shared_fake.reset()
+    shared_fake.key_faults[KEY_A] = Fault(status=401, body=b'{"detail": "invalid key"}')
+    # Each replica's round robin starts the next request at the next key: within two requests
+    # the first replica meets key A's 401 and cools it.
+    for query in ("asyncio tasks", "python event loop"):
+        tavily = report(search(one.url, query), "tavily")
+        if shared_fake.key_counts[KEY_A]:
+            break
+    assert shared_fake.key_counts[KEY_A] == 1
+    assert tavily["status"] == "ok" and len(tavily["attempts"]) == 2
+    assert "key 1 of 2" in tavily["attempts"][0] and "cooled" in tavily["attempts"][0]
+
+    # Two requests on the other replica: one of them would start at key A if it did not know.
+    used_b = shared_fake.key_counts[KEY_B]
+    for query in ("asyncio library", "async io python"):
+        tavily = report(search(two.url, query), "tavily")
+        assert tavily["status"] == "ok" and "attempts" not in tavily
+    assert shared_fake.key_counts[KEY_A] == 1 and shared_fake.key_counts[KEY_B] == used_b + 2
+
+    # A rate limit on one replica opens the engine's breaker on both.
+    shared_fake.faults["searxng"] = Fault(status=429)
+    assert report(search(one.url, "asyncio coroutines"), "searxng")["status"] == "rate_limited"
+    asked = shared_fake.counts["searxng"]
+    searxng = report(search(two.url, "python asyncio tutorial"), "searxng")
+    assert searxng["status"] == "skipped" and "circuit open" in searxng["error"]
+    assert shared_fake.counts["searxng"] == asked

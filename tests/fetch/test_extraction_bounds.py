@@ -1,0 +1,169 @@
+"""`fetch_page` on hostile documents, served by a real site on 127.0.0.1 and read through the real
+service under uvicorn: deflate-bomb PDFs, PDFs whose pages share one huge stream, huge flat and
+deeply nested HTML. Each call ends within `fetch.timeout_seconds` + 1 s, a small page stays fast
+meanwhile, and memory comes back."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from testing import hostile_docs
+from testing.fake_engines import FakeEngines, serve_app, serve_fake_engines
+from testing.fetch_helpers import LocalServer, make_pdf, page
+from testing.server_helpers import MCP_HEADERS, results_for, settings_for, tool_call
+from websearch_mcp.app import create_app
+
+TIMEOUT = 3.0
+SMALL = "<html><head><title>Small</title></head><body><article><p>A small page.</p></article>"
+PDF = "application/pdf"
+HOSTILE = {
+    "/bomb.pdf": (hostile_docs.deflate_bomb_pdf(8 * 1024 * 1024), PDF),
+    "/shared8.pdf": (hostile_docs.shared_stream_pdf(8), PDF),
+    "/shared2000.pdf": (hostile_docs.shared_stream_pdf(2000), PDF),
+    "/flat.html": (hostile_docs.flat_html(2_200_000), "text/html"),
+    "/nested.html": (hostile_docs.nested_html(100_000), "text/html"),
+}
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[LocalServer]:
+    routes = {path: page(body, media) for path, (body, media) in HOSTILE.items()}
+    routes["/small.html"] = page(SMALL)
+    routes["/small.pdf"] = page(hostile_docs.small_pdf(), PDF)
+    routes["/five.pdf"] = page(make_pdf([[f"Page {n} text."] for n in range(5)]), PDF)
+    routes["/long.txt"] = page("word " * 5000, "text/plain")
+    with LocalServer(routes=routes) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def service(site: LocalServer) -> Iterator[str]:
+    """The real app, fetching from `site`, with a 3 s fetch budget."""
+    with serve_fake_engines(FakeEngines(results_for)) as engines:
+        settings = settings_for(engines)
+        settings.fetch = settings.fetch.model_copy(
+            update={
+                "allow_networks": ["127.0.0.0/8"],
+                "allowed_ports": [site.port],
+                "timeout_seconds": TIMEOUT,
+            }
+        )
+        with serve_app(create_app(settings)) as url:
+            fetch(url, site.url("/small.html"))  # the workers' fork server starts once
+            yield url
+
+
+def fetch(url: str, page_url: str, **arguments: Any) -> tuple[dict[str, Any], float]:
+    """A fetch_page call over MCP: its result and how long it took."""
+    body = tool_call({"url": page_url, **arguments}, name="fetch_page")
+    started = time.monotonic()
+    response = httpx.post(f"{url}/mcp", headers=MCP_HEADERS, json=body, timeout=30)
+    return response.json()["result"], time.monotonic() - started
+
+
+def text_of(result: dict[str, Any]) -> str:
+    return result["content"][0]["text"]
+
+
+def test_hostile_documents_end_in_time_with_clear_answers(site: LocalServer, service: str) -> None:
+    outcomes = {path: fetch(service, site.url(path)) for path in HOSTILE}
+    for path, (_, took) in outcomes.items():
+        assert took < TIMEOUT + 1, f"{path} took {took:.1f} s"
+    bomb = outcomes["/bomb.pdf"][0]
+    assert bomb["isError"] and "fetch.max_pdf_decoded_bytes" in text_of(bomb)
+    for path in ("/shared8.pdf", "/shared2000.pdf"):
+        result = outcomes[path][0]
+        assert result["isError"], path
+        assert "page too complex to extract within" in text_of(result), text_of(result)
+    flat = outcomes["/flat.html"][0]
+    assert not flat["isError"] and "word" in flat["structuredContent"]["content"]
+    assert "fetch.max_html_nodes" in flat["structuredContent"]["capped"]
+    nested = outcomes["/nested.html"][0]
+    assert not nested["isError"] and "deep" in nested["structuredContent"]["content"]
+    # A worker killed at its deadline was replaced: ordinary pages still read.
+    small, took = fetch(service, site.url("/small.pdf"))
+    assert not small["isError"] and "small honest document" in small["structuredContent"]["content"]
+
+
+def test_small_page_is_fast_while_four_hostile_pages_are_read(
+    site: LocalServer, service: str
+) -> None:
+    hostile = ["/shared8.pdf", "/shared2000.pdf", "/flat.html", "/shared8.pdf"]
+    with ThreadPoolExecutor(4) as pool:
+        running = [pool.submit(fetch, service, site.url(path)) for path in hostile]
+        time.sleep(0.5)  # all four are being extracted by now
+        small, took = fetch(service, site.url("/small.html"))
+        assert not small["isError"] and "A small page." in small["structuredContent"]["content"]
+        assert took < 1.5, f"the small page took {took:.2f} s"
+        for future in running:
+            assert future.result()[1] < TIMEOUT + 1
+
+
+def test_caps_cut_text_pages_and_say_so(site: LocalServer) -> None:
+    with serve_fake_engines(FakeEngines(results_for)) as engines:
+        settings = settings_for(engines)
+        settings.fetch = settings.fetch.model_copy(
+            update={
+                "allow_networks": ["127.0.0.0/8"],
+                "allowed_ports": [site.port],
+                "max_text_chars": 1000,
+                "max_pdf_pages": 2,
+            }
+        )
+        with serve_app(create_app(settings)) as url:
+            text = fetch(url, site.url("/long.txt"))[0]["structuredContent"]
+            pdf = fetch(url, site.url("/five.pdf"))[0]["structuredContent"]
+    assert text["total_chars"] == 1000 and "fetch.max_text_chars" in text["capped"]
+    assert "Page 1 text." in pdf["content"] and "Page 2 text." not in pdf["content"]
+    assert "read 2 of 5 pages (fetch.max_pdf_pages)" in pdf["capped"]
+
+
+def resident_bytes(pid: int) -> int:
+    """The proportional resident memory (pages the forked workers share counted once in all) of
+    `pid` and every process below it (the workers' fork server and the workers are children of
+    children)."""
+    total = 0
+    try:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        total += int(rollup.split("\nPss:")[1].split()[0]) * 1024
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                total += resident_bytes(int(child))
+    except (OSError, IndexError):
+        pass
+    return total
+
+
+def test_memory_grows_little_and_comes_back(site: LocalServer, service: str) -> None:
+    baseline = resident_bytes(os.getpid())
+    peak = baseline
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, resident_bytes(os.getpid()))
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        for path in [*HOSTILE, *HOSTILE]:
+            fetch(service, site.url(path))
+    finally:
+        done.set()
+        sampler.join()
+    time.sleep(0.5)
+    after = resident_bytes(os.getpid())
+    mib = 1024 * 1024
+    assert peak - baseline <= 300 * mib, f"peak {(peak - baseline) / mib:.0f} MiB over baseline"
+    assert after - baseline <= 100 * mib, f"{(after - baseline) / mib:.0f} MiB left over"

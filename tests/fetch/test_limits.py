@@ -1,0 +1,347 @@
+"""The fetcher's limits against hostile servers on loopback: redirects, DNS rebinding, size caps,
+decompression bombs, slow bodies and unsupported types."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import socket
+import ssl
+import time
+import tracemalloc
+import zlib
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+
+import pytest
+
+from testing.fetch_helpers import (
+    LocalServer,
+    install_connection_guard,
+    page,
+    redirect,
+    send,
+    settings_for,
+    tls_files,
+    wait_for,
+)
+from websearch_mcp.fetch import FetchError, FetchRefused, client, fetch_page
+from websearch_mcp.fetch.decoding import CappedDecoder
+from websearch_mcp.fetch.ssrf import parse_address
+
+MB = 1024 * 1024
+TEXT = "<html><body><article><p>" + "Arrived at the destination page. " * 20 + "</p></article>"
+
+
+@pytest.fixture(autouse=True)
+def connections(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    return install_connection_guard(monkeypatch)
+
+
+@pytest.fixture
+def server() -> Iterator[LocalServer]:
+    with LocalServer() as running:
+        running.routes["/end"] = page(TEXT)
+        for n in range(1, 8):
+            running.routes[f"/hop/{n}"] = redirect(f"/hop/{n - 1}" if n > 1 else "/end")
+        yield running
+
+
+async def test_redirect_chain_within_the_limit(server: LocalServer) -> None:
+    result = await fetch_page(server.url("/hop/5"), settings=settings_for(server, max_redirects=5))
+    assert "Arrived at the destination page." in result["content"]
+    assert result["url"] == server.url("/hop/5") and result["final_url"] == server.url("/end")
+    assert server.paths() == ["/hop/5", "/hop/4", "/hop/3", "/hop/2", "/hop/1", "/end"]
+
+
+async def test_redirect_chain_too_long_is_refused(server: LocalServer) -> None:
+    with pytest.raises(FetchRefused, match="more than 5 redirects"):
+        await fetch_page(server.url("/hop/6"), settings=settings_for(server, max_redirects=5))
+    assert "/end" not in server.paths() and len(server.seen) == 6
+
+
+async def test_redirect_to_metadata_address_is_refused_before_connecting(
+    server: LocalServer, connections: list[tuple[str, int]]
+) -> None:
+    server.routes["/meta"] = redirect("http://169.254.169.254/latest/meta-data/", 301)
+    with pytest.raises(FetchRefused) as info:
+        await fetch_page(
+            server.url("/meta"), settings=settings_for(server, allowed_ports=[server.port, 80])
+        )
+    assert "redirected" in str(info.value) and "link-local address" in str(info.value)
+    assert {host for host, _ in connections} == {"127.0.0.1"}
+
+
+async def test_redirect_to_loopback_without_the_allowance_is_refused(
+    server: LocalServer, connections: list[tuple[str, int]]
+) -> None:
+    server.routes["/secret"] = page("internal admin page", "text/plain")
+    with LocalServer(host="127.0.0.2") as outer:
+        outer.routes["/go"] = redirect(server.url("/secret"), 307)
+        settings = settings_for(server, outer, allow_networks=["127.0.0.2/32"])
+        with pytest.raises(FetchRefused, match="loopback address"):
+            await fetch_page(outer.url("/go"), settings=settings)
+        assert outer.paths() == ["/go"]
+    assert server.seen == []
+    assert {host for host, _ in connections} == {"127.0.0.2"}
+
+
+@pytest.mark.parametrize(
+    ("location", "message"),
+    [("file:///etc/passwd", "uses file:"), ("gopher://127.0.0.1/x", "uses gopher:")],
+)
+async def test_redirect_to_other_schemes_is_refused(
+    server: LocalServer, location: str, message: str
+) -> None:
+    server.routes["/jump"] = redirect(location)
+    with pytest.raises(FetchRefused, match=message):
+        await fetch_page(server.url("/jump"), settings=settings_for(server))
+
+
+async def test_redirect_to_a_name_resolving_privately_is_refused(
+    server: LocalServer, connections: list[tuple[str, int]]
+) -> None:
+    server.routes["/jump"] = redirect(f"http://intranet.example:{server.port}/")
+
+    async def resolver(host: str, port: int) -> list[str]:
+        return ["10.0.0.1"]
+
+    with pytest.raises(FetchRefused, match="private address"):
+        await fetch_page(server.url("/jump"), settings=settings_for(server), resolver=resolver)
+    assert connections == [("127.0.0.1", server.port)]
+
+
+async def test_dns_rebinding_connects_only_to_the_checked_address(
+    server: LocalServer, connections: list[tuple[str, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first answer passes the check; later answers point elsewhere. The name is resolved
+    once, through the resolver only, and the connection goes to the checked address."""
+    server.routes["/r"] = redirect("/end")  # a second request to the same host
+    answers: list[str] = []
+
+    async def rebinding(host: str, port: int) -> list[str]:
+        answers.append(host)
+        return ["127.0.0.1"] if len(answers) == 1 else ["10.0.0.1"]
+
+    system_lookups: list[str | bytes] = []
+    real_getaddrinfo = socket.getaddrinfo
+
+    def recording_getaddrinfo(host, *args, **kwargs):  # type: ignore[no-untyped-def]
+        system_lookups.append(host)
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", recording_getaddrinfo)
+    url = f"http://rebind.example:{server.port}/r"
+    result = await fetch_page(url, settings=settings_for(server), resolver=rebinding)
+    assert "Arrived at the destination page." in result["content"]
+    assert answers == ["rebind.example"]
+    assert connections and all(host == "127.0.0.1" for host, _ in connections)
+    # Any system lookup during the fetch was of a numeric address, never of the name.
+    assert all(parse_address(str(host)) is not None for host in system_lookups)
+    assert {s.headers["host"] for s in server.seen} == {f"rebind.example:{server.port}"}
+
+
+@pytest.fixture
+def tls_server(tmp_path) -> Iterator[tuple[LocalServer, str, list[str]]]:  # type: ignore[no-untyped-def]
+    """An HTTPS server on 127.0.0.1 with a certificate for secure.example; records the SNI."""
+    pytest.importorskip("cryptography")
+    cert, key = tls_files(tmp_path, "secure.example")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    sni: list[str] = []
+    context.sni_callback = lambda sock, name, ctx: sni.append(name)  # type: ignore[assignment]
+    with LocalServer(tls=context) as running:
+        running.routes["/end"] = page(TEXT)
+        yield running, cert, sni
+
+
+async def _to_loopback(host: str, port: int) -> list[str]:
+    return ["127.0.0.1"]
+
+
+async def test_https_to_the_checked_address_keeps_sni_and_verification_for_the_name(
+    tls_server: tuple[LocalServer, str, list[str]],
+    connections: list[tuple[str, int]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server, cert, sni = tls_server
+    monkeypatch.setattr(client, "_ssl_context", lambda: ssl.create_default_context(cafile=cert))
+    url = server.url("/end", host="secure.example")
+    result = await fetch_page(url, settings=settings_for(server), resolver=_to_loopback)
+    assert "Arrived at the destination page." in result["content"]
+    assert sni == ["secure.example"]
+    assert connections == [("127.0.0.1", server.port)]
+    assert server.seen[0].headers["host"] == f"secure.example:{server.port}"
+
+
+async def test_https_certificate_for_another_name_is_rejected(
+    tls_server: tuple[LocalServer, str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, cert, _ = tls_server
+    monkeypatch.setattr(client, "_ssl_context", lambda: ssl.create_default_context(cafile=cert))
+    url = server.url("/end", host="other.example")
+    with pytest.raises(FetchError, match=r"TLS certificate verification failed for other\.example"):
+        await fetch_page(url, settings=settings_for(server), resolver=_to_loopback)
+    assert server.seen == []
+
+
+async def test_https_untrusted_certificate_is_rejected(
+    tls_server: tuple[LocalServer, str, list[str]],
+) -> None:
+    server, _, _ = tls_server
+    url = server.url("/end", host="secure.example")
+    with pytest.raises(FetchError, match="TLS certificate verification failed"):
+        await fetch_page(url, settings=settings_for(server), resolver=_to_loopback)
+    assert server.seen == []
+
+
+def stream_body(total: int, sent: list[int], content_length: int | None = None):  # type: ignore[no-untyped-def]
+    """A handler sending `total` bytes of text in 64 KiB pieces, recording how many got out."""
+
+    def handle(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/plain")
+        if content_length is not None:
+            handler.send_header("Content-Length", str(content_length))
+        handler.end_headers()
+        chunk = b"a" * 65536
+        count = 0
+        try:
+            while count < total:
+                handler.wfile.write(chunk)
+                count += len(chunk)
+        except OSError:
+            pass
+        sent.append(count)
+
+    return handle
+
+
+async def test_50_mb_body_is_cut_at_the_cap(server: LocalServer) -> None:
+    sent: list[int] = []
+    server.routes["/huge"] = stream_body(50 * MB, sent)
+    started = time.monotonic()
+    with pytest.raises(FetchError, match="too large: the page is bigger than the 1,048,576-byte"):
+        await fetch_page(server.url("/huge"), settings=settings_for(server, max_bytes=MB))
+    assert time.monotonic() - started < 5
+    assert wait_for(lambda: bool(sent))
+    assert sent[0] < 25 * MB  # the reader stopped; the rest was never taken off the wire
+
+
+async def test_declared_oversize_body_is_refused_early(server: LocalServer) -> None:
+    sent: list[int] = []
+    server.routes["/declared"] = stream_body(50 * MB, sent, content_length=50 * MB)
+    with pytest.raises(FetchError, match="too large"):
+        await fetch_page(server.url("/declared"), settings=settings_for(server, max_bytes=MB))
+
+
+@functools.cache
+def gzip_bomb(decoded: int = 200 * MB) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    zeros = bytes(MB)
+    parts = [packer.compress(zeros) for _ in range(decoded // MB)]
+    return b"".join(parts) + packer.flush()
+
+
+async def test_gzip_bomb_is_stopped(server: LocalServer) -> None:
+    bomb = gzip_bomb()
+    assert len(bomb) < MB  # small on the wire, 200 MB decoded
+    server.routes["/bomb"] = lambda h: send(h, 200, bomb, "text/html", {"Content-Encoding": "gzip"})
+    tracemalloc.start()
+    try:
+        with pytest.raises(FetchError, match="too large"):
+            await fetch_page(server.url("/bomb"), settings=settings_for(server, max_bytes=2 * MB))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 40 * MB  # decoding stopped near the cap instead of expanding 200 MB
+
+
+async def test_gzip_within_the_cap_is_decoded(server: LocalServer) -> None:
+    server.routes["/gz"] = lambda h: send(
+        h, 200, gzip.compress(TEXT.encode()), "text/html", {"Content-Encoding": "gzip"}
+    )
+    result = await fetch_page(server.url("/gz"), settings=settings_for(server))
+    assert "Arrived at the destination page." in result["content"]
+
+
+def drip(handler: BaseHTTPRequestHandler) -> None:
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/plain")
+    handler.end_headers()
+    try:
+        for _ in range(100):  # at most 5 s, one byte every 50 ms
+            handler.wfile.write(b"x")
+            handler.wfile.flush()
+            time.sleep(0.05)
+    except OSError:
+        pass
+
+
+async def test_slow_drip_past_the_overall_timeout(server: LocalServer) -> None:
+    server.routes["/drip"] = drip
+    started = time.monotonic()
+    with pytest.raises(FetchError, match="timed out after 1 s"):
+        await fetch_page(server.url("/drip"), settings=settings_for(server, timeout_seconds=1.0))
+    assert time.monotonic() - started < 3
+
+
+def silent(handler: BaseHTTPRequestHandler) -> None:
+    time.sleep(1.5)  # accepts, then says nothing for longer than the read timeout
+
+
+async def test_read_timeout_when_the_server_goes_quiet(server: LocalServer) -> None:
+    server.routes["/silent"] = silent
+    settings = settings_for(server, read_timeout_seconds=0.3)
+    with pytest.raises(FetchError, match="timed out: the server stopped sending"):
+        await fetch_page(server.url("/silent"), settings=settings)
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("image/png", b"\x89PNG\r\n\x1a\n" + bytes(64)),
+        ("application/zip", b"PK\x03\x04" + bytes(64)),
+        ("video/mp4", bytes(64)),
+    ],
+)
+async def test_unsupported_content_types_are_refused(
+    server: LocalServer, content_type: str, body: bytes
+) -> None:
+    server.routes["/file"] = page(body, content_type)
+    with pytest.raises(FetchError, match=f"unsupported content type {content_type}"):
+        await fetch_page(server.url("/file"), settings=settings_for(server))
+
+
+async def test_undeclared_binary_is_refused(server: LocalServer) -> None:
+    server.routes["/blob"] = page(
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "application/octet-stream"
+    )
+    with pytest.raises(FetchError, match="binary data"):
+        await fetch_page(server.url("/blob"), settings=settings_for(server))
+
+
+def test_decoder_caps_exactly() -> None:
+    data = b"z" * 5000
+    assert CappedDecoder("gzip", 5000).feed(gzip.compress(data)) == data
+    with pytest.raises(FetchError, match="too large"):
+        CappedDecoder("gzip", 4999).feed(gzip.compress(data))
+
+
+def test_decoder_handles_deflate_forms_and_chains() -> None:
+    data = b"hello deflate " * 100
+    raw = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    raw_deflate = raw.compress(data) + raw.flush()
+    for body in (zlib.compress(data), raw_deflate):
+        decoder = CappedDecoder("deflate", MB)
+        assert decoder.feed(body[:10]) + decoder.feed(body[10:]) + decoder.finish() == data
+    chained = gzip.compress(zlib.compress(data))  # deflate applied first, then gzip
+    assert CappedDecoder("deflate, gzip", MB).feed(chained) == data
+    assert CappedDecoder("identity", MB).feed(data) == data
+
+
+def test_decoder_rejects_unknown_and_corrupt_encodings() -> None:
+    with pytest.raises(FetchError, match=r"unsupported content encoding \(br\)"):
+        CappedDecoder("br", MB)
+    with pytest.raises(FetchError, match="gzip compression is corrupt"):
+        CappedDecoder("gzip", MB).feed(b"this is not gzip data at all")

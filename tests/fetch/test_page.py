@@ -1,0 +1,282 @@
+"""fetch_page against a real HTTP server on 127.0.0.1: extraction, windows, PDF, reader fallback."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from testing.fetch_helpers import (
+    LocalServer,
+    install_connection_guard,
+    make_pdf,
+    page,
+    send,
+    settings_for,
+)
+from websearch_mcp.fetch import FetchError, FetchRefused, fetch_document, fetch_page
+
+ARTICLE = """<!doctype html>
+<html><head>
+<title>Rivers of the North | Example News</title>
+<meta property="article:published_time" content="2024-03-05T10:00:00Z">
+</head><body>
+<header><nav><ul>
+  <li><a href="/">Home</a></li><li><a href="/world">World menu</a></li>
+  <li><a href="/sport">Sport menu</a></li><li><a href="/login">Sign in</a></li>
+</ul></nav></header>
+<aside class="sidebar ad advertisement"><p>BUY CHEAP WATCHES TODAY, limited offer!</p></aside>
+<div class="banner-ads">Sponsored: the best casino bonus</div>
+<main><article>
+<h1>Rivers of the North</h1>
+<p>The northern rivers carry meltwater from the glaciers to the sea, and their flow has doubled
+over the last three decades according to the regional hydrology survey.</p>
+<h2>Measurements</h2>
+<p>Gauging stations along the Tana and the Alta recorded peak discharge in late June, with a
+<a href="/survey/2023">full survey report</a> published by the institute in the autumn.</p>
+<ul><li>Tana: 720 cubic metres per second</li><li>Alta: 410 cubic metres per second</li></ul>
+<table><tr><th>River</th><th>Peak</th></tr><tr><td>Tana</td><td>720</td></tr>
+<tr><td>Alta</td><td>410</td></tr></table>
+<p>Researchers expect the trend to continue as long as summer temperatures keep rising across
+the Arctic, which has consequences for salmon spawning grounds downstream.</p>
+</article></main>
+<footer><p>Copyright Example News. Cookie policy. Terms of use.</p></footer>
+</body></html>"""
+
+
+def long_article(paragraphs: int = 60) -> str:
+    body = "\n".join(
+        f"<p>Paragraph {i:03d} describes observation number {i} of the long study, with enough "
+        f"words to be kept as real content by the extractor and a unique marker M{i:03d}.</p>"
+        for i in range(paragraphs)
+    )
+    return (
+        "<!doctype html><html><head><title>Long study</title></head><body>"
+        f"<nav><a href='/'>Home</a></nav><article><h1>Long study</h1>{body}</article></body></html>"
+    )
+
+
+@pytest.fixture(autouse=True)
+def connections(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    return install_connection_guard(monkeypatch)
+
+
+@pytest.fixture
+def server() -> Iterator[LocalServer]:
+    with LocalServer() as running:
+        yield running
+
+
+async def test_article_text_without_navigation_or_ads(server: LocalServer) -> None:
+    server.routes["/article"] = page(ARTICLE)
+    result = await fetch_page(server.url("/article"), settings=settings_for(server))
+    content = result["content"]
+    assert "meltwater from the glaciers" in content
+    assert "salmon spawning grounds" in content
+    assert "## Measurements" in content
+    assert "- Tana: 720 cubic metres per second" in content
+    assert "| Tana | 720 |" in content
+    assert f"[full survey report]({server.url('/survey/2023')})" in content
+    for noise in ("World menu", "Sport menu", "BUY CHEAP WATCHES", "casino", "Cookie policy"):
+        assert noise not in content
+    assert result["title"] == "Rivers of the North"
+    assert result["published"] == "2024-03-05"
+    assert result["content_type"] == "text/html"
+    assert result["url"] == result["final_url"] == server.url("/article")
+    assert result["total_chars"] == len(content)
+    assert result["start"] == 0 and result["truncated"] is False and "next_start" not in result
+    seen = server.seen[0]
+    assert seen.headers["host"] == f"127.0.0.1:{server.port}"
+    assert "gzip" in seen.headers["accept-encoding"]
+
+
+async def test_long_page_in_three_windows_joins_to_the_whole(server: LocalServer) -> None:
+    server.routes["/long"] = page(long_article())
+    settings = settings_for(server)
+    whole = await fetch_page(server.url("/long"), max_chars=200_000, settings=settings)
+    total = whole["total_chars"]
+    assert total > 9000 and "M000" in whole["content"] and "M059" in whole["content"]
+    size = -(-total // 3)
+    parts, start, windows = [], 0, []
+    while True:
+        window = await fetch_page(
+            server.url("/long"), max_chars=size, start=start, settings=settings
+        )
+        windows.append(window)
+        parts.append(window["content"])
+        assert window["total_chars"] == total and window["start"] == start
+        if "next_start" not in window:
+            break
+        assert window["truncated"] is True and window["next_start"] == start + size
+        start = window["next_start"]
+    assert len(windows) == 3
+    assert windows[-1]["truncated"] is False
+    assert "".join(parts) == whole["content"]
+
+
+async def test_start_past_the_end_gives_empty_content(server: LocalServer) -> None:
+    server.routes["/t"] = page("just a little text", "text/plain")
+    result = await fetch_page(server.url("/t"), start=1000, settings=settings_for(server))
+    assert result["content"] == "" and result["total_chars"] == 18
+    assert result["truncated"] is False and "next_start" not in result
+
+
+async def test_plain_text_and_json_pass_through(server: LocalServer) -> None:
+    data = {"name": "tana", "peak": 720, "tags": ["river", "norway"]}
+    server.routes["/data.json"] = page(json.dumps(data, indent=2), "application/json")
+    server.routes["/notes.txt"] = page("Line one\r\nLine two\r\n", "text/plain; charset=utf-8")
+    server.routes["/latin"] = page("Café crème".encode("latin-1"), "text/plain; charset=iso-8859-1")
+    settings = settings_for(server)
+    result = await fetch_page(server.url("/data.json"), settings=settings)
+    assert json.loads(result["content"]) == data
+    assert result["content_type"] == "application/json" and result["title"] is None
+    text = await fetch_page(server.url("/notes.txt"), settings=settings)
+    assert text["content"] == "Line one\nLine two" and text["content_type"] == "text/plain"
+    latin = await fetch_page(server.url("/latin"), settings=settings)
+    assert latin["content"] == "Café crème"
+
+
+async def test_html_without_content_type_is_sniffed(server: LocalServer) -> None:
+    server.routes["/bare"] = page(ARTICLE, None)
+    result = await fetch_page(server.url("/bare"), settings=settings_for(server))
+    assert result["content_type"] == "text/html"
+    assert "meltwater" in result["content"] and "World menu" not in result["content"]
+
+
+PDF_PAGES = [["Glacier survey 2023", "Summary of findings"], ["Second page about the Tana"]]
+
+
+async def test_pdf_text_per_page_with_markers(server: LocalServer) -> None:
+    server.routes["/report.pdf"] = page(make_pdf(PDF_PAGES, title="Survey"), "application/pdf")
+    result = await fetch_page(server.url("/report.pdf"), settings=settings_for(server))
+    content = result["content"]
+    assert result["content_type"] == "application/pdf"
+    assert result["title"] == "Survey" and result["published"] == "2024-03-05"
+    first, second = content.index("--- page 1 ---"), content.index("--- page 2 ---")
+    assert first < content.index("Glacier survey 2023") < second
+    assert content.index("Second page about the Tana") > second
+
+
+async def test_pdf_recognised_by_magic_bytes(server: LocalServer) -> None:
+    server.routes["/download"] = page(make_pdf(PDF_PAGES), "application/octet-stream")
+    result = await fetch_page(server.url("/download"), settings=settings_for(server))
+    assert result["content_type"] == "application/pdf"
+    assert "Summary of findings" in result["content"]
+
+
+async def test_pdf_without_text_layer_is_reported(server: LocalServer) -> None:
+    server.routes["/scan.pdf"] = page(make_pdf([[], []]), "application/pdf")
+    with pytest.raises(FetchError, match="2 page\\(s\\) but no text layer"):
+        await fetch_page(server.url("/scan.pdf"), settings=settings_for(server))
+
+
+async def test_damaged_pdf_is_a_clear_error(server: LocalServer) -> None:
+    server.routes["/broken.pdf"] = page(b"%PDF-1.4\n1 0 obj garbage", "application/pdf")
+    with pytest.raises(FetchError, match="PDF could not be read"):
+        await fetch_page(server.url("/broken.pdf"), settings=settings_for(server))
+
+
+async def test_pdf_without_pypdf_says_what_to_install(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "pypdf", None)  # makes `import pypdf` fail
+    server.routes["/report.pdf"] = page(make_pdf(PDF_PAGES), "application/pdf")
+    with pytest.raises(FetchError, match=r"websearch-mcp\[pdf\]"):
+        await fetch_page(server.url("/report.pdf"), settings=settings_for(server))
+
+
+async def test_http_error_status(server: LocalServer) -> None:
+    with pytest.raises(FetchError, match="HTTP 404"):
+        await fetch_page(server.url("/missing"), settings=settings_for(server))
+
+
+READER_KEY = "reader-secret-key-123"
+
+
+def reader_answer(handler) -> None:  # type: ignore[no-untyped-def]
+    target = handler.path.removeprefix("/reader/")
+    payload = {
+        "code": 200,
+        "data": {
+            "title": "Via reader",
+            "url": target,
+            "content": f"# Via reader\n\nText of {target} rendered by the reader.",
+            "publishedTime": "Tue, 05 Mar 2024 10:00:00 GMT",
+        },
+    }
+    send(handler, 200, json.dumps(payload).encode(), "application/json")
+
+
+async def test_reader_fallback_when_direct_fetch_fails(server: LocalServer) -> None:
+    server.routes["/blocked"] = lambda h: send(h, 403, b"denied", "text/html")
+    server.routes["/reader/*"] = reader_answer
+    settings = settings_for(
+        server,
+        reader_fallback=True,
+        reader_base_url=server.url("/reader"),
+        reader_api_key=READER_KEY,
+    )
+    target = server.url("/blocked")
+    result = await fetch_page(target, settings=settings)
+    assert result["via"] == "reader" and result["title"] == "Via reader"
+    assert f"Text of {target} rendered by the reader." in result["content"]
+    assert result["published"] == "2024-03-05"
+    reader_call = server.seen[-1]
+    assert reader_call.path == f"/reader/{target}"
+    assert reader_call.headers["authorization"] == f"Bearer {READER_KEY}"
+
+
+async def test_reader_fallback_is_off_by_default(server: LocalServer) -> None:
+    server.routes["/blocked"] = lambda h: send(h, 403, b"denied", "text/html")
+    server.routes["/reader/*"] = reader_answer
+    settings = settings_for(server, reader_base_url=server.url("/reader"))
+    with pytest.raises(FetchError, match="HTTP 403"):
+        await fetch_page(server.url("/blocked"), settings=settings)
+    assert server.paths() == ["/blocked"]
+
+
+async def test_reader_never_sees_refused_urls(
+    server: LocalServer, connections: list[tuple[str, int]]
+) -> None:
+    server.routes["/reader/*"] = reader_answer
+    settings = settings_for(
+        server, reader_fallback=True, reader_base_url=server.url("/reader"), reader_api_key="k"
+    )
+
+    async def resolver(host: str, port: int) -> list[str]:
+        return ["10.0.0.1"]
+
+    with pytest.raises(FetchRefused):
+        await fetch_page(
+            f"http://intranet.example:{server.port}/", settings=settings, resolver=resolver
+        )
+    with pytest.raises(FetchRefused):
+        await fetch_page(f"http://169.254.169.254:{server.port}/", settings=settings)
+    assert server.seen == [] and connections == []
+
+
+async def test_reader_failure_keeps_the_key_out_of_the_error(server: LocalServer) -> None:
+    server.routes["/blocked"] = lambda h: send(h, 503, b"busy", "text/html")
+    server.routes["/reader/*"] = lambda h: send(h, 401, f"bad key {READER_KEY}".encode(), None)
+    settings = settings_for(
+        server,
+        reader_fallback=True,
+        reader_base_url=server.url("/reader"),
+        reader_api_key=READER_KEY,
+    )
+    with pytest.raises(FetchError) as info:
+        await fetch_page(server.url("/blocked"), settings=settings)
+    text = str(info.value)
+    assert "HTTP 503" in text and "reader" in text and "HTTP 401" in text
+    assert READER_KEY not in text and READER_KEY not in repr(settings)
+
+
+async def test_fetch_document_gives_the_whole_text_once(server: LocalServer) -> None:
+    server.routes["/long"] = page(long_article())
+    document = await fetch_document(server.url("/long"), settings=settings_for(server))
+    window = document.window(max_chars=100, start=50)
+    assert window["content"] == document.content[50:150]
+    assert window["next_start"] == 150 and window["total_chars"] == len(document.content)
+    assert len(server.seen) == 1

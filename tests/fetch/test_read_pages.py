@@ -1,0 +1,277 @@
+"""`web_search` with `read` end to end: the real app under uvicorn asked over /mcp, fake engines on
+127.0.0.1 whose results point at a fake site on 127.0.0.1 (opened for the test by
+`fetch.allow_networks` and `fetch.allowed_ports`), a SQLite page cache in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from testing.cache_service import call, config, make_settings, serve
+from testing.fake_engines import ResultsFn
+from testing.fetch_helpers import LocalServer, install_connection_guard, page, send
+from testing.server_helpers import MCP_HEADERS, TOOLS_LIST
+from websearch_mcp.cli import main
+
+QUERY = "ammonite fossils northern cliffs"
+HANG_QUERY = "ammonite fossils northern cliffs hanging"
+DEADLINE = 2.5
+#: A sentence far down a long page: passages must find it, not the page's opening.
+DEEP_SENTENCE = (
+    "The ammonite fossils of the northern cliffs were first catalogued by the lighthouse keeper "
+    "in 1887, who sent forty specimens to the museum."
+)
+#: A private address, outside `fetch.allow_networks`; its port is the site's (allowed).
+REFUSED_HOST = "10.255.0.1"
+
+
+def deep_page() -> str:
+    filler = "".join(
+        f"<p>Section {i} covers the harbour, its boats, the weather of week {i} and the tides, "
+        f"in enough words to count as real content for the extractor number {i}.</p>"
+        for i in range(80)
+    )
+    return (
+        "<!doctype html><html><head><title>Coastal notes</title></head><body>"
+        "<nav><a href='/'>Home</a> <a href='/fossils'>Ammonite fossils</a></nav>"
+        f"<article><h1>Coastal notes</h1>{filler}<p>{DEEP_SENTENCE}</p>"
+        "<p>The harbour closes for the winter in November.</p></article></body></html>"
+    )
+
+
+SECOND_PAGE = (
+    "<html><head><title>Cliff walks</title></head><body><article><h1>Cliff walks</h1>"
+    "<p>Walkers on the northern cliffs often find small ammonite fossils after the spring "
+    "storms have washed the clay away from the rock.</p>"
+    "<p>Parking is available near the church.</p></article></body></html>"
+)
+
+
+class Site:
+    """The fake site: two readable pages and one that never answers (until released)."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.server = LocalServer(
+            routes={
+                "/deep": page(deep_page()),
+                "/second": page(SECOND_PAGE),
+                "/hang": self._hang,
+                "/forbidden": lambda h: send(h, 403, b"go away", "text/plain"),
+                "/image": page(b"\x89PNG\r\n\x1a\n" + bytes(64), "image/png"),
+                "/broken": lambda h: send(h, 500, b"oops", "text/plain"),
+            }
+        )
+
+    def _hang(self, handler: Any) -> None:
+        self.release.wait(30)
+        with contextlib.suppress(OSError):  # the reader has long given up
+            send(handler, 200, b"<html><body><p>Too late.</p></body></html>", "text/html")
+
+    def result(self, path: str, title: str) -> dict[str, Any]:
+        return {
+            "title": title,
+            "url": self.server.url(path),
+            "snippet": f"{title}: ammonite fossils on the northern cliffs.",
+        }
+
+
+@pytest.fixture
+def site() -> Iterator[Site]:
+    fake_site = Site()
+    with fake_site.server:
+        try:
+            yield fake_site
+        finally:
+            fake_site.release.set()
+
+
+@pytest.fixture
+def engine_results(site: Site) -> ResultsFn:
+    def results(engine: str, query: str) -> list[dict[str, Any]]:
+        found = [
+            site.result("/deep", "Ammonite fossils of the northern cliffs"),
+            site.result("/second", "Northern cliffs walks and ammonite fossils"),
+            {
+                "title": "Ammonite fossils archive",
+                "url": site.server.url("/secret", host=REFUSED_HOST),
+                "snippet": "The archive of ammonite fossils from the northern cliffs.",
+            },
+        ]
+        if "hanging" in query:
+            found.insert(1, site.result("/hang", "Hanging page on ammonite fossils cliffs"))
+        if "failing" in query:
+            found = [
+                site.result(path, f"Ammonite fossils northern cliffs {path[1:]}")
+                for path in ("/forbidden", "/image", "/broken")
+            ]
+        return found
+
+    return results
+
+
+@pytest.fixture
+def server(engines_url: str, site: Site, tmp_path: Path) -> Iterator[str]:
+    settings = make_settings(
+        engines_url,
+        tmp_path / "cache.sqlite3",
+        search={"deadline_seconds": DEADLINE},
+        fetch={"allow_networks": ["127.0.0.0/8"], "allowed_ports": [site.server.port]},
+    )
+    with serve(settings) as url:
+        yield url
+
+
+def search(url: str, **arguments: Any) -> tuple[dict[str, Any], str]:
+    result = call(url, {"query": QUERY, **arguments})
+    assert not result.get("isError"), result
+    return result["structuredContent"], result["content"][0]["text"]
+
+
+def by_url(answer: dict[str, Any], url: str) -> dict[str, Any]:
+    return next(r for r in answer["results"] if r["url"] == url)
+
+
+def test_read_gives_passages_from_deep_in_the_page_and_a_status_for_each_page(
+    server: str, site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dialled = install_connection_guard(monkeypatch)
+    started = time.monotonic()
+    answer, text = search(server, query=HANG_QUERY, read=4)
+    took = time.monotonic() - started
+
+    deep = by_url(answer, site.server.url("/deep"))
+    assert deep["page_status"] == "ok"
+    assert any(DEEP_SENTENCE in passage for passage in deep["passages"])
+    assert sum(map(len, deep["passages"])) <= 2000
+    assert by_url(answer, site.server.url("/second"))["page_status"] == "ok"
+    # The hanging page costs no more than what was left of the deadline.
+    hanging = by_url(answer, site.server.url("/hang"))
+    assert hanging["page_status"] == "timeout" and hanging["passages"] == []
+    assert took < DEADLINE + 1.5
+    # The refused address is listed with its snippet, but never dialled.
+    refused = by_url(answer, site.server.url("/secret", host=REFUSED_HOST))
+    assert refused["page_status"] == "refused"
+    assert "private address" in refused["page_error"]
+    assert refused["snippet"].startswith("The archive")
+    assert all(host == "127.0.0.1" for host, _ in dialled)
+    assert sorted(site.server.paths()) == ["/deep", "/hang", "/second"]
+    # The text rendering quotes the passages under their result, and says why a page is missing.
+    quoted = [line for line in text.splitlines() if line.startswith("   > ")]
+    assert any(DEEP_SENTENCE in line for line in quoted)
+    assert "(page not read: timeout)" in text and "(page not read: refused)" in text
+
+
+def test_each_way_a_page_can_fail_has_its_status(server: str, site: Site) -> None:
+    answer, text = search(server, query=f"{QUERY} failing", read=3)
+    statuses = {r["url"].rsplit("/", 1)[1]: r["page_status"] for r in answer["results"]}
+    assert statuses == {"forbidden": "blocked", "image": "unsupported", "broken": "error"}
+    assert all(r["snippet"] and r["passages"] == [] for r in answer["results"])
+    assert "HTTP 403" in by_url(answer, site.server.url("/forbidden"))["page_error"]
+    assert "(page not read: unsupported)" in text
+
+
+def test_only_the_top_results_are_read_and_score_details_stay(server: str, site: Site) -> None:
+    plain, _ = search(server, explain=True)
+    answer, _ = search(server, read=1, explain=True)
+    first, *rest = answer["results"]
+    assert first["url"] == site.server.url("/deep") and first["page_status"] == "ok"
+    assert all("page_status" not in r and "passages" not in r for r in rest)
+    stripped = [
+        {k: v for k, v in r.items() if k not in ("passages", "page_status", "page_error")}
+        for r in answer["results"]
+    ]
+    assert stripped == plain["results"]  # reading does not re-rank or re-score
+    assert site.server.paths() == ["/deep"]
+
+
+def test_a_repeated_search_reads_nothing_again(server: str, site: Site) -> None:
+    first, _ = search(server, read=3)
+    seen = list(site.server.paths())
+    second, _ = search(server, read=3)
+    assert sorted(seen) == ["/deep", "/second"]
+    assert site.server.paths() == seen
+    assert second["cached"] is True
+    assert second["results"] == first["results"]
+
+
+def test_without_read_no_page_is_fetched(server: str, site: Site) -> None:
+    answer, text = search(server)
+    assert answer["results"]
+    assert all("page_status" not in r for r in answer["results"])
+    assert "> " not in text
+    assert site.server.paths() == []
+
+
+def test_a_page_read_by_fetch_page_is_not_fetched_again_by_read(server: str, site: Site) -> None:
+    fetched = call(server, {"url": site.server.url("/deep")}, "fetch_page")
+    assert not fetched.get("isError"), fetched
+    answer, _ = search(server, read=3)
+    assert by_url(answer, site.server.url("/deep"))["page_status"] == "ok"
+    assert sorted(site.server.paths()) == ["/deep", "/second"]
+
+
+def test_a_page_read_by_read_is_not_fetched_again_by_fetch_page(server: str, site: Site) -> None:
+    search(server, read=3)
+    fetched = call(server, {"url": site.server.url("/second"), "max_chars": 200}, "fetch_page")
+    assert fetched["structuredContent"]["cached"] is True
+    assert sorted(site.server.paths()) == ["/deep", "/second"]
+
+
+@pytest.mark.parametrize("value", [11, -1, "many", 2.5])
+def test_read_out_of_range_is_a_tool_error_naming_it(server: str, site: Site, value: Any) -> None:
+    result = call(server, {"query": QUERY, "read": value})
+    assert result["isError"] is True
+    assert "read must be an integer from 0 to 10" in result["content"][0]["text"]
+    assert site.server.paths() == []
+
+
+def test_read_is_advertised_with_its_range(server: str) -> None:
+    response = httpx.post(f"{server}/mcp", headers=MCP_HEADERS, json=TOOLS_LIST, timeout=10)
+    tools = {t["name"]: t for t in response.json()["result"]["tools"]}
+    schema = tools["web_search"]["inputSchema"]["properties"]["read"]
+    assert (schema["type"], schema["minimum"], schema["maximum"], schema["default"]) == (
+        "integer",
+        0,
+        10,
+        0,
+    )
+    assert "passages" in tools["web_search"]["description"]
+
+
+def test_the_searxng_endpoint_ignores_read(server: str, site: Site) -> None:
+    response = httpx.get(
+        f"{server}/search", params={"q": QUERY, "format": "json", "read": "5"}, timeout=10
+    )
+    assert response.status_code == 200
+    assert response.json()["results"]
+    assert site.server.paths() == []
+
+
+def test_the_cli_reads_pages_with_read(
+    engines_url: str, site: Site, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = config(
+        engines_url,
+        {"backend": "none"},
+        fetch={"allow_networks": ["127.0.0.0/8"], "allowed_ports": [site.server.port]},
+    )
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    code = main(["search", QUERY, "--config", str(path), "--read", "2"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert DEEP_SENTENCE in out
+    assert "Walkers on the northern cliffs" in out  # the second result's page, read too
+    assert "page not read" not in out  # the third result (refused) was not among the two
+    assert main(["search", QUERY, "--config", str(path), "--read", "11"]) == 1
+    assert "read must be an integer from 0 to 10" in capsys.readouterr().err

@@ -1,0 +1,50 @@
+"""`read_results` on its own: the time budget, every failure as a status, results left as given.
+(End to end, over MCP against a fake site: tests/fetch/test_read_pages.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import time
+
+from websearch_mcp.fetch import Document, FetchBlocked, FetchRefused
+from websearch_mcp.reading import PAGE_STATUSES, read_results
+
+TEXT = "The glacier survey measured the meltwater flow of the northern rivers every June."
+RESULTS = [{"url": f"https://example.org/{name}", "snippet": name} for name in "abcde"]
+
+
+async def load(url: str) -> Document:
+    name = url.rsplit("/", 1)[1]
+    if name == "a":
+        return Document(url=url, final_url=url, content_type="text/html", content=TEXT)
+    if name == "b":
+        raise FetchRefused("refused: the host points to a private address")
+    if name == "c":
+        raise FetchBlocked("the server answered HTTP 403")
+    if name == "d":
+        await asyncio.sleep(30)
+    raise RuntimeError("a bug in an extractor")
+
+
+def test_each_page_gets_a_status_within_the_budget_and_the_rest_stay_as_they_were() -> None:
+    given = copy.deepcopy(RESULTS)
+    started = time.monotonic()
+    read = asyncio.run(read_results(given, "glacier meltwater", 4, 0.5, load))
+    assert time.monotonic() - started < 2
+    assert [r.get("page_status") for r in read] == ["ok", "refused", "blocked", "timeout", None]
+    assert read[0]["passages"] == [TEXT]
+    assert all(r["passages"] == [] and r["page_error"] for r in read[1:4])
+    assert read[4] == RESULTS[4] and given == RESULTS  # the caller's results are not changed
+    assert {r["page_status"] for r in read[:4]} <= set(PAGE_STATUSES)
+
+
+def test_an_unexpected_failure_is_an_error_status_not_a_crash() -> None:
+    read = asyncio.run(read_results(RESULTS[4:], "glacier", 1, 1.0, load))
+    assert read[0]["page_status"] == "error"
+    assert "extractor" not in read[0]["page_error"]  # internals stay out of the answer
+
+
+def test_no_time_left_reads_nothing() -> None:
+    read = asyncio.run(read_results(RESULTS[:1], "glacier", 1, -0.2, load))
+    assert read[0]["page_status"] == "timeout"

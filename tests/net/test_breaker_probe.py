@@ -1,0 +1,160 @@
+"""Half-open breakers: after a cooldown exactly one request probes the engine, the others keep
+skipping it until the probe answers; success closes, failure reopens with the next cooldown.
+
+The stores' atomic steps are tested on memory and on a real redis-server (two stores standing
+for two replicas); the whole path through fake engines, real uvicorn and the official MCP
+client, with one process and with two replicas sharing Redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from contextlib import ExitStack
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from testing.cooldown_contract import check_store_contract
+from testing.fake_engines import FakeEngines, Fault, serve_app, serve_fake_engines
+from testing.redis_server import RedisServer
+from testing.resilience_helpers import FakeClock, settings_for
+from websearch_mcp.app import create_app
+from websearch_mcp.net.breaker import CircuitBreaker
+from websearch_mcp.net.cooldown import MemoryCooldownStore
+from websearch_mcp.orchestrator import Orchestrator
+from websearch_mcp.service import SearchService
+
+NAME = "breaker:bing"
+
+
+def results_for(engine: str, query: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "title": f"{query} ({engine})",
+            "url": f"https://{engine}.example/{abs(hash(query))}",
+            "snippet": f"All about {query}.",
+        }
+    ]
+
+
+@pytest.fixture
+async def redis_stores(redis_server: RedisServer) -> AsyncIterator[tuple[Any, Any]]:
+    from websearch_mcp.net.cooldown_redis import RedisCooldownStore
+
+    assert redis_server.command("FLUSHALL") == b"+OK"
+    pair = (RedisCooldownStore(redis_server.url), RedisCooldownStore(redis_server.url))
+    yield pair
+    for store in pair:
+        await store.close()
+
+
+# --- the stores' atomic steps -------------------------------------------------------------------
+
+
+async def test_memory_store_claims_one_probe_and_counts_every_failure() -> None:
+    store = MemoryCooldownStore()
+    await check_store_contract(store, store, 1_800_000_000.0)
+
+
+async def test_redis_store_claims_one_probe_across_replicas_and_counts_atomically(
+    redis_stores: tuple[Any, Any],
+) -> None:
+    one, other = redis_stores
+    await check_store_contract(one, other, 1_800_000_000.0)
+    assert one.stats.errors == {} and other.stats.errors == {}
+
+
+async def test_a_probe_whose_lease_ran_out_lets_the_next_through() -> None:
+    clock = FakeClock()
+    breaker = CircuitBreaker("bing", MemoryCooldownStore(), clock=clock)
+    assert await breaker.failure("error", "HTTP 500") == 5
+    clock.advance(5)
+    assert await breaker.check(probe_seconds=3) is None  # this one probes
+    state = await breaker.check()
+    assert state is not None and state.probing
+    assert (
+        state.describe()
+        == "circuit half-open after HTTP 500; another request is probing the engine"
+    )
+    clock.advance(3)  # the probe never answered
+    assert await breaker.check() is None
+    assert await breaker.failure("error", "HTTP 500") == 10  # the next cooldown
+    assert (await breaker.check()).seconds_left == 10
+
+
+# --- end to end -------------------------------------------------------------------------------
+
+
+async def searches(urls: list[str], count: int, tag: str) -> list[dict[str, Any]]:
+    """`count` concurrent web searches, spread over `urls`, each with its own query."""
+
+    async def one(i: int) -> dict[str, Any]:
+        async with Client(f"{urls[i % len(urls)]}/mcp", mode="legacy", cache=None) as client:
+            result = await client.call_tool("web_search", {"query": f"event loop {tag} {i}"})
+        assert not result.is_error
+        return next(e for e in result.structured_content["engines"] if e["name"] == "bing")
+
+    return list(await asyncio.gather(*(one(i) for i in range(count))))
+
+
+def serve_replicas(
+    stack: ExitStack, fake: FakeEngines, stores: list[Any], clock: FakeClock
+) -> list[str]:
+    base = stack.enter_context(serve_fake_engines(fake))
+    # Many concurrent searches from one client: the per-client limits are opened up.
+    server = {"max_concurrent_per_client": 64, "rate_limit_per_minute": 0}
+    settings = settings_for(
+        base, {"bing": {}, "wikipedia": {}}, top={"server": server}, deadline_seconds=3
+    )
+    urls = []
+    for store in stores:
+        orchestrator = Orchestrator(
+            settings, store=store, clock=clock, rng=random.Random(1), environ={}
+        )
+        service = SearchService(settings, orchestrator)
+        urls.append(stack.enter_context(serve_app(create_app(settings, service))))
+    return urls
+
+
+async def run_half_open(fake: FakeEngines, urls: list[str], clock: FakeClock) -> None:
+    fake.faults["bing"] = Fault(status=500)
+    (first,) = await searches(urls, 1, "a")
+    assert first["status"] == "error" and fake.counts["bing"] == 1
+    clock.advance(5)  # the first cooldown (5 s) is over
+    fake.faults["bing"] = Fault(status=500, delay=0.6)  # the probe takes a while and fails
+    reports = await searches(urls, 10, "b")
+    assert fake.counts["bing"] == 2  # exactly one probe reached the engine
+    assert sorted(r["status"] for r in reports) == ["error"] + ["skipped"] * 9
+    assert all("half-open" in r["error"] for r in reports if r["status"] == "skipped")
+    (reopened,) = await searches(urls, 1, "c")
+    assert reopened["error"] == "circuit open after HTTP 500; next try in 10 s"
+    clock.advance(10)
+    fake.faults["bing"] = Fault(delay=0.6)  # now the probe succeeds
+    reports = await searches(urls, 6, "d")
+    assert sorted(r["status"] for r in reports) == ["ok"] + ["skipped"] * 5
+    assert fake.counts["bing"] == 3
+    del fake.faults["bing"]
+    reports = await searches(urls, 4, "e")  # closed: every search asks it
+    assert [r["status"] for r in reports] == ["ok"] * 4 and fake.counts["bing"] == 7
+
+
+async def test_one_probe_after_the_cooldown_then_reopen_or_close() -> None:
+    fake, clock = FakeEngines(results_for), FakeClock()
+    with ExitStack() as stack:
+        urls = serve_replicas(stack, fake, [MemoryCooldownStore()], clock)
+        await run_half_open(fake, urls, clock)
+
+
+async def test_two_replicas_sharing_redis_send_one_probe(redis_server: RedisServer) -> None:
+    from websearch_mcp.net.cooldown_redis import RedisCooldownStore
+
+    assert redis_server.command("FLUSHALL") == b"+OK"
+    fake, clock = FakeEngines(results_for), FakeClock()
+    stores = [RedisCooldownStore(redis_server.url, clock=clock) for _ in range(2)]
+    with ExitStack() as stack:
+        urls = serve_replicas(stack, fake, stores, clock)
+        await run_half_open(fake, urls, clock)
+    assert all(store.stats.errors == {} for store in stores)

@@ -1,0 +1,116 @@
+"""Key cooldowns and breaker states shared through a real redis-server, and Redis going away.
+
+Skipped with a reason where the `redis-server` binary is absent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+
+import pytest
+
+pytest.importorskip("redis", reason="the Redis backend needs the redis extra")
+
+from testing.cache_helpers import FakeClock
+from testing.redis_server import RedisServer, redis_binary
+from websearch_mcp.errors import EngineAuthError
+from websearch_mcp.net.breaker import CircuitBreaker
+from websearch_mcp.net.cooldown import Cooldown
+from websearch_mcp.net.cooldown_redis import KEEP_SECONDS, RedisCooldownStore
+from websearch_mcp.net.keypool import KeyPool, KeyRefused
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def stores(
+    redis_server: RedisServer, clock: FakeClock
+) -> AsyncIterator[tuple[RedisCooldownStore, RedisCooldownStore]]:
+    """Two stores on one Redis, as two replicas would have."""
+    assert redis_server.command("FLUSHALL") == b"+OK"
+    pair = (
+        RedisCooldownStore(redis_server.url, clock=clock),
+        RedisCooldownStore(redis_server.url, clock=clock),
+    )
+    yield pair
+    for store in pair:
+        await store.close()
+
+
+async def test_a_cooldown_set_by_one_replica_is_seen_by_the_other(
+    stores: tuple[RedisCooldownStore, RedisCooldownStore], clock: FakeClock
+) -> None:
+    one, other = stores
+    cooldown = Cooldown(clock() + 180, "captcha page", 2)
+    await one.set("breaker:bing", cooldown)
+    assert await other.get("breaker:bing") == cooldown
+    assert await other.get("breaker:duckduckgo") is None
+    await other.delete("breaker:bing")
+    assert await one.get("breaker:bing") is None
+
+
+async def test_redis_forgets_a_cooldown_a_while_after_it_ended(
+    stores: tuple[RedisCooldownStore, RedisCooldownStore], clock: FakeClock
+) -> None:
+    one, _ = stores
+    await one.set("breaker:bing", Cooldown(clock() + 60, "error", 1))
+    ttl_ms = await one._client.pttl(one.redis_key("breaker:bing"))
+    assert (60 + KEEP_SECONDS - 5) * 1000 < ttl_ms <= (60 + KEEP_SECONDS) * 1000
+
+
+async def test_key_pools_and_breakers_of_two_replicas_agree(
+    stores: tuple[RedisCooldownStore, RedisCooldownStore], clock: FakeClock
+) -> None:
+    one, other = stores
+    keys = ["key-a", "key-b"]
+    pool_one = KeyPool("tavily", keys, one, clock=clock)
+    pool_other = KeyPool("tavily", keys, other, clock=clock)
+    first = (await pool_one.plan())[0]
+    await pool_one.cool(
+        KeyRefused("tavily", first.index, 2, first.key, EngineAuthError("401 unauthorised"))
+    )
+    assert [p.key for p in await pool_other.plan()] == [k for k in keys if k != first.key]
+
+    breaker_one = CircuitBreaker("bing", one, clock=clock)
+    breaker_other = CircuitBreaker("bing", other, clock=clock)
+    await breaker_one.failure("captcha", "CAPTCHA page")
+    state = await breaker_other.check()
+    assert state is not None and state.reason == "CAPTCHA page"
+    await breaker_other.success()
+    assert await breaker_one.check() is None
+    # No key is ever written to Redis, only its fingerprint.
+    names = await one._client.keys("*")
+    assert names and not any(b"key-a" in n or b"key-b" in n for n in names)
+
+
+async def test_redis_down_falls_back_to_memory_then_shares_again(
+    clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = RedisServer(redis_binary())
+    server.start()
+    store = RedisCooldownStore(server.url, clock=clock)
+    try:
+        server.stop()
+        with caplog.at_level(logging.INFO, logger="websearch_mcp.cache"):
+            await store.set("breaker:bing", Cooldown(clock() + 600, "captcha page", 1))
+            # This process still knows its own cooldown while Redis is away.
+            assert await store.get("breaker:bing") == Cooldown(clock() + 600, "captcha page", 1)
+            await store.delete("breaker:brave")
+            assert store.stats.errors["unavailable"] == 1
+            assert store.stats.bypassed == 2
+            warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+            assert len(warnings) == 1 and "cooldown" in warnings[0].getMessage()
+
+            server.start()  # empty: the shared state is gone, Redis is the truth again
+            clock.advance(31)
+            assert await store.get("breaker:bing") is None
+            await store.set("breaker:bing", Cooldown(clock() + 60, "error", 1))
+            assert server.command("EXISTS", store.redis_key("breaker:bing")) == b":1"
+        assert any("works again" in r.getMessage() for r in caplog.records)
+    finally:
+        await store.close()
+        server.close()

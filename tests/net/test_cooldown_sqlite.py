@@ -1,0 +1,144 @@
+"""The SQLite cooldown store that the worker processes of one server share."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from testing.cooldown_contract import check_store_contract
+from websearch_mcp.net.breaker import CircuitBreaker
+from websearch_mcp.net.cooldown import Cooldown
+from websearch_mcp.net.cooldown_sqlite import KEEP_SECONDS, SqliteCooldownStore
+
+
+@pytest.fixture
+async def store(tmp_path: Path):
+    # The store's clock only decides when ended cooldowns are forgotten: long after these.
+    opened = SqliteCooldownStore(tmp_path / "cooldowns.sqlite3", clock=lambda: 0.0)
+    yield opened
+    await opened.close()
+
+
+async def test_get_set_delete(store: SqliteCooldownStore) -> None:
+    assert await store.get("breaker:bing") is None
+    await store.set("breaker:bing", Cooldown(100.5, "HTTP 403", 2))
+    assert await store.get("breaker:bing") == Cooldown(100.5, "HTTP 403", 2)
+    await store.set("breaker:bing", Cooldown(200.0, "CAPTCHA", 3))
+    assert await store.get("breaker:bing") == Cooldown(200.0, "CAPTCHA", 3)
+    await store.delete("breaker:bing")
+    assert await store.get("breaker:bing") is None
+    await store.delete("breaker:bing")  # deleting what is absent is no error
+
+
+async def test_long_ended_cooldowns_are_forgotten_on_the_next_set(tmp_path: Path) -> None:
+    now = [10_000.0]
+    store = SqliteCooldownStore(tmp_path / "c.sqlite3", clock=lambda: now[0])
+    await store.set("key:tavily:a", Cooldown(10_010.0, "429", 4))
+    now[0] = 10_010.0 + KEEP_SECONDS + 1
+    await store.set("key:tavily:b", Cooldown(now[0] + 5, "429", 1))
+    assert await store.get("key:tavily:a") is None
+    assert await store.get("key:tavily:b") is not None
+    await store.close()
+
+
+async def test_record_failure_counts_failures_in_a_row(store: SqliteCooldownStore) -> None:
+    asked: list[int] = []
+
+    def until_for(n: int) -> float:
+        asked.append(n)
+        return 1000.0 + n
+
+    first = await store.record_failure("breaker:bing", "HTTP 503", until_for)
+    assert first == Cooldown(1001.0, "HTTP 503", 1)
+    second = await store.record_failure("breaker:bing", "timeout", until_for)
+    assert second == Cooldown(1002.0, "timeout", 2)
+    assert await store.get("breaker:bing") == second
+    assert asked == [1, 2]
+    await store.delete("breaker:bing")
+    assert (await store.record_failure("breaker:bing", "x", until_for)).failures == 1
+
+
+async def test_claim_probe_only_after_the_cooldown_and_once_per_lease(
+    store: SqliteCooldownStore,
+) -> None:
+    assert not await store.claim_probe("breaker:bing", 10, now=100.0)  # no cooldown at all
+    await store.set("breaker:bing", Cooldown(150.0, "HTTP 503", 1))
+    assert not await store.claim_probe("breaker:bing", 10, now=120.0)  # still cooling
+    assert await store.claim_probe("breaker:bing", 10, now=150.0)  # ended: lease taken
+    assert not await store.claim_probe("breaker:bing", 10, now=155.0)  # held by the first
+    assert await store.claim_probe("breaker:bing", 10, now=160.5)  # the lease expired
+
+
+@pytest.mark.parametrize("ending", ["set", "delete", "record_failure"])
+async def test_set_delete_and_record_failure_end_the_lease(
+    store: SqliteCooldownStore, ending: str
+) -> None:
+    await store.set("breaker:bing", Cooldown(100.0, "HTTP 503", 1))
+    assert await store.claim_probe("breaker:bing", 60, now=100.0)
+    if ending == "set":
+        await store.set("breaker:bing", Cooldown(100.0, "HTTP 503", 1))
+    elif ending == "delete":
+        await store.delete("breaker:bing")
+        await store.set("breaker:bing", Cooldown(100.0, "HTTP 503", 1))
+    else:
+        await store.record_failure("breaker:bing", "HTTP 503", lambda n: 100.0)
+    assert await store.claim_probe("breaker:bing", 60, now=101.0)
+
+
+async def test_a_breaker_opened_through_one_store_is_open_through_another(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "shared.sqlite3"
+    clock = lambda: 1000.0  # noqa: E731
+    one, other = SqliteCooldownStore(path, clock=clock), SqliteCooldownStore(path, clock=clock)
+    await CircuitBreaker("bing", one, clock=clock).failure("captcha", "CAPTCHA page")
+    opened = await CircuitBreaker("bing", other, clock=clock).check()
+    assert opened is not None and opened.reason == "CAPTCHA page"
+    await CircuitBreaker("bing", other, clock=clock).success()
+    assert await CircuitBreaker("bing", one, clock=clock).check() is None
+    await one.close()
+    await other.close()
+
+
+_HAMMER = """
+import asyncio, sys
+from websearch_mcp.net.cooldown_sqlite import SqliteCooldownStore
+
+async def main():
+    store = SqliteCooldownStore(sys.argv[1])
+    for _ in range(int(sys.argv[2])):
+        await store.record_failure("breaker:bing", "HTTP 503", lambda n: 1e12)
+    await store.close()
+
+asyncio.run(main())
+"""
+
+
+async def test_processes_counting_failures_at_once_lose_none(tmp_path: Path) -> None:
+    path = tmp_path / "shared.sqlite3"
+    SqliteCooldownStore(path)  # the file and its table exist before the processes race
+    workers = [
+        subprocess.Popen([sys.executable, "-c", _HAMMER, str(path), "200"]) for _ in range(2)
+    ]
+    assert [w.wait(timeout=60) for w in workers] == [0, 0]
+    store = SqliteCooldownStore(path)
+    entry = await store.get("breaker:bing")
+    assert entry is not None and entry.failures == 400
+    await store.close()
+
+
+async def test_two_stores_on_one_file_keep_the_store_contract(tmp_path: Path) -> None:
+    """The contract the memory and Redis stores are held to, by two stores sharing one file (as
+    two workers do)."""
+    now = 1_800_000_000.0
+    path = tmp_path / "shared.sqlite3"
+    one = SqliteCooldownStore(path, clock=lambda: now)
+    other = SqliteCooldownStore(path, clock=lambda: now)
+    try:
+        await check_store_contract(one, other, now)
+    finally:
+        await one.close()
+        await other.close()

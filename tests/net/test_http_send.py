@@ -1,0 +1,156 @@
+"""Engine requests on kept-alive connections the server has closed: sent once more, counted."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from testing.fake_engines import render
+from testing.server_helpers import RESULTS
+from websearch_mcp.config import parse_config
+from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.errors import EngineError
+from websearch_mcp.models import HttpRequest, Query
+from websearch_mcp.net.http import build_client, query_string, send
+from websearch_mcp.observability import Metrics
+from websearch_mcp.orchestrator import Orchestrator
+
+SEARXNG_BODY, _ = render("searxng", RESULTS["searxng"])
+
+
+class ClosingServer:
+    """HTTP/1.1 on 127.0.0.1 that answers the first request of each connection with keep-alive
+    and then closes the connection when the next request arrives, without answering it (as a
+    server closing an idle connection just as the client reuses it). With `cut_body` it sends
+    half of its first answer and closes."""
+
+    def __init__(self, body: bytes, *, cut_body: bool = False) -> None:
+        self.body = body
+        self.cut_body = cut_body
+        self.connections = 0
+        self.answered = 0
+        self.server: asyncio.Server | None = None
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            head = (
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                b"content-length: %d\r\n\r\n" % len(self.body)
+            )
+            if self.cut_body:
+                writer.write(head + self.body[: len(self.body) // 2])
+            else:
+                writer.write(head + self.body)
+                self.answered += 1
+                await writer.drain()
+                await reader.readuntil(b"\r\n\r\n")  # the reuse: closed unanswered
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+
+@pytest.fixture
+async def closing() -> AsyncIterator[ClosingServer]:
+    fake = ClosingServer(SEARXNG_BODY)
+    fake.server = await asyncio.start_server(fake.handle, "127.0.0.1", 0)
+    yield fake
+    fake.server.close()
+
+
+REQUEST = HttpRequest("GET", "/search", params={"q": "python asyncio", "format": "json"})
+
+
+async def test_a_closed_kept_alive_connection_is_retried_once_and_counted(
+    closing: ClosingServer,
+) -> None:
+    retries: list[int] = []
+    client = build_client()
+    try:
+        for _ in range(3):
+            response = await send(client, closing.url, REQUEST, 5.0, lambda: retries.append(1))
+            assert response.status == 200 and response.content == SEARXNG_BODY
+    finally:
+        await client.aclose()
+    # The 2nd and 3rd requests each met a closed connection and went out on a new one.
+    assert len(retries) == 2
+    assert closing.answered == 3 and closing.connections == 3
+
+
+async def test_no_retry_once_the_deadline_has_passed(closing: ClosingServer) -> None:
+    client = build_client()
+    retries: list[int] = []
+    try:
+        await send(client, closing.url, REQUEST, 5.0)
+        with pytest.raises(EngineError, match="connection failed"):
+            await send(client, closing.url, REQUEST, 0.0, lambda: retries.append(1))
+    except httpx.TimeoutException:
+        pass  # a zero budget may also time out first: either way nothing was sent again
+    finally:
+        await client.aclose()
+    assert retries == []
+
+
+async def test_an_answer_cut_short_is_an_error_not_a_retry() -> None:
+    fake = ClosingServer(SEARXNG_BODY, cut_body=True)
+    fake.server = await asyncio.start_server(fake.handle, "127.0.0.1", 0)
+    client = build_client()
+    retries: list[int] = []
+    try:
+        with pytest.raises(EngineError, match=r"connection failed \(RemoteProtocolError\)"):
+            await send(client, fake.url, REQUEST, 5.0, lambda: retries.append(1))
+    finally:
+        await client.aclose()
+        fake.server.close()
+    assert retries == [] and fake.connections == 1
+
+
+def _settings(url: str) -> Any:
+    engines: dict[str, Any] = {name: {"enabled": False} for name in ENGINES}
+    engines["searxng"] = {"enabled": True, "base_url": url}
+    return parse_config(
+        {"engines": engines, "search": {"retry": {"retries": 0}}, "cache": {"backend": "none"}},
+        "test",
+        environ={},
+    )
+
+
+async def test_searches_survive_closed_connections_and_metrics_count_the_retries(
+    closing: ClosingServer,
+) -> None:
+    orchestrator = Orchestrator(_settings(closing.url), environ={})
+    metrics = Metrics()
+    metrics.watch_retries(orchestrator.stale_retries)
+    try:
+        for text in ("python asyncio", "python asyncio tasks"):
+            runs, _ = orchestrator.choose("web", None)
+            fan = await orchestrator.fan_out(Query(text), runs, 5.0)
+            [report] = [r for r in fan.reports if r.name == "searxng"]
+            assert report.status == "ok", report
+    finally:
+        await orchestrator.close()
+    await metrics.refresh()
+    assert 'websearch_engine_stale_retries_total{engine="searxng"} 1.0' in metrics.render().decode()
+
+
+def test_query_string_encodes_as_httpx_does() -> None:
+    params = {
+        "q": "a b/c 中文 %20",
+        "safe": True,
+        "off": False,
+        "none": None,
+        "n": 3,
+        "l": ["x", "y"],
+    }
+    assert query_string(params) == str(httpx.QueryParams(params))

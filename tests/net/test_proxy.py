@@ -1,0 +1,305 @@
+"""Proxies: which one each engine uses, and that requests really go through it.
+
+A tiny proxy on 127.0.0.1 forwards absolute-form HTTP requests and tunnels CONNECT (HTTPS),
+counting what passes through it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import suppress
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from testing.fake_engines import (
+    FakeEngines,
+    ResultsFn,
+    serve_app,
+    serve_fake_engines,
+    wikipedia_result,
+)
+from testing.resilience_helpers import settings_for, statuses, web_search
+from websearch_mcp.app import create_app
+from websearch_mcp.config import Settings
+from websearch_mcp.models import Query
+from websearch_mcp.net.http import USER_AGENT, bypasses_proxy, choose_proxy
+from websearch_mcp.net.useragents import BROWSER_USER_AGENTS
+from websearch_mcp.orchestrator import FanOut, Orchestrator
+from websearch_mcp.service import SearchService
+
+PROXY = "http://proxy.corp:3128"
+
+
+class CountingProxy:
+    """An HTTP proxy in a background thread. `forwarded[host:port]` counts plain requests,
+    `tunnels[host:port]` CONNECT tunnels."""
+
+    def __init__(self) -> None:
+        self.forwarded: Counter[str] = Counter()
+        self.tunnels: Counter[str] = Counter()
+        self.url = ""
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), daemon=True)
+
+    def __enter__(self) -> CountingProxy:
+        self._thread.start()
+        assert self._ready.wait(5), "the proxy did not start"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(5)
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        self._ready.set()
+        await self._stop.wait()
+        server.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            writer.close()
+            return
+        line, *headers = [h for h in head.split("\r\n") if h]
+        method, target, version = line.split(" ", 2)
+        if method == "CONNECT":
+            host, _, port = target.rpartition(":")
+            up_reader, up_writer = await asyncio.open_connection(host, int(port))
+            self.tunnels[target] += 1
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        else:
+            url = urlsplit(target)
+            up_reader, up_writer = await asyncio.open_connection(url.hostname, url.port or 80)
+            self.forwarded[url.netloc] += 1
+            kept = [
+                h
+                for h in headers
+                if not h.lower().startswith(("proxy-connection:", "connection:", "keep-alive:"))
+            ]
+            path = url.path + (f"?{url.query}" if url.query else "")
+            # One request per connection, so that every request is counted.
+            up_writer.write(
+                "\r\n".join([f"{method} {path} {version}", *kept, "Connection: close", "", ""])
+                .encode("latin-1")
+            )  # fmt: skip
+        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+    except OSError:
+        pass
+    finally:
+        with suppress(OSError):
+            writer.close()
+
+
+def results_for(engine: str, query: str) -> list[dict[str, Any]]:
+    if engine == "wikipedia":
+        return [wikipedia_result("Proxy server", f"{query} explained")]
+    return [{"title": f"{query} ({engine})", "url": f"https://{engine}.example/", "snippet": query}]
+
+
+@pytest.fixture
+def engine_results() -> ResultsFn:
+    return results_for
+
+
+@pytest.fixture
+def proxy() -> Iterator[CountingProxy]:
+    with CountingProxy() as running:
+        yield running
+
+
+async def search(
+    settings: Settings, environ: dict[str, str] | None = None, query: str = "proxy server"
+) -> FanOut:
+    orchestrator = Orchestrator(settings, environ=environ or {})
+    try:
+        runs, skipped = orchestrator.choose("web", None)
+        fan = await orchestrator.fan_out(Query(query), runs, settings.search.deadline_seconds)
+        return FanOut(fan.lists, fan.reports + skipped)
+    finally:
+        await orchestrator.close()
+
+
+def status_of(fan: FanOut) -> dict[str, str]:
+    return {r.name: r.status for r in fan.reports}
+
+
+# --- choosing a proxy ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "engine", "configured", "no_proxy", "environ", "expected"),
+    [
+        ("https://api.tavily.com", None, None, [], {}, None),
+        ("https://api.tavily.com", None, PROXY, [], {}, PROXY),
+        ("https://api.tavily.com", "socks5://s:1080", PROXY, [], {}, "socks5://s:1080"),
+        ("https://api.tavily.com", False, PROXY, [], {"HTTPS_PROXY": PROXY}, None),
+        ("https://api.tavily.com", None, PROXY, ["tavily.com"], {}, None),
+        ("https://api.tavily.com", None, PROXY, [], {"NO_PROXY": ".tavily.com"}, None),
+        ("https://api.tavily.com", None, PROXY, [], {"no_proxy": "*"}, None),
+        ("https://api.tavily.com", None, None, [], {"HTTPS_PROXY": "http://e:1"}, "http://e:1"),
+        ("https://api.tavily.com", None, None, [], {"https_proxy": "e:2"}, "http://e:2"),
+        ("https://api.tavily.com", None, None, [], {"HTTP_PROXY": "http://e:1"}, None),
+        ("http://127.0.0.1:8080", None, None, [], {"HTTP_PROXY": "http://e:1"}, "http://e:1"),
+        ("http://10.0.0.5:8080", None, None, [], {"ALL_PROXY": "socks5://e:3"}, "socks5://e:3"),
+        (
+            "https://api.tavily.com",
+            None,
+            None,
+            [],
+            {"HTTPS_PROXY": "http://e:1", "ALL_PROXY": "http://a:1"},
+            "http://e:1",
+        ),
+        (
+            "https://search.internal:8443",
+            None,
+            None,
+            [],
+            {"ALL_PROXY": "http://a:1", "NO_PROXY": "example.org, internal"},
+            None,
+        ),
+    ],
+)
+def test_choose_proxy(
+    url: str,
+    engine: Any,
+    configured: str | None,
+    no_proxy: list[str],
+    environ: dict[str, str],
+    expected: str | None,
+) -> None:
+    assert choose_proxy(url, engine, configured, no_proxy, environ) == expected
+
+
+def test_no_proxy_matches_whole_domain_labels() -> None:
+    assert bypasses_proxy("https://docs.example.com/x", ["example.com"])
+    assert not bypasses_proxy("https://notexample.com/x", ["example.com"])
+    assert bypasses_proxy("http://127.0.0.1:8080/", ["127.0.0.1"])
+    assert not bypasses_proxy("http://127.0.0.1:8080/", [])
+
+
+# --- requests through the proxy ------------------------------------------------------------------
+
+
+def test_proxy_url_carries_every_engine_request_through_mcp(
+    fake: FakeEngines, engines_url: str, proxy: CountingProxy
+) -> None:
+    settings = settings_for(
+        engines_url, {"searxng": {}, "wikipedia": {}}, top={"proxy": {"url": proxy.url}}
+    )
+    with serve_app(create_app(settings, SearchService(settings))) as url:
+        answer = web_search(url, "proxy server")["structuredContent"]
+    assert statuses(answer) == {"searxng": "ok", "wikipedia": "ok"}
+    assert proxy.forwarded == {urlsplit(engines_url).netloc: 2}
+    assert fake.counts == {"searxng": 1, "wikipedia": 1}
+
+
+async def test_per_engine_override_and_direct(
+    fake: FakeEngines, engines_url: str, proxy: CountingProxy
+) -> None:
+    with CountingProxy() as other:
+        settings = settings_for(
+            engines_url,
+            {"searxng": {"proxy": other.url}, "wikipedia": {"proxy": False}, "bing": {}},
+            top={"proxy": {"url": proxy.url}},
+        )
+        fan = await search(settings)
+    assert status_of(fan) == {"searxng": "ok", "wikipedia": "ok", "bing": "ok"}
+    netloc = urlsplit(engines_url).netloc
+    assert other.forwarded == {netloc: 1}  # searxng
+    assert proxy.forwarded == {netloc: 1}  # bing
+    assert fake.counts == {"searxng": 1, "wikipedia": 1, "bing": 1}  # wikipedia went direct
+
+
+async def test_standard_environment_variables(
+    fake: FakeEngines, engines_url: str, proxy: CountingProxy
+) -> None:
+    settings = settings_for(engines_url, {"searxng": {}})
+    fan = await search(settings, {"HTTP_PROXY": proxy.url})
+    assert status_of(fan) == {"searxng": "ok"} and sum(proxy.forwarded.values()) == 1
+    fan = await search(settings, {"ALL_PROXY": proxy.url})
+    assert status_of(fan) == {"searxng": "ok"} and sum(proxy.forwarded.values()) == 2
+    fan = await search(settings, {"HTTP_PROXY": proxy.url, "NO_PROXY": "localhost,127.0.0.1"})
+    assert status_of(fan) == {"searxng": "ok"} and sum(proxy.forwarded.values()) == 2
+    exempt = settings_for(
+        engines_url, {"searxng": {}}, top={"proxy": {"url": proxy.url, "no_proxy": ["127.0.0.1"]}}
+    )
+    fan = await search(exempt)
+    assert status_of(fan) == {"searxng": "ok"} and sum(proxy.forwarded.values()) == 2
+    assert fake.counts["searxng"] == 4
+
+
+async def test_https_goes_through_a_connect_tunnel(
+    fake: FakeEngines, proxy: CountingProxy, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("cryptography")
+    from testing.fetch_helpers import tls_files
+
+    cert, key = tls_files(tmp_path, "localhost")
+    monkeypatch.setenv("SSL_CERT_FILE", cert)  # the clients trust the test's own certificate
+    with serve_fake_engines(fake, tls=(cert, key)) as base:
+        settings = settings_for(base, {"searxng": {}, "wikipedia": {}})
+        fan = await search(settings, {"HTTPS_PROXY": proxy.url})
+    assert status_of(fan) == {"searxng": "ok", "wikipedia": "ok"}
+    assert list(proxy.tunnels) == [urlsplit(base).netloc]
+    assert not proxy.forwarded
+    assert fake.counts == {"searxng": 1, "wikipedia": 1}
+
+
+async def test_engines_needing_a_proxy_join_a_restricted_network_only_with_one(
+    fake: FakeEngines, engines_url: str, proxy: CountingProxy
+) -> None:
+    engines = {"duckduckgo": {}, "searxng": {}}
+    restricted = settings_for(engines_url, engines, top={"network": "restricted"})
+    fan = await search(restricted)
+    ddg = next(r for r in fan.reports if r.name == "duckduckgo")
+    assert (ddg.status, ddg.error) == (
+        "skipped",
+        "needs a proxy on this restricted network (set proxy.url or engines.duckduckgo.proxy)",
+    )
+    assert fake.counts == {"searxng": 1}
+    with_proxy = settings_for(
+        engines_url,
+        {"duckduckgo": {"proxy": proxy.url}, "searxng": {"proxy": False}},
+        top={"network": "restricted"},
+    )
+    fan = await search(with_proxy)
+    assert status_of(fan) == {"duckduckgo": "ok", "searxng": "ok"}
+    assert proxy.forwarded == {urlsplit(engines_url).netloc: 1}
+    fan = await search(settings_for(engines_url, engines))  # an open network needs none
+    assert status_of(fan) == {"duckduckgo": "ok", "searxng": "ok"}
+    assert fake.counts == {"duckduckgo": 2, "searxng": 3}
+
+
+async def test_scraped_engines_rotate_browser_user_agents(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    settings = settings_for(engines_url, {"bing": {}, "searxng": {}})
+    orchestrator = Orchestrator(settings, environ={})
+    agents = []
+    try:
+        runs, _ = orchestrator.choose("web", None)
+        for _ in range(3):
+            await orchestrator.fan_out(Query("proxy"), runs, 2)
+            agents.append(fake.last["bing"].headers["user-agent"])
+            assert fake.last["searxng"].headers["user-agent"] == USER_AGENT  # an API
+    finally:
+        await orchestrator.close()
+    assert all(agent in BROWSER_USER_AGENTS for agent in agents)
+    assert len(set(agents)) == 3

@@ -1,0 +1,376 @@
+"""academic_search end to end: real uvicorn serving the app, the official MCP client, and fake
+academic indexes on 127.0.0.1 answering with recorded fixtures or generated papers."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from mcp import Client
+
+from testing.fake_academic import ENGINE_NAMES, FakeAcademic, Paper, base_urls
+from testing.fake_engines import Fault, serve_app
+from testing.shared import fixture_bytes
+from websearch_mcp.app import create_app
+from websearch_mcp.arguments import academic_search_args, max_year
+from websearch_mcp.config import Settings, parse_config
+from websearch_mcp.engines.registry import ENGINES
+
+JSON_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+CORE_KEY = "core-test-key-7f3a9c1e"
+
+# One paper under three identities: Crossref knows the NAACL DOI (2019), arXiv the preprint id
+# (2018), Semantic Scholar both. Title + year cannot join Crossref and arXiv (the years differ).
+BERT = Paper(
+    title="BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding",
+    authors=("Jacob Devlin", "Ming-Wei Chang", "Kenton Lee", "Kristina Toutanova"),
+    date="2019-06-02",
+    abstract="We introduce a new language representation model called BERT, which stands for "
+    "Bidirectional Encoder Representations from Transformers.",
+    doi="10.18653/v1/n19-1423",
+    arxiv="1810.04805",
+    venue="Proceedings of the 2019 Conference of the North American Chapter of the ACL (NAACL)",
+    citations=85000,
+    pdf="https://aclanthology.org/N19-1423.pdf",
+)
+BERT_PREPRINT = Paper(
+    title=BERT.title,
+    authors=BERT.authors,
+    date="2018-10-11",
+    abstract=BERT.abstract,
+    arxiv=BERT.arxiv,
+)
+# A clinical paper: PubMed (PMID + DOI), Europe PMC (PMID only), OpenAlex (DOI only).
+TRIAL = Paper(
+    title="Transformer language models for clinical trial eligibility screening",
+    authors=("Maria Rossi", "Jun Tanaka"),
+    date="2021-03-15",
+    abstract="Transformer language models screen patients for clinical trials.",
+    doi="10.1000/jbi.2021.0042",
+    pmid="33712345",
+    venue="Journal of Biomedical Informatics",
+    citations=40,
+)
+# Found by title and year only (dblp, Scholar and CORE have no shared id).
+SURVEY = Paper(
+    title="A Survey of Transformers for Language Representation",
+    authors=("Ana Lima", "Tom Berg"),
+    date="2020-05-01",
+    abstract="We survey transformer language representation models.",
+    venue="ACM Computing Surveys",
+)
+OLD = Paper(
+    title="Recurrent language models for representation learning",
+    authors=("Old Author",),
+    date="2012-01-01",
+    abstract="Language representation with recurrent networks before transformers.",
+)
+
+
+def test_arguments_are_coerced_leniently() -> None:
+    args = academic_search_args(
+        "  graph   networks ", "5", "arxiv, crossref", "2019", 2021.0, "2", "true"
+    )
+    query = args.query
+    assert (query.text, query.max_results, query.page) == ("graph networks", 5, 2)
+    assert (query.year_from, query.year_to) == (2019, 2021)
+    assert args.engines == ["arxiv", "crossref"] and args.explain is True
+    blank = academic_search_args("q", year_from="", year_to=None)
+    assert (blank.query.year_from, blank.query.year_to, blank.query.page) == (None, None, 1)
+    same = academic_search_args("q", year_from=2020, year_to=2020).query
+    assert (same.year_from, same.year_to) == (2020, 2020)
+
+
+def settings_for(base: str) -> Settings:
+    urls = base_urls(base)
+    engines: dict[str, Any] = {name: {"enabled": False} for name in ENGINES}
+    for name in ENGINE_NAMES:
+        engines[name] = {"enabled": True, "base_url": urls[name]}
+    engines["arxiv"]["rate_limit"] = 0  # no waiting between calls in a test
+    engines["core"]["api_keys"] = [CORE_KEY]
+    return parse_config(
+        {"engines": engines, "search": {"deadline_seconds": 5}, "cache": {"backend": "none"}},
+        "test",
+        environ={},
+    )
+
+
+@pytest.fixture(scope="module")
+def fake_server() -> Iterator[tuple[FakeAcademic, str]]:
+    fake = FakeAcademic()
+    with serve_app(fake.app) as base:
+        yield fake, base
+
+
+@pytest.fixture
+def fake(fake_server: tuple[FakeAcademic, str]) -> FakeAcademic:
+    fake = fake_server[0]
+    for mapping in (fake.papers, fake.bodies, fake.faults, fake.counts, fake.params):
+        mapping.clear()
+    return fake
+
+
+@pytest.fixture
+def server(fake: FakeAcademic, fake_server: tuple[FakeAcademic, str]) -> Iterator[str]:
+    with serve_app(create_app(settings_for(fake_server[1]))) as url:
+        yield url
+
+
+async def call(server: str, arguments: dict[str, Any]) -> Any:
+    async with Client(f"{server}/mcp", mode="legacy", cache=None) as client:
+        return await client.call_tool("academic_search", arguments)
+
+
+def statuses(answer: dict[str, Any]) -> dict[str, str]:
+    return {e["name"]: e["status"] for e in answer["engines"]}
+
+
+async def test_tool_is_listed_with_its_schema(server: str) -> None:
+    async with Client(f"{server}/mcp", mode="legacy", cache=None) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    tool = tools["academic_search"]
+    assert tool.annotations.read_only_hint and tool.annotations.open_world_hint
+    props = tool.input_schema["properties"]
+    assert set(props) == {
+        "query", "max_results", "engines", "year_from", "year_to", "page", "explain"
+    }  # fmt: skip
+    assert props["page"]["minimum"] == 1 and props["page"]["maximum"] == 50
+    year = props["year_from"]["anyOf"][0]
+    assert (year["minimum"], year["maximum"]) == (1000, max_year())
+    engine_enum = props["engines"]["anyOf"][0]["items"]["enum"]
+    assert set(engine_enum) == set(ENGINE_NAMES)
+    assert "results" in tool.output_schema["properties"]
+
+
+# Each index once, replaying its recorded answer: (engine, query, fixture routes, a title).
+RECORDED = [
+    ("arxiv", "testing", {"arxiv": "arxiv/search_testing_m10.xml"}, "Testing Deep Learning"),
+    ("crossref", "ecology", {"crossref": "crossref/works_query_ecology_rows2.json"}, "Ecology"),
+    (
+        "semantic_scholar",
+        "turing",
+        {"semantic_scholar": "semanticscholar/paper_search_turing_title.json"},
+        "Neural Turing Machines",
+    ),
+    (
+        "pubmed",
+        "newborn blood pressure",
+        {
+            "pubmed.esearch": "pubmed/esearch_mdat_range_usehistory.json",
+            "pubmed.esummary": "pubmed/esummary_pubmed_14760269.json",
+        },
+        "Maternal age and other predictors of newborn blood pressure",
+    ),
+    ("europepmc", "cancer", {"europepmc": "europepmc/search_cancer_lite.json"}, "Prostate Cancer"),
+    ("dblp", "test", {"dblp": "dblp/publ_search_test_star_h1.json"}, "Test Cost Reduction"),
+    ("core", "flutter", {"core": "core/search_works_flutter_limit5.json"}, "flutter"),
+]
+
+
+@pytest.mark.parametrize(
+    ("engine", "query", "routes", "title"), RECORDED, ids=[r[0] for r in RECORDED]
+)
+async def test_every_index_end_to_end_on_its_recorded_answer(
+    fake: FakeAcademic, server: str, engine: str, query: str, routes: dict[str, str], title: str
+) -> None:
+    for route, path in routes.items():
+        fake.bodies[route] = fixture_bytes(path)
+    result = await call(server, {"query": query, "engines": [engine], "explain": True})
+    assert not result.is_error, result.content[0].text
+    answer = result.structured_content
+    assert statuses(answer) == {engine: "ok"}
+    assert answer["results"] and all(r["engines"] == [engine] for r in answer["results"])
+    assert any(title.lower() in r["title"].lower() for r in answer["results"])
+    for paper in answer["results"]:
+        assert paper["url"].startswith(("http://", "https://"))
+        assert paper["score_details"]["ranks"] == {engine: paper["score_details"]["ranks"][engine]}
+    if engine == "pubmed":  # two steps: the PMIDs esearch found were asked of esummary
+        assert fake.params["pubmed.esummary"]["id"].startswith("25039505,25039504")
+    if engine == "core":  # the key travels as a Bearer token and is never shown
+        assert CORE_KEY not in result.content[0].text
+
+
+async def test_openalex_end_to_end_on_its_recorded_work(fake: FakeAcademic, server: str) -> None:
+    # The recorded sample is one work; a search answer lists such works under `results`.
+    work = fixture_bytes("openalex/work_single_W2741809807.json").decode()
+    fake.bodies["openalex"] = f'{{"meta": {{"count": 1}}, "results": [{work}]}}'.encode()
+    result = await call(server, {"query": "open access prevalence", "engines": ["openalex"]})
+    (paper,) = result.structured_content["results"]
+    assert paper["title"].startswith("The state of OA")
+    assert paper["doi"] == "10.7717/peerj.4375" and paper["citations"] == 962
+    assert paper["ids"] == {"doi": "10.7717/peerj.4375", "pmid": "29456894"}
+    assert paper["snippet"].startswith("Despite growing interest in Open Access")
+
+
+async def test_google_scholar_end_to_end(fake: FakeAcademic, server: str) -> None:
+    fake.papers["google_scholar"] = [SURVEY]
+    result = await call(server, {"query": "transformers survey", "engines": ["google_scholar"]})
+    (paper,) = result.structured_content["results"]
+    assert paper["title"] == SURVEY.title and paper["published"] == "2020"
+    assert fake.headers["google_scholar"]["user-agent"].startswith("Mozilla/")
+
+
+async def test_same_paper_from_three_indexes_is_one_result(fake: FakeAcademic, server: str) -> None:
+    fake.papers.update(
+        {
+            "crossref": [BERT.without("arxiv", "pdf")],
+            "arxiv": [BERT_PREPRINT],
+            "semantic_scholar": [BERT, TRIAL],
+            "pubmed": [TRIAL.without("venue")],
+            "europepmc": [TRIAL.without("doi")],
+            "openalex": [TRIAL.without("pmid"), OLD],
+            "dblp": [SURVEY],
+            "core": [SURVEY.without("venue")],
+            "google_scholar": [SURVEY],
+        }
+    )
+    result = await call(server, {"query": "transformers language representation", "explain": True})
+    answer = result.structured_content
+    assert set(statuses(answer).values()) == {"ok"} and answer["partial"] is False
+    by_title = {r["title"]: r for r in answer["results"]}
+    assert len(by_title) == len(answer["results"])  # no paper twice
+
+    bert = by_title[BERT.title]
+    assert sorted(bert["engines"]) == ["arxiv", "crossref", "semantic_scholar"]
+    assert bert["ids"] == {"doi": BERT.doi, "arxiv": BERT.arxiv}
+    assert bert["doi"] == BERT.doi and bert["url"] == f"https://doi.org/{BERT.doi}"
+    assert bert["published"] == "2018-10-11"  # the earliest date any index gives
+    assert bert["citations"] == 85000
+    assert bert["pdf_url"] == BERT.pdf  # an https link before arXiv's http one
+    assert bert["venue"] == BERT.venue and len(bert["authors"]) == 4
+    assert set(bert["score_details"]["merged_by"]) >= {"doi", "arxiv"}
+    assert bert["score_details"]["top_venue"] in ("ACL", "NAACL")
+    assert bert is answer["results"][0]  # three indexes, top venue, highly cited
+
+    trial = by_title[TRIAL.title]
+    assert sorted(trial["engines"]) == ["europepmc", "openalex", "pubmed", "semantic_scholar"]
+    assert trial["ids"] == {"doi": TRIAL.doi, "pmid": TRIAL.pmid}
+    assert trial["venue"] == TRIAL.venue
+
+    survey = by_title[SURVEY.title]
+    assert sorted(survey["engines"]) == ["core", "dblp", "google_scholar"]
+    assert "title" in survey["score_details"]["merged_by"]
+
+    # The text rendering carries the paper fields.
+    text = result.content[0].text
+    assert f"doi:{BERT.doi}" in text and "arXiv:1810.04805" in text
+    assert "Jacob Devlin, Ming-Wei Chang, Kenton Lee et al. (2018)" in text
+    assert "cited by 85000" in text and f"PDF: {bert['pdf_url']}" in text
+
+
+async def test_openalex_and_europepmc_merge_by_pubmed_id(fake: FakeAcademic, server: str) -> None:
+    # No DOI and titles that differ: only the PubMed id both indexes give links the records.
+    retitled = dataclasses.replace(TRIAL.without("doi"), title="Clinical trial screening (BERT)")
+    fake.papers.update({"openalex": [retitled, OLD], "europepmc": [TRIAL.without("doi")]})
+    result = await call(
+        server,
+        {
+            "query": "clinical trial screening",
+            "engines": ["openalex", "europepmc"],
+            "explain": True,
+        },
+    )
+    answer = result.structured_content
+    merged = [r for r in answer["results"] if len(r["engines"]) == 2]
+    assert len(merged) == 1 and len(answer["results"]) == 2
+    assert merged[0]["ids"] == {"pmid": TRIAL.pmid}
+    assert "pmid" in merged[0]["score_details"]["merged_by"]
+
+
+async def test_without_the_linking_index_the_versions_stay_apart(
+    fake: FakeAcademic, server: str
+) -> None:
+    fake.papers.update({"crossref": [BERT.without("arxiv")], "arxiv": [BERT_PREPRINT]})
+    result = await call(server, {"query": "bert transformers", "engines": ["crossref", "arxiv"]})
+    engines = sorted(tuple(r["engines"]) for r in result.structured_content["results"])
+    assert engines == [("arxiv",), ("crossref",)]
+
+
+async def test_year_filters(fake: FakeAcademic, server: str) -> None:
+    # The fake indexes ignore the years they are asked for: the fused list is filtered anyway.
+    papers = [OLD, BERT_PREPRINT, SURVEY.without("venue"), TRIAL.without("pmid")]
+    for engine in ("crossref", "openalex", "semantic_scholar", "arxiv", "core", "europepmc"):
+        fake.papers[engine] = papers
+    result = await call(
+        server,
+        {"query": "language representation transformers", "year_from": "2018", "year_to": 2020},
+    )
+    answer = result.structured_content
+    years = sorted(r["published"][:4] for r in answer["results"])
+    assert years == ["2018", "2020"]
+    # Each index was asked in its own terms.
+    assert fake.params["crossref"]["filter"] == "from-pub-date:2018,until-pub-date:2020"
+    assert fake.params["openalex"]["filter"] == "publication_year:2018-2020"
+    assert fake.params["semantic_scholar"]["year"] == "2018-2020"
+    assert "submittedDate:[201801010000 TO 202012312359]" in fake.params["arxiv"]["search_query"]
+    assert "yearPublished>=2018" in fake.params["core"]["q"]
+    assert "PUB_YEAR:[2018 TO 2020]" in fake.params["europepmc"]["query"]
+    assert (fake.params["pubmed.esearch"]["mindate"], fake.params["pubmed.esearch"]["maxdate"]) == (
+        "2018",
+        "2020",
+    )
+    assert fake.params["google_scholar"]["as_ylo"] == "2018"
+
+    only_from = await call(server, {"query": "language representation", "year_from": 2020})
+    assert all(r["published"] >= "2020" for r in only_from.structured_content["results"])
+    assert only_from.structured_content["results"]
+
+
+async def test_page_is_passed_to_the_indexes(fake: FakeAcademic, server: str) -> None:
+    fake.papers["crossref"] = [BERT]
+    fake.papers["arxiv"] = [BERT_PREPRINT]
+    result = await call(
+        server,
+        {"query": "transformers", "engines": ["crossref", "arxiv"], "page": 3, "max_results": 5},
+    )
+    assert result.structured_content["page"] == 3
+    assert fake.params["crossref"]["offset"] == "10" and fake.params["arxiv"]["start"] == "10"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"query": "x", "year_from": 2021, "year_to": 2019}, "year_from (2021) must not be after"),
+        ({"query": "x", "page": 0}, "page must be an integer from 1 to 50"),
+        ({"query": "x", "page": "51"}, "page must be an integer from 1 to 50"),
+        ({"query": "x", "year_from": 999}, "year_from must be an integer from 1000 to"),
+        ({"query": "x", "year_to": "next year"}, "year_to must be an integer"),
+        ({"query": ""}, "query must not be empty"),
+        ({"query": "x", "engines": ["bing"]}, "unknown engine 'bing'; allowed: arxiv, core"),
+    ],
+)
+def test_invalid_arguments_are_tool_errors(server: str, arguments: dict, message: str) -> None:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "academic_search", "arguments": arguments},
+    }
+    response = httpx.post(f"{server}/mcp", headers=JSON_HEADERS, json=body, timeout=10)
+    result = response.json()["result"]
+    assert result["isError"] is True
+    assert message in result["content"][0]["text"]
+
+
+async def test_one_index_failing_is_reported(fake: FakeAcademic, server: str) -> None:
+    fake.papers["crossref"] = [BERT]
+    fake.faults["arxiv"] = Fault(status=503)
+    result = await call(server, {"query": "bert transformers", "engines": ["crossref", "arxiv"]})
+    answer = result.structured_content
+    assert statuses(answer) == {"arxiv": "error", "crossref": "ok"}
+    assert answer["partial"] is True and answer["results"][0]["engines"] == ["crossref"]
+
+
+async def test_all_indexes_failing_is_a_tool_error_listing_each(
+    fake: FakeAcademic, server: str
+) -> None:
+    fake.faults.update({name: Fault(status=500, body="down") for name in ENGINE_NAMES})
+    result = await call(server, {"query": "transformers"})
+    assert result.is_error
+    text = result.content[0].text
+    assert "no engine answered" in text
+    for name in ENGINE_NAMES:
+        assert f"{name}: error" in text

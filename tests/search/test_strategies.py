@@ -1,0 +1,493 @@
+"""Strategies: hybrid's relevance gate, sequential's quality rules, the pool's order and fallback.
+
+Unit tests drive the strategies with a scripted engine call; the last tests run the pool and
+sequential strategies end to end through the MCP endpoint against fake engines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from testing.fake_engines import (
+    FakeEngines,
+    Fault,
+    ResultsFn,
+    serve_app,
+    wikipedia_result,
+)
+from testing.resilience_helpers import report, settings_for, statuses, web_search
+from websearch_mcp import strategies
+from websearch_mcp.app import create_app
+from websearch_mcp.config import EngineSettings, PoolSettings, RankingSettings, SequentialSettings
+from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.models import EngineReport, Hit
+from websearch_mcp.orchestrator import EngineRun
+from websearch_mcp.strategies import Outcome
+
+QUERY = "python asyncio event loop"
+GOOD = ["python asyncio event loop"]  # quality 1.0
+FAIR = ["python asyncio"]  # quality 0.57
+WEAK = ["python snakes"]  # quality 0.25
+UNRELATED = ["cooking pasta"]  # no word of the query
+
+
+def engine_run(name: str, weight: float = 1.0) -> EngineRun:
+    return EngineRun(
+        engine=ENGINES[name](),
+        settings=EngineSettings(weight=weight),
+        base_url="http://127.0.0.1:9",
+        timeout=1.0,
+        enabled=True,
+    )
+
+
+def answered(name: str, titles: list[str]) -> Outcome:
+    hits = [
+        Hit(title, f"https://{name}.example/{i}", "", i + 1, name) for i, title in enumerate(titles)
+    ]
+    return Outcome(EngineReport(name, "ok" if hits else "empty", results=len(hits)), hits)
+
+
+def failed(name: str, status: str = "error") -> Outcome:
+    return Outcome(EngineReport(name, status, error="HTTP 500"), None)  # type: ignore[arg-type]
+
+
+class Script:
+    """An engine call answering from a script; records the order of calls."""
+
+    def __init__(self, answers: dict[str, Outcome], delays: dict[str, float] | None = None):
+        self.answers = answers
+        self.delays = delays or {}
+        self.called: list[str] = []
+
+    async def __call__(self, run: EngineRun) -> Outcome:
+        self.called.append(run.name)
+        if run.name in self.delays:
+            await asyncio.sleep(self.delays[run.name])
+        return self.answers[run.name]
+
+
+def by_name(outcomes: list[Outcome]) -> dict[str, Outcome]:
+    return {o.report.name: o for o in outcomes}
+
+
+# --- hybrid --------------------------------------------------------------------------------------
+
+
+async def test_hybrid_demotes_an_unrelated_list_as_irrelevant() -> None:
+    runs = [engine_run("bing"), engine_run("duckduckgo"), engine_run("brave")]
+    script = Script(
+        {
+            "bing": answered("bing", UNRELATED),
+            "duckduckgo": answered("duckduckgo", FAIR),
+            "brave": answered("brave", []),
+        }
+    )
+    outcomes = by_name(await strategies.hybrid(runs, QUERY, time.monotonic() + 1, 1, script))
+    assert outcomes["bing"].report.status == "irrelevant"
+    assert outcomes["bing"].report.error == strategies.IRRELEVANT
+    # Demoted, not deleted: the list still goes into the fusion, with a lower weight.
+    assert outcomes["bing"].hits and outcomes["bing"].demoted
+    assert outcomes["duckduckgo"].hits and outcomes["duckduckgo"].report.status == "ok"
+    assert not outcomes["duckduckgo"].demoted
+    assert outcomes["brave"].report.status == "empty" and outcomes["brave"].hits == []
+
+
+async def test_hybrid_never_suspects_a_semantic_engine_for_sharing_no_word() -> None:
+    assert ENGINES["exa"].semantic and ENGINES["jina"].semantic and not ENGINES["bing"].semantic
+    runs = [engine_run("exa"), engine_run("jina"), engine_run("tavily")]
+    synonyms = ["Speed up Windows 11: 12 tips for better PC performance"]
+    script = Script(
+        {
+            "exa": answered("exa", synonyms),
+            "jina": answered("jina", ["Why is my computer slow? Fixes that work"]),
+            "tavily": answered("tavily", ["How to make my laptop faster"]),
+        }
+    )
+    query = "how to make my laptop faster"
+    outcomes = by_name(await strategies.hybrid(runs, query, time.monotonic() + 1, 1, script))
+    assert {o.report.status for o in outcomes.values()} == {"ok"}
+    assert not any(o.demoted for o in outcomes.values())
+
+
+async def test_hybrid_an_answer_in_another_script_is_no_evidence() -> None:
+    runs = [engine_run("tavily"), engine_run("brave")]
+    script = Script(
+        {
+            "tavily": answered("tavily", ["Machine learning for beginners"]),
+            "brave": answered("brave", ["An introduction to machine learning"]),
+        }
+    )
+    outcomes = await strategies.hybrid(runs, "機器學習入門", time.monotonic() + 1, 1, script)
+    assert [o.report.status for o in outcomes] == ["ok", "ok"]
+    # In the query's own script, sharing no word is evidence.
+    script = Script({"tavily": answered("tavily", ["天氣預報"]), "brave": answered("brave", [])})
+    until = time.monotonic() + 1
+    outcomes = by_name(await strategies.hybrid(runs, "機器學習入門", until, 1, script))
+    assert outcomes["tavily"].demoted and outcomes["tavily"].report.status == "irrelevant"
+
+
+async def test_hybrid_a_page_another_list_vouches_for_is_not_demoted() -> None:
+    runs = [engine_run("bing"), engine_run("duckduckgo")]
+    shared = Hit("Tasks and coroutines", "https://docs.example/tasks", "", 1, "bing")
+    script = Script(
+        {
+            "bing": Outcome(EngineReport("bing", "ok", results=1), [shared]),
+            "duckduckgo": Outcome(
+                EngineReport("duckduckgo", "ok", results=2),
+                [
+                    Hit("python asyncio", "https://docs.example/asyncio", "", 1, "duckduckgo"),
+                    Hit("Tasks", "https://www.docs.example/tasks/", "", 2, "duckduckgo"),
+                ],
+            ),
+        }
+    )
+    outcomes = await strategies.hybrid(runs, QUERY, time.monotonic() + 1, 1, script)
+    assert [o.demoted for o in outcomes] == [False, False]
+
+
+async def test_hybrid_keeps_every_list_when_the_query_has_no_content_words() -> None:
+    runs = [engine_run("bing")]
+    script = Script({"bing": answered("bing", UNRELATED)})
+    (outcome,) = await strategies.hybrid(runs, "the of and", time.monotonic() + 1, 1, script)
+    assert outcome.report.status == "ok" and outcome.hits
+
+
+async def test_hybrid_reports_what_missed_the_deadline_as_timeout() -> None:
+    runs = [engine_run("bing"), engine_run("duckduckgo")]
+    script = Script(
+        {"bing": answered("bing", GOOD), "duckduckgo": answered("duckduckgo", GOOD)},
+        delays={"duckduckgo": 5},
+    )
+    started = time.monotonic()
+    outcomes = by_name(await strategies.hybrid(runs, QUERY, started + 0.2, 0.2, script))
+    assert time.monotonic() - started < 0.5
+    assert outcomes["duckduckgo"].report.status == "timeout"
+    assert outcomes["duckduckgo"].report.error == "no answer within the 0.2 s deadline"
+    assert outcomes["bing"].hits
+
+
+# --- sequential ----------------------------------------------------------------------------------
+
+
+async def sequential(
+    answers: dict[str, Outcome], order: list[str] | None = None, **conf: Any
+) -> tuple[dict[str, Outcome], list[str]]:
+    runs = [engine_run(name) for name in answers]
+    script = Script(answers)
+    outcomes = await strategies.sequential(
+        runs,
+        QUERY,
+        time.monotonic() + 5,
+        script,
+        SequentialSettings(order=order or [], **conf),
+        RankingSettings(),
+    )
+    assert sorted(o.report.name for o in outcomes) == sorted(answers)  # every engine reported
+    return by_name(outcomes), script.called
+
+
+async def test_sequential_stops_at_a_good_first_list() -> None:
+    outcomes, called = await sequential(
+        {"tavily": answered("tavily", GOOD), "brave": answered("brave", GOOD)}
+    )
+    assert called == ["tavily"]
+    assert outcomes["tavily"].hits and outcomes["tavily"].report.quality == 1.0
+    assert outcomes["brave"].report.status == "skipped"
+    assert outcomes["brave"].report.error == "not needed: tavily answered with quality 1.00"
+
+
+async def test_sequential_accepts_a_fair_list_only_after_the_first_engine() -> None:
+    outcomes, called = await sequential(
+        {
+            "tavily": answered("tavily", FAIR),
+            "brave": failed("brave"),
+            "bing": answered("bing", FAIR),
+        }
+    )
+    # A fair first list is not enough to stop; after the second engine it is accepted.
+    assert called == ["tavily", "brave"]
+    assert outcomes["tavily"].hits and outcomes["tavily"].report.status == "ok"
+    assert outcomes["brave"].report.status == "error"
+    assert outcomes["bing"].report.status == "skipped"
+
+
+async def test_sequential_returns_the_best_list_when_none_is_good_enough() -> None:
+    outcomes, called = await sequential(
+        {
+            "tavily": answered("tavily", WEAK),
+            "brave": answered("brave", UNRELATED),
+            "bing": answered("bing", ["python asyncio snakes", "snakes"]),
+        }
+    )
+    assert called == ["tavily", "brave", "bing"]
+    assert outcomes["brave"].report.status == "irrelevant" and outcomes["brave"].hits is None
+    tavily, bing = outcomes["tavily"].report, outcomes["bing"].report
+    assert tavily.quality is not None and bing.quality is not None
+    assert bing.quality > tavily.quality
+    assert outcomes["bing"].hits and outcomes["tavily"].hits is None
+    assert tavily.status == "irrelevant" and tavily.error == "list quality 0.25 is below 0.3"
+
+
+async def test_sequential_force_all_asks_everyone_and_keeps_the_best() -> None:
+    outcomes, called = await sequential(
+        {
+            "tavily": answered("tavily", GOOD),
+            "brave": answered("brave", FAIR),
+            "bing": answered("bing", WEAK),
+        },
+        force_all=True,
+    )
+    assert called == ["tavily", "brave", "bing"]
+    assert outcomes["tavily"].hits
+    assert outcomes["brave"].hits is None and outcomes["brave"].report.status == "ok"
+    assert outcomes["bing"].hits is None and outcomes["bing"].report.status == "irrelevant"
+
+
+async def test_sequential_follows_the_configured_order_and_thresholds() -> None:
+    outcomes, called = await sequential(
+        {"tavily": answered("tavily", GOOD), "bing": answered("bing", FAIR)},
+        order=["bing"],
+        quality_stop=0.5,
+    )
+    assert called == ["bing"]
+    assert outcomes["bing"].hits and outcomes["tavily"].report.status == "skipped"
+
+
+async def test_sequential_reports_engines_left_at_the_deadline() -> None:
+    runs = [engine_run("tavily"), engine_run("bing")]
+    script = Script(
+        {"tavily": answered("tavily", WEAK), "bing": answered("bing", GOOD)},
+        delays={"tavily": 0.15},
+    )
+    outcomes = by_name(
+        await strategies.sequential(
+            runs, QUERY, time.monotonic() + 0.1, script, SequentialSettings(), RankingSettings()
+        )
+    )
+    assert script.called == ["tavily"]
+    assert outcomes["bing"].report.status == "timeout"
+    assert outcomes["bing"].report.error == strategies.TOO_LATE
+    assert outcomes["tavily"].hits  # the best (only) list seen
+
+
+# --- pool ----------------------------------------------------------------------------------------
+
+
+def names(runs: list[EngineRun]) -> list[str]:
+    return [r.name for r in runs]
+
+
+def test_round_robin_rotates_the_first_provider() -> None:
+    runs = [engine_run("tavily"), engine_run("brave"), engine_run("exa")]
+    usable = {"tavily": 1, "brave": 2, "exa": 1}
+    conf = PoolSettings()
+    firsts = [
+        names(strategies.order_providers(runs, conf, usable, turn, random.Random()))[0]
+        for turn in range(6)
+    ]
+    assert firsts == ["tavily", "brave", "exa"] * 2
+
+
+def test_priority_order_and_providers_without_usable_keys_last() -> None:
+    runs = [engine_run("tavily"), engine_run("brave"), engine_run("exa")]
+    conf = PoolSettings(order="priority", providers=["exa", "tavily"])
+    usable = {"tavily": 1, "brave": 1, "exa": 1}
+    assert names(strategies.order_providers(runs, conf, usable, 0, random.Random())) == [
+        "exa",
+        "tavily",
+        "brave",
+    ]
+    usable["exa"] = 0
+    assert names(strategies.order_providers(runs, conf, usable, 0, random.Random())) == [
+        "tavily",
+        "brave",
+        "exa",
+    ]
+
+
+def test_weighted_order_follows_weight_times_usable_keys() -> None:
+    runs = [engine_run("tavily", weight=1.0), engine_run("brave", weight=1.0)]
+    usable = {"tavily": 3, "brave": 1}  # 3:1
+    rng = random.Random(12345)
+    conf = PoolSettings(order="weighted")
+    firsts = Counter(
+        strategies.order_providers(runs, conf, usable, 0, rng)[0].name for _ in range(2000)
+    )
+    assert 0.70 < firsts["tavily"] / 2000 < 0.80
+    runs = [engine_run("tavily", weight=0.0), engine_run("brave", weight=1.0)]
+    assert {strategies.order_providers(runs, conf, usable, 0, rng)[0].name for _ in range(50)} == {
+        "brave"
+    }
+
+
+async def test_pool_stops_at_the_first_answer_and_reports_every_engine() -> None:
+    runs = [engine_run("tavily"), engine_run("brave"), engine_run("duckduckgo")]
+    script = Script(
+        {
+            "tavily": failed("tavily", "rate_limited"),
+            "brave": answered("brave", FAIR),
+            "duckduckgo": answered("duckduckgo", GOOD),
+        }
+    )
+    outcomes = by_name(await strategies.pool(runs, QUERY, time.monotonic() + 5, script))
+    assert script.called == ["tavily", "brave"]
+    assert outcomes["tavily"].report.status == "rate_limited"
+    assert outcomes["brave"].hits
+    assert outcomes["duckduckgo"].report.status == "skipped"
+    assert outcomes["duckduckgo"].report.error == "not needed: brave answered"
+
+
+async def test_pool_falls_back_past_empty_and_irrelevant_lists() -> None:
+    runs = [engine_run("tavily"), engine_run("brave"), engine_run("duckduckgo")]
+    script = Script(
+        {
+            "tavily": answered("tavily", []),
+            "brave": answered("brave", UNRELATED),
+            "duckduckgo": answered("duckduckgo", FAIR),
+        }
+    )
+    outcomes = by_name(await strategies.pool(runs, QUERY, time.monotonic() + 5, script))
+    assert script.called == ["tavily", "brave", "duckduckgo"]
+    assert outcomes["tavily"].report.status == "empty" and outcomes["tavily"].hits is None
+    assert outcomes["brave"].report.status == "irrelevant"
+    assert outcomes["brave"].hits is None  # another list answered: only that one is fused
+    assert outcomes["duckduckgo"].hits
+
+
+async def test_pool_keeps_a_demoted_list_when_nothing_else_answers() -> None:
+    runs = [engine_run("tavily"), engine_run("brave"), engine_run("duckduckgo")]
+    script = Script(
+        {
+            "tavily": answered("tavily", UNRELATED),
+            "brave": failed("brave"),
+            "duckduckgo": answered("duckduckgo", ["knitting patterns"]),
+        }
+    )
+    outcomes = by_name(await strategies.pool(runs, QUERY, time.monotonic() + 5, script))
+    assert script.called == ["tavily", "brave", "duckduckgo"]
+    assert outcomes["tavily"].demoted and outcomes["tavily"].hits  # the first suspect list
+    assert outcomes["duckduckgo"].demoted and outcomes["duckduckgo"].hits is None
+
+
+async def test_sequential_never_stops_at_a_demoted_list() -> None:
+    outcomes, called = await sequential(
+        {"bing": answered("bing", UNRELATED), "duckduckgo": answered("duckduckgo", GOOD)},
+        order=["bing", "duckduckgo"],
+    )
+    assert called == ["bing", "duckduckgo"]
+    assert outcomes["bing"].report.status == "irrelevant" and outcomes["bing"].hits is None
+    assert outcomes["duckduckgo"].hits
+
+
+# --- end to end ----------------------------------------------------------------------------------
+
+KEY_A, KEY_B, KEY_C = "tvly-pool-key-A", "tvly-pool-key-B", "brave-pool-key-C"
+
+
+def results_for(engine: str, query: str) -> list[dict[str, Any]]:
+    if engine == "wikipedia":
+        return [wikipedia_result("Asyncio event loop", f"{query} in Python")]
+    return [
+        {
+            "title": f"{query} ({engine})",
+            "url": f"https://{engine}.example/asyncio",
+            "snippet": f"All about {query}.",
+        }
+    ]
+
+
+@pytest.fixture
+def engine_results() -> ResultsFn:
+    return results_for
+
+
+def pool_settings(base: str, **pool: Any):
+    return settings_for(
+        base,
+        {
+            "tavily": {"api_keys": [KEY_A, KEY_B]},
+            "brave": {"api_keys": [KEY_C]},
+            "wikipedia": {},
+        },
+        strategy="pool",
+        pool=pool,
+    )
+
+
+def test_pool_end_to_end_rotates_providers_and_keys(fake: FakeEngines, engines_url: str) -> None:
+    with serve_app(create_app(pool_settings(engines_url))) as url:
+        answers = [web_search(url, QUERY)["structuredContent"] for _ in range(4)]
+    used = [next(e["name"] for e in a["engines"] if e["status"] == "ok") for a in answers]
+    assert used == ["tavily", "brave", "tavily", "brave"]
+    assert fake.key_counts == {KEY_A: 1, KEY_B: 1, KEY_C: 2}
+    assert fake.counts["wikipedia"] == 0
+    first = answers[0]
+    assert statuses(first) == {"tavily": "ok", "brave": "skipped", "wikipedia": "skipped"}
+    assert report(first, "brave")["error"] == "not needed: tavily answered"
+    assert {r["engines"][0] for r in first["results"]} == {"tavily"}
+    assert first["partial"] is False
+
+
+def test_pool_tries_every_key_then_the_next_provider_then_keyless(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    fake.key_faults[KEY_A] = Fault(status=401, body=b'{"detail": "bad key"}')
+    fake.key_faults[KEY_B] = Fault(status=429, retry_after="3600")
+    fake.faults["brave"] = Fault(status=500)
+    settings = pool_settings(engines_url, order="priority", providers=["tavily", "brave"])
+    with serve_app(create_app(settings)) as url:
+        answer = web_search(url, QUERY)["structuredContent"]
+    assert statuses(answer) == {"tavily": "rate_limited", "brave": "error", "wikipedia": "ok"}
+    tavily = report(answer, "tavily")
+    assert tavily["attempts"] == [
+        "key 1 of 2: HTTP 401: the API key was refused (key cooled for 6 h)",
+        "key 2 of 2: HTTP 429 Too Many Requests (key cooled for 1 h)",
+    ]
+    assert fake.key_counts == {KEY_A: 1, KEY_B: 1, KEY_C: 1}
+    assert [r["engines"] for r in answer["results"]] == [["wikipedia"]]
+    assert answer["partial"] is True
+
+
+def test_sequential_end_to_end_saves_requests(fake: FakeEngines, engines_url: str) -> None:
+    settings = settings_for(
+        engines_url,
+        {"searxng": {}, "wikipedia": {}, "bing": {}},
+        strategy="sequential",
+        sequential={"order": ["bing", "searxng"]},
+    )
+    with serve_app(create_app(settings)) as url:
+        answer = web_search(url, QUERY)["structuredContent"]
+    assert fake.counts == {"bing": 1}
+    assert statuses(answer) == {"searxng": "skipped", "bing": "ok", "wikipedia": "skipped"}
+    assert report(answer, "bing")["quality"] >= 0.8
+
+
+def test_hybrid_end_to_end_reports_an_unrelated_list_irrelevant(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    fake.results = lambda engine, query: (
+        [{"title": "Cached page", "url": "https://cached.example/", "snippet": "Weather today"}]
+        if engine == "bing"
+        else results_for(engine, query)
+    )
+    settings = settings_for(engines_url, {"bing": {}, "searxng": {}})
+    with serve_app(create_app(settings)) as url:
+        answer = web_search(url, QUERY)["structuredContent"]
+    assert report(answer, "bing") == {
+        "name": "bing",
+        "status": "irrelevant",
+        "results": 1,
+        "latency_ms": report(answer, "bing")["latency_ms"],
+        "error": strategies.IRRELEVANT,
+    }
+    # Demoted below every result of the list that answers the query, not deleted.
+    engines = [r["engines"] for r in answer["results"]]
+    assert engines[-1] == ["bing"] and all(e == ["searxng"] for e in engines[:-1])
+    assert answer["partial"] is False and "note" not in answer

@@ -1,0 +1,56 @@
+"""The command line's own options: `--version` and `search --intent` (summaries)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from testing.config_files import write_config
+from testing.fake_engines import serve_app
+from testing.fake_llm import STREAMED, FakeLLM
+from websearch_mcp import __version__
+from websearch_mcp.cli import main
+from websearch_mcp.summarize import INTENT_GUIDANCE
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"websearch-mcp {__version__}"
+
+
+def test_search_with_an_intent_prints_the_summary_first(
+    engines_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm = FakeLLM()
+    with serve_app(llm.app) as base:
+        config = write_config(tmp_path / "c.yaml", engines_url, f"{base}/v1")
+        assert main(["search", "python asyncio", "--config", str(config), "--intent", "code"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(STREAMED)
+    assert "1. " in out and "docs.python.org" in out  # the results follow
+    # The intent shaped the prompt the model was sent.
+    prompt = llm.requests[0]["messages"][1]["content"]
+    assert INTENT_GUIDANCE["code"] in prompt
+
+
+def test_search_with_an_intent_needs_a_model(
+    engines_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write_config(tmp_path / "c.yaml", engines_url)
+    assert main(["search", "python asyncio", "--config", str(config), "--intent", "code"]) == 1
+    assert "--intent needs a model" in capsys.readouterr().err
+    assert main(["search", "python asyncio", "--config", str(config)]) == 0  # fine without
+
+
+def test_search_rejects_an_over_long_intent(
+    engines_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm = FakeLLM()
+    with serve_app(llm.app) as base:
+        config = write_config(tmp_path / "c.yaml", engines_url, f"{base}/v1")
+        code = main(["search", "python asyncio", "--config", str(config), "--intent", "x" * 500])
+    assert code == 1 and "intent" in capsys.readouterr().err
+    assert not llm.requests

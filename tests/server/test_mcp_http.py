@@ -1,0 +1,407 @@
+"""End to end: real uvicorn serving the app, fake engines on 127.0.0.1, the official MCP client."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from mcp import Client
+
+from testing.fake_engines import (
+    Body,
+    FakeEngines,
+    Fault,
+    ResultsFn,
+    base_urls,
+    serve_app,
+)
+from testing.fetch_helpers import LocalServer, page
+from websearch_mcp.app import create_app
+from websearch_mcp.cli import main as cli_main
+from websearch_mcp.config import Settings, parse_config
+from websearch_mcp.engines.registry import ENGINES
+
+JSON_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+SHARED_URL = "https://docs.python.org/3/library/asyncio.html"
+
+# Three engines in three wire formats return overlapping lists: the shared URL comes back as
+# http/www/utm variants that must merge into one result found by all three.
+LISTS: dict[str, list[dict[str, Any]]] = {
+    "tavily": [
+        {
+            "title": "asyncio — Asynchronous I/O",
+            "url": SHARED_URL,
+            "snippet": "asyncio is a library to write concurrent code with async/await.",
+            "score": 0.95,
+        },
+        {
+            "title": "Python asyncio tutorial",
+            "url": "https://realpython.com/async-io-python/",
+            "snippet": "A walkthrough of async IO in Python: coroutines, event loop, tasks.",
+            "score": 0.8,
+        },
+        {
+            "title": "Cheap shoes sale",
+            "url": "https://shoes.example.com/sale",
+            "snippet": "Buy shoes.",
+            "score": 0.2,
+        },
+    ],
+    "brave": [
+        {
+            "title": "Python asyncio tutorial",
+            "url": "https://realpython.com/async-io-python",
+            "snippet": "Async IO in Python: a complete walkthrough.",
+        },
+        {
+            "title": "asyncio — Asynchronous I/O — Python 3 docs",
+            "url": "http://www.docs.python.org/3/library/asyncio.html?utm_source=brave",
+            "snippet": "asyncio is the foundation of many Python asynchronous frameworks.",
+        },
+    ],
+    "searxng": [
+        {
+            "title": "asyncio docs",
+            "url": "https://docs.python.org/3/library/asyncio.html/",
+            "snippet": "Python asyncio documentation: asynchronous I/O, event loop, coroutines.",
+            "score": 3.0,
+        },
+        {
+            "title": "Concurrency with asyncio in Python",
+            "url": "https://superfastpython.com/python-asyncio/",
+            "snippet": "Python asyncio guide: event loop, tasks and coroutines explained.",
+        },
+    ],
+}
+
+
+def results_for(engine: str, query: str) -> list[dict[str, Any]]:
+    return LISTS.get(engine, [])
+
+
+def make_settings(base: str, **search: Any) -> Settings:
+    urls = base_urls(base)
+    engines: dict[str, Any] = {name: {"enabled": False} for name in ENGINES}
+    engines["tavily"] = {"api_keys": ["tvly-test-key-1"], "base_url": urls["tavily"]}
+    engines["brave"] = {"api_keys": ["brave-test-key"], "base_url": urls["brave"]}
+    engines["searxng"] = {"enabled": True, "base_url": urls["searxng"]}
+    return parse_config(
+        {
+            "engines": engines,
+            "search": {"deadline_seconds": 3, **search},
+            "cache": {"backend": "none"},
+        },
+        "test",
+        environ={},
+    )
+
+
+@pytest.fixture
+def engine_results() -> ResultsFn:
+    return results_for
+
+
+@pytest.fixture
+def server(engines_url: str) -> Iterator[str]:
+    with serve_app(create_app(make_settings(engines_url))) as url:
+        yield url
+
+
+def call_body(name: str, arguments: dict[str, Any], rid: int = 1) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+
+
+async def test_official_client_lists_and_calls_web_search(server: str) -> None:
+    async with Client(f"{server}/mcp", mode="legacy", cache=None) as client:
+        tools = await client.list_tools()
+        tool = next(t for t in tools.tools if t.name == "web_search")
+        assert tool.annotations.read_only_hint and tool.annotations.idempotent_hint
+        assert tool.input_schema["properties"]["max_results"]["maximum"] == 50
+        assert tool.output_schema is not None
+        result = await client.call_tool(
+            "web_search", {"query": "python asyncio event loop", "explain": True}
+        )
+    assert not result.is_error
+    answer = result.structured_content
+    urls = [r["url"] for r in answer["results"]]
+    # The five distinct pages, the shared one merged from three URL variants.
+    assert len([u for u in urls if "docs.python.org" in u]) == 1
+    top = answer["results"][0]
+    assert "docs.python.org/3/library/asyncio.html" in top["url"]
+    assert top["engines"] == sorted(top["engines"], key=lambda e: top["score_details"]["ranks"][e])
+    assert set(top["engines"]) == {"tavily", "brave", "searxng"}
+    details = top["score_details"]
+    for signal in ("rrf", "alignment", "domain", "consensus", "final", "ranks"):
+        assert signal in details
+    assert details["ranks"] == {"tavily": 1, "brave": 2, "searxng": 1}
+    assert {e["name"]: e["status"] for e in answer["engines"]} == {
+        "tavily": "ok",
+        "brave": "ok",
+        "searxng": "ok",
+    }
+    assert answer["cached"] is False and answer["partial"] is False
+    # The text rendering carries the same list for text-only clients.
+    text = result.content[0].text
+    assert "1. " in text and top["url"] in text and "engines: " in text
+
+
+async def test_modern_protocol_revision(server: str) -> None:
+    async with Client(f"{server}/mcp", mode="2026-07-28", cache=None) as client:
+        assert client.protocol_version == "2026-07-28"
+        tools = await client.list_tools()
+        assert "web_search" in [t.name for t in tools.tools]
+        result = await client.call_tool("web_search", {"query": "asyncio", "max_results": "2"})
+    assert not result.is_error
+    assert len(result.structured_content["results"]) == 2
+
+
+def test_stateless_http_without_initialize(server: str) -> None:
+    with httpx.Client(timeout=10) as http:
+        listed = http.post(
+            f"{server}/mcp",
+            headers=JSON_HEADERS,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        )
+        assert listed.status_code == 200
+        assert "mcp-session-id" not in listed.headers
+        names = {t["name"] for t in listed.json()["result"]["tools"]}
+        assert {"web_search", "fetch_page"} <= names
+        called = http.post(
+            f"{server}/mcp",
+            headers=JSON_HEADERS,
+            json=call_body("web_search", {"query": "asyncio"}),
+        )
+        assert called.status_code == 200 and "mcp-session-id" not in called.headers
+        assert called.json()["result"]["structuredContent"]["results"]
+        for method in ("GET", "DELETE"):
+            response = http.request(method, f"{server}/mcp", headers=JSON_HEADERS)
+            assert response.status_code == 405
+            assert response.headers["allow"] == "POST"
+        health = http.get(f"{server}/healthz")
+        assert health.status_code == 200 and health.json()["status"] == "ok"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"query": ""}, "query must not be empty"),
+        ({"query": "x", "max_results": 0}, "max_results must be an integer from 1 to 50"),
+        ({"query": "x", "max_results": 500}, "max_results must be an integer from 1 to 50"),
+        (
+            {"query": "x", "engines": ["altavista"]},
+            "unknown engine 'altavista'; allowed: baidu, bing, brave",
+        ),
+        ({"query": "x", "time_range": "decade"}, "time_range must be one of day, week"),
+    ],
+)
+def test_invalid_arguments_are_tool_errors(server: str, arguments: dict, message: str) -> None:
+    response = httpx.post(
+        f"{server}/mcp", headers=JSON_HEADERS, json=call_body("web_search", arguments), timeout=10
+    )
+    result = response.json()["result"]
+    assert result["isError"] is True
+    assert message in result["content"][0]["text"]
+
+
+def test_one_engine_failing_is_reported_not_raised(fake: FakeEngines, server: str) -> None:
+    fake.faults["brave"] = Fault(status=500, body=b"oops")
+    fake.faults["searxng"] = Fault(captcha=True)
+    response = httpx.post(
+        f"{server}/mcp",
+        headers=JSON_HEADERS,
+        json=call_body("web_search", {"query": "python asyncio"}),
+        timeout=10,
+    )
+    answer = response.json()["result"]["structuredContent"]
+    statuses = {e["name"]: e for e in answer["engines"]}
+    assert statuses["tavily"]["status"] == "ok"
+    assert statuses["brave"]["status"] == "error" and "500" in statuses["brave"]["error"]
+    assert statuses["searxng"]["status"] in ("error", "blocked")
+    assert answer["partial"] is True
+    assert all(r["engines"] == ["tavily"] for r in answer["results"])
+
+
+async def test_searxng_whose_own_engines_failed_is_an_error_naming_them(
+    fake: FakeEngines, server: str
+) -> None:
+    silent = {"query": "q", "results": [], "unresponsive_engines": [["google", "timeout"]]}
+    fake.bodies["searxng"] = Body(json.dumps(silent).encode())
+    async with Client(f"{server}/mcp", mode="legacy", cache=None) as client:
+        result = await client.call_tool("web_search", {"query": "python asyncio"})
+    searxng = next(e for e in result.structured_content["engines"] if e["name"] == "searxng")
+    assert searxng["status"] == "error"
+    assert searxng["error"] == "no results; the instance's engines did not answer: google (timeout)"
+    assert result.structured_content["partial"] is True
+
+
+def test_all_engines_failing_is_a_tool_error_listing_each(fake: FakeEngines, server: str) -> None:
+    fake.faults.update({name: Fault(status=503) for name in ("tavily", "brave", "searxng")})
+    response = httpx.post(
+        f"{server}/mcp",
+        headers=JSON_HEADERS,
+        json=call_body("web_search", {"query": "python"}),
+        timeout=10,
+    )
+    result = response.json()["result"]
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    for name in ("tavily: error", "brave: error", "searxng: error"):
+        assert name in text
+
+
+def test_deadline_fuses_what_arrived(fake: FakeEngines, engines_url: str) -> None:
+    fake.faults["brave"] = Fault(hang=True)
+    settings = make_settings(engines_url, deadline_seconds=1)
+    with serve_app(create_app(settings)) as url:
+        started = time.monotonic()
+        response = httpx.post(
+            f"{url}/mcp",
+            headers=JSON_HEADERS,
+            json=call_body("web_search", {"query": "python asyncio"}),
+            timeout=10,
+        )
+        took = time.monotonic() - started
+    answer = response.json()["result"]["structuredContent"]
+    statuses = {e["name"]: e["status"] for e in answer["engines"]}
+    assert statuses == {"tavily": "ok", "brave": "timeout", "searxng": "ok"}
+    assert answer["partial"] is True and answer["results"]
+    assert took < 2.5
+
+
+def test_engine_settings_min_score_max_size_weight(fake: FakeEngines, engines_url: str) -> None:
+    settings = make_settings(engines_url)
+    settings.engines["tavily"] = settings.engines["tavily"].model_copy(
+        update={"min_score": 0.5, "max_size": 1}
+    )
+    with serve_app(create_app(settings)) as url:
+        response = httpx.post(
+            f"{url}/mcp",
+            headers=JSON_HEADERS,
+            timeout=10,
+            json=call_body("web_search", {"query": "python asyncio", "explain": True}),
+        )
+    answer = response.json()["result"]["structuredContent"]
+    tavily = next(e for e in answer["engines"] if e["name"] == "tavily")
+    assert tavily["results"] == 1  # score 0.2 dropped by min_score, then cut to max_size 1
+    assert not any("shoes" in r["url"] for r in answer["results"])
+    assert not any("realpython" in r["url"] and "tavily" in r["engines"] for r in answer["results"])
+
+
+def test_keyed_engine_without_key_is_skipped(engines_url: str) -> None:
+    settings = make_settings(engines_url)
+    settings.engines["brave"] = settings.engines["brave"].model_copy(update={"api_keys": []})
+    with serve_app(create_app(settings)) as url:
+        response = httpx.post(
+            f"{url}/mcp",
+            headers=JSON_HEADERS,
+            timeout=10,
+            json=call_body("web_search", {"query": "python asyncio"}),
+        )
+    answer = response.json()["result"]["structuredContent"]
+    brave = next(e for e in answer["engines"] if e["name"] == "brave")
+    assert brave == {
+        "name": "brave",
+        "status": "skipped",
+        "results": 0,
+        "error": "no API key configured",
+    }
+    assert answer["partial"] is False
+
+
+def test_asking_for_engines_limits_the_fan_out(fake: FakeEngines, server: str) -> None:
+    response = httpx.post(
+        f"{server}/mcp",
+        headers=JSON_HEADERS,
+        timeout=10,
+        json=call_body("web_search", {"query": "python asyncio", "engines": ["brave"]}),
+    )
+    answer = response.json()["result"]["structuredContent"]
+    assert [e["name"] for e in answer["engines"]] == ["brave"]
+    assert fake.counts["tavily"] == 0 and fake.counts["brave"] == 1
+
+
+def test_cli_search_json_and_text(engines_url: str, tmp_path, monkeypatch, capsys) -> None:
+    urls = base_urls(engines_url)
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "cache: {backend: none}\n"
+        "engines:\n"
+        "  duckduckgo: {enabled: false}\n  bing: {enabled: false}\n  wikipedia: {enabled: false}\n"
+        f"  searxng: {{enabled: true, base_url: '{urls['searxng']}'}}\n",
+        encoding="utf-8",
+    )
+    for var in ("TAVILY_API_KEYS", "BRAVE_API_KEYS", "EXA_API_KEYS"):
+        monkeypatch.delenv(var, raising=False)
+    assert cli_main(["search", "python asyncio", "--config", str(config), "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["results"][0]["engines"] == ["searxng"]
+    assert cli_main(["search", "python asyncio", "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("1. ") and "engines: " in out
+    assert cli_main(["search", "", "--config", str(config)]) == 1
+    assert "query must not be empty" in capsys.readouterr().err
+
+
+ARTICLE = (
+    "<html><head><title>Rivers</title></head><body><nav><a href='/'>Home menu</a></nav>"
+    "<article><h1>Rivers of the North</h1>"
+    + "".join(
+        f"<p>Paragraph {i} about the rivers of the north and their long winters.</p>"
+        for i in range(40)
+    )
+    + "</article></body></html>"
+)
+
+
+async def test_fetch_page_tool_reads_in_windows_and_refuses_private(engines_url: str) -> None:
+    with LocalServer(routes={"/article": page(ARTICLE)}) as site:
+        settings = make_settings(engines_url)
+        settings.fetch = settings.fetch.model_copy(
+            update={"allow_networks": ["127.0.0.0/8"], "allowed_ports": [site.port]}
+        )
+        with serve_app(create_app(settings)) as url:
+            async with Client(f"{url}/mcp", mode="legacy", cache=None) as client:
+                first = await client.call_tool(
+                    "fetch_page", {"url": site.url("/article"), "max_chars": "1000"}
+                )
+                second = await client.call_tool(
+                    "fetch_page",
+                    {
+                        "url": site.url("/article"),
+                        "max_chars": 1000,
+                        "start": first.structured_content["next_start"],
+                    },
+                )
+                refused = await client.call_tool(
+                    "fetch_page", {"url": f"http://169.254.169.254:{site.port}/latest/"}
+                )
+                bad = await client.call_tool("fetch_page", {"url": "file:///etc/passwd"})
+    page1 = first.structured_content
+    assert page1["title"] == "Rivers" or "Rivers" in page1["content"]
+    assert "Paragraph 0" in page1["content"] and "Home menu" not in page1["content"]
+    assert page1["truncated"] is True and page1["next_start"] == 1000
+    assert second.structured_content["start"] == 1000
+    assert (page1["content"] + second.structured_content["content"]).startswith(page1["content"])
+    assert "start=1000" in first.content[0].text
+    assert refused.is_error and "refused" in refused.content[0].text
+    assert bad.is_error and "only http and https" in bad.content[0].text
+
+
+def test_cli_fetch(tmp_path, monkeypatch, capsys) -> None:
+    with LocalServer(routes={"/article": page(ARTICLE)}) as site:
+        monkeypatch.setenv("WEBSEARCH_MCP_FETCH__ALLOW_NETWORKS", "['127.0.0.0/8']")
+        monkeypatch.setenv("WEBSEARCH_MCP_FETCH__ALLOWED_PORTS", f"[{site.port}]")
+        assert cli_main(["fetch", site.url("/article"), "--max-chars", "500"]) == 0
+        out = capsys.readouterr().out
+        assert "Paragraph 0" in out and "call again with start=500" in out
+        assert cli_main(["fetch", "gopher://example.com/"]) == 1
+        assert "only http and https" in capsys.readouterr().err

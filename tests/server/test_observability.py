@@ -1,0 +1,279 @@
+"""Metrics parsed with prometheus_client after real traffic; logs with request ids, no secrets."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from testing.fake_engines import FakeEngines, Fault, serve_app
+from testing.server_helpers import TAVILY_KEY, bearer, settings_for, tool_call
+from websearch_mcp.app import breaker_states, create_app
+from websearch_mcp.cache.failopen import CacheStats
+from websearch_mcp.observability import Metrics, configure_logging, request_id_from, secrets_of
+from websearch_mcp.service import SearchService
+
+TOKEN = "tok-PLANTED-token-4b2e8d19c0"
+KEY = "tvly-PLANTED-key-7f3a9c55e1"
+
+
+def scrape(
+    url: str, token: str | None = TOKEN
+) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """`/metrics` parsed by prometheus_client: (sample name, sorted labels) -> value."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    response = httpx.get(f"{url}/metrics", headers=headers, timeout=10)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain")
+    samples = {}
+    for family in text_string_to_metric_families(response.text):
+        for s in family.samples:
+            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return samples
+
+
+def value(samples: dict, name: str, **labels: str) -> float | None:
+    return samples.get((name, tuple(sorted(labels.items()))))
+
+
+def test_metrics_after_traffic(fake: FakeEngines, engines_url: str) -> None:
+    settings = settings_for(engines_url, brave=True, server={"auth_tokens": [TOKEN]})
+    with serve_app(create_app(settings)) as url, httpx.Client(timeout=10) as http:
+
+        def call(arguments: dict[str, Any]) -> dict[str, Any]:
+            response = http.post(f"{url}/mcp", headers=bearer(TOKEN), json=tool_call(arguments))
+            return response.json()["result"]
+
+        assert not call({"query": "python asyncio"})["isError"]
+        searx = http.get(
+            f"{url}/search", params={"q": "python asyncio"}, headers=bearer(TOKEN)
+        ).json()
+        assert searx["results"]
+        fake.faults["brave"] = Fault(status=500, body=b"oops")
+        assert call({"query": "python asyncio"})["structuredContent"]["partial"] is True
+        fake.faults["searxng"] = Fault(status=429)
+        assert call({"query": "python asyncio"})["structuredContent"]["partial"] is True
+        fake.faults["tavily"] = Fault(status=503)
+        assert call({"query": "python asyncio"})["isError"] is True  # no engine answered
+        assert call({"query": "python", "max_results": 0})["isError"] is True
+        page = http.post(
+            f"{url}/mcp",
+            headers=bearer(TOKEN),
+            json=tool_call({"url": "http://127.0.0.1:1/"}, name="fetch_page"),
+        )
+        assert page.json()["result"]["isError"] is True  # a private address, refused
+        assert http.post(f"{url}/mcp", json=tool_call({"query": "x"})).status_code == 401
+        samples = scrape(url)
+
+    tool = "websearch_tool_requests_total"
+    assert value(samples, tool, tool="web_search", interface="mcp", outcome="ok") == 1
+    assert value(samples, tool, tool="web_search", interface="mcp", outcome="partial") == 2
+    assert value(samples, tool, tool="web_search", interface="mcp", outcome="failed") == 1
+    assert value(samples, tool, tool="web_search", interface="mcp", outcome="invalid") == 1
+    assert value(samples, tool, tool="web_search", interface="searxng", outcome="ok") == 1
+    assert value(samples, tool, tool="fetch_page", interface="mcp", outcome="refused") == 1
+
+    calls = "websearch_engine_calls_total"
+    assert value(samples, calls, engine="tavily", status="ok") == 4
+    assert value(samples, calls, engine="tavily", status="error") == 1
+    assert value(samples, calls, engine="brave", status="ok") == 2
+    assert value(samples, calls, engine="brave", status="error") == 1
+    assert value(samples, calls, engine="searxng", status="rate_limited") == 1
+    latency = "websearch_engine_latency_seconds"
+    assert value(samples, f"{latency}_count", engine="tavily") == 5
+    assert value(samples, f"{latency}_bucket", engine="tavily", le="+Inf") == 5
+    assert value(samples, f"{latency}_sum", engine="tavily") > 0
+
+    # The 429 opened searxng's breaker for minutes.
+    assert value(samples, "websearch_breaker_open", engine="searxng") == 1
+    assert value(samples, "websearch_http_rejections_total", reason="unauthorized") == 1
+    http_total = "websearch_http_requests_total"
+    assert value(samples, http_total, route="/mcp", status="200") == 6
+    assert value(samples, http_total, route="/mcp", status="401") == 1
+    assert value(samples, http_total, route="/search", status="200") == 1
+    assert value(samples, "websearch_in_flight_requests") == 0
+    assert value(samples, "websearch_http_request_duration_seconds_count", route="/mcp") == 7
+
+
+class StubCache:
+    """A cache that never hits; `broken` makes lookups fail (counted, as the backends do)."""
+
+    backend = "stub"
+
+    def __init__(self) -> None:
+        self.stats = CacheStats(hits=3, misses=2, sets=1)
+        self.stats.errors["locked"] = 1
+        self.broken = False
+
+    async def get(self, namespace: str, key: str) -> None:
+        if self.broken:
+            self.stats.errors["unavailable"] += 1
+        self.stats.misses += 1
+
+    async def set(self, namespace: str, key: str, value: Any, *, ttl_seconds: Any = None) -> None:
+        self.stats.sets += 1
+
+    async def cleanup(self) -> int:
+        return 0
+
+    async def close(self) -> None:
+        return None
+
+
+def test_cache_metrics_and_readiness(engines_url: str) -> None:
+    settings = settings_for(engines_url)
+    service = SearchService(settings)
+    cache = service.cache = StubCache()  # type: ignore[attr-defined]
+    with serve_app(create_app(settings, service=service)) as url:
+        ready = httpx.get(f"{url}/readyz", timeout=10)
+        assert ready.status_code == 200 and ready.json() == {"status": "ready", "cache": "stub"}
+        samples = scrape(url, token=None)
+        assert value(samples, "websearch_cache_hits_total") == 3
+        assert value(samples, "websearch_cache_misses_total") == cache.stats.misses
+        assert value(samples, "websearch_cache_sets_total") == cache.stats.sets
+        assert value(samples, "websearch_cache_errors_total", cause="locked") == 1
+        cache.broken = True
+        down = httpx.get(f"{url}/readyz", timeout=10)
+        assert down.status_code == 503 and down.json()["status"] == "not ready"
+        assert value(scrape(url, token=None), "websearch_cache_errors_total", cause="unavailable")
+        assert httpx.get(f"{url}/healthz", timeout=10).status_code == 200
+
+
+def test_ready_without_a_cache(engines_url: str) -> None:
+    with serve_app(create_app(settings_for(engines_url))) as url:
+        response = httpx.get(f"{url}/readyz", timeout=10)
+    assert response.status_code == 200 and response.json()["status"] == "ready"
+
+
+class _Breaker:
+    def __init__(self, is_open: bool) -> None:
+        self.open = is_open
+
+    async def is_open(self) -> bool:
+        return self.open
+
+
+class _Run:
+    def __init__(self, breaker: _Breaker | None, enabled: bool = True) -> None:
+        self.breaker, self.enabled = breaker, enabled
+
+
+class _Orchestrator:
+    runs: ClassVar[dict[str, _Run]] = {
+        "bing": _Run(_Breaker(True)),
+        "tavily": _Run(_Breaker(False)),
+        "exa": _Run(_Breaker(True), enabled=False),
+        "wikipedia": _Run(None),
+    }
+
+
+async def test_breaker_states_and_gauge() -> None:
+    states = await breaker_states(_Orchestrator())
+    assert states == {"bing": True, "tavily": False}
+    metrics = Metrics()
+    metrics.watch_breakers(lambda: breaker_states(_Orchestrator()))
+    await metrics.refresh()
+    text = metrics.render().decode()
+    assert 'websearch_breaker_open{engine="bing"} 1.0' in text
+    assert 'websearch_breaker_open{engine="tavily"} 0.0' in text
+    assert 'engine="exa"' not in text
+
+
+def test_request_ids() -> None:
+    assert request_id_from("req-123.abc:9") == "req-123.abc:9"
+    for bad in (None, "", "x" * 65, "has space", 'quote"'):
+        generated = request_id_from(bad)
+        assert len(generated) == 32 and generated != bad
+
+
+# --- logs -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def log_stream() -> Iterator[io.StringIO]:
+    root = logging.getLogger()
+    level = root.level
+    stream = io.StringIO()
+    yield stream
+    for handler in [h for h in root.handlers if getattr(h, "websearch_mcp", False)]:
+        root.removeHandler(handler)
+    root.setLevel(level)
+
+
+def test_json_logs_have_request_ids_and_no_secrets(
+    fake: FakeEngines, engines_url: str, log_stream: io.StringIO, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = settings_for(engines_url, brave=True, server={"auth_tokens": [TOKEN]})
+    settings.engines["tavily"] = settings.engines["tavily"].model_copy(update={"api_keys": [KEY]})
+    assert KEY in secrets_of(settings) and TOKEN in secrets_of(settings)
+    configure_logging("json", "debug", secrets_of(settings), stream=log_stream)
+    caplog.set_level(logging.DEBUG)
+    # The engine echoes the key in its refusal, as some APIs do.
+    fake.faults["tavily"] = Fault(status=401, body=json.dumps({"detail": f"invalid key {KEY}"}))
+    with serve_app(create_app(settings)) as url, httpx.Client(timeout=10) as http:
+        headers = {**bearer(TOKEN), "X-Request-Id": "req-0042"}
+        answered = http.post(f"{url}/mcp", headers=headers, json=tool_call({"query": "asyncio"}))
+        assert answered.headers["x-request-id"] == "req-0042"
+        assert answered.json()["result"]["structuredContent"]["partial"] is True
+        assert fake.last["tavily"].headers["authorization"] == f"Bearer {KEY}"
+        wrong = http.post(f"{url}/mcp", headers=bearer(TOKEN + "-guess"), json=tool_call({}))
+        assert wrong.status_code == 401
+        assert len(wrong.headers["x-request-id"]) == 32
+        http.get(f"{url}/search", params={"q": "asyncio"}, headers=bearer(TOKEN))
+
+    output = log_stream.getvalue()
+    assert KEY not in output and TOKEN not in output
+    assert KEY not in caplog.text and TOKEN not in caplog.text
+    assert TAVILY_KEY not in output
+    lines = [json.loads(line) for line in output.splitlines()]
+    assert all({"ts", "level", "logger", "message", "request_id"} <= set(line) for line in lines)
+    mine = [line for line in lines if line["request_id"] == "req-0042"]
+    loggers = Counter(line["logger"] for line in mine)
+    # The id reaches the tool handler and the engine fan-out, not only the access log.
+    assert loggers["websearch_mcp.access"] == 1 and loggers["websearch_mcp.tool"] == 1
+    search = next(line for line in mine if line["logger"] == "websearch_mcp.tool")
+    assert search["outcome"] == "partial" and search["engines"]["tavily"] == "error"
+    access = next(line for line in mine if line["logger"] == "websearch_mcp.access")
+    assert access["status"] == 200 and access["path"] == "/mcp"
+    assert access["client"].startswith("token:")
+    refused = [line for line in lines if line.get("status") == 401]
+    assert len(refused) == 1 and refused[0]["client"] == "127.0.0.1"
+
+
+def test_formatters_redact_messages_extras_and_tracebacks(log_stream: io.StringIO) -> None:
+    log = logging.getLogger("websearch_mcp.test")
+    configure_logging("json", "info", [KEY, TOKEN], stream=log_stream)
+    log.warning("key %s and token %s", KEY, TOKEN, extra={"detail": {"sent": [KEY]}})
+    try:
+        raise RuntimeError(f"refused {KEY}")
+    except RuntimeError:
+        log.exception("engine failed")
+    configure_logging("text", "info", [KEY, TOKEN], stream=log_stream)
+    log.info("plain %s", TOKEN, extra={"why": KEY})
+    output = log_stream.getvalue()
+    assert KEY not in output and TOKEN not in output
+    first, second, third = output.splitlines()[0], output.splitlines()[1], output.splitlines()[-1]
+    assert json.loads(first)["message"] == "key *** and token ***"
+    assert json.loads(first)["detail"] == {"sent": ["***"]}
+    assert "RuntimeError: refused ***" in json.loads(second)["exc"]
+    assert " INFO websearch_mcp.test [-] plain *** why=***" in third
+
+
+def test_client_request_lines_only_when_debugging(log_stream: io.StringIO) -> None:
+    # httpx logs each engine request's URL, query text included, at INFO.
+    client = logging.getLogger("httpx")
+    configure_logging("text", "info", [], stream=log_stream)
+    client.info("HTTP Request: GET https://engine.test/search?q=private+words")
+    client.warning("connection pool full")
+    assert "private" not in log_stream.getvalue()
+    assert "connection pool full" in log_stream.getvalue()
+    configure_logging("text", "debug", [], stream=log_stream)
+    client.info("HTTP Request: GET https://engine.test/search?q=debugging+words")
+    assert "debugging" in log_stream.getvalue()

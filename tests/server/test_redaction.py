@@ -1,0 +1,89 @@
+"""Every secret, in every form it is sent in, is absent from a whole debug log of real searches."""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Iterator
+from urllib.parse import quote, quote_plus
+
+import httpx
+import pytest
+
+from testing import fake_academic, fake_engines
+from testing.fake_engines import FakeEngines, serve_app, serve_fake_engines
+from testing.server_helpers import MCP_HEADERS, results_for, tool_call
+from websearch_mcp.app import create_app
+from websearch_mcp.config import parse_config
+from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.observability import configure_logging, secrets_of
+
+TOKEN = "tok-PLANTED-bearer-5d1c7a20"
+CX = "017576662512468239146:PLANTEDcx"  # an old-style engine id, with a colon of its own
+
+
+def planted_key(engine: str) -> str:
+    # `+`, `/` and `=` are percent-encoded in query strings: the encoded forms must go too.
+    return f"{engine}-PLANTED+key/{len(engine)}="
+
+
+def every_form(engine: str, key: str) -> set[str]:
+    parts = {key, *key.rpartition(":")[::2]} if engine == "google_cse" else {key}
+    return {
+        form
+        for part in parts
+        for form in (part, quote(part, safe=""), quote(part), quote_plus(part))
+    }
+
+
+@pytest.fixture
+def log_stream() -> Iterator[io.StringIO]:
+    stream = io.StringIO()
+    root = logging.getLogger()
+    level = root.level
+    yield stream
+    for handler in [h for h in root.handlers if getattr(h, "websearch_mcp", False)]:
+        root.removeHandler(handler)
+    root.setLevel(level)
+
+
+def test_debug_log_of_every_keyed_engine_holds_no_key(log_stream: io.StringIO) -> None:
+    keys = {name: planted_key(name) for name in ENGINES}
+    keys["google_cse"] = f"{CX}:AIza-PLANTED+cse/key="
+    with (
+        serve_fake_engines(FakeEngines(results_for)) as web,
+        serve_app(fake_academic.FakeAcademic().app) as academic,
+    ):
+        urls = {**fake_engines.base_urls(web), **fake_academic.base_urls(academic)}
+        # Engines without a fake of their own get 404 from the web fake: their request URLs
+        # (with the keys in them) are still sent and logged.
+        engines = {
+            name: {"enabled": True, "api_keys": [keys[name]], "base_url": urls.get(name, web)}
+            for name in ENGINES
+        }
+        settings = parse_config(
+            {
+                "engines": engines,
+                "search": {"deadline_seconds": 5},
+                "cache": {"backend": "none"},
+                "server": {"auth_tokens": [TOKEN], "log_level": "debug"},
+            },
+            "test",
+            environ={},
+        )
+        configure_logging("text", "debug", secrets_of(settings), stream=log_stream)
+        headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}"}
+        with serve_app(create_app(settings)) as url, httpx.Client(timeout=30) as http:
+            for tool in ("web_search", "academic_search"):
+                body = tool_call({"query": "python asyncio"}, name=tool)
+                answer = http.post(f"{url}/mcp", headers=headers, json=body).json()["result"]
+                asked = {e["name"] for e in answer["structuredContent"]["engines"]}
+                assert asked and not answer["isError"], answer
+            http.get(f"{url}/search", params={"q": "asyncio", "pageno": "2"}, headers=headers)
+    log = log_stream.getvalue()
+    # The client's request-URL lines are there (so the test can see a key if one leaked) ...
+    assert "HTTP Request: GET" in log and "***" in log
+    for name, key in keys.items():
+        for form in every_form(name, key):
+            assert form not in log, f"{name}'s key appears in the debug log as {form!r}"
+    assert TOKEN not in log

@@ -1,0 +1,319 @@
+"""`/search` in SearXNG's JSON format: parameters, the shape field by field, real clients."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import requests
+from searxng_search import SearXNGSearch
+
+from testing.fake_engines import FakeEngines, Fault, serve_app
+from testing.server_helpers import settings_for
+from websearch_mcp.app import create_app
+from websearch_mcp.engines.web.searxng import SearXNG
+from websearch_mcp.errors import ToolInputError
+from websearch_mcp.models import HttpResponse, Query
+from websearch_mcp.searxng_api import parse_params, published_date
+from websearch_mcp.service import SearchService
+
+TOKEN = "searx-client-token-0123456789"
+WEB = ["tavily", "brave", "searxng", "duckduckgo"]
+ACADEMIC = ["arxiv", "crossref"]
+TOP_KEYS = {
+    "query",
+    "number_of_results",
+    "results",
+    "answers",
+    "corrections",
+    "infoboxes",
+    "suggestions",
+    "unresponsive_engines",
+}
+RESULT_KEYS = {
+    "url",
+    "title",
+    "content",
+    "engine",
+    "engines",
+    "positions",
+    "score",
+    "category",
+    "publishedDate",
+    "parsed_url",
+    "template",
+    "thumbnail",
+    "img_src",
+    "priority",
+}
+
+# --- parameters -----------------------------------------------------------------------------
+
+
+def test_params_defaults_and_mapping() -> None:
+    p = parse_params({"q": "rust async", "format": "json"}, WEB, ACADEMIC)
+    assert (p.query, p.category, p.pageno, p.time_range, p.language, p.engines) == (
+        "rust async",
+        "general",
+        1,
+        None,
+        None,
+        None,
+    )
+    p = parse_params(
+        {
+            "q": "x",
+            "pageno": "3",
+            "time_range": "month",
+            "language": "en-US",
+            "engines": "Tavily, google,searxng",
+            "categories": "general",
+        },
+        WEB,
+        ACADEMIC,
+    )
+    # Engines this server does not know are ignored, as SearXNG does.
+    assert (p.pageno, p.time_range, p.language, p.engines) == (
+        3,
+        "month",
+        "en-US",
+        ["tavily", "searxng"],
+    )
+    assert (
+        parse_params({"q": "x", "language": "all", "time_range": ""}, WEB, ACADEMIC).language
+        is None
+    )
+    assert parse_params({"q": "x", "engines": "google"}, WEB, ACADEMIC).engines is None
+    assert parse_params({"q": "x"}, WEB, ACADEMIC).category == "general"  # format defaults to json
+
+
+def test_params_science() -> None:
+    assert parse_params({"q": "x", "categories": "science"}, WEB, ACADEMIC).category == "science"
+    only_papers = parse_params({"q": "x", "engines": "arxiv,crossref"}, WEB, ACADEMIC)
+    assert only_papers.category == "science" and only_papers.engines == ["arxiv", "crossref"]
+    assert parse_params({"q": "x", "engines": "arxiv,tavily"}, WEB, ACADEMIC).category == "general"
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"q": "x", "format": "html"}, "format='html' is not served"),
+        ({"q": "x", "format": "rss"}, "use format=json"),
+        ({"format": "json"}, "q is required"),
+        ({"q": "   "}, "q is required"),
+        ({"q": "x", "categories": "images"}, "category 'images' is not served"),
+        ({"q": "x", "pageno": "0"}, "pageno must be an integer from 1 to 1000"),
+        ({"q": "x", "pageno": "two"}, "pageno must be an integer"),
+    ],
+)
+def test_params_errors(params: dict[str, str], message: str) -> None:
+    with pytest.raises(ToolInputError, match=message):
+        parse_params(params, WEB, ACADEMIC)
+
+
+def test_published_date_as_searxng_writes_it() -> None:
+    assert published_date("2026-11-02") == "2026-11-02T00:00:00"
+    assert published_date("2026-11-02T10:30:00+00:00") == "2026-11-02T10:30:00+00:00"
+    assert published_date(None) is None and published_date("last week") is None
+
+
+# --- the endpoint ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def server(engines_url: str) -> Iterator[str]:
+    settings = settings_for(engines_url, brave=True, server={"auth_tokens": [TOKEN]})
+    with serve_app(create_app(settings)) as url:
+        yield url
+
+
+def search(url: str, **params: Any) -> httpx.Response:
+    return httpx.get(
+        f"{url}/search",
+        params={"format": "json", **params},
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        timeout=10,
+    )
+
+
+def test_shape_field_by_field(fake: FakeEngines, server: str) -> None:
+    fake.faults["brave"] = Fault(status=500, body=b"oops")
+    response = search(server, q="python asyncio event loop")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    body = response.json()
+    assert set(body) == TOP_KEYS
+    assert body["query"] == "python asyncio event loop"
+    for key in ("answers", "corrections", "infoboxes", "suggestions"):
+        assert body[key] == []
+    assert body["unresponsive_engines"] == [["brave", "error"]]
+    results = body["results"]
+    assert body["number_of_results"] == len(results) >= 4
+    urls = [r["url"] for r in results]
+    assert len(urls) == len(set(urls))
+    scores = [r["score"] for r in results]
+    assert scores == sorted(scores, reverse=True) and all(0 < s <= 1 for s in scores)
+    for r in results:
+        assert set(r) == RESULT_KEYS
+        assert isinstance(r["title"], str) and r["title"]
+        assert isinstance(r["content"], str) and r["content"]
+        assert r["engine"] == r["engines"][0] and set(r["engines"]) <= {"tavily", "searxng"}
+        assert len(r["positions"]) == len(r["engines"]) and all(p >= 1 for p in r["positions"])
+        assert r["category"] == "general" and r["template"] == "default.html"
+        assert len(r["parsed_url"]) == 6
+        scheme, netloc, path = r["parsed_url"][:3]
+        assert r["url"].startswith(f"{scheme}://{netloc}{path}")
+    docs = next(r for r in results if r["url"].startswith("https://docs.python.org/3/library/asy"))
+    assert set(docs["engines"]) == {"tavily", "searxng"} and docs["positions"] == [1, 1]
+    assert docs["parsed_url"][1] == "docs.python.org"
+    dated = [r for r in results if r["publishedDate"]]
+    assert dated and dated[0]["publishedDate"].startswith("2026-03-01T")
+
+
+def test_pages_and_filters(fake: FakeEngines, engines_url: str) -> None:
+    settings = settings_for(engines_url, search={"max_results": 2})
+    with serve_app(create_app(settings)) as url:
+        first = httpx.get(f"{url}/search", params={"q": "python asyncio", "format": "json"}).json()
+        second = httpx.get(
+            f"{url}/search", params={"q": "python asyncio", "format": "json", "pageno": 2}
+        ).json()
+        far = httpx.get(f"{url}/search", params={"q": "python asyncio", "pageno": 40}).json()
+        fake.reset()
+        only = httpx.get(
+            f"{url}/search",
+            params={"q": "python asyncio", "engines": "searxng,google", "time_range": "week"},
+        ).json()
+    assert len(first["results"]) == 2 and 1 <= len(second["results"]) <= 2
+    assert not {r["url"] for r in first["results"]} & {r["url"] for r in second["results"]}
+    assert first["number_of_results"] >= 3
+    assert far["results"] == [] and far["number_of_results"] == 0
+    assert fake.counts["tavily"] == 0 and fake.counts["searxng"] == 1
+    assert fake.last["searxng"].params["time_range"] == "week"
+    assert all(r["engines"] == ["searxng"] for r in only["results"])
+
+
+def test_bad_requests_are_400_with_a_message(server: str) -> None:
+    html = search(server, q="x", format="html")
+    assert html.status_code == 400
+    assert "format=json" in html.json()["error"]
+    assert search(server, q="x", categories="images").status_code == 400
+    bad_range = search(server, q="x", time_range="decade")
+    assert bad_range.status_code == 400 and "time_range" in bad_range.json()["error"]
+    assert search(server, q="x" * 600).status_code == 400
+
+
+def test_all_engines_failing_is_an_empty_answer(fake: FakeEngines, server: str) -> None:
+    fake.faults.update({"tavily": Fault(status=503), "brave": Fault(status=429)})
+    fake.faults["searxng"] = Fault(captcha=True)
+    body = search(server, q="python").json()
+    assert body["results"] == [] and body["number_of_results"] == 0
+    reasons = dict(body["unresponsive_engines"])
+    assert reasons["tavily"] == "error" and reasons["brave"] == "too many requests"
+    assert reasons["searxng"] in ("CAPTCHA", "access denied", "error")
+
+
+class WithPapers(SearchService):
+    """The real service with a stand-in academic search returning one paper."""
+
+    seen: list[Any]
+
+    async def academic_search(self, args: Any) -> dict[str, Any]:
+        self.seen.append(args)
+        paper = {
+            "title": "Attention Is All You Need",
+            "url": "https://arxiv.org/abs/1706.03762",
+            "snippet": "The Transformer, based solely on attention mechanisms.",
+            "engines": ["arxiv"],
+            "score": 0.9,
+            "published": "2017-06-12",
+            "authors": ["Ashish Vaswani", "Noam Shazeer"],
+            "venue": "NeurIPS",
+            "doi": "10.48550/arXiv.1706.03762",
+            "pdf_url": "https://arxiv.org/pdf/1706.03762",
+            "score_details": {"ranks": {"arxiv": 1}},
+        }
+        return {"query": args.query.text, "results": [paper], "engines": [], "partial": False}
+
+
+def test_science_uses_academic_search(engines_url: str) -> None:
+    settings = settings_for(engines_url)
+    service = WithPapers(settings)
+    service.seen = []
+    with serve_app(create_app(settings, service=service)) as url:
+        body = httpx.get(
+            f"{url}/search", params={"q": "transformers", "categories": "science", "pageno": 2}
+        ).json()
+    assert service.seen[0].query.page == 2 and service.seen[0].query.text == "transformers"
+    paper = body["results"][0]
+    assert paper["category"] == "science" and paper["template"] == "paper.html"
+    assert paper["journal"] == "NeurIPS" and paper["doi"] == "10.48550/arXiv.1706.03762"
+    assert paper["authors"] == ["Ashish Vaswani", "Noam Shazeer"]
+    assert paper["pdf_url"].endswith("1706.03762") and paper["positions"] == [1]
+    assert paper["publishedDate"] == "2017-06-12T00:00:00"
+
+
+# --- real consumers -------------------------------------------------------------------------
+
+
+def test_published_searxng_client_library(server: str) -> None:
+    """`searxng-search` (PyPI) parses our answer as it parses a SearXNG instance's."""
+    with SearXNGSearch(
+        server, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10, retries=0
+    ) as client:
+        results = client.text("python asyncio event loop", language="en-US", max_results=3)
+    assert len(results) == 3
+    assert all(r["title"] and r["body"] for r in results)
+    expected = search(server, q="python asyncio event loop", language="en-US").json()["results"]
+    assert [r["href"] for r in results] == [r["url"] for r in expected[:3]]
+
+
+def test_open_webui_style_request_with_the_token_in_the_url(server: str) -> None:
+    """Open WebUI's SearXNG client sets no headers of its own: the token rides in the URL's
+    credentials (sent as HTTP Basic), the parameters are SearXNG's, results sorted by score."""
+    host = server.removeprefix("http://")
+    response = requests.get(
+        f"http://openwebui:{TOKEN}@{host}/search",
+        headers={"Accept": "text/html", "User-Agent": "RAG Bot"},
+        params={
+            "q": "python asyncio",
+            "format": "json",
+            "pageno": 1,
+            "safesearch": "1",
+            "language": "en-US",
+            "time_range": "",
+            "categories": "",
+            "theme": "simple",
+            "image_proxy": 0,
+        },
+        timeout=10,
+    )
+    response.raise_for_status()
+    results = sorted(response.json()["results"], key=lambda r: r.get("score", 0), reverse=True)
+    assert results and all(r["url"] and r["title"] and r["content"] for r in results)
+    refused = requests.get(f"http://openwebui:wrong@{host}/search", params={"q": "x"}, timeout=10)
+    assert refused.status_code == 401
+
+
+def test_litellm_style_request_with_a_bearer_token(server: str) -> None:
+    """LiteLLM's SearXNG provider: GET /search?q=..&format=json with `Bearer <api key>`."""
+    response = httpx.get(
+        f"{server}/search?q=python+asyncio&format=json&language=en",
+        headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+        timeout=10,
+    )
+    assert response.status_code == 200
+    first = response.json()["results"][0]
+    assert {"title", "url", "content", "publishedDate"} <= set(first)
+
+
+def test_this_projects_searxng_engine_reads_it(server: str) -> None:
+    response = search(server, q="python asyncio event loop")
+    hits = SearXNG().parse(
+        HttpResponse(200, {"content-type": "application/json"}, response.content),
+        Query("python asyncio event loop"),
+    )
+    assert [h.url for h in hits] == [r["url"] for r in response.json()["results"]]
+    assert hits[0].score == response.json()["results"][0]["score"]
+    assert any(h.published == "2026-03-01" for h in hits)

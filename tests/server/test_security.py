@@ -1,0 +1,426 @@
+"""Auth, Host/Origin checks, limits and exposure: units, then real uvicorn on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from testing.fake_engines import FakeEngines, Fault, serve_app
+from testing.server_helpers import (
+    MCP_HEADERS,
+    TOOLS_LIST,
+    bearer,
+    settings_for,
+    tool_call,
+)
+from websearch_mcp.app import create_app
+from websearch_mcp.cli import main as cli_main
+from websearch_mcp.config import parse_config
+from websearch_mcp.errors import ConfigError, ToolInputError
+from websearch_mcp.limits import ConcurrencyLimiter, RateLimiter, check_query_length
+from websearch_mcp.security import (
+    OriginPolicy,
+    TokenAuth,
+    client_address,
+    is_loopback,
+    parse_host_pattern,
+    parse_networks,
+    parse_origin_pattern,
+)
+
+TOKEN = "tok-alpha-0123456789abcdef"
+OTHER = "tok-beta-0123456789abcdef0"
+
+# --- units ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("127.0.0.1", True),
+        ("127.8.0.1", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("192.168.1.10", False),
+        ("search.example.com", False),
+    ],
+)
+def test_is_loopback(host: str, expected: bool) -> None:
+    assert is_loopback(host) is expected
+
+
+def test_host_policy_defaults_allow_only_loopback_names() -> None:
+    policy = OriginPolicy([], [])
+    for host in ("127.0.0.1:8338", "localhost:8338", "[::1]:8338", "localhost", "LOCALHOST:1"):
+        assert policy.host_allowed(host), host
+    for host in ("evil.example:8338", "127.0.0.1.evil.example", "10.0.0.5:8338", "", None, "[::1"):
+        assert not policy.host_allowed(host), host
+
+
+def test_host_patterns() -> None:
+    policy = OriginPolicy(["search.example.com", "*.corp.example:*", "10.0.0.5:8338"], [])
+    assert policy.host_allowed("search.example.com")
+    assert not policy.host_allowed("search.example.com:8080")  # no port in the pattern
+    assert policy.host_allowed("a.corp.example:443") and policy.host_allowed("a.b.corp.example")
+    assert not policy.host_allowed("corp.example")  # the wildcard needs a subdomain
+    assert not policy.host_allowed("evilcorp.example")
+    assert policy.host_allowed("10.0.0.5:8338") and not policy.host_allowed("10.0.0.5:9000")
+    assert OriginPolicy(["*"], []).host_allowed("anything.at.all:1")
+
+
+def test_origin_policy() -> None:
+    policy = OriginPolicy([], ["https://*.example.com", "https://app.example.org:8443"])
+    assert policy.origin_allowed(None)  # not a browser
+    assert policy.origin_allowed("http://localhost:3000")
+    assert policy.origin_allowed("http://127.0.0.1:8338")
+    assert policy.origin_allowed("https://app.example.com")
+    assert policy.origin_allowed("https://a.b.example.com")
+    assert not policy.origin_allowed("http://app.example.com")  # scheme differs
+    assert not policy.origin_allowed("https://app.example.com:8443")  # port not in the pattern
+    assert not policy.origin_allowed("https://example.com.evil.net")
+    assert not policy.origin_allowed("https://evilexample.com")
+    assert policy.origin_allowed("https://app.example.org:8443")
+    assert not policy.origin_allowed("https://app.example.org")
+    assert not policy.origin_allowed("null")
+    assert not policy.origin_allowed("https://evil.example")
+
+
+@pytest.mark.parametrize(
+    "pattern", ["example.com/path", "ftp://x.example", "https://a.*.example.com", "https://"]
+)
+def test_bad_origin_patterns_are_config_errors(pattern: str) -> None:
+    with pytest.raises(ConfigError, match=r"server\.allowed_origins"):
+        parse_config({"server": {"allowed_origins": [pattern]}}, "conf.yaml", environ={})
+
+
+def test_bad_host_and_proxy_settings_name_the_key() -> None:
+    with pytest.raises(ConfigError, match=r"server\.allowed_hosts"):
+        parse_config({"server": {"allowed_hosts": ["a:b:c:d"]}}, "conf.yaml", environ={})
+    with pytest.raises(ConfigError, match=r"server\.trusted_proxies.*CIDR"):
+        parse_config({"server": {"trusted_proxies": ["proxy.local"]}}, "conf.yaml", environ={})
+    assert parse_host_pattern("[::1]:*").host == "::1"
+    assert parse_origin_pattern("HTTPS://App.Example.com").host == "app.example.com"
+
+
+def test_tokens_from_environment_and_never_echoed() -> None:
+    settings = parse_config({}, "test", environ={"WEBSEARCH_MCP_TOKENS": f"{TOKEN}, {OTHER}"})
+    assert settings.server.auth_tokens == [TOKEN, OTHER]
+    settings = parse_config(
+        {}, "test", environ={"WEBSEARCH_MCP_SERVER__ALLOWED_HOSTS": "a.example.com,b.example.com"}
+    )
+    assert settings.server.allowed_hosts == ["a.example.com", "b.example.com"]
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"server": {"auth_tokens": {"nested": TOKEN}}}, "conf.yaml", environ={})
+    assert TOKEN not in str(caught.value)
+    assert TOKEN not in repr(settings.server) and TOKEN not in repr(settings)
+
+
+def test_token_auth_constant_time_identity() -> None:
+    auth = TokenAuth([TOKEN, OTHER])
+    first = auth.identify(f"Bearer {TOKEN}")
+    assert first is not None and first.startswith("token:") and TOKEN not in first
+    assert auth.identify(f"bearer   {OTHER}") not in (None, first)
+    for header in (None, "", "Bearer", f"Basic {TOKEN}", f"Bearer {TOKEN}x", TOKEN):
+        assert auth.identify(header) is None, header
+    assert not TokenAuth([]).enabled
+
+
+def test_token_in_basic_credentials() -> None:
+    auth = TokenAuth([TOKEN])
+
+    def basic(credentials: str) -> str:
+        return "Basic " + base64.b64encode(credentials.encode()).decode()
+
+    assert auth.identify(basic(f"openwebui:{TOKEN}")) == auth.identify(f"Bearer {TOKEN}")
+    assert auth.identify(basic(f"{TOKEN}:")) is not None  # a lone user name is the token
+    for credentials in (f"openwebui:{TOKEN}x", "user:", ":", f"{TOKEN}x:"):
+        assert auth.identify(basic(credentials)) is None, credentials
+    assert auth.identify("Basic !!!not-base64!!!") is None
+    assert auth.identify("Basic " + base64.b64encode(b"\xff\xfe:x").decode()) is None
+
+
+def _scope(peer: str, forwarded: list[str]) -> dict[str, Any]:
+    headers = [(b"x-forwarded-for", v.encode()) for v in forwarded]
+    return {"type": "http", "client": (peer, 5000), "headers": headers}
+
+
+def test_client_address_trusts_forwarded_for_only_from_proxies() -> None:
+    trusted = parse_networks(["10.0.0.0/8", "127.0.0.1"])
+    assert client_address(_scope("203.0.113.9", ["1.2.3.4"]), trusted) == "203.0.113.9"
+    assert client_address(_scope("127.0.0.1", ["1.2.3.4"]), trusted) == "1.2.3.4"
+    # A client-supplied left part is not believed: the right-most untrusted hop is the client.
+    chain = ["6.6.6.6, 198.51.100.7, 10.1.1.1"]
+    assert client_address(_scope("10.0.0.2", chain), trusted) == "198.51.100.7"
+    assert client_address(_scope("10.0.0.2", ["10.0.0.3", "10.0.0.4"]), trusted) == "10.0.0.3"
+    assert client_address(_scope("10.0.0.2", ["garbage"]), trusted) == "10.0.0.2"
+    assert client_address(_scope("10.0.0.2", []), trusted) == "10.0.0.2"
+    assert client_address(_scope("127.0.0.1", ["1.2.3.4"]), []) == "127.0.0.1"
+
+
+def test_rate_limiter_bucket() -> None:
+    now = [100.0]
+    limiter = RateLimiter(60, 3, clock=lambda: now[0])
+    assert [limiter.acquire("a") for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert limiter.acquire("a") == pytest.approx(1.0)  # one token a second
+    assert limiter.acquire("b") == 0.0  # other clients have their own bucket
+    now[0] += 2.5
+    assert limiter.acquire("a") == 0.0 and limiter.acquire("a") == 0.0
+    assert limiter.acquire("a") > 0
+    off = RateLimiter(0, 1, clock=lambda: now[0])
+    assert all(off.acquire("a") == 0.0 for _ in range(100))
+
+
+def test_rate_limiter_forgets_least_recent_clients() -> None:
+    limiter = RateLimiter(60, 1, clock=lambda: 0.0, max_clients=2)
+    assert limiter.acquire("a") == 0.0 and limiter.acquire("b") == 0.0
+    assert limiter.acquire("a") > 0
+    limiter.acquire("c")  # evicts b, the least recently seen
+    assert limiter.acquire("b") == 0.0
+
+
+def test_concurrency_limiter() -> None:
+    slots = ConcurrencyLimiter(total=3, per_client=2)
+    assert slots.enter("a") is None and slots.enter("a") is None
+    assert slots.enter("a") == "client"
+    assert slots.enter("b") is None
+    assert slots.enter("c") == "total"
+    slots.leave("a")
+    assert slots.enter("c") is None and slots.in_flight == 3
+    for client in ("a", "b", "c"):
+        slots.leave(client)
+    assert slots.in_flight == 0 and slots.enter("a") is None
+
+
+def test_check_query_length() -> None:
+    check_query_length("a   b", 3)  # whitespace collapsed first
+    with pytest.raises(ToolInputError, match="at most 3 characters"):
+        check_query_length("abcd", 3)
+
+
+# --- exposure -------------------------------------------------------------------------------
+
+
+def test_non_loopback_without_tokens_refuses_to_start() -> None:
+    settings = parse_config(
+        {"server": {"host": "0.0.0.0"}, "cache": {"backend": "none"}}, "test", environ={}
+    )
+    with pytest.raises(ConfigError, match=r"refusing to serve 0\.0\.0\.0:8338.*allow_anonymous"):
+        create_app(settings)
+    for server in ({"allow_anonymous": True}, {"auth_tokens": [TOKEN]}):
+        ok = parse_config(
+            {"server": {"host": "0.0.0.0", **server}, "cache": {"backend": "none"}},
+            "test",
+            environ={},
+        )
+        assert create_app(ok).state.settings.server.host == "0.0.0.0"
+
+
+def test_cli_serve_refuses_public_address_without_tokens(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.delenv("WEBSEARCH_MCP_TOKENS", raising=False)
+    monkeypatch.delenv("WEBSEARCH_MCP_SERVER__ALLOW_ANONYMOUS", raising=False)
+    config = tmp_path / "c.yaml"
+    config.write_text("cache: {backend: none}\n", encoding="utf-8")
+    assert cli_main(["serve", "--config", str(config), "--host", "0.0.0.0", "--port", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "refusing to serve 0.0.0.0:1 without authentication" in err
+    assert "WEBSEARCH_MCP_TOKENS" in err
+
+
+# --- real server ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_uvicorn_proxy_headers(monkeypatch: pytest.MonkeyPatch) -> None:
+    # uvicorn would rewrite the peer from X-Forwarded-For itself for 127.0.0.1; the CLI turns
+    # that off (proxy_headers=False) and so do these tests, so that the app alone decides.
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "")
+
+
+def serve(engines_url: str, **server: Any) -> Any:
+    return serve_app(create_app(settings_for(engines_url, server=server)))
+
+
+def test_tokens_right_wrong_and_missing(engines_url: str) -> None:
+    with serve(engines_url, auth_tokens=[TOKEN, OTHER]) as url, httpx.Client(timeout=10) as http:
+        missing = http.post(f"{url}/mcp", headers=MCP_HEADERS, json=TOOLS_LIST)
+        assert missing.status_code == 401
+        assert missing.headers["www-authenticate"] == 'Bearer realm="websearch-mcp"'
+        assert "bearer token is required" in missing.json()["error"]
+        wrong = http.post(f"{url}/mcp", headers=bearer(TOKEN + "x"), json=TOOLS_LIST)
+        assert wrong.status_code == 401
+        assert 'error="invalid_token"' in wrong.headers["www-authenticate"]
+        for token in (TOKEN, OTHER):
+            right = http.post(f"{url}/mcp", headers=bearer(token), json=TOOLS_LIST)
+            assert right.status_code == 200 and right.json()["result"]["tools"]
+        for path in ("/search?q=asyncio&format=json", "/metrics", "/readyz"):
+            assert http.get(url + path).status_code == 401, path
+            authorized = http.get(url + path, headers={"Authorization": f"Bearer {TOKEN}"})
+            assert authorized.status_code == 200, path
+        health = http.get(f"{url}/healthz")
+        assert health.status_code == 200 and health.json()["status"] == "ok"
+
+
+async def test_official_client_with_token(engines_url: str) -> None:
+    with serve(engines_url, auth_tokens=[TOKEN]) as url:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10)
+        async with http, Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client:
+            result = await client.call_tool("web_search", {"query": "python asyncio"})
+    assert not result.is_error and result.structured_content["results"]
+
+
+def test_evil_origin_and_host(engines_url: str) -> None:
+    with serve(engines_url) as url, httpx.Client(timeout=10) as http:
+        evil = http.post(
+            f"{url}/mcp", headers={**MCP_HEADERS, "Origin": "https://evil.example"}, json=TOOLS_LIST
+        )
+        assert evil.status_code == 403 and "Origin" in evil.json()["error"]
+        rebound = http.post(
+            f"{url}/mcp", headers={**MCP_HEADERS, "Host": "evil.example:8338"}, json=TOOLS_LIST
+        )
+        assert rebound.status_code == 421 and "allowed_hosts" in rebound.json()["error"]
+        search = http.get(
+            f"{url}/search", params={"q": "x"}, headers={"Origin": "http://evil.example"}
+        )
+        assert search.status_code == 403
+        local = http.post(
+            f"{url}/mcp",
+            headers={**MCP_HEADERS, "Origin": "http://localhost:3000"},
+            json=TOOLS_LIST,
+        )
+        assert local.status_code == 200
+        # The liveness probe answers whatever the Host (container and cluster probes).
+        assert http.get(f"{url}/healthz", headers={"Host": "10.1.2.3:8338"}).status_code == 200
+
+
+def test_configured_host_and_origin_patterns_reach_the_mcp_transport(engines_url: str) -> None:
+    # The SDK alone would refuse this Host (its default allows loopback names only): ours decides.
+    with (
+        serve(
+            engines_url,
+            allowed_hosts=["search.example.com"],
+            allowed_origins=["https://*.example.com"],
+        ) as url,
+        httpx.Client(timeout=10) as http,
+    ):
+        headers = {
+            **MCP_HEADERS,
+            "Host": "search.example.com",
+            "Origin": "https://chat.example.com",
+        }
+        response = http.post(
+            f"{url}/mcp", headers=headers, json=tool_call({"query": "python asyncio"})
+        )
+        assert response.status_code == 200
+        assert response.json()["result"]["structuredContent"]["results"]
+        other = http.post(
+            f"{url}/mcp",
+            headers={**headers, "Origin": "https://chat.example.net"},
+            json=TOOLS_LIST,
+        )
+        assert other.status_code == 403
+
+
+def test_oversized_bodies_get_413(engines_url: str) -> None:
+    with serve(engines_url, max_body_bytes=2048) as url, httpx.Client(timeout=10) as http:
+        big = tool_call({"query": "x" * 4000})
+        declared = http.post(f"{url}/mcp", headers=MCP_HEADERS, json=big)
+        assert declared.status_code == 413
+
+        def chunks() -> Iterator[bytes]:  # no Content-Length: counted while streaming
+            for _ in range(8):
+                yield b" " * 1000
+
+        streamed = http.post(f"{url}/mcp", headers=MCP_HEADERS, content=chunks())
+        assert streamed.status_code == 413
+        small = http.post(f"{url}/mcp", headers=MCP_HEADERS, json=TOOLS_LIST)
+        assert small.status_code == 200
+
+
+def test_burst_over_the_per_client_rate_limit(engines_url: str) -> None:
+    with (
+        serve(
+            engines_url, auth_tokens=[TOKEN, OTHER], rate_limit_per_minute=6, rate_limit_burst=3
+        ) as url,
+        httpx.Client(timeout=10) as http,
+    ):
+        codes = [
+            http.post(f"{url}/mcp", headers=bearer(TOKEN), json=TOOLS_LIST).status_code
+            for _ in range(5)
+        ]
+        assert codes[:3] == [200, 200, 200] and codes[3:] == [429, 429]
+        limited = http.post(f"{url}/mcp", headers=bearer(TOKEN), json=TOOLS_LIST)
+        assert limited.status_code == 429
+        assert 1 <= int(limited.headers["retry-after"]) <= 10
+        # Another token is another client with its own bucket.
+        assert http.post(f"{url}/mcp", headers=bearer(OTHER), json=TOOLS_LIST).status_code == 200
+        # The SearXNG endpoint shares the bucket; the metrics endpoint is not limited.
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        assert http.get(f"{url}/search?q=x&format=json", headers=auth).status_code == 429
+        assert http.get(f"{url}/metrics", headers=auth).status_code == 200
+
+
+@pytest.mark.usefixtures("no_uvicorn_proxy_headers")
+def test_forwarded_for_only_from_trusted_proxies(engines_url: str) -> None:
+    limits = {"rate_limit_per_minute": 1, "rate_limit_burst": 1}
+
+    def statuses(url: str) -> list[int]:
+        with httpx.Client(timeout=10) as http:
+            return [
+                http.post(
+                    f"{url}/mcp",
+                    headers={**MCP_HEADERS, "X-Forwarded-For": f"198.51.100.{i}"},
+                    json=TOOLS_LIST,
+                ).status_code
+                for i in range(3)
+            ]
+
+    with serve(engines_url, trusted_proxies=["127.0.0.1/32"], **limits) as url:
+        assert statuses(url) == [200, 200, 200]  # three clients behind the proxy
+    with serve(engines_url, limit_local_clients=True, **limits) as url:
+        assert statuses(url) == [200, 429, 429]  # an untrusted peer's header is ignored
+
+
+async def test_concurrency_per_client_and_overall(fake: FakeEngines, engines_url: str) -> None:
+    fake.faults["tavily"] = Fault(delay=0.8)
+    body = tool_call({"query": "python asyncio"})
+
+    async def burst(url: str, tokens: list[str]) -> list[httpx.Response]:
+        async with httpx.AsyncClient(timeout=10) as http:
+            return await asyncio.gather(
+                *(http.post(f"{url}/mcp", headers=bearer(t), json=body) for t in tokens)
+            )
+
+    with serve(engines_url, auth_tokens=[TOKEN, OTHER], max_concurrent_per_client=1) as url:
+        answers = await burst(url, [TOKEN, TOKEN, TOKEN])
+        codes = sorted(r.status_code for r in answers)
+        assert codes == [200, 429, 429]
+        busy = next(r for r in answers if r.status_code == 429)
+        assert busy.headers["retry-after"] == "1" and "in flight" in busy.json()["error"]
+    with serve(engines_url, auth_tokens=[TOKEN, OTHER], max_concurrent_requests=1) as url:
+        codes = sorted(r.status_code for r in await burst(url, [TOKEN, OTHER]))
+        assert codes == [200, 503]
+
+
+def test_query_length_cap(engines_url: str) -> None:
+    with serve(engines_url, max_query_chars=20) as url, httpx.Client(timeout=10) as http:
+        long_query = "python asyncio event loop tutorial"
+        result = http.post(
+            f"{url}/mcp", headers=MCP_HEADERS, json=tool_call({"query": long_query})
+        ).json()["result"]
+        assert result["isError"] is True
+        assert "query must be at most 20 characters (got 34)" in result["content"][0]["text"]
+        search = http.get(f"{url}/search", params={"q": long_query, "format": "json"})
+        assert search.status_code == 400 and "at most 20 characters" in search.json()["error"]
+        ok = http.get(f"{url}/search", params={"q": "python asyncio", "format": "json"})
+        assert ok.status_code == 200
