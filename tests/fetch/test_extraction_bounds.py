@@ -108,20 +108,19 @@ def test_small_page_is_fast_while_four_hostile_pages_are_read(
             assert future.result()[1] < TIMEOUT + 1
 
 
-def test_caps_cut_text_pages_and_say_so(site: LocalServer) -> None:
-    with serve_fake_engines(FakeEngines(results_for)) as engines:
-        settings = settings_for(engines)
-        settings.fetch = settings.fetch.model_copy(
-            update={
-                "allow_networks": ["127.0.0.0/8"],
-                "allowed_ports": [site.port],
-                "max_text_chars": 1000,
-                "max_pdf_pages": 2,
-            }
-        )
-        with serve_app(create_app(settings)) as url:
-            text = fetch(url, site.url("/long.txt"))[0]["structuredContent"]
-            pdf = fetch(url, site.url("/five.pdf"))[0]["structuredContent"]
+def test_caps_cut_text_pages_and_say_so(site: LocalServer, engines_url: str) -> None:
+    settings = settings_for(engines_url)
+    settings.fetch = settings.fetch.model_copy(
+        update={
+            "allow_networks": ["127.0.0.0/8"],
+            "allowed_ports": [site.port],
+            "max_text_chars": 1000,
+            "max_pdf_pages": 2,
+        }
+    )
+    with serve_app(create_app(settings)) as url:
+        text = fetch(url, site.url("/long.txt"))[0]["structuredContent"]
+        pdf = fetch(url, site.url("/five.pdf"))[0]["structuredContent"]
     assert text["total_chars"] == 1000 and "fetch.max_text_chars" in text["capped"]
     assert "Page 1 text." in pdf["content"] and "Page 2 text." not in pdf["content"]
     assert "read 2 of 5 pages (fetch.max_pdf_pages)" in pdf["capped"]

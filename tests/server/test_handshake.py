@@ -11,8 +11,8 @@ import httpx
 import pytest
 from mcp import Client
 
-from testing.fake_engines import FakeEngines, serve_app, serve_fake_engines
-from testing.server_helpers import MCP_HEADERS, results_for, settings_for
+from testing.fake_engines import serve_app
+from testing.server_helpers import MCP_HEADERS, settings_for
 from websearch_mcp.app import create_app
 from websearch_mcp.tools import TOOLS_CACHE
 
@@ -29,9 +29,8 @@ INITIALIZE = {
 
 
 @pytest.fixture
-def url() -> Iterator[str]:
-    fake = FakeEngines(results_for)
-    with serve_fake_engines(fake) as engines, serve_app(create_app(settings_for(engines))) as base:
+def url(engines_url: str) -> Iterator[str]:
+    with serve_app(create_app(settings_for(engines_url))) as base:
         yield base
 
 
