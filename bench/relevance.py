@@ -41,7 +41,7 @@ import ranx
 import yaml
 
 from bench.relevance_report import METRICS, Measured, machine, plot, print_measured, print_sweep
-from testing.cranfield import SHARED_ENV, Collection, coverage_seeds, default_eval_dir, load
+from testing.cranfield import Collection, coverage_seeds, default_eval_dir, load
 from testing.cranfield_harness import (
     ENGINE_MODELS,
     MAX_RESULTS,
@@ -55,6 +55,7 @@ from testing.cranfield_harness import (
     service_settings,
 )
 from testing.fake_engines import render
+from testing.shared import SHARED_ENV
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import Hit, HttpResponse, Query
 from websearch_mcp.ranking.pipeline import rank
