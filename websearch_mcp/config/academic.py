@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from websearch_mcp.config.types import Fraction, Section, Weight
+from websearch_mcp.config.types import Days, Fraction, Section, Weight
 
 
 class AcademicSettings(Section):
@@ -44,9 +44,7 @@ class AcademicSettings(Section):
     freshness_weight: Weight = Field(
         0.3, description="recency, only when the query asks for it (latest, 2025)"
     )
-    freshness_half_life_days: float = Field(
-        730.0, gt=0.0, le=36_500.0, description="age halving the freshness signal"
-    )
+    freshness_half_life_days: Days = Field(730.0, description="age halving the freshness signal")
     freshness_undated: Fraction = Field(
         0.5, description="freshness of a paper without a known date"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from websearch_mcp.config.types import Fraction, Section, Weight
+from websearch_mcp.config.types import Days, Fraction, Section, Weight
 
 
 class MMRSettings(Section):
@@ -63,8 +63,8 @@ class RankingSettings(Section):
     freshness_weight: Weight = Field(
         0.3, description="recency, only when the query or time_range asks for it"
     )
-    freshness_half_life_days: float = Field(
-        180.0, gt=0.0, le=36_500.0, description="age halving the freshness without a time_range"
+    freshness_half_life_days: Days = Field(
+        180.0, description="age halving the freshness without a time_range"
     )
     freshness_undated: Fraction = Field(
         0.5, description="freshness of a result without a known date"

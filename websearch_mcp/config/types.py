@@ -105,5 +105,7 @@ ProxyUrl = Annotated[str | None, proxy_url]
 RedisUrl = Annotated[str | None, starts_with(REDIS_SCHEMES)]
 #: A signal's weight in the ranking: 0 switches it off.
 Weight = Annotated[float, Field(ge=0.0, le=5.0)]
+#: A span of days, up to a century.
+Days = Annotated[float, Field(gt=0.0, le=36_500.0)]
 #: A share or a probability, from 0 to 1.
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
