@@ -30,6 +30,8 @@ class EngineSettings(Section):
     min_score: float = Field(0.0, ge=0.0, validation_alias=AliasChoices("min_score", "minScore"))
     timeout_seconds: float | None = Field(None, gt=0, le=120)
     base_url: HttpUrl | None = None
+    # The upstream index the engine serves ("google", "bing"); None: the engine's declaration.
+    index: str | None = Field(None, min_length=1, max_length=40)
     # Requests per second (None: the engine's own declaration, 0: no limit).
     rate_limit: float | None = Field(None, ge=0.0, le=1000.0)
     # A proxy URL for this engine only, or false for a direct connection whatever else says.

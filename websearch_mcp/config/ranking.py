@@ -42,18 +42,31 @@ class RankingSettings(Section):
     domain_penalty: Fraction = Field(
         0.5, description="a penalised site's score is multiplied by 1 - this"
     )
+    # Off: it repeats RRF's vote count, and where engines index different parts of the web,
+    # counting votes is what misleads (Cranfield at 60% coverage: +0.003 nDCG@10 without it).
     consensus_weight: Weight = Field(
-        0.1, description="share of the other answering engines that agree"
+        0.0, description="share of the other answering index families that agree"
     )
-    # RRF at k = 60 is nearly a vote count; on Cranfield how high the engines ranked a result
-    # adds 0.008 nDCG@10 and 0.007 MRR@10 at 1, in both halves of the queries (above 1 only
-    # the first half gains more). A vote never lowers a score while (k + 1) / (k + depth) >=
-    # w / (1 + w): at w = 1, lists up to 62 deep.
-    position_weight: Weight = Field(
-        1.0, description="how high the engines that returned the result ranked it"
+    # RRF at k = 60 is nearly a vote count. Times a heavily weighted mean of the steep
+    # (k + 1) / (k + rank) it comes close to RRF with that small k, whose top ranks count.
+    # Chosen on the first half of the Cranfield queries at coverage 1.0, 0.8 and 0.6
+    # (BENCHMARKS.md), confirmed on the second.
+    position_weight: float = Field(
+        20.0,
+        ge=0.0,
+        le=100.0,
+        description="how high the engines that returned the result ranked it",
+    )
+    position_k: float = Field(
+        5.0, ge=0.0, le=100.0, description="steepness of the position scale (k + 1) / (k + rank)"
+    )
+    # Engines that likely do not index a result vote as the ones that returned it did on
+    # average; at most 1 (a full vote each). Worth most when engines see different documents.
+    coverage_weight: Fraction = Field(
+        0.5, description="credit for the engines that likely do not index a result"
     )
     # Off: on Cranfield the reported scores (Tavily's relevance, SearXNG's 1/position) cost
-    # 0.003 nDCG@10 and 0.006 MRR@10 at 0.5 next to the position signal.
+    # nDCG@10 and MRR@10 next to the position signal.
     engine_score_weight: Weight = Field(
         0.0, description="the engines' own relevance scores in place of ranks"
     )
