@@ -98,10 +98,10 @@ TextList = Annotated[list[str], BeforeValidator(lambda value: as_texts(split_com
 SecretText = Annotated[str | None, BeforeValidator(as_text), Field(repr=False)]
 #: An http(s) base URL, without its trailing slash.
 HttpUrl = Annotated[str, starts_with(HTTP_SCHEMES, strip=True)]
-#: Checks a proxy URL (it may hold a password: never shown); other values pass.
+#: Checks a proxy URL; other values (None, false) pass.
 proxy_url = starts_with(PROXY_SCHEMES, listed=", ".join(PROXY_SCHEMES))
 ProxyUrl = Annotated[str | None, proxy_url]
-#: A Redis URL (may hold a password: never shown).
+#: A Redis URL. Proxy and Redis URLs may hold a password: their fields are never shown.
 RedisUrl = Annotated[str | None, starts_with(REDIS_SCHEMES)]
 #: A signal's weight in the ranking: 0 switches it off.
 Weight = Annotated[float, Field(ge=0.0, le=5.0)]
