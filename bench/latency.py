@@ -41,7 +41,8 @@ import yaml
 
 from bench.loadgen import Check, Run, connect, get, percentile, post, run_load, tool_call
 from bench.synthetic import query_text, results_for
-from testing.fake_engines import base_urls, render
+from testing.fake_engines import base_urls
+from testing.wire_formats import render
 from websearch_mcp.config import SearchSettings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import HttpResponse, Query

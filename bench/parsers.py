@@ -3,7 +3,7 @@
     python -m bench.parsers            # 300 rounds per page
 
 Pages: the recorded Bing and DuckDuckGo pages under `$WEBSEARCH_SHARED/fixtures` (skipped when
-absent) and the fake engines' 20-result DuckDuckGo and Bing pages (`testing.fake_engines`). For
+absent) and the fake engines' 20-result DuckDuckGo and Bing pages (`testing.wire_formats`). For
 each page, in this process: the engine's own `parse()` (Lexbor), and the common core of every
 HTML parser here built with each library: the tree, every link, its `href` and its text.
 Selectolax's older Modest backend is left out: it is deprecated since selectolax 1.0.
@@ -23,7 +23,7 @@ import lxml.html
 from selectolax.lexbor import LexborHTMLParser
 
 from bench.synthetic import query_text, results_for
-from testing.fake_engines import render
+from testing.wire_formats import render
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import HttpResponse, Query
 

@@ -28,8 +28,9 @@ import httpx
 
 from bench.latency import machine
 from bench.loadgen import percentile
-from testing.fake_engines import FakeEngines, Fault, base_urls, serve_app, serve_fake_engines
+from testing.fake_engines import FakeEngines, Fault, base_urls, serve_fake_engines
 from testing.fetch_helpers import LocalServer, send
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.config import Settings, parse_config
 from websearch_mcp.engines.registry import ENGINES

@@ -54,8 +54,8 @@ from testing.cranfield_harness import (
     service,
     service_settings,
 )
-from testing.fake_engines import render
 from testing.shared import SHARED_ENV
+from testing.wire_formats import render
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import Hit, HttpResponse, Query
 from websearch_mcp.ranking.pipeline import rank

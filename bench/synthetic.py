@@ -16,7 +16,7 @@ import random
 from functools import lru_cache
 from typing import Any
 
-from testing.fake_engines import wikipedia_result
+from testing.wire_formats import wikipedia_result
 
 RESULTS_PER_ENGINE = 20
 POOL_SIZE = 45
@@ -149,5 +149,5 @@ def _engine_results(engine: str, query: str) -> tuple[dict[str, Any], ...]:
 
 def results_for(engine: str, query: str) -> list[dict[str, Any]]:
     """What fake engine `engine` answers for `query`: 20 results in the generic shape of
-    `testing.fake_engines.render`."""
+    `testing.wire_formats.render`."""
     return list(_engine_results(engine, query))

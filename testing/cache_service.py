@@ -11,8 +11,9 @@ from typing import Any
 import httpx
 
 from testing.cache_helpers import FakeClock
-from testing.fake_engines import base_urls, serve_app
+from testing.fake_engines import base_urls
 from testing.server_helpers import MCP_HEADERS, tool_call
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.cache import open_cache
 from websearch_mcp.config import Settings, parse_config

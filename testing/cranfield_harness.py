@@ -20,7 +20,8 @@ from typing import Any
 from mcp import Client
 
 from testing.cranfield import Collection, Document, Model, models, ndcg
-from testing.fake_engines import FakeEngines, base_urls, serve_app, serve_fake_engines
+from testing.fake_engines import FakeEngines, base_urls, serve_fake_engines
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.config import Settings, parse_config
 from websearch_mcp.engines.registry import ENGINES

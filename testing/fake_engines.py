@@ -1,13 +1,10 @@
 """Fake search engines on 127.0.0.1 for integration tests and benchmarks.
 
-Three layers, usable separately:
-
-- `render(engine, results, query)`: generic results (dicts with `title`, `url`, `snippet` and
-  optional `score` / `published` as `YYYY-MM-DD`) in an engine's real wire format.
-- `FakeEngines`: a Starlette app serving every engine under `/{engine}` plus its real request path
-  (`/tavily/search`, `/bing/search`, `/duckduckgo/html/` ...), answering with rendered results or a
-  fixed body, with per-engine faults, request counts and the last request of each engine.
-- `serve_app(app)`: any ASGI app under a real uvicorn in a background thread, yielding its base URL.
+`FakeEngines`: a Starlette app serving every engine under `/{engine}` plus its real request path
+(`/tavily/search`, `/bing/search`, `/duckduckgo/html/` ...), answering with results rendered in
+that engine's wire format (`testing.wire_formats.render`) or a fixed body, with per-engine
+faults, request counts and the last request of each engine. `serve_fake_engines` runs it under
+uvicorn (`testing.serving.serve_app`) and yields its base URL.
 
 Point an engine at it with `engines.<name>.base_url = f"{base_url}/<name>"` (see `base_urls`).
 """
@@ -15,38 +12,36 @@ Point an engine at it with `engines.<name>.base_url = f"{base_url}/<name>"` (see
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
-import html
 import json
-import socket
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date
 from typing import Any
-from urllib.parse import quote, urlsplit
 
 import httpx
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import ASGIApp
 
-from websearch_mcp.engines.web.wikipedia import article_url
+from testing.serving import serve_app
+from testing.wire_formats import (
+    CAPTCHA_PAGES,
+    GARBAGE,
+    GENERIC_CAPTCHA,
+    HTML_TYPE,
+    JSON_TYPE,
+    RENDERERS,
+    Result,
+    render,
+)
 from websearch_mcp.models import HttpRequest, HttpResponse
 
-Result = Mapping[str, Any]
 #: `(engine_name, query_text) -> results` for the engine to answer with.
 ResultsFn = Callable[[str, str], Sequence[Result]]
-
-JSON_TYPE = "application/json"
-HTML_TYPE = "text/html; charset=utf-8"
 
 #: Each engine's real request path and methods (served under `/{engine}`).
 ROUTES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -65,314 +60,6 @@ ENGINE_NAMES: tuple[str, ...] = tuple(ROUTES)
 def base_urls(base_url: str) -> dict[str, str]:
     """The `base_url` to configure for each engine when one fake server serves them all."""
     return {name: f"{base_url.rstrip('/')}/{name}" for name in ENGINE_NAMES}
-
-
-# --- wire formats -----------------------------------------------------------------------------
-
-
-def _esc(text: Any) -> str:
-    return html.escape(str(text or ""), quote=True)
-
-
-def _published(result: Result) -> date | None:
-    value = result.get("published")
-    return date.fromisoformat(value) if value else None
-
-
-def _score(result: Result, index: int) -> float:
-    """The result's own score, else a descending one as engines give."""
-    score = result.get("score")
-    return float(score) if score is not None else round(1.0 - index * 0.03, 4)
-
-
-def render_tavily(results: Sequence[Result], query: str) -> bytes:
-    """Tavily `/search` JSON (`results[].content`, `score`; `published_date` when dated)."""
-    items = []
-    for i, r in enumerate(results):
-        item: dict[str, Any] = {
-            "title": r["title"],
-            "url": r["url"],
-            "content": r.get("snippet", ""),
-            "score": _score(r, i),
-            "raw_content": None,
-        }
-        if r.get("published"):
-            item["published_date"] = r["published"]
-        items.append(item)
-    return _json(
-        {
-            "query": query,
-            "follow_up_questions": None,
-            "answer": None,
-            "images": [],
-            "results": items,
-            "response_time": 0.42,
-            "request_id": _request_id(query),
-        }
-    )
-
-
-def render_brave(results: Sequence[Result], query: str) -> bytes:
-    """Brave web search JSON: `web.results[]` with HTML-escaped `description` and `page_age`."""
-    items = []
-    for r in results:
-        item: dict[str, Any] = {
-            "title": r["title"],
-            "url": r["url"],
-            "is_source_local": False,
-            "is_source_both": False,
-            "description": _esc(r.get("snippet", "")),
-            "profile": {"name": urlsplit(r["url"]).hostname, "url": r["url"]},
-            "language": "en",
-            "family_friendly": True,
-            "type": "search_result",
-            "subtype": "generic",
-            "meta_url": {
-                "scheme": urlsplit(r["url"]).scheme,
-                "netloc": urlsplit(r["url"]).netloc,
-                "hostname": urlsplit(r["url"]).hostname,
-                "path": urlsplit(r["url"]).path,
-            },
-        }
-        day = _published(r)
-        if day:
-            item["page_age"] = f"{day.isoformat()}T00:00:00"
-            item["age"] = f"{day:%B} {day.day}, {day.year}"
-        items.append(item)
-    return _json(
-        {
-            "query": {"original": query, "more_results_available": False},
-            "mixed": {
-                "type": "mixed",
-                "main": [{"type": "web", "index": i, "all": False} for i in range(len(items))],
-            },
-            "type": "search",
-            "web": {"type": "search", "results": items, "family_friendly": True},
-        }
-    )
-
-
-def render_exa(results: Sequence[Result], query: str) -> bytes:
-    """Exa `/search` JSON with `highlights` and `publishedDate` (ISO with milliseconds)."""
-    items = []
-    for r in results:
-        item: dict[str, Any] = {"id": r["url"], "title": r["title"], "url": r["url"]}
-        day = _published(r)
-        if day:
-            item["publishedDate"] = f"{day.isoformat()}T00:00:00.000Z"
-        item["author"] = ""
-        item["highlights"] = [r.get("snippet", "")]
-        items.append(item)
-    return _json(
-        {
-            "requestId": _request_id(query),
-            "resolvedSearchType": "neural",
-            "results": items,
-            "searchTime": 120.5,
-            "costDollars": {"total": 0.005, "search": {"neural": 0.005}},
-        }
-    )
-
-
-def render_searxng(results: Sequence[Result], query: str) -> bytes:
-    """A SearXNG instance's `format=json` answer."""
-    items = []
-    for i, r in enumerate(results):
-        parts = urlsplit(r["url"])
-        day = _published(r)
-        items.append(
-            {
-                "url": r["url"],
-                "title": r["title"],
-                "content": r.get("snippet", ""),
-                "thumbnail": None,
-                "engine": "fake",
-                "template": "default.html",
-                "parsed_url": [parts.scheme, parts.netloc, parts.path, "", parts.query, ""],
-                "img_src": "",
-                "priority": "",
-                "engines": ["fake"],
-                "positions": [i + 1],
-                "score": _score(r, i),
-                "category": "general",
-                "publishedDate": f"{day.isoformat()}T00:00:00" if day else None,
-            }
-        )
-    return _json(
-        {
-            "query": query,
-            "number_of_results": 0,
-            "results": items,
-            "answers": [],
-            "corrections": [],
-            "infoboxes": [],
-            "suggestions": [],
-            "unresponsive_engines": [],
-        }
-    )
-
-
-def render_duckduckgo(results: Sequence[Result], query: str) -> bytes:
-    """DuckDuckGo's HTML page with `//duckduckgo.com/l/?uddg=` redirect links."""
-    blocks = []
-    for r in results:
-        href = _esc(f"//duckduckgo.com/l/?kh=-1&uddg={quote(r['url'], safe='')}")
-        display = _esc(r["url"].split("://", 1)[-1])
-        blocks.append(
-            f"""<div class="result results_links results_links_deep web-result ">
-  <div class="links_main links_deep result__body">
-    <h2 class="result__title">
-      <a rel="nofollow" class="result__a" href="{href}">{_esc(r["title"])}</a>
-    </h2>
-    <div class="result__extras"><div class="result__extras__url">
-      <a class="result__url" href="{href}">{display}</a>
-    </div></div>
-    <a class="result__snippet" href="{href}">{_esc(r.get("snippet", ""))}</a>
-    <div class="clear"></div>
-  </div>
-</div>"""
-        )
-    body = "\n".join(blocks) or '<div class="no-results">No results.</div>'
-    return f"""<!DOCTYPE html>
-<html xmlns="http://www.w3.org/1999/xhtml"><head>
-<meta http-equiv="content-type" content="text/html; charset=UTF-8" />
-<title>{_esc(query)} at DuckDuckGo</title></head>
-<body class="body--html">
-<form name="x" class="header__form" action="/html/" method="post">
-<input name="q" type="text" value="{_esc(query)}" /></form>
-<div class="serp__results"><div id="links" class="results">
-{body}
-</div></div>
-</body></html>
-""".encode()
-
-
-def render_bing(results: Sequence[Result], query: str) -> bytes:
-    """Bing's HTML page: `li.b_algo` with `bing.com/ck/a?...&u=a1<base64url>` links, dated."""
-    items = []
-    for i, r in enumerate(results):
-        target = base64.urlsafe_b64encode(r["url"].encode()).decode().rstrip("=")
-        href = _esc(
-            f"https://www.bing.com/ck/a?!&&p={_request_id(r['url'])}&ptn=3&u=a1{target}&ntb=1"
-        )
-        day = _published(r)
-        prefix = (
-            f'<span class="news_dt">{day:%b} {day.day}, {day.year}</span>&nbsp;&#0183; '
-            if day
-            else ""
-        )
-        items.append(
-            f'<li class="b_algo" data-id="" data-bm="{i + 6}"><h2><a href="{href}" '
-            f'h="ID=SERP,{5100 + i}.1">{_esc(r["title"])}</a></h2><div class="b_caption">'
-            f'<div class="b_attribution"><cite>{_esc(r["url"])}</cite></div>'
-            f'<p class="b_lineclamp2">{prefix}{_esc(r.get("snippet", ""))}</p></div></li>'
-        )
-    body = "".join(items) or (
-        f'<li class="b_no"><h1>There are no results for <strong>{_esc(query)}</strong></h1></li>'
-    )
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8" /><title>{_esc(query)} - Search</title></head>
-<body><div id="b_content"><main aria-label="Search Results"><ol id="b_results">{body}</ol></main>
-</div></body></html>
-""".encode()
-
-
-def render_wikipedia(results: Sequence[Result], query: str) -> bytes:
-    """MediaWiki `list=search` JSON. The format has no URL: the parser derives it from `title`."""
-    items = []
-    for i, r in enumerate(results):
-        day = _published(r) or date(2026, 1, 1)
-        snippet = _esc(r.get("snippet", ""))
-        items.append(
-            {
-                "ns": 0,
-                "title": r["title"],
-                "pageid": 1000 + i,
-                "size": 1000 + 10 * len(snippet),
-                "wordcount": len(snippet.split()),
-                "snippet": snippet,
-                "timestamp": f"{day.isoformat()}T00:00:00Z",
-            }
-        )
-    return _json(
-        {
-            "batchcomplete": "",
-            "query": {"searchinfo": {"totalhits": len(items)}, "search": items},
-        }
-    )
-
-
-def render_serper(results: Sequence[Result], query: str) -> bytes:
-    """Serper `/search` JSON: `organic[]` with `link`, `position` and a `date` when dated."""
-    items = []
-    for i, r in enumerate(results):
-        item: dict[str, Any] = {
-            "title": r["title"],
-            "link": r["url"],
-            "snippet": r.get("snippet", ""),
-            "position": i + 1,
-        }
-        day = _published(r)
-        if day:
-            item["date"] = f"{day:%b} {day.day}, {day.year}"
-        items.append(item)
-    return _json(
-        {
-            "searchParameters": {"q": query, "type": "search", "engine": "google"},
-            "organic": items,
-            "credits": 1,
-        }
-    )
-
-
-RENDERERS: dict[str, tuple[Callable[[Sequence[Result], str], bytes], str]] = {
-    "tavily": (render_tavily, JSON_TYPE),
-    "brave": (render_brave, JSON_TYPE),
-    "exa": (render_exa, JSON_TYPE),
-    "searxng": (render_searxng, JSON_TYPE),
-    "duckduckgo": (render_duckduckgo, HTML_TYPE),
-    "bing": (render_bing, HTML_TYPE),
-    "wikipedia": (render_wikipedia, JSON_TYPE),
-    "serper": (render_serper, JSON_TYPE),
-}
-
-
-def render(engine: str, results: Sequence[Result], query: str = "") -> tuple[bytes, str]:
-    """`results` in `engine`'s wire format: `(body, content_type)`."""
-    renderer, content_type = RENDERERS[engine]
-    return renderer(results, query), content_type
-
-
-def wikipedia_result(title: str, snippet: str = "") -> dict[str, str]:
-    """A generic result that survives Wikipedia's format (its URL is derived from the title)."""
-    return {"title": title, "url": article_url(title), "snippet": snippet}
-
-
-def _json(data: Any) -> bytes:
-    return json.dumps(data, ensure_ascii=False).encode()
-
-
-def _request_id(seed: str) -> str:
-    return hashlib.md5(seed.encode(), usedforsecurity=False).hexdigest()
-
-
-# --- block pages and broken bodies --------------------------------------------------------------
-
-CAPTCHA_PAGES: dict[str, bytes] = {
-    "duckduckgo": b"""<!DOCTYPE html><html><head><title>DuckDuckGo</title></head><body>
-<form id="challenge-form" action="//duckduckgo.com/anomaly.js?sv=html&amp;cc=sre" method="POST">
-<div class="anomaly-modal__modal"><div class="anomaly-modal__title">Unfortunately, bots use
-DuckDuckGo too.</div><div class="anomaly-modal__description">Please complete the following
-challenge to confirm this search was made by a human.</div></div></form></body></html>""",
-    "bing": b"""<!DOCTYPE html><html><head><title>Bing</title></head><body><div class="captcha">
-<h1>One last step</h1><p>Our systems have detected unusual traffic from your computer network.
-Please solve the challenge below to continue.</p></div></body></html>""",
-}
-#: What a JSON API fronted by a bot wall answers instead of JSON.
-GENERIC_CAPTCHA = b"""<!DOCTYPE html><html><head><title>Just a moment...</title></head><body>
-<h1>Verify you are human</h1><p>Checking your browser before accessing the site.</p>
-</body></html>"""
-GARBAGE = bytes(range(256)) * 4
 
 
 # --- the app ------------------------------------------------------------------------------------
@@ -573,49 +260,6 @@ def _query_text(engine: str, params: dict[str, str], form: dict[str, str], paylo
 
 
 # --- running it ---------------------------------------------------------------------------------
-
-
-@contextmanager
-def serve_app(
-    app: ASGIApp,
-    *,
-    host: str = "127.0.0.1",
-    startup_timeout: float = 10.0,
-    tls: tuple[str, str] | None = None,
-) -> Iterator[str]:
-    """Run `app` under uvicorn on a free port of `host` in a background thread; yield its URL.
-
-    With `tls` (certificate and key files, for `localhost`) it serves HTTPS and the URL is
-    `https://localhost:<port>`.
-    """
-    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
-    # without it every response waits ~40 ms for a delayed ACK (Nagle).
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app,
-        log_level="warning",
-        access_log=False,
-        timeout_graceful_shutdown=2,
-        ssl_certfile=tls[0] if tls else None,
-        ssl_keyfile=tls[1] if tls else None,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + startup_timeout
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"the test server on {host}:{port} did not start")
-            time.sleep(0.01)
-        yield f"https://localhost:{port}" if tls else f"http://{host}:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
 
 
 @contextmanager

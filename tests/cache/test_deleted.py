@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 
-from testing.fake_engines import serve_app
 from testing.server_helpers import MCP_HEADERS, settings_for, tool_call
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 
 

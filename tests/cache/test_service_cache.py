@@ -22,10 +22,11 @@ import yaml
 
 from testing.cache_helpers import FakeClock
 from testing.cache_service import KEY_A, call, config, make_settings, serve
-from testing.fake_engines import FakeEngines, Fault, base_urls, serve_app, serve_fake_engines
+from testing.fake_engines import FakeEngines, Fault, base_urls, serve_fake_engines
 from testing.fetch_helpers import LocalServer, page
 from testing.redis_server import RedisServer, free_port
 from testing.server_helpers import MCP_HEADERS, results_for, tool_call
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.service import SearchService
 

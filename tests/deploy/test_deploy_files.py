@@ -22,8 +22,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from testing.fake_engines import serve_app
 from testing.redis_server import free_port
+from testing.serving import serve_app
 from testing.shared import REPO
 from websearch_mcp.config import parse_config
 from websearch_mcp.engines.registry import ENGINES

@@ -18,11 +18,10 @@ from testing.fake_engines import (
     Fault,
     base_urls,
     fetch,
-    render,
     serve_fake_engines,
-    wikipedia_result,
 )
 from testing.shared import fixture_bytes
+from testing.wire_formats import render, wikipedia_result
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.engines.web.bing import Bing, result_url

@@ -17,9 +17,10 @@ import httpx
 import pytest
 
 from testing import hostile_docs
-from testing.fake_engines import FakeEngines, serve_app, serve_fake_engines
+from testing.fake_engines import FakeEngines, serve_fake_engines
 from testing.fetch_helpers import LocalServer, make_pdf, page
 from testing.server_helpers import MCP_HEADERS, results_for, settings_for, tool_call
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 
 TIMEOUT = 3.0

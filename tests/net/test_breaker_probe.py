@@ -18,9 +18,10 @@ import pytest
 from mcp import Client
 
 from testing.cooldown_contract import check_store_contract
-from testing.fake_engines import FakeEngines, Fault, serve_app, serve_fake_engines
+from testing.fake_engines import FakeEngines, Fault, serve_fake_engines
 from testing.redis_server import RedisServer
 from testing.resilience_helpers import FakeClock, settings_for
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.net.breaker import CircuitBreaker
 from websearch_mcp.net.cooldown import MemoryCooldownStore

@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from testing.fake_engines import render
 from testing.server_helpers import RESULTS
+from testing.wire_formats import render
 from websearch_mcp.config import parse_config
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import EngineError

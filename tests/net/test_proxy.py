@@ -16,14 +16,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from testing.fake_engines import (
-    FakeEngines,
-    ResultsFn,
-    serve_app,
-    serve_fake_engines,
-    wikipedia_result,
-)
+from testing.fake_engines import FakeEngines, ResultsFn, serve_fake_engines
 from testing.resilience_helpers import settings_for, statuses, web_search
+from testing.serving import serve_app
+from testing.wire_formats import wikipedia_result
 from websearch_mcp.app import create_app
 from websearch_mcp.config import Settings
 from websearch_mcp.models import Query

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from testing.fake_engines import FakeEngines, serve_app, serve_fake_engines
+from testing.fake_engines import FakeEngines, serve_fake_engines
 from testing.resilience_helpers import settings_for
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.service import UNCERTAIN
 

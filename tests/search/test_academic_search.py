@@ -12,7 +12,8 @@ import pytest
 from mcp import Client
 
 from testing.fake_academic import ENGINE_NAMES, FakeAcademic, Paper, base_urls
-from testing.fake_engines import Fault, serve_app
+from testing.fake_engines import Fault
+from testing.serving import serve_app
 from testing.shared import fixture_bytes
 from websearch_mcp.app import create_app
 from websearch_mcp.arguments import academic_search_args, max_year

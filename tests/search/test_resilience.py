@@ -20,16 +20,11 @@ from typing import Any
 import httpx
 import pytest
 
-from testing.fake_engines import (
-    Body,
-    FakeEngines,
-    Fault,
-    ResultsFn,
-    render,
-    serve_app,
-)
-from testing.fake_engines import wikipedia_result as wiki
+from testing.fake_engines import Body, FakeEngines, Fault, ResultsFn
 from testing.resilience_helpers import FakeClock, report, settings_for, statuses, web_search
+from testing.serving import serve_app
+from testing.wire_formats import render
+from testing.wire_formats import wikipedia_result as wiki
 from websearch_mcp.app import create_app
 from websearch_mcp.config import Settings
 from websearch_mcp.net.cooldown import MemoryCooldownStore

@@ -14,14 +14,10 @@ from typing import Any
 
 import pytest
 
-from testing.fake_engines import (
-    FakeEngines,
-    Fault,
-    ResultsFn,
-    serve_app,
-    wikipedia_result,
-)
+from testing.fake_engines import FakeEngines, Fault, ResultsFn
 from testing.resilience_helpers import report, settings_for, statuses, web_search
+from testing.serving import serve_app
+from testing.wire_formats import wikipedia_result
 from websearch_mcp import strategies
 from websearch_mcp.app import create_app
 from websearch_mcp.config import EngineSettings, PoolSettings, RankingSettings, SequentialSettings

@@ -19,8 +19,9 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult
 
-from testing.fake_engines import FakeEngines, base_urls, serve_app
+from testing.fake_engines import FakeEngines, base_urls
 from testing.fake_llm import PLAIN, STREAMED, FakeLLM
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.arguments import MAX_INTENT_CHARS, as_intent, web_search_args
 from websearch_mcp.config import Settings, parse_config

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from testing.config_files import write_config
-from testing.fake_engines import serve_app
 from testing.fake_llm import STREAMED, FakeLLM
+from testing.serving import serve_app
 from websearch_mcp import __version__
 from websearch_mcp.cli import main
 from websearch_mcp.summarize import INTENT_GUIDANCE

@@ -11,8 +11,8 @@ import httpx
 import pytest
 from mcp import Client
 
-from testing.fake_engines import serve_app
 from testing.server_helpers import MCP_HEADERS, settings_for
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.tools import TOOLS_CACHE
 

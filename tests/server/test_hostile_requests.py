@@ -16,9 +16,9 @@ import httpx
 import pytest
 import uvicorn
 
-from testing.fake_engines import serve_app
 from testing.server_helpers import MCP_HEADERS, TOOLS_LIST, bearer, settings_for
 from testing.server_helpers import tool_call as call_body
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.arguments import as_int
 from websearch_mcp.cli import main as cli_main

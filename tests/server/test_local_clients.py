@@ -12,8 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-from testing.fake_engines import FakeEngines, Fault, serve_app
+from testing.fake_engines import FakeEngines, Fault
 from testing.server_helpers import MCP_HEADERS, bearer, results_for, settings_for, tool_call
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.config import ServerSettings
 from websearch_mcp.security import Guard, serves_this_machine_only

@@ -11,15 +11,9 @@ import httpx
 import pytest
 from mcp import Client
 
-from testing.fake_engines import (
-    Body,
-    FakeEngines,
-    Fault,
-    ResultsFn,
-    base_urls,
-    serve_app,
-)
+from testing.fake_engines import Body, FakeEngines, Fault, ResultsFn, base_urls
 from testing.fetch_helpers import LocalServer, page
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.cli import main as cli_main
 from websearch_mcp.config import Settings, parse_config

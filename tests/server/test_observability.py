@@ -13,8 +13,9 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from testing.fake_engines import FakeEngines, Fault, serve_app
+from testing.fake_engines import FakeEngines, Fault
 from testing.server_helpers import TAVILY_KEY, bearer, settings_for, tool_call
+from testing.serving import serve_app
 from websearch_mcp.app import breaker_states, create_app
 from websearch_mcp.cache.failopen import CacheStats
 from websearch_mcp.observability import Metrics, configure_logging, request_id_from, secrets_of

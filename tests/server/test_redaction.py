@@ -11,8 +11,9 @@ import httpx
 import pytest
 
 from testing import fake_academic, fake_engines
-from testing.fake_engines import FakeEngines, serve_app, serve_fake_engines
+from testing.fake_engines import FakeEngines, serve_fake_engines
 from testing.server_helpers import MCP_HEADERS, results_for, tool_call
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.config import parse_config
 from websearch_mcp.engines.registry import ENGINES

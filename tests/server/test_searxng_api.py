@@ -10,8 +10,9 @@ import pytest
 import requests
 from searxng_search import SearXNGSearch
 
-from testing.fake_engines import FakeEngines, Fault, serve_app
+from testing.fake_engines import FakeEngines, Fault
 from testing.server_helpers import settings_for
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.engines.web.searxng import SearXNG
 from websearch_mcp.errors import ToolInputError

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from testing.fake_engines import FakeEngines, Fault, serve_app
+from testing.fake_engines import FakeEngines, Fault
 from testing.server_helpers import (
     MCP_HEADERS,
     TOOLS_LIST,
@@ -21,6 +21,7 @@ from testing.server_helpers import (
     settings_for,
     tool_call,
 )
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.cli import main as cli_main
 from websearch_mcp.config import parse_config

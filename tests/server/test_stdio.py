@@ -16,8 +16,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from testing.config_files import write_config
-from testing.fake_engines import serve_app
 from testing.fake_llm import STREAMED, FakeLLM
+from testing.serving import serve_app
 from websearch_mcp.stdio import stdout_to_stderr
 
 INITIALIZE = {
