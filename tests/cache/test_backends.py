@@ -23,11 +23,6 @@ BACKENDS = ["sqlite", "redis"]
 MakeCache = Callable[..., Cache]
 
 
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
 @pytest.fixture(params=BACKENDS)
 async def make_cache(
     request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock

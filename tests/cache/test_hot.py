@@ -17,11 +17,6 @@ from websearch_mcp.cache.sqlite import HOT_TRUST_SECONDS, SqliteCache
 TTL = 21_600.0
 
 
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
 Make = Callable[..., SqliteCache]
 
 

@@ -30,11 +30,6 @@ NOBODY = 65534
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
 def open_dir() -> Iterator[Path]:
     """A directory that the unprivileged user can reach and write (removed afterwards)."""
     path = Path(tempfile.mkdtemp(prefix="websearch-mcp-cache-"))
