@@ -48,7 +48,9 @@ async def listed(config: Settings) -> list[dict[str, Any]]:
         async with Client(f"{url}/mcp", mode="legacy", cache=None) as client:
             tools = await client.list_tools()
     plain = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools.tools]
-    return json.loads(json.dumps(plain).replace(f'"maximum": {max_year()}', f'"maximum": "{NEXT_YEAR}"'))
+    return json.loads(
+        json.dumps(plain).replace(f'"maximum": {max_year()}', f'"maximum": "{NEXT_YEAR}"')
+    )
 
 
 async def current() -> dict[str, Any]:

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from websearch_mcp import __version__
+from websearch_mcp.answer import PageOut, PapersOut, SearchOut, SummarizedSearchOut, without_details
 from websearch_mcp.arguments import AcademicSearchArgs, WebSearchArgs
 from websearch_mcp.cache import Cache, cache_key, config_fingerprint, open_cache, run_cleanup_loop
 from websearch_mcp.config import CacheSettings, Settings
@@ -42,6 +43,8 @@ UNCERTAIN = (
 #: Pages larger than this are fetched every time rather than cached.
 MAX_CACHED_PAGE_CHARS = 2_000_000
 
+#: `{"summary": ...}` or `{"summary_error": ...}`: merged into a summarised answer.
+Summary = dict[str, str]
 Fuse = Callable[[Mapping[str, Sequence[Hit]], Query, Mapping[str, float]], list[RankedResult]]
 
 
@@ -59,14 +62,6 @@ class SearchFailed(Exception):
 def _ordered(reports: list[EngineReport], order: list[str]) -> list[EngineReport]:
     position = {name: i for i, name in enumerate(order)}
     return sorted(reports, key=lambda r: position.get(r.name, len(position)))
-
-
-def _present(answer: dict[str, Any], explain: bool) -> dict[str, Any]:
-    """The stored answer as the caller asked for it: `score_details` only with `explain`."""
-    if explain:
-        return answer
-    results = [{k: v for k, v in r.items() if k != "score_details"} for r in answer["results"]]
-    return {**answer, "results": results}
 
 
 class SearchService:
@@ -98,7 +93,8 @@ class SearchService:
         # None without a configured model: `web_search` then offers no summaries.
         self.summarizer = Summarizer.from_settings(settings)
         self.summary_fingerprint = config_fingerprint(__version__, settings.llm)
-        self._in_flight: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        # Searches and summaries, by cache key.
+        self._in_flight: dict[str, asyncio.Future[Any]] = {}
         self._page_flights: dict[str, asyncio.Future[tuple[Document, bool]]] = {}
         self._cleanup: asyncio.Task[None] | None = None
 
@@ -130,7 +126,7 @@ class SearchService:
 
     async def web_search(
         self, args: WebSearchArgs, on_progress: ProgressFn | None = None
-    ) -> dict[str, Any]:
+    ) -> SummarizedSearchOut:
         """Fan out, fuse and shape one web search. Raises `SearchFailed` when no engine answered.
 
         With `args.read` the pages of the top results are read, within what is left of the
@@ -154,16 +150,16 @@ class SearchService:
             answer = {**answer, "results": results}
         if args.summarize and self.summarizer is not None:
             summary = await self._summary(self.summarizer, answer, args.intent, on_progress)
-            answer = {**answer, **summary}
+            return {**answer, **summary}
         return answer
 
     async def _summary(
         self,
         summarizer: Summarizer,
-        answer: dict[str, Any],
+        answer: SearchOut,
         intent: str | None,
         on_progress: ProgressFn | None,
-    ) -> dict[str, Any]:
+    ) -> Summary:
         """`{"summary": ...}` or `{"summary_error": ...}` for the answer's results.
 
         Cached (namespace "summary") under the results themselves, the intent and the model's
@@ -192,11 +188,11 @@ class SearchService:
     async def _fresh_summary(
         self,
         summarizer: Summarizer,
-        answer: dict[str, Any],
+        answer: SearchOut,
         intent: str | None,
         key: str,
         on_progress: ProgressFn | None,
-    ) -> dict[str, Any]:
+    ) -> Summary:
         """The cached summary, else one from the model (stored; a failure is not)."""
         hit = await self.cache.get("summary", key)
         if hit is not None and isinstance(hit.value.get("summary"), str):
@@ -216,7 +212,7 @@ class SearchService:
         await self.cache.set("summary", key, {"summary": outcome.text}, ttl_seconds=ttl)
         return {"summary": outcome.text}
 
-    async def academic_search(self, args: AcademicSearchArgs) -> dict[str, Any]:
+    async def academic_search(self, args: AcademicSearchArgs) -> PapersOut:
         """Fan out to the academic indexes, merge the papers they share, rank and shape the
         answer (the web answer plus paper fields and `page`). Raises `SearchFailed` when no
         index answered."""
@@ -236,7 +232,7 @@ class SearchService:
         answer = await self._search(
             "academic", "academic_search", args.query, args.engines, key_args, fuse, args.explain
         )
-        return {**answer, "page": args.query.page}
+        return {**answer, "page": args.query.page}  # type: ignore[typeddict-item]
 
     async def _search(
         self,
@@ -247,7 +243,7 @@ class SearchService:
         key_args: dict[str, Any],
         fuse: Fuse,
         explain: bool,
-    ) -> dict[str, Any]:
+    ) -> SearchOut:
         """Single-flight around the cache lookup and a fresh fan-out. Engine choice is validated
         first so a bad engine name is an error even when a cached answer exists."""
         runs, skipped = self.orchestrator.choose(kind, engines)
@@ -260,7 +256,8 @@ class SearchService:
             self._in_flight[key] = flight
             flight.add_done_callback(functools.partial(_landed, self._in_flight, key))
         # Shielded: one caller giving up must not cancel the fan-out the others wait for.
-        return _present(await asyncio.shield(flight), explain)
+        answer = await asyncio.shield(flight)
+        return answer if explain else without_details(answer)
 
     async def _answer(
         self,
@@ -270,11 +267,12 @@ class SearchService:
         skipped: list[EngineReport],
         fuse: Fuse,
         key: str,
-    ) -> dict[str, Any]:
+    ) -> SearchOut:
         """The cached answer, else a fresh one (stored before it is returned)."""
         hit = await self.cache.get(kind, key)
         if hit is not None:
-            return {**hit.value, "cached": True, "cache_age_seconds": round(hit.age_seconds)}
+            stored: SearchOut = hit.value  # type: ignore[assignment]
+            return {**stored, "cached": True, "cache_age_seconds": round(hit.age_seconds)}
         return await self._fresh(kind, query, runs, skipped, fuse, key)
 
     async def _fresh(
@@ -285,7 +283,7 @@ class SearchService:
         skipped: list[EngineReport],
         fuse: Fuse,
         key: str,
-    ) -> dict[str, Any]:
+    ) -> SearchOut:
         orchestrator = self.orchestrator
         order = orchestrator.names(kind)
         if not runs:
@@ -302,10 +300,10 @@ class SearchService:
                 weights[name] *= self.settings.search.irrelevant_weight
         ranked = fuse(fan.lists, query, weights)
         partial = any(r.status in FAILED_STATUSES for r in reports)
-        answer = {
+        answer: SearchOut = {
             "query": query.text,
-            "results": [r.to_dict(explain=True) for r in ranked],
-            "engines": [r.to_dict() for r in reports],
+            "results": [r.to_dict(explain=True) for r in ranked],  # type: ignore[misc]
+            "engines": [r.to_dict() for r in reports],  # type: ignore[misc]
             "cached": False,
             "partial": partial,
             "took_ms": int((time.perf_counter() - started) * 1000),
@@ -319,14 +317,14 @@ class SearchService:
         await self.cache.set(kind, key, answer, ttl_seconds=ttl)
         return answer
 
-    async def fetch_page(self, url: str, *, max_chars: int, start: int) -> dict[str, Any]:
+    async def fetch_page(self, url: str, *, max_chars: int, start: int) -> PageOut:
         """One page as clean text, the window [start, start + max_chars) of it.
 
         The whole extracted text is cached once (namespace "page"); every window is cut from it.
         Raises `FetchError` (a `ToolInputError`) for refused or unreadable pages.
         """
         document, cached = await self._page(url)
-        window = document.window(max_chars=max_chars, start=start)
+        window: PageOut = document.window(max_chars=max_chars, start=start)  # type: ignore[assignment]
         return {**window, "cached": True} if cached else window
 
     def _page_key(self, url: str) -> str:
