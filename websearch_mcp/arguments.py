@@ -88,6 +88,20 @@ def checked(params: Sequence[Arg], raw: Mapping[str, Any]) -> dict[str, Any]:
     return {arg.name: arg.check(raw.get(arg.name, arg.default)) for arg in params}
 
 
+def _by_name(
+    params: Sequence[Arg], given: Sequence[Any], named: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Arguments given in order and by name, as one mapping (a wrong call is a `TypeError`, as
+    for any function)."""
+    names = [arg.name for arg in params]
+    if len(given) > len(names):
+        raise TypeError(f"takes at most {len(names)} arguments: {', '.join(names)}")
+    positional = dict(zip(names, given, strict=False))
+    if wrong := sorted(set(named) - set(names)) + sorted(set(named) & set(positional)):
+        raise TypeError(f"unknown or repeated argument {wrong[0]!r}: takes {', '.join(names)}")
+    return {**positional, **named}
+
+
 def _query(description: str, limit: int) -> Arg:
     schema = {"type": "string", "minLength": 1, "maxLength": limit, "description": description}
     return Arg("query", schema, lambda value: as_query(value, limit))
@@ -238,24 +252,15 @@ class WebSearchArgs:
 
 
 def web_search_args(
-    query: Any,
-    max_results: Any = 10,
-    time_range: Any = None,
-    engines: Any = None,
-    language: Any = None,
-    explain: Any = False,
-    intent: Any = None,
-    summarize: Any = None,
-    read: Any = 0,
-    *,
-    max_query_chars: int = MAX_QUERY_CHARS,
+    *given: Any, max_query_chars: int = MAX_QUERY_CHARS, **named: Any
 ) -> WebSearchArgs:
-    """Validate `web_search` arguments; `ToolInputError` names the argument and what is allowed.
+    """Validate `web_search` arguments (in `web_search_params` order, or by name; left out:
+    their defaults); `ToolInputError` names the argument and what is allowed.
 
     `summarize` defaults to true when an intent is given, false otherwise.
     """
-    raw = {k: v for k, v in locals().items() if k != "max_query_chars"}
-    values = checked(web_search_params(Limits(max_query_chars), summaries=True), raw)
+    params = web_search_params(Limits(max_query_chars), summaries=True)
+    values = checked(params, _by_name(params, given, named))
     chosen = values["intent"]
     return WebSearchArgs(
         query=Query(
@@ -282,20 +287,12 @@ class AcademicSearchArgs:
 
 
 def academic_search_args(
-    query: Any,
-    max_results: Any = 10,
-    engines: Any = None,
-    year_from: Any = None,
-    year_to: Any = None,
-    page: Any = 1,
-    explain: Any = False,
-    *,
-    max_query_chars: int = MAX_QUERY_CHARS,
+    *given: Any, max_query_chars: int = MAX_QUERY_CHARS, **named: Any
 ) -> AcademicSearchArgs:
-    """Validate `academic_search` arguments; `ToolInputError` names the argument and what is
-    allowed."""
-    raw = {k: v for k, v in locals().items() if k != "max_query_chars"}
-    values = checked(academic_search_params(Limits(max_query_chars)), raw)
+    """Validate `academic_search` arguments (in `academic_search_params` order, or by name);
+    `ToolInputError` names the argument and what is allowed."""
+    params = academic_search_params(Limits(max_query_chars))
+    values = checked(params, _by_name(params, given, named))
     start, end = values["year_from"], values["year_to"]
     if start is not None and end is not None and start > end:
         raise ToolInputError(

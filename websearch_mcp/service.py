@@ -10,7 +10,7 @@ import contextlib
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from websearch_mcp.cache import Cache, cache_key, config_fingerprint, open_cache
 from websearch_mcp.config import CacheSettings, Settings
 from websearch_mcp.fetch import Document, fetch_document
 from websearch_mcp.fetch.extract import close_pools
+from websearch_mcp.flights import SingleFlight
 from websearch_mcp.models import EngineReport, Hit, Query, RankedResult
 from websearch_mcp.orchestrator import EngineRun, Orchestrator
 from websearch_mcp.ranking.academic import rank_papers
@@ -93,9 +94,9 @@ class SearchService:
         # None without a configured model: `web_search` then offers no summaries.
         self.summarizer = Summarizer.from_settings(settings)
         self.summary_fingerprint = config_fingerprint(__version__, settings.llm)
-        # Searches and summaries, by cache key.
-        self._in_flight: dict[str, asyncio.Future[Any]] = {}
-        self._page_flights: dict[str, asyncio.Future[tuple[Document, bool]]] = {}
+        # Searches and summaries by cache key; pages apart (their flights hold documents).
+        self._in_flight = SingleFlight()
+        self._page_flights = SingleFlight()
         self._cleanup: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -176,14 +177,8 @@ class SearchService:
             {"intent": intent, "model": self.settings.llm.model, "results": cited},
             self.summary_fingerprint,
         )
-        flight = self._in_flight.get(key)
-        if flight is None:
-            flight = asyncio.ensure_future(
-                self._fresh_summary(summarizer, answer, intent, key, on_progress)
-            )
-            self._in_flight[key] = flight
-            flight.add_done_callback(functools.partial(_landed, self._in_flight, key))
-        return await asyncio.shield(flight)
+        fresh = functools.partial(self._fresh_summary, summarizer, answer, intent, key, on_progress)
+        return await self._in_flight.run(key, fresh)
 
     async def _fresh_summary(
         self,
@@ -248,32 +243,21 @@ class SearchService:
         first so a bad engine name is an error even when a cached answer exists."""
         runs, skipped = self.orchestrator.choose(kind, engines)
         key = cache_key(tool, query.text, key_args, self.fingerprint)
-        # No await between looking for a flight and starting one, and a flight ends only after
-        # its answer is stored: an identical request either joins it or finds the answer cached.
-        flight = self._in_flight.get(key)
-        if flight is None:
-            flight = asyncio.ensure_future(self._answer(kind, query, runs, skipped, fuse, key))
-            self._in_flight[key] = flight
-            flight.add_done_callback(functools.partial(_landed, self._in_flight, key))
-        # Shielded: one caller giving up must not cancel the fan-out the others wait for.
-        answer = await asyncio.shield(flight)
+        # A flight ends only after its answer is stored: an identical request either joins it
+        # or finds the answer cached.
+        fresh = functools.partial(self._fresh, kind, query, runs, skipped, fuse, key)
+        answer = await self._in_flight.run(key, functools.partial(self._answer, kind, key, fresh))
         return answer if explain else without_details(answer)
 
     async def _answer(
-        self,
-        kind: str,
-        query: Query,
-        runs: list[EngineRun],
-        skipped: list[EngineReport],
-        fuse: Fuse,
-        key: str,
+        self, kind: str, key: str, fresh: Callable[[], Awaitable[SearchOut]]
     ) -> SearchOut:
-        """The cached answer, else a fresh one (stored before it is returned)."""
+        """The cached answer, else a `fresh` one (stored before it is returned)."""
         hit = await self.cache.get(kind, key)
         if hit is not None:
             stored: SearchOut = hit.value  # type: ignore[assignment]
             return {**stored, "cached": True, "cache_age_seconds": round(hit.age_seconds)}
-        return await self._fresh(kind, query, runs, skipped, fuse, key)
+        return await fresh()
 
     async def _fresh(
         self,
@@ -350,12 +334,7 @@ class SearchService:
         fetched again for the other; identical concurrent loads share one fetch, which goes on
         to fill the cache when a caller stops waiting."""
         key = self._page_key(url)
-        flight = self._page_flights.get(key)
-        if flight is None:
-            flight = asyncio.ensure_future(self._load_page(url, key))
-            self._page_flights[key] = flight
-            flight.add_done_callback(functools.partial(_landed, self._page_flights, key))
-        return await asyncio.shield(flight)
+        return await self._page_flights.run(key, functools.partial(self._load_page, url, key))
 
     async def _load_page(self, url: str, key: str) -> tuple[Document, bool]:
         cached = await self._cached_page(key)
@@ -370,15 +349,6 @@ class SearchService:
                 ttl_seconds=self.settings.cache.page_ttl_seconds,
             )
         return document, False
-
-
-def _landed(flights: dict[str, Any], key: str, flight: asyncio.Future[Any]) -> None:
-    """A flight is over: forget it (unless a newer one took its key) and retrieve its outcome,
-    since every caller may have given up meanwhile."""
-    if flights.get(key) is flight:
-        del flights[key]
-    if not flight.cancelled():
-        flight.exception()
 
 
 def _query_args(query: Query) -> dict[str, Any]:
