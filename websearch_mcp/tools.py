@@ -8,6 +8,7 @@ The SDK reads a tool's arguments from its function's signature; each tool's func
 
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from mcp.server import CacheHint
@@ -80,8 +81,8 @@ FETCH_PAGE_DOC = _INDENT.join(
     ]
 )
 
-#: A tool's work: its checked arguments' raw values and the request context in, an answer out.
-Work = Callable[[dict[str, Any], Context | None], Awaitable[dict[str, Any]]]
+#: A tool's work: its arguments as the client sent them and the request context in, an answer out.
+Work = Callable[[dict[str, Any], Context | None], Awaitable[Any]]
 
 
 def _progress_reporter(ctx: Context | None) -> ProgressFn | None:
@@ -123,38 +124,93 @@ def _advertised(arg: Arg) -> Any:
     return Annotated[Any, WithJsonSchema(arg.schema)]
 
 
-def add_tool(
-    mcp: MCPServer,
-    metrics: Metrics,
-    name: str,
-    description: str,
-    params: Sequence[Arg],
-    output: type,
-    work: Work,
-    render: Callable[[Any], str],
-) -> None:
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One tool: what it is advertised as, the service call it wires to, its text rendering."""
+
+    name: str
+    description: str
+    params: Sequence[Arg]
+    #: The answer's type (from `answer.py`): the advertised output schema.
+    output: type
+    work: Work
+    render: Callable[[Any], str]
+
+
+def tool_specs(service: SearchService, limits: Limits) -> list[ToolSpec]:
+    """The three tools, wired to `service`."""
+
+    async def web_search(arguments: dict[str, Any], ctx: Context | None) -> SummarizedSearchOut:
+        args = web_search_args(**arguments, max_query_chars=limits.max_query_chars)
+        return await service.web_search(args, _progress_reporter(ctx))
+
+    async def academic_search(arguments: dict[str, Any], ctx: Context | None) -> PapersOut:
+        args = academic_search_args(**arguments, max_query_chars=limits.max_query_chars)
+        return await service.academic_search(args)
+
+    async def fetch_page(arguments: dict[str, Any], ctx: Context | None) -> PageOut:
+        url, max_chars, start = fetch_page_args(**arguments)
+        return await service.fetch_page(url, max_chars=max_chars, start=start)
+
+    # Only with a configured model does web_search take `intent` and `summarize`: clients
+    # without one see no parameter that could not work.
+    summaries = service.summarizer is not None
+    return [
+        ToolSpec(
+            "web_search",
+            WEB_SEARCH_SUMMARY_DOC if summaries else WEB_SEARCH_DOC,
+            web_search_params(limits, summaries=summaries),
+            SummarizedSearchOut if summaries else SearchOut,
+            web_search,
+            search_text,
+        ),
+        ToolSpec(
+            "academic_search",
+            ACADEMIC_SEARCH_DOC,
+            academic_search_params(limits),
+            PapersOut,
+            academic_search,
+            papers_text,
+        ),
+        ToolSpec(
+            "fetch_page",
+            FETCH_PAGE_DOC,
+            fetch_page_params(),
+            PageOut,
+            fetch_page,
+            page_text,
+        ),
+    ]
+
+
+def add_tool(mcp: MCPServer, metrics: Metrics, spec: ToolSpec) -> None:
     """Register one tool: every call counted in `metrics`; bad input and all-failed searches
     are tool errors with the message as it is; the answer both structured and as text."""
 
     async def tool(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
         try:
-            with metrics.track(name, "mcp") as record:
-                record.answer = answer = await work(arguments, ctx)
+            with metrics.track(spec.name, "mcp") as record:
+                record.answer = answer = await spec.work(arguments, ctx)
         except (ToolInputError, SearchFailed) as err:
             raise ToolError(str(err)) from None
         return CallToolResult(
-            content=[TextContent(type="text", text=render(answer))], structured_content=answer
+            content=[TextContent(type="text", text=spec.render(answer))],
+            structured_content=answer,
         )
 
-    signature = _signature(params, output)
+    signature = _signature(spec.params, spec.output)
     tool.__signature__ = signature  # type: ignore[attr-defined]
     tool.__annotations__ = {
         **{p.name: p.annotation for p in signature.parameters.values()},
         "return": signature.return_annotation,
     }
-    tool.__name__ = tool.__qualname__ = name
+    tool.__name__ = tool.__qualname__ = spec.name  # the SDK names the argument schema after it
     mcp.add_tool(
-        tool, name=name, description=description, annotations=READ_ONLY, structured_output=True
+        tool,
+        name=spec.name,
+        description=spec.description,
+        annotations=READ_ONLY,
+        structured_output=True,
     )
 
 
@@ -175,50 +231,6 @@ def build_mcp(
     limits = Limits(
         service.settings.server.max_query_chars, web_engines, service.orchestrator.names("academic")
     )
-
-    async def web_search(arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
-        args = web_search_args(**arguments, max_query_chars=limits.max_query_chars)
-        return await service.web_search(args, _progress_reporter(ctx))
-
-    async def academic_search(arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
-        args = academic_search_args(**arguments, max_query_chars=limits.max_query_chars)
-        return await service.academic_search(args)
-
-    async def fetch_page(arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
-        url, max_chars, start = fetch_page_args(**arguments)
-        return await service.fetch_page(url, max_chars=max_chars, start=start)
-
-    # Only with a configured model does web_search take `intent` and `summarize`: clients
-    # without one see no parameter that could not work.
-    summaries = service.summarizer is not None
-    add_tool(
-        mcp,
-        metrics,
-        "web_search",
-        WEB_SEARCH_SUMMARY_DOC if summaries else WEB_SEARCH_DOC,
-        web_search_params(limits, summaries=summaries),
-        SummarizedSearchOut if summaries else SearchOut,
-        web_search,
-        search_text,
-    )
-    add_tool(
-        mcp,
-        metrics,
-        "academic_search",
-        ACADEMIC_SEARCH_DOC,
-        academic_search_params(limits),
-        PapersOut,
-        academic_search,
-        papers_text,
-    )
-    add_tool(
-        mcp,
-        metrics,
-        "fetch_page",
-        FETCH_PAGE_DOC,
-        fetch_page_params(),
-        PageOut,
-        fetch_page,
-        page_text,
-    )
+    for spec in tool_specs(service, limits):
+        add_tool(mcp, metrics, spec)
     return mcp
