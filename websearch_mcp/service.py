@@ -10,7 +10,7 @@ import contextlib
 import dataclasses
 import functools
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +19,11 @@ from websearch_mcp.answer import PageOut, PapersOut, SearchOut, SummarizedSearch
 from websearch_mcp.arguments import AcademicSearchArgs, WebSearchArgs
 from websearch_mcp.cache import Cache, cache_key, config_fingerprint, open_cache, run_cleanup_loop
 from websearch_mcp.config import CacheSettings, Settings
-from websearch_mcp.fetch import Document, fetch_document
 from websearch_mcp.fetch.extract import close_pools
 from websearch_mcp.flights import SingleFlight
 from websearch_mcp.models import EngineReport, Hit, Query, RankedResult
 from websearch_mcp.orchestrator import EngineRun, Orchestrator
+from websearch_mcp.pages import Pages
 from websearch_mcp.ranking.academic import rank_papers
 from websearch_mcp.ranking.pipeline import rank
 from websearch_mcp.reading import read_results
@@ -41,8 +41,6 @@ UNCERTAIN = (
     "relevance is uncertain: no engine's results share a word with the query; these are the"
     " fused results as the engines returned them"
 )
-#: Pages larger than this are fetched every time rather than cached.
-MAX_CACHED_PAGE_CHARS = 2_000_000
 
 #: `{"summary": ...}` or `{"summary_error": ...}`: merged into a summarised answer.
 Summary = dict[str, str]
@@ -90,13 +88,13 @@ class SearchService:
             settings.academic,
             {name: _engine_state(run) for name, run in self.orchestrator.runs.items()},
         )
-        self.page_fingerprint = config_fingerprint(__version__, settings.fetch)
+        self.pages = Pages(settings, self.cache)
+        self.families = index_families(self.orchestrator.runs.values())
         # None without a configured model: `web_search` then offers no summaries.
         self.summarizer = Summarizer.from_settings(settings)
         self.summary_fingerprint = config_fingerprint(__version__, settings.llm)
-        # Searches and summaries by cache key; pages apart (their flights hold documents).
+        # Searches and summaries, by cache key.
         self._in_flight = SingleFlight()
-        self._page_flights = SingleFlight()
         self._cleanup: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -137,7 +135,14 @@ class SearchService:
         started = time.monotonic()
 
         def fuse(lists: Mapping[str, Sequence[Hit]], query: Query, weights: Mapping[str, float]):
-            return rank(lists, query, self.settings.search, weights=weights, now=datetime.now(UTC))
+            return rank(
+                lists,
+                query,
+                self.settings.search,
+                weights=weights,
+                families=self.families,
+                now=datetime.now(UTC),
+            )
 
         key_args = {"engines": args.engines, **_query_args(args.query)}
         answer = await self._search(
@@ -146,7 +151,7 @@ class SearchService:
         if args.read:
             left = self.settings.search.deadline_seconds - (time.monotonic() - started)
             results = await read_results(
-                answer["results"], args.query.text, args.read, left, self._page_document
+                answer["results"], args.query.text, args.read, left, self.pages.document
             )
             answer = {**answer, "results": results}
         if args.summarize and self.summarizer is not None:
@@ -302,53 +307,8 @@ class SearchService:
         return answer
 
     async def fetch_page(self, url: str, *, max_chars: int, start: int) -> PageOut:
-        """One page as clean text, the window [start, start + max_chars) of it.
-
-        The whole extracted text is cached once (namespace "page"); every window is cut from it.
-        Raises `FetchError` (a `ToolInputError`) for refused or unreadable pages.
-        """
-        document, cached = await self._page(url)
-        window: PageOut = document.window(max_chars=max_chars, start=start)  # type: ignore[assignment]
-        return {**window, "cached": True} if cached else window
-
-    def _page_key(self, url: str) -> str:
-        # The URL goes in exactly (as an argument): paths and queries are case-sensitive.
-        return cache_key("fetch_page", url, {"url": url}, self.page_fingerprint)
-
-    async def _cached_page(self, key: str) -> Document | None:
-        hit = await self.cache.get("page", key)
-        if hit is None:
-            return None
-        try:
-            return Document(**hit.value)
-        except TypeError:  # stored by a version whose Document had other fields
-            return None
-
-    async def _page_document(self, url: str) -> Document:
-        return (await self._page(url))[0]
-
-    async def _page(self, url: str) -> tuple[Document, bool]:
-        """A page's whole text from the page cache (True), else fetched and stored (False).
-
-        `fetch_page` and `web_search` with `read` both come here, so a page read by one is not
-        fetched again for the other; identical concurrent loads share one fetch, which goes on
-        to fill the cache when a caller stops waiting."""
-        key = self._page_key(url)
-        return await self._page_flights.run(key, functools.partial(self._load_page, url, key))
-
-    async def _load_page(self, url: str, key: str) -> tuple[Document, bool]:
-        cached = await self._cached_page(key)
-        if cached is not None:
-            return cached, True
-        document = await fetch_document(url, settings=self.settings.fetch)
-        if len(document.content) <= MAX_CACHED_PAGE_CHARS:
-            await self.cache.set(
-                "page",
-                key,
-                dataclasses.asdict(document),
-                ttl_seconds=self.settings.cache.page_ttl_seconds,
-            )
-        return document, False
+        """One page as clean text, the window [start, start + max_chars) of it (see `Pages`)."""
+        return await self.pages.window(url, max_chars=max_chars, start=start)
 
 
 def _query_args(query: Query) -> dict[str, Any]:
@@ -356,6 +316,17 @@ def _query_args(query: Query) -> dict[str, Any]:
     fields = dataclasses.asdict(query)
     fields.pop("text")
     return fields
+
+
+def index_families(runs: Iterable[EngineRun]) -> dict[str, str]:
+    """Engine -> the index family it serves: `engines.<name>.index`, else the engine's own
+    declaration; engines with neither are left out (each counts as a family of its own)."""
+    out = {}
+    for run in runs:
+        family = run.settings.index or run.engine.index
+        if family:
+            out[run.name] = family
+    return out
 
 
 def _engine_state(run: EngineRun) -> dict[str, Any]:
