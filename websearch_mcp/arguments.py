@@ -109,17 +109,6 @@ def _query(description: str, limit: int) -> Arg:
     return Arg("query", schema, lambda value: as_query(value, limit))
 
 
-def _max_results(description: str) -> Arg:
-    schema = {
-        "type": "integer",
-        "minimum": 1,
-        "maximum": MAX_RESULTS_LIMIT,
-        "default": 10,
-        "description": description,
-    }
-    return Arg("max_results", schema, lambda v: as_int("max_results", v, 1, MAX_RESULTS_LIMIT), 10)
-
-
 def _engines(names: Sequence[str], description: str) -> Arg:
     schema = {
         "anyOf": [
@@ -133,12 +122,11 @@ def _engines(names: Sequence[str], description: str) -> Arg:
     return Arg("engines", schema, as_engine_list, None)
 
 
-def _flag(name: str, description: str, default: Any = False) -> Arg:
-    schema: dict[str, Any] = {"type": "boolean", "description": description}
-    if default is not None:
-        schema = {"type": "boolean", "default": default, "description": description}
+def _flag(name: str, description: str, default: bool | None = False) -> Arg:
     if default is None:  # left out: decided by another argument
+        schema = {"type": "boolean", "description": description}
         return Arg(name, schema, lambda v: None if v is None else as_bool(name, v), None)
+    schema = {"type": "boolean", "default": default, "description": description}
     return Arg(name, schema, lambda v: as_bool(name, v), default)
 
 
@@ -181,7 +169,7 @@ def web_search_params(limits: Limits, *, summaries: bool) -> tuple[Arg, ...]:
     """`web_search`'s arguments; `intent` and `summarize` only with `summaries`."""
     return (
         _query("What to search for, in plain words.", limits.max_query_chars),
-        _max_results("How many fused results to return."),
+        _count("max_results", 1, MAX_RESULTS_LIMIT, 10, "How many fused results to return."),
         _nullable(
             "time_range",
             {"type": "string", "enum": list(TIME_RANGES)},
@@ -212,7 +200,7 @@ def academic_search_params(limits: Limits) -> tuple[Arg, ...]:
     """`academic_search`'s arguments."""
     return (
         _query("The papers to find: a topic, title words or author names.", limits.max_query_chars),
-        _max_results("How many papers to return."),
+        _count("max_results", 1, MAX_RESULTS_LIMIT, 10, "How many papers to return."),
         _engines(
             limits.academic_engines, "Indexes to ask; all enabled academic indexes when left out."
         ),

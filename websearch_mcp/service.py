@@ -12,7 +12,7 @@ import functools
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from websearch_mcp import __version__
 from websearch_mcp.answer import PageOut, PapersOut, SearchOut, SummarizedSearchOut, without_details
@@ -44,7 +44,19 @@ UNCERTAIN = (
 
 #: `{"summary": ...}` or `{"summary_error": ...}`: merged into a summarised answer.
 Summary = dict[str, str]
-Fuse = Callable[[Mapping[str, Sequence[Hit]], Query, Mapping[str, float]], list[RankedResult]]
+
+
+class Fuse(Protocol):
+    """A ranking: the engines' lists for one query, fused into one list."""
+
+    def __call__(
+        self,
+        lists: Mapping[str, Sequence[Hit]],
+        query: Query,
+        *,
+        weights: Mapping[str, float],
+        now: datetime,
+    ) -> list[RankedResult]: ...
 
 
 class SearchFailed(Exception):
@@ -134,16 +146,7 @@ class SearchService:
         """
         started = time.monotonic()
 
-        def fuse(lists: Mapping[str, Sequence[Hit]], query: Query, weights: Mapping[str, float]):
-            return rank(
-                lists,
-                query,
-                self.settings.search,
-                weights=weights,
-                families=self.families,
-                now=datetime.now(UTC),
-            )
-
+        fuse = functools.partial(rank, search=self.settings.search, families=self.families)
         key_args = {"engines": args.engines, **_query_args(args.query)}
         answer = await self._search(
             "web", "web_search", args.query, args.engines, key_args, fuse, args.explain
@@ -217,17 +220,12 @@ class SearchService:
         answer (the web answer plus paper fields and `page`). Raises `SearchFailed` when no
         index answered."""
 
-        def fuse(lists: Mapping[str, Sequence[Hit]], query: Query, weights: Mapping[str, float]):
-            return rank_papers(
-                lists,
-                query,
-                self.settings.academic,
-                weights=weights,
-                rrf_k=self.settings.search.rrf_k,
-                block_domains=self.settings.search.block_domains,
-                now=datetime.now(UTC),
-            )
-
+        fuse = functools.partial(
+            rank_papers,
+            settings=self.settings.academic,
+            rrf_k=self.settings.search.rrf_k,
+            block_domains=self.settings.search.block_domains,
+        )
         key_args = {"engines": args.engines, **_query_args(args.query)}
         answer = await self._search(
             "academic", "academic_search", args.query, args.engines, key_args, fuse, args.explain
@@ -287,7 +285,7 @@ class SearchService:
         if trusted:
             for name in fan.demoted:
                 weights[name] *= self.settings.search.irrelevant_weight
-        ranked = fuse(fan.lists, query, weights)
+        ranked = fuse(fan.lists, query, weights=weights, now=datetime.now(UTC))
         partial = any(r.status in FAILED_STATUSES for r in reports)
         answer: SearchOut = {
             "query": query.text,
