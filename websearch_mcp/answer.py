@@ -51,6 +51,14 @@ class ResultOut(TypedDict):
     page_error: NotRequired[Annotated[str | None, _NONE]]
 
 
+class PageReading(TypedDict):
+    """What reading a result's page (`web_search` with `read`) adds to the result."""
+
+    page_status: str
+    passages: list[str]
+    page_error: NotRequired[str]
+
+
 @with_config(_OPEN)
 class PaperOut(ResultOut):
     """One paper: a search result plus what the indexes know of the paper."""

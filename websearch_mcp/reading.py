@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
+from websearch_mcp.answer import PageReading, ResultOut
 from websearch_mcp.errors import ToolInputError
 from websearch_mcp.fetch import Document
 from websearch_mcp.ranking.passages import best_passages
@@ -26,12 +26,12 @@ LoadPage = Callable[[str], Awaitable[Document]]
 
 
 async def read_results(
-    results: list[dict[str, Any]],
+    results: list[ResultOut],
     query: str,
     count: int,
     budget_seconds: float,
     load: LoadPage,
-) -> list[dict[str, Any]]:
+) -> list[ResultOut]:
     """`results` with the first `count` of them read: each gains `page_status` and `passages`
     (empty unless the page was read). Takes at most `budget_seconds`."""
     chosen = results[:count]
@@ -45,18 +45,18 @@ async def read_results(
     read = []
     for result, task in zip(chosen, tasks, strict=True):
         if task in pending:
-            outcome: dict[str, Any] = {
+            outcome: PageReading = {
                 "page_status": "timeout",
                 "passages": [],
                 "page_error": f"not read within the search's deadline ({budget_seconds:.1f} s)",
             }
         else:
             outcome = task.result()
-        read.append({**result, **outcome})
+        read.append({**result, **outcome})  # type: ignore[typeddict-item]
     return read + results[count:]
 
 
-async def _read_one(url: str, query: str, load: LoadPage) -> dict[str, Any]:
+async def _read_one(url: str, query: str, load: LoadPage) -> PageReading:
     """The page's status and passages; never raises (a failure is a status)."""
     try:
         document = await load(url)
