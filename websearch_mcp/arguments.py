@@ -123,11 +123,10 @@ def _engines(names: Sequence[str], description: str) -> Arg:
 
 
 def _flag(name: str, description: str, default: bool | None = False) -> Arg:
+    schema: dict[str, Any] = {"type": "boolean", "description": description}
     if default is None:  # left out: decided by another argument
-        schema = {"type": "boolean", "description": description}
         return Arg(name, schema, lambda v: None if v is None else as_bool(name, v), None)
-    schema = {"type": "boolean", "default": default, "description": description}
-    return Arg(name, schema, lambda v: as_bool(name, v), default)
+    return Arg(name, {**schema, "default": default}, lambda v: as_bool(name, v), default)
 
 
 def _nullable(name: str, schema: dict[str, Any], description: str, check: Callable) -> Arg:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import cast
 
 from websearch_mcp.answer import PageReading, ResultOut
 from websearch_mcp.errors import ToolInputError
@@ -42,7 +43,7 @@ async def read_results(
     _, pending = await asyncio.wait(tasks, timeout=budget_seconds)
     for task in pending:
         task.cancel()
-    read = []
+    read: list[ResultOut] = []
     for result, task in zip(chosen, tasks, strict=True):
         if task in pending:
             outcome: PageReading = {
@@ -52,7 +53,7 @@ async def read_results(
             }
         else:
             outcome = task.result()
-        read.append({**result, **outcome})  # type: ignore[typeddict-item]
+        read.append(cast(ResultOut, {**result, **outcome}))
     return read + results[count:]
 
 

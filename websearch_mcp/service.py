@@ -43,7 +43,7 @@ UNCERTAIN = (
 )
 
 #: `{"summary": ...}` or `{"summary_error": ...}`: merged into a summarised answer.
-Summary = dict[str, str]
+Summary = dict[str, str | None]
 
 
 class Fuse(Protocol):
