@@ -24,9 +24,10 @@ from testing.server_helpers import (
 from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.cli import main as cli_main
+from websearch_mcp.coerce import check_query_length
 from websearch_mcp.config import parse_config
 from websearch_mcp.errors import ConfigError, ToolInputError
-from websearch_mcp.limits import ConcurrencyLimiter, RateLimiter, check_query_length
+from websearch_mcp.limits import ConcurrencyLimiter, RateLimiter
 from websearch_mcp.security import (
     OriginPolicy,
     TokenAuth,
