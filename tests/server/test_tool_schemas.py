@@ -2,7 +2,7 @@
 schemas, annotations) from a real server, via the official MCP client, against a snapshot.
 
 Regenerate the snapshot only for an intended change of the public contract:
-`python -m tests.test_tool_schemas` (writes tests/snapshots/tool_schemas.json).
+`python -m tests.server.test_tool_schemas` (writes tests/server/snapshots/tool_schemas.json).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Any
 
 from mcp import Client
 
-from tests.fake_engines import base_urls, serve_app
+from testing.fake_engines import base_urls
+from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.arguments import max_year
 from websearch_mcp.config import Settings, parse_config
