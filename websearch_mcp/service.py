@@ -92,7 +92,7 @@ class SearchService:
             __version__,
             settings.search,
             settings.academic,
-            {name: _engine_state(run) for name, run in self.orchestrator.runs.items()},
+            self.orchestrator.configuration(),
         )
         self.page_fingerprint = config_fingerprint(__version__, settings.fetch)
         # None without a configured model: `web_search` then offers no summaries.
@@ -295,7 +295,7 @@ class SearchService:
         reports = _ordered(fan.reports + skipped, order)
         if not fan.lists:
             raise SearchFailed(reports)  # an all-failed answer is never cached
-        weights = {name: orchestrator.runs[name].settings.weight for name in fan.lists}
+        weights = orchestrator.weights(fan.lists)
         trusted = {name for name, hits in fan.lists.items() if hits} - fan.demoted
         if trusted:
             for name in fan.demoted:
@@ -314,7 +314,8 @@ class SearchService:
             answer["note"] = UNCERTAIN
         # An engine left out while its breaker is open is back within minutes: an answer without
         # it is kept as briefly as one with a failed engine.
-        brief = partial or await _breaker_skipped(runs, fan.reports)
+        left_out = (r.name for r in fan.reports if r.status == "skipped")
+        brief = partial or await orchestrator.any_breaker_tripped(left_out)
         ttl = self.settings.cache.partial_ttl_seconds if brief else None
         await self.cache.set(kind, key, answer, ttl_seconds=ttl)
         return answer
@@ -388,25 +389,6 @@ def _query_args(query: Query) -> dict[str, Any]:
     fields = dataclasses.asdict(query)
     fields.pop("text")
     return fields
-
-
-def _engine_state(run: EngineRun) -> dict[str, Any]:
-    """What decides whether and how an engine takes part (its keys only as present or not)."""
-    return {
-        "settings": run.settings,
-        "enabled": run.enabled,
-        "keyed": bool(run.keys),
-        "proxied": run.proxy is not None,
-    }
-
-
-async def _breaker_skipped(runs: list[EngineRun], reports: list[EngineReport]) -> bool:
-    """Whether an engine that was to be asked was left out because its breaker is open."""
-    left_out = {r.name for r in reports if r.status == "skipped"}
-    for run in runs:
-        if run.name in left_out and run.breaker is not None and not await run.breaker.closed():
-            return True
-    return False
 
 
 def shared_cooldown_store(
