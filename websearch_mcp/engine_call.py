@@ -31,6 +31,7 @@ from websearch_mcp.net.keypool import KeyPool, KeyRefused, PlannedKey
 from websearch_mcp.net.useragents import UserAgentRotation
 from websearch_mcp.strategies import Outcome
 
+# Under the orchestrator's name, as ever: log filters select engine failures by it.
 log = logging.getLogger("websearch_mcp.orchestrator")
 
 #: Below this much time left, a request is not started (it could not finish).
