@@ -139,6 +139,16 @@ class Orchestrator:
             for name, run in self.runs.items()
         }
 
+    def index_families(self) -> dict[str, str]:
+        """Engine -> the index family it serves: `engines.<name>.index`, else the engine's own
+        declaration; engines with neither are left out (each counts as a family of its own)."""
+        out = {}
+        for name, run in self.runs.items():
+            family = run.settings.index or run.engine.index
+            if family:
+                out[name] = family
+        return out
+
     async def breaker_states(self) -> dict[str, bool]:
         """Each enabled engine that has a circuit breaker: whether it is open now. Claims no
         probe of a half-open breaker (for metrics)."""

@@ -95,6 +95,7 @@ class SearchService:
             self.orchestrator.configuration(),
         )
         self.page_fingerprint = config_fingerprint(__version__, settings.fetch)
+        self.families = self.orchestrator.index_families()
         # None without a configured model: `web_search` then offers no summaries.
         self.summarizer = Summarizer.from_settings(settings)
         self.summary_fingerprint = config_fingerprint(__version__, settings.llm)
@@ -140,7 +141,14 @@ class SearchService:
         started = time.monotonic()
 
         def fuse(lists: Mapping[str, Sequence[Hit]], query: Query, weights: Mapping[str, float]):
-            return rank(lists, query, self.settings.search, weights=weights, now=datetime.now(UTC))
+            return rank(
+                lists,
+                query,
+                self.settings.search,
+                weights=weights,
+                families=self.families,
+                now=datetime.now(UTC),
+            )
 
         key_args = {"engines": args.engines, **_query_args(args.query)}
         answer = await self._search(
