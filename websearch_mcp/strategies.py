@@ -172,17 +172,23 @@ async def sequential(
         ):
             done = f"not needed: {best.report.name} answered with quality {best_quality:.2f}"
     if judged:
-        _, kept = max(judged, key=lambda j: j[0])  # the first of equals: earlier in the order
-        _keep_only(outcomes, kept)
-        for quality, outcome in judged:
-            if outcome is kept or outcome.demoted:
-                continue
-            if quality < conf.quality_accept:
-                outcome.report.status = "irrelevant"
-                outcome.report.error = (
-                    f"list quality {quality:.2f} is below {conf.quality_accept:g}"
-                )
+        _keep_best(outcomes, judged, conf.quality_accept)
     return outcomes
+
+
+def _keep_best(
+    outcomes: Sequence[Outcome], judged: Sequence[tuple[float, Outcome]], accept: float
+) -> None:
+    """Only the best judged list goes into the fusion; the others below `accept` are reported
+    `irrelevant` (a demoted one keeps its own reason)."""
+    _, kept = max(judged, key=lambda j: j[0])  # the first of equals: earlier in the order
+    _keep_only(outcomes, kept)
+    for quality, outcome in judged:
+        if outcome is kept or outcome.demoted:
+            continue
+        if quality < accept:
+            outcome.report.status = "irrelevant"
+            outcome.report.error = f"list quality {quality:.2f} is below {accept:g}"
 
 
 def _keep_only(outcomes: Sequence[Outcome], kept: Outcome) -> None:
