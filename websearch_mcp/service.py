@@ -283,17 +283,6 @@ class SearchService:
         hit = await self.cache.get(kind, key)
         if hit is not None:
             return {**hit.value, "cached": True, "cache_age_seconds": round(hit.age_seconds)}
-        return await self._fresh(kind, query, runs, skipped, fuse, key)
-
-    async def _fresh(
-        self,
-        kind: str,
-        query: Query,
-        runs: list[EngineRun],
-        skipped: list[EngineReport],
-        fuse: Fuse,
-        key: str,
-    ) -> dict[str, Any]:
         orchestrator = self.orchestrator
         order = orchestrator.names(kind)
         if not runs:
