@@ -17,7 +17,9 @@ from tests.fake_engines import FakeEngines, Fault, serve_app, serve_fake_engines
 from tests.server_helpers import TAVILY_KEY, bearer, results_for, settings_for, tool_call
 from websearch_mcp.app import breaker_states, create_app
 from websearch_mcp.failopen import CacheStats
-from websearch_mcp.observability import Metrics, configure_logging, request_id_from, secrets_of
+from websearch_mcp.metrics import Metrics
+from websearch_mcp.observability import configure_logging, request_id_from
+from websearch_mcp.redaction import secrets_of
 from websearch_mcp.service import SearchService
 
 TOKEN = "tok-PLANTED-token-4b2e8d19c0"

@@ -25,11 +25,14 @@ from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
 from websearch_mcp import __version__
-from websearch_mcp.config import Settings
-from websearch_mcp.observability import Metrics, Observer
+from websearch_mcp.config import Settings, load_config
+from websearch_mcp.metrics import Metrics
+from websearch_mcp.observability import Observer, configure_logging
+from websearch_mcp.redaction import secrets_of
 from websearch_mcp.searxng_api import search_endpoint
 from websearch_mcp.security import Guard, check_exposure
 from websearch_mcp.service import SearchService
+from websearch_mcp.stalls import set_worker_read_timeout
 from websearch_mcp.tools import build_mcp
 
 log = logging.getLogger("websearch_mcp.app")
@@ -214,3 +217,12 @@ def create_app(settings: Settings, service: SearchService | None = None) -> Star
     app.state.metrics = metrics
     app.state.mcp = mcp
     return app
+
+
+def worker_app() -> Starlette:
+    """The ASGI app of one worker of a multi-process server (uvicorn's factory, see `workers`):
+    the configuration the parent loaded."""
+    settings = load_config()
+    set_worker_read_timeout(settings.server.read_timeout_seconds)
+    configure_logging(settings.server.log_format, settings.server.log_level, secrets_of(settings))
+    return create_app(settings)

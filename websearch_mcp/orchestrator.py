@@ -37,17 +37,11 @@ from websearch_mcp.net.cooldown import (
     format_seconds,
     system_clock,
 )
-from websearch_mcp.net.http import (
-    URL_LOGGERS,
-    RedactingFilter,
-    build_client,
-    choose_proxy,
-    redact,
-    send,
-)
+from websearch_mcp.net.http import URL_LOGGERS, build_client, choose_proxy, send
 from websearch_mcp.net.keypool import KeyPool, KeyRefused, PlannedKey
 from websearch_mcp.net.ratelimit import TokenBucket
 from websearch_mcp.net.useragents import UserAgentRotation
+from websearch_mcp.redaction import RedactingFilter, redact
 from websearch_mcp.strategies import Outcome
 
 log = logging.getLogger("websearch_mcp.orchestrator")

@@ -30,8 +30,8 @@ from websearch_mcp.arguments import (
 from websearch_mcp.errors import ToolInputError
 from websearch_mcp.fetch import DEFAULT_MAX_CHARS, MAX_CHARS_LIMIT, validate_fetch_args
 from websearch_mcp.limits import check_query_length
+from websearch_mcp.metrics import Metrics
 from websearch_mcp.models import TIME_RANGES
-from websearch_mcp.observability import Metrics
 from websearch_mcp.render import page_text, papers_text, search_text
 from websearch_mcp.service import SearchFailed, SearchService
 from websearch_mcp.summarize import ProgressFn

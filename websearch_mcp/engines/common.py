@@ -15,6 +15,7 @@ from selectolax.lexbor import LexborNode
 from websearch_mcp.engines.base import clean_text, parse_retry_after
 from websearch_mcp.errors import EngineAuthError, EngineError, EngineParseError, EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse
+from websearch_mcp.redaction import KEY_LIKE as _TOKEN_RE
 
 _Item = TypeVar("_Item")
 
@@ -108,8 +109,6 @@ _QUOTA_RE = re.compile(
 _AUTH_RE = re.compile(
     r"api.?key|unauthori[sz]ed|forbidden|authenticat|permission denied", re.IGNORECASE
 )
-# Key-like tokens (long runs mixing letters and digits) that an API may echo in its message.
-_TOKEN_RE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{12,}")
 
 
 def error_message(response: HttpResponse, *keys: str) -> str | None:
