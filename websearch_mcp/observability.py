@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from websearch_mcp.guard import CLIENT_KEY
 from websearch_mcp.redaction import Redactor
-from websearch_mcp.security import CLIENT_KEY
 
 if TYPE_CHECKING:
     from websearch_mcp.metrics import Metrics

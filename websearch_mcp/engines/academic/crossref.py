@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import date_from_parts
 from websearch_mcp.engines.academic._common import names, normalize_doi
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
     api_error,
     as_int,
-    date_from_parts,
     http_url,
     json_body,
     json_object,

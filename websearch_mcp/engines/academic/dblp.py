@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import names, normalize_doi, title_text
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
@@ -19,7 +20,6 @@ from websearch_mcp.engines.common import (
     as_list,
     http_url,
     json_object,
-    publication_date,
     ranked_hits,
 )
 from websearch_mcp.errors import EngineParseError

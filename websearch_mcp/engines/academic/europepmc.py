@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import names, normalize_doi, title_text
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
@@ -16,7 +17,6 @@ from websearch_mcp.engines.common import (
     check_error_body,
     http_url,
     json_object,
-    publication_date,
     ranked_hits,
     result_list,
 )

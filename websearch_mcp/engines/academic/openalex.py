@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import names, normalize_doi
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
@@ -13,7 +14,6 @@ from websearch_mcp.engines.common import (
     check_error_body,
     http_url,
     json_object,
-    publication_date,
     ranked_hits,
     result_list,
 )

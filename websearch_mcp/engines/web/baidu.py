@@ -12,17 +12,9 @@ from typing import Any, ClassVar
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from websearch_mcp.dates import Clock, split_cjk_date, utc_today
 from websearch_mcp.engines.base import Engine
-from websearch_mcp.engines.common import (
-    Clock,
-    first_text,
-    http_url,
-    outermost,
-    ranked_hits,
-    split_cjk_date,
-    utc_today,
-    web_hit,
-)
+from websearch_mcp.engines.common import first_text, http_url, outermost, ranked_hits, web_hit
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 

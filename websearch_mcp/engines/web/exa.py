@@ -5,17 +5,15 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import Clock, iso_date, utc_today
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
-    Clock,
     http_url,
-    iso_date,
     json_object,
     keyed_request,
     ranked_hits,
     result_list,
     strip_markdown,
-    utc_today,
     web_hit,
 )
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query

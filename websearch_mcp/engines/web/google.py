@@ -10,15 +10,9 @@ from urllib.parse import parse_qs, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from websearch_mcp.dates import split_date_prefix
 from websearch_mcp.engines.base import Engine
-from websearch_mcp.engines.common import (
-    first_text,
-    http_url,
-    outermost,
-    ranked_hits,
-    split_date_prefix,
-    web_hit,
-)
+from websearch_mcp.engines.common import first_text, http_url, outermost, ranked_hits, web_hit
 from websearch_mcp.engines.web._google import QDR, language_params
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query

@@ -11,17 +11,15 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import human_date, iso_date, split_date_prefix
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
     api_error,
     http_url,
-    human_date,
-    iso_date,
     json_body,
     json_object,
     object_list,
     ranked_hits,
-    split_date_prefix,
     web_hit,
 )
 from websearch_mcp.engines.web._google import language_params

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import iso_date
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
     check_error_body,
     http_url,
-    iso_date,
     json_object,
     keyed_request,
     object_list,

@@ -7,8 +7,9 @@ from typing import Any, ClassVar
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from websearch_mcp.dates import Clock, utc_today
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import Clock, http_url, ranked_hits, utc_today, web_hit
+from websearch_mcp.engines.common import http_url, ranked_hits, web_hit
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import iso_date, split_date_prefix
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
     as_float,
     http_url,
-    iso_date,
     json_object,
     ranked_hits,
     result_list,
-    split_date_prefix,
     web_hit,
 )
 from websearch_mcp.errors import EngineError
