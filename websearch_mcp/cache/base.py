@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -68,17 +69,6 @@ def encode_value(value: dict[str, Any], guard: FailOpen) -> str | None:
         return None
 
 
-def stored_form(
-    value: dict[str, Any], ttl_seconds: float, guard: FailOpen
-) -> tuple[float, str] | None:
-    """(TTL, JSON text) of a value to store; None when there is nothing to store (a TTL <= 0)
-    or `value` is not JSON data (reported to `guard`)."""
-    if ttl_seconds <= 0:
-        return None
-    data = encode_value(value, guard)
-    return None if data is None else (ttl_seconds, data)
-
-
 def decode_value(data: str | bytes, guard: FailOpen) -> dict[str, Any] | None:
     """`load_value(data)`, or None (the failure reported to `guard`) when not a JSON object."""
     try:
@@ -101,6 +91,28 @@ def load_value(data: str | bytes) -> dict[str, Any]:
 def lifetime(ttl_seconds: float, max_age_seconds: float) -> float:
     """How long a fresh entry lives: its TTL, capped by the maximum age."""
     return min(ttl_seconds, max_age_seconds)
+
+
+class StoringCache(ABC):
+    """What the SQLite and Redis backends share: `set` checks the TTL and encodes the value,
+    then hands both to the backend's `_store`."""
+
+    _ttl: float
+    _guard: FailOpen
+
+    async def set(
+        self, namespace: str, key: str, value: dict[str, Any], *, ttl_seconds: int | None = None
+    ) -> None:
+        ttl = self._ttl if ttl_seconds is None else ttl_seconds
+        if ttl <= 0:
+            return
+        data = encode_value(value, self._guard)
+        if data is not None:
+            await self._store(namespace, key, ttl, data)
+
+    @abstractmethod
+    async def _store(self, namespace: str, key: str, ttl: float, data: str) -> None:
+        """Store the encoded `data` for `ttl` seconds (> 0)."""
 
 
 class NullCache:

@@ -13,9 +13,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any
 
-from websearch_mcp.cache.base import CacheHit, decode_value, lifetime, stored_form
+from websearch_mcp.cache.base import CacheHit, StoringCache, decode_value, lifetime
 from websearch_mcp.failopen import CacheStats, FailOpen
 from websearch_mcp.redis_client import connect, report_failure
 
@@ -44,7 +43,7 @@ def _num(value: float) -> str:
     return f"{value:.6f}"
 
 
-class RedisCache:
+class RedisCache(StoringCache):
     """A cache in Redis. See the module docstring; the API is `base.Cache`'s.
 
     `timeout_seconds` bounds connecting and each command, so a dead Redis costs a request at
@@ -84,13 +83,7 @@ class RedisCache:
     async def get(self, namespace: str, key: str) -> CacheHit | None:
         return self.stats.counted(await self._get(namespace, key))
 
-    async def set(
-        self, namespace: str, key: str, value: dict[str, Any], *, ttl_seconds: int | None = None
-    ) -> None:
-        stored = stored_form(value, self._ttl if ttl_seconds is None else ttl_seconds, self._guard)
-        if stored is None:
-            return
-        ttl, data = stored
+    async def _store(self, namespace: str, key: str, ttl: float, data: str) -> None:
         if self._closed or not self._guard.allows("write"):
             return
         now = self._clock()

@@ -34,7 +34,7 @@ from typing import Any
 
 import aiosqlite
 
-from websearch_mcp.cache.base import CacheHit, decode_value, lifetime, load_value, stored_form
+from websearch_mcp.cache.base import CacheHit, StoringCache, decode_value, lifetime, load_value
 from websearch_mcp.cache.sqlite_file import (
     DELETE_EXPIRED,
     DELETE_LEAST_USED,
@@ -77,7 +77,7 @@ def _identity(path: Path) -> tuple[int, int]:
     return (found.st_dev, found.st_ino)
 
 
-class SqliteCache:
+class SqliteCache(StoringCache):
     """A cache in one SQLite file. See the module docstring; the API is `base.Cache`'s.
 
     `retry_seconds` is how long a failing cause is waited out before the next try, and
@@ -128,13 +128,7 @@ class SqliteCache:
                 hit = await self._get(namespace, key)
         return self.stats.counted(hit)
 
-    async def set(
-        self, namespace: str, key: str, value: dict[str, Any], *, ttl_seconds: int | None = None
-    ) -> None:
-        stored = stored_form(value, self._ttl if ttl_seconds is None else ttl_seconds, self._guard)
-        if stored is None:
-            return
-        ttl, data = stored
+    async def _store(self, namespace: str, key: str, ttl: float, data: str) -> None:
         async with self._lock:
             self._forget((namespace, key))
             if self._closed or not self._guard.allows("write"):
