@@ -177,18 +177,31 @@ class RankingSettings(_Section):
     domain_penalty: float = Field(
         0.5, ge=0.0, le=1.0, description="a penalised site's score is multiplied by 1 - this"
     )
+    # Off: it repeats RRF's vote count, and where engines index different parts of the web,
+    # counting votes is what misleads (Cranfield at 60% coverage: +0.003 nDCG@10 without it).
     consensus_weight: float = Field(
-        0.1, ge=0.0, le=5.0, description="share of the other answering engines that agree"
+        0.0, ge=0.0, le=5.0, description="share of the other answering index families that agree"
     )
-    # RRF at k = 60 is nearly a vote count; on Cranfield how high the engines ranked a result
-    # adds 0.008 nDCG@10 and 0.007 MRR@10 at 1, in both halves of the queries (above 1 only
-    # the first half gains more). A vote never lowers a score while (k + 1) / (k + depth) >=
-    # w / (1 + w): at w = 1, lists up to 62 deep.
+    # RRF at k = 60 is nearly a vote count. Times a heavily weighted mean of the steep
+    # (k + 1) / (k + rank) it comes close to RRF with that small k, whose top ranks count.
+    # Chosen on the first half of the Cranfield queries at coverage 1.0, 0.8 and 0.6
+    # (BENCHMARKS.md), confirmed on the second.
     position_weight: float = Field(
-        1.0, ge=0.0, le=5.0, description="how high the engines that returned the result ranked it"
+        20.0,
+        ge=0.0,
+        le=100.0,
+        description="how high the engines that returned the result ranked it",
+    )
+    position_k: float = Field(
+        5.0, ge=0.0, le=100.0, description="steepness of the position scale (k + 1) / (k + rank)"
+    )
+    # Engines that likely do not index a result vote as the ones that returned it did on
+    # average; at most 1 (a full vote each). Worth most when engines see different documents.
+    coverage_weight: float = Field(
+        0.5, ge=0.0, le=1.0, description="credit for the engines that likely do not index a result"
     )
     # Off: on Cranfield the reported scores (Tavily's relevance, SearXNG's 1/position) cost
-    # 0.003 nDCG@10 and 0.006 MRR@10 at 0.5 next to the position signal.
+    # nDCG@10 and MRR@10 next to the position signal.
     engine_score_weight: float = Field(
         0.0, ge=0.0, le=5.0, description="the engines' own relevance scores in place of ranks"
     )
@@ -469,6 +482,8 @@ class EngineSettings(_Section):
     min_score: float = Field(0.0, ge=0.0, validation_alias=AliasChoices("min_score", "minScore"))
     timeout_seconds: float | None = Field(None, gt=0, le=120)
     base_url: str | None = None
+    # The upstream index the engine serves ("google", "bing"); None: the engine's declaration.
+    index: str | None = Field(None, min_length=1, max_length=40)
     # Requests per second (None: the engine's own declaration, 0: no limit).
     rate_limit: float | None = Field(None, ge=0.0, le=1000.0)
     # A proxy URL for this engine only, or false for a direct connection whatever else says.

@@ -78,6 +78,7 @@ class Baidu(Engine):
     """
 
     name: ClassVar[str] = "baidu"
+    index: ClassVar[str | None] = "baidu"
     base_url: ClassVar[str] = "https://www.baidu.com"
     supports_time_range: ClassVar[bool] = True
     scraped: ClassVar[bool] = True

@@ -46,6 +46,7 @@ class Bing(Engine):
     """Bing web results from the HTML page; dates come from snippet prefixes."""
 
     name: ClassVar[str] = "bing"
+    index: ClassVar[str | None] = "bing"
     base_url: ClassVar[str] = "https://www.bing.com"
     supports_time_range: ClassVar[bool] = True
     supports_language: ClassVar[bool] = True

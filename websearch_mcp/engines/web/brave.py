@@ -44,6 +44,7 @@ class Brave(Engine):
     """Brave web search. No score (rank is list order); `page_age` gives the date."""
 
     name: ClassVar[str] = "brave"
+    index: ClassVar[str | None] = "brave"
     base_url: ClassVar[str] = "https://api.search.brave.com"
     needs_key: ClassVar[bool] = True
     supports_time_range: ClassVar[bool] = True

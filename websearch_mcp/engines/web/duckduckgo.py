@@ -75,6 +75,7 @@ class DuckDuckGo(Engine):
     """DuckDuckGo HTML results. Keyless; blocks (202 pages, the anomaly CAPTCHA) are errors."""
 
     name: ClassVar[str] = "duckduckgo"
+    index: ClassVar[str | None] = "bing"
     base_url: ClassVar[str] = "https://html.duckduckgo.com"
     supports_time_range: ClassVar[bool] = True
     supports_language: ClassVar[bool] = True

@@ -28,6 +28,7 @@ class Exa(Engine):
     """
 
     name: ClassVar[str] = "exa"
+    index: ClassVar[str | None] = "exa"
     base_url: ClassVar[str] = "https://api.exa.ai"
     needs_key: ClassVar[bool] = True
     semantic: ClassVar[bool] = True

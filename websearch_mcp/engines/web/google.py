@@ -82,6 +82,7 @@ class Google(Engine):
     """Google web results: `div.g` blocks whose title is an `a` holding an `h3`."""
 
     name: ClassVar[str] = "google"
+    index: ClassVar[str | None] = "google"
     base_url: ClassVar[str] = "https://www.google.com"
     supports_time_range: ClassVar[bool] = True
     supports_language: ClassVar[bool] = True

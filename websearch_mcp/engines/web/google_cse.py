@@ -95,6 +95,7 @@ class GoogleCSE(Engine):
     metadata or a "May 5, 2018 ..." snippet prefix. `items` is absent when nothing matched."""
 
     name: ClassVar[str] = "google_cse"
+    index: ClassVar[str | None] = "google"
     base_url: ClassVar[str] = "https://www.googleapis.com"
     needs_key: ClassVar[bool] = True
     supports_time_range: ClassVar[bool] = True

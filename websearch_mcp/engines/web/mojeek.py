@@ -27,6 +27,7 @@ class Mojeek(Engine):
     """
 
     name: ClassVar[str] = "mojeek"
+    index: ClassVar[str | None] = "mojeek"
     base_url: ClassVar[str] = "https://www.mojeek.com"
     supports_time_range: ClassVar[bool] = True
     supports_language: ClassVar[bool] = True

@@ -27,6 +27,7 @@ class SerpApi(Engine):
     """
 
     name: ClassVar[str] = "serpapi"
+    index: ClassVar[str | None] = "google"
     base_url: ClassVar[str] = "https://serpapi.com"
     needs_key: ClassVar[bool] = True
     supports_time_range: ClassVar[bool] = True

@@ -20,6 +20,7 @@ class Serper(Engine):
     """Serper: `organic[]` with `title`, `link`, `snippet` and sometimes a `date`. No score."""
 
     name: ClassVar[str] = "serper"
+    index: ClassVar[str | None] = "google"
     base_url: ClassVar[str] = "https://google.serper.dev"
     needs_key: ClassVar[bool] = True
     supports_time_range: ClassVar[bool] = True

@@ -23,6 +23,7 @@ class Wikipedia(Engine):
     """
 
     name: ClassVar[str] = "wikipedia"
+    index: ClassVar[str | None] = "wikipedia"
     base_url: ClassVar[str] = "https://en.wikipedia.org"
     supports_language: ClassVar[bool] = False  # the language is the wiki: set `base_url`
     default_timeout: ClassVar[float] = 4.0
