@@ -1,9 +1,8 @@
 """Secrets (tokens, API keys, passwords) kept out of every text that leaves the process.
 
 `secrets_of(settings)` lists every configured secret in every form it is sent in; `redact` and
-`Redactor` replace them with `***` in a text, `RedactingFilter` in a logger's records, and
-`mask_key_like` masks key-shaped tokens in an API's own error text (which may quote a key that is
-not configured here).
+`Redactor` replace them with `***` in a text, `RedactingFilter` in a logger's records; engines
+mask `KEY_LIKE` tokens in an API's own error text (which may quote a key not configured here).
 """
 
 from __future__ import annotations
@@ -29,11 +28,6 @@ def redact(text: str, secrets: Iterable[str]) -> str:
         if secret:
             text = text.replace(secret, MASK)
     return text
-
-
-def mask_key_like(text: str) -> str:
-    """`text` with every key-like token (`KEY_LIKE`) masked."""
-    return KEY_LIKE.sub(MASK, text)
 
 
 class RedactingFilter(logging.Filter):
