@@ -1,4 +1,4 @@
-"""How much a client may ask: per-client token buckets, concurrency slots, body cap, query length.
+"""How much a client may ask: per-client token buckets, concurrency slots, query length.
 
 The state lives in this process. Behind a load balancer each replica limits on its own, so the
 configured numbers are per replica.
