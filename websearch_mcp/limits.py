@@ -1,4 +1,4 @@
-"""How much a client may ask: per-client token buckets, concurrency slots, query length.
+"""How much a client may ask: per-client token buckets and concurrency slots.
 
 The state lives in this process. Behind a load balancer each replica limits on its own, so the
 configured numbers are per replica.
@@ -10,8 +10,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Literal
-
-from websearch_mcp.errors import ToolInputError
 
 
 class RateLimiter:
@@ -87,10 +85,3 @@ class ConcurrencyLimiter:
         held = self._by_client.pop(client, 1) - 1
         if held > 0:
             self._by_client[client] = held
-
-
-def check_query_length(text: str, limit: int) -> None:
-    """Refuse a query longer than `server.max_query_chars` (after whitespace is collapsed)."""
-    length = len(" ".join(text.split()))
-    if length > limit:
-        raise ToolInputError(f"query must be at most {limit} characters (got {length})")
