@@ -85,10 +85,10 @@ class Baidu(Engine):
     `time_range` becomes Baidu's `gpc` window of Unix times, computed from `today`.
     """
 
-    name: ClassVar[str] = "baidu"
-    base_url: ClassVar[str] = "https://www.baidu.com"
-    supports_time_range: ClassVar[bool] = True
-    scraped: ClassVar[bool] = True
+    name = "baidu"
+    base_url = "https://www.baidu.com"
+    supports_time_range = True
+    scraped = True
 
     max_rows: ClassVar[int] = 50
 

@@ -44,12 +44,11 @@ def search_lang(language: str) -> str:
 class Brave(Engine):
     """Brave web search. No score (rank is list order); `page_age` gives the date."""
 
-    name: ClassVar[str] = "brave"
-    base_url: ClassVar[str] = "https://api.search.brave.com"
-    needs_key: ClassVar[bool] = True
-    supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    key_env: ClassVar[str | None] = "BRAVE_API_KEYS"
+    name = "brave"
+    base_url = "https://api.search.brave.com"
+    needs_key = True
+    supports_time_range = True
+    supports_language = True
 
     max_count: ClassVar[int] = 20  # the API's maximum `count`
     max_offset: ClassVar[int] = 9  # the API's maximum page `offset`

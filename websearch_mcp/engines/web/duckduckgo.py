@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -74,12 +73,12 @@ def result_url(href: str | None) -> str | None:
 class DuckDuckGo(Engine):
     """DuckDuckGo HTML results. Keyless; blocks (202 pages, the anomaly CAPTCHA) are errors."""
 
-    name: ClassVar[str] = "duckduckgo"
-    base_url: ClassVar[str] = "https://html.duckduckgo.com"
-    supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    scraped: ClassVar[bool] = True
-    needs_proxy: ClassVar[bool] = True  # often blocked without one
+    name = "duckduckgo"
+    base_url = "https://html.duckduckgo.com"
+    supports_time_range = True
+    supports_language = True
+    scraped = True
+    needs_proxy = True  # often blocked without one
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """The form a browser posts: `q`, `b` (first page), `df` time range, `kl` region."""

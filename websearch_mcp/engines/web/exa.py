@@ -29,14 +29,13 @@ class Exa(Engine):
     `time_range` becomes `startPublishedDate`, computed from `today` (injectable for tests).
     """
 
-    name: ClassVar[str] = "exa"
-    base_url: ClassVar[str] = "https://api.exa.ai"
-    needs_key: ClassVar[bool] = True
-    semantic: ClassVar[bool] = True
-    returns_score: ClassVar[bool] = False  # current responses carry no score
-    supports_time_range: ClassVar[bool] = True
-    default_timeout: ClassVar[float] = 8.0
-    key_env: ClassVar[str | None] = "EXA_API_KEYS"
+    name = "exa"
+    base_url = "https://api.exa.ai"
+    needs_key = True
+    semantic = True
+    returns_score = False  # current responses carry no score
+    supports_time_range = True
+    default_timeout = 8.0
 
     max_results: ClassVar[int] = 100
 

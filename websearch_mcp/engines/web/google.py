@@ -5,7 +5,7 @@ reported as blocked so the breaker backs off."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -87,13 +87,13 @@ def _hit(result: tuple[LexborNode, LexborNode, str], rank: int, engine: str) -> 
 class Google(Engine):
     """Google web results: `div.g` blocks whose title is an `a` holding an `h3`."""
 
-    name: ClassVar[str] = "google"
-    base_url: ClassVar[str] = "https://www.google.com"
-    supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    default_enabled: ClassVar[bool] = False
-    scraped: ClassVar[bool] = True
-    needs_proxy: ClassVar[bool] = True  # often blocked without one
+    name = "google"
+    base_url = "https://www.google.com"
+    supports_time_range = True
+    supports_language = True
+    default_enabled = False
+    scraped = True
+    needs_proxy = True  # often blocked without one
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """Parameters: `q`, `start`, `tbs` (qdr:d/w/m/y), `hl` and `lr` from the language."""

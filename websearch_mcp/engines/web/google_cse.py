@@ -96,12 +96,11 @@ class GoogleCSE(Engine):
     """Programmable Search: `items[]` with `title`, `link`, `snippet`; dates from `pagemap`
     metadata or a "May 5, 2018 ..." snippet prefix. `items` is absent when nothing matched."""
 
-    name: ClassVar[str] = "google_cse"
-    base_url: ClassVar[str] = "https://www.googleapis.com"
-    needs_key: ClassVar[bool] = True
-    supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    key_env: ClassVar[str | None] = "GOOGLE_CSE_API_KEYS"
+    name = "google_cse"
+    base_url = "https://www.googleapis.com"
+    needs_key = True
+    supports_time_range = True
+    supports_language = True
 
     max_num: ClassVar[int] = 10  # the API's maximum per request
 

@@ -26,13 +26,12 @@ class Jina(Engine):
     service would otherwise fetch (slow, and billed in tokens).
     """
 
-    name: ClassVar[str] = "jina"
-    base_url: ClassVar[str] = "https://s.jina.ai"
-    needs_key: ClassVar[bool] = True
-    semantic: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    default_timeout: ClassVar[float] = 10.0
-    key_env: ClassVar[str | None] = "JINA_API_KEYS"
+    name = "jina"
+    base_url = "https://s.jina.ai"
+    needs_key = True
+    semantic = True
+    supports_language = True
+    default_timeout = 10.0
 
     max_num: ClassVar[int] = 20
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, ClassVar
+from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -25,11 +25,11 @@ class Mojeek(Engine):
     `time_range` becomes `since=YYYYMMDD`, computed from `today`; the language a `lb` bias.
     """
 
-    name: ClassVar[str] = "mojeek"
-    base_url: ClassVar[str] = "https://www.mojeek.com"
-    supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    scraped: ClassVar[bool] = True
+    name = "mojeek"
+    base_url = "https://www.mojeek.com"
+    supports_time_range = True
+    supports_language = True
+    scraped = True
 
     def __init__(self, today: Clock = utc_today) -> None:
         self.today = today

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
@@ -30,14 +30,14 @@ class SearXNG(Engine):
     Off by default: set `engines.searxng.base_url` to your instance and enable it.
     """
 
-    name: ClassVar[str] = "searxng"
+    name = "searxng"
     # SearXNG's own default listen address (settings.yml `server.port: 8888`).
-    base_url: ClassVar[str] = "http://127.0.0.1:8888"
-    returns_score: ClassVar[bool] = True
-    supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    default_enabled: ClassVar[bool] = False
-    default_timeout: ClassVar[float] = 6.0
+    base_url = "http://127.0.0.1:8888"
+    returns_score = True
+    supports_time_range = True
+    supports_language = True
+    default_enabled = False
+    default_timeout = 6.0
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """`q`, `format=json`, `pageno`, and `time_range` / `language` when asked for."""
