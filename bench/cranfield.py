@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import random
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -219,20 +220,60 @@ class Model:
         return [(self.index.ids[doc], score) for doc, score in best]
 
 
-def models(collection: Collection) -> list[Model]:
+MODEL_NAMES = ("bm25", "tfidf", "ql_dirichlet", "bm25_title")
+
+
+def coverage_seeds(seed: int) -> dict[str, int]:
+    """One seed per model for partial coverage: `seed`, `seed + 1`, ... in `MODEL_NAMES` order."""
+    return {name: seed + i for i, name in enumerate(MODEL_NAMES)}
+
+
+def covered(collection: Collection, coverage: float, seed: int) -> list[Document]:
+    """The documents one model indexes: all of them at coverage 1, else a random share
+    `coverage` of them (at least one), drawn with `seed` from the documents in id order."""
+    docs = sorted(collection.documents.values(), key=lambda d: int(d.id))
+    if coverage >= 1.0:
+        return docs
+    count = max(1, round(coverage * len(docs)))
+    chosen = random.Random(seed).sample(range(len(docs)), count)
+    return [docs[i] for i in sorted(chosen)]
+
+
+def models(
+    collection: Collection, coverage: float = 1.0, seeds: Mapping[str, int] | None = None
+) -> list[Model]:
     """The four models: BM25 (title + text), TF-IDF cosine and query likelihood on the same
     index, BM25 on titles only. Title + text is the record as given (the text repeats the
-    title, so title words count twice, as in the classic runs on this collection)."""
-    docs = list(collection.documents.values())
-    ids = [d.id for d in docs]
-    full = Index(ids, (f"{d.title} {d.text}" for d in docs))
-    titles = Index(ids, (d.title for d in docs))
-    return [
-        Model("bm25", full, bm25),
-        Model("tfidf", full, tfidf_cosine),
-        Model("ql_dirichlet", full, query_likelihood),
-        Model("bm25_title", titles, bm25),
-    ]
+    title, so title words count twice, as in the classic runs on this collection).
+
+    Below coverage 1 each model indexes its own random share of the documents, drawn with its
+    seed (`seeds`, default `coverage_seeds(1)`), as engines crawling different parts of the web
+    do: a document missing from a model's index is one it can never return."""
+    if coverage >= 1.0:
+        docs = list(collection.documents.values())
+        ids = [d.id for d in docs]
+        full = Index(ids, (f"{d.title} {d.text}" for d in docs))
+        titles = Index(ids, (d.title for d in docs))
+        return [
+            Model("bm25", full, bm25),
+            Model("tfidf", full, tfidf_cosine),
+            Model("ql_dirichlet", full, query_likelihood),
+            Model("bm25_title", titles, bm25),
+        ]
+    seeds = seeds or coverage_seeds(1)
+    scorers: dict[str, tuple[Scorer, bool]] = {
+        "bm25": (bm25, False),
+        "tfidf": (tfidf_cosine, False),
+        "ql_dirichlet": (query_likelihood, False),
+        "bm25_title": (bm25, True),
+    }
+    out = []
+    for name in MODEL_NAMES:
+        scorer, titles_only = scorers[name]
+        docs = covered(collection, coverage, seeds[name])
+        texts = (d.title if titles_only else f"{d.title} {d.text}" for d in docs)
+        out.append(Model(name, Index([d.id for d in docs], texts), scorer))
+    return out
 
 
 def ndcg(ranked: Sequence[str], gains: Mapping[str, int], k: int = 10) -> float:

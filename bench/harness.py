@@ -39,6 +39,12 @@ DOC_URL = "https://cranfield.test/doc/"
 TEST_KEY = "cranfield-bench-key"
 
 
+def engine_families() -> dict[str, str]:
+    """The index family of each benchmark engine, as the service derives it (no
+    `engines.<name>.index` is configured here)."""
+    return {name: family for name in ENGINE_MODELS if (family := ENGINES[name].index)}
+
+
 def doc_url(doc_id: str) -> str:
     return f"{DOC_URL}{doc_id}"
 
@@ -79,9 +85,18 @@ def wire_score(engine: str, position: int, score: float, top: float) -> float | 
 class CranfieldEngines:
     """The models as engines: what each engine returns for a query text (its top `DEPTH`)."""
 
-    def __init__(self, collection: Collection, chosen: Sequence[Model] | None = None) -> None:
+    def __init__(
+        self,
+        collection: Collection,
+        chosen: Sequence[Model] | None = None,
+        *,
+        coverage: float = 1.0,
+        seeds: Mapping[str, int] | None = None,
+    ) -> None:
+        """`coverage` < 1: each model indexes its own random share of the documents, drawn
+        with its seed (`seeds`: model name -> seed, see `bench.cranfield.coverage_seeds`)."""
         self.collection = collection
-        by_name = {m.name: m for m in (chosen or models(collection))}
+        by_name = {m.name: m for m in (chosen or models(collection, coverage, seeds))}
         self.models = {engine: by_name[name] for engine, name in ENGINE_MODELS.items()}
         self.ranked = lru_cache(maxsize=8192)(self._ranked)
 

@@ -1,7 +1,7 @@
 """Relevance benchmark on Cranfield 1400: is the fused list better than any single engine?
 
-    python -m bench.relevance [--ablate] [--queries N] [--half 1|2] [--shared PATH]
-                              [--set KEY=VALUE ...]
+    python -m bench.relevance [--coverage F | --sweep] [--seed S] [--ablate] [--queries N]
+                              [--half 1|2] [--plot PNG] [--shared PATH] [--set KEY=VALUE ...]
 
 Four retrieval models (`bench.cranfield`) play Tavily, Brave, SearXNG and DuckDuckGo behind the
 fake engine server, each in that engine's wire format with its top 20 (Tavily and SearXNG with
@@ -12,9 +12,15 @@ engine, of plain RRF (k = 60) and CombSUM (of min-max normalised model scores, a
 the same lists computed by `ranx`, and of the service; then the time of the pipeline's `rank()`
 on the same lists in-process and the end-to-end latency of `web_search`.
 
-`--ablate` reruns the service with one ranking signal switched off at a time and reports each
-signal's effect. `--set` overrides a `search` setting for every run (dotted keys below
-`search`, values as YAML: `--set ranking.alignment_weight=0.5 --set rrf_k=10`).
+`--coverage F` gives each model its own random share F of the documents to index (one seed
+per model, `--seed S` gives S, S + 1, ...; printed), as engines crawling different parts of the
+web; `--sweep` runs coverage 1.0, 0.8 and 0.6 in one go, with the service's margins over the
+best engine and over plain RRF for each, and `--plot` draws nDCG@10 against coverage.
+`--ablate` switches one ranking signal off at a time and reports each signal's effect: computed
+with the pipeline's `rank()` in-process on the lists the service parsed (the run checks that
+in-process `rank()` returns the service's own list with the defaults). `--set` overrides a
+`search` setting for every run (dotted keys below `search`, values as YAML:
+`--set ranking.alignment_weight=0.5 --set rrf_k=10`).
 Needs the `bench` extra (`pip install -e ".[bench]"`).
 """
 
@@ -23,8 +29,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
-import platform
 import statistics
 import sys
 import time
@@ -35,9 +39,8 @@ from typing import Any
 
 import ranx
 import yaml
-from scipy.stats import ttest_rel
 
-from bench.cranfield import SHARED_ENV, Collection, default_eval_dir, load
+from bench.cranfield import SHARED_ENV, Collection, coverage_seeds, default_eval_dir, load
 from bench.harness import (
     ENGINE_MODELS,
     MAX_RESULTS,
@@ -45,66 +48,23 @@ from bench.harness import (
     CranfieldEngines,
     ask_all,
     doc_id,
+    engine_families,
     fake_engine_server,
     service,
     service_settings,
 )
+from bench.relevance_report import METRICS, Measured, machine, plot, print_measured, print_sweep
 from tests.fake_engines import render
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import Hit, HttpResponse, Query
 from websearch_mcp.ranking.pipeline import rank
 
-METRICS = ("ndcg@10", "mrr@10", "recall@10")
 MODEL_LABELS = {
     "bm25": "BM25 (title + text)",
     "tfidf": "TF-IDF cosine",
     "ql_dirichlet": "query likelihood, Dirichlet",
     "bm25_title": "BM25 (titles only)",
 }
-#: One signal off at a time: the `search` settings that switch it off.
-ABLATIONS: dict[str, dict[str, Any]] = {
-    "lexical alignment": {"ranking": {"alignment_weight": 0}},
-    "rare terms": {"ranking": {"rare_term_weight": 0}},
-    "phrase contiguity": {"ranking": {"phrase_weight": 0}},
-    "domain quality": {"ranking": {"domain_penalty": 0}},
-    "consensus": {"ranking": {"consensus_weight": 0}},
-    "rank position": {"ranking": {"position_weight": 0}},
-    "engine scores": {"ranking": {"engine_score_weight": 0}},
-    "authority": {"ranking": {"authority_weight": 0}},
-    "freshness": {"ranking": {"freshness_weight": 0}},
-    "MMR": {"mmr": {"enabled": False}},
-    "threshold": {"relevance_threshold": 0},
-}
-#: Not ablations of one signal but reference points for the same table.
-WHAT_IF: dict[str, dict[str, Any]] = {
-    "every signal off (normalised RRF only)": {
-        "ranking": {
-            "alignment_weight": 0,
-            "rare_term_weight": 0,
-            "phrase_weight": 0,
-            "domain_penalty": 0,
-            "consensus_weight": 0,
-            "position_weight": 0,
-            "engine_score_weight": 0,
-            "authority_weight": 0,
-            "freshness_weight": 0,
-        },
-        "mmr": {"enabled": False},
-        "relevance_threshold": 0,
-    },
-    "first defaults (alignment 1.0, phrase 0.2, MMR lambda 0.85, no rank position)": {
-        "ranking": {"alignment_weight": 1.0, "phrase_weight": 0.2, "position_weight": 0},
-        "mmr": {"lambda": 0.85},
-    },
-    "rank position at weight 4": {"ranking": {"position_weight": 4}},
-    "engine scores on (weight 0.5)": {"ranking": {"engine_score_weight": 0.5}},
-    "engine scores on (weight 0.5), rank position off": {
-        "ranking": {"engine_score_weight": 0.5, "position_weight": 0}
-    },
-    "rrf_k = 10 instead of 60": {"rrf_k": 10},
-}
-ABLATION_CONCURRENCY = 2  # clients side by side in ablation runs (latency is not measured)
-TIMING_REPEATS = 3
 
 
 def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -115,6 +75,61 @@ def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+#: One signal off at a time: the `search` settings that switch it off.
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "lexical alignment": {"ranking": {"alignment_weight": 0}},
+    "rare terms": {"ranking": {"rare_term_weight": 0}},
+    "phrase contiguity": {"ranking": {"phrase_weight": 0}},
+    "domain quality": {"ranking": {"domain_penalty": 0}},
+    "consensus": {"ranking": {"consensus_weight": 0}},
+    "rank position": {"ranking": {"position_weight": 0}},
+    "coverage credit": {"ranking": {"coverage_weight": 0}},
+    "engine scores": {"ranking": {"engine_score_weight": 0}},
+    "authority": {"ranking": {"authority_weight": 0}},
+    "freshness": {"ranking": {"freshness_weight": 0}},
+    "MMR": {"mmr": {"enabled": False}},
+    "threshold": {"relevance_threshold": 0},
+}
+_EVERY_SIGNAL_OFF: dict[str, Any] = {
+    "ranking": dict.fromkeys(
+        (
+            "alignment_weight", "rare_term_weight", "phrase_weight", "domain_penalty",
+            "consensus_weight", "position_weight", "coverage_weight", "engine_score_weight",
+            "authority_weight", "freshness_weight",
+        ),
+        0,
+    ),
+    "mmr": {"enabled": False},
+    "relevance_threshold": 0,
+}  # fmt: skip
+#: Not ablations of one signal but reference points for the same table.
+WHAT_IF: dict[str, dict[str, Any]] = {
+    "every signal off (normalised RRF only)": _EVERY_SIGNAL_OFF,
+    "rank position and coverage credit only": _merge(
+        _EVERY_SIGNAL_OFF, {"ranking": {"position_weight": 20, "coverage_weight": 0.5}}
+    ),
+    "earlier weights (gentle position, k = 20, at weight 1; no coverage credit; consensus 0.1)": {
+        "ranking": {
+            "position_weight": 1,
+            "position_k": 20,
+            "coverage_weight": 0,
+            "consensus_weight": 0.1,
+        }
+    },
+    "position_k = 1 (steeper)": {"ranking": {"position_k": 1}},
+    "position_k = 20 (flatter)": {"ranking": {"position_k": 20}},
+    "rank position at weight 5": {"ranking": {"position_weight": 5}},
+    "coverage credit at weight 1": {"ranking": {"coverage_weight": 1}},
+    "consensus at 0.1 (counting votes)": {"ranking": {"consensus_weight": 0.1}},
+    "engine scores on (weight 0.5)": {"ranking": {"engine_score_weight": 0.5}},
+    "rrf_k = 10 instead of 60": {"rrf_k": 10},
+}
+SWEEP = (1.0, 0.8, 0.6)
+WEIGHTS = dict.fromkeys(ENGINE_MODELS, 1.0)
+FAMILIES = engine_families()
+TIMING_REPEATS = 3
 
 
 def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
@@ -184,35 +199,41 @@ def parsed_lists(
     return out
 
 
-def time_fusion(
-    lists: Mapping[str, Mapping[str, list[Hit]]],
-    queries: Mapping[str, str],
-    search: Any,
-) -> tuple[list[float], dict[str, list[str]]]:
-    """Per query, the median of `TIMING_REPEATS` calls of `rank()` in seconds (after one
-    warm-up pass), and the document ids it returned."""
+def fused(
+    lists: Mapping[str, Mapping[str, list[Hit]]], queries: Mapping[str, str], search: Any
+) -> dict[str, list[str]]:
+    """The document ids `rank()` returns in-process for each query, as the service calls it."""
     now = datetime.now(UTC)
-    weights = dict.fromkeys(ENGINE_MODELS, 1.0)
-    ranked: dict[str, list[str]] = {}
-    for qid, text in queries.items():  # warm-up: first-use caches, as in a running service
-        rank(lists[qid], Query(text, MAX_RESULTS), search, weights=weights, now=now)
+    out = {}
+    for qid, text in queries.items():
+        results = rank(
+            lists[qid],
+            Query(text, MAX_RESULTS),
+            search,
+            weights=WEIGHTS,
+            families=FAMILIES,
+            now=now,
+        )
+        out[qid] = [d for d in (doc_id(r.url) for r in results) if d is not None]
+    return out
+
+
+def time_fusion(
+    lists: Mapping[str, Mapping[str, list[Hit]]], queries: Mapping[str, str], search: Any
+) -> list[float]:
+    """Per query, the median of `TIMING_REPEATS` calls of `rank()` in seconds (after one
+    warm-up pass, `fused`: first-use caches, as in a running service)."""
+    now = datetime.now(UTC)
     seconds = []
     for qid, text in queries.items():
         query = Query(text, MAX_RESULTS)
         samples = []
         for _ in range(TIMING_REPEATS):
             started = time.perf_counter()
-            results = rank(lists[qid], query, search, weights=weights, now=now)
+            rank(lists[qid], query, search, weights=WEIGHTS, families=FAMILIES, now=now)
             samples.append(time.perf_counter() - started)
         seconds.append(statistics.median(samples))
-        ranked[qid] = [d for d in (doc_id(r.url) for r in results) if d is not None]
-    return seconds, ranked
-
-
-def percentile(values: Sequence[float], share: float) -> float:
-    """Nearest-rank percentile (`share` in (0, 1])."""
-    ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, round(share * len(ordered)) - 1))]
+    return seconds
 
 
 # --- the service --------------------------------------------------------------------------------
@@ -229,26 +250,74 @@ def run_service(
         return asyncio.run(ask_all(mcp_url, queries, concurrency=concurrency))
 
 
-# --- output -------------------------------------------------------------------------------------
+def measure(
+    collection: Collection,
+    queries: Mapping[str, str],
+    coverage: float,
+    seed: int,
+    overrides: Mapping[str, Any],
+    ablate: bool,
+) -> Measured:
+    """Every figure of one table: the engines (each indexing its share `coverage` of the
+    documents), ranx's fusions of their lists, the service over MCP, and with `ablate` the
+    variants, computed in-process on the lists the service parsed."""
+    seeds = coverage_seeds(seed) if coverage < 1 else {}
+    qrels = ranx.Qrels.from_dict({q: collection.qrels[q] for q in queries})
+    engines = CranfieldEngines(collection, coverage=coverage, seeds=seeds or None)
+    runs = engine_runs(engines, queries)
+    references = {
+        "plain RRF k=60 (ranx)": evaluate(
+            qrels, ranx.fuse(runs, norm=None, method="rrf", params={"k": 60})
+        ),
+        "CombSUM, min-max (ranx)": evaluate(qrels, ranx.fuse(runs, norm="min-max", method="sum")),
+        "CombSUM of ranks, not scores (ranx)": evaluate(
+            qrels, ranx.fuse(runs, norm="rank", method="sum")
+        ),
+    }
+    with fake_engine_server(engines) as engines_url:
+        search = service_settings(engines_url, overrides).search
+        lists = parsed_lists(engines, queries)
+        in_process = fused(lists, queries, search)
+        fusion_seconds = time_fusion(lists, queries, search)
+        answers = run_service(engines_url, queries, overrides)
+        ablations: dict[str, dict[str, float]] = {}
+        for label, change in ({**ABLATIONS, **WHAT_IF} if ablate else {}).items():
+            changed = service_settings(engines_url, _merge(overrides, change)).search
+            label += " (already off)" if changed == search else ""
+            ranked = fused(lists, queries, changed)
+            ablations[label] = means(evaluate(qrels, ranked_run(ranked, label)))
+    service_scores = evaluate(qrels, ranked_run({q: a.docs for q, a in answers.items()}, "s"))
+    engine_means = {
+        engine: means(evaluate(qrels, run)) for engine, run in zip(ENGINE_MODELS, runs, strict=True)
+    }
+    rows = [(f"{e}: {MODEL_LABELS[ENGINE_MODELS[e]]}", v) for e, v in engine_means.items()]
+    rows += [(label, means(scores)) for label, scores in references.items()]
+    rows.append(("websearch-mcp (web_search over MCP)", means(service_scores)))
+    return Measured(
+        coverage=coverage,
+        seeds={e: seeds[m] for e, m in ENGINE_MODELS.items()} if seeds else {},
+        rows=rows,
+        engines=engine_means,
+        service=service_scores,
+        references=references,
+        ablations=ablations,
+        fusion_seconds=fusion_seconds,
+        latencies=[a.seconds for a in answers.values()],
+        same=sum(1 for q in queries if in_process[q] == answers[q].docs),
+        queries=len(queries),
+    )
 
 
-def _row(label: str, values: Mapping[str, float]) -> str:
-    return f"| {label} | " + " | ".join(f"{values[m]:.4f}" for m in METRICS) + " |"
+def chosen_queries(collection: Collection, first: int, half: int) -> dict[str, str]:
+    """The first `first` queries (all for 0), then the first or second half of them."""
+    chosen = list(collection.queries.items())[: first or None]
+    if half:
+        middle = len(chosen) // 2
+        chosen = chosen[:middle] if half == 1 else chosen[middle:]
+    return dict(chosen)
 
 
-def _machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{os.cpu_count()} cores ({cpu}), Python {platform.python_version()}"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.relevance", description=__doc__)
     parser.add_argument("--ablate", action="store_true", help="one ranking signal off at a time")
     parser.add_argument("--queries", type=int, default=0, help="only the first N queries")
@@ -260,6 +329,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="only the first or the second half of the queries (a default must help in both)",
     )
     parser.add_argument(
+        "--coverage",
+        type=float,
+        default=1.0,
+        help="the share of the documents each engine indexes, in (0, 1] (default 1)",
+    )
+    parser.add_argument("--sweep", action="store_true", help=f"coverage {SWEEP} in one run")
+    parser.add_argument("--seed", type=int, default=1, help="first per-model seed (default 1)")
+    parser.add_argument("--plot", type=Path, default=None, help="write nDCG@10 by coverage here")
+    parser.add_argument(
         "--shared", type=Path, default=None, help=f"the shared/ folder (default: ${SHARED_ENV})"
     )
     parser.add_argument(
@@ -270,6 +348,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="override a search setting for every run (ranking.alignment_weight=0.5)",
     )
     args = parser.parse_args(argv)
+    if not 0 < args.coverage <= 1:
+        parser.error(f"--coverage must be in (0, 1], got {args.coverage}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _arguments(argv)
     # Warnings only: configured first, so the MCP server's INFO-level default does not apply.
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     eval_dir = args.shared / "eval" if args.shared else default_eval_dir()
@@ -277,81 +362,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"no Cranfield collection in {eval_dir} (use --shared or ${SHARED_ENV})")
         return 2
     overrides = parse_overrides(args.set)
-
-    collection: Collection = load(eval_dir)
-    chosen = list(collection.queries.items())[: args.queries or None]
-    if args.half:
-        middle = len(chosen) // 2
-        chosen = chosen[:middle] if args.half == 1 else chosen[middle:]
-    queries = dict(chosen)
-    qrels = ranx.Qrels.from_dict({q: collection.qrels[q] for q in queries})
-    engines = CranfieldEngines(collection)
+    collection = load(eval_dir)
+    queries = chosen_queries(collection, args.queries, args.half)
     started = time.perf_counter()
-
-    runs = engine_runs(engines, queries)
-    rrf = ranx.fuse(runs, norm=None, method="rrf", params={"k": 60})
-    combsum = ranx.fuse(runs, norm="min-max", method="sum")
-    combsum_ranks = ranx.fuse(runs, norm="rank", method="sum")
-    with fake_engine_server(engines) as engines_url:
-        search = service_settings(engines_url, overrides).search
-        lists = parsed_lists(engines, queries)
-        fusion_seconds, in_process = time_fusion(lists, queries, search)
-        answers = run_service(engines_url, queries, overrides)
-        service_scores = evaluate(qrels, ranked_run({q: a.docs for q, a in answers.items()}, "s"))
-        ablations: dict[str, dict[str, float]] = {}
-        if args.ablate:
-            for label, change in {**ABLATIONS, **WHAT_IF}.items():
-                changed = _merge(overrides, change)
-                if service_settings(engines_url, changed).search == search:
-                    label += " (already off)"
-                answered = run_service(engines_url, queries, changed, ABLATION_CONCURRENCY)
-                run = ranked_run({q: a.docs for q, a in answered.items()}, label)
-                ablations[label] = means(evaluate(qrels, run))
-
-    rrf_scores = evaluate(qrels, rrf)
-    combsum_scores = evaluate(qrels, combsum)
-    rows = [
-        (f"{engine}: {MODEL_LABELS[ENGINE_MODELS[engine]]}", means(evaluate(qrels, run)))
-        for engine, run in zip(ENGINE_MODELS, runs, strict=True)
-    ]
-    rows += [
-        ("plain RRF k=60 (ranx)", means(rrf_scores)),
-        ("CombSUM, min-max (ranx)", means(combsum_scores)),
-        ("CombSUM of ranks, not scores (ranx)", means(evaluate(qrels, combsum_ranks))),
-        ("websearch-mcp (web_search over MCP)", means(service_scores)),
-    ]
-    latencies = [a.seconds for a in answers.values()]
-    same = sum(1 for q in queries if in_process[q] == answers[q].docs)
-
     print(f"Cranfield 1400: {len(queries)} queries, engines' top 20, max_results {MAX_RESULTS}")
-    print(f"machine: {_machine()}\n")
-    print("| run | nDCG@10 | MRR@10 | Recall@10 |\n|---|---:|---:|---:|")
-    print("\n".join(_row(label, values) for label, values in rows))
-    print(
-        f"\nfusion, rank() in-process on the same lists: median "
-        f"{statistics.median(fusion_seconds) * 1000:.2f} ms, "
-        f"p95 {percentile(fusion_seconds, 0.95) * 1000:.2f} ms per query"
-    )
-    print(
-        f"end to end, web_search over MCP (one client, fake engines on 127.0.0.1): median "
-        f"{statistics.median(latencies) * 1000:.1f} ms, "
-        f"p95 {percentile(latencies, 0.95) * 1000:.1f} ms per query"
-    )
-    print(f"in-process rank() gives the service's list for {same}/{len(queries)} queries")
-    for name, reference in (("plain RRF", rrf_scores), ("CombSUM", combsum_scores)):
-        for metric in ("ndcg@10", "mrr@10"):
-            if service_scores[metric] == reference[metric]:
-                print(f"service vs {name}, {metric}: the same for every query")
-                continue
-            test = ttest_rel(service_scores[metric], reference[metric])
-            print(f"service vs {name}, {metric}: paired t-test p = {test.pvalue:.3f}")
-    if ablations:
-        base = means(service_scores)
-        print("\n| variant | nDCG@10 | delta | MRR@10 | delta | Recall@10 | delta |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
-        for label, values in ablations.items():
-            cells = " | ".join(f"{values[m]:.4f} | {values[m] - base[m]:+.4f}" for m in METRICS)
-            print(f"| {label} | {cells} |")
+    print(f"machine: {machine()}")
+    measured = []
+    for coverage in SWEEP if args.sweep else (args.coverage,):
+        measured.append(measure(collection, queries, coverage, args.seed, overrides, args.ablate))
+        print_measured(measured[-1])
+    if len(measured) > 1:
+        print_sweep(measured)
+    if args.plot:
+        plot(measured, args.plot)
+        print(f"\nplot: {args.plot}")
     print(f"\ntotal {time.perf_counter() - started:.0f} s")
     return 0
 

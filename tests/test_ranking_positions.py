@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from websearch_mcp.config import SearchSettings
 from websearch_mcp.models import Hit, Query
 from websearch_mcp.ranking.pipeline import rank
-from websearch_mcp.ranking.positions import EngineEvidence
+from websearch_mcp.ranking.positions import EngineEvidence, place
 
 
 def hits(engine: str, count: int, scores: list[float | None] | None = None) -> list[Hit]:
@@ -27,7 +27,8 @@ def search(**ranking: float) -> SearchSettings:
     """Only the named signals on (threshold and MMR off), so a test sees them alone."""
     off = dict.fromkeys(
         ("alignment_weight", "rare_term_weight", "phrase_weight", "domain_penalty",
-         "consensus_weight", "position_weight", "engine_score_weight", "authority_weight",
+         "consensus_weight", "position_weight", "coverage_weight", "engine_score_weight",
+         "authority_weight",
          "freshness_weight"),
         0.0,
     )  # fmt: skip
@@ -39,56 +40,64 @@ def search(**ranking: float) -> SearchSettings:
 # --- position -----------------------------------------------------------------------------------
 
 
-def test_position_is_linear_from_the_first_to_the_deepest_rank_of_the_request() -> None:
-    evidence = EngineEvidence({"a": hits("a", 5), "b": hits("b", 3)}, {})
+def test_the_position_scale_falls_steeply_from_the_top() -> None:
+    assert place(1, 5.0) == 1.0
+    assert place(7, 5.0) == 0.5  # rank k + 2
+    assert place(0, 5.0) == 1.0  # a missing rank counts as the top, never above 1
+    assert place(2, 0.0) == 0.5  # k = 0: 1 / rank
+    steps = [place(r, 5.0) - place(r + 1, 5.0) for r in range(1, 20)]
+    assert steps == sorted(steps, reverse=True)  # each rank down costs less than the one above
+
+
+def test_position_is_the_same_for_a_rank_in_a_short_and_a_long_list() -> None:
+    evidence = EngineEvidence({"a": hits("a", 20), "b": hits("b", 3)}, {}, 5.0)
     assert evidence.position({"a": 1}) == 1.0
-    assert evidence.position({"a": 5}) == 0.0
-    assert evidence.position({"a": 3}) == 0.5
-    # A rank means the same in a shorter list: b's last result is not b's "worst possible".
-    assert evidence.position({"b": 3}) == 0.5
+    assert evidence.position({"a": 3}) == evidence.position({"b": 3}) == pytest.approx(6 / 8)
 
 
 def test_position_is_the_weighted_mean_over_the_engines_that_returned_the_result() -> None:
     lists = {"a": hits("a", 5), "b": hits("b", 5), "c": hits("c", 5)}
-    evidence = EngineEvidence(lists, {"a": 1.0, "b": 3.0, "c": 0.0})
-    assert evidence.position({"a": 1, "b": 5}) == pytest.approx(0.25)
+    evidence = EngineEvidence(lists, {"a": 1.0, "b": 3.0, "c": 0.0}, 0.0)
+    assert evidence.position({"a": 1, "b": 4}) == pytest.approx((1.0 + 3 * 0.25) / 4)
     assert evidence.position({"a": 1, "c": 5}) == 1.0  # a muted engine does not count
     assert evidence.position({"c": 1}) is None
     # Engines that did not return the result are not counted as zeros.
-    assert evidence.position({"b": 3}) == 0.5
+    assert evidence.position({"b": 2}) == 0.5
 
 
 def test_one_result_per_list_is_the_top() -> None:
-    evidence = EngineEvidence({"a": hits("a", 1), "b": hits("b", 1)}, {})
+    evidence = EngineEvidence({"a": hits("a", 1), "b": hits("b", 1)}, {}, 5.0)
     assert evidence.position({"a": 1, "b": 1}) == 1.0
 
 
 def test_position_lets_an_engines_first_result_pass_two_engines_last_ones() -> None:
     shared = "https://shared.org/x"
     lists = {
-        "a": [*hits("a", 4), Hit("Shared", shared, "", 5, "a")],
-        "b": [*hits("b", 4), Hit("Shared", shared, "", 5, "b")],
+        "a": [*hits("a", 19), Hit("Shared", shared, "", 20, "a")],
+        "b": [*hits("b", 19), Hit("Shared", shared, "", 20, "b")],
     }
-    query = Query("x", max_results=20)
+    query = Query("x", max_results=40)
     plain = rank(lists, query, search(), weights={})
     assert plain[0].url == shared  # RRF at k = 60: two votes beat any single rank
-    placed = rank(lists, query, search(position_weight=1.0), weights={})
+    placed = rank(lists, query, search(position_weight=20.0, position_k=5.0), weights={})
     assert placed[0].url in ("https://a.com/1", "https://b.com/1")
     by_url = {r.url: r for r in placed}
-    assert by_url[shared].details["position"] == 0.0
+    assert by_url[shared].details["position"] == pytest.approx(6 / 25, abs=1e-4)
     assert by_url["https://a.com/1"].details["position"] == 1.0
 
 
-@pytest.mark.parametrize("voters", [1, 2, 4, 8])
-def test_a_last_ranked_vote_never_lowers_the_score_in_lists_up_to_62_deep(voters: int) -> None:
-    """The bound in the settings: (k + 1) / (k + depth) >= w / (1 + w), k = 60, w = 1."""
+@pytest.mark.parametrize("voters", [1, 2, 4, 8, 16])
+def test_a_last_ranked_vote_never_lowers_the_score_in_lists_up_to_20_deep(voters: int) -> None:
+    """The bound for the default position signal without the coverage credit, whose whole point
+    is that a vote can lower a score (tests/test_ranking_coverage.py): (k + 1) / (k + depth) >=
+    w * (1 - place(depth)) / (1 + w), k = 60, w = 20, position_k = 5: up to 22 deep."""
     target = Hit("Target", "https://target.org/", "", 1, "x")
-    lists = {f"e{i}": [target, *hits(f"e{i}", 61)[1:]] for i in range(voters)}
-    deep = hits("late", 62)
+    lists = {f"e{i}": [target, *hits(f"e{i}", 20)[1:]] for i in range(voters)}
+    deep = hits("late", 20)
     without = {**lists, "late": deep}
-    with_vote = {**lists, "late": [*deep[:-1], Hit("Target", target.url, "", 62, "late")]}
+    with_vote = {**lists, "late": [*deep[:-1], Hit("Target", target.url, "", 20, "late")]}
     settings_ = SearchSettings.model_validate(
-        {"relevance_threshold": 0.0, "mmr": {"enabled": False}}
+        {"relevance_threshold": 0.0, "mmr": {"enabled": False}, "ranking": {"coverage_weight": 0}}
     )
     query = Query("target", max_results=50)
 
@@ -104,35 +113,38 @@ def test_a_last_ranked_vote_never_lowers_the_score_in_lists_up_to_62_deep(voters
 
 
 def test_no_engine_score_without_two_different_scores() -> None:
-    assert EngineEvidence({"a": hits("a", 3)}, {}).engine_score({}, {"a": 1}) is None
+    assert EngineEvidence({"a": hits("a", 3)}, {}, 0.0).engine_score({}, {"a": 1}) is None
     same = {"a": hits("a", 3, [0.5, 0.5, 0.5])}
-    assert EngineEvidence(same, {}).engine_score({"a": same["a"][0]}, {"a": 1}) is None
+    assert EngineEvidence(same, {}, 0.0).engine_score({"a": same["a"][0]}, {"a": 1}) is None
     broken = {"a": hits("a", 3, [math.nan, math.inf, 0.4])}
-    assert EngineEvidence(broken, {}).engine_score({"a": broken["a"][2]}, {"a": 3}) is None
+    assert EngineEvidence(broken, {}, 0.0).engine_score({"a": broken["a"][2]}, {"a": 3}) is None
 
 
 def test_scores_spread_an_engines_results_over_the_range_its_ranks_cover() -> None:
     lists = {"tavily": hits("tavily", 3, [0.9, 0.85, 0.3]), "brave": hits("brave", 5)}
-    evidence = EngineEvidence(lists, {})
+    evidence = EngineEvidence(lists, {}, 0.0)
     t1, t2, t3 = lists["tavily"]
-    # Tavily's ranks cover 1 .. 0.5 of the position scale (its rank 3 of the deepest 5).
+    # Tavily's ranks cover 1 .. 1/3 of the position scale (1 / rank with k = 0).
     assert evidence.engine_score({"tavily": t1}, {"tavily": 1}) == 1.0
-    assert evidence.engine_score({"tavily": t3}, {"tavily": 3}) == 0.5
+    assert evidence.engine_score({"tavily": t3}, {"tavily": 3}) == pytest.approx(1 / 3)
     share = (0.85 - 0.3) / (0.9 - 0.3)
-    assert evidence.engine_score({"tavily": t2}, {"tavily": 2}) == pytest.approx(0.5 + 0.5 * share)
-    assert evidence.position({"tavily": 2}) == 0.75  # what its rank alone says
+    assert evidence.engine_score({"tavily": t2}, {"tavily": 2}) == pytest.approx(
+        1 / 3 + 2 / 3 * share
+    )
+    assert evidence.position({"tavily": 2}) == 0.5  # what its rank alone says
 
 
 def test_engines_without_scores_neither_gain_nor_lose() -> None:
     lists = {"tavily": hits("tavily", 5, [5.0, 4.0, 3.0, 2.0, 1.0]), "brave": hits("brave", 5)}
-    evidence = EngineEvidence(lists, {})
+    evidence = EngineEvidence(lists, {}, 0.0)
     brave = lists["brave"]
     for rank_ in range(1, 6):
         alone = {"brave": rank_}
         assert evidence.engine_score({"brave": brave[rank_ - 1]}, alone) == evidence.position(alone)
     both = {"tavily": 2, "brave": 4}
     both_hits = {"tavily": lists["tavily"][1], "brave": brave[3]}
-    assert evidence.engine_score(both_hits, both) == pytest.approx((0.75 + 0.25) / 2)
+    # Tavily's 4.0 is 0.75 of its score range, spread over 1 .. 1/5; Brave's rank 4 is 1/4.
+    assert evidence.engine_score(both_hits, both) == pytest.approx((0.2 + 0.8 * 0.75 + 0.25) / 2)
 
 
 def test_engine_scores_reorder_results_with_the_same_ranks() -> None:
@@ -151,14 +163,17 @@ def test_engine_scores_reorder_results_with_the_same_ranks() -> None:
     order = [r.url for r in scored]
     assert order.index("https://t.com/2") < order.index("https://brave.com/2")
     details = {r.url: r.details for r in scored}
-    assert details["https://t.com/2"]["engine_score"] == pytest.approx(0.79 / 0.8, abs=1e-4)
-    assert details["https://brave.com/2"]["engine_score"] == 0.5
+    # position_k 5: Tavily's ranks cover 1 .. 6/8, Brave's rank 2 is 6/7.
+    assert details["https://t.com/2"]["engine_score"] == pytest.approx(
+        0.75 + 0.25 * 0.79 / 0.8, abs=1e-4
+    )
+    assert details["https://brave.com/2"]["engine_score"] == pytest.approx(6 / 7, abs=1e-4)
 
 
 def test_details_show_both_signals() -> None:
     lists = {"brave": hits("brave", 3)}
     results = rank(lists, Query("x"), SearchSettings(), weights={})
-    assert [r.details["position"] for r in results] == [1.0, 0.5, 0.0]
+    assert [r.details["position"] for r in results] == [1.0, 0.8571, 0.75]  # k = 5
     assert all(r.details["engine_score"] is None for r in results)
 
 
@@ -204,3 +219,11 @@ def test_signals_stay_in_range_for_any_scores(data, weights, position, engine_sc
             assert value is None or 0.0 <= value <= 1.0
         if not scored:
             assert r.details["engine_score"] is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(-3, 500), st.integers(1, 500), st.floats(0.0, 100.0))
+def test_the_position_scale_is_in_range_and_never_rises_with_rank(rank_, other, k) -> None:
+    assert 0.0 < place(rank_, k) <= 1.0
+    if rank_ <= other:
+        assert place(rank_, k) >= place(other, k)

@@ -85,7 +85,9 @@ def test_output_invariants(data, text, search, max_results: int) -> None:
     texts,
 )
 def test_more_engines_never_score_lower(data, text, extra_engine, position, title, snippet):
-    """All else equal, a URL that one more engine returns scores at least as high."""
+    """All else equal, a URL that one more engine returns scores at least as high, without the
+    coverage credit (with it, a low vote from an engine that holds the result is evidence
+    against it, tests/test_ranking_coverage.py)."""
     target = "https://target.org/page"
     base = build(data)
     target_hit = Hit(title=title, url=target, snippet=snippet, rank=1, engine="x")
@@ -103,7 +105,9 @@ def test_more_engines_never_score_lower(data, text, extra_engine, position, titl
                 Hit(title=h.title, url=h.url, snippet=h.snippet, rank=i, engine=engine)
                 for i, h in enumerate(hits, start=1)
             ]
-    search = SearchSettings.model_validate({"relevance_threshold": 0.0, "mmr": {"enabled": False}})
+    search = SearchSettings.model_validate(
+        {"relevance_threshold": 0.0, "mmr": {"enabled": False}, "ranking": {"coverage_weight": 0}}
+    )
     query = Query(text, max_results=50)
 
     def score(lists: dict[str, list[Hit]]) -> float:

@@ -10,7 +10,7 @@ import contextlib
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -95,6 +95,7 @@ class SearchService:
             {name: _engine_state(run) for name, run in self.orchestrator.runs.items()},
         )
         self.page_fingerprint = config_fingerprint(__version__, settings.fetch)
+        self.families = index_families(self.orchestrator.runs.values())
         # None without a configured model: `web_search` then offers no summaries.
         self.summarizer = Summarizer.from_settings(settings)
         self.summary_fingerprint = config_fingerprint(__version__, settings.llm)
@@ -140,7 +141,14 @@ class SearchService:
         started = time.monotonic()
 
         def fuse(lists: Mapping[str, Sequence[Hit]], query: Query, weights: Mapping[str, float]):
-            return rank(lists, query, self.settings.search, weights=weights, now=datetime.now(UTC))
+            return rank(
+                lists,
+                query,
+                self.settings.search,
+                weights=weights,
+                families=self.families,
+                now=datetime.now(UTC),
+            )
 
         key_args = {"engines": args.engines, **_query_args(args.query)}
         answer = await self._search(
@@ -388,6 +396,17 @@ def _query_args(query: Query) -> dict[str, Any]:
     fields = dataclasses.asdict(query)
     fields.pop("text")
     return fields
+
+
+def index_families(runs: Iterable[EngineRun]) -> dict[str, str]:
+    """Engine -> the index family it serves: `engines.<name>.index`, else the engine's own
+    declaration; engines with neither are left out (each counts as a family of its own)."""
+    out = {}
+    for run in runs:
+        family = run.settings.index or run.engine.index
+        if family:
+            out[run.name] = family
+    return out
 
 
 def _engine_state(run: EngineRun) -> dict[str, Any]:

@@ -63,6 +63,10 @@ class Engine:
     default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 5.0
     rate_limit: ClassVar[float | None] = None  # requests per second, None = unlimited
+    #: The upstream index the results come from ("google" for Serper, SerpAPI, Programmable
+    #: Search and the scraper; "bing" for DuckDuckGo's web results). Engines of one index vote
+    #: once in fusion; None: unknown, counted as an index of its own.
+    index: ClassVar[str | None] = None
     #: The environment variable holding comma-separated keys: `<NAME>_API_KEYS` for an engine
     #: that needs a key (`TAVILY_API_KEYS`) unless it names its own, else None.
     key_env: ClassVar[str | None] = None

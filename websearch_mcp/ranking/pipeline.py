@@ -1,13 +1,14 @@
 """The ranking pipeline: the engines' lists in, one fused, explained list out.
 
-    merge by canonical URL -> weighted RRF, normalised to [0, 1] -> text signals (alignment,
-    rare terms, phrase) -> domain quality -> consensus, rank position, engine scores,
-    authority, freshness -> threshold -> MMR -> truncate
+    merge by canonical URL -> one vote per index family -> weighted RRF, normalised to [0, 1],
+    credited for the voters that likely do not index the result (coverage) -> text signals
+    (alignment, rare terms, phrase) -> domain quality -> consensus, rank position, engine
+    scores, authority, freshness -> threshold -> MMR -> truncate
 
 RRF is the backbone; every other signal s in [0, 1] enters as a bounded factor
 (1 + w * s) / (1 + w) in (0, 1], and the domain as 1 or 1 - domain_penalty. So the final score
 stays in [0, 1], no signal can outweigh RRF's ordering by more than its factor's range, and a
-weight of 0 switches a signal off exactly.
+weight of 0 switches a signal off exactly. Engines of one index family (`families`) vote once.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from websearch_mcp.ranking.boosts import (
     site_authority,
     wants_recent,
 )
+from websearch_mcp.ranking.coverage import containment, credited, unseen
 from websearch_mcp.ranking.domain import (
     DomainVerdict,
     domain_info,
@@ -34,7 +36,13 @@ from websearch_mcp.ranking.domain import (
     is_error_code_query,
     matches,
 )
-from websearch_mcp.ranking.fusion import Merged, merge, normalised_rrf, rrf_best
+from websearch_mcp.ranking.families import (
+    family_of,
+    family_weights,
+    one_vote_per_family,
+    shares_an_index,
+)
+from websearch_mcp.ranking.fusion import Merged, merge, normalised_rrf
 from websearch_mcp.ranking.lexical import (
     DocTerms,
     QueryTerms,
@@ -93,6 +101,7 @@ class _Context:
         query: Query,
         search: SearchSettings,
         weights: Mapping[str, float],
+        families: Mapping[str, str],
         now: datetime,
     ) -> None:
         self.search = search
@@ -103,10 +112,15 @@ class _Context:
         self.error_code = is_error_code_query(query.text)
         self.recent = wants_recent(self.terms, query.time_range, now)
         self.now = now
-        self.best = rrf_best(lists, weights, search.rrf_k)
-        self.voters = sum(1 for e in lists if weights.get(e, 1.0) > 0)
+        self.families = {e: family_of(e, families) for e in lists}
+        self.shared_index = shares_an_index(lists, families)
+        # Voters are index families, each with its best member's weight.
+        self.family_weights = family_weights(lists, weights, families)
+        self.best = sum(w / (search.rrf_k + 1) for w in self.family_weights.values())
+        self.voters = sum(1 for w in self.family_weights.values() if w > 0)
         self.every_engine_votes = self.voters == len(lists)
-        self.evidence = EngineEvidence(lists, weights)
+        self.evidence = EngineEvidence(lists, weights, self.settings.position_k)
+        self.contained: dict[tuple[str, str], float] = {}
         self.domains = domain_lists(self.settings, search.block_domains)
         self.factors = _Factors(self.settings)
         self._hosts: dict[str, tuple[DomainVerdict, float]] = {}
@@ -124,11 +138,21 @@ class _Context:
             )
         return found
 
-    def engines_agreeing(self, ranks: Mapping[str, int]) -> int:
-        """How many engines with a positive weight returned the result."""
+    def votes(self, ranks: Mapping[str, int]) -> dict[str, int]:
+        """A result's ranks with one engine per index family (all of them when no two
+        answering engines share an index)."""
+        if not self.shared_index:
+            return dict(ranks)
+        return one_vote_per_family(ranks, self.weights, self.families, self.search.rrf_k)
+
+    def by_family(self, votes: Mapping[str, int]) -> dict[str, int]:
+        return {self.families[e]: r for e, r in votes.items()}
+
+    def engines_agreeing(self, votes: Mapping[str, int]) -> int:
+        """How many index families with a positive weight returned the result."""
         if self.every_engine_votes:
-            return len(ranks)
-        return sum(1 for e in ranks if self.weights.get(e, 1.0) > 0)
+            return len(votes)
+        return sum(1 for e in votes if self.weights.get(e, 1.0) > 0)
 
 
 @dataclass(slots=True)
@@ -138,6 +162,8 @@ class _Scored:
     item: Merged
     doc: DocTerms
     rrf: float
+    unseen: float | None
+    coverage: float
     alignment: float
     rare: float | None
     phrase: float | None
@@ -156,6 +182,8 @@ class _Scored:
             name: None if value is None else round(value, 4)
             for name, value in (
                 ("rrf", self.rrf),
+                ("unseen", self.unseen),
+                ("coverage", self.coverage),
                 ("alignment", self.alignment),
                 ("rare", self.rare),
                 ("phrase", self.phrase),
@@ -176,20 +204,29 @@ class _Scored:
         return out
 
 
-def _score(item: Merged, doc: DocTerms, ctx: _Context) -> _Scored:
+def _score(item: Merged, votes: dict[str, int], doc: DocTerms, ctx: _Context) -> _Scored:
+    """`votes`: the result's ranks, one engine per index family."""
     terms, weights = ctx.terms, ctx.weights
     verdict, site = ctx.site(item.host)
+    rrf = normalised_rrf(votes, weights, ctx.search.rrf_k, ctx.best)
+    missing, covered = None, rrf
+    if ctx.contained:
+        voted = ctx.by_family(votes)
+        missing = unseen(voted, ctx.family_weights, ctx.contained)
+        covered = credited(rrf, voted, ctx.family_weights, missing, ctx.settings.coverage_weight)
     scored = _Scored(
         item=item,
         doc=doc,
-        rrf=normalised_rrf(item.ranks, weights, ctx.search.rrf_k, ctx.best),
+        rrf=rrf,
+        unseen=missing,
+        coverage=covered,
         alignment=alignment(terms, doc),
         rare=rare_share(terms, doc),
         phrase=phrase_share(terms, doc),
         domain=verdict,
-        consensus=consensus(ctx.engines_agreeing(item.ranks), ctx.voters),
-        position=ctx.evidence.position(item.ranks),
-        engine_score=ctx.evidence.engine_score(item.hits, item.ranks),
+        consensus=consensus(ctx.engines_agreeing(votes), ctx.voters),
+        position=ctx.evidence.position(votes),
+        engine_score=ctx.evidence.engine_score(item.hits, votes),
         authority=authority(site, item.path),
         freshness=(
             freshness(item.published_at, ctx.now, ctx.query.time_range, ctx.settings)
@@ -199,7 +236,7 @@ def _score(item: Merged, doc: DocTerms, ctx: _Context) -> _Scored:
     )
     f = ctx.factors
     final = (
-        scored.rrf
+        scored.coverage
         * f.alignment(scored.alignment)
         * f.rare(scored.rare)
         * f.phrase(scored.phrase)
@@ -245,22 +282,28 @@ def rank(
     search: SearchSettings,
     *,
     weights: Mapping[str, float],
+    families: Mapping[str, str] | None = None,
     now: datetime | None = None,
 ) -> list[RankedResult]:
     """Fuse the engines' lists (engine name -> its hits in rank order, only engines that
     answered) into the final list: at most `query.max_results` results, best first, each with
-    `details` filled (rrf, alignment, rare, phrase, domain, consensus, position, engine_score,
-    authority, freshness, final, and ranks {engine: rank}; `domain_reason` when penalised,
-    `similarity` after MMR).
-    `weights` are per-engine weights (1.0 for a missing name); `now` is for freshness."""
+    `details` filled (rrf, unseen, coverage, alignment, rare, phrase, domain, consensus,
+    position, engine_score, authority, freshness, final, and ranks {engine: rank};
+    `domain_reason` when penalised, `similarity` after MMR).
+    `weights` are per-engine weights (1.0 for a missing name); `families` name each engine's
+    index family (engine -> family; a missing engine is a family of its own); `now` is for
+    freshness."""
     now = now or datetime.now(UTC)
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
-    ctx = _Context(lists, query, search, weights, now)
+    ctx = _Context(lists, query, search, weights, families or {}, now)
+    items = [item for item in merge(lists) if not matches(item.host, ctx.domains.blocked)]
+    votes = [ctx.votes(item.ranks) for item in items]
+    if search.ranking.coverage_weight > 0 and ctx.voters > 1:
+        ctx.contained = containment([ctx.by_family(v) for v in votes])
     scored = [
-        _score(item, analyze_doc(item.title, item.snippet, item.key), ctx)
-        for item in merge(lists)
-        if not matches(item.host, ctx.domains.blocked)
+        _score(item, vote, analyze_doc(item.title, item.snippet, item.key), ctx)
+        for item, vote in zip(items, votes, strict=True)
     ]
     scored.sort(key=lambda r: (-r.score, r.item.key))
     scored = scored[: kept_count([r.score for r in scored], search.relevance_threshold)]

@@ -5,8 +5,10 @@ how many engines returned a result and little about how high they put it. Two si
 [0, 1] add that (the pipeline turns each into a bounded factor):
 
 - position: the mean, over the engines that returned the result (weighted by engine weight),
-  of its rank on a linear scale from 1 at rank 1 to 0 at the deepest rank any engine returned
-  for the request. A rank means the same in every engine, whatever the length of its list.
+  of `place(rank) = (k + 1) / (k + rank)` with a small k (`position_k`): 1 at rank 1, 1/2 at
+  rank k + 2, falling fastest at the top, where engines' ranks say the most. RRF at k = 60
+  times a heavily weighted mean of this is close to RRF with the small k, whose top ranks
+  count; RRF's vote count stays in the product.
 - engine_score: the same mean, except that an engine reporting relevance scores (Tavily,
   SearXNG) contributes the result's score instead of its rank: min-max normalised over that
   engine's answer, then spread over the part of the position scale its ranks cover. So scores
@@ -23,12 +25,21 @@ from collections.abc import Mapping, Sequence
 from websearch_mcp.models import Hit
 
 
+def place(rank: int, k: float) -> float:
+    """A rank on the position scale: (k + 1) / (k + rank), 1 at rank 1 (and above), towards 0
+    for deep ranks; k >= 0 sets how steeply it falls (k = 0: 1 / rank)."""
+    return (k + 1.0) / (k + max(1, rank))
+
+
 class EngineEvidence:
     """Per request: the answering engines' weights, list depths and score ranges."""
 
-    __slots__ = ("_deepest", "_depths", "_ranges", "_weights")
+    __slots__ = ("_depths", "_k", "_ranges", "_weights")
 
-    def __init__(self, lists: Mapping[str, Sequence[Hit]], weights: Mapping[str, float]) -> None:
+    def __init__(
+        self, lists: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: float
+    ) -> None:
+        self._k = k
         self._weights: dict[str, float] = {}
         self._depths: dict[str, int] = {}
         self._ranges: dict[str, tuple[float, float]] = {}
@@ -43,13 +54,6 @@ class EngineEvidence:
             scores = [s for h in hits if (s := h.score) is not None and math.isfinite(s)]
             if scores and max(scores) > min(scores):  # equal scores say nothing rank does not
                 self._ranges[engine] = (min(scores), max(scores))
-        self._deepest = max(self._depths.values(), default=1)
-
-    def _place(self, rank: int) -> float:
-        """A rank on the position scale: 1 at rank 1, 0 at the deepest rank of the request."""
-        if self._deepest <= 1:
-            return 1.0
-        return min(1.0, max(0.0, (self._deepest - rank) / (self._deepest - 1)))
 
     def _mean(self, values: Mapping[str, float]) -> float | None:
         total = weight = 0.0
@@ -61,7 +65,7 @@ class EngineEvidence:
     def position(self, ranks: Mapping[str, int]) -> float | None:
         """The weighted mean position of a result (engine -> its rank); None when no engine
         with a positive weight returned it."""
-        return self._mean({e: self._place(r) for e, r in ranks.items() if e in self._weights})
+        return self._mean({e: place(r, self._k) for e, r in ranks.items() if e in self._weights})
 
     def engine_score(self, hits: Mapping[str, Hit], ranks: Mapping[str, int]) -> float | None:
         """Like `position`, with each scoring engine's normalised score in place of the rank
@@ -76,10 +80,10 @@ class EngineEvidence:
             span = self._ranges.get(engine)
             score = hits[engine].score
             if span is None or score is None or not math.isfinite(score):
-                values[engine] = self._place(rank)
+                values[engine] = place(rank, self._k)
                 continue
             low, high = span
             share = min(1.0, max(0.0, (score - low) / (high - low)))
-            floor = self._place(self._depths[engine])  # where this engine's last rank sits
+            floor = place(self._depths[engine], self._k)  # where this engine's last rank sits
             values[engine] = floor + (1.0 - floor) * share
         return self._mean(values)

@@ -86,6 +86,7 @@ class Baidu(Engine):
     """
 
     name = "baidu"
+    index = "baidu"
     base_url = "https://www.baidu.com"
     supports_time_range = True
     scraped = True

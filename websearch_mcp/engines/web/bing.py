@@ -52,6 +52,7 @@ class Bing(Engine):
     """Bing web results from the HTML page; dates come from snippet prefixes."""
 
     name = "bing"
+    index = "bing"
     base_url = "https://www.bing.com"
     supports_time_range = True
     supports_language = True

@@ -45,6 +45,7 @@ class Brave(Engine):
     """Brave web search. No score (rank is list order); `page_age` gives the date."""
 
     name = "brave"
+    index = "brave"
     base_url = "https://api.search.brave.com"
     needs_key = True
     supports_time_range = True

@@ -74,6 +74,7 @@ class DuckDuckGo(Engine):
     """DuckDuckGo HTML results. Keyless; blocks (202 pages, the anomaly CAPTCHA) are errors."""
 
     name = "duckduckgo"
+    index = "bing"
     base_url = "https://html.duckduckgo.com"
     supports_time_range = True
     supports_language = True

@@ -30,6 +30,7 @@ class Exa(Engine):
     """
 
     name = "exa"
+    index = "exa"
     base_url = "https://api.exa.ai"
     needs_key = True
     semantic = True

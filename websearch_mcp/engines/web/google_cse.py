@@ -97,6 +97,7 @@ class GoogleCSE(Engine):
     metadata or a "May 5, 2018 ..." snippet prefix. `items` is absent when nothing matched."""
 
     name = "google_cse"
+    index = "google"
     base_url = "https://www.googleapis.com"
     needs_key = True
     supports_time_range = True

@@ -26,6 +26,7 @@ class Mojeek(Engine):
     """
 
     name = "mojeek"
+    index = "mojeek"
     base_url = "https://www.mojeek.com"
     supports_time_range = True
     supports_language = True

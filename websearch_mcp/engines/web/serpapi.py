@@ -27,6 +27,7 @@ class SerpApi(Engine):
     """
 
     name = "serpapi"
+    index = "google"
     base_url = "https://serpapi.com"
     needs_key = True
     supports_time_range = True

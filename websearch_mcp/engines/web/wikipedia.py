@@ -23,6 +23,7 @@ class Wikipedia(Engine):
     """
 
     name = "wikipedia"
+    index = "wikipedia"
     base_url = "https://en.wikipedia.org"
     supports_language = False  # the language is the wiki: set `base_url`
     default_timeout = 4.0

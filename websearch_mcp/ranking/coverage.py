@@ -1,0 +1,80 @@
+"""Coverage: whether an engine that did not return a result even holds it in its index.
+
+Engines crawl different parts of the web. When an engine leaves out a result that another
+ranked high, either it ranks that result low (evidence against it) or it never indexed it
+(no evidence at all). Plain RRF counts every absence as the first, so results that happen to
+sit in several indexes outvote better ones that one index holds.
+
+The lists themselves say which is likelier. Where engine m's list holds most of the best
+results of engine s (containment: the share of s's first `HEAD` results that m returned too),
+m indexes what s indexes, and m leaving a result out is a judgment. Where it holds few, m's
+silence says little. Per result, each answering voter m that did not return it counts as
+unseen with weight 1 - c^2, c the mean containment of the returning voters' heads in m's list
+(squared: a half-shared head is more often disagreement than a missing page). The pipeline
+credits a result's RRF with the unseen voters' share: they vote as its returning voters did
+on average, as if they had seen it (`coverage_weight` scales the credit).
+
+Voters are index families (`families`): every function here takes per-result ranks keyed by
+voter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+HEAD = 5  # an engine's best results: the ones another engine holding them would return too
+
+
+def containment(
+    ranked: Sequence[Mapping[str, int]], head: int = HEAD
+) -> dict[tuple[str, str], float]:
+    """(m, s) -> the share of voter s's `head` best-ranked results that voter m returned too,
+    for every ordered pair of voters in `ranked` (per result: voter -> its rank). Ties in rank
+    are broken by the results' order in `ranked`."""
+    returned: dict[str, set[int]] = {}
+    for index, ranks in enumerate(ranked):
+        for voter in ranks:
+            returned.setdefault(voter, set()).add(index)
+    out: dict[tuple[str, str], float] = {}
+    for s, own in returned.items():
+        best = sorted(own, key=lambda i: (ranked[i][s], i))[:head]
+        for m, theirs in returned.items():
+            if m != s:
+                out[(m, s)] = sum(1 for i in best if i in theirs) / len(best)
+    return out
+
+
+def unseen(
+    ranks: Mapping[str, int],
+    voters: Mapping[str, float],
+    contained: Mapping[tuple[str, str], float],
+) -> float:
+    """The weight of the answering `voters` (voter -> weight) that did not return this result
+    (`ranks`: voter -> rank) and likely do not index it: sum over them of w * (1 - c^2), c the
+    mean containment of the returning voters' heads in that voter's list."""
+    present = [v for v in sorted(ranks) if voters.get(v, 0.0) > 0]
+    if not present:
+        return 0.0
+    total = 0.0
+    for voter in sorted(voters):
+        if voter in ranks or voters[voter] <= 0:
+            continue
+        shared = sum(contained.get((voter, s), 0.0) for s in present) / len(present)
+        total += voters[voter] * (1.0 - shared * shared)
+    return total
+
+
+def credited(
+    rrf: float,
+    ranks: Mapping[str, int],
+    voters: Mapping[str, float],
+    unseen_weight: float,
+    weight: float,
+) -> float:
+    """`rrf` (normalised, in [0, 1]) with the unseen voters voting as the returning ones did on
+    average, scaled by `weight` in [0, 1]: rrf * (1 + weight * unseen / returned weight),
+    at most 1 (every voter at rank 1)."""
+    cast = sum(voters.get(v, 0.0) for v in ranks)
+    if cast <= 0 or weight <= 0:
+        return rrf
+    return min(1.0, rrf * (1.0 + weight * unseen_weight / cast))
