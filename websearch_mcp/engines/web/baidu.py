@@ -72,8 +72,6 @@ def _hit(node: LexborNode, rank: int, engine: str) -> Hit | None:
     if link is None or _is_ad(node):
         return None
     url = result_url(node, link)
-    if not url:
-        return None
     _, published = split_cjk_date(first_text(node, _DATES))
     snippet, snippet_date = split_cjk_date(first_text(node, _SNIPPETS))
     return web_hit(url, link.text(), snippet, rank, engine, published=published or snippet_date)

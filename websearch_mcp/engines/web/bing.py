@@ -107,8 +107,6 @@ def _hit(node: LexborNode, rank: int, engine: str) -> Hit | None:
     if link is None:
         return None
     url = result_url(link.attributes.get("href"))
-    if not url:
-        return None
     snippet, published = split_date_prefix(clean_text(_snippet_html(node)))
     return web_hit(url, link.inner_html, snippet, rank, engine, published=published)
 

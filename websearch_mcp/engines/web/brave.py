@@ -85,8 +85,6 @@ class Brave(Engine):
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     """A result; `page_age` is ISO, `age` a calendar date ("September 6, 2019") or "4 days ago"."""
     url = http_url(item.get("url"))
-    if not url:
-        return None
     published = iso_date(item.get("page_age")) or human_date(item.get("age"))
     snippet = clean_text(item.get("description"))
     return web_hit(url, item.get("title"), snippet, rank, engine, published=published)

@@ -129,8 +129,6 @@ def _hit(node: LexborNode, rank: int, engine: str) -> Hit | None:
     if link is None:
         return None
     url = result_url(link.attributes.get("href"))
-    if not url:
-        return None
     snippet = node.css_first(".result__snippet")
     snippet_text = clean_text(snippet.inner_html) if snippet else ""
     return web_hit(url, link.inner_html, snippet_text, rank, engine)

@@ -65,8 +65,6 @@ class Exa(Engine):
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("url")) or http_url(item.get("id"))
-    if not url:
-        return None
     snippet = clean_text(strip_markdown(_snippet_source(item)))
     published = iso_date(item.get("publishedDate"))
     return web_hit(url, item.get("title"), snippet, rank, engine, published=published)

@@ -78,7 +78,7 @@ def _title_link(block: LexborNode) -> tuple[LexborNode, LexborNode] | None:
     return None
 
 
-def _hit(result: tuple[LexborNode, LexborNode, str], rank: int, engine: str) -> Hit:
+def _hit(result: tuple[LexborNode, LexborNode, str], rank: int, engine: str) -> Hit | None:
     block, heading, url = result
     snippet, published = split_date_prefix(first_text(block, _SNIPPETS))
     return web_hit(url, heading.text(), snippet, rank, engine, published=published)

@@ -129,8 +129,6 @@ class GoogleCSE(Engine):
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("link"))
-    if not url:
-        return None
     snippet, snippet_date = snippet_and_date(clean_text(item.get("snippet")))
     published = _published(item) or snippet_date
     return web_hit(url, item.get("title"), snippet, rank, engine, published=published)

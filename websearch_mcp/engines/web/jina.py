@@ -56,8 +56,6 @@ class Jina(Engine):
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("url"))
-    if not url:
-        return None
     snippet = clean_text(item.get("description") or item.get("content"))
     published = iso_date(item.get("publishedTime") or item.get("date"))
     return web_hit(url, item.get("title"), snippet, rank, engine, published=published)

@@ -66,8 +66,6 @@ class Mojeek(Engine):
 def _hit(item: LexborNode, rank: int, engine: str) -> Hit | None:
     title = item.css_first("h2 a")
     url = http_url((item.css_first("a.ob") or title or item).attributes.get("href"))
-    if not url:
-        return None
     snippet = item.css_first("p.s")
     snippet_text = clean_text(snippet.text()) if snippet is not None else ""
     return web_hit(url, title.text() if title is not None else None, snippet_text, rank, engine)

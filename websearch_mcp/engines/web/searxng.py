@@ -78,8 +78,6 @@ def unresponsive(value: Any, shown: int = 5) -> str:
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("url"))
-    if not url:
-        return None
     # Google results relayed by SearXNG keep the date in the text ("1 apr 2013 — ...").
     snippet, printed = split_date_prefix(clean_text(item.get("content")))
     return web_hit(

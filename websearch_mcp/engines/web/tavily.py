@@ -60,8 +60,6 @@ class Tavily(Engine):
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("url"))
-    if not url:
-        return None
     return web_hit(
         url,
         item.get("title"),
