@@ -132,16 +132,6 @@ async def readyz(request: Request) -> Response:
     return JSONResponse({"status": "not ready", "cache": backend}, status_code=503)
 
 
-async def breaker_states(orchestrator: Any) -> dict[str, bool]:
-    """Each enabled engine that has a circuit breaker: whether it is open now."""
-    states: dict[str, bool] = {}
-    for name, run in orchestrator.runs.items():
-        breaker = getattr(run, "breaker", None)
-        if breaker is not None and run.enabled:
-            states[name] = await breaker.is_open()
-    return states
-
-
 async def metrics_endpoint(request: Request) -> Response:
     metrics = request.app.state.metrics
     await metrics.refresh()
@@ -160,7 +150,7 @@ def create_app(settings: Settings, service: SearchService | None = None) -> Star
     service = service or SearchService(settings)
     metrics = Metrics()
     metrics.watch_cache(service.cache)
-    metrics.watch_breakers(lambda: breaker_states(service.orchestrator))
+    metrics.watch_breakers(service.orchestrator.breaker_states)
     metrics.watch_retries(service.orchestrator.stale_retries)
     mcp = build_mcp(service, service.orchestrator.names("web"), metrics=metrics)
     transport: dict[str, Any] = {
