@@ -168,7 +168,7 @@ def keyed_request(
 
 
 def web_hit(
-    url: str,
+    url: str | None,
     title: str | None,
     snippet: str,
     rank: int,
@@ -176,8 +176,10 @@ def web_hit(
     *,
     published: str | None = None,
     score: float | None = None,
-) -> Hit:
-    """A web result: `title` cleaned, or the URL when the result has no title."""
+) -> Hit | None:
+    """A web result, `title` cleaned (the URL when it has none); None without a URL to open."""
+    if not url:
+        return None
     return Hit(
         title=clean_text(title) or url,
         url=url,

@@ -14,7 +14,7 @@ import httpx
 from websearch_mcp.config import FetchSettings
 from websearch_mcp.dates import iso_date
 from websearch_mcp.fetch.client import USER_AGENT
-from websearch_mcp.fetch.decoding import too_large
+from websearch_mcp.fetch.decoding import capped_chunks
 from websearch_mcp.fetch.document import Document
 from websearch_mcp.fetch.errors import FetchError, FetchTimeout
 
@@ -43,14 +43,7 @@ async def read_via_reader(url: str, settings: FetchSettings) -> Document:
 
 
 async def _read(response: httpx.Response, cap: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > cap:
-            raise too_large(cap)
-        chunks.append(chunk)
-    return b"".join(chunks)
+    return b"".join([chunk async for chunk in capped_chunks(response.aiter_bytes(), cap)])
 
 
 def _document(url: str, text: str) -> Document:

@@ -92,11 +92,11 @@ class ArXiv(Engine):
     """Atom entries with `title`, `summary`, `published`, `author/name`, `arxiv:doi`,
     `arxiv:journal_ref`, and a `link` titled "pdf"."""
 
-    name: ClassVar[str] = "arxiv"
+    name = "arxiv"
     kind = "academic"
-    base_url: ClassVar[str] = "https://export.arxiv.org"
-    default_timeout: ClassVar[float] = 8.0
-    rate_limit: ClassVar[float | None] = 1.0  # arXiv asks clients to go slowly
+    base_url = "https://export.arxiv.org"
+    default_timeout = 8.0
+    rate_limit = 1.0  # arXiv asks clients to go slowly
 
     max_rows: ClassVar[int] = 100
 

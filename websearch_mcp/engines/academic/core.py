@@ -83,12 +83,11 @@ class Core(Engine):
     """CORE: `results[]` works with `title`, `abstract`, `authors[].name`, `doi`,
     `downloadUrl`, `links[]` (display / download), `publishedDate`, `yearPublished`."""
 
-    name: ClassVar[str] = "core"
+    name = "core"
     kind = "academic"
-    base_url: ClassVar[str] = "https://api.core.ac.uk"
-    needs_key: ClassVar[bool] = True
-    default_timeout: ClassVar[float] = 10.0
-    key_env: ClassVar[str | None] = "CORE_API_KEYS"
+    base_url = "https://api.core.ac.uk"
+    needs_key = True
+    default_timeout = 10.0
 
     max_rows: ClassVar[int] = 100
 

@@ -69,10 +69,10 @@ class DBLP(Engine):
     """dblp: `result.hits.hit[]`, each with `info`: `title`, `authors.author`, `venue`, `year`,
     `doi`, `ee` (the publisher's page, preferred as URL) and `url` (the dblp record)."""
 
-    name: ClassVar[str] = "dblp"
+    name = "dblp"
     kind = "academic"
-    base_url: ClassVar[str] = "https://dblp.org"
-    default_timeout: ClassVar[float] = 8.0
+    base_url = "https://dblp.org"
+    default_timeout = 8.0
 
     max_rows: ClassVar[int] = 1000
 

@@ -82,10 +82,10 @@ class EuropePMC(Engine):
     `firstPublicationDate`, `doi`, `pmid`, `pmcid`, `citedByCount`, `abstractText` (core
     results)."""
 
-    name: ClassVar[str] = "europepmc"
+    name = "europepmc"
     kind = "academic"
-    base_url: ClassVar[str] = "https://www.ebi.ac.uk"
-    default_timeout: ClassVar[float] = 8.0
+    base_url = "https://www.ebi.ac.uk"
+    default_timeout = 8.0
 
     max_rows: ClassVar[int] = 100
     max_page_size: ClassVar[int] = 1000  # the API's limit

@@ -89,10 +89,10 @@ class OpenAlex(Engine):
     """OpenAlex: `results[]` works with `display_name`, `doi`, `publication_date`,
     `authorships`, `primary_location`, `open_access.oa_url`, `cited_by_count`."""
 
-    name: ClassVar[str] = "openalex"
+    name = "openalex"
     kind = "academic"
-    base_url: ClassVar[str] = "https://api.openalex.org"
-    default_timeout: ClassVar[float] = 8.0
+    base_url = "https://api.openalex.org"
+    default_timeout = 8.0
 
     max_rows: ClassVar[int] = 200
 

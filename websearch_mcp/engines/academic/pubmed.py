@@ -71,12 +71,12 @@ class PubMed(Engine):
     """PubMed: esummary `result.uids[]`, then `result[<uid>]` with `title`, `pubdate`
     ("2004 Feb"), `authors[].name`, `fulljournalname`, `articleids[]` (the DOI)."""
 
-    name: ClassVar[str] = "pubmed"
+    name = "pubmed"
     kind = "academic"
-    base_url: ClassVar[str] = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
-    needs_key: ClassVar[bool] = False  # keys are optional and used when configured
-    default_timeout: ClassVar[float] = 8.0
-    key_env: ClassVar[str | None] = None  # optional keys: PUBMED_API_KEYS
+    base_url = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+    needs_key = False  # keys are optional and used when configured
+    default_timeout = 8.0
+    key_env = None  # optional keys: PUBMED_API_KEYS
 
     max_rows: ClassVar[int] = 100
 

@@ -72,12 +72,12 @@ class SemanticScholar(Engine):
     """Semantic Scholar: `data[]` papers; a search without matches answers
     `{"total": 0, "offset": 0}` with no `data` key, which is an empty list."""
 
-    name: ClassVar[str] = "semantic_scholar"
+    name = "semantic_scholar"
     kind = "academic"
-    base_url: ClassVar[str] = "https://api.semanticscholar.org"
-    needs_key: ClassVar[bool] = False  # keys are optional and used when configured
-    default_timeout: ClassVar[float] = 8.0
-    key_env: ClassVar[str | None] = None  # optional keys: SEMANTIC_SCHOLAR_API_KEYS
+    base_url = "https://api.semanticscholar.org"
+    needs_key = False  # keys are optional and used when configured
+    default_timeout = 8.0
+    key_env = None  # optional keys: SEMANTIC_SCHOLAR_API_KEYS
 
     max_rows: ClassVar[int] = 100
 

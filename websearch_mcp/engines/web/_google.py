@@ -42,8 +42,6 @@ def language_params(language: str | None, *, restrict: bool = False) -> dict[str
 def organic_hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     """An organic result as Serper and SerpApi relay it: `link`, `title`, `snippet`, `date`."""
     url = http_url(item.get("link"))
-    if not url:
-        return None
     snippet = clean_text(item.get("snippet"))
     return web_hit(
         url, item.get("title"), snippet, rank, engine, published=iso_date(item.get("date"))
