@@ -26,9 +26,10 @@ from websearch_mcp.models import EngineReport, Hit, HttpRequest, Query
 from websearch_mcp.net.backoff import Backoff
 from websearch_mcp.net.breaker import RETRYABLE_STATUSES, classify
 from websearch_mcp.net.cooldown import format_seconds
-from websearch_mcp.net.http import redact, send
+from websearch_mcp.net.http import send
 from websearch_mcp.net.keypool import KeyPool, KeyRefused, PlannedKey
 from websearch_mcp.net.useragents import UserAgentRotation
+from websearch_mcp.redaction import redact
 from websearch_mcp.strategies import Outcome
 
 # Under the orchestrator's name, as ever: log filters select engine failures by it.

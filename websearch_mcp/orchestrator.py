@@ -29,8 +29,9 @@ from websearch_mcp.errors import ToolInputError
 from websearch_mcp.models import EngineReport, Hit, Query
 from websearch_mcp.net.backoff import Backoff
 from websearch_mcp.net.cooldown import Clock, CooldownStore, MemoryCooldownStore, system_clock
-from websearch_mcp.net.http import URL_LOGGERS, RedactingFilter, build_client
+from websearch_mcp.net.http import URL_LOGGERS, build_client
 from websearch_mcp.net.useragents import UserAgentRotation
+from websearch_mcp.redaction import RedactingFilter
 from websearch_mcp.strategies import STRATEGIES, Outcome, Search
 
 __all__ = ["EngineRun", "FanOut", "Orchestrator"]

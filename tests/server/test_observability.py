@@ -18,9 +18,11 @@ from testing.resilience_helpers import FakeClock
 from testing.server_helpers import TAVILY_KEY, bearer, settings_for, tool_call
 from testing.serving import serve_app
 from websearch_mcp.app import create_app
-from websearch_mcp.cache.failopen import CacheStats
-from websearch_mcp.observability import Metrics, configure_logging, request_id_from, secrets_of
+from websearch_mcp.failopen import CacheStats
+from websearch_mcp.metrics import Metrics
+from websearch_mcp.observability import configure_logging, request_id_from
 from websearch_mcp.orchestrator import Orchestrator
+from websearch_mcp.redaction import secrets_of
 from websearch_mcp.service import SearchService
 
 TOKEN = "tok-PLANTED-token-4b2e8d19c0"
