@@ -24,7 +24,7 @@ from websearch_mcp.cli import main
 
 QUERY = "ammonite fossils northern cliffs"
 HANG_QUERY = "ammonite fossils northern cliffs hanging"
-DEADLINE = 2.5
+DEADLINE = 4.0
 #: A sentence far down a long page: passages must find it, not the page's opening.
 DEEP_SENTENCE = (
     "The ammonite fossils of the northern cliffs were first catalogued by the lighthouse keeper "
