@@ -27,7 +27,7 @@ from websearch_mcp.ranking.boosts import (
     site_authority,
     wants_recent,
 )
-from websearch_mcp.ranking.coverage import containment, credited, unseen
+from websearch_mcp.ranking.coverage import Unseen, containment, credited
 from websearch_mcp.ranking.domain import (
     DomainVerdict,
     domain_info,
@@ -123,8 +123,7 @@ class _Context:
         self.voters = sum(1 for w in self.family_weights.values() if w > 0)
         self.every_engine_votes = self.voters == len(lists)
         self.evidence = EngineEvidence(lists, weights, self.settings.position_k)
-        self.contained: dict[tuple[str, str], float] = {}
-        self._unseen: dict[tuple[str, ...], float] = {}
+        self.unseen: Unseen | None = None  # with the coverage credit on
         self.domains = domain_lists(self.settings, search.block_domains)
         self.factors = _Factors(self.settings)
         self._hosts: dict[str, tuple[DomainVerdict, float]] = {}
@@ -153,15 +152,6 @@ class _Context:
         if self.own_families:
             return votes
         return {self.families[e]: r for e, r in votes.items()}
-
-    def unseen(self, voted: Mapping[str, int]) -> float:
-        """`coverage.unseen` of a result's voters (family -> rank): a function of which voters
-        returned it, so computed once per set of voters."""
-        key = tuple(voted)
-        found = self._unseen.get(key)
-        if found is None:
-            found = self._unseen[key] = unseen(voted, self.family_weights, self.contained)
-        return found
 
     def engines_agreeing(self, votes: Mapping[str, int]) -> int:
         """How many index families with a positive weight returned the result."""
@@ -253,7 +243,7 @@ def _score(item: Merged, votes: dict[str, int], doc: DocTerms, ctx: _Context) ->
     verdict, site = ctx.site(item.host)
     rrf = normalised_rrf(votes, ctx.weights, ctx.search.rrf_k, ctx.best)
     missing, covered = None, rrf
-    if ctx.contained:
+    if ctx.unseen is not None:
         voted = ctx.by_family(votes)
         missing = ctx.unseen(voted)
         covered = credited(rrf, voted, ctx.family_weights, missing, ctx.settings.coverage_weight)
@@ -336,7 +326,9 @@ def rank(
     items = [item for item in merge(lists) if not matches(item.host, ctx.domains.blocked)]
     votes = [ctx.votes(item.ranks) for item in items]
     if search.ranking.coverage_weight > 0 and ctx.voters > 1:
-        ctx.contained = containment([ctx.by_family(v) for v in votes])
+        contained = containment([ctx.by_family(v) for v in votes])
+        if contained:
+            ctx.unseen = Unseen(ctx.family_weights, contained)
     scored = [
         _score(item, vote, analyze_doc(item.title, item.snippet, item.key), ctx)
         for item, vote in zip(items, votes, strict=True)
