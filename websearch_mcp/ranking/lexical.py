@@ -113,19 +113,19 @@ class DocTerms:
     substring test). The URL's terms are found on first use: most results need none of them,
     having the query's words in their title or snippet (`url_may_hold` says which do)."""
 
-    __slots__ = ("_folded", "_url", "_url_joined", "_url_words", "_words", "text")
+    __slots__ = ("_folded", "_link", "_url", "_url_joined", "_words", "text")
 
-    def __init__(self, words: str, text: AbstractSet[str], url_words: str) -> None:
+    def __init__(self, words: str, text: AbstractSet[str], url: str) -> None:
         self.text = text
         self._words = words  # the terms of `text` in order, joined by single spaces
-        self._url_words = url_words
+        self._link = url
         self._url: AbstractSet[str] | None = None
         self._url_joined = ""
         self._folded: str | None = None
 
     def _url_terms(self) -> AbstractSet[str]:
         if self._url is None:
-            self._url_joined, self._url = _sequence(self._url_words)
+            self._url_joined, self._url = _sequence(url_words(self._link))
         return self._url
 
     @property
@@ -144,7 +144,7 @@ class DocTerms:
         if self._url is not None:
             return not self._url.isdisjoint(terms)
         if self._folded is None:
-            self._folded = _folded(self._url_words)
+            self._folded = _folded(url_words(self._link))
         return any(term[:-1] in self._folded for term in terms)
 
 
@@ -326,7 +326,7 @@ def url_words(url: str) -> str:
 def analyze_doc(title: str, snippet: str, url: str) -> DocTerms:
     """Tokenise a result once: title + snippet terms, URL terms and their order."""
     joined, text = _sequence(f"{title}\n{snippet}")
-    return DocTerms(joined, text, url_words(url))
+    return DocTerms(joined, text, url)
 
 
 def _found(wanted: frozenset[str], doc: DocTerms) -> int:
