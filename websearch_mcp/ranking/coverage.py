@@ -96,7 +96,7 @@ def credited(
     """`rrf` (normalised, in [0, 1]) with the unseen voters voting as the returning ones did on
     average, scaled by `weight` in [0, 1]: rrf * (1 + weight * unseen / returned weight),
     at most 1 (every voter at rank 1)."""
-    cast = sum(voters.get(v, 0.0) for v in ranks)
+    cast = sum([voters.get(v, 0.0) for v in ranks])
     if cast <= 0 or weight <= 0:
         return rrf
     return min(1.0, rrf * (1.0 + weight * unseen_weight / cast))
