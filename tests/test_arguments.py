@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from websearch_mcp.arguments import web_search_args
+from websearch_mcp.arguments import (
+    REQUIRED,
+    Arg,
+    Limits,
+    academic_search_args,
+    academic_search_params,
+    fetch_page_params,
+    web_search_args,
+    web_search_params,
+)
 from websearch_mcp.errors import ToolInputError
 
 
@@ -42,3 +51,58 @@ def test_lenient_coercion() -> None:
 def test_invalid_arguments_say_what_is_allowed(kwargs: dict, message: str) -> None:
     with pytest.raises(ToolInputError, match=message):
         web_search_args(**kwargs)
+
+
+def _all_params(limits: Limits) -> list[Arg]:
+    return [
+        *web_search_params(limits, summaries=True),
+        *academic_search_params(limits),
+        *fetch_page_params(),
+    ]
+
+
+@pytest.mark.parametrize("max_query_chars", [500, 120])
+def test_every_advertised_bound_is_the_checked_bound(max_query_chars: int) -> None:
+    """What a tool advertises and what it accepts are one: each bound in the schema is taken
+    by the check and one step past it is refused, with the argument named."""
+    bounded = 0
+    for arg in _all_params(Limits(max_query_chars=max_query_chars)):
+        schema = next(
+            (s for s in arg.schema.get("anyOf", [arg.schema]) if s.get("type") != "null"), {}
+        )
+        if arg.default is not REQUIRED:
+            assert arg.schema.get("default", arg.default) == arg.default, arg.name
+        for key, step in (("minimum", -1), ("maximum", 1)):
+            if key in schema:
+                bounded += 1
+                assert arg.check(schema[key]) == schema[key]
+                with pytest.raises(ToolInputError, match=arg.name):
+                    arg.check(schema[key] + step)
+        if "maxLength" in schema:
+            bounded += 1
+            assert arg.check("x" * schema["maxLength"])
+            with pytest.raises(ToolInputError, match=f"{arg.name} must be at most"):
+                arg.check("x" * (schema["maxLength"] + 1))
+    assert bounded >= 18  # every numeric and length bound of the three tools was tried
+
+
+def test_a_lowered_query_limit_is_the_one_checked() -> None:
+    assert web_search_args("x" * 120, max_query_chars=120).query.text == "x" * 120
+    with pytest.raises(ToolInputError, match="query must be at most 120 characters \\(got 121\\)"):
+        web_search_args("x" * 121, max_query_chars=120)
+    with pytest.raises(ToolInputError, match="at most 120 characters"):
+        academic_search_args("  ".join(["x" * 60] * 2) + "y", max_query_chars=120)
+
+
+def test_arguments_in_order_or_by_name() -> None:
+    by_order = web_search_args("q", 5, "week", ["bing"], "en", True)
+    by_name = web_search_args(
+        query="q", max_results=5, time_range="week", engines=["bing"], language="en", explain=True
+    )
+    assert by_order == by_name and by_order.query.time_range == "week"
+    with pytest.raises(TypeError, match="'colour'"):
+        web_search_args("q", colour="red")
+    with pytest.raises(TypeError, match="'query'"):
+        web_search_args("q", query="again")
+    with pytest.raises(TypeError, match="at most"):
+        academic_search_args(*range(8))

@@ -148,6 +148,25 @@ def test_strategy_engines_of_the_other_kind_or_disabled_stop_the_start(
     assert parse_config({"search": {"pool": {"providers": ["exa"]}}}, "test", environ=env)
 
 
+def test_unknown_engines_in_strategy_lists_name_the_list_and_the_allowed(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "search:\n  pool: {providers: [tavily, altavista]}\n  sequential: {order: [lycos]}\n"
+        "engines:\n  hotbot: {}\n",
+    )
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    lines = str(err.value).splitlines()
+    assert lines[0] == f"invalid configuration in {path}:"
+    assert lines[1].startswith(
+        "  search.pool.providers: Value error, unknown engine 'altavista' (allowed: arxiv, baidu,"
+    )
+    assert lines[1].endswith(" (got ['tavily', 'altavista'])")
+    assert lines[2].startswith("  search.sequential.order: Value error, unknown engine 'lycos'")
+    # The unknown engine block is reported once the lists name known engines.
+    assert len(lines) == 3
+
+
 def _documented_keys(model: type, prefix: str = "") -> list[str]:
     """Dotted paths of every setting (nested sections walked; engines as `engines.*`)."""
     from pydantic import BaseModel

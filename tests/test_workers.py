@@ -193,6 +193,8 @@ def test_two_workers_share_breakers_and_add_up_metrics(
 
 def test_workers_cut_half_sent_headers_at_the_configured_deadline(server: dict[str, Any]) -> None:
     port = int(server["url"].rsplit(":", 1)[1])
+    for _ in range(6):  # the workers are up and serving, not still starting
+        _healthz(server["url"], [])
     conns = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
     started = time.monotonic()
     for conn in conns:
@@ -203,8 +205,8 @@ def test_workers_cut_half_sent_headers_at_the_configured_deadline(server: dict[s
         while chunk := conn.recv(4096):
             data += chunk
         assert data.startswith(b"HTTP/1.1 408"), data
-        # The configured 1 s, not the built-in 10 s.
-        assert time.monotonic() - started < 5
+        # The configured 1 s, not the built-in 10 s (with room for a busy machine).
+        assert time.monotonic() - started < 8
         conn.close()
 
 

@@ -1,123 +1,229 @@
-"""Tool argument validation: lenient coercion ("5" -> 5), strict checks, clear errors."""
+"""Every tool argument once: the JSON Schema it is advertised under beside the check its value
+passes, and what the configuration narrows (a lowered `server.max_query_chars`, the engines
+that can be named) applied to both.
+
+Arguments are advertised strictly and checked leniently (a model may send "5" for 5); the checks
+are in `coerce.py` and word the errors.
+"""
 
 from __future__ import annotations
 
-import re
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
+from websearch_mcp.coerce import (
+    INTENTS,
+    MAX_INTENT_CHARS,
+    MAX_PAGE,
+    MAX_QUERY_CHARS,
+    MAX_READ,
+    MAX_RESULTS_LIMIT,
+    MIN_YEAR,
+    as_bool,
+    as_engine_list,
+    as_int,
+    as_intent,
+    as_language,
+    as_query,
+    as_time_range,
+    as_year,
+    max_year,
+)
 from websearch_mcp.errors import ToolInputError
+from websearch_mcp.fetch import DEFAULT_MAX_CHARS, MAX_CHARS_LIMIT, validate_fetch_args
 from websearch_mcp.models import TIME_RANGES, Query
 
-MAX_QUERY_CHARS = 500
-MAX_RESULTS_LIMIT = 50
-MAX_PAGE = 50
-MIN_YEAR = 1000
-MAX_INTENT_CHARS = 200
-#: How many of the top results' pages `web_search` may read in one call.
-MAX_READ = 10
-#: Intents with a prompt of their own; any other short phrase is passed on as the reader's aim.
-INTENTS = ("research", "code", "news", "howto")
-_LANGUAGE_RE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
-_TRUE = {"true", "1", "yes", "on"}
-_FALSE = {"false", "0", "no", "off", ""}
+__all__ = [
+    "INTENTS",
+    "MAX_INTENT_CHARS",
+    "MAX_PAGE",
+    "MAX_QUERY_CHARS",
+    "MAX_READ",
+    "MAX_RESULTS_LIMIT",
+    "MIN_YEAR",
+    "REQUIRED",
+    "AcademicSearchArgs",
+    "Arg",
+    "Limits",
+    "WebSearchArgs",
+    "academic_search_args",
+    "academic_search_params",
+    "as_int",
+    "as_intent",
+    "checked",
+    "fetch_page_args",
+    "fetch_page_params",
+    "max_year",
+    "web_search_args",
+    "web_search_params",
+]
+
+#: The default of an argument that has none (it must be given).
+REQUIRED: Any = inspect.Parameter.empty
+#: The largest `start` of `fetch_page`.
+MAX_START = 2**31
 
 
-#: Longest integer text read: more digits than any allowed value has, far fewer than Python's
-#: 4300-digit conversion limit.
-MAX_INT_DIGITS = 18
+@dataclass(frozen=True, slots=True)
+class Arg:
+    """One tool argument: its advertised JSON Schema and the check of its value, side by side."""
+
+    name: str
+    schema: dict[str, Any]
+    check: Callable[[Any], Any]
+    default: Any = REQUIRED
 
 
-def as_int(name: str, value: Any, low: int, high: int) -> int:
-    """An integer in [low, high]; numeric strings and integral floats are accepted.
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What the configuration narrows: the longest query and the engines that can be named."""
 
-    Text is checked for length and digits before it is converted, so a number of thousands of
-    digits is refused with the same message as any other out-of-range value.
-    """
-    number: int | None = None
-    if isinstance(value, bool):
-        number = None
-    elif isinstance(value, int):
-        number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str):
-        text = value.strip()
-        digits = text[1:] if text[:1] in "+-" else text
-        if digits.isascii() and digits.isdigit() and len(digits) <= MAX_INT_DIGITS:
-            number = int(text)
-    if number is None or not low <= number <= high:
-        raise ToolInputError(
-            f"{name} must be an integer from {low} to {high} (got {_shown(value)})"
-        )
-    return number
+    max_query_chars: int = MAX_QUERY_CHARS
+    web_engines: Sequence[str] = ()
+    academic_engines: Sequence[str] = ()
 
 
-def _shown(value: Any) -> str:
-    """A value for an error message, never thousands of characters (nor a huge int's digits)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 60:
-        return f"a number of about {int(value.bit_length() * 0.30103) + 1} digits"
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+def checked(params: Sequence[Arg], raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Each argument's value after its check, in the order advertised; left out: its default."""
+    return {arg.name: arg.check(raw.get(arg.name, arg.default)) for arg in params}
 
 
-def as_bool(name: str, value: Any) -> bool:
-    """A boolean; "true"/"false", "1"/"0", "yes"/"no" are accepted."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
-    raise ToolInputError(f"{name} must be true or false (got {_shown(value)})")
+def _by_name(
+    params: Sequence[Arg], given: Sequence[Any], named: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Arguments given in order and by name, as one mapping (a wrong call is a `TypeError`, as
+    for any function)."""
+    names = [arg.name for arg in params]
+    if len(given) > len(names):
+        raise TypeError(f"takes at most {len(names)} arguments: {', '.join(names)}")
+    positional = dict(zip(names, given, strict=False))
+    if wrong := sorted(set(named) - set(names)) + sorted(set(named) & set(positional)):
+        raise TypeError(f"unknown or repeated argument {wrong[0]!r}: takes {', '.join(names)}")
+    return {**positional, **named}
 
 
-def as_query(value: Any) -> str:
-    """The query text, stripped; non-empty and at most `MAX_QUERY_CHARS` characters."""
-    if not isinstance(value, str):
-        raise ToolInputError(f"query must be a string (got {type(value).__name__})")
-    text = " ".join(value.split())
-    if not text:
-        raise ToolInputError("query must not be empty")
-    if len(text) > MAX_QUERY_CHARS:
-        raise ToolInputError(
-            f"query must be at most {MAX_QUERY_CHARS} characters (got {len(text)})"
-        )
-    return text
+def _query(description: str, limit: int) -> Arg:
+    schema = {"type": "string", "minLength": 1, "maxLength": limit, "description": description}
+    return Arg("query", schema, lambda value: as_query(value, limit))
 
 
-def as_engine_list(value: Any) -> list[str] | None:
-    """None, a list of names, or a comma-separated string of names."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = [part for part in value.split(",") if part.strip()]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ToolInputError('engines must be a list of engine names, e.g. ["bing", "tavily"]')
-    names = list(dict.fromkeys(v.strip().lower() for v in value if v.strip()))
-    if not names:
-        raise ToolInputError("engines must name at least one engine, or be left out for all")
-    return names
+def _engines(names: Sequence[str], description: str) -> Arg:
+    schema = {
+        "anyOf": [
+            {"type": "array", "items": {"type": "string", "enum": list(names)}},
+            {"type": "null"},
+        ],
+        "default": None,
+        "description": description,
+    }
+    # Unknown names are refused by the orchestrator, which knows which engines are enabled.
+    return Arg("engines", schema, as_engine_list, None)
 
 
-def as_intent(value: Any) -> str | None:
-    """What the answer is for: one of `INTENTS` (any case) or free text of at most
-    `MAX_INTENT_CHARS` characters; None (or blank) when left out."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ToolInputError(
-            f"intent must be one of {', '.join(INTENTS)} or a short phrase (got {_shown(value)})"
-        )
-    text = " ".join(value.split())
-    if len(text) > MAX_INTENT_CHARS:
-        raise ToolInputError(
-            f"intent must be at most {MAX_INTENT_CHARS} characters (got {len(text)})"
-        )
-    if text.lower() in INTENTS:
-        return text.lower()
-    return text or None
+def _flag(name: str, description: str, default: bool | None = False) -> Arg:
+    schema: dict[str, Any] = {"type": "boolean", "description": description}
+    if default is None:  # left out: decided by another argument
+        return Arg(name, schema, lambda v: None if v is None else as_bool(name, v), None)
+    return Arg(name, {**schema, "default": default}, lambda v: as_bool(name, v), default)
+
+
+def _nullable(name: str, schema: dict[str, Any], description: str, check: Callable) -> Arg:
+    advertised = {"anyOf": [schema, {"type": "null"}], "default": None, "description": description}
+    return Arg(name, advertised, check, None)
+
+
+def _year(name: str, description: str) -> Arg:
+    schema = {"type": "integer", "minimum": MIN_YEAR, "maximum": max_year()}
+    return _nullable(name, schema, description, lambda v: as_year(name, v))
+
+
+def _count(name: str, low: int, high: int | None, default: int, description: str) -> Arg:
+    bounds = {"minimum": low} if high is None else {"minimum": low, "maximum": high}
+    schema = {"type": "integer", **bounds, "default": default, "description": description}
+    top = MAX_START if high is None else high
+    return Arg(name, schema, lambda v: as_int(name, v, low, top), default)
+
+
+def _summary_params() -> tuple[Arg, ...]:
+    """`intent` and `summarize`: offered only with a configured model."""
+    intent = _nullable(
+        "intent",
+        {"type": "string", "maxLength": MAX_INTENT_CHARS, "examples": list(INTENTS)},
+        "What the answer is for: research, code, news or howto, or a short phrase of your own. "
+        "Shapes the summary and turns it on.",
+        as_intent,
+    )
+    summarize = _flag(
+        "summarize",
+        "Add a short summary of the results that cites them as [n]; true by default when "
+        "intent is given.",
+        default=None,
+    )
+    return intent, summarize
+
+
+def web_search_params(limits: Limits, *, summaries: bool) -> tuple[Arg, ...]:
+    """`web_search`'s arguments; `intent` and `summarize` only with `summaries`."""
+    return (
+        _query("What to search for, in plain words.", limits.max_query_chars),
+        _count("max_results", 1, MAX_RESULTS_LIMIT, 10, "How many fused results to return."),
+        _nullable(
+            "time_range",
+            {"type": "string", "enum": list(TIME_RANGES)},
+            "Only results from the last day, week, month or year.",
+            as_time_range,
+        ),
+        _engines(limits.web_engines, "Engines to ask; all enabled engines when left out."),
+        _nullable(
+            "language",
+            {"type": "string"},
+            "Preferred result language, e.g. 'en' or 'zh-CN'.",
+            as_language,
+        ),
+        _flag("explain", "Add score_details to each result: every signal and rank."),
+        _count(
+            "read",
+            0,
+            MAX_READ,
+            0,
+            "Also read the pages of this many top results and add passages that answer the "
+            "query (costs up to the search's time limit; 0 reads none).",
+        ),
+        *(_summary_params() if summaries else ()),
+    )
+
+
+def academic_search_params(limits: Limits) -> tuple[Arg, ...]:
+    """`academic_search`'s arguments."""
+    return (
+        _query("The papers to find: a topic, title words or author names.", limits.max_query_chars),
+        _count("max_results", 1, MAX_RESULTS_LIMIT, 10, "How many papers to return."),
+        _engines(
+            limits.academic_engines, "Indexes to ask; all enabled academic indexes when left out."
+        ),
+        _year("year_from", "Only papers published in or after this year."),
+        _year("year_to", "Only papers published in or before this year."),
+        _count("page", 1, MAX_PAGE, 1, "Which page of each index's results to fuse (1 first)."),
+        _flag("explain", "Add score_details to each paper: every signal and rank."),
+    )
+
+
+def fetch_page_params() -> tuple[Arg, ...]:
+    """`fetch_page`'s arguments (the URL is checked with the others, in `fetch_page_args`)."""
+    url = {
+        "type": "string",
+        "format": "uri",
+        "description": "The http or https URL of the page to read.",
+    }
+    return (
+        Arg("url", url, lambda value: value),
+        _count(
+            "max_chars", 1, MAX_CHARS_LIMIT, DEFAULT_MAX_CHARS, "How many characters to return."
+        ),
+        _count("start", 0, None, 0, "Where to start: the next_start of the previous call."),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,56 +241,29 @@ class WebSearchArgs:
 
 
 def web_search_args(
-    query: Any,
-    max_results: Any = 10,
-    time_range: Any = None,
-    engines: Any = None,
-    language: Any = None,
-    explain: Any = False,
-    intent: Any = None,
-    summarize: Any = None,
-    read: Any = 0,
+    *given: Any, max_query_chars: int = MAX_QUERY_CHARS, **named: Any
 ) -> WebSearchArgs:
-    """Validate `web_search` arguments; `ToolInputError` names the argument and what is allowed.
+    """Validate `web_search` arguments (in `web_search_params` order, or by name; left out:
+    their defaults); `ToolInputError` names the argument and what is allowed.
 
     `summarize` defaults to true when an intent is given, false otherwise.
     """
-    if time_range is not None and time_range not in TIME_RANGES:
-        raise ToolInputError(
-            f"time_range must be one of {', '.join(TIME_RANGES)} or left out"
-            f" (got {_shown(time_range)})"
-        )
-    if language is not None and (not isinstance(language, str) or not _LANGUAGE_RE.match(language)):
-        raise ToolInputError(
-            "language must be a language code such as 'en', 'de' or 'zh-CN'"
-            f" (got {_shown(language)})"
-        )
-    chosen = as_intent(intent)
+    params = web_search_params(Limits(max_query_chars), summaries=True)
+    values = checked(params, _by_name(params, given, named))
+    chosen = values["intent"]
     return WebSearchArgs(
         query=Query(
-            text=as_query(query),
-            max_results=as_int("max_results", max_results, 1, MAX_RESULTS_LIMIT),
-            time_range=time_range,
-            language=language,
+            text=values["query"],
+            max_results=values["max_results"],
+            time_range=values["time_range"],
+            language=values["language"],
         ),
-        engines=as_engine_list(engines),
-        explain=as_bool("explain", explain),
+        engines=values["engines"],
+        explain=values["explain"],
         intent=chosen,
-        summarize=chosen is not None if summarize is None else as_bool("summarize", summarize),
-        read=as_int("read", read, 0, MAX_READ),
+        summarize=chosen is not None if values["summarize"] is None else values["summarize"],
+        read=values["read"],
     )
-
-
-def max_year() -> int:
-    """The latest year a paper can carry: next year (journals date issues ahead)."""
-    return datetime.now(UTC).year + 1
-
-
-def as_year(name: str, value: Any) -> int | None:
-    """A publication year from `MIN_YEAR` to next year, or None when left out ("" too)."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    return as_int(name, value, MIN_YEAR, max_year())
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,29 +276,34 @@ class AcademicSearchArgs:
 
 
 def academic_search_args(
-    query: Any,
-    max_results: Any = 10,
-    engines: Any = None,
-    year_from: Any = None,
-    year_to: Any = None,
-    page: Any = 1,
-    explain: Any = False,
+    *given: Any, max_query_chars: int = MAX_QUERY_CHARS, **named: Any
 ) -> AcademicSearchArgs:
-    """Validate `academic_search` arguments; `ToolInputError` names the argument and what is
-    allowed."""
-    start, end = as_year("year_from", year_from), as_year("year_to", year_to)
+    """Validate `academic_search` arguments (in `academic_search_params` order, or by name);
+    `ToolInputError` names the argument and what is allowed."""
+    params = academic_search_params(Limits(max_query_chars))
+    values = checked(params, _by_name(params, given, named))
+    start, end = values["year_from"], values["year_to"]
     if start is not None and end is not None and start > end:
         raise ToolInputError(
             f"year_from ({start}) must not be after year_to ({end}); swap them or leave one out"
         )
     return AcademicSearchArgs(
         query=Query(
-            text=as_query(query),
-            max_results=as_int("max_results", max_results, 1, MAX_RESULTS_LIMIT),
-            page=as_int("page", page, 1, MAX_PAGE),
+            text=values["query"],
+            max_results=values["max_results"],
+            page=values["page"],
             year_from=start,
             year_to=end,
         ),
-        engines=as_engine_list(engines),
-        explain=as_bool("explain", explain),
+        engines=values["engines"],
+        explain=values["explain"],
     )
+
+
+def fetch_page_args(
+    url: Any, max_chars: Any = DEFAULT_MAX_CHARS, start: Any = 0
+) -> tuple[str, int, int]:
+    """Validate `fetch_page` arguments: the URL (stripped), the window's size and start."""
+    values = checked(fetch_page_params(), {"url": url, "max_chars": max_chars, "start": start})
+    validate_fetch_args(values["url"], values["max_chars"], values["start"])
+    return values["url"].strip(), values["max_chars"], values["start"]

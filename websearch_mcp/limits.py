@@ -1,4 +1,4 @@
-"""How much a client may ask: per-client token buckets, concurrency slots, body cap, query length.
+"""How much a client may ask: per-client token buckets, concurrency slots, body cap.
 
 The state lives in this process. Behind a load balancer each replica limits on its own, so the
 configured numbers are per replica.
@@ -12,8 +12,6 @@ from collections.abc import Callable
 from typing import Literal
 
 from starlette.types import Message, Receive
-
-from websearch_mcp.errors import ToolInputError
 
 
 class RateLimiter:
@@ -114,10 +112,3 @@ async def read_body(receive: Receive, limit: int) -> Receive | None:
         return chunks.popleft() if chunks else await receive()
 
     return replay
-
-
-def check_query_length(text: str, limit: int) -> None:
-    """Refuse a query longer than `server.max_query_chars` (after whitespace is collapsed)."""
-    length = len(" ".join(text.split()))
-    if length > limit:
-        raise ToolInputError(f"query must be at most {limit} characters (got {length})")

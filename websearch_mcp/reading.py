@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import cast
 
+from websearch_mcp.answer import PageReading, ResultOut
 from websearch_mcp.errors import ToolInputError
 from websearch_mcp.fetch import Document
 from websearch_mcp.ranking.passages import best_passages
@@ -26,12 +27,12 @@ LoadPage = Callable[[str], Awaitable[Document]]
 
 
 async def read_results(
-    results: list[dict[str, Any]],
+    results: list[ResultOut],
     query: str,
     count: int,
     budget_seconds: float,
     load: LoadPage,
-) -> list[dict[str, Any]]:
+) -> list[ResultOut]:
     """`results` with the first `count` of them read: each gains `page_status` and `passages`
     (empty unless the page was read). Takes at most `budget_seconds`."""
     chosen = results[:count]
@@ -42,21 +43,21 @@ async def read_results(
     _, pending = await asyncio.wait(tasks, timeout=budget_seconds)
     for task in pending:
         task.cancel()
-    read = []
+    read: list[ResultOut] = []
     for result, task in zip(chosen, tasks, strict=True):
         if task in pending:
-            outcome: dict[str, Any] = {
+            outcome: PageReading = {
                 "page_status": "timeout",
                 "passages": [],
                 "page_error": f"not read within the search's deadline ({budget_seconds:.1f} s)",
             }
         else:
             outcome = task.result()
-        read.append({**result, **outcome})
+        read.append(cast(ResultOut, {**result, **outcome}))
     return read + results[count:]
 
 
-async def _read_one(url: str, query: str, load: LoadPage) -> dict[str, Any]:
+async def _read_one(url: str, query: str, load: LoadPage) -> PageReading:
     """The page's status and passages; never raises (a failure is a status)."""
     try:
         document = await load(url)

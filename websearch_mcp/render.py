@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from websearch_mcp.answer import (
+    EngineOut,
+    PageOut,
+    PaperOut,
+    PapersOut,
+    ResultOut,
+    SearchOut,
+    SummarizedSearchOut,
+)
 
 AUTHORS_SHOWN = 3  # more are summed up as "et al."
 
 
-def engine_line(engines: list[dict[str, Any]]) -> str:
+def engine_line(engines: list[EngineOut]) -> str:
     """`engines: bing ok 8 (412 ms), duckduckgo blocked (CAPTCHA page)`, and each try of an
     engine that needed several: `tavily ok 3 (812 ms) [attempts: key 1 of 2: HTTP 429; ...]`."""
     parts = []
@@ -25,7 +33,7 @@ def engine_line(engines: list[dict[str, Any]]) -> str:
     return "engines: " + ", ".join(parts)
 
 
-def search_text(answer: dict[str, Any]) -> str:
+def search_text(answer: SummarizedSearchOut) -> str:
     """Numbered results with URL, snippet, provenance and, for pages read, their passages (or
     why the page was not read); then one line of engine statuses."""
     lines: list[str] = []
@@ -51,7 +59,7 @@ def search_text(answer: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _page_lines(result: dict[str, Any]) -> list[str]:
+def _page_lines(result: ResultOut) -> list[str]:
     """The passages of a result whose page was read, each quoted; or why it was not read."""
     status = result.get("page_status")
     if status is None:
@@ -63,7 +71,7 @@ def _page_lines(result: dict[str, Any]) -> list[str]:
     return [f"   > {passage}" for passage in result["passages"]]
 
 
-def status_line(answer: dict[str, Any]) -> str:
+def status_line(answer: SearchOut) -> str:
     """The engine statuses, flagged `cached` and `partial` where that applies."""
     flags = []
     if answer.get("cached"):
@@ -73,7 +81,7 @@ def status_line(answer: dict[str, Any]) -> str:
     return engine_line(answer["engines"]) + (f" [{'; '.join(flags)}]" if flags else "")
 
 
-def _byline(paper: dict[str, Any]) -> str:
+def _byline(paper: PaperOut) -> str:
     """`A. Author, B. Author, C. Author et al. (2017). Venue. doi:10.x/y; cited by 12`."""
     authors = paper.get("authors") or []
     text = ", ".join(authors[:AUTHORS_SHOWN]) + (" et al." if len(authors) > AUTHORS_SHOWN else "")
@@ -92,7 +100,7 @@ def _byline(paper: dict[str, Any]) -> str:
     return "; ".join(filter(None, [text, *facts]))
 
 
-def papers_text(answer: dict[str, Any]) -> str:
+def papers_text(answer: PapersOut) -> str:
     """Numbered papers: title, link, authors (year), venue, DOI, citations, PDF and abstract,
     provenance; then one line of engine statuses."""
     lines: list[str] = []
@@ -112,7 +120,7 @@ def papers_text(answer: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def page_text(page: dict[str, Any]) -> str:
+def page_text(page: PageOut) -> str:
     """Title and URL, the content window, and where to read on."""
     head = f"# {page['title']}\n" if page.get("title") else ""
     head += f"{page['final_url']}\n\n"

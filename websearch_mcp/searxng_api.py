@@ -18,14 +18,16 @@ from urllib.parse import urlparse
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from websearch_mcp.answer import EngineOut, PaperOut, ResultOut, SearchOut
 from websearch_mcp.arguments import (
     MAX_RESULTS_LIMIT,
+    AcademicSearchArgs,
+    WebSearchArgs,
     academic_search_args,
     as_int,
     web_search_args,
 )
 from websearch_mcp.errors import ToolInputError
-from websearch_mcp.limits import check_query_length
 from websearch_mcp.service import FAILED_STATUSES, SearchFailed
 
 CATEGORIES = ("general", "science")
@@ -102,7 +104,7 @@ def published_date(value: str | None) -> str | None:
         return None
 
 
-def searxng_result(result: Mapping[str, Any], category: str) -> dict[str, Any]:
+def searxng_result(result: ResultOut | PaperOut, category: str) -> dict[str, Any]:
     """One fused result as a SearXNG result object (paper fields for `science`)."""
     engines = list(result.get("engines", []))
     ranks = (result.get("score_details") or {}).get("ranks", {})
@@ -131,7 +133,7 @@ def searxng_result(result: Mapping[str, Any], category: str) -> dict[str, Any]:
     return out
 
 
-def unresponsive(reports: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+def unresponsive(reports: Sequence[EngineOut]) -> list[list[str]]:
     """`[[engine, reason], ...]` for every engine that was asked and did not answer."""
     out = []
     for report in reports:
@@ -150,8 +152,8 @@ def unresponsive(reports: Sequence[Mapping[str, Any]]) -> list[list[str]]:
 
 def searxng_answer(
     query: str,
-    results: Sequence[Mapping[str, Any]],
-    reports: Sequence[Mapping[str, Any]],
+    results: Sequence[ResultOut],
+    reports: Sequence[EngineOut],
     category: str,
     total: int | None = None,
     extra_unresponsive: Sequence[list[str]] = (),
@@ -201,39 +203,53 @@ async def search_endpoint(request: Request) -> Response:
         return JSONResponse(searxng_answer(params.query, [], [], params.category, 0))
     try:
         with metrics.track(tool, "searxng") as record:
-            if science:
-                args = academic_search_args(
-                    query=params.query,
-                    max_results=size,
-                    engines=params.engines,
-                    page=params.pageno,
-                    explain=True,
-                )
+            args = _search_args(params, size, settings.server.max_query_chars)
+            if isinstance(args, AcademicSearchArgs):
+                record.answer = answer = await service.academic_search(args)
             else:
-                # Every page comes from the same full list (one fan-out, one cache entry).
-                args = web_search_args(
-                    params.query,
-                    MAX_RESULTS_LIMIT,
-                    params.time_range,
-                    params.engines,
-                    params.language,
-                    True,
-                )
-            check_query_length(args.query.text, settings.server.max_query_chars)
-            run = service.academic_search if science else service.web_search
-            record.answer = answer = await run(args)
+                record.answer = answer = await service.web_search(args)
     except ToolInputError as err:
         return _error(str(err))
     except SearchFailed as err:
         reports = [r.to_dict() for r in err.reports]
         return JSONResponse(searxng_answer(params.query, [], reports, params.category, 0))
+    return _page(answer, first, size, params.category)
+
+
+def _search_args(
+    params: SearxParams, size: int, max_query_chars: int
+) -> WebSearchArgs | AcademicSearchArgs:
+    """The search a `/search` request asks for, checked as the tools check theirs."""
+    if params.category == "science":
+        return academic_search_args(
+            query=params.query,
+            max_results=size,
+            engines=params.engines,
+            page=params.pageno,
+            explain=True,
+            max_query_chars=max_query_chars,
+        )
+    # Every page comes from the same full list (one fan-out, one cache entry).
+    return web_search_args(
+        params.query,
+        MAX_RESULTS_LIMIT,
+        params.time_range,
+        params.engines,
+        params.language,
+        True,
+        max_query_chars=max_query_chars,
+    )
+
+
+def _page(answer: SearchOut, first: int, size: int, category: str) -> Response:
+    """One page of the answer's results in SearXNG's shape."""
     results = answer["results"]
     return JSONResponse(
         searxng_answer(
             answer["query"],
             results[first : first + size],
             answer["engines"],
-            params.category,
+            category,
             total=len(results),
         )
     )

@@ -10,18 +10,20 @@ import contextlib
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from websearch_mcp import __version__
+from websearch_mcp.answer import PageOut, PapersOut, SearchOut, SummarizedSearchOut, without_details
 from websearch_mcp.arguments import AcademicSearchArgs, WebSearchArgs
 from websearch_mcp.cache import Cache, cache_key, config_fingerprint, open_cache, run_cleanup_loop
 from websearch_mcp.config import CacheSettings, Settings
-from websearch_mcp.fetch import Document, fetch_document
 from websearch_mcp.fetch.extract import close_pools
+from websearch_mcp.flights import SingleFlight
 from websearch_mcp.models import EngineReport, Hit, Query, RankedResult
 from websearch_mcp.orchestrator import EngineRun, Orchestrator
+from websearch_mcp.pages import Pages
 from websearch_mcp.ranking.academic import rank_papers
 from websearch_mcp.ranking.pipeline import rank
 from websearch_mcp.reading import read_results
@@ -39,10 +41,22 @@ UNCERTAIN = (
     "relevance is uncertain: no engine's results share a word with the query; these are the"
     " fused results as the engines returned them"
 )
-#: Pages larger than this are fetched every time rather than cached.
-MAX_CACHED_PAGE_CHARS = 2_000_000
 
-Fuse = Callable[[Mapping[str, Sequence[Hit]], Query, Mapping[str, float]], list[RankedResult]]
+#: `{"summary": ...}` or `{"summary_error": ...}`: merged into a summarised answer.
+Summary = dict[str, str | None]
+
+
+class Fuse(Protocol):
+    """A ranking: the engines' lists for one query, fused into one list."""
+
+    def __call__(
+        self,
+        lists: Mapping[str, Sequence[Hit]],
+        query: Query,
+        *,
+        weights: Mapping[str, float],
+        now: datetime,
+    ) -> list[RankedResult]: ...
 
 
 class SearchFailed(Exception):
@@ -59,14 +73,6 @@ class SearchFailed(Exception):
 def _ordered(reports: list[EngineReport], order: list[str]) -> list[EngineReport]:
     position = {name: i for i, name in enumerate(order)}
     return sorted(reports, key=lambda r: position.get(r.name, len(position)))
-
-
-def _present(answer: dict[str, Any], explain: bool) -> dict[str, Any]:
-    """The stored answer as the caller asked for it: `score_details` only with `explain`."""
-    if explain:
-        return answer
-    results = [{k: v for k, v in r.items() if k != "score_details"} for r in answer["results"]]
-    return {**answer, "results": results}
 
 
 class SearchService:
@@ -94,13 +100,13 @@ class SearchService:
             settings.academic,
             {name: _engine_state(run) for name, run in self.orchestrator.runs.items()},
         )
-        self.page_fingerprint = config_fingerprint(__version__, settings.fetch)
+        self.pages = Pages(settings, self.cache)
         self.families = index_families(self.orchestrator.runs.values())
         # None without a configured model: `web_search` then offers no summaries.
         self.summarizer = Summarizer.from_settings(settings)
         self.summary_fingerprint = config_fingerprint(__version__, settings.llm)
-        self._in_flight: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self._page_flights: dict[str, asyncio.Future[tuple[Document, bool]]] = {}
+        # Searches and summaries, by cache key.
+        self._in_flight = SingleFlight()
         self._cleanup: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -131,7 +137,7 @@ class SearchService:
 
     async def web_search(
         self, args: WebSearchArgs, on_progress: ProgressFn | None = None
-    ) -> dict[str, Any]:
+    ) -> SummarizedSearchOut:
         """Fan out, fuse and shape one web search. Raises `SearchFailed` when no engine answered.
 
         With `args.read` the pages of the top results are read, within what is left of the
@@ -140,16 +146,7 @@ class SearchService:
         """
         started = time.monotonic()
 
-        def fuse(lists: Mapping[str, Sequence[Hit]], query: Query, weights: Mapping[str, float]):
-            return rank(
-                lists,
-                query,
-                self.settings.search,
-                weights=weights,
-                families=self.families,
-                now=datetime.now(UTC),
-            )
-
+        fuse = functools.partial(rank, search=self.settings.search, families=self.families)
         key_args = {"engines": args.engines, **_query_args(args.query)}
         answer = await self._search(
             "web", "web_search", args.query, args.engines, key_args, fuse, args.explain
@@ -157,21 +154,21 @@ class SearchService:
         if args.read:
             left = self.settings.search.deadline_seconds - (time.monotonic() - started)
             results = await read_results(
-                answer["results"], args.query.text, args.read, left, self._page_document
+                answer["results"], args.query.text, args.read, left, self.pages.document
             )
             answer = {**answer, "results": results}
         if args.summarize and self.summarizer is not None:
             summary = await self._summary(self.summarizer, answer, args.intent, on_progress)
-            answer = {**answer, **summary}
+            return {**answer, **summary}
         return answer
 
     async def _summary(
         self,
         summarizer: Summarizer,
-        answer: dict[str, Any],
+        answer: SearchOut,
         intent: str | None,
         on_progress: ProgressFn | None,
-    ) -> dict[str, Any]:
+    ) -> Summary:
         """`{"summary": ...}` or `{"summary_error": ...}` for the answer's results.
 
         Cached (namespace "summary") under the results themselves, the intent and the model's
@@ -188,23 +185,17 @@ class SearchService:
             {"intent": intent, "model": self.settings.llm.model, "results": cited},
             self.summary_fingerprint,
         )
-        flight = self._in_flight.get(key)
-        if flight is None:
-            flight = asyncio.ensure_future(
-                self._fresh_summary(summarizer, answer, intent, key, on_progress)
-            )
-            self._in_flight[key] = flight
-            flight.add_done_callback(functools.partial(_landed, self._in_flight, key))
-        return await asyncio.shield(flight)
+        fresh = functools.partial(self._fresh_summary, summarizer, answer, intent, key, on_progress)
+        return await self._in_flight.run(key, fresh)
 
     async def _fresh_summary(
         self,
         summarizer: Summarizer,
-        answer: dict[str, Any],
+        answer: SearchOut,
         intent: str | None,
         key: str,
         on_progress: ProgressFn | None,
-    ) -> dict[str, Any]:
+    ) -> Summary:
         """The cached summary, else one from the model (stored; a failure is not)."""
         hit = await self.cache.get("summary", key)
         if hit is not None and isinstance(hit.value.get("summary"), str):
@@ -224,27 +215,22 @@ class SearchService:
         await self.cache.set("summary", key, {"summary": outcome.text}, ttl_seconds=ttl)
         return {"summary": outcome.text}
 
-    async def academic_search(self, args: AcademicSearchArgs) -> dict[str, Any]:
+    async def academic_search(self, args: AcademicSearchArgs) -> PapersOut:
         """Fan out to the academic indexes, merge the papers they share, rank and shape the
         answer (the web answer plus paper fields and `page`). Raises `SearchFailed` when no
         index answered."""
 
-        def fuse(lists: Mapping[str, Sequence[Hit]], query: Query, weights: Mapping[str, float]):
-            return rank_papers(
-                lists,
-                query,
-                self.settings.academic,
-                weights=weights,
-                rrf_k=self.settings.search.rrf_k,
-                block_domains=self.settings.search.block_domains,
-                now=datetime.now(UTC),
-            )
-
+        fuse = functools.partial(
+            rank_papers,
+            settings=self.settings.academic,
+            rrf_k=self.settings.search.rrf_k,
+            block_domains=self.settings.search.block_domains,
+        )
         key_args = {"engines": args.engines, **_query_args(args.query)}
         answer = await self._search(
             "academic", "academic_search", args.query, args.engines, key_args, fuse, args.explain
         )
-        return {**answer, "page": args.query.page}
+        return {**answer, "page": args.query.page}  # type: ignore[typeddict-item]
 
     async def _search(
         self,
@@ -255,35 +241,26 @@ class SearchService:
         key_args: dict[str, Any],
         fuse: Fuse,
         explain: bool,
-    ) -> dict[str, Any]:
+    ) -> SearchOut:
         """Single-flight around the cache lookup and a fresh fan-out. Engine choice is validated
         first so a bad engine name is an error even when a cached answer exists."""
         runs, skipped = self.orchestrator.choose(kind, engines)
         key = cache_key(tool, query.text, key_args, self.fingerprint)
-        # No await between looking for a flight and starting one, and a flight ends only after
-        # its answer is stored: an identical request either joins it or finds the answer cached.
-        flight = self._in_flight.get(key)
-        if flight is None:
-            flight = asyncio.ensure_future(self._answer(kind, query, runs, skipped, fuse, key))
-            self._in_flight[key] = flight
-            flight.add_done_callback(functools.partial(_landed, self._in_flight, key))
-        # Shielded: one caller giving up must not cancel the fan-out the others wait for.
-        return _present(await asyncio.shield(flight), explain)
+        # A flight ends only after its answer is stored: an identical request either joins it
+        # or finds the answer cached.
+        fresh = functools.partial(self._fresh, kind, query, runs, skipped, fuse, key)
+        answer = await self._in_flight.run(key, functools.partial(self._answer, kind, key, fresh))
+        return answer if explain else without_details(answer)
 
     async def _answer(
-        self,
-        kind: str,
-        query: Query,
-        runs: list[EngineRun],
-        skipped: list[EngineReport],
-        fuse: Fuse,
-        key: str,
-    ) -> dict[str, Any]:
-        """The cached answer, else a fresh one (stored before it is returned)."""
+        self, kind: str, key: str, fresh: Callable[[], Awaitable[SearchOut]]
+    ) -> SearchOut:
+        """The cached answer, else a `fresh` one (stored before it is returned)."""
         hit = await self.cache.get(kind, key)
         if hit is not None:
-            return {**hit.value, "cached": True, "cache_age_seconds": round(hit.age_seconds)}
-        return await self._fresh(kind, query, runs, skipped, fuse, key)
+            stored: SearchOut = hit.value  # type: ignore[assignment]
+            return {**stored, "cached": True, "cache_age_seconds": round(hit.age_seconds)}
+        return await fresh()
 
     async def _fresh(
         self,
@@ -293,7 +270,7 @@ class SearchService:
         skipped: list[EngineReport],
         fuse: Fuse,
         key: str,
-    ) -> dict[str, Any]:
+    ) -> SearchOut:
         orchestrator = self.orchestrator
         order = orchestrator.names(kind)
         if not runs:
@@ -308,12 +285,12 @@ class SearchService:
         if trusted:
             for name in fan.demoted:
                 weights[name] *= self.settings.search.irrelevant_weight
-        ranked = fuse(fan.lists, query, weights)
+        ranked = fuse(fan.lists, query, weights=weights, now=datetime.now(UTC))
         partial = any(r.status in FAILED_STATUSES for r in reports)
-        answer = {
+        answer: SearchOut = {
             "query": query.text,
-            "results": [r.to_dict(explain=True) for r in ranked],
-            "engines": [r.to_dict() for r in reports],
+            "results": [r.to_dict(explain=True) for r in ranked],  # type: ignore[misc]
+            "engines": [r.to_dict() for r in reports],  # type: ignore[misc]
             "cached": False,
             "partial": partial,
             "took_ms": int((time.perf_counter() - started) * 1000),
@@ -327,68 +304,9 @@ class SearchService:
         await self.cache.set(kind, key, answer, ttl_seconds=ttl)
         return answer
 
-    async def fetch_page(self, url: str, *, max_chars: int, start: int) -> dict[str, Any]:
-        """One page as clean text, the window [start, start + max_chars) of it.
-
-        The whole extracted text is cached once (namespace "page"); every window is cut from it.
-        Raises `FetchError` (a `ToolInputError`) for refused or unreadable pages.
-        """
-        document, cached = await self._page(url)
-        window = document.window(max_chars=max_chars, start=start)
-        return {**window, "cached": True} if cached else window
-
-    def _page_key(self, url: str) -> str:
-        # The URL goes in exactly (as an argument): paths and queries are case-sensitive.
-        return cache_key("fetch_page", url, {"url": url}, self.page_fingerprint)
-
-    async def _cached_page(self, key: str) -> Document | None:
-        hit = await self.cache.get("page", key)
-        if hit is None:
-            return None
-        try:
-            return Document(**hit.value)
-        except TypeError:  # stored by a version whose Document had other fields
-            return None
-
-    async def _page_document(self, url: str) -> Document:
-        return (await self._page(url))[0]
-
-    async def _page(self, url: str) -> tuple[Document, bool]:
-        """A page's whole text from the page cache (True), else fetched and stored (False).
-
-        `fetch_page` and `web_search` with `read` both come here, so a page read by one is not
-        fetched again for the other; identical concurrent loads share one fetch, which goes on
-        to fill the cache when a caller stops waiting."""
-        key = self._page_key(url)
-        flight = self._page_flights.get(key)
-        if flight is None:
-            flight = asyncio.ensure_future(self._load_page(url, key))
-            self._page_flights[key] = flight
-            flight.add_done_callback(functools.partial(_landed, self._page_flights, key))
-        return await asyncio.shield(flight)
-
-    async def _load_page(self, url: str, key: str) -> tuple[Document, bool]:
-        cached = await self._cached_page(key)
-        if cached is not None:
-            return cached, True
-        document = await fetch_document(url, settings=self.settings.fetch)
-        if len(document.content) <= MAX_CACHED_PAGE_CHARS:
-            await self.cache.set(
-                "page",
-                key,
-                dataclasses.asdict(document),
-                ttl_seconds=self.settings.cache.page_ttl_seconds,
-            )
-        return document, False
-
-
-def _landed(flights: dict[str, Any], key: str, flight: asyncio.Future[Any]) -> None:
-    """A flight is over: forget it (unless a newer one took its key) and retrieve its outcome,
-    since every caller may have given up meanwhile."""
-    if flights.get(key) is flight:
-        del flights[key]
-    if not flight.cancelled():
-        flight.exception()
+    async def fetch_page(self, url: str, *, max_chars: int, start: int) -> PageOut:
+        """One page as clean text, the window [start, start + max_chars) of it (see `Pages`)."""
+        return await self.pages.window(url, max_chars=max_chars, start=start)
 
 
 def _query_args(query: Query) -> dict[str, Any]:

@@ -1,0 +1,75 @@
+"""The advertised tools stay as they are: `tools/list` (names, descriptions, input and output
+schemas, annotations) from a real server, via the official MCP client, against a snapshot.
+
+Regenerate the snapshot only for an intended change of the public contract:
+`python -m tests.test_tool_schemas` (writes tests/snapshots/tool_schemas.json).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+
+from tests.fake_engines import base_urls, serve_app
+from websearch_mcp.app import create_app
+from websearch_mcp.arguments import max_year
+from websearch_mcp.config import Settings, parse_config
+from websearch_mcp.engines.registry import ENGINES
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "tool_schemas.json"
+#: Where the latest accepted year stands in the snapshot: it moves every new year.
+NEXT_YEAR = "<next year>"
+#: Nothing listens here: listing tools asks no engine and no model.
+UNUSED = "http://127.0.0.1:9"
+
+
+def settings(*, llm: bool, server: dict[str, Any] | None = None) -> Settings:
+    """Three web engines, the default academic indexes, a model when `llm`, else defaults."""
+    urls = base_urls(UNUSED)
+    engines: dict[str, Any] = {name: {"enabled": False} for name in ENGINES}
+    engines["tavily"] = {"api_keys": ["tvly-test-key-1"], "base_url": urls["tavily"]}
+    engines["brave"] = {"api_keys": ["brave-test-key-1"], "base_url": urls["brave"]}
+    engines["searxng"] = {"enabled": True, "base_url": urls["searxng"]}
+    data: dict[str, Any] = {"engines": engines, "cache": {"backend": "none"}}
+    if server:
+        data["server"] = server
+    if llm:
+        data["llm"] = {"base_url": f"{UNUSED}/v1", "model": "fake-model"}
+    return parse_config(data, "test", environ={"LLM_API_KEY": "sk-test"})
+
+
+async def listed(config: Settings) -> list[dict[str, Any]]:
+    """`tools/list` as plain JSON, the moving year replaced by `NEXT_YEAR`."""
+    with serve_app(create_app(config)) as url:
+        async with Client(f"{url}/mcp", mode="legacy", cache=None) as client:
+            tools = await client.list_tools()
+    plain = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools.tools]
+    return json.loads(
+        json.dumps(plain).replace(f'"maximum": {max_year()}', f'"maximum": "{NEXT_YEAR}"')
+    )
+
+
+async def current() -> dict[str, Any]:
+    return {
+        "without_model": await listed(settings(llm=False)),
+        "with_model": await listed(settings(llm=True)),
+    }
+
+
+async def test_tools_list_matches_the_snapshot() -> None:
+    assert await current() == json.loads(SNAPSHOT.read_text())
+
+
+async def test_a_lowered_query_limit_is_advertised() -> None:
+    tools = await listed(settings(llm=False, server={"max_query_chars": 120}))
+    for tool in tools:
+        if "query" in tool["inputSchema"]["properties"]:
+            assert tool["inputSchema"]["properties"]["query"]["maxLength"] == 120, tool["name"]
+
+
+if __name__ == "__main__":
+    SNAPSHOT.write_text(json.dumps(asyncio.run(current()), indent=2, sort_keys=True) + "\n")

@@ -1,0 +1,131 @@
+"""The answer's shape, typed once: what the search tools, the SearXNG endpoint, the text
+rendering and the cache all hold (plain dicts at run time, so JSON and the cache take them as
+they are).
+
+The same types are the tools' advertised output schemas. Their names are part of that schema
+(`$defs`), hence the `Out` suffix; a key marked `Hidden` is in answers but not advertised; a key
+with a `Field` default is advertised as optional with that default.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NotRequired
+
+from pydantic import ConfigDict, Field, with_config
+from pydantic.json_schema import SkipJsonSchema as Hidden
+from typing_extensions import TypedDict
+
+#: Answers carry more keys than they advertise (and may gain some): clients must accept them.
+_OPEN = ConfigDict(extra="allow")
+_NONE = Field(default=None)
+
+
+@with_config(_OPEN)
+class EngineOut(TypedDict):
+    # How one engine fared (`EngineReport.to_dict`). No docstring: it would be advertised.
+
+    name: str
+    status: str
+    results: NotRequired[Annotated[int, Field(default=0)]]
+    latency_ms: NotRequired[Annotated[int | None, _NONE]]
+    error: NotRequired[Annotated[str | None, _NONE]]
+    #: Engine-level list quality in [0, 1], where a strategy judged the list.
+    quality: NotRequired[Hidden[float]]
+    #: What each try did, when there was more than one.
+    attempts: NotRequired[Hidden[list[str]]]
+
+
+@with_config(_OPEN)
+class ResultOut(TypedDict):
+    # One fused result (`RankedResult.to_dict`), with passages when its page was read.
+
+    title: str
+    url: str
+    snippet: str
+    engines: list[str]
+    score: float
+    published: NotRequired[Annotated[str | None, _NONE]]
+    score_details: NotRequired[Annotated[dict[str, Any] | None, _NONE]]
+    passages: NotRequired[Annotated[list[str] | None, _NONE]]
+    page_status: NotRequired[Annotated[str | None, _NONE]]
+    page_error: NotRequired[Annotated[str | None, _NONE]]
+
+
+class PageReading(TypedDict):
+    """What reading a result's page (`web_search` with `read`) adds to the result."""
+
+    page_status: str
+    passages: list[str]
+    page_error: NotRequired[str]
+
+
+@with_config(_OPEN)
+class PaperOut(ResultOut):
+    """One paper: a search result plus what the indexes know of the paper."""
+
+    authors: NotRequired[Annotated[list[str] | None, _NONE]]
+    venue: NotRequired[Annotated[str | None, _NONE]]
+    doi: NotRequired[Annotated[str | None, _NONE]]
+    citations: NotRequired[Annotated[int | None, _NONE]]
+    pdf_url: NotRequired[Annotated[str | None, _NONE]]
+    ids: NotRequired[Annotated[dict[str, str] | None, _NONE]]
+
+
+@with_config(_OPEN)
+class SearchOut(TypedDict):
+    """The structured answer of a search tool."""
+
+    query: str
+    results: list[ResultOut]
+    engines: list[EngineOut]
+    cached: bool
+    partial: bool
+    note: NotRequired[Annotated[str | None, _NONE]]
+    #: How long the fan-out and ranking took when the answer was made.
+    took_ms: NotRequired[Hidden[int]]
+    #: How old a cached answer is.
+    cache_age_seconds: NotRequired[Hidden[int]]
+
+
+@with_config(_OPEN)
+class SummarizedSearchOut(SearchOut):
+    """The structured answer of `web_search` when a model is configured."""
+
+    summary: NotRequired[Annotated[str | None, _NONE]]
+    summary_error: NotRequired[Annotated[str | None, _NONE]]
+
+
+@with_config(_OPEN)
+class PapersOut(SearchOut):
+    """The structured answer of `academic_search`."""
+
+    results: list[PaperOut]  # type: ignore[misc]
+    page: int
+
+
+@with_config(_OPEN)
+class PageOut(TypedDict):
+    """The structured answer of `fetch_page`."""
+
+    url: str
+    final_url: str
+    title: NotRequired[Annotated[str | None, _NONE]]
+    content: str
+    content_type: str
+    published: NotRequired[Annotated[str | None, _NONE]]
+    total_chars: int
+    start: int
+    next_start: NotRequired[Annotated[int | None, _NONE]]
+    truncated: bool
+    #: Which extraction limit cut the text, when one did.
+    capped: NotRequired[Annotated[str | None, _NONE]]
+    #: The reader API that read the page, when direct fetching could not.
+    via: NotRequired[Hidden[str]]
+    #: The page's text came from the page cache.
+    cached: NotRequired[Hidden[bool]]
+
+
+def without_details(answer: SearchOut) -> SearchOut:
+    """The answer without `score_details` (which only `explain` asks for)."""
+    results = [{k: v for k, v in r.items() if k != "score_details"} for r in answer["results"]]
+    return {**answer, "results": results}  # type: ignore[typeddict-item]

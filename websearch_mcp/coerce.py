@@ -1,0 +1,154 @@
+"""Checks of tool argument values: lenient coercion ("5" -> 5), strict bounds, clear errors
+that name the argument. `arguments.py` pairs each with the schema it is advertised under."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from websearch_mcp.errors import ToolInputError
+from websearch_mcp.models import TIME_RANGES
+
+MAX_QUERY_CHARS = 500
+MAX_RESULTS_LIMIT = 50
+MAX_PAGE = 50
+MIN_YEAR = 1000
+MAX_INTENT_CHARS = 200
+#: How many of the top results' pages `web_search` may read in one call.
+MAX_READ = 10
+#: Intents with a prompt of their own; any other short phrase is passed on as the reader's aim.
+INTENTS = ("research", "code", "news", "howto")
+_LANGUAGE_RE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off", ""}
+
+
+#: Longest integer text read: more digits than any allowed value has, far fewer than Python's
+#: 4300-digit conversion limit.
+MAX_INT_DIGITS = 18
+
+
+def as_int(name: str, value: Any, low: int, high: int) -> int:
+    """An integer in [low, high]; numeric strings and integral floats are accepted.
+
+    Text is checked for length and digits before it is converted, so a number of thousands of
+    digits is refused with the same message as any other out-of-range value.
+    """
+    number: int | None = None
+    if isinstance(value, bool):
+        number = None
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        digits = text[1:] if text[:1] in "+-" else text
+        if digits.isascii() and digits.isdigit() and len(digits) <= MAX_INT_DIGITS:
+            number = int(text)
+    if number is None or not low <= number <= high:
+        raise ToolInputError(
+            f"{name} must be an integer from {low} to {high} (got {_shown(value)})"
+        )
+    return number
+
+
+def _shown(value: Any) -> str:
+    """A value for an error message, never thousands of characters (nor a huge int's digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 60:
+        return f"a number of about {int(value.bit_length() * 0.30103) + 1} digits"
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+
+
+def as_bool(name: str, value: Any) -> bool:
+    """A boolean; "true"/"false", "1"/"0", "yes"/"no" are accepted."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ToolInputError(f"{name} must be true or false (got {_shown(value)})")
+
+
+def as_query(value: Any, limit: int = MAX_QUERY_CHARS) -> str:
+    """The query text, whitespace collapsed; non-empty and at most `limit` characters."""
+    if not isinstance(value, str):
+        raise ToolInputError(f"query must be a string (got {type(value).__name__})")
+    text = " ".join(value.split())
+    if not text:
+        raise ToolInputError("query must not be empty")
+    check_query_length(text, limit)
+    return text
+
+
+def check_query_length(text: str, limit: int) -> None:
+    """Refuse a query longer than `limit` (`server.max_query_chars`; whitespace collapsed first)."""
+    length = len(" ".join(text.split()))
+    if length > limit:
+        raise ToolInputError(f"query must be at most {limit} characters (got {length})")
+
+
+def as_time_range(value: Any) -> str | None:
+    """One of `TIME_RANGES`, or None when left out."""
+    if value is not None and value not in TIME_RANGES:
+        raise ToolInputError(
+            f"time_range must be one of {', '.join(TIME_RANGES)} or left out (got {_shown(value)})"
+        )
+    return value
+
+
+def as_language(value: Any) -> str | None:
+    """A language code such as `en` or `zh-CN`, or None when left out."""
+    if value is not None and (not isinstance(value, str) or not _LANGUAGE_RE.match(value)):
+        raise ToolInputError(
+            f"language must be a language code such as 'en', 'de' or 'zh-CN' (got {_shown(value)})"
+        )
+    return value
+
+
+def as_engine_list(value: Any) -> list[str] | None:
+    """None, a list of names, or a comma-separated string of names."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [part for part in value.split(",") if part.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ToolInputError('engines must be a list of engine names, e.g. ["bing", "tavily"]')
+    names = list(dict.fromkeys(v.strip().lower() for v in value if v.strip()))
+    if not names:
+        raise ToolInputError("engines must name at least one engine, or be left out for all")
+    return names
+
+
+def max_year() -> int:
+    """The latest year a paper can carry: next year (journals date issues ahead)."""
+    return datetime.now(UTC).year + 1
+
+
+def as_year(name: str, value: Any) -> int | None:
+    """A publication year from `MIN_YEAR` to next year, or None when left out ("" too)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return as_int(name, value, MIN_YEAR, max_year())
+
+
+def as_intent(value: Any) -> str | None:
+    """What the answer is for: one of `INTENTS` (any case) or free text of at most
+    `MAX_INTENT_CHARS` characters; None (or blank) when left out."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ToolInputError(
+            f"intent must be one of {', '.join(INTENTS)} or a short phrase (got {_shown(value)})"
+        )
+    text = " ".join(value.split())
+    if len(text) > MAX_INTENT_CHARS:
+        raise ToolInputError(
+            f"intent must be at most {MAX_INTENT_CHARS} characters (got {len(text)})"
+        )
+    if text.lower() in INTENTS:
+        return text.lower()
+    return text or None

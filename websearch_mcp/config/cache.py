@@ -1,0 +1,34 @@
+"""The `cache` section: where results and pages are kept and for how long."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from websearch_mcp.config.types import RedisUrl, Section, default_data_dir
+
+
+class CacheSettings(Section):
+    """The result cache. An entry lives `ttl_seconds` after it was stored or last hit, never
+    longer than `max_age_seconds` after it was stored; answers with missing engines live
+    `partial_ttl_seconds`, fetched pages `page_ttl_seconds`. The URL may hold a password: it
+    is never shown in messages."""
+
+    backend: Literal["sqlite", "redis", "none"] = "sqlite"
+    path: Path = Field(default_factory=lambda: default_data_dir() / "cache.sqlite3")
+    redis_url: RedisUrl = Field(None, repr=False)
+    ttl_seconds: int = Field(21_600, ge=1)
+    max_age_seconds: int = Field(86_400, ge=1)
+    partial_ttl_seconds: int = Field(600, ge=1)
+    # Pages change more often than search results settle; fetch_page entries live this long.
+    page_ttl_seconds: int = Field(3_600, ge=1)
+    cleanup_interval_seconds: int = Field(1_800, ge=1)
+    max_entries: int = Field(100_000, ge=1)
+
+    @model_validator(mode="after")
+    def _redis_needs_url(self) -> CacheSettings:
+        if self.backend == "redis" and not self.redis_url:
+            raise ValueError("backend 'redis' needs redis_url (e.g. redis://127.0.0.1:6379/0)")
+        return self

@@ -1,0 +1,160 @@
+"""Reading the configuration: the YAML file, environment overrides, secrets from the
+environment, and error messages that name the key, the file and what is allowed.
+
+Any setting can come from the environment as `WEBSEARCH_MCP_<SECTION>__<KEY>` (nested keys
+joined by `__`, values parsed as YAML), engine keys from `<ENGINE>_API_KEYS=k1,k2`, bearer
+tokens from `WEBSEARCH_MCP_TOKENS` and the summary model's key from `LLM_API_KEY`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from websearch_mcp.config.engines import EngineSettings
+from websearch_mcp.config.settings import Settings
+from websearch_mcp.engines.checks import engine_problems, key_variables
+from websearch_mcp.errors import ConfigError
+
+ENV_PREFIX = "WEBSEARCH_MCP_"
+CONFIG_ENV = "WEBSEARCH_MCP_CONFIG"
+#: Bearer tokens as `t1,t2`, the same as `server.auth_tokens`.
+TOKENS_ENV = "WEBSEARCH_MCP_TOKENS"
+#: The key of the summary model, the same as `llm.api_key`.
+LLM_KEY_ENV = "LLM_API_KEY"
+#: Keys whose values are never shown in an error (and everything below them).
+SECRET_KEYS = frozenset({"api_keys", "api_key", "auth_tokens", "redis_url", "url", "proxy"})
+
+
+def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
+    """Nested dict from `WEBSEARCH_MCP_<SECTION>__<KEY>=value` variables (values parsed as YAML)."""
+    tree: dict[str, Any] = {}
+    for name, raw in environ.items():
+        if not name.startswith(ENV_PREFIX) or name in (CONFIG_ENV, TOKENS_ENV):
+            continue
+        path = [part.lower() for part in name[len(ENV_PREFIX) :].split("__") if part]
+        if not path:
+            continue
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else raw
+        except (yaml.YAMLError, ValueError):  # ValueError: a number of thousands of digits
+            value = raw
+        node = tree
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"environment variable {name}: conflicts with another variable")
+        node[path[-1]] = value
+    return tree
+
+
+def _engine_keys(environ: dict[str, str]) -> dict[str, Any]:
+    """`<ENGINE>_API_KEYS=k1,k2` for every registered engine."""
+    found = {
+        name: {"api_keys": environ[var]}
+        for name, var in key_variables().items()
+        if environ.get(var)
+    }
+    return {"engines": found} if found else {}
+
+
+def _secret_vars(environ: dict[str, str]) -> dict[str, Any]:
+    """The bearer tokens and the summary model's key, given in variables of their own."""
+    tree: dict[str, Any] = {}
+    if environ.get(TOKENS_ENV, "").strip():
+        tree["server"] = {"auth_tokens": environ[TOKENS_ENV]}
+    if environ.get(LLM_KEY_ENV, "").strip():
+        tree["llm"] = {"api_key": environ[LLM_KEY_ENV].strip()}
+    return tree
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _allowed(loc: tuple[Any, ...]) -> list[str]:
+    """The keys allowed where the unknown key at `loc` stands (for the error message)."""
+    model: type[BaseModel] = Settings
+    parts = list(loc[:-1])
+    while parts:
+        part = parts.pop(0)
+        if model is Settings and part == "engines":
+            if not parts:
+                return []
+            parts.pop(0)  # the engine's name
+            model = EngineSettings
+            continue
+        field = model.model_fields.get(str(part))
+        ann = field.annotation if field else None
+        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+            return []
+        model = ann
+    return sorted(f.alias or name for name, f in model.model_fields.items())
+
+
+def _error_lines(err: ValidationError) -> list[str]:
+    lines = []
+    for item in err.errors():
+        loc = tuple(item["loc"])
+        key = ".".join(str(p) for p in loc)
+        if item["type"] == "extra_forbidden":
+            allowed = _allowed(loc)
+            hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
+            lines.append(f"{key}: unknown key{hint}")
+        else:
+            got = item.get("input")
+            secret = any(str(p) in SECRET_KEYS for p in loc)
+            shown = "" if secret or isinstance(got, dict) else f" (got {got!r})"
+            lines.append(f"{key}: {item['msg']}{shown}")
+    return lines
+
+
+def _invalid(source: str, lines: list[str]) -> ConfigError:
+    return ConfigError(f"invalid configuration in {source}:\n  " + "\n  ".join(lines))
+
+
+def parse_config(data: Any, source: str, environ: dict[str, str] | None = None) -> Settings:
+    """Validate a parsed YAML document plus environment overrides into `Settings`, then check
+    the engines it names against the registered ones."""
+    env = dict(os.environ if environ is None else environ)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"invalid configuration in {source}: the top level must be a mapping")
+    merged = _merge(_merge(data, _engine_keys(env)), _env_overrides(env))
+    merged = _merge(merged, _secret_vars(env))
+    try:
+        settings = Settings.model_validate(merged)
+    except ValidationError as err:
+        raise _invalid(source, _error_lines(err)) from None
+    problems = engine_problems(settings)
+    if problems:
+        raise _invalid(source, problems)
+    return settings
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Settings:
+    """Load the YAML file at `path` (or `$WEBSEARCH_MCP_CONFIG`); built-in defaults without one."""
+    chosen = path or os.environ.get(CONFIG_ENV)
+    if not chosen:
+        return parse_config({}, "built-in defaults")
+    file = Path(chosen)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"cannot read configuration file {file}: {err.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except (yaml.YAMLError, ValueError) as err:  # ValueError: a number of thousands of digits
+        raise ConfigError(f"invalid YAML in {file}: {err}") from None
+    return parse_config(data, str(file))

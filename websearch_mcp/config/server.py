@@ -1,0 +1,61 @@
+"""The `server` section: where the HTTP server listens, who may call it, how much, how it logs."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field
+
+from websearch_mcp.config.types import Section, TextList, as_texts, each, networks, split_commas
+from websearch_mcp.security import parse_host_pattern, parse_origin_pattern
+
+
+def _tokens(value: Any) -> Any:
+    # An empty token would match an empty credential, and a bare `-` item is null: either
+    # would switch authentication off without anyone asking for that.
+    value = split_commas(value)
+    if isinstance(value, list):
+        for number, item in enumerate(value, 1):
+            if item is None or (isinstance(item, str) and not item.strip()):
+                kind = "null (a bare '-' item)" if item is None else "empty or blank"
+                raise ValueError(
+                    f"token {number} is {kind}: every token must be a non-empty string;"
+                    " remove the item, or leave the list empty for no tokens"
+                )
+    return as_texts(value)
+
+
+class ServerSettings(Section):
+    """The HTTP server: where it listens, who may call it, how much, and how it logs."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8338, ge=1, le=65535)
+    auth_tokens: Annotated[list[str], BeforeValidator(_tokens)] = Field(
+        default_factory=list, repr=False
+    )
+    allow_anonymous: bool = False
+    allowed_origins: Annotated[TextList, each(parse_origin_pattern)] = Field(default_factory=list)
+    allowed_hosts: Annotated[TextList, each(parse_host_pattern)] = Field(default_factory=list)
+    # Peers whose X-Forwarded-For is believed (reverse proxies), as addresses or CIDR ranges.
+    trusted_proxies: Annotated[TextList, networks("an address or CIDR network")] = Field(
+        default_factory=list
+    )
+    max_body_bytes: int = Field(1_048_576, ge=1024)
+    max_concurrent_requests: int = Field(64, ge=1)
+    max_concurrent_per_client: int = Field(8, ge=1)
+    rate_limit_per_minute: int = Field(120, ge=0)  # per client; 0 turns the limit off
+    rate_limit_burst: int = Field(20, ge=1)
+    # Failed authentications per client address (token guessing); 0 turns the limit off.
+    auth_failures_per_minute: int = Field(10, ge=0)
+    auth_failure_burst: int = Field(20, ge=1)
+    # Headers and body of a request must arrive within this, else 408 and the connection closes.
+    read_timeout_seconds: float = Field(10.0, gt=0, le=300)
+    # The per-client limits also on a server only this machine reaches (see security.py).
+    limit_local_clients: bool = False
+    # The tools' own limit is 500 characters; this may only lower it.
+    max_query_chars: int = Field(500, ge=1, le=500)
+    log_format: Literal["text", "json"] = "text"
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # Processes serving one port (`auto`: one per core); they share the cache file, cooldowns,
+    # breakers and metrics.
+    workers: Annotated[int, Field(ge=1, le=64)] | Literal["auto"] = 1

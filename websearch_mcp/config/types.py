@@ -1,0 +1,111 @@
+"""The pieces every section shares: the section base and the validator types several keys use.
+
+Each type checks one kind of value (a comma list, a URL of some schemes, networks, a secret) in
+one place, so that a key of that kind says the same thing wherever it stands.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+
+HTTP_SCHEMES = ("http://", "https://")
+PROXY_SCHEMES = ("http://", "https://", "socks5://", "socks5h://")
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+class Section(BaseModel):
+    """A section of the file: unknown keys are errors, aliases and names both accepted."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
+
+
+def default_data_dir() -> Path:
+    """The user's data directory for the cache (XDG on Unix)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "websearch-mcp"
+
+
+def split_commas(value: Any) -> Any:
+    """A comma-separated string (from the environment) as a list; anything else unchanged."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+def as_texts(value: Any) -> Any:
+    """Every item of a list as text. A numeric-looking token parses from YAML as a number: taking
+    it as text means a validation error never echoes a token back."""
+    if isinstance(value, list):
+        return [item if isinstance(item, str) else str(item) for item in value]
+    return value
+
+
+def as_text(value: Any) -> Any:
+    """A secret as text. A numeric-looking key parses from YAML as a number; taking it as text
+    means a validation error can never echo the key back."""
+    return value if value is None or isinstance(value, str) else str(value)
+
+
+def starts_with(
+    schemes: tuple[str, ...], *, hint: str = "", strip: bool = False, listed: str | None = None
+) -> AfterValidator:
+    """Text (or None) that must start with one of `schemes`; `strip` drops a trailing slash.
+    `listed` words the schemes in the message (default: `a, b or c`)."""
+    shown = listed or ", ".join(schemes[:-1]) + " or " + schemes[-1]
+
+    def check(value: Any) -> Any:
+        if isinstance(value, str) and not value.startswith(schemes):
+            raise ValueError(f"must start with {shown}{hint}")
+        return value.rstrip("/") if strip and value else value
+
+    return AfterValidator(check)
+
+
+def each(check: Callable[[str], Any]) -> AfterValidator:
+    """Run `check` on every item of a list (its ValueError names the item)."""
+
+    def check_all(value: list[str]) -> list[str]:
+        for item in value:
+            check(item)
+        return value
+
+    return AfterValidator(check_all)
+
+
+def networks(what: str) -> AfterValidator:
+    """Every item an address or CIDR network; `what` names what is expected in the message."""
+
+    def check(item: str) -> None:
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise ValueError(f"{item!r} is not {what} such as 10.0.0.0/8") from None
+
+    return each(check)
+
+
+#: A list that may also be one comma-separated string (from the environment).
+CommaList = Annotated[list[str], BeforeValidator(split_commas)]
+#: A comma list whose items are taken as text.
+TextList = Annotated[list[str], BeforeValidator(lambda value: as_texts(split_commas(value)))]
+#: An optional secret (an API key) taken as text, never shown.
+SecretText = Annotated[str | None, BeforeValidator(as_text), Field(repr=False)]
+#: An http(s) base URL, without its trailing slash.
+HttpUrl = Annotated[str, starts_with(HTTP_SCHEMES, strip=True)]
+#: Checks a proxy URL; other values (None, false) pass.
+proxy_url = starts_with(PROXY_SCHEMES, listed=", ".join(PROXY_SCHEMES))
+ProxyUrl = Annotated[str | None, proxy_url]
+#: A Redis URL. Proxy and Redis URLs may hold a password: their fields are never shown.
+RedisUrl = Annotated[str | None, starts_with(REDIS_SCHEMES)]
+#: A signal's weight in the ranking: 0 switches it off.
+Weight = Annotated[float, Field(ge=0.0, le=5.0)]
+#: A span of days, up to a century.
+Days = Annotated[float, Field(gt=0.0, le=36_500.0)]
+#: A share or a probability, from 0 to 1.
+Fraction = Annotated[float, Field(ge=0.0, le=1.0)]

@@ -1,0 +1,38 @@
+"""Single-flight: identical concurrent requests share one piece of work."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class SingleFlight:
+    """Work in flight by key. One event loop: no lock needed."""
+
+    def __init__(self) -> None:
+        self._flights: dict[str, asyncio.Future[Any]] = {}
+
+    async def run(self, key: str, make: Callable[[], Awaitable[T]]) -> T:
+        """Join the flight for `key`, or start one with `make()`.
+
+        No await between looking for a flight and starting one: an identical request either
+        joins it or comes after it has ended. Shielded: one caller giving up does not cancel the
+        work the others wait for (nor the work's own last steps, such as storing its result).
+        """
+        flight = self._flights.get(key)
+        if flight is None:
+            flight = asyncio.ensure_future(make())
+            self._flights[key] = flight
+            flight.add_done_callback(lambda done: self._landed(key, done))
+        return await asyncio.shield(flight)
+
+    def _landed(self, key: str, flight: asyncio.Future[Any]) -> None:
+        """A flight is over: forget it (unless a newer one took its key) and retrieve its
+        outcome, since every caller may have given up meanwhile."""
+        if self._flights.get(key) is flight:
+            del self._flights[key]
+        if not flight.cancelled():
+            flight.exception()
