@@ -30,7 +30,8 @@ from bench.synthetic import results_for
 from tests.fake_engines import FakeEngines, Fault
 from websearch_mcp.app import create_app
 from websearch_mcp.config import load_config
-from websearch_mcp.observability import configure_logging, secrets_of
+from websearch_mcp.observability import configure_logging
+from websearch_mcp.redaction import secrets_of
 from websearch_mcp.tools import READ_ONLY
 from websearch_mcp.workers import run_workers, shared_runtime
 

@@ -122,3 +122,26 @@ async def test_redis_down_falls_back_to_memory_then_shares_again(
     finally:
         await store.close()
         server.close()
+
+
+async def test_redis_refusing_writes_keeps_cooldowns_here_and_still_reads_the_shared_ones(
+    stores: tuple[RedisCooldownStore, RedisCooldownStore],
+    redis_server: RedisServer,
+    clock: FakeClock,
+) -> None:
+    one, other = stores
+    shared = Cooldown(clock() + 180, "captcha page", 1)
+    await other.set("breaker:bing", shared)
+    assert redis_server.command("CONFIG", "SET", "maxmemory-policy", "noeviction") == b"+OK"
+    assert redis_server.command("CONFIG", "SET", "maxmemory", "1") == b"+OK"
+    try:
+        local = Cooldown(clock() + 60, "rate limited", 1)
+        await one.set("breaker:brave", local)  # refused by Redis: kept in this process
+        assert one.stats.errors["out_of_memory"] == 1
+        assert await one.local.get("breaker:brave") == local
+        assert await one.get("breaker:bing") == shared  # what the others set is still seen
+        assert one.stats.bypassed == 0
+        await one.delete("breaker:brave")  # writes are waited out meanwhile
+        assert one.stats.bypassed == 1
+    finally:
+        redis_server.command("CONFIG", "SET", "maxmemory", "0")

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import fixture_bytes
+from websearch_mcp.dates import date_from_parts, publication_date
 from websearch_mcp.engines.academic._common import names, normalize_doi, title_text
 from websearch_mcp.engines.academic.arxiv import ArXiv, search_query
 from websearch_mcp.engines.academic.core import Core
@@ -21,7 +22,6 @@ from websearch_mcp.engines.academic.openalex import OpenAlex, rebuild_abstract
 from websearch_mcp.engines.academic.pubmed import PubMed
 from websearch_mcp.engines.academic.semantic_scholar import FIELDS, SemanticScholar
 from websearch_mcp.engines.base import Engine
-from websearch_mcp.engines.common import date_from_parts, publication_date
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import (
     EngineAuthError,

@@ -11,8 +11,8 @@ from datetime import UTC, date, datetime
 import pytest
 
 from tests.conftest import fixture_bytes
+from websearch_mcp.dates import split_cjk_date
 from websearch_mcp.engines.base import Engine
-from websearch_mcp.engines.common import split_cjk_date
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.engines.web._google import google_language
 from websearch_mcp.engines.web.baidu import Baidu

@@ -10,7 +10,7 @@ import ssl
 import time
 import tracemalloc
 import zlib
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler
 
 import pytest
@@ -26,7 +26,7 @@ from tests.fetch_helpers import (
     wait_for,
 )
 from websearch_mcp.fetch import FetchError, FetchRefused, client, fetch_page
-from websearch_mcp.fetch.decoding import CappedDecoder
+from websearch_mcp.fetch.decoding import CappedDecoder, capped_chunks
 from websearch_mcp.fetch.ssrf import parse_address
 
 MB = 1024 * 1024
@@ -345,3 +345,16 @@ def test_decoder_rejects_unknown_and_corrupt_encodings() -> None:
         CappedDecoder("br", MB)
     with pytest.raises(FetchError, match="gzip compression is corrupt"):
         CappedDecoder("gzip", MB).feed(b"this is not gzip data at all")
+
+
+async def test_capped_chunks_pass_a_body_at_the_cap_and_stop_one_byte_past_it() -> None:
+    async def stream(*chunks: bytes) -> AsyncIterator[bytes]:
+        for chunk in chunks:
+            yield chunk
+
+    assert [c async for c in capped_chunks(stream(b"abc", b"de"), 5)] == [b"abc", b"de"]
+    seen: list[bytes] = []
+    with pytest.raises(FetchError, match="too large"):
+        async for chunk in capped_chunks(stream(b"abc", b"def", b"never"), 5):
+            seen.append(chunk)
+    assert seen == [b"abc"]

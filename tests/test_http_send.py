@@ -14,9 +14,9 @@ from tests.server_helpers import RESULTS
 from websearch_mcp.config import parse_config
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import EngineError
+from websearch_mcp.metrics import Metrics
 from websearch_mcp.models import HttpRequest, Query
 from websearch_mcp.net.http import build_client, query_string, send
-from websearch_mcp.observability import Metrics
 from websearch_mcp.orchestrator import Orchestrator
 
 SEARXNG_BODY, _ = render("searxng", RESULTS["searxng"])

@@ -17,7 +17,8 @@ from tests.fake_engines import FakeEngines, Fault, serve_app, serve_fake_engines
 from tests.server_helpers import MCP_HEADERS, bearer, results_for, settings_for, tool_call
 from websearch_mcp.app import create_app
 from websearch_mcp.config import ServerSettings
-from websearch_mcp.security import Guard, serves_this_machine_only
+from websearch_mcp.guard import Guard
+from websearch_mcp.security import serves_this_machine_only
 
 TOKEN = "tok-local-0123456789abcdef"
 AT_ONCE = 20

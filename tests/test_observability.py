@@ -7,17 +7,21 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.fake_engines import FakeEngines, Fault, serve_app, serve_fake_engines
+from tests.resilience_helpers import FakeClock
 from tests.server_helpers import TAVILY_KEY, bearer, results_for, settings_for, tool_call
-from websearch_mcp.app import breaker_states, create_app
-from websearch_mcp.cache.failopen import CacheStats
-from websearch_mcp.observability import Metrics, configure_logging, request_id_from, secrets_of
+from websearch_mcp.app import create_app
+from websearch_mcp.failopen import CacheStats
+from websearch_mcp.metrics import Metrics
+from websearch_mcp.observability import configure_logging, request_id_from
+from websearch_mcp.orchestrator import Orchestrator
+from websearch_mcp.redaction import secrets_of
 from websearch_mcp.service import SearchService
 
 TOKEN = "tok-PLANTED-token-4b2e8d19c0"
@@ -163,38 +167,49 @@ def test_ready_without_a_cache(engines_url: str) -> None:
     assert response.status_code == 200 and response.json()["status"] == "ready"
 
 
-class _Breaker:
-    def __init__(self, is_open: bool) -> None:
-        self.open = is_open
-
-    async def is_open(self) -> bool:
-        return self.open
-
-
-class _Run:
-    def __init__(self, breaker: _Breaker | None, enabled: bool = True) -> None:
-        self.breaker, self.enabled = breaker, enabled
-
-
-class _Orchestrator:
-    runs: ClassVar[dict[str, _Run]] = {
-        "bing": _Run(_Breaker(True)),
-        "tavily": _Run(_Breaker(False)),
-        "exa": _Run(_Breaker(True), enabled=False),
-        "wikipedia": _Run(None),
-    }
-
-
 async def test_breaker_states_and_gauge() -> None:
-    states = await breaker_states(_Orchestrator())
-    assert states == {"bing": True, "tavily": False}
-    metrics = Metrics()
-    metrics.watch_breakers(lambda: breaker_states(_Orchestrator()))
-    await metrics.refresh()
+    settings = settings_for("http://127.0.0.1:9")  # tavily and searxng enabled; nothing is sent
+    orchestrator = Orchestrator(settings, environ={}, clock=FakeClock())
+    try:
+        for name in ("searxng", "bing"):  # bing is disabled: its breaker is not exported
+            breaker = orchestrator.runs[name].breaker
+            assert breaker is not None
+            await breaker.failure("error", "HTTP 500")
+        states = await orchestrator.breaker_states()
+        assert states == {"searxng": True, "tavily": False}
+        metrics = Metrics()
+        metrics.watch_breakers(orchestrator.breaker_states)
+        await metrics.refresh()
+    finally:
+        await orchestrator.close()
     text = metrics.render().decode()
-    assert 'websearch_breaker_open{engine="bing"} 1.0' in text
+    assert 'websearch_breaker_open{engine="searxng"} 1.0' in text
     assert 'websearch_breaker_open{engine="tavily"} 0.0' in text
-    assert 'engine="exa"' not in text
+    assert 'engine="bing"' not in text
+    without = settings_for("http://127.0.0.1:9", search={"breaker": {"enabled": False}})
+    unbroken = Orchestrator(without, environ={})
+    try:
+        assert await unbroken.breaker_states() == {}
+    finally:
+        await unbroken.close()
+
+
+async def test_breaker_questions_claim_no_probe() -> None:
+    clock = FakeClock()
+    orchestrator = Orchestrator(settings_for("http://127.0.0.1:9"), environ={}, clock=clock)
+    try:
+        breaker = orchestrator.runs["searxng"].breaker
+        assert breaker is not None
+        assert not await orchestrator.any_breaker_tripped(["searxng", "tavily"])
+        await breaker.failure("error", "HTTP 500")
+        clock.advance(3600)  # the cooldown is over: half-open, the next real call probes
+        assert await orchestrator.breaker_states() == {"searxng": False, "tavily": False}
+        assert await orchestrator.any_breaker_tripped(["tavily", "searxng"])
+        assert await breaker.check() is None  # the probe was still free to claim
+        still = await breaker.check()
+        assert still is not None and still.probing
+    finally:
+        await orchestrator.close()
 
 
 def test_request_ids() -> None:

@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 import pytest
 
 from websearch_mcp.config import RankingSettings
+from websearch_mcp.dates import parse_date
 from websearch_mcp.ranking.boosts import (
     authority,
     consensus,
     freshness,
-    parse_date,
     site_authority,
     wants_recent,
 )

@@ -14,7 +14,6 @@ from websearch_mcp.orchestrator import Orchestrator
 from websearch_mcp.ranking.coverage import Unseen, containment, credited
 from websearch_mcp.ranking.families import family_weights, one_vote_per_family
 from websearch_mcp.ranking.pipeline import rank
-from websearch_mcp.service import index_families
 
 GOOGLE = {"serper": "google", "serpapi": "google", "google_cse": "google", "google": "google"}
 
@@ -188,14 +187,14 @@ def test_family_results_keep_every_engines_rank_in_details() -> None:
 
 def test_the_service_reads_each_engines_index_family() -> None:
     settings = parse_config({"engines": {"searxng": {"base_url": "http://127.0.0.1:9"}}}, "t", {})
-    families = index_families(Orchestrator(settings, environ={}).runs.values())
+    families = Orchestrator(settings, environ={}).index_families()
     assert {e for e, f in families.items() if f == "google"} == {
         "serper", "serpapi", "google_cse", "google"
     }  # fmt: skip
     assert families["duckduckgo"] == families["bing"] == "bing"
     assert "searxng" not in families  # unknown upstream: an index of its own
     configured = parse_config({"engines": {"searxng": {"index": "google"}}}, "t", {})
-    assert index_families(Orchestrator(configured, environ={}).runs.values())["searxng"] == "google"
+    assert Orchestrator(configured, environ={}).index_families()["searxng"] == "google"
 
 
 def test_an_empty_index_name_is_refused() -> None:

@@ -16,7 +16,8 @@ from tests.server_helpers import MCP_HEADERS, results_for, tool_call
 from websearch_mcp.app import create_app
 from websearch_mcp.config import parse_config
 from websearch_mcp.engines.registry import ENGINES
-from websearch_mcp.observability import configure_logging, secrets_of
+from websearch_mcp.observability import configure_logging
+from websearch_mcp.redaction import secrets_of
 
 TOKEN = "tok-PLANTED-bearer-5d1c7a20"
 CX = "017576662512468239146:PLANTEDcx"  # an old-style engine id, with a colon of its own

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,14 +21,19 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from websearch_mcp import __version__
-from websearch_mcp.config import Settings
-from websearch_mcp.observability import Metrics, Observer
+from websearch_mcp.body import read_body
+from websearch_mcp.config import Settings, load_config
+from websearch_mcp.guard import Guard
+from websearch_mcp.metrics import Metrics
+from websearch_mcp.observability import Observer, configure_logging
+from websearch_mcp.redaction import secrets_of
 from websearch_mcp.searxng_api import search_endpoint
-from websearch_mcp.security import Guard, check_exposure
+from websearch_mcp.security import check_exposure
 from websearch_mcp.service import SearchService
+from websearch_mcp.stalls import set_worker_read_timeout
 from websearch_mcp.tools import build_mcp
 
 log = logging.getLogger("websearch_mcp.app")
@@ -48,22 +52,6 @@ def wants_progress(body: bytes) -> bool:
         case {"params": {"_meta": {"progressToken": str() | int() as token}}}:
             return not isinstance(token, bool)
     return False
-
-
-async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
-    """The whole request body (`Guard` has capped its size) and a `receive` that replays it."""
-    messages: deque[Message] = deque()
-    while True:
-        message = await receive()
-        messages.append(message)
-        if message["type"] != "http.request" or not message.get("more_body", False):
-            break
-    body = b"".join(m.get("body", b"") for m in messages if m["type"] == "http.request")
-
-    async def replay() -> Message:
-        return messages.popleft() if messages else await receive()
-
-    return body, replay
 
 
 class MCPEndpoint:
@@ -92,7 +80,7 @@ class MCPEndpoint:
             await response(scope, receive, send)
             return
         if self.progress_handle is not None and _accepts_stream(scope):
-            body, receive = await _buffered(receive)
+            body, receive = await read_body(receive)
             if wants_progress(body):
                 await self.progress_handle(scope, receive, send)  # type: ignore[operator]
                 return
@@ -132,16 +120,6 @@ async def readyz(request: Request) -> Response:
     return JSONResponse({"status": "not ready", "cache": backend}, status_code=503)
 
 
-async def breaker_states(orchestrator: Any) -> dict[str, bool]:
-    """Each enabled engine that has a circuit breaker: whether it is open now."""
-    states: dict[str, bool] = {}
-    for name, run in orchestrator.runs.items():
-        breaker = getattr(run, "breaker", None)
-        if breaker is not None and run.enabled:
-            states[name] = await breaker.is_open()
-    return states
-
-
 async def metrics_endpoint(request: Request) -> Response:
     metrics = request.app.state.metrics
     await metrics.refresh()
@@ -160,7 +138,7 @@ def create_app(settings: Settings, service: SearchService | None = None) -> Star
     service = service or SearchService(settings)
     metrics = Metrics()
     metrics.watch_cache(service.cache)
-    metrics.watch_breakers(lambda: breaker_states(service.orchestrator))
+    metrics.watch_breakers(service.orchestrator.breaker_states)
     metrics.watch_retries(service.orchestrator.stale_retries)
     mcp = build_mcp(service, service.orchestrator.names("web"), metrics=metrics)
     transport: dict[str, Any] = {
@@ -214,3 +192,12 @@ def create_app(settings: Settings, service: SearchService | None = None) -> Star
     app.state.metrics = metrics
     app.state.mcp = mcp
     return app
+
+
+def worker_app() -> Starlette:
+    """The ASGI app of one worker of a multi-process server (uvicorn's factory, see `workers`):
+    the configuration the parent loaded."""
+    settings = load_config()
+    set_worker_read_timeout(settings.server.read_timeout_seconds)
+    configure_logging(settings.server.log_format, settings.server.log_level, secrets_of(settings))
+    return create_app(settings)

@@ -83,7 +83,8 @@ def _workers_arg(text: str) -> int | str:
 def _serve(settings: Settings, ns: argparse.Namespace) -> int:
     import uvicorn
 
-    from websearch_mcp.observability import configure_logging, secrets_of
+    from websearch_mcp.observability import configure_logging
+    from websearch_mcp.redaction import secrets_of
     from websearch_mcp.stalls import header_deadline_protocol
     from websearch_mcp.workers import worker_count
 
@@ -135,7 +136,7 @@ def _serve_workers(
     with shared_runtime():
         # Workers get the protocol by name (a class made at run time cannot be sent to them) and
         # set its deadline from their own configuration.
-        run_workers("websearch_mcp.workers:worker_app", workers, http=WORKER_PROTOCOL, **options)
+        run_workers("websearch_mcp.app:worker_app", workers, http=WORKER_PROTOCOL, **options)
     return 0
 
 

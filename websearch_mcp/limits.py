@@ -1,4 +1,4 @@
-"""How much a client may ask: per-client token buckets, concurrency slots, body cap.
+"""How much a client may ask: per-client token buckets and concurrency slots.
 
 The state lives in this process. Behind a load balancer each replica limits on its own, so the
 configured numbers are per replica.
@@ -7,11 +7,9 @@ configured numbers are per replica.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Literal
-
-from starlette.types import Message, Receive
 
 
 class RateLimiter:
@@ -87,28 +85,3 @@ class ConcurrencyLimiter:
         held = self._by_client.pop(client, 1) - 1
         if held > 0:
             self._by_client[client] = held
-
-
-async def read_body(receive: Receive, limit: int) -> Receive | None:
-    """Read the whole request body if it is at most `limit` bytes.
-
-    Returns a `receive` that replays it (then falls through to the real one, for disconnects),
-    or None when the body is larger.
-    """
-    chunks: deque[Message] = deque()
-    size = 0
-    while True:
-        message = await receive()
-        chunks.append(message)
-        if message["type"] != "http.request":
-            break
-        size += len(message.get("body", b""))
-        if size > limit:
-            return None
-        if not message.get("more_body", False):
-            break
-
-    async def replay() -> Message:
-        return chunks.popleft() if chunks else await receive()
-
-    return replay

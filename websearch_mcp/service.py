@@ -10,7 +10,7 @@ import contextlib
 import dataclasses
 import functools
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -98,10 +98,10 @@ class SearchService:
             __version__,
             settings.search,
             settings.academic,
-            {name: _engine_state(run) for name, run in self.orchestrator.runs.items()},
+            self.orchestrator.configuration(),
         )
         self.pages = Pages(settings, self.cache)
-        self.families = index_families(self.orchestrator.runs.values())
+        self.families = self.orchestrator.index_families()
         # None without a configured model: `web_search` then offers no summaries.
         self.summarizer = Summarizer.from_settings(settings)
         self.summary_fingerprint = config_fingerprint(__version__, settings.llm)
@@ -280,7 +280,7 @@ class SearchService:
         reports = _ordered(fan.reports + skipped, order)
         if not fan.lists:
             raise SearchFailed(reports)  # an all-failed answer is never cached
-        weights = {name: orchestrator.runs[name].settings.weight for name in fan.lists}
+        weights = orchestrator.weights(fan.lists)
         trusted = {name for name, hits in fan.lists.items() if hits} - fan.demoted
         if trusted:
             for name in fan.demoted:
@@ -299,7 +299,8 @@ class SearchService:
             answer["note"] = UNCERTAIN
         # An engine left out while its breaker is open is back within minutes: an answer without
         # it is kept as briefly as one with a failed engine.
-        brief = partial or await _breaker_skipped(runs, fan.reports)
+        left_out = (r.name for r in fan.reports if r.status == "skipped")
+        brief = partial or await orchestrator.any_breaker_tripped(left_out)
         ttl = self.settings.cache.partial_ttl_seconds if brief else None
         await self.cache.set(kind, key, answer, ttl_seconds=ttl)
         return answer
@@ -314,36 +315,6 @@ def _query_args(query: Query) -> dict[str, Any]:
     fields = dataclasses.asdict(query)
     fields.pop("text")
     return fields
-
-
-def index_families(runs: Iterable[EngineRun]) -> dict[str, str]:
-    """Engine -> the index family it serves: `engines.<name>.index`, else the engine's own
-    declaration; engines with neither are left out (each counts as a family of its own)."""
-    out = {}
-    for run in runs:
-        family = run.settings.index or run.engine.index
-        if family:
-            out[run.name] = family
-    return out
-
-
-def _engine_state(run: EngineRun) -> dict[str, Any]:
-    """What decides whether and how an engine takes part (its keys only as present or not)."""
-    return {
-        "settings": run.settings,
-        "enabled": run.enabled,
-        "keyed": bool(run.keys),
-        "proxied": run.proxy is not None,
-    }
-
-
-async def _breaker_skipped(runs: list[EngineRun], reports: list[EngineReport]) -> bool:
-    """Whether an engine that was to be asked was left out because its breaker is open."""
-    left_out = {r.name for r in reports if r.status == "skipped"}
-    for run in runs:
-        if run.name in left_out and run.breaker is not None and not await run.breaker.closed():
-            return True
-    return False
 
 
 def shared_cooldown_store(

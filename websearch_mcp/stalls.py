@@ -4,7 +4,7 @@ uvicorn has no deadline for a request's headers (its keep-alive timeout covers o
 connections, and stops once a byte arrives), so `header_deadline_protocol` wraps uvicorn's HTTP
 protocol: from a connection's first byte, or the first byte of its next request, the headers
 must be complete within `server.read_timeout_seconds`. The body's deadline is kept by `Guard`
-(`read_body_within`), which reads it before the request takes a concurrency slot.
+(`body.read_body_within`), which reads it before the request takes a concurrency slot.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ import asyncio
 from typing import Any
 
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
-
-from websearch_mcp.limits import read_body
 
 _BODY = b'{"error": "request not received in time"}'
 TIMEOUT_RESPONSE = (
@@ -80,10 +78,3 @@ WORKER_PROTOCOL = "websearch_mcp.stalls:WorkerHeaderDeadline"
 def set_worker_read_timeout(seconds: float) -> None:
     """The header deadline of `WorkerHeaderDeadline` in this process."""
     WorkerHeaderDeadline.read_timeout = seconds
-
-
-async def read_body_within(receive: Any, limit: int, seconds: float) -> Any:
-    """`read_body` within `seconds`: the replaying `receive`, None when the body is over `limit`,
-    or raises TimeoutError when it has not all arrived in time."""
-    async with asyncio.timeout(seconds):
-        return await read_body(receive, limit)

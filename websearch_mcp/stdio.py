@@ -15,7 +15,8 @@ import sys
 from collections.abc import Iterator
 
 from websearch_mcp.config import Settings
-from websearch_mcp.observability import configure_logging, secrets_of
+from websearch_mcp.observability import configure_logging
+from websearch_mcp.redaction import secrets_of
 from websearch_mcp.service import SearchService
 from websearch_mcp.tools import build_mcp
 

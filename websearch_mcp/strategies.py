@@ -9,7 +9,8 @@
   usable keys), all its keys before the next provider, keyless engines as the last resort.
 
 Each strategy gets a `call(run)` that runs one engine (breaker, keys, retries included) and
-returns an `Outcome`; every engine chosen gets a report, asked or not.
+returns an `Outcome`; every engine chosen gets a report, asked or not. `STRATEGIES` maps the
+name in `search.strategy` to the strategy, each taking one `Search`.
 """
 
 from __future__ import annotations
@@ -21,13 +22,18 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from websearch_mcp.config import PoolSettings, RankingSettings, SequentialSettings
+from websearch_mcp.config import (
+    PoolSettings,
+    RankingSettings,
+    SearchSettings,
+    SequentialSettings,
+)
 from websearch_mcp.models import EngineReport, Hit
 from websearch_mcp.ranking.quality import answers_another_query, list_quality
 from websearch_mcp.ranking.urls import canonical_key
 
 if TYPE_CHECKING:
-    from websearch_mcp.orchestrator import EngineRun
+    from websearch_mcp.engine_run import EngineRun
 
 IRRELEVANT = "none of its results shares a word with the query: moved down in the fusion"
 TOO_LATE = "the deadline passed before its turn"
@@ -46,6 +52,22 @@ class Outcome:
 
 
 Call = Callable[["EngineRun"], Awaitable[Outcome]]
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    """One fan-out as a strategy sees it: the engines chosen, the query, the deadline (`until`
+    on the `time.monotonic()` clock, `deadline` its length in seconds), the engine call, the
+    search settings, and for the pool's rotation the number of this search and the randomness."""
+
+    runs: Sequence[EngineRun]
+    query_text: str
+    until: float
+    deadline: float
+    call: Call
+    settings: SearchSettings
+    turn: int
+    rng: random.Random
 
 
 def _skipped(run: EngineRun, reason: str, status: str = "skipped") -> Outcome:
@@ -150,17 +172,23 @@ async def sequential(
         ):
             done = f"not needed: {best.report.name} answered with quality {best_quality:.2f}"
     if judged:
-        _, kept = max(judged, key=lambda j: j[0])  # the first of equals: earlier in the order
-        _keep_only(outcomes, kept)
-        for quality, outcome in judged:
-            if outcome is kept or outcome.demoted:
-                continue
-            if quality < conf.quality_accept:
-                outcome.report.status = "irrelevant"
-                outcome.report.error = (
-                    f"list quality {quality:.2f} is below {conf.quality_accept:g}"
-                )
+        _keep_best(outcomes, judged, conf.quality_accept)
     return outcomes
+
+
+def _keep_best(
+    outcomes: Sequence[Outcome], judged: Sequence[tuple[float, Outcome]], accept: float
+) -> None:
+    """Only the best judged list goes into the fusion; the others below `accept` are reported
+    `irrelevant` (a demoted one keeps its own reason)."""
+    _, kept = max(judged, key=lambda j: j[0])  # the first of equals: earlier in the order
+    _keep_only(outcomes, kept)
+    for quality, outcome in judged:
+        if outcome is kept or outcome.demoted:
+            continue
+        if quality < accept:
+            outcome.report.status = "irrelevant"
+            outcome.report.error = f"list quality {quality:.2f} is below {accept:g}"
 
 
 def _keep_only(outcomes: Sequence[Outcome], kept: Outcome) -> None:
@@ -227,3 +255,31 @@ async def pool(
     if kept is not None:
         _keep_only(outcomes, kept)
     return outcomes
+
+
+async def _hybrid(search: Search) -> list[Outcome]:
+    return await hybrid(search.runs, search.query_text, search.until, search.deadline, search.call)
+
+
+async def _sequential(search: Search) -> list[Outcome]:
+    conf = search.settings
+    return await sequential(
+        search.runs, search.query_text, search.until, search.call, conf.sequential, conf.ranking
+    )
+
+
+async def _pool(search: Search) -> list[Outcome]:
+    """The keyed providers in the pool's order (by their usable keys now), then the keyless."""
+    keyed = [r for r in search.runs if r.engine.needs_key]
+    usable = {r.name: await r.pool.usable() if r.pool else 0 for r in keyed}
+    providers = order_providers(keyed, search.settings.pool, usable, search.turn, search.rng)
+    keyless = [r for r in search.runs if not r.engine.needs_key]
+    return await pool(providers + keyless, search.query_text, search.until, search.call)
+
+
+#: `search.strategy` -> the strategy.
+STRATEGIES: dict[str, Callable[[Search], Awaitable[list[Outcome]]]] = {
+    "hybrid": _hybrid,
+    "sequential": _sequential,
+    "pool": _pool,
+}

@@ -22,7 +22,8 @@ from typing import Any
 import httpx
 
 from websearch_mcp.config import LLMSettings, Settings
-from websearch_mcp.net.http import build_client, choose_proxy, redact
+from websearch_mcp.net.http import build_client, choose_proxy
+from websearch_mcp.redaction import redact
 
 log = logging.getLogger("websearch_mcp.summarize")
 

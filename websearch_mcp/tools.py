@@ -30,7 +30,7 @@ from websearch_mcp.arguments import (
     web_search_params,
 )
 from websearch_mcp.errors import ToolInputError
-from websearch_mcp.observability import Metrics
+from websearch_mcp.metrics import Metrics
 from websearch_mcp.render import page_text, papers_text, search_text
 from websearch_mcp.service import SearchFailed, SearchService
 from websearch_mcp.summarize import ProgressFn

@@ -1,4 +1,4 @@
-"""Several server processes on one port: the parent's runtime directory and each worker's app.
+"""Several server processes on one port: the parent's runtime directory and the supervisor.
 
 `serve --workers N` (N > 1) makes a private runtime directory, names it in the environment and
 lets uvicorn start N workers on one listening socket. Each worker loads the same configuration
@@ -9,7 +9,7 @@ lets uvicorn start N workers on one listening socket. Each worker loads the same
 - `cooldowns.sqlite3`: key cooldowns and circuit breakers shared by the workers;
 - `cleanup.lock`: held by the one worker that runs the cache's periodic cleanup.
 
-The directory is removed when the parent exits.
+The directory is removed when the parent exits. Each worker's app is `app.worker_app`.
 """
 
 from __future__ import annotations
@@ -134,16 +134,3 @@ def run_workers(app: str, workers: int, sock: socket.socket | None = None, **opt
         pass
     finally:
         sock.close()
-
-
-def worker_app() -> object:
-    """The ASGI app of one worker (uvicorn's factory): the configuration the parent loaded."""
-    from websearch_mcp.app import create_app
-    from websearch_mcp.config import load_config
-    from websearch_mcp.observability import configure_logging, secrets_of
-    from websearch_mcp.stalls import set_worker_read_timeout
-
-    settings = load_config()
-    set_worker_read_timeout(settings.server.read_timeout_seconds)
-    configure_logging(settings.server.log_format, settings.server.log_level, secrets_of(settings))
-    return create_app(settings)

@@ -5,9 +5,19 @@ never fails a search: it is bypassed, logged once per cause, counted in `cache.s
 retried by itself.
 """
 
-from websearch_mcp.cache.base import Cache, CacheHit, NullCache, open_cache, run_cleanup_loop
-from websearch_mcp.cache.failopen import CacheStats
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from websearch_mcp.cache.base import Cache, CacheHit, NullCache, run_cleanup_loop
 from websearch_mcp.cache.keys import cache_key, config_fingerprint, normalise_query
+from websearch_mcp.errors import ConfigError
+from websearch_mcp.failopen import CacheStats
+
+if TYPE_CHECKING:
+    from websearch_mcp.config import CacheSettings
 
 __all__ = [
     "Cache",
@@ -20,3 +30,35 @@ __all__ = [
     "open_cache",
     "run_cleanup_loop",
 ]
+
+
+def open_cache(settings: CacheSettings, *, clock: Callable[[], float] = time.time) -> Cache:
+    """The cache that `settings` describe. Nothing is opened until the first call.
+
+    `clock` (seconds, like `time.time`) drives all expiry. Raises ConfigError when the Redis
+    backend is chosen but the `redis` package is not installed.
+    """
+    if settings.backend == "none":
+        return NullCache()
+    limits = {
+        "ttl_seconds": settings.ttl_seconds,
+        "max_age_seconds": settings.max_age_seconds,
+        "max_entries": settings.max_entries,
+        "clock": clock,
+    }
+    if settings.backend == "redis":
+        try:
+            from websearch_mcp.cache.redis import RedisCache
+        except ModuleNotFoundError as err:
+            if err.name != "redis" and not (err.name or "").startswith("redis."):
+                raise
+            raise ConfigError(
+                "cache.backend is 'redis' but the redis package is not installed"
+                " (pip install 'websearch-mcp[redis]')"
+            ) from None
+        if not settings.redis_url:
+            raise ConfigError("cache.backend is 'redis' but cache.redis_url is not set")
+        return RedisCache(settings.redis_url, **limits)
+    from websearch_mcp.cache.sqlite import SqliteCache
+
+    return SqliteCache(settings.path, **limits)

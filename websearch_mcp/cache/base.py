@@ -1,4 +1,4 @@
-"""The cache contract, the no-op cache, the backend factory and the periodic cleanup loop.
+"""The cache contract, the no-op cache, the stored form of values and the cleanup loop.
 
 Entries live in namespaces ("web", "academic", "page"); the same key in two namespaces is two
 entries. Expiry is sliding: an entry lives `ttl_seconds` after it was stored or last hit, but
@@ -10,18 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import orjson
 
-from websearch_mcp.cache.failopen import LOG, CacheStats, FailOpen
-from websearch_mcp.errors import ConfigError
-
-if TYPE_CHECKING:
-    from websearch_mcp.config import CacheSettings
+from websearch_mcp.failopen import LOG, CacheStats, FailOpen
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +93,28 @@ def lifetime(ttl_seconds: float, max_age_seconds: float) -> float:
     return min(ttl_seconds, max_age_seconds)
 
 
+class StoringCache(ABC):
+    """What the SQLite and Redis backends share: `set` checks the TTL and encodes the value,
+    then hands both to the backend's `_store`."""
+
+    _ttl: float
+    _guard: FailOpen
+
+    async def set(
+        self, namespace: str, key: str, value: dict[str, Any], *, ttl_seconds: int | None = None
+    ) -> None:
+        ttl = self._ttl if ttl_seconds is None else ttl_seconds
+        if ttl <= 0:
+            return
+        data = encode_value(value, self._guard)
+        if data is not None:
+            await self._store(namespace, key, ttl, data)
+
+    @abstractmethod
+    async def _store(self, namespace: str, key: str, ttl: float, data: str) -> None:
+        """Store the encoded `data` for `ttl` seconds (> 0)."""
+
+
 class NullCache:
     """The cache of `backend: none`: every `get` misses and `set` keeps nothing."""
 
@@ -119,44 +137,6 @@ class NullCache:
 
     async def close(self) -> None:
         return None
-
-
-def open_cache(settings: CacheSettings, *, clock: Callable[[], float] = time.time) -> Cache:
-    """The cache that `settings` describe. Nothing is opened until the first call.
-
-    `clock` (seconds, like `time.time`) drives all expiry. Raises ConfigError when the Redis
-    backend is chosen but the `redis` package is not installed.
-    """
-    if settings.backend == "none":
-        return NullCache()
-    if settings.backend == "redis":
-        try:
-            from websearch_mcp.cache.redis import RedisCache
-        except ModuleNotFoundError as err:
-            if err.name != "redis" and not (err.name or "").startswith("redis."):
-                raise
-            raise ConfigError(
-                "cache.backend is 'redis' but the redis package is not installed"
-                " (pip install 'websearch-mcp[redis]')"
-            ) from None
-        if not settings.redis_url:
-            raise ConfigError("cache.backend is 'redis' but cache.redis_url is not set")
-        return RedisCache(
-            settings.redis_url,
-            ttl_seconds=settings.ttl_seconds,
-            max_age_seconds=settings.max_age_seconds,
-            max_entries=settings.max_entries,
-            clock=clock,
-        )
-    from websearch_mcp.cache.sqlite import SqliteCache
-
-    return SqliteCache(
-        settings.path,
-        ttl_seconds=settings.ttl_seconds,
-        max_age_seconds=settings.max_age_seconds,
-        max_entries=settings.max_entries,
-        clock=clock,
-    )
 
 
 class Leader(Protocol):

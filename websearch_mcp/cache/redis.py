@@ -13,15 +13,10 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any
 
-from redis import exceptions as redis_errors
-from redis.asyncio import Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-
-from websearch_mcp.cache.base import CacheHit, decode_value, encode_value, lifetime
-from websearch_mcp.cache.failopen import CacheStats, FailOpen, Scope
+from websearch_mcp.cache.base import CacheHit, StoringCache, decode_value, lifetime
+from websearch_mcp.failopen import CacheStats, FailOpen
+from websearch_mcp.redis_client import connect, report_failure
 
 KEY_PREFIX = "websearch-mcp:"
 
@@ -42,29 +37,13 @@ return {r[1], r[2]}
 """
 
 _SCAN_BATCH = 500
-_WRITE_CAUSES = frozenset({"read_only", "out_of_memory"})
-
-
-def classify(exc: BaseException) -> str:
-    """The cause of a failed Redis operation, as counted in `stats.errors`."""
-    if isinstance(exc, redis_errors.AuthenticationError | redis_errors.NoPermissionError):
-        return "auth"
-    if isinstance(exc, redis_errors.TimeoutError | TimeoutError):
-        return "timeout"
-    if isinstance(exc, redis_errors.ConnectionError | OSError):
-        return "unavailable"
-    if isinstance(exc, redis_errors.ReadOnlyError):
-        return "read_only"
-    if isinstance(exc, redis_errors.OutOfMemoryError):
-        return "out_of_memory"
-    return "error"
 
 
 def _num(value: float) -> str:
     return f"{value:.6f}"
 
 
-class RedisCache:
+class RedisCache(StoringCache):
     """A cache in Redis. See the module docstring; the API is `base.Cache`'s.
 
     `timeout_seconds` bounds connecting and each command, so a dead Redis costs a request at
@@ -93,14 +72,7 @@ class RedisCache:
         self._prefix = prefix
         # The URL may hold a password: it stays out of the label used in logs.
         self._guard = FailOpen("redis cache", self.stats, clock, retry_seconds)
-        # One retry on a fresh connection, so that a Redis restart costs no miss; no backoff,
-        # since a cache must not hold a request up.
-        self._client = Redis.from_url(
-            url,
-            socket_connect_timeout=timeout_seconds,
-            socket_timeout=timeout_seconds,
-            retry=Retry(NoBackoff(), 1),
-        )
+        self._client = connect(url, timeout_seconds)
         self._get_script = self._client.register_script(_GET_SCRIPT)
         self._closed = False
 
@@ -111,15 +83,7 @@ class RedisCache:
     async def get(self, namespace: str, key: str) -> CacheHit | None:
         return self.stats.counted(await self._get(namespace, key))
 
-    async def set(
-        self, namespace: str, key: str, value: dict[str, Any], *, ttl_seconds: int | None = None
-    ) -> None:
-        ttl = self._ttl if ttl_seconds is None else ttl_seconds
-        if ttl <= 0:
-            return
-        data = encode_value(value, self._guard)
-        if data is None:
-            return
+    async def _store(self, namespace: str, key: str, ttl: float, data: str) -> None:
         if self._closed or not self._guard.allows("write"):
             return
         now = self._clock()
@@ -133,7 +97,7 @@ class RedisCache:
                 pipe.pexpire(name, math.ceil(life * 1000))
                 await pipe.execute()
         except Exception as exc:
-            self._failed(exc, "write")
+            report_failure(self._guard, exc, "write")
             return
         self._guard.succeeded("write")
         self.stats.sets += 1
@@ -145,7 +109,7 @@ class RedisCache:
         try:
             removed = await self._cleanup(now)
         except Exception as exc:
-            self._failed(exc, "write")
+            report_failure(self._guard, exc, "write")
             return 0
         self._guard.succeeded("write")
         return removed
@@ -164,7 +128,7 @@ class RedisCache:
                 keys=[self.redis_key(namespace, key)], args=[_num(now), _num(self._max_age)]
             )
         except Exception as exc:
-            self._failed(exc, "all")
+            report_failure(self._guard, exc, "all")
             return None
         self._guard.succeeded("all")
         if not found:
@@ -201,8 +165,3 @@ class RedisCache:
         for start in range(0, len(doomed), _SCAN_BATCH):
             removed += await self._client.unlink(*doomed[start : start + _SCAN_BATCH])
         return removed
-
-    def _failed(self, exc: BaseException, scope: Scope) -> None:
-        cause = classify(exc)
-        paused: Scope = "write" if scope == "write" and cause in _WRITE_CAUSES else "all"
-        self._guard.failed(cause, exc, paused)

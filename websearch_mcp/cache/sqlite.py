@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import os
-import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -36,37 +34,19 @@ from typing import Any
 
 import aiosqlite
 
-from websearch_mcp.cache.base import CacheHit, decode_value, encode_value, lifetime, load_value
-from websearch_mcp.cache.failopen import CacheStats, FailOpen, Scope
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS cache_entries (
-    id INTEGER PRIMARY KEY,
-    namespace TEXT NOT NULL,
-    key TEXT NOT NULL,
-    value TEXT NOT NULL,
-    stored_at REAL NOT NULL,
-    last_used REAL NOT NULL,
-    ttl REAL NOT NULL,
-    expires_at REAL NOT NULL,
-    UNIQUE (namespace, key)
-);
-CREATE INDEX IF NOT EXISTS cache_entries_expires_at ON cache_entries (expires_at);
-CREATE INDEX IF NOT EXISTS cache_entries_last_used ON cache_entries (last_used);
-"""
-
-# The expiry is checked by the caller: a hit not yet written may have moved it on.
-_SELECT = """
-SELECT value, stored_at, ttl, expires_at FROM cache_entries
-WHERE namespace = ? AND key = ? AND stored_at > ?
-"""
-
-# MAX: a late write never moves back what another process (or a newer value) set.
-_TOUCH = """
-UPDATE cache_entries
-SET last_used = MAX(last_used, ?), expires_at = MAX(expires_at, MIN(? + ttl, stored_at + ?))
-WHERE namespace = ? AND key = ?
-"""
+from websearch_mcp.cache.base import CacheHit, StoringCache, decode_value, lifetime, load_value
+from websearch_mcp.cache.sqlite_file import (
+    DELETE_EXPIRED,
+    DELETE_LEAST_USED,
+    KEEP_OPEN_CAUSES,
+    SCHEMA,
+    SELECT,
+    TOUCH,
+    UPSERT,
+    WRITE_CAUSES,
+    classify,
+)
+from websearch_mcp.failopen import CacheStats, FailOpen, Scope
 
 #: Seconds between a hit and the write of its expiry refresh (with all hits since).
 TOUCH_DELAY_SECONDS = 1.0
@@ -78,54 +58,6 @@ HOT_TRUST_SECONDS = 2.0
 #: Entries kept in memory, and the total length of their stored JSON (a few KiB per answer).
 HOT_MAX_ENTRIES = 512
 HOT_MAX_CHARS = 8 * 1024 * 1024
-
-_UPSERT = """
-INSERT INTO cache_entries (namespace, key, value, stored_at, last_used, ttl, expires_at)
-VALUES (?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (namespace, key) DO UPDATE SET
-    value = excluded.value, stored_at = excluded.stored_at, last_used = excluded.last_used,
-    ttl = excluded.ttl, expires_at = excluded.expires_at
-"""
-
-_DELETE_EXPIRED = "DELETE FROM cache_entries WHERE expires_at <= ? OR stored_at <= ?"
-
-_DELETE_LEAST_USED = """
-DELETE FROM cache_entries WHERE id IN (
-    SELECT id FROM cache_entries ORDER BY last_used, id LIMIT ?
-)
-"""
-
-_CAUSES = {
-    sqlite3.SQLITE_CORRUPT: "corrupt",
-    sqlite3.SQLITE_NOTADB: "corrupt",
-    sqlite3.SQLITE_BUSY: "locked",
-    sqlite3.SQLITE_LOCKED: "locked",
-    sqlite3.SQLITE_READONLY: "read_only",
-    sqlite3.SQLITE_PERM: "read_only",
-    sqlite3.SQLITE_FULL: "disk_full",
-    sqlite3.SQLITE_CANTOPEN: "cannot_open",
-    sqlite3.SQLITE_IOERR: "io_error",
-}
-
-# Causes under which the file can still be read: a failed write pauses writes only.
-_WRITE_CAUSES = frozenset({"locked", "read_only", "disk_full"})
-# Causes that pass by themselves on the same connection. Any other closes it, so that the next
-# try opens the file afresh (a replaced file, permissions given back).
-_KEEP_OPEN_CAUSES = frozenset({"locked", "disk_full"})
-
-
-def classify(exc: BaseException) -> str:
-    """The cause of a failed SQLite operation, as counted in `stats.errors`."""
-    if isinstance(exc, sqlite3.Error):
-        code = getattr(exc, "sqlite_errorcode", None)
-        return "error" if code is None else _CAUSES.get(code & 0xFF, "error")
-    if isinstance(exc, OSError):  # creating the directory
-        if exc.errno == errno.ENOSPC:
-            return "disk_full"
-        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            return "read_only"
-        return "cannot_open"
-    return "error"
 
 
 @dataclass(slots=True)
@@ -145,7 +77,7 @@ def _identity(path: Path) -> tuple[int, int]:
     return (found.st_dev, found.st_ino)
 
 
-class SqliteCache:
+class SqliteCache(StoringCache):
     """A cache in one SQLite file. See the module docstring; the API is `base.Cache`'s.
 
     `retry_seconds` is how long a failing cause is waited out before the next try, and
@@ -196,15 +128,7 @@ class SqliteCache:
                 hit = await self._get(namespace, key)
         return self.stats.counted(hit)
 
-    async def set(
-        self, namespace: str, key: str, value: dict[str, Any], *, ttl_seconds: int | None = None
-    ) -> None:
-        ttl = self._ttl if ttl_seconds is None else ttl_seconds
-        if ttl <= 0:
-            return
-        data = encode_value(value, self._guard)
-        if data is None:
-            return
+    async def _store(self, namespace: str, key: str, ttl: float, data: str) -> None:
         async with self._lock:
             self._forget((namespace, key))
             if self._closed or not self._guard.allows("write"):
@@ -214,7 +138,7 @@ class SqliteCache:
             expires_at = now + lifetime(ttl, self._max_age)
             row = (namespace, key, data, now, now, ttl, expires_at)
             try:
-                await self._run(await self._connection(write=True), _UPSERT, row)
+                await self._run(await self._connection(write=True), UPSERT, row)
             except Exception as exc:
                 await self._failed(exc, "write")
                 return
@@ -235,12 +159,12 @@ class SqliteCache:
             removed = 0
             try:
                 db = await self._connection(write=True)
-                removed += await self._run(db, _DELETE_EXPIRED, (now, now - self._max_age))
+                removed += await self._run(db, DELETE_EXPIRED, (now, now - self._max_age))
                 async with db.execute("SELECT COUNT(*) FROM cache_entries") as cursor:
                     (count,) = await cursor.fetchone() or (0,)
                 if count > self._max_entries:
                     excess = count - self._max_entries
-                    removed += await self._run(db, _DELETE_LEAST_USED, (excess,))
+                    removed += await self._run(db, DELETE_LEAST_USED, (excess,))
             except Exception as exc:
                 await self._failed(exc, "write")
                 return removed
@@ -264,7 +188,7 @@ class SqliteCache:
         now = self._clock()
         try:
             db = await self._connection()
-            rows = await db.execute_fetchall(_SELECT, (namespace, key, now - self._max_age))
+            rows = await db.execute_fetchall(SELECT, (namespace, key, now - self._max_age))
         except Exception as exc:
             await self._failed(exc, "all")
             return None
@@ -355,7 +279,7 @@ class SqliteCache:
             db = await self._connection(write=True)
             await db.execute_fetchall("BEGIN IMMEDIATE")
             try:
-                await db.executemany(_TOUCH, rows)
+                await db.executemany(TOUCH, rows)
                 await db.execute_fetchall("COMMIT")
             except BaseException:
                 with contextlib.suppress(Exception):
@@ -385,7 +309,7 @@ class SqliteCache:
             await self._run(db, f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
             await self._run(db, "PRAGMA journal_mode = WAL")
             await self._run(db, "PRAGMA synchronous = NORMAL")
-            await db.executescript(_SCHEMA)
+            await db.executescript(SCHEMA)
             self._identity = _identity(self.path)
         except BaseException:
             with contextlib.suppress(Exception):
@@ -410,13 +334,13 @@ class SqliteCache:
 
     async def _failed(self, exc: BaseException, scope: Scope) -> None:
         cause = classify(exc)
-        paused: Scope = "write" if scope == "write" and cause in _WRITE_CAUSES else "all"
+        paused: Scope = "write" if scope == "write" and cause in WRITE_CAUSES else "all"
         self._guard.failed(cause, exc, paused)
         if paused == "all":
             self._forget_all()  # nothing is answered from the file while it cannot be read
         if cause == "read_only":
             self._reopen_to_write = True
-        if cause not in _KEEP_OPEN_CAUSES:
+        if cause not in KEEP_OPEN_CAUSES:
             await self._drop_connection()
 
     @staticmethod

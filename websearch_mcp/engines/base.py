@@ -46,7 +46,7 @@ def parse_retry_after(value: str | None) -> float | None:
 
 class Engine:
     """Base class of every engine module. Subclasses set the declarations that differ from the
-    defaults below and two methods."""
+    defaults below (plain assignments: the types are declared here) and two methods."""
 
     name: ClassVar[str]
     kind: ClassVar[Literal["web", "academic"]] = "web"
@@ -67,8 +67,14 @@ class Engine:
     #: Search and the scraper; "bing" for DuckDuckGo's web results). Engines of one index vote
     #: once in fusion; None: unknown, counted as an index of its own.
     index: ClassVar[str | None] = None
-    #: The environment variable holding comma-separated keys (`TAVILY_API_KEYS`).
+    #: The environment variable holding comma-separated keys: `<NAME>_API_KEYS` for an engine
+    #: that needs a key (`TAVILY_API_KEYS`) unless it names its own, else None.
     key_env: ClassVar[str | None] = None
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.needs_key and "key_env" not in cls.__dict__:
+            cls.key_env = f"{cls.name.upper()}_API_KEYS"
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """Build the HTTP request for `query`; `key` is set when `needs_key`."""

@@ -24,7 +24,7 @@ import httpcore
 import httpx
 
 from websearch_mcp.config import FetchSettings
-from websearch_mcp.fetch.decoding import ACCEPT_ENCODING, CappedDecoder, too_large
+from websearch_mcp.fetch.decoding import ACCEPT_ENCODING, CappedDecoder, capped_chunks, too_large
 from websearch_mcp.fetch.errors import (
     FetchBlocked,
     FetchError,
@@ -239,15 +239,8 @@ def _charset(content_type: str) -> str | None:
 
 
 async def _read_body(response: httpcore.Response, decoder: CappedDecoder, cap: int) -> bytes:
-    chunks: list[bytes] = []
-    received = 0
-    async for chunk in response.aiter_stream():
-        received += len(chunk)
-        if received > cap:
-            raise too_large(cap)
-        chunks.append(decoder.feed(chunk))
-    chunks.append(decoder.finish())
-    return b"".join(chunks)
+    chunks = [decoder.feed(chunk) async for chunk in capped_chunks(response.aiter_stream(), cap)]
+    return b"".join([*chunks, decoder.finish()])
 
 
 def _timeout_text(err: httpcore.TimeoutException) -> str:

@@ -4,6 +4,7 @@ gigabytes (a decompression bomb): every stage stops as soon as its output passes
 from __future__ import annotations
 
 import zlib
+from collections.abc import AsyncIterable, AsyncIterator
 
 from websearch_mcp.fetch.errors import FetchError
 
@@ -13,6 +14,16 @@ ACCEPT_ENCODING = "gzip, deflate"
 def too_large(cap: int) -> FetchError:
     """The error for a body past the cap (raw or decoded)."""
     return FetchError(f"too large: the page is bigger than the {cap:,}-byte limit")
+
+
+async def capped_chunks(stream: AsyncIterable[bytes], cap: int) -> AsyncIterator[bytes]:
+    """The chunks of a raw body as they come; `too_large` as soon as they pass `cap` in all."""
+    received = 0
+    async for chunk in stream:
+        received += len(chunk)
+        if received > cap:
+            raise too_large(cap)
+        yield chunk
 
 
 class _Stage:

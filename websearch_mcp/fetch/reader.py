@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 
 from websearch_mcp.config import FetchSettings
+from websearch_mcp.dates import iso_date
 from websearch_mcp.fetch.client import USER_AGENT
-from websearch_mcp.fetch.decoding import too_large
+from websearch_mcp.fetch.decoding import capped_chunks
 from websearch_mcp.fetch.document import Document
 from websearch_mcp.fetch.errors import FetchError, FetchTimeout
 
@@ -44,14 +43,7 @@ async def read_via_reader(url: str, settings: FetchSettings) -> Document:
 
 
 async def _read(response: httpx.Response, cap: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > cap:
-            raise too_large(cap)
-        chunks.append(chunk)
-    return b"".join(chunks)
+    return b"".join([chunk async for chunk in capped_chunks(response.aiter_bytes(), cap)])
 
 
 def _document(url: str, text: str) -> Document:
@@ -71,20 +63,6 @@ def _document(url: str, text: str) -> Document:
         content_type="text/markdown",
         content=str(data.get("content") or "").strip(),
         title=str(data.get("title") or "").strip() or None,
-        published=_iso_date(data.get("publishedTime")),
+        published=iso_date(data.get("publishedTime")),
         via="reader",
     )
-
-
-def _iso_date(value: Any) -> str | None:
-    """YYYY-MM-DD from an ISO 8601 or an HTTP-style date, None when it is neither."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    try:
-        return datetime.fromisoformat(value.strip()).date().isoformat()
-    except ValueError:
-        pass
-    try:
-        return parsedate_to_datetime(value).date().isoformat()
-    except (TypeError, ValueError):
-        return None

@@ -20,19 +20,13 @@ import math
 import time
 from collections.abc import Callable
 
-from redis.asyncio import Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-
-from websearch_mcp.cache.failopen import CacheStats, FailOpen
-from websearch_mcp.cache.redis import classify
+from websearch_mcp.failopen import CacheStats, FailOpen
 from websearch_mcp.net.cooldown import Cooldown, MemoryCooldownStore
+from websearch_mcp.redis_client import connect, report_failure
 
 KEY_PREFIX = "websearch-mcp-cooldown:"
 #: How long a cooldown is kept after it ended (its failure count grows the next one).
 KEEP_SECONDS = 3600.0
-#: Causes under which Redis can still be read: a failed write pauses writes only.
-_WRITE_CAUSES = frozenset({"read_only", "out_of_memory"})
 #: Counting a failure: entries sent for this many next counts, and how often it is sent again.
 _CANDIDATES = 8
 _COUNT_ATTEMPTS = 16
@@ -111,12 +105,7 @@ class RedisCooldownStore:
             clock,
             retry_seconds,
         )
-        self._client = Redis.from_url(
-            url,
-            socket_connect_timeout=timeout_seconds,
-            socket_timeout=timeout_seconds,
-            retry=Retry(NoBackoff(), 1),
-        )
+        self._client = connect(url, timeout_seconds)
         self._claim = self._client.register_script(_CLAIM_PROBE)
         self._count = self._client.register_script(_RECORD_FAILURE)
         self._closed = False
@@ -139,7 +128,7 @@ class RedisCooldownStore:
         try:
             data = await self._client.get(self.redis_key(name))
         except Exception as exc:
-            self._guard.failed(classify(exc), exc, "all")
+            report_failure(self._guard, exc, "all")
             return await self.local.get(name)
         self._guard.succeeded("all")
         if data is None:
@@ -161,7 +150,7 @@ class RedisCooldownStore:
                 pipe.delete(self.lease_key(name))
                 await pipe.execute()
         except Exception as exc:
-            self._failed(exc)
+            report_failure(self._guard, exc, "write")
             return
         self._guard.succeeded("write")
 
@@ -172,7 +161,7 @@ class RedisCooldownStore:
         try:
             await self._client.delete(self.redis_key(name), self.lease_key(name))
         except Exception as exc:
-            self._failed(exc)
+            report_failure(self._guard, exc, "write")
             return
         self._guard.succeeded("write")
 
@@ -184,7 +173,7 @@ class RedisCooldownStore:
         try:
             cooldown = await self._count_failure(name, reason, until_for)
         except Exception as exc:
-            self._failed(exc)
+            report_failure(self._guard, exc, "write")
             return await self.local.record_failure(name, reason, until_for)
         self._guard.succeeded("write")
         await self.local.set(name, cooldown)
@@ -221,7 +210,7 @@ class RedisCooldownStore:
                 keys=[self.redis_key(name), self.lease_key(name)], args=[repr(now), lease_ms]
             )
         except Exception as exc:
-            self._failed(exc)
+            report_failure(self._guard, exc, "write")
             return await self.local.claim_probe(name, lease_seconds, now)
         self._guard.succeeded("all")
         return bool(taken)
@@ -231,7 +220,3 @@ class RedisCooldownStore:
         if not self._closed:
             self._closed = True
             await self._client.aclose()
-
-    def _failed(self, exc: BaseException) -> None:
-        cause = classify(exc)
-        self._guard.failed(cause, exc, "write" if cause in _WRITE_CAUSES else "all")

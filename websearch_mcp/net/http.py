@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import ssl
 import time
@@ -17,6 +16,7 @@ import httpx
 from websearch_mcp import __version__
 from websearch_mcp.errors import EngineError
 from websearch_mcp.models import HttpRequest, HttpResponse
+from websearch_mcp.redaction import redact
 
 USER_AGENT = f"websearch-mcp/{__version__} (+https://github.com/websearch-mcp)"
 #: Engine answers larger than this are cut off and reported as an error: no engine sends this much.
@@ -109,29 +109,6 @@ def choose_proxy(
     if bypasses_proxy(url, exempt):
         return None
     return proxy_url or environment_proxy(url, env)
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """`text` with every secret replaced, so error texts can never carry a key."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
-
-
-class RedactingFilter(logging.Filter):
-    """Removes secrets from every record of the logger it is attached to (URLs with keys)."""
-
-    def __init__(self, secrets: Iterable[str]) -> None:
-        super().__init__()
-        self.secrets = tuple(s for s in secrets if s)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        cleaned = redact(message, self.secrets)
-        if cleaned != message:
-            record.msg, record.args = cleaned, None
-        return True
 
 
 #: Failures that mean a kept-alive connection was closed by the server before it answered.

@@ -24,6 +24,7 @@ from websearch_mcp.net.cooldown import (
     format_seconds,
     system_clock,
 )
+from websearch_mcp.redaction import redact
 
 DEFAULT_COOLDOWN_SECONDS = 1800.0
 DEFAULT_REFUSED_COOLDOWN_SECONDS = 21_600.0
@@ -37,7 +38,7 @@ class KeyRefused(EngineError):
     """
 
     def __init__(self, provider: str, index: int, total: int, key: str, cause: EngineError) -> None:
-        text = str(cause).replace(key, "***") if key else str(cause)
+        text = redact(str(cause), (key,))
         super().__init__(f"key {index + 1} of {total}: {text}", retry_after=cause.retry_after)
         self.status = cause.status
         self.provider = provider

@@ -8,8 +8,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime
-from functools import lru_cache
+from datetime import datetime
 
 from websearch_mcp.config import RankingSettings
 from websearch_mcp.ranking.domain import DomainInfo, DomainLists, matches, names_site
@@ -20,27 +19,6 @@ TIME_RANGE_DAYS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
 _DOCS_HOST_LABELS = frozenset({"docs", "doc", "developer", "developers", "learn", "manual", "wiki"})
 _DOCS_PATH = re.compile(r"/(?:docs|documentation|manual|reference|handbook)(?:/|$)")
 _PUBLIC_SUFFIX_LABELS = frozenset({"gov", "edu", "ac", "mil", "int"})
-_PARTIAL_DATE = re.compile(r"(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?")
-
-
-@lru_cache(maxsize=4096)
-def parse_date(value: str | None) -> datetime | None:
-    """An ISO 8601 date or date-time (or a bare year / year-month) as an aware datetime."""
-    if not value:
-        return None
-    text = value.strip()
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        match = _PARTIAL_DATE.match(text)
-        if not match:
-            return None
-        try:
-            day = date(int(match.group(1)), int(match.group(2) or 1), int(match.group(3) or 1))
-        except ValueError:
-            return None
-        parsed = datetime(day.year, day.month, day.day)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def consensus(engines: int, voters: int) -> float | None:

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from websearch_mcp.dates import parse_date
 from websearch_mcp.models import Hit
-from websearch_mcp.ranking.boosts import parse_date
 from websearch_mcp.ranking.urls import canonicalize
 
 

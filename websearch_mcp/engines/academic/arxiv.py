@@ -10,9 +10,10 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import names, normalize_doi
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import publication_date, ranked_hits
+from websearch_mcp.engines.common import ranked_hits
 from websearch_mcp.errors import EngineError, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -91,11 +92,11 @@ class ArXiv(Engine):
     """Atom entries with `title`, `summary`, `published`, `author/name`, `arxiv:doi`,
     `arxiv:journal_ref`, and a `link` titled "pdf"."""
 
-    name: ClassVar[str] = "arxiv"
+    name = "arxiv"
     kind = "academic"
-    base_url: ClassVar[str] = "https://export.arxiv.org"
-    default_timeout: ClassVar[float] = 8.0
-    rate_limit: ClassVar[float | None] = 1.0  # arXiv asks clients to go slowly
+    base_url = "https://export.arxiv.org"
+    default_timeout = 8.0
+    rate_limit = 1.0  # arXiv asks clients to go slowly
 
     max_rows: ClassVar[int] = 100
 

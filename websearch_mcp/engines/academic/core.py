@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
+from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import author_names, normalize_doi
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
@@ -14,7 +15,6 @@ from websearch_mcp.engines.common import (
     json_object,
     keyed_request,
     object_list,
-    publication_date,
     ranked_hits,
 )
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
@@ -83,12 +83,11 @@ class Core(Engine):
     """CORE: `results[]` works with `title`, `abstract`, `authors[].name`, `doi`,
     `downloadUrl`, `links[]` (display / download), `publishedDate`, `yearPublished`."""
 
-    name: ClassVar[str] = "core"
+    name = "core"
     kind = "academic"
-    base_url: ClassVar[str] = "https://api.core.ac.uk"
-    needs_key: ClassVar[bool] = True
-    default_timeout: ClassVar[float] = 10.0
-    key_env: ClassVar[str | None] = "CORE_API_KEYS"
+    base_url = "https://api.core.ac.uk"
+    needs_key = True
+    default_timeout = 10.0
 
     max_rows: ClassVar[int] = 100
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import date_from_parts
 from websearch_mcp.engines.academic._common import names, normalize_doi
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
     api_error,
     as_int,
-    date_from_parts,
     http_url,
     json_body,
     json_object,
@@ -89,11 +89,11 @@ class Crossref(Engine):
     """Crossref: `message.items[]` with `title` (a list), `DOI`, `URL`, `author[]`,
     `container-title` (a list), a JATS `abstract`, date-parts dates, citation counts."""
 
-    name: ClassVar[str] = "crossref"
+    name = "crossref"
     kind = "academic"
-    base_url: ClassVar[str] = "https://api.crossref.org"
-    returns_score: ClassVar[bool] = False  # its `score` is unbounded
-    default_timeout: ClassVar[float] = 8.0
+    base_url = "https://api.crossref.org"
+    returns_score = False  # its `score` is unbounded
+    default_timeout = 8.0
 
     max_rows: ClassVar[int] = 100
 

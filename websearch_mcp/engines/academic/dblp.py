@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import names, normalize_doi, title_text
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
@@ -19,7 +20,6 @@ from websearch_mcp.engines.common import (
     as_list,
     http_url,
     json_object,
-    publication_date,
     ranked_hits,
 )
 from websearch_mcp.errors import EngineParseError
@@ -69,10 +69,10 @@ class DBLP(Engine):
     """dblp: `result.hits.hit[]`, each with `info`: `title`, `authors.author`, `venue`, `year`,
     `doi`, `ee` (the publisher's page, preferred as URL) and `url` (the dblp record)."""
 
-    name: ClassVar[str] = "dblp"
+    name = "dblp"
     kind = "academic"
-    base_url: ClassVar[str] = "https://dblp.org"
-    default_timeout: ClassVar[float] = 8.0
+    base_url = "https://dblp.org"
+    default_timeout = 8.0
 
     max_rows: ClassVar[int] = 1000
 

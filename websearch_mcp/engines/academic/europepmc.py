@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import names, normalize_doi, title_text
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
@@ -16,7 +17,6 @@ from websearch_mcp.engines.common import (
     check_error_body,
     http_url,
     json_object,
-    publication_date,
     ranked_hits,
     result_list,
 )
@@ -82,10 +82,10 @@ class EuropePMC(Engine):
     `firstPublicationDate`, `doi`, `pmid`, `pmcid`, `citedByCount`, `abstractText` (core
     results)."""
 
-    name: ClassVar[str] = "europepmc"
+    name = "europepmc"
     kind = "academic"
-    base_url: ClassVar[str] = "https://www.ebi.ac.uk"
-    default_timeout: ClassVar[float] = 8.0
+    base_url = "https://www.ebi.ac.uk"
+    default_timeout = 8.0
 
     max_rows: ClassVar[int] = 100
     max_page_size: ClassVar[int] = 1000  # the API's limit

@@ -8,9 +8,10 @@ from typing import Any, ClassVar
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import names
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import http_url, publication_date, ranked_hits
+from websearch_mcp.engines.common import http_url, ranked_hits
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -77,12 +78,12 @@ class GoogleScholar(Engine):
     """Scholar: `div.gs_r` blocks; `h3.gs_rt a` (title, link), `div.gs_a` (authors - venue,
     year - host), `div.gs_rs` (snippet), "Cited by N" in `div.gs_fl`, a PDF in `div.gs_ggs`."""
 
-    name: ClassVar[str] = "google_scholar"
+    name = "google_scholar"
     kind = "academic"
-    base_url: ClassVar[str] = "https://scholar.google.com"
-    default_enabled: ClassVar[bool] = False
-    default_timeout: ClassVar[float] = 6.0
-    scraped: ClassVar[bool] = True
+    base_url = "https://scholar.google.com"
+    default_enabled = False
+    default_timeout = 6.0
+    scraped = True
 
     max_rows: ClassVar[int] = 20
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import names, normalize_doi
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
@@ -13,7 +14,6 @@ from websearch_mcp.engines.common import (
     check_error_body,
     http_url,
     json_object,
-    publication_date,
     ranked_hits,
     result_list,
 )
@@ -89,10 +89,10 @@ class OpenAlex(Engine):
     """OpenAlex: `results[]` works with `display_name`, `doi`, `publication_date`,
     `authorships`, `primary_location`, `open_access.oa_url`, `cited_by_count`."""
 
-    name: ClassVar[str] = "openalex"
+    name = "openalex"
     kind = "academic"
-    base_url: ClassVar[str] = "https://api.openalex.org"
-    default_timeout: ClassVar[float] = 8.0
+    base_url = "https://api.openalex.org"
+    default_timeout = 8.0
 
     max_rows: ClassVar[int] = 200
 

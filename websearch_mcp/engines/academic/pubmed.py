@@ -7,15 +7,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import author_names, normalize_doi, title_text
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import (
-    api_error,
-    as_int,
-    json_body,
-    publication_date,
-    ranked_hits,
-)
+from websearch_mcp.engines.common import api_error, as_int, json_body, ranked_hits
 from websearch_mcp.errors import EngineError, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -76,12 +71,12 @@ class PubMed(Engine):
     """PubMed: esummary `result.uids[]`, then `result[<uid>]` with `title`, `pubdate`
     ("2004 Feb"), `authors[].name`, `fulljournalname`, `articleids[]` (the DOI)."""
 
-    name: ClassVar[str] = "pubmed"
+    name = "pubmed"
     kind = "academic"
-    base_url: ClassVar[str] = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
-    needs_key: ClassVar[bool] = False  # keys are optional and used when configured
-    default_timeout: ClassVar[float] = 8.0
-    key_env: ClassVar[str | None] = None  # optional keys: PUBMED_API_KEYS
+    base_url = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+    needs_key = False  # keys are optional and used when configured
+    default_timeout = 8.0
+    key_env = None  # optional keys: PUBMED_API_KEYS
 
     max_rows: ClassVar[int] = 100
 

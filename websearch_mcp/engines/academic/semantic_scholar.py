@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import author_names, normalize_doi
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
@@ -17,7 +18,6 @@ from websearch_mcp.engines.common import (
     http_url,
     json_object,
     object_list,
-    publication_date,
     ranked_hits,
 )
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
@@ -72,12 +72,12 @@ class SemanticScholar(Engine):
     """Semantic Scholar: `data[]` papers; a search without matches answers
     `{"total": 0, "offset": 0}` with no `data` key, which is an empty list."""
 
-    name: ClassVar[str] = "semantic_scholar"
+    name = "semantic_scholar"
     kind = "academic"
-    base_url: ClassVar[str] = "https://api.semanticscholar.org"
-    needs_key: ClassVar[bool] = False  # keys are optional and used when configured
-    default_timeout: ClassVar[float] = 8.0
-    key_env: ClassVar[str | None] = None  # optional keys: SEMANTIC_SCHOLAR_API_KEYS
+    base_url = "https://api.semanticscholar.org"
+    needs_key = False  # keys are optional and used when configured
+    default_timeout = 8.0
+    key_env = None  # optional keys: SEMANTIC_SCHOLAR_API_KEYS
 
     max_rows: ClassVar[int] = 100
 

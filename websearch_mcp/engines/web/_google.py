@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from websearch_mcp.dates import iso_date
 from websearch_mcp.engines.base import clean_text
-from websearch_mcp.engines.common import http_url, iso_date, web_hit
+from websearch_mcp.engines.common import http_url, web_hit
 from websearch_mcp.models import Hit
 
 #: `tbs` values for a time range.
@@ -41,8 +42,6 @@ def language_params(language: str | None, *, restrict: bool = False) -> dict[str
 def organic_hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     """An organic result as Serper and SerpApi relay it: `link`, `title`, `snippet`, `date`."""
     url = http_url(item.get("link"))
-    if not url:
-        return None
     snippet = clean_text(item.get("snippet"))
     return web_hit(
         url, item.get("title"), snippet, rank, engine, published=iso_date(item.get("date"))

@@ -12,17 +12,9 @@ from typing import Any, ClassVar
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from websearch_mcp.dates import Clock, split_cjk_date, utc_today
 from websearch_mcp.engines.base import Engine
-from websearch_mcp.engines.common import (
-    Clock,
-    first_text,
-    http_url,
-    outermost,
-    ranked_hits,
-    split_cjk_date,
-    utc_today,
-    web_hit,
-)
+from websearch_mcp.engines.common import first_text, http_url, outermost, ranked_hits, web_hit
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -72,8 +64,6 @@ def _hit(node: LexborNode, rank: int, engine: str) -> Hit | None:
     if link is None or _is_ad(node):
         return None
     url = result_url(node, link)
-    if not url:
-        return None
     _, published = split_cjk_date(first_text(node, _DATES))
     snippet, snippet_date = split_cjk_date(first_text(node, _SNIPPETS))
     return web_hit(url, link.text(), snippet, rank, engine, published=published or snippet_date)
@@ -85,11 +75,11 @@ class Baidu(Engine):
     `time_range` becomes Baidu's `gpc` window of Unix times, computed from `today`.
     """
 
-    name: ClassVar[str] = "baidu"
-    index: ClassVar[str | None] = "baidu"
-    base_url: ClassVar[str] = "https://www.baidu.com"
-    supports_time_range: ClassVar[bool] = True
-    scraped: ClassVar[bool] = True
+    name = "baidu"
+    index = "baidu"
+    base_url = "https://www.baidu.com"
+    supports_time_range = True
+    scraped = True
 
     max_rows: ClassVar[int] = 50
 

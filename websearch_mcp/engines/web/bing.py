@@ -4,20 +4,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from websearch_mcp.dates import Clock, split_date_prefix, utc_today
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import (
-    Clock,
-    http_url,
-    ranked_hits,
-    split_date_prefix,
-    utc_today,
-    web_hit,
-)
+from websearch_mcp.engines.common import http_url, ranked_hits, web_hit
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -51,12 +45,12 @@ def result_url(href: str | None) -> str | None:
 class Bing(Engine):
     """Bing web results from the HTML page; dates come from snippet prefixes."""
 
-    name: ClassVar[str] = "bing"
-    index: ClassVar[str | None] = "bing"
-    base_url: ClassVar[str] = "https://www.bing.com"
-    supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    scraped: ClassVar[bool] = True
+    name = "bing"
+    index = "bing"
+    base_url = "https://www.bing.com"
+    supports_time_range = True
+    supports_language = True
+    scraped = True
 
     def __init__(self, today: Clock = utc_today) -> None:
         self.today = today
@@ -107,8 +101,6 @@ def _hit(node: LexborNode, rank: int, engine: str) -> Hit | None:
     if link is None:
         return None
     url = result_url(link.attributes.get("href"))
-    if not url:
-        return None
     snippet, published = split_date_prefix(clean_text(_snippet_html(node)))
     return web_hit(url, link.inner_html, snippet, rank, engine, published=published)
 

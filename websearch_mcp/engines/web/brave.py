@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import human_date, iso_date
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
     http_url,
-    human_date,
-    iso_date,
     json_object,
     keyed_request,
     ranked_hits,
@@ -44,13 +43,12 @@ def search_lang(language: str) -> str:
 class Brave(Engine):
     """Brave web search. No score (rank is list order); `page_age` gives the date."""
 
-    name: ClassVar[str] = "brave"
-    index: ClassVar[str | None] = "brave"
-    base_url: ClassVar[str] = "https://api.search.brave.com"
-    needs_key: ClassVar[bool] = True
-    supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    key_env: ClassVar[str | None] = "BRAVE_API_KEYS"
+    name = "brave"
+    index = "brave"
+    base_url = "https://api.search.brave.com"
+    needs_key = True
+    supports_time_range = True
+    supports_language = True
 
     max_count: ClassVar[int] = 20  # the API's maximum `count`
     max_offset: ClassVar[int] = 9  # the API's maximum page `offset`
@@ -86,8 +84,6 @@ class Brave(Engine):
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     """A result; `page_age` is ISO, `age` a calendar date ("September 6, 2019") or "4 days ago"."""
     url = http_url(item.get("url"))
-    if not url:
-        return None
     published = iso_date(item.get("page_age")) or human_date(item.get("age"))
     snippet = clean_text(item.get("description"))
     return web_hit(url, item.get("title"), snippet, rank, engine, published=published)

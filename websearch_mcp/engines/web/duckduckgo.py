@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -74,13 +73,13 @@ def result_url(href: str | None) -> str | None:
 class DuckDuckGo(Engine):
     """DuckDuckGo HTML results. Keyless; blocks (202 pages, the anomaly CAPTCHA) are errors."""
 
-    name: ClassVar[str] = "duckduckgo"
-    index: ClassVar[str | None] = "bing"
-    base_url: ClassVar[str] = "https://html.duckduckgo.com"
-    supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    scraped: ClassVar[bool] = True
-    needs_proxy: ClassVar[bool] = True  # often blocked without one
+    name = "duckduckgo"
+    index = "bing"
+    base_url = "https://html.duckduckgo.com"
+    supports_time_range = True
+    supports_language = True
+    scraped = True
+    needs_proxy = True  # often blocked without one
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """The form a browser posts: `q`, `b` (first page), `df` time range, `kl` region."""
@@ -130,8 +129,6 @@ def _hit(node: LexborNode, rank: int, engine: str) -> Hit | None:
     if link is None:
         return None
     url = result_url(link.attributes.get("href"))
-    if not url:
-        return None
     snippet = node.css_first(".result__snippet")
     snippet_text = clean_text(snippet.inner_html) if snippet else ""
     return web_hit(url, link.inner_html, snippet_text, rank, engine)

@@ -5,17 +5,15 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import Clock, iso_date, utc_today
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
-    Clock,
     http_url,
-    iso_date,
     json_object,
     keyed_request,
     ranked_hits,
     result_list,
     strip_markdown,
-    utc_today,
     web_hit,
 )
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
@@ -29,15 +27,14 @@ class Exa(Engine):
     `time_range` becomes `startPublishedDate`, computed from `today` (injectable for tests).
     """
 
-    name: ClassVar[str] = "exa"
-    index: ClassVar[str | None] = "exa"
-    base_url: ClassVar[str] = "https://api.exa.ai"
-    needs_key: ClassVar[bool] = True
-    semantic: ClassVar[bool] = True
-    returns_score: ClassVar[bool] = False  # current responses carry no score
-    supports_time_range: ClassVar[bool] = True
-    default_timeout: ClassVar[float] = 8.0
-    key_env: ClassVar[str | None] = "EXA_API_KEYS"
+    name = "exa"
+    index = "exa"
+    base_url = "https://api.exa.ai"
+    needs_key = True
+    semantic = True
+    returns_score = False  # current responses carry no score
+    supports_time_range = True
+    default_timeout = 8.0
 
     max_results: ClassVar[int] = 100
 
@@ -66,8 +63,6 @@ class Exa(Engine):
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("url")) or http_url(item.get("id"))
-    if not url:
-        return None
     snippet = clean_text(strip_markdown(_snippet_source(item)))
     published = iso_date(item.get("publishedDate"))
     return web_hit(url, item.get("title"), snippet, rank, engine, published=published)

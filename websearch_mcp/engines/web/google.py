@@ -5,20 +5,14 @@ reported as blocked so the breaker backs off."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from websearch_mcp.dates import split_date_prefix
 from websearch_mcp.engines.base import Engine
-from websearch_mcp.engines.common import (
-    first_text,
-    http_url,
-    outermost,
-    ranked_hits,
-    split_date_prefix,
-    web_hit,
-)
+from websearch_mcp.engines.common import first_text, http_url, outermost, ranked_hits, web_hit
 from websearch_mcp.engines.web._google import QDR, language_params
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
@@ -78,7 +72,7 @@ def _title_link(block: LexborNode) -> tuple[LexborNode, LexborNode] | None:
     return None
 
 
-def _hit(result: tuple[LexborNode, LexborNode, str], rank: int, engine: str) -> Hit:
+def _hit(result: tuple[LexborNode, LexborNode, str], rank: int, engine: str) -> Hit | None:
     block, heading, url = result
     snippet, published = split_date_prefix(first_text(block, _SNIPPETS))
     return web_hit(url, heading.text(), snippet, rank, engine, published=published)
@@ -87,14 +81,14 @@ def _hit(result: tuple[LexborNode, LexborNode, str], rank: int, engine: str) -> 
 class Google(Engine):
     """Google web results: `div.g` blocks whose title is an `a` holding an `h3`."""
 
-    name: ClassVar[str] = "google"
-    index: ClassVar[str | None] = "google"
-    base_url: ClassVar[str] = "https://www.google.com"
-    supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    default_enabled: ClassVar[bool] = False
-    scraped: ClassVar[bool] = True
-    needs_proxy: ClassVar[bool] = True  # often blocked without one
+    name = "google"
+    index = "google"
+    base_url = "https://www.google.com"
+    supports_time_range = True
+    supports_language = True
+    default_enabled = False
+    scraped = True
+    needs_proxy = True  # often blocked without one
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """Parameters: `q`, `start`, `tbs` (qdr:d/w/m/y), `hl` and `lr` from the language."""

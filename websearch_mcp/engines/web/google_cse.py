@@ -11,17 +11,15 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import human_date, iso_date, split_date_prefix
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
     api_error,
     http_url,
-    human_date,
-    iso_date,
     json_body,
     json_object,
     object_list,
     ranked_hits,
-    split_date_prefix,
     web_hit,
 )
 from websearch_mcp.engines.web._google import language_params
@@ -96,13 +94,12 @@ class GoogleCSE(Engine):
     """Programmable Search: `items[]` with `title`, `link`, `snippet`; dates from `pagemap`
     metadata or a "May 5, 2018 ..." snippet prefix. `items` is absent when nothing matched."""
 
-    name: ClassVar[str] = "google_cse"
-    index: ClassVar[str | None] = "google"
-    base_url: ClassVar[str] = "https://www.googleapis.com"
-    needs_key: ClassVar[bool] = True
-    supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    key_env: ClassVar[str | None] = "GOOGLE_CSE_API_KEYS"
+    name = "google_cse"
+    index = "google"
+    base_url = "https://www.googleapis.com"
+    needs_key = True
+    supports_time_range = True
+    supports_language = True
 
     max_num: ClassVar[int] = 10  # the API's maximum per request
 
@@ -130,8 +127,6 @@ class GoogleCSE(Engine):
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("link"))
-    if not url:
-        return None
     snippet, snippet_date = snippet_and_date(clean_text(item.get("snippet")))
     published = _published(item) or snippet_date
     return web_hit(url, item.get("title"), snippet, rank, engine, published=published)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import iso_date
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
     check_error_body,
     http_url,
-    iso_date,
     json_object,
     keyed_request,
     object_list,
@@ -26,13 +26,12 @@ class Jina(Engine):
     service would otherwise fetch (slow, and billed in tokens).
     """
 
-    name: ClassVar[str] = "jina"
-    base_url: ClassVar[str] = "https://s.jina.ai"
-    needs_key: ClassVar[bool] = True
-    semantic: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    default_timeout: ClassVar[float] = 10.0
-    key_env: ClassVar[str | None] = "JINA_API_KEYS"
+    name = "jina"
+    base_url = "https://s.jina.ai"
+    needs_key = True
+    semantic = True
+    supports_language = True
+    default_timeout = 10.0
 
     max_num: ClassVar[int] = 20
 
@@ -57,8 +56,6 @@ class Jina(Engine):
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("url"))
-    if not url:
-        return None
     snippet = clean_text(item.get("description") or item.get("content"))
     published = iso_date(item.get("publishedTime") or item.get("date"))
     return web_hit(url, item.get("title"), snippet, rank, engine, published=published)

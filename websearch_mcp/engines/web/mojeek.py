@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, ClassVar
+from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from websearch_mcp.dates import Clock, utc_today
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import Clock, http_url, ranked_hits, utc_today, web_hit
+from websearch_mcp.engines.common import http_url, ranked_hits, web_hit
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -25,12 +26,12 @@ class Mojeek(Engine):
     `time_range` becomes `since=YYYYMMDD`, computed from `today`; the language a `lb` bias.
     """
 
-    name: ClassVar[str] = "mojeek"
-    index: ClassVar[str | None] = "mojeek"
-    base_url: ClassVar[str] = "https://www.mojeek.com"
-    supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    scraped: ClassVar[bool] = True
+    name = "mojeek"
+    index = "mojeek"
+    base_url = "https://www.mojeek.com"
+    supports_time_range = True
+    supports_language = True
+    scraped = True
 
     def __init__(self, today: Clock = utc_today) -> None:
         self.today = today
@@ -66,8 +67,6 @@ class Mojeek(Engine):
 def _hit(item: LexborNode, rank: int, engine: str) -> Hit | None:
     title = item.css_first("h2 a")
     url = http_url((item.css_first("a.ob") or title or item).attributes.get("href"))
-    if not url:
-        return None
     snippet = item.css_first("p.s")
     snippet_text = clean_text(snippet.text()) if snippet is not None else ""
     return web_hit(url, title.text() if title is not None else None, snippet_text, rank, engine)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
+from websearch_mcp.dates import iso_date, split_date_prefix
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
     as_float,
     http_url,
-    iso_date,
     json_object,
     ranked_hits,
     result_list,
-    split_date_prefix,
     web_hit,
 )
 from websearch_mcp.errors import EngineError
@@ -30,14 +29,14 @@ class SearXNG(Engine):
     Off by default: set `engines.searxng.base_url` to your instance and enable it.
     """
 
-    name: ClassVar[str] = "searxng"
+    name = "searxng"
     # SearXNG's own default listen address (settings.yml `server.port: 8888`).
-    base_url: ClassVar[str] = "http://127.0.0.1:8888"
-    returns_score: ClassVar[bool] = True
-    supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    default_enabled: ClassVar[bool] = False
-    default_timeout: ClassVar[float] = 6.0
+    base_url = "http://127.0.0.1:8888"
+    returns_score = True
+    supports_time_range = True
+    supports_language = True
+    default_enabled = False
+    default_timeout = 6.0
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """`q`, `format=json`, `pageno`, and `time_range` / `language` when asked for."""
@@ -78,8 +77,6 @@ def unresponsive(value: Any, shown: int = 5) -> str:
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("url"))
-    if not url:
-        return None
     # Google results relayed by SearXNG keep the date in the text ("1 apr 2013 — ...").
     snippet, printed = split_date_prefix(clean_text(item.get("content")))
     return web_hit(

@@ -26,14 +26,13 @@ class SerpApi(Engine):
     `organic_results`. An `{"error": ...}` body is an error whatever the HTTP status.
     """
 
-    name: ClassVar[str] = "serpapi"
-    index: ClassVar[str | None] = "google"
-    base_url: ClassVar[str] = "https://serpapi.com"
-    needs_key: ClassVar[bool] = True
-    supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    default_timeout: ClassVar[float] = 8.0
-    key_env: ClassVar[str | None] = "SERPAPI_API_KEYS"
+    name = "serpapi"
+    index = "google"
+    base_url = "https://serpapi.com"
+    needs_key = True
+    supports_time_range = True
+    supports_language = True
+    default_timeout = 8.0
 
     max_num: ClassVar[int] = 100
 

@@ -19,13 +19,12 @@ from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 class Serper(Engine):
     """Serper: `organic[]` with `title`, `link`, `snippet` and sometimes a `date`. No score."""
 
-    name: ClassVar[str] = "serper"
-    index: ClassVar[str | None] = "google"
-    base_url: ClassVar[str] = "https://google.serper.dev"
-    needs_key: ClassVar[bool] = True
-    supports_time_range: ClassVar[bool] = True
-    supports_language: ClassVar[bool] = True
-    key_env: ClassVar[str | None] = "SERPER_API_KEYS"
+    name = "serper"
+    index = "google"
+    base_url = "https://google.serper.dev"
+    needs_key = True
+    supports_time_range = True
+    supports_language = True
 
     max_num: ClassVar[int] = 100
 

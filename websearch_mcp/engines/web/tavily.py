@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from websearch_mcp.dates import iso_date
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
     as_float,
     http_url,
-    iso_date,
     json_object,
     keyed_request,
     ranked_hits,
@@ -26,13 +26,12 @@ _QUOTA_STATUSES = (432, 433)
 class Tavily(Engine):
     """Tavily: relevance scores in [0, 1]; `published_date` only for news topics."""
 
-    name: ClassVar[str] = "tavily"
-    base_url: ClassVar[str] = "https://api.tavily.com"
-    needs_key: ClassVar[bool] = True
-    returns_score: ClassVar[bool] = True
-    supports_time_range: ClassVar[bool] = True
-    default_timeout: ClassVar[float] = 6.0
-    key_env: ClassVar[str | None] = "TAVILY_API_KEYS"
+    name = "tavily"
+    base_url = "https://api.tavily.com"
+    needs_key = True
+    returns_score = True
+    supports_time_range = True
+    default_timeout = 6.0
 
     max_results: ClassVar[int] = 20
 
@@ -61,8 +60,6 @@ class Tavily(Engine):
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("url"))
-    if not url:
-        return None
     return web_hit(
         url,
         item.get("title"),

@@ -22,11 +22,11 @@ class Wikipedia(Engine):
     `published`: a freshness boost would otherwise rank any recently touched article as news.
     """
 
-    name: ClassVar[str] = "wikipedia"
-    index: ClassVar[str | None] = "wikipedia"
-    base_url: ClassVar[str] = "https://en.wikipedia.org"
-    supports_language: ClassVar[bool] = False  # the language is the wiki: set `base_url`
-    default_timeout: ClassVar[float] = 4.0
+    name = "wikipedia"
+    index = "wikipedia"
+    base_url = "https://en.wikipedia.org"
+    supports_language = False  # the language is the wiki: set `base_url`
+    default_timeout = 4.0
 
     max_limit: ClassVar[int] = 50  # `srlimit` ceiling for anonymous clients
 

@@ -1,6 +1,7 @@
-"""Failing open: a broken cache is bypassed, logged once per cause, counted, and retried later.
+"""Failing open: a broken store is bypassed, logged once per cause, counted, and retried later.
 
-A backend reports each failed operation with a cause (`corrupt`, `locked`, `read_only`,
+Used by the cache backends and the Redis cooldown store (which answers from memory meanwhile).
+A store reports each failed operation with a cause (`corrupt`, `locked`, `read_only`,
 `disk_full`, `unavailable`, ...). The guard then pauses either every operation (the store cannot be
 read) or only writes (it can still be read: a read-only file, a full disk, a held write lock) for
 `retry_seconds` of the cache's clock, after which the next call tries again. Nothing here raises.

@@ -1,0 +1,49 @@
+"""The engine contract's declarations: what the base derives, and the types every engine keeps."""
+
+from __future__ import annotations
+
+import pytest
+
+from websearch_mcp.engines.base import Engine
+from websearch_mcp.engines.registry import ENGINES
+
+
+def test_a_keyed_engine_reads_its_name_api_keys_unless_it_names_its_own() -> None:
+    class Keyed(Engine):
+        name = "some_api"
+        needs_key = True
+
+    class OwnVariable(Engine):
+        name = "other_api"
+        needs_key = True
+        key_env = "OTHER_TOKENS"
+
+    class Keyless(Engine):
+        name = "open_api"
+
+    assert Keyed.key_env == "SOME_API_API_KEYS"
+    assert OwnVariable.key_env == "OTHER_TOKENS"
+    assert Keyless.key_env is None
+    assert Engine.key_env is None
+
+
+_CHECKS = {
+    "str": lambda v: isinstance(v, str),
+    "str | None": lambda v: v is None or isinstance(v, str),
+    "bool": lambda v: isinstance(v, bool),
+    "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "float | None": lambda v: v is None or (isinstance(v, int | float) and v > 0),
+    "Literal['web', 'academic']": lambda v: v in ("web", "academic"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+def test_every_declaration_has_the_type_the_base_declares(name: str) -> None:
+    cls = ENGINES[name]
+    hints = Engine.__annotations__
+    assert set(hints) >= {"name", "kind", "base_url", "needs_key", "index", "key_env"}
+    for attribute, hint in hints.items():
+        declared = hint.removeprefix("ClassVar[").removesuffix("]")
+        value = getattr(cls, attribute)
+        assert _CHECKS[declared](value), f"{name}.{attribute} = {value!r} is not {declared}"
+    assert cls.name == name

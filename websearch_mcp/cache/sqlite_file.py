@@ -1,0 +1,85 @@
+"""The SQLite cache's file: its schema, the statements run on it, and how a failed
+operation is classified (which causes pause writes only, which keep the connection open).
+"""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS cache_entries (
+    id INTEGER PRIMARY KEY,
+    namespace TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    stored_at REAL NOT NULL,
+    last_used REAL NOT NULL,
+    ttl REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    UNIQUE (namespace, key)
+);
+CREATE INDEX IF NOT EXISTS cache_entries_expires_at ON cache_entries (expires_at);
+CREATE INDEX IF NOT EXISTS cache_entries_last_used ON cache_entries (last_used);
+"""
+
+# The expiry is checked by the caller: a hit not yet written may have moved it on.
+SELECT = """
+SELECT value, stored_at, ttl, expires_at FROM cache_entries
+WHERE namespace = ? AND key = ? AND stored_at > ?
+"""
+
+# MAX: a late write never moves back what another process (or a newer value) set.
+TOUCH = """
+UPDATE cache_entries
+SET last_used = MAX(last_used, ?), expires_at = MAX(expires_at, MIN(? + ttl, stored_at + ?))
+WHERE namespace = ? AND key = ?
+"""
+
+UPSERT = """
+INSERT INTO cache_entries (namespace, key, value, stored_at, last_used, ttl, expires_at)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (namespace, key) DO UPDATE SET
+    value = excluded.value, stored_at = excluded.stored_at, last_used = excluded.last_used,
+    ttl = excluded.ttl, expires_at = excluded.expires_at
+"""
+
+DELETE_EXPIRED = "DELETE FROM cache_entries WHERE expires_at <= ? OR stored_at <= ?"
+
+DELETE_LEAST_USED = """
+DELETE FROM cache_entries WHERE id IN (
+    SELECT id FROM cache_entries ORDER BY last_used, id LIMIT ?
+)
+"""
+
+CAUSES = {
+    sqlite3.SQLITE_CORRUPT: "corrupt",
+    sqlite3.SQLITE_NOTADB: "corrupt",
+    sqlite3.SQLITE_BUSY: "locked",
+    sqlite3.SQLITE_LOCKED: "locked",
+    sqlite3.SQLITE_READONLY: "read_only",
+    sqlite3.SQLITE_PERM: "read_only",
+    sqlite3.SQLITE_FULL: "disk_full",
+    sqlite3.SQLITE_CANTOPEN: "cannot_open",
+    sqlite3.SQLITE_IOERR: "io_error",
+}
+
+# Causes under which the file can still be read: a failed write pauses writes only.
+WRITE_CAUSES = frozenset({"locked", "read_only", "disk_full"})
+# Causes that pass by themselves on the same connection. Any other closes it, so that the next
+# try opens the file afresh (a replaced file, permissions given back).
+KEEP_OPEN_CAUSES = frozenset({"locked", "disk_full"})
+
+
+def classify(exc: BaseException) -> str:
+    """The cause of a failed SQLite operation, as counted in `stats.errors`."""
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        return "error" if code is None else CAUSES.get(code & 0xFF, "error")
+    if isinstance(exc, OSError):  # creating the directory
+        if exc.errno == errno.ENOSPC:
+            return "disk_full"
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            return "read_only"
+        return "cannot_open"
+    return "error"
