@@ -11,7 +11,7 @@ from websearch_mcp.config import SearchSettings, parse_config
 from websearch_mcp.errors import ConfigError
 from websearch_mcp.models import Hit, Query
 from websearch_mcp.orchestrator import Orchestrator
-from websearch_mcp.ranking.coverage import containment, credited, unseen
+from websearch_mcp.ranking.coverage import Unseen, containment, credited
 from websearch_mcp.ranking.families import family_weights, one_vote_per_family
 from websearch_mcp.ranking.pipeline import rank
 
@@ -59,12 +59,12 @@ def test_an_engine_holding_the_others_best_results_leaves_nothing_unseen() -> No
     voters = {"a": 1.0, "b": 1.0, "c": 1.0}
     contained = {("b", "a"): 1.0, ("c", "a"): 0.0}
     # b returns a's head: its silence on this result is a judgment. c shares nothing: unseen.
-    assert unseen({"a": 4}, voters, contained) == 1.0
-    assert unseen({"a": 4, "b": 2, "c": 9}, voters, contained) == 0.0
+    assert Unseen(voters, contained)({"a": 4}) == 1.0
+    assert Unseen(voters, contained)({"a": 4, "b": 2, "c": 9}) == 0.0
     half = {("b", "a"): 0.5, ("c", "a"): 0.5}
-    assert unseen({"a": 1}, voters, half) == pytest.approx(2 * 0.75)
-    assert unseen({}, voters, half) == 0.0
-    assert unseen({"a": 1}, {"a": 1.0, "b": 0.0}, {}) == 0.0  # a muted engine does not count
+    assert Unseen(voters, half)({"a": 1}) == pytest.approx(2 * 0.75)
+    assert Unseen(voters, half)({}) == 0.0
+    assert Unseen({"a": 1.0, "b": 0.0}, {})({"a": 1}) == 0.0  # a muted engine does not count
 
 
 def test_unseen_voters_vote_as_the_returning_ones_did() -> None:
@@ -92,11 +92,12 @@ def test_coverage_signals_stay_in_their_bounds(ranked, head, weights) -> None:
     present = {v for ranks in ranked for v in ranks}
     voters = {v: weights.get(v, 1.0) for v in present}
     total = sum(voters.values())
+    weigh = Unseen(voters, contained)
     for ranks in ranked:
         cast = sum(voters[v] for v in ranks)
-        missing = unseen(ranks, voters, contained)
+        missing = weigh(ranks)
         assert -1e-12 <= missing <= total - cast + 1e-12
-        assert unseen(ranks, voters, contained) == missing  # deterministic
+        assert Unseen(voters, contained)(ranks) == missing  # deterministic, memo or not
         for rrf in (0.0, 0.3, 1.0):
             assert rrf <= credited(rrf, ranks, voters, missing, 0.5) <= 1.0
 
@@ -106,9 +107,8 @@ def test_coverage_signals_stay_in_their_bounds(ranked, head, weights) -> None:
 def test_more_shared_results_leave_less_unseen(low: float, high: float) -> None:
     low, high = sorted((low, high))
     voters = {"a": 1.0, "b": 1.0}
-    assert unseen({"a": 1}, voters, {("b", "a"): high}) <= unseen(
-        {"a": 1}, voters, {("b", "a"): low}
-    )
+    more = Unseen(voters, {("b", "a"): high})({"a": 1})
+    assert more <= Unseen(voters, {("b", "a"): low})({"a": 1})
 
 
 # --- in the pipeline ----------------------------------------------------------------------------

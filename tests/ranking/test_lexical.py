@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from websearch_mcp.ranking.lexical import (
     alignment,
@@ -13,6 +17,7 @@ from websearch_mcp.ranking.lexical import (
     rare_share,
     stem,
     terms,
+    url_words,
 )
 
 
@@ -112,3 +117,39 @@ def test_recency_words() -> None:
     assert analyze_query("latest python release").recency
     assert analyze_query("最新的大模型").recency
     assert not analyze_query("python release notes").recency
+
+
+# Text that reaches every tokenising path: identifiers, hyphens, apostrophes, plurals, CJK,
+# full-width letters, percent-escapes and slugs.
+_PIECES = st.sampled_from(
+    [
+        "fts5_virtual", "node.js", "c++", "gpt-4o", "boundary-layer", "it's", "studies",
+        "indexes", "models", "最新的向量数据库", "ＦＵＬＬ", "Straße", "%C3%BC", "how-to-fix",
+        "_to_use", "ORA-00942", "/", ".", " ", "-", "_", "%", "über", "Loop_stream:",
+    ]
+)  # fmt: skip
+_TEXTS = st.lists(st.one_of(_PIECES, st.text(max_size=8)), max_size=12).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS, _TEXTS)
+def test_a_url_term_less_its_last_character_is_in_the_folded_url(url: str, word: str) -> None:
+    """Why `url_may_hold` may skip tokenising a URL: stemming only changes a word's end."""
+    doc = analyze_doc("", "", url)
+    folded = unicodedata.normalize("NFKC", url_words(url)).lower()
+    assert all(term[:-1] in folded for term in doc.url)
+    wanted = terms(word) | {word}
+    assert analyze_doc("", "", url).url_may_hold(wanted) >= bool(wanted & doc.url)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS, _TEXTS, _TEXTS)
+def test_alignment_is_the_same_whether_the_url_was_read_or_not(
+    query: str, text: str, url: str
+) -> None:
+    q = analyze_query(query)
+    lazy = analyze_doc(text, "", url)
+    read = analyze_doc(text, "", url)
+    assert read.url is not None  # read before scoring
+    assert alignment(q, lazy) == alignment(q, read)
+    assert rare_share(q, lazy) == rare_share(q, read)

@@ -44,24 +44,46 @@ def containment(
     return out
 
 
-def unseen(
-    ranks: Mapping[str, int],
-    voters: Mapping[str, float],
-    contained: Mapping[tuple[str, str], float],
-) -> float:
-    """The weight of the answering `voters` (voter -> weight) that did not return this result
-    (`ranks`: voter -> rank) and likely do not index it: sum over them of w * (1 - c^2), c the
-    mean containment of the returning voters' heads in that voter's list."""
-    present = [v for v in sorted(ranks) if voters.get(v, 0.0) > 0]
-    if not present:
-        return 0.0
-    total = 0.0
-    for voter in sorted(voters):
-        if voter in ranks or voters[voter] <= 0:
-            continue
-        shared = sum(contained.get((voter, s), 0.0) for s in present) / len(present)
-        total += voters[voter] * (1.0 - shared * shared)
-    return total
+class Unseen:
+    """The unseen weight of a result, for the results of one request: the answering `voters`
+    (voter -> weight) and their containment table are read once, and each set of returning
+    voters is computed once (many results share one)."""
+
+    __slots__ = ("_memo", "_positive", "_rows", "_voters")
+
+    def __init__(
+        self, voters: Mapping[str, float], contained: Mapping[tuple[str, str], float]
+    ) -> None:
+        self._voters = [(v, voters[v]) for v in sorted(voters) if voters[v] > 0]
+        self._positive = frozenset(v for v, _ in self._voters)
+        self._rows: dict[str, dict[str, float]] = {v: {} for v, _ in self._voters}
+        for (m, s), share in contained.items():
+            if m in self._rows:
+                self._rows[m][s] = share
+        self._memo: dict[tuple[str, ...], float] = {}
+
+    def __call__(self, ranks: Mapping[str, int]) -> float:
+        """The weight of the answering voters that did not return this result (`ranks`:
+        voter -> rank) and likely do not index it: sum over them of w * (1 - c^2), c the mean
+        containment of the returning voters' heads in that voter's list."""
+        key = tuple(ranks)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self._unseen(ranks)
+        return found
+
+    def _unseen(self, ranks: Mapping[str, int]) -> float:
+        present = [v for v in sorted(ranks) if v in self._positive]
+        if not present:
+            return 0.0
+        total = 0.0
+        for voter, weight in self._voters:
+            if voter in ranks:
+                continue
+            row = self._rows[voter]
+            shared = sum([row.get(s, 0.0) for s in present]) / len(present)
+            total += weight * (1.0 - shared * shared)
+        return total
 
 
 def credited(
@@ -74,7 +96,7 @@ def credited(
     """`rrf` (normalised, in [0, 1]) with the unseen voters voting as the returning ones did on
     average, scaled by `weight` in [0, 1]: rrf * (1 + weight * unseen / returned weight),
     at most 1 (every voter at rank 1)."""
-    cast = sum(voters.get(v, 0.0) for v in ranks)
+    cast = sum([voters.get(v, 0.0) for v in ranks])
     if cast <= 0 or weight <= 0:
         return rrf
     return min(1.0, rrf * (1.0 + weight * unseen_weight / cast))

@@ -69,10 +69,12 @@ def merge(lists: Mapping[str, Sequence[Hit]]) -> list[Merged]:
         for position, hit in enumerate(lists[engine], start=1):
             key, host, path = canonicalize(hit.url)
             item = merged.get(key)
-            if item is None:
-                item = merged[key] = Merged(key=key, host=host, path=path)
             rank = _rank_of(hit, position)
-            if engine not in item.ranks or rank < item.ranks[engine]:
+            if item is None:
+                merged[key] = Merged(key, host, path, {engine: hit}, {engine: rank})
+                continue
+            known = item.ranks.get(engine)
+            if known is None or rank < known:
                 item.ranks[engine] = rank
                 item.hits[engine] = hit
     for item in merged.values():

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
@@ -106,14 +107,45 @@ class QueryTerms:
     recency: bool  # the text asks for recent results ("latest", "最新", ...)
 
 
-@dataclass(slots=True)  # not frozen: built for every result, and frozen init is slower
 class DocTerms:
-    """A result's words: content terms of title + snippet and of its URL, and `joined`, all its
-    terms in order separated by single spaces (a phrase test is a substring test)."""
+    """A result's words: `text`, the content terms of title + snippet, and `url`, those of its
+    URL; `joined`, all its terms in order separated by single spaces (a phrase test is a
+    substring test). The URL's terms are found on first use: most results need none of them,
+    having the query's words in their title or snippet (`url_may_hold` says which do)."""
 
-    text: AbstractSet[str]
-    url: AbstractSet[str]
-    joined: str
+    __slots__ = ("_folded", "_link", "_url", "_url_joined", "_words", "text")
+
+    def __init__(self, words: str, text: AbstractSet[str], url: str) -> None:
+        self.text = text
+        self._words = words  # the terms of `text` in order, joined by single spaces
+        self._link = url
+        self._url: AbstractSet[str] | None = None
+        self._url_joined = ""
+        self._folded: str | None = None
+
+    def _url_terms(self) -> AbstractSet[str]:
+        if self._url is None:
+            self._url_joined, self._url = _sequence(url_words(self._link))
+        return self._url
+
+    @property
+    def url(self) -> AbstractSet[str]:
+        return self._url_terms()
+
+    @property
+    def joined(self) -> str:
+        self._url_terms()
+        return f" {self._words} | {self._url_joined} "
+
+    def url_may_hold(self, terms: Iterable[str]) -> bool:
+        """False when none of `terms` is among the URL's terms, decided without finding them:
+        a term less its last character is part of the folded text it came from (stemming
+        only changes a word's end: studies -> study), so most terms are ruled out at once."""
+        if self._url is not None:
+            return not self._url.isdisjoint(terms)
+        if self._folded is None:
+            self._folded = _folded(url_words(self._link))
+        return any(term[:-1] in self._folded for term in terms)
 
 
 @lru_cache(maxsize=16384)
@@ -159,6 +191,11 @@ def _chunks(text: str) -> list[str] | list[bytes]:
     return unicodedata.normalize("NFKC", text).lower().translate(_SEPARATORS).split()
 
 
+def _folded(text: str) -> str:
+    """`text` as `_chunks` reads it, separators kept: every term of it is made of its parts."""
+    return text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower()
+
+
 def _term_of(token: str) -> str:
     """One token's content terms joined by spaces: CJK bigrams, or the stemmed word, or ""."""
     if not token.isascii() and _CJK.match(token):
@@ -195,6 +232,10 @@ class _TermCache(dict[str | bytes, str]):
         text = chunk.decode("ascii") if isinstance(chunk, bytes) else chunk
         if text.isascii() and text.isalnum():  # a plain word: most chunks
             value = _term_of(text)
+        elif isinstance(chunk, bytes) and all(map(bytes.isalpha, parts := chunk.split(b"-"))):
+            # Words joined by hyphens (a URL's slug): every hyphen is between two letters, so
+            # the chunk's terms are its words', each a plain word of this cache.
+            value = " ".join(filter(None, map(self.__getitem__, parts)))
         else:
             text = _LETTER_HYPHEN.sub(" ", text) if "-" in text else text
             value = " ".join(filter(None, map(_term_of, _TOKEN.findall(text))))
@@ -205,13 +246,14 @@ class _TermCache(dict[str | bytes, str]):
 _TERMS = _TermCache()
 
 
-def _sequence(text: str) -> tuple[list[str], set[str]]:
-    """The content terms of `text` in order and the set of them plus identifier parts."""
-    seq = " ".join(map(_TERMS.__getitem__, _chunks(text))).split()
-    every = set(seq)
+def _sequence(text: str) -> tuple[str, set[str]]:
+    """The content terms of `text` in order, joined by single spaces, and the set of them plus
+    identifier parts."""
+    joined = " ".join(filter(None, map(_TERMS.__getitem__, _chunks(text))))
+    every = set(joined.split())
     for compound in every & _TERMS.compounds:
         every.update(_TERMS.parts[compound])
-    return seq, every
+    return joined, every
 
 
 def terms(text: str) -> set[str]:
@@ -255,7 +297,8 @@ def is_shouted(text: str) -> bool:
 @lru_cache(maxsize=1024)
 def analyze_query(text: str) -> QueryTerms:
     """Content terms, rare terms, adjacent pairs and recency of a query (cached)."""
-    seq, every = _sequence(text)
+    joined, every = _sequence(text)
+    seq = joined.split()
     content = tuple(dict.fromkeys(seq))
     typed = _LETTER_HYPHEN.sub(" ", unicodedata.normalize("NFKC", text))
     originals = {} if is_shouted(text) else {stem(t.lower()): t for t in _TOKEN.findall(typed)}
@@ -282,17 +325,15 @@ def url_words(url: str) -> str:
 
 def analyze_doc(title: str, snippet: str, url: str) -> DocTerms:
     """Tokenise a result once: title + snippet terms, URL terms and their order."""
-    seq, text = _sequence(f"{title}\n{snippet}")
-    url_seq, url_terms = _sequence(url_words(url))
-    joined = f" {' '.join(seq)} | {' '.join(url_seq)} "
-    return DocTerms(text=text, url=url_terms, joined=joined)
+    joined, text = _sequence(f"{title}\n{snippet}")
+    return DocTerms(joined, text, url)
 
 
 def _found(wanted: frozenset[str], doc: DocTerms) -> int:
-    found = wanted.intersection(doc.text)
-    if len(found) < len(wanted):
-        found = found.union(wanted.intersection(doc.url))
-    return len(found)
+    found = len(wanted.intersection(doc.text))
+    if found < len(wanted) and doc.url_may_hold(missing := wanted.difference(doc.text)):
+        found += len(missing.intersection(doc.url))
+    return found
 
 
 def alignment(query: QueryTerms, doc: DocTerms) -> float:

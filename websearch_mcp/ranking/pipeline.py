@@ -27,7 +27,7 @@ from websearch_mcp.ranking.boosts import (
     site_authority,
     wants_recent,
 )
-from websearch_mcp.ranking.coverage import containment, credited, unseen
+from websearch_mcp.ranking.coverage import Unseen, containment, credited
 from websearch_mcp.ranking.domain import (
     DomainVerdict,
     domain_info,
@@ -62,12 +62,14 @@ class Factor:
     """A signal's multiplier (1 + w * s) / (1 + w), as base + slope * s with the weight fixed;
     1 when the signal does not apply (None) and for every signal when w = 0."""
 
-    __slots__ = ("base", "slope")
+    __slots__ = ("base", "on", "slope")
 
     def __init__(self, weight: float) -> None:
         weight = max(0.0, weight)
         self.base = 1.0 / (1.0 + weight)
         self.slope = weight / (1.0 + weight)
+        # Off: exactly 1 for every signal, so a score need not compute the signal at all.
+        self.on = not (self.base == 1.0 and self.slope == 0.0)
 
     def __call__(self, signal: float | None) -> float:
         return 1.0 if signal is None else self.base + self.slope * signal
@@ -113,6 +115,7 @@ class _Context:
         self.recent = wants_recent(self.terms, query.time_range, now)
         self.now = now
         self.families = {e: family_of(e, families) for e in lists}
+        self.own_families = all(f == e for e, f in self.families.items())
         self.shared_index = shares_an_index(lists, families)
         # Voters are index families, each with its best member's weight.
         self.family_weights = family_weights(lists, weights, families)
@@ -120,7 +123,7 @@ class _Context:
         self.voters = sum(1 for w in self.family_weights.values() if w > 0)
         self.every_engine_votes = self.voters == len(lists)
         self.evidence = EngineEvidence(lists, weights, self.settings.position_k)
-        self.contained: dict[tuple[str, str], float] = {}
+        self.unseen: Unseen | None = None  # with the coverage credit on
         self.domains = domain_lists(self.settings, search.block_domains)
         self.factors = _Factors(self.settings)
         self._hosts: dict[str, tuple[DomainVerdict, float]] = {}
@@ -145,7 +148,9 @@ class _Context:
             return dict(ranks)
         return one_vote_per_family(ranks, self.weights, self.families, self.search.rrf_k)
 
-    def by_family(self, votes: Mapping[str, int]) -> dict[str, int]:
+    def by_family(self, votes: dict[str, int]) -> dict[str, int]:
+        if self.own_families:
+            return votes
         return {self.families[e]: r for e, r in votes.items()}
 
     def engines_agreeing(self, votes: Mapping[str, int]) -> int:
@@ -157,24 +162,44 @@ class _Context:
 
 @dataclass(slots=True)
 class _Scored:
-    """One merged result with its signals; `details` are built only for the results returned."""
+    """One merged result with its signals. A signal whose weight is 0 leaves every score
+    alone: it is computed only for the results returned (`explain`), as are the `details`."""
 
     item: Merged
+    votes: dict[str, int]
     doc: DocTerms
     rrf: float
     unseen: float | None
     coverage: float
-    alignment: float
-    rare: float | None
-    phrase: float | None
     domain: DomainVerdict
-    consensus: float | None
-    position: float | None
-    engine_score: float | None
     authority: float
-    freshness: float | None
+    alignment: float | None = None
+    rare: float | None = None
+    phrase: float | None = None
+    consensus: float | None = None
+    position: float | None = None
+    engine_score: float | None = None
+    freshness: float | None = None
     score: float = 0.0
     similarity: float | None = None
+
+    def explain(self, ctx: _Context) -> None:
+        """Compute the signals the score did without (their weight is 0)."""
+        f, terms = ctx.factors, ctx.terms
+        if not f.alignment.on:
+            self.alignment = alignment(terms, self.doc)
+        if not f.rare.on:
+            self.rare = rare_share(terms, self.doc)
+        if not f.phrase.on:
+            self.phrase = phrase_share(terms, self.doc)
+        if not f.consensus.on:
+            self.consensus = consensus(ctx.engines_agreeing(self.votes), ctx.voters)
+        if not f.position.on:
+            self.position = ctx.evidence.position(self.votes)
+        if not f.engine_score.on:
+            self.engine_score = ctx.evidence.engine_score(self.item.hits, self.votes)
+        if not f.freshness.on:
+            self.freshness = _freshness(self.item, ctx)
 
     def details(self) -> dict[str, Any]:
         """The explanation shown as `score_details` (values rounded to 4 places)."""
@@ -204,54 +229,55 @@ class _Scored:
         return out
 
 
+def _freshness(item: Merged, ctx: _Context) -> float | None:
+    if not ctx.recent:
+        return None
+    return freshness(item.published_at, ctx.now, ctx.query.time_range, ctx.settings)
+
+
 def _score(item: Merged, votes: dict[str, int], doc: DocTerms, ctx: _Context) -> _Scored:
-    """`votes`: the result's ranks, one engine per index family."""
-    terms, weights = ctx.terms, ctx.weights
+    """`votes`: the result's ranks, one engine per index family. The score multiplies the
+    factors in one fixed order (an unused one is exactly 1), so it is the same float whichever
+    signals are on."""
+    terms, f = ctx.terms, ctx.factors
     verdict, site = ctx.site(item.host)
-    rrf = normalised_rrf(votes, weights, ctx.search.rrf_k, ctx.best)
+    rrf = normalised_rrf(votes, ctx.weights, ctx.search.rrf_k, ctx.best)
     missing, covered = None, rrf
-    if ctx.contained:
+    if ctx.unseen is not None:
         voted = ctx.by_family(votes)
-        missing = unseen(voted, ctx.family_weights, ctx.contained)
+        missing = ctx.unseen(voted)
         covered = credited(rrf, voted, ctx.family_weights, missing, ctx.settings.coverage_weight)
-    scored = _Scored(
-        item=item,
-        doc=doc,
-        rrf=rrf,
-        unseen=missing,
-        coverage=covered,
-        alignment=alignment(terms, doc),
-        rare=rare_share(terms, doc),
-        phrase=phrase_share(terms, doc),
-        domain=verdict,
-        consensus=consensus(ctx.engines_agreeing(votes), ctx.voters),
-        position=ctx.evidence.position(votes),
-        engine_score=ctx.evidence.engine_score(item.hits, votes),
-        authority=authority(site, item.path),
-        freshness=(
-            freshness(item.published_at, ctx.now, ctx.query.time_range, ctx.settings)
-            if ctx.recent
-            else None
-        ),
-    )
-    f = ctx.factors
-    final = (
-        scored.coverage
-        * f.alignment(scored.alignment)
-        * f.rare(scored.rare)
-        * f.phrase(scored.phrase)
-        * scored.domain.factor
-        * f.consensus(scored.consensus)
-        * f.position(scored.position)
-        * f.engine_score(scored.engine_score)
-        * f.authority(scored.authority)
-        * f.freshness(scored.freshness)
-    )
-    scored.score = min(1.0, max(0.0, final))
-    return scored
+    s = _Scored(item, votes, doc, rrf, missing, covered, verdict, authority(site, item.path))
+    final = covered
+    if f.alignment.on:
+        s.alignment = alignment(terms, doc)
+        final *= f.alignment(s.alignment)
+    if f.rare.on:
+        s.rare = rare_share(terms, doc)
+        final *= f.rare(s.rare)
+    if f.phrase.on:
+        s.phrase = phrase_share(terms, doc)
+        final *= f.phrase(s.phrase)
+    final *= verdict.factor
+    if f.consensus.on:
+        s.consensus = consensus(ctx.engines_agreeing(votes), ctx.voters)
+        final *= f.consensus(s.consensus)
+    if f.position.on:
+        s.position = ctx.evidence.position(votes)
+        final *= f.position(s.position)
+    if f.engine_score.on:
+        s.engine_score = ctx.evidence.engine_score(item.hits, votes)
+        final *= f.engine_score(s.engine_score)
+    final *= f.authority(s.authority)
+    if f.freshness.on:
+        s.freshness = _freshness(item, ctx)
+        final *= f.freshness(s.freshness)
+    s.score = min(1.0, max(0.0, final))
+    return s
 
 
-def _result(scored: _Scored) -> RankedResult:
+def _result(scored: _Scored, ctx: _Context) -> RankedResult:
+    scored.explain(ctx)
     item = scored.item
     ordered = [item.hits[e] for e in item.engines]
     citations = [h.citations for h in ordered if h.citations is not None]
@@ -300,7 +326,9 @@ def rank(
     items = [item for item in merge(lists) if not matches(item.host, ctx.domains.blocked)]
     votes = [ctx.votes(item.ranks) for item in items]
     if search.ranking.coverage_weight > 0 and ctx.voters > 1:
-        ctx.contained = containment([ctx.by_family(v) for v in votes])
+        contained = containment([ctx.by_family(v) for v in votes])
+        if contained:
+            ctx.unseen = Unseen(ctx.family_weights, contained)
     scored = [
         _score(item, vote, analyze_doc(item.title, item.snippet, item.key), ctx)
         for item, vote in zip(items, votes, strict=True)
@@ -320,4 +348,4 @@ def rank(
         for index, sim in zip(order, sims, strict=True):
             scored[index].similarity = sim
         scored = [scored[i] for i in order]
-    return [_result(r) for r in scored[:limit]]
+    return [_result(r, ctx) for r in scored[:limit]]

@@ -34,12 +34,13 @@ def place(rank: int, k: float) -> float:
 class EngineEvidence:
     """Per request: the answering engines' weights, list depths and score ranges."""
 
-    __slots__ = ("_depths", "_k", "_ranges", "_weights")
+    __slots__ = ("_depths", "_k", "_places", "_ranges", "_weights")
 
     def __init__(
         self, lists: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: float
     ) -> None:
         self._k = k
+        self._places: dict[int, float] = {}  # rank -> place(rank, k), computed once
         self._weights: dict[str, float] = {}
         self._depths: dict[str, int] = {}
         self._ranges: dict[str, tuple[float, float]] = {}
@@ -62,10 +63,22 @@ class EngineEvidence:
             weight += self._weights[engine]
         return total / weight if weight > 0 else None
 
+    def _place(self, rank: int) -> float:
+        found = self._places.get(rank)
+        if found is None:
+            found = self._places[rank] = place(rank, self._k)
+        return found
+
     def position(self, ranks: Mapping[str, int]) -> float | None:
         """The weighted mean position of a result (engine -> its rank); None when no engine
-        with a positive weight returned it."""
-        return self._mean({e: place(r, self._k) for e, r in ranks.items() if e in self._weights})
+        with a positive weight returned it. (`_mean` of the places, without building them.)"""
+        total = weight = 0.0
+        for engine in sorted(ranks):
+            engine_weight = self._weights.get(engine)
+            if engine_weight is not None:
+                total += engine_weight * self._place(ranks[engine])
+                weight += engine_weight
+        return total / weight if weight > 0 else None
 
     def engine_score(self, hits: Mapping[str, Hit], ranks: Mapping[str, int]) -> float | None:
         """Like `position`, with each scoring engine's normalised score in place of the rank
@@ -80,10 +93,10 @@ class EngineEvidence:
             span = self._ranges.get(engine)
             score = hits[engine].score
             if span is None or score is None or not math.isfinite(score):
-                values[engine] = place(rank, self._k)
+                values[engine] = self._place(rank)
                 continue
             low, high = span
             share = min(1.0, max(0.0, (score - low) / (high - low)))
-            floor = place(self._depths[engine], self._k)  # where this engine's last rank sits
+            floor = self._place(self._depths[engine])  # where this engine's last rank sits
             values[engine] = floor + (1.0 - floor) * share
         return self._mean(values)

@@ -41,7 +41,9 @@ def _offtopic_terms(words: tuple[str, ...]) -> tuple[frozenset[str], ...]:
 
 
 def _is_offtopic(doc: DocTerms, offtopic: Sequence[frozenset[str]]) -> bool:
-    return any(word <= doc.text or word <= doc.url for word in offtopic)
+    return any(
+        word <= doc.text or (doc.url_may_hold(word) and word <= doc.url) for word in offtopic
+    )
 
 
 def _hit_quality(

@@ -63,6 +63,8 @@ def _split_netloc(netloc: str) -> tuple[str, int | str | None]:
 
 def _clean_host(host: str) -> str:
     host = host.lower().rstrip(".")
+    if not host.startswith(_DROP_HOST_PREFIXES):  # most hosts
+        return host
     changed = True
     while changed:  # "m.www.example.com" and friends
         changed = False
