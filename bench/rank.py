@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from bench.latency import DELAYS
 from bench.loadgen import percentile
 from bench.synthetic import query_text, results_for
-from tests.fake_engines import render
+from testing.wire_formats import render
 from websearch_mcp.config import SearchSettings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import Hit, HttpResponse, Query
