@@ -10,6 +10,7 @@ import html
 import re
 from typing import ClassVar, Literal
 
+from websearch_mcp.dates import Clock, utc_today
 from websearch_mcp.errors import EngineAuthError, EngineBlocked, EngineError, EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -70,6 +71,11 @@ class Engine:
     #: The environment variable holding comma-separated keys: `<NAME>_API_KEYS` for an engine
     #: that needs a key (`TAVILY_API_KEYS`) unless it names its own, else None.
     key_env: ClassVar[str | None] = None
+
+    def __init__(self, today: Clock = utc_today) -> None:
+        # Engines that read relative dates ("3 days ago") or compute a time range need today's
+        # date; tests pin it.
+        self.today = today
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

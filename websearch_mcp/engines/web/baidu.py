@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from websearch_mcp.dates import Clock, split_cjk_date, utc_today
+from websearch_mcp.dates import split_cjk_date
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import first_text, http_url, outermost, ranked_hits, web_hit
 from websearch_mcp.errors import EngineBlocked, EngineParseError
@@ -82,9 +82,6 @@ class Baidu(Engine):
     scraped = True
 
     max_rows: ClassVar[int] = 50
-
-    def __init__(self, today: Clock = utc_today) -> None:
-        self.today = today
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """Parameters: `wd`, `rn` (rows), `pn` (offset), `gpc` (time window), `ie`."""

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from websearch_mcp.dates import Clock, split_date_prefix, utc_today
+from websearch_mcp.dates import split_date_prefix
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import http_url, ranked_hits, web_hit
 from websearch_mcp.errors import EngineBlocked, EngineParseError
@@ -51,9 +51,6 @@ class Bing(Engine):
     supports_time_range = True
     supports_language = True
     scraped = True
-
-    def __init__(self, today: Clock = utc_today) -> None:
-        self.today = today
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """`q`, `first` for later pages, `filters` for the time range, `setlang`/`cc`."""

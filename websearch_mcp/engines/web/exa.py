@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, ClassVar
 
-from websearch_mcp.dates import Clock, iso_date, utc_today
+from websearch_mcp.dates import iso_date
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import (
     http_url,
@@ -37,9 +37,6 @@ class Exa(Engine):
     default_timeout = 8.0
 
     max_results: ClassVar[int] = 100
-
-    def __init__(self, today: Clock = utc_today) -> None:
-        self.today = today
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """The search body: `numResults`, highlights as contents, an optional start date."""

@@ -7,7 +7,6 @@ from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from websearch_mcp.dates import Clock, utc_today
 from websearch_mcp.engines.base import Engine, clean_text
 from websearch_mcp.engines.common import http_url, ranked_hits, web_hit
 from websearch_mcp.errors import EngineBlocked, EngineParseError
@@ -32,9 +31,6 @@ class Mojeek(Engine):
     supports_time_range = True
     supports_language = True
     scraped = True
-
-    def __init__(self, today: Clock = utc_today) -> None:
-        self.today = today
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """Parameters: `q`, `s` (offset, later pages only), `since`, `lb`."""
