@@ -8,6 +8,7 @@ while it is served by uvicorn). A module overrides the link it needs to change: 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -15,6 +16,18 @@ import pytest
 from testing.fake_engines import FakeEngines, ResultsFn, serve_fake_engines
 from testing.redis_server import RedisServer, redis_binary
 from testing.server_helpers import results_for
+
+
+@pytest.fixture(autouse=True)
+def _logging_restored() -> Iterator[None]:
+    """Take back the log handlers a test installed (`serve` and `stdio` configure logging on
+    the stream pytest captures, which is closed after the test) and the root level."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in [h for h in root.handlers if h not in handlers]:
+        root.removeHandler(handler)
+    root.setLevel(level)
 
 
 @pytest.fixture
