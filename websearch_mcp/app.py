@@ -24,7 +24,8 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from websearch_mcp import __version__
-from websearch_mcp.body import read_body
+from websearch_mcp.body import read_body, replaying
+from websearch_mcp.coerce import long_numbers_as_text
 from websearch_mcp.config import Settings, load_config
 from websearch_mcp.guard import Guard
 from websearch_mcp.metrics import Metrics
@@ -79,11 +80,15 @@ class MCPEndpoint:
             )
             await response(scope, receive, send)
             return
-        if self.progress_handle is not None and _accepts_stream(scope):
-            body, receive = await read_body(receive)
-            if wants_progress(body):
-                await self.progress_handle(scope, receive, send)  # type: ignore[operator]
-                return
+        # The guard has already read the body under its cap, so this read is from memory.
+        source = receive
+        body, receive = await read_body(source)
+        checked = long_numbers_as_text(body)
+        if checked is not body:
+            receive = replaying(checked, source)
+        if self.progress_handle is not None and _accepts_stream(scope) and wants_progress(body):
+            await self.progress_handle(scope, receive, send)  # type: ignore[operator]
+            return
         await self.handle(scope, receive, send)  # type: ignore[operator]
 
 

@@ -46,6 +46,16 @@ async def read_body(receive: Receive, limit: int | None = None) -> tuple[bytes, 
     return b"".join(parts), replay
 
 
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that gives `body` whole, then falls through to `receive`."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replay() -> Message:
+        return pending.pop() if pending else await receive()
+
+    return replay
+
+
 async def read_body_within(receive: Receive, limit: int, seconds: float) -> Receive | None:
     """`read_body` within `seconds`: the replaying `receive`, None when the body is over `limit`,
     or raises TimeoutError when it has not all arrived in time."""

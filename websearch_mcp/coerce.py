@@ -3,6 +3,7 @@ that name the argument. `arguments.py` pairs each with the schema it is advertis
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -52,6 +53,23 @@ def as_int(name: str, value: Any, low: int, high: int) -> int:
             f"{name} must be an integer from {low} to {high} (got {_shown(value)})"
         )
     return number
+
+
+_LONG_DIGITS = re.compile(rb"\d{%d}" % (MAX_INT_DIGITS + 1))
+
+
+def long_numbers_as_text(body: bytes) -> bytes:
+    """A JSON request body whose integers of more than `MAX_INT_DIGITS` digits are sent as
+    strings instead: the SDK's JSON parser refuses such a number outright ("number out of
+    range", naming nothing), while the argument checks refuse its digits naming the argument
+    and the allowed range. Any other body is returned as it is."""
+    if not _LONG_DIGITS.search(body):
+        return body
+    try:
+        message = json.loads(body, parse_int=lambda s: s if len(s) > MAX_INT_DIGITS else int(s))
+    except ValueError:
+        return body
+    return json.dumps(message, ensure_ascii=False).encode()
 
 
 def _shown(value: Any) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from websearch_mcp.arguments import (
@@ -14,6 +16,7 @@ from websearch_mcp.arguments import (
     web_search_args,
     web_search_params,
 )
+from websearch_mcp.coerce import long_numbers_as_text
 from websearch_mcp.errors import ToolInputError
 
 
@@ -106,3 +109,15 @@ def test_arguments_in_order_or_by_name() -> None:
         web_search_args("q", query="again")
     with pytest.raises(TypeError, match="at most"):
         academic_search_args(*range(8))
+
+
+def test_long_json_integers_become_text_and_nothing_else_changes() -> None:
+    plain = b'{"params": {"arguments": {"query": "x", "max_results": 5}}, "id": 1}'
+    assert long_numbers_as_text(plain) is plain
+    digits = "9" * 40
+    arguments = f'{{"query": "{digits}", "max_results": {digits}, "n": 12}}'
+    body = f'{{"id": 7, "params": {{"arguments": {arguments}}}}}'.encode()
+    args = json.loads(long_numbers_as_text(body))["params"]["arguments"]
+    assert args == {"query": digits, "max_results": digits, "n": 12}
+    broken = b'{"max_results": ' + b"9" * 40
+    assert long_numbers_as_text(broken) is broken  # the SDK answers a parse error itself
