@@ -203,23 +203,10 @@ class _Scored:
 
     def details(self) -> dict[str, Any]:
         """The explanation shown as `score_details` (values rounded to 4 places)."""
+        values = {name: getattr(self, name, None) for name in _SIGNALS}
+        values.update(domain=self.domain.factor, final=self.score)
         out: dict[str, Any] = {
-            name: None if value is None else round(value, 4)
-            for name, value in (
-                ("rrf", self.rrf),
-                ("unseen", self.unseen),
-                ("coverage", self.coverage),
-                ("alignment", self.alignment),
-                ("rare", self.rare),
-                ("phrase", self.phrase),
-                ("domain", self.domain.factor),
-                ("consensus", self.consensus),
-                ("position", self.position),
-                ("engine_score", self.engine_score),
-                ("authority", self.authority),
-                ("freshness", self.freshness),
-                ("final", self.score),
-            )
+            name: None if value is None else round(value, 4) for name, value in values.items()
         }
         out["ranks"] = {e: self.item.ranks[e] for e in self.item.engines}
         if self.domain.reason:
@@ -227,6 +214,25 @@ class _Scored:
         if self.similarity is not None:
             out["similarity"] = round(self.similarity, 4)
         return out
+
+
+#: The signals of `score_details`, in the order they are shown; `domain` and `final` are filled
+#: from the domain verdict and the score.
+_SIGNALS = (
+    "rrf",
+    "unseen",
+    "coverage",
+    "alignment",
+    "rare",
+    "phrase",
+    "domain",
+    "consensus",
+    "position",
+    "engine_score",
+    "authority",
+    "freshness",
+    "final",
+)
 
 
 def _freshness(item: Merged, ctx: _Context) -> float | None:
