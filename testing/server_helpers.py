@@ -100,6 +100,17 @@ def tool_call(arguments: dict[str, Any], name: str = "web_search", rid: int = 1)
 
 
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+#: A client's first message, sent alone (stateless HTTP takes it too).
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
 
 
 def bearer(token: str) -> dict[str, str]:

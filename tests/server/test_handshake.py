@@ -11,21 +11,10 @@ import httpx
 import pytest
 from mcp import Client
 
-from testing.server_helpers import MCP_HEADERS, settings_for
+from testing.server_helpers import INITIALIZE, MCP_HEADERS, settings_for
 from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.tools import TOOLS_CACHE
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
-}
 
 
 @pytest.fixture

@@ -17,19 +17,21 @@ from mcp import Client, StdioServerParameters
 
 from testing.config_files import write_config
 from testing.fake_llm import STREAMED, FakeLLM
+from testing.server_helpers import INITIALIZE
 from testing.serving import serve_app
 from websearch_mcp.stdio import stdout_to_stderr
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
-}
+
+def initialize_alone(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """`argv` run with one `initialize` line on stdin, then stdin closed."""
+    return subprocess.run(
+        argv,
+        input=json.dumps(INITIALIZE) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -85,14 +87,7 @@ async def test_summaries_over_stdio_when_a_model_is_configured(
 def test_a_bare_initialize_gets_exactly_one_line_and_stdin_closing_ends_it(
     config_file: Path,
 ) -> None:
-    done = subprocess.run(
-        command(config_file),
-        input=json.dumps(INITIALIZE) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = initialize_alone(command(config_file))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == 1, done.stdout
@@ -129,14 +124,7 @@ async def test_stray_output_of_libraries_never_reaches_the_client(config_file: P
     async with Client(StdioServerParameters(command=sys.executable, args=args)) as client:
         result = await client.call_tool("web_search", {"query": "python asyncio"})
     assert not result.is_error and result.structured_content["results"]
-    done = subprocess.run(
-        [sys.executable, *args],
-        input=json.dumps(INITIALIZE) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = initialize_alone([sys.executable, *args])
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [1]
     assert done.stderr.count("banner from") == 2 and "raw bytes on fd 1" in done.stderr
