@@ -7,24 +7,21 @@ from typing import Any
 
 import httpx
 
+from testing.cache_helpers import FakeClock as CacheFakeClock
 from testing.fake_engines import base_urls
+from testing.server_helpers import tool_call
 from websearch_mcp.config import Settings, parse_config
 from websearch_mcp.engines.registry import ENGINES
 
 JSON_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-class FakeClock:
-    """A wall clock for cooldowns that only moves when told to."""
+class FakeClock(CacheFakeClock):
+    """A wall clock for cooldowns that only moves when told to; it starts later than the cache
+    tests' clock, where the resilience tests' absolute times are set."""
 
     def __init__(self, now: float = 1_800_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
+        super().__init__(now)
 
 
 def settings_for(
@@ -51,21 +48,12 @@ def settings_for(
     )
 
 
-def call_body(name: str, arguments: dict[str, Any], rid: int = 1) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": rid,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments},
-    }
-
-
 def web_search(url: str, query: str, **arguments: Any) -> dict[str, Any]:
     """`web_search` through the MCP endpoint: the JSON-RPC `result` (structured or error)."""
     response = httpx.post(
         f"{url}/mcp",
         headers=JSON_HEADERS,
-        json=call_body("web_search", {"query": query, **arguments}),
+        json=tool_call({"query": query, **arguments}),
         timeout=20,
     )
     response.raise_for_status()

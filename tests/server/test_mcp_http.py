@@ -13,6 +13,7 @@ from mcp import Client
 
 from testing.fake_engines import Body, FakeEngines, Fault, ResultsFn, base_urls
 from testing.fetch_helpers import LocalServer, page
+from testing.server_helpers import tool_call
 from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.cli import main as cli_main
@@ -105,15 +106,6 @@ def server(engines_url: str) -> Iterator[str]:
         yield url
 
 
-def call_body(name: str, arguments: dict[str, Any], rid: int = 1) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": rid,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments},
-    }
-
-
 async def test_official_client_lists_and_calls_web_search(server: str) -> None:
     async with Client(f"{server}/mcp", mode="legacy", cache=None) as client:
         tools = await client.list_tools()
@@ -172,7 +164,7 @@ def test_stateless_http_without_initialize(server: str) -> None:
         called = http.post(
             f"{server}/mcp",
             headers=JSON_HEADERS,
-            json=call_body("web_search", {"query": "asyncio"}),
+            json=tool_call({"query": "asyncio"}),
         )
         assert called.status_code == 200 and "mcp-session-id" not in called.headers
         assert called.json()["result"]["structuredContent"]["results"]
@@ -199,7 +191,7 @@ def test_stateless_http_without_initialize(server: str) -> None:
 )
 def test_invalid_arguments_are_tool_errors(server: str, arguments: dict, message: str) -> None:
     response = httpx.post(
-        f"{server}/mcp", headers=JSON_HEADERS, json=call_body("web_search", arguments), timeout=10
+        f"{server}/mcp", headers=JSON_HEADERS, json=tool_call(arguments), timeout=10
     )
     result = response.json()["result"]
     assert result["isError"] is True
@@ -212,7 +204,7 @@ def test_one_engine_failing_is_reported_not_raised(fake: FakeEngines, server: st
     response = httpx.post(
         f"{server}/mcp",
         headers=JSON_HEADERS,
-        json=call_body("web_search", {"query": "python asyncio"}),
+        json=tool_call({"query": "python asyncio"}),
         timeout=10,
     )
     answer = response.json()["result"]["structuredContent"]
@@ -242,7 +234,7 @@ def test_all_engines_failing_is_a_tool_error_listing_each(fake: FakeEngines, ser
     response = httpx.post(
         f"{server}/mcp",
         headers=JSON_HEADERS,
-        json=call_body("web_search", {"query": "python"}),
+        json=tool_call({"query": "python"}),
         timeout=10,
     )
     result = response.json()["result"]
@@ -260,7 +252,7 @@ def test_deadline_fuses_what_arrived(fake: FakeEngines, engines_url: str) -> Non
         response = httpx.post(
             f"{url}/mcp",
             headers=JSON_HEADERS,
-            json=call_body("web_search", {"query": "python asyncio"}),
+            json=tool_call({"query": "python asyncio"}),
             timeout=10,
         )
         took = time.monotonic() - started
@@ -281,7 +273,7 @@ def test_engine_settings_min_score_max_size_weight(fake: FakeEngines, engines_ur
             f"{url}/mcp",
             headers=JSON_HEADERS,
             timeout=10,
-            json=call_body("web_search", {"query": "python asyncio", "explain": True}),
+            json=tool_call({"query": "python asyncio", "explain": True}),
         )
     answer = response.json()["result"]["structuredContent"]
     tavily = next(e for e in answer["engines"] if e["name"] == "tavily")
@@ -298,7 +290,7 @@ def test_keyed_engine_without_key_is_skipped(engines_url: str) -> None:
             f"{url}/mcp",
             headers=JSON_HEADERS,
             timeout=10,
-            json=call_body("web_search", {"query": "python asyncio"}),
+            json=tool_call({"query": "python asyncio"}),
         )
     answer = response.json()["result"]["structuredContent"]
     brave = next(e for e in answer["engines"] if e["name"] == "brave")
@@ -316,7 +308,7 @@ def test_asking_for_engines_limits_the_fan_out(fake: FakeEngines, server: str) -
         f"{server}/mcp",
         headers=JSON_HEADERS,
         timeout=10,
-        json=call_body("web_search", {"query": "python asyncio", "engines": ["brave"]}),
+        json=tool_call({"query": "python asyncio", "engines": ["brave"]}),
     )
     answer = response.json()["result"]["structuredContent"]
     assert [e["name"] for e in answer["engines"]] == ["brave"]
