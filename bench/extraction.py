@@ -13,11 +13,10 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
-import threading
 import time
-from pathlib import Path
 
 from testing import hostile_docs
+from testing.memory import PeakMemory, resident_bytes
 from websearch_mcp.config import FetchSettings
 from websearch_mcp.fetch.client import RawPage
 from websearch_mcp.fetch.extract import ExtractLimits, close_pools, extract
@@ -31,21 +30,6 @@ DOCUMENTS = {
     "100,000 nested elements": (hostile_docs.nested_html(), "text/html"),
 }
 SMALL = b"<html><title>Small</title><body><article><p>A small page.</p></article></body></html>"
-
-
-def resident_mib(pid: int) -> float:
-    """Proportional resident memory (pages shared by forked workers counted once in all) of `pid`
-    and every process below it, in MiB."""
-    total = 0.0
-    try:
-        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
-        total += int(rollup.split("\nPss:")[1].split()[0]) / 1024
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            for child in (task / "children").read_text().split():
-                total += resident_mib(int(child))
-    except (OSError, IndexError):
-        pass
-    return total
 
 
 async def timed(body: bytes, media: str, limits: ExtractLimits) -> tuple[float, str]:
@@ -63,33 +47,23 @@ async def timed(body: bytes, media: str, limits: ExtractLimits) -> tuple[float, 
 async def main() -> None:
     limits = ExtractLimits.from_settings(FetchSettings(timeout_seconds=6))
     await timed(SMALL, "text/html", limits)  # starts the fork server
-    baseline = peak = resident_mib(os.getpid())
-    done = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, resident_mib(os.getpid()))
-            time.sleep(0.02)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    print("document | seconds | outcome")
-    for name, (body, media) in DOCUMENTS.items():
-        took, outcome = await timed(body, media, limits)
-        print(f"{name} | {took:.2f} | {outcome[:90]}")
-    hostile = [DOCUMENTS[n] for n in list(DOCUMENTS)[1:4]] + [DOCUMENTS[list(DOCUMENTS)[1]]]
-    load = [asyncio.create_task(timed(body, media, limits)) for body, media in hostile]
+    with PeakMemory() as memory:
+        print("document | seconds | outcome")
+        for name, (body, media) in DOCUMENTS.items():
+            took, outcome = await timed(body, media, limits)
+            print(f"{name} | {took:.2f} | {outcome[:90]}")
+        hostile = [DOCUMENTS[n] for n in list(DOCUMENTS)[1:4]] + [DOCUMENTS[list(DOCUMENTS)[1]]]
+        load = [asyncio.create_task(timed(body, media, limits)) for body, media in hostile]
+        await asyncio.sleep(0.5)
+        small = []
+        for _ in range(10):
+            small.append((await timed(SMALL, "text/html", limits))[0])
+            await asyncio.sleep(0.1)
+        await asyncio.gather(*load)
     await asyncio.sleep(0.5)
-    small = []
-    for _ in range(10):
-        small.append((await timed(SMALL, "text/html", limits))[0])
-        await asyncio.sleep(0.1)
-    await asyncio.gather(*load)
-    done.set()
-    sampler.join()
-    await asyncio.sleep(0.5)
-    after = resident_mib(os.getpid())
+    mib = 1024 * 1024
+    baseline, peak = memory.baseline / mib, memory.peak / mib
+    after = resident_bytes(os.getpid()) / mib
     print(
         f"small page while 4 hostile are read: median {statistics.median(small):.2f} s,"
         f" max {max(small):.2f} s"

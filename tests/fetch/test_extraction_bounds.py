@@ -6,11 +6,9 @@ meanwhile, and memory comes back."""
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,6 +17,7 @@ import pytest
 from testing import hostile_docs
 from testing.fake_engines import FakeEngines, serve_fake_engines
 from testing.fetch_helpers import LocalServer, make_pdf, page
+from testing.memory import PeakMemory, resident_bytes
 from testing.server_helpers import MCP_HEADERS, results_for, settings_for, tool_call
 from testing.serving import serve_app
 from websearch_mcp.app import create_app
@@ -127,41 +126,11 @@ def test_caps_cut_text_pages_and_say_so(site: LocalServer, engines_url: str) -> 
     assert "read 2 of 5 pages (fetch.max_pdf_pages)" in pdf["capped"]
 
 
-def resident_bytes(pid: int) -> int:
-    """The proportional resident memory (pages the forked workers share counted once in all) of
-    `pid` and every process below it (the workers' fork server and the workers are children of
-    children)."""
-    total = 0
-    try:
-        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
-        total += int(rollup.split("\nPss:")[1].split()[0]) * 1024
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            for child in (task / "children").read_text().split():
-                total += resident_bytes(int(child))
-    except (OSError, IndexError):
-        pass
-    return total
-
-
 def test_memory_grows_little_and_comes_back(site: LocalServer, service: str) -> None:
-    baseline = resident_bytes(os.getpid())
-    peak = baseline
-    done = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, resident_bytes(os.getpid()))
-            time.sleep(0.02)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    try:
+    with PeakMemory() as memory:
         for path in [*HOSTILE, *HOSTILE]:
             fetch(service, site.url(path))
-    finally:
-        done.set()
-        sampler.join()
+    baseline, peak = memory.baseline, memory.peak
     time.sleep(0.5)
     after = resident_bytes(os.getpid())
     mib = 1024 * 1024
