@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,13 +22,19 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.strip() == f"websearch-mcp {__version__}"
 
 
-def test_search_with_an_intent_prints_the_summary_first(
-    engines_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.fixture
+def with_model(engines_url: str, tmp_path: Path) -> Iterator[tuple[FakeLLM, Path]]:
+    """A fake model served on 127.0.0.1, and a config file that uses it."""
     llm = FakeLLM()
     with serve_app(llm.app) as base:
-        config = write_config(tmp_path / "c.yaml", engines_url, f"{base}/v1")
-        assert main(["search", "python asyncio", "--config", str(config), "--intent", "code"]) == 0
+        yield llm, write_config(tmp_path / "c.yaml", engines_url, f"{base}/v1")
+
+
+def test_search_with_an_intent_prints_the_summary_first(
+    with_model: tuple[FakeLLM, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm, config = with_model
+    assert main(["search", "python asyncio", "--config", str(config), "--intent", "code"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(STREAMED)
     assert "1. " in out and "docs.python.org" in out  # the results follow
@@ -46,11 +53,9 @@ def test_search_with_an_intent_needs_a_model(
 
 
 def test_search_rejects_an_over_long_intent(
-    engines_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    with_model: tuple[FakeLLM, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    llm = FakeLLM()
-    with serve_app(llm.app) as base:
-        config = write_config(tmp_path / "c.yaml", engines_url, f"{base}/v1")
-        code = main(["search", "python asyncio", "--config", str(config), "--intent", "x" * 500])
+    llm, config = with_model
+    code = main(["search", "python asyncio", "--config", str(config), "--intent", "x" * 500])
     assert code == 1 and "intent" in capsys.readouterr().err
     assert not llm.requests
