@@ -70,6 +70,12 @@ class RankingSettings(Section):
     engine_score_weight: Weight = Field(
         0.0, description="the engines' own relevance scores in place of ranks"
     )
+    # Relevant pages resemble each other: each of the fused list's first 20 keeps 1 - this of
+    # its score and takes this times the mean score of its 5 most similar ones there (words
+    # beyond the query's). Chosen on the first half of the Cranfield queries (BENCHMARKS.md).
+    neighbour_weight: Fraction = Field(
+        0.5, description="share of a result's score taken from the top results most like it"
+    )
     authority_weight: Weight = Field(
         0.1, description="official documentation or the query's own site"
     )

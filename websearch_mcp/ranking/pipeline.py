@@ -3,7 +3,8 @@
     merge by canonical URL -> one vote per index family -> weighted RRF, normalised to [0, 1],
     credited for the voters that likely do not index the result (coverage) -> text signals
     (alignment, rare terms, phrase) -> domain quality -> consensus, rank position, engine
-    scores, authority, freshness -> threshold -> MMR -> truncate
+    scores, authority, freshness -> neighbours (the head's scores shared by similar texts) ->
+    threshold -> MMR -> truncate
 
 RRF is the backbone; every other signal s in [0, 1] enters as a bounded factor
 (1 + w * s) / (1 + w) in (0, 1], and the domain as 1 or 1 - domain_penalty. So the final score
@@ -53,6 +54,7 @@ from websearch_mcp.ranking.lexical import (
     rare_share,
 )
 from websearch_mcp.ranking.mmr import mmr
+from websearch_mcp.ranking.neighbours import POOL, regularised
 from websearch_mcp.ranking.positions import EngineEvidence
 
 MIN_KEPT = 2  # the threshold never leaves fewer results than this (when there are as many)
@@ -180,6 +182,7 @@ class _Scored:
     position: float | None = None
     engine_score: float | None = None
     freshness: float | None = None
+    neighbours: float | None = None  # the neighbours' mean score, when regularised
     score: float = 0.0
     similarity: float | None = None
 
@@ -231,6 +234,7 @@ _SIGNALS = (
     "engine_score",
     "authority",
     "freshness",
+    "neighbours",
     "final",
 )
 
@@ -282,6 +286,19 @@ def _score(item: Merged, votes: dict[str, int], doc: DocTerms, ctx: _Context) ->
     return s
 
 
+def _regularise(scored: list[_Scored], ctx: _Context) -> None:
+    """Share the head's scores among results with similar words (`neighbours`); `scored` is
+    sorted best first, and sorted again after."""
+    head = scored[:POOL]
+    asked = ctx.terms.content_set  # every result shares the query's words
+    smoothed = regularised(
+        [r.score for r in head], [r.doc.text - asked for r in head], ctx.settings.neighbour_weight
+    )
+    for r, (score, mean) in zip(head, smoothed, strict=True):
+        r.score, r.neighbours = score, mean
+    scored.sort(key=lambda r: (-r.score, r.item.key))
+
+
 def _result(scored: _Scored, ctx: _Context) -> RankedResult:
     scored.explain(ctx)
     item = scored.item
@@ -320,7 +337,7 @@ def rank(
     """Fuse the engines' lists (engine name -> its hits in rank order, only engines that
     answered) into the final list: at most `query.max_results` results, best first, each with
     `details` filled (rrf, unseen, coverage, alignment, rare, phrase, domain, consensus,
-    position, engine_score, authority, freshness, final, and ranks {engine: rank};
+    position, engine_score, authority, freshness, neighbours, final, and ranks {engine: rank};
     `domain_reason` when penalised, `similarity` after MMR).
     `weights` are per-engine weights (1.0 for a missing name); `families` name each engine's
     index family (engine -> family; a missing engine is a family of its own); `now` is for
@@ -340,6 +357,8 @@ def rank(
         for item, vote in zip(items, votes, strict=True)
     ]
     scored.sort(key=lambda r: (-r.score, r.item.key))
+    if search.ranking.neighbour_weight > 0 and len(scored) > 1:
+        _regularise(scored, ctx)
     scored = scored[: kept_count([r.score for r in scored], search.relevance_threshold)]
     limit = max(0, query.max_results)
     if search.mmr.enabled and len(scored) > 1 and limit > 1:
