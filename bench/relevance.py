@@ -90,6 +90,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "engine scores": {"ranking": {"engine_score_weight": 0}},
     "authority": {"ranking": {"authority_weight": 0}},
     "freshness": {"ranking": {"freshness_weight": 0}},
+    "neighbours": {"ranking": {"neighbour_weight": 0}},
     "MMR": {"mmr": {"enabled": False}},
     "threshold": {"relevance_threshold": 0},
 }
@@ -98,7 +99,7 @@ _EVERY_SIGNAL_OFF: dict[str, Any] = {
         (
             "alignment_weight", "rare_term_weight", "phrase_weight", "domain_penalty",
             "consensus_weight", "position_weight", "coverage_weight", "engine_score_weight",
-            "authority_weight", "freshness_weight",
+            "authority_weight", "freshness_weight", "neighbour_weight",
         ),
         0,
     ),
@@ -126,6 +127,7 @@ WHAT_IF: dict[str, dict[str, Any]] = {
     "consensus at 0.1 (counting votes)": {"ranking": {"consensus_weight": 0.1}},
     "engine scores on (weight 0.5)": {"ranking": {"engine_score_weight": 0.5}},
     "rrf_k = 10 instead of 60": {"rrf_k": 10},
+    "neighbours at weight 0.2": {"ranking": {"neighbour_weight": 0.2}},
 }
 SWEEP = (1.0, 0.8, 0.6)
 WEIGHTS = dict.fromkeys(ENGINE_MODELS, 1.0)

@@ -31,7 +31,7 @@ def only(**ranking: float) -> SearchSettings:
     off = dict.fromkeys(
         ("alignment_weight", "rare_term_weight", "phrase_weight", "domain_penalty",
          "consensus_weight", "position_weight", "coverage_weight", "engine_score_weight",
-         "authority_weight", "freshness_weight"),
+         "authority_weight", "freshness_weight", "neighbour_weight"),
         0.0,
     )  # fmt: skip
     return SearchSettings.model_validate(
@@ -160,7 +160,10 @@ def test_two_google_engines_agreeing_do_not_outvote_an_independent_engine() -> N
         "serpapi": hits("serpapi", [agreed, *pages("p", 4)]),
         "brave": hits("brave", [other, *pages("b", 4)]),
     }
-    search = SearchSettings.model_validate({"relevance_threshold": 0.0, "mmr": {"enabled": False}})
+    # Neighbours off: these titles are URLs, which share words ("https", "org").
+    search = SearchSettings.model_validate(
+        {"relevance_threshold": 0.0, "mmr": {"enabled": False}, "ranking": {"neighbour_weight": 0}}
+    )
     family = scores(lists, search, GOOGLE)
     assert family[agreed] == pytest.approx(family[other])  # one index against one index
     # The same lists from independent indexes: the agreement is two votes.

@@ -35,6 +35,7 @@ PLAIN = {
     "alignment_weight": 0.0, "rare_term_weight": 0.0, "phrase_weight": 0.0,
     "domain_penalty": 0.0, "consensus_weight": 0.0, "position_weight": 0.0, "coverage_weight": 0.0,
     "engine_score_weight": 0.0, "authority_weight": 0.0, "freshness_weight": 0.0,
+    "neighbour_weight": 0.0,
 }  # fmt: skip
 
 

@@ -74,7 +74,7 @@ class RankingSettings(Section):
     # its score and takes this times the mean score of its 5 most similar ones there (words
     # beyond the query's). Chosen on the first half of the Cranfield queries (BENCHMARKS.md).
     neighbour_weight: Fraction = Field(
-        0.5, description="share of a result's score taken from the top results most like it"
+        0.4, description="share of a result's score taken from the top results most like it"
     )
     authority_weight: Weight = Field(
         0.1, description="official documentation or the query's own site"
