@@ -1,0 +1,107 @@
+"""Score regularisation: the head of the fused list shares its scores by similar words."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from websearch_mcp.config import SearchSettings
+from websearch_mcp.models import Hit, Query
+from websearch_mcp.ranking.neighbours import POOL, nearest, regularised
+from websearch_mcp.ranking.pipeline import rank
+
+
+def search(weight: float) -> SearchSettings:
+    return SearchSettings.model_validate(
+        {
+            "relevance_threshold": 0.0,
+            "mmr": {"enabled": False},
+            "ranking": {"neighbour_weight": weight},
+        }
+    )
+
+
+def hit(engine: str, rank_: int, slug: str, snippet: str) -> Hit:
+    return Hit(slug, f"https://{slug}.org/", snippet, rank_, engine)
+
+
+def test_nearest_ranks_by_jaccard_and_leaves_out_strangers() -> None:
+    texts = [{"a", "b", "c"}, {"a", "b"}, {"a", "x", "y", "z"}, {"q"}]
+    near = nearest(texts, 2)
+    assert near[0] == [(-2 / 3, 1), (-1 / 6, 2)]
+    assert near[1] == [(-2 / 3, 0), (-1 / 5, 2)]
+    assert near[3] == []  # shares nothing: no neighbours at all
+    assert [j for _, j in nearest(texts, 1)[2]] == [1]  # ties on similarity: the nearer place
+
+
+def test_weight_zero_and_strangers_keep_their_scores() -> None:
+    scores = [0.9, 0.5, 0.2]
+    texts = [{"a", "b"}, {"a", "c"}, {"z"}]
+    assert [s for s, _ in regularised(scores, texts, 0.0)] == scores
+    smoothed = regularised(scores, texts, 0.4)
+    assert smoothed[2] == (0.2, None)
+    assert smoothed[1] == (pytest.approx(0.6 * 0.5 + 0.4 * 0.9), 0.9)  # one neighbour: its score
+    assert smoothed[0][0] == pytest.approx(0.6 * 0.9 + 0.4 * 0.5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.floats(0.0, 1.0), st.frozensets(st.sampled_from("abcdefgh"), max_size=5)),
+        min_size=1,
+        max_size=12,
+    ),
+    st.floats(0.0, 1.0),
+)
+def test_scores_stay_within_the_old_ones(results, weight) -> None:
+    scores = sorted((s for s, _ in results), reverse=True)
+    texts = [t for _, t in results]
+    for old, (new, mean) in zip(scores, regularised(scores, texts, weight), strict=True):
+        assert min(scores) - 1e-12 <= new <= max(scores) + 1e-12
+        if mean is None:
+            assert new == old
+        else:  # between its own score and its neighbours' mean
+            assert min(old, mean) - 1e-12 <= new <= max(old, mean) + 1e-12
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.floats(0.0, 0.49))
+def test_two_mirrors_keep_their_order_below_half_weight(first, second, weight) -> None:
+    high, low = max(first, second), min(first, second)
+    same = {"hnsw", "build", "guide"}
+    (a, _), (b, _) = regularised([high, low], [same, set(same)], weight)
+    assert a >= b
+
+
+def test_a_page_one_index_holds_rises_when_it_reads_like_the_top_results() -> None:
+    topic = "boundary layer transition supersonic flow heat transfer"
+    lists = {
+        "brave": [hit("brave", 1, "agreed", topic), hit("brave", 2, "filler-b", "cooking pasta")],
+        "tavily": [hit("tavily", 1, "agreed", topic), hit("tavily", 2, "filler-t", "gardening")],
+        "mojeek": [
+            hit("mojeek", 1, "off-topic", "stock market news today"),
+            hit("mojeek", 2, "alike", "heat transfer in a supersonic boundary layer flow"),
+        ],
+    }
+    query = Query("supersonic", max_results=10)
+
+    def order(weight: float) -> list[str]:
+        return [r.title for r in rank(lists, query, search(weight), weights={})]
+
+    plain = order(0.0)
+    assert plain.index("off-topic") < plain.index("alike")  # one engine's order
+    smoothed = order(0.4)
+    assert smoothed.index("alike") < smoothed.index("off-topic")
+    assert smoothed[0] == "agreed"
+
+
+def test_only_the_head_takes_part_and_details_show_the_neighbours() -> None:
+    lists = {"brave": [hit("brave", i, f"p{i}", "common words here") for i in range(1, 31)]}
+    results = rank(lists, Query("words", max_results=30), search(0.4), weights={})
+    assert len(results) == 30
+    means = [r.details["neighbours"] for r in results]
+    assert all(m is not None for m in means[:POOL])
+    assert means[POOL:] == [None] * (30 - POOL)
+    off = rank(lists, Query("words", max_results=30), search(0.0), weights={})
+    assert all(r.details["neighbours"] is None for r in off)
