@@ -34,15 +34,17 @@ from testing.cranfield_harness import (
 )
 
 QUERIES = 40
-# Measured on these 40 queries with the default settings (nDCG@10): the service 0.348, plain
-# RRF of the four lists 0.347, the best engine alone (BM25) 0.340, the weakest (BM25 on titles)
-# 0.278; the first defaults (alignment 1.0, phrase 0.2, MMR lambda 0.85) scored 0.338.
+# Measured on these 40 queries with the default settings (nDCG@10): the service 0.350 (0.348
+# without the neighbours), plain RRF of the four lists 0.347, the best engine alone (BM25)
+# 0.340, the weakest (BM25 on titles) 0.278; the first defaults (alignment 1.0, phrase 0.2, MMR
+# lambda 0.85) scored 0.338.
 NDCG_FLOOR = 0.345
-# Each model indexing its own 60%: the service 0.300, without the coverage credit 0.282, with
-# the previous defaults (a gentle rank position at weight 1, no credit) 0.249, plain RRF 0.248,
-# the best engine alone (BM25) 0.276. Losing either new signal fails here.
+# Each model indexing its own 60%: the service 0.318, without the neighbours 0.300, without the
+# coverage credit 0.282 (before the neighbours), with the previous defaults (a gentle rank
+# position at weight 1, no credit) 0.249, plain RRF 0.248, the best engine alone (BM25) 0.276.
+# Losing any of the three fails here.
 PARTIAL_COVERAGE = 0.6
-PARTIAL_NDCG_FLOOR = 0.29
+PARTIAL_NDCG_FLOOR = 0.31
 
 
 @pytest.fixture(scope="module")
