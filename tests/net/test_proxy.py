@@ -91,6 +91,31 @@ class CountingProxy:
         await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
 
 
+class CountingSocks(CountingProxy):
+    """A SOCKS5 proxy (no authentication, CONNECT only) in a background thread;
+    `tunnels[host:port]` counts the connections it made, by the address the client asked for."""
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            _, count = await reader.readexactly(2)
+            await reader.readexactly(count)  # the methods offered; "no authentication" is taken
+            writer.write(b"\x05\x00")
+            _, command, _, kind = await reader.readexactly(4)
+            if kind == 3:  # a name, for the proxy to resolve (socks5h)
+                host = (await reader.readexactly((await reader.readexactly(1))[0])).decode()
+            else:
+                host = ".".join(map(str, await reader.readexactly(4)))
+            port = int.from_bytes(await reader.readexactly(2), "big")
+        except asyncio.IncompleteReadError:
+            writer.close()
+            return
+        assert command == 1 and kind in (1, 3)
+        up_reader, up_writer = await asyncio.open_connection(host, port)
+        self.tunnels[f"{host}:{port}"] += 1
+        writer.write(b"\x05\x00\x00\x01" + bytes(6))
+        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+
+
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     try:
         while data := await reader.read(65536):
@@ -255,6 +280,22 @@ async def test_https_goes_through_a_connect_tunnel(
     assert status_of(fan) == {"searxng": "ok", "wikipedia": "ok"}
     assert list(proxy.tunnels) == [urlsplit(base).netloc]
     assert not proxy.forwarded
+    assert fake.counts == {"searxng": 1, "wikipedia": 1}
+
+
+@pytest.mark.parametrize("scheme", ["socks5", "socks5h"])
+async def test_socks5_proxy_carries_engine_requests(
+    fake: FakeEngines, engines_url: str, scheme: str
+) -> None:
+    with CountingSocks() as socks:
+        proxy_url = socks.url.replace("http://", f"{scheme}://")
+        settings = settings_for(
+            engines_url, {"searxng": {}, "wikipedia": {}}, top={"proxy": {"url": proxy_url}}
+        )
+        fan = await search(settings)
+    assert status_of(fan) == {"searxng": "ok", "wikipedia": "ok"}
+    # One connection each (kept alive otherwise), to the fake engines' address.
+    assert socks.tunnels == {urlsplit(engines_url).netloc: 2}
     assert fake.counts == {"searxng": 1, "wikipedia": 1}
 
 
