@@ -1,8 +1,16 @@
-"""The shared hit builder of the web engines' parsers."""
+"""The shared helpers of the web engines' parsers: the hit builder, text clean-up, links."""
 
 from __future__ import annotations
 
-from websearch_mcp.engines.common import http_url, ranked_hits, web_hit
+import html
+import re
+from urllib.parse import parse_qs
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from websearch_mcp.engines.base import _INLINE_TAG_RE, _TAG_RE, clean_text
+from websearch_mcp.engines.common import http_url, query_value, ranked_hits, web_hit
 
 
 def test_a_result_without_a_url_makes_no_hit_and_leaves_no_gap_in_the_ranks() -> None:
@@ -21,3 +29,26 @@ def test_a_result_without_a_url_makes_no_hit_and_leaves_no_gap_in_the_ranks() ->
         ("https://a.example/", "A & co", 1),
         ("https://b.example/x", "https://b.example/x", 2),  # no title: the URL stands for it
     ]
+
+
+_QUERY_PARTS = ["u", "uddg", "q", "=", "&", "+", "%75", "%2B", "%zz", "a1", "x", "é", "%C3%A9", ";"]
+
+
+@settings(max_examples=500)
+@given(st.lists(st.sampled_from(_QUERY_PARTS), max_size=14).map("".join))
+def test_query_value_reads_a_parameter_as_parse_qs_does(query: str) -> None:
+    parsed = parse_qs(query)
+    for name in ("u", "uddg", "q", "x"):
+        assert query_value(query, name) == parsed.get(name, [None])[0]
+
+
+_TEXT_PARTS = [*"ab <>/&;#\t\n\xa0\u2003\x1c\x85", "<b>", "</b>", "&amp;", "&#32;", "&nbsp;"]
+_SPACE = re.compile(r"\s+")
+
+
+@settings(max_examples=500)
+@given(st.lists(st.sampled_from([*_TEXT_PARTS, "<span class=x>"]), max_size=30).map("".join))
+def test_clean_text_collapses_exactly_the_whitespace_a_regex_would(value: str) -> None:
+    # The reference: tags out, entities unescaped, every run of `\s` one space, ends trimmed.
+    tags_out = _TAG_RE.sub(" ", _INLINE_TAG_RE.sub("", value))
+    assert clean_text(value, 10_000) == _SPACE.sub(" ", html.unescape(tags_out)).strip()

@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
+from urllib.parse import unquote_plus
 
 from selectolax.lexbor import LexborNode
 
@@ -95,6 +96,21 @@ def http_url(value: Any) -> str | None:
     if url.startswith("//"):
         url = "https:" + url
     return url if url.startswith(("http://", "https://")) else None
+
+
+def query_value(query: str, name: str) -> str | None:
+    """The first non-empty value of `name` in a URL's query string, decoded: what
+    `parse_qs(query).get(name, [None])[0]` gives, without decoding every other parameter
+    (result links carry long tracking parameters, and every result has one)."""
+    for part in query.split("&"):
+        key, eq, value = part.partition("=")
+        if not eq or not value:
+            continue  # parse_qs drops these without keep_blank_values
+        if "%" in key or "+" in key:
+            key = unquote_plus(key)
+        if key == name:
+            return unquote_plus(value)
+    return None
 
 
 # --- API errors ------------------------------------------------------------------------------
