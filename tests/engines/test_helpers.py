@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 from urllib.parse import parse_qs
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from websearch_mcp.engines.base import _INLINE_TAG_RE, _TAG_RE, clean_text
-from websearch_mcp.engines.common import http_url, query_value, ranked_hits, web_hit
+from websearch_mcp.engines.common import http_url, json_body, query_value, ranked_hits, web_hit
+from websearch_mcp.models import HttpResponse
 
 
 def test_a_result_without_a_url_makes_no_hit_and_leaves_no_gap_in_the_ranks() -> None:
@@ -52,3 +55,20 @@ def test_clean_text_collapses_exactly_the_whitespace_a_regex_would(value: str) -
     # The reference: tags out, entities unescaped, every run of `\s` one space, ends trimmed.
     tags_out = _TAG_RE.sub(" ", _INLINE_TAG_RE.sub("", value))
     assert clean_text(value, 10_000) == _SPACE.sub(" ", html.unescape(tags_out)).strip()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"results": [{"title": "t", "score": 0.5}]}',
+        b'{"score": NaN, "n": 123456789012345678901234567890}',  # the fast parser refuses these
+        '{"title": "\u00e9"}'.encode("utf-16"),
+    ],
+)
+def test_json_bodies_read_as_the_json_module_reads_them(body: bytes) -> None:
+    response = HttpResponse(status=200, headers={}, content=body, url="")
+    assert repr(json_body(response)) == repr(json.loads(body))
+
+
+def test_a_body_that_is_not_json_is_none() -> None:
+    assert json_body(HttpResponse(status=200, headers={}, content=b"<html>", url="")) is None

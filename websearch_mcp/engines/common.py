@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 from urllib.parse import unquote_plus
 
+import orjson
 from selectolax.lexbor import LexborNode
 
 from websearch_mcp.engines.base import clean_text, parse_retry_after
@@ -21,10 +22,19 @@ _Item = TypeVar("_Item")
 # --- JSON bodies and values ------------------------------------------------------------------
 
 
+def _loads(content: bytes) -> Any:
+    # orjson is about three times faster; what it refuses (NaN, integers past 64 bits, UTF-16)
+    # the json module may still read, so it decides those.
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return json.loads(content)
+
+
 def json_body(response: HttpResponse) -> Any:
     """The decoded JSON body, or None when there is none (for error bodies, which are optional)."""
     try:
-        return json.loads(response.content)
+        return _loads(response.content)
     except (ValueError, UnicodeDecodeError):
         return None
 
@@ -33,7 +43,7 @@ def json_object(response: HttpResponse, what: str) -> dict[str, Any]:
     """The decoded body when it is a JSON object, else `EngineParseError` naming `what` (never
     quoting the body)."""
     try:
-        data = json.loads(response.content)
+        data = _loads(response.content)
     except (ValueError, UnicodeDecodeError):
         raise EngineParseError(f"{what} answered with a body that is not JSON") from None
     if not isinstance(data, dict):
