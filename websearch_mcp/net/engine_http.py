@@ -28,6 +28,7 @@ MAX_RESPONSE_BYTES = 5 * 1024 * 1024
 #: Connections per pool in flight at once; idle ones are closed after `KEEPALIVE_SECONDS`.
 MAX_CONNECTIONS = 256
 KEEPALIVE_SECONDS = 5.0
+#: Redirects followed per request.
 MAX_REDIRECTS = 5
 _SOCKS = {"socks5": False, "socks5h": True}  # scheme -> the proxy resolves names (rdns)
 
@@ -176,7 +177,7 @@ async def _exchange(
         data=request.data,
         headers=request.headers,
         timeout=aiohttp.ClientTimeout(total=timeout),
-        max_redirects=MAX_REDIRECTS,
+        max_redirects=MAX_REDIRECTS + 1,  # aiohttp counts the answer that would be one too many
     ) as response:
         chunks: list[bytes] = []
         size = 0
