@@ -212,9 +212,19 @@ def test_the_runtime_directory_is_removed_at_exit(server: dict[str, Any]) -> Non
     assert list(runtime.iterdir()) == []
 
 
-def test_worker_count() -> None:
+def test_worker_count(tmp_path: Path) -> None:
+    cores = len(os.sched_getaffinity(0))
     assert worker_count(3) == 3
-    assert worker_count("auto") == len(os.sched_getaffinity(0))
+    cpu_max = tmp_path / "cpu.max"
+    assert worker_count("auto", cpu_max) == cores  # no cgroup file: every usable core
+    cpu_max.write_text("max 100000\n")
+    assert worker_count("auto", cpu_max) == cores  # no quota
+    cpu_max.write_text("50000 100000\n")
+    assert worker_count("auto", cpu_max) == 1  # half a core: one worker
+    cpu_max.write_text(f"{150000 * cores} 100000\n")
+    assert worker_count("auto", cpu_max) == cores  # a quota above the cores changes nothing
+    cpu_max.write_text("garbage\n")
+    assert worker_count("auto", cpu_max) == cores
 
 
 async def test_only_the_lock_holder_cleans_the_cache(tmp_path: Path) -> None:
