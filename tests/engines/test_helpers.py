@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import re
-from urllib.parse import parse_qs
+from typing import Any
+from urllib.parse import parse_qs, quote
 
 import pytest
 from hypothesis import given, settings
@@ -13,6 +15,7 @@ from hypothesis import strategies as st
 
 from websearch_mcp.engines.base import _INLINE_TAG_RE, _TAG_RE, clean_text
 from websearch_mcp.engines.common import http_url, json_body, query_value, ranked_hits, web_hit
+from websearch_mcp.engines.web import bing, duckduckgo, google
 from websearch_mcp.models import HttpResponse
 
 
@@ -72,3 +75,18 @@ def test_json_bodies_read_as_the_json_module_reads_them(body: bytes) -> None:
 
 def test_a_body_that_is_not_json_is_none() -> None:
     assert json_body(HttpResponse(status=200, headers={}, content=b"<html>", url="")) is None
+
+
+@pytest.mark.parametrize("engine", [bing, duckduckgo, google])
+@pytest.mark.parametrize("href", [None, "", "javascript:void(0)", "/relative/path", "mailto:a@b"])
+def test_result_links_that_are_not_web_addresses_make_no_url(engine: Any, href: str | None) -> None:
+    assert engine.result_url(href) is None
+
+
+def test_redirect_links_unwrap_to_their_target() -> None:
+    target = "https://example.org/page?a=1&b=2"
+    encoded = base64.urlsafe_b64encode(target.encode()).decode().rstrip("=")
+    assert bing.result_url(f"https://www.bing.com/ck/a?!&&p=x&u=a1{encoded}&ntb=1") == target
+    assert duckduckgo.result_url(f"//duckduckgo.com/l/?uddg={quote(target, safe='')}") == target
+    assert duckduckgo.result_url("https://example.org/?ad_domain=x") is None
+    assert google.result_url(f"/url?q={quote(target, safe='')}&sa=U") == target
