@@ -22,6 +22,8 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from prometheus_client import CollectorRegistry
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from testing.fake_engines import FakeEngines, Fault, base_urls
 from testing.server_helpers import MCP_HEADERS, TAVILY_KEY, tool_call
@@ -30,6 +32,7 @@ from websearch_mcp.cli import main
 from websearch_mcp.config import parse_config
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import ConfigError
+from websearch_mcp.metrics import forget_dead_workers
 from websearch_mcp.workers import LeaderLock, worker_count
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads worker pids from /proc")
@@ -264,3 +267,36 @@ def test_a_bad_worker_count_is_refused_naming_it(capsys: pytest.CaptureFixture[s
     )
     with pytest.raises(ConfigError, match=r"server\.workers"):
         parse_config({"server": {"workers": 0}}, "test", environ={})
+
+
+_IN_FLIGHT_WORKER = """
+import sys
+from websearch_mcp.metrics import Metrics
+Metrics().in_flight.inc()  # written to the shared files at once
+print("counted", flush=True)
+sys.stdin.read()  # killed here, mid-request
+"""
+
+
+def _in_flight(shared: Path) -> float:
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, str(shared))
+    return registry.get_sample_value("websearch_in_flight_requests") or 0.0
+
+
+def test_a_killed_workers_requests_in_flight_stop_counting(tmp_path: Path) -> None:
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", _IN_FLIGHT_WORKER],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None and child.stdout.readline().strip() == "counted"
+    forget_dead_workers(str(tmp_path))
+    assert _in_flight(tmp_path) == 1.0  # alive: it counts
+    child.kill()
+    child.wait()
+    forget_dead_workers(str(tmp_path))
+    assert _in_flight(tmp_path) == 0.0
