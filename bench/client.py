@@ -7,28 +7,37 @@ A minimal keep-alive HTTP/1.1 server in its own process answers every request at
 the same 2 KB JSON body, so that only this process's CPU time is counted (`time.process_time`).
 Variants, interleaved round by round and reported as the median round:
 
-- `send()`: what the orchestrator calls for every engine request (`websearch_mcp.net.http`);
-- `httpx, params merged by httpx`: the same client, the query given as `params=` as before;
+- `send()`: what the orchestrator calls for every engine request (`websearch_mcp.net.engine_http`,
+  on aiohttp);
+- `aiohttp session alone`: the same request straight through aiohttp, without `send()`'s checks;
+- `httpx client`: the path engine requests took before, httpx's client with the query encoded
+  once (as `send()` did then);
 - `httpx transport alone`: httpx's connection pool without the client's layers;
-- `httpcore pool alone`: the floor, httpcore's pool with no httpx at all.
+- `httpcore pool alone`: httpcore's pool with no httpx at all.
+
+The event loop is uvloop when it is installed, as under `websearch-mcp serve`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from importlib.util import find_spec
 from urllib.parse import urlencode
 
 import httpcore
 import httpx
+from yarl import URL
 
 from websearch_mcp.models import HttpRequest
-from websearch_mcp.net.http import build_client, send
+from websearch_mcp.net.engine_http import build_client, query_string, send
+from websearch_mcp.net.http import build_httpx_client
 
 SERVER = """
 import asyncio, sys
@@ -67,16 +76,22 @@ Variant = Callable[[], Awaitable[object]]
 
 def variants(base: str) -> tuple[dict[str, Variant], list[Callable[[], Awaitable[None]]]]:
     client = build_client()
+    before = build_httpx_client()
     transport = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_keepalive_connections=64))
     pool = httpcore.AsyncConnectionPool(max_keepalive_connections=64)
     url = base + REQUEST.path
     full = f"{url}?{urlencode(REQUEST.params or {})}"
     headers = {"User-Agent": "bench", **REQUEST.headers}
 
-    async def merged() -> None:
-        async with client.stream(
-            "GET", url, params=REQUEST.params, headers=REQUEST.headers, timeout=5.0
-        ) as response:
+    encoded = f"{url}?{query_string(REQUEST.params or {})}"
+
+    async def session_alone() -> None:
+        session = client.session()
+        async with session.get(URL(encoded, encoded=True), headers=REQUEST.headers) as response:
+            await response.read()
+
+    async def httpx_client() -> None:
+        async with before.stream("GET", encoded, headers=REQUEST.headers, timeout=5.0) as response:
             [chunk async for chunk in response.aiter_bytes()]
 
     async def transport_alone() -> None:
@@ -91,11 +106,12 @@ def variants(base: str) -> tuple[dict[str, Variant], list[Callable[[], Awaitable
 
     found: dict[str, Variant] = {
         "send()": lambda: send(client, base, REQUEST, 5.0),
-        "httpx, params merged by httpx": merged,
+        "aiohttp session alone": session_alone,
+        "httpx client (the path before)": httpx_client,
         "httpx transport alone": transport_alone,
         "httpcore pool alone": core_alone,
     }
-    return found, [client.aclose, transport.aclose, pool.aclose]
+    return found, [client.aclose, before.aclose, transport.aclose, pool.aclose]
 
 
 async def measure(base: str, rounds: int, count: int) -> dict[str, list[float]]:
@@ -126,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline())
-        times = asyncio.run(measure(f"http://127.0.0.1:{port}", ns.rounds, ns.requests))
+        run = asyncio.run if find_spec("uvloop") is None else importlib.import_module("uvloop").run
+        times = run(measure(f"http://127.0.0.1:{port}", ns.rounds, ns.requests))
     finally:
         server.terminate()
         server.wait()

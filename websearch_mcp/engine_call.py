@@ -18,15 +18,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import httpx
-
 from websearch_mcp.engine_run import EngineRun
 from websearch_mcp.errors import EngineError
 from websearch_mcp.models import EngineReport, Hit, HttpRequest, Query
 from websearch_mcp.net.backoff import Backoff
 from websearch_mcp.net.breaker import RETRYABLE_STATUSES, classify
 from websearch_mcp.net.cooldown import format_seconds
-from websearch_mcp.net.http import send
+from websearch_mcp.net.engine_http import EngineClient, send
 from websearch_mcp.net.keypool import KeyPool, KeyRefused, PlannedKey
 from websearch_mcp.net.useragents import UserAgentRotation
 from websearch_mcp.redaction import redact
@@ -51,7 +49,7 @@ class CallKit:
     rng: random.Random
     secrets: tuple[str, ...]
     agents: UserAgentRotation
-    client_for: Callable[[EngineRun], httpx.AsyncClient]
+    client_for: Callable[[EngineRun], EngineClient]
     stale_retries: collections.Counter[str]
 
 
@@ -156,7 +154,7 @@ class EngineCall:
                     response = await send(client, run.base_url, request, budget, retried)
                     status = response.status
                 return apply_limits(run.engine.parse(response, query), run), None
-        except (TimeoutError, httpx.TimeoutException):
+        except TimeoutError:
             return None, _Failure(None, status)
         except EngineError as err:
             return None, _Failure(err, status)

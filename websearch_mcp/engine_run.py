@@ -9,18 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-import httpx
-
 from websearch_mcp.config import EngineSettings, Settings
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.net.breaker import BreakerPolicy, CircuitBreaker
 from websearch_mcp.net.cooldown import Clock, CooldownStore
+from websearch_mcp.net.engine_http import EngineClient
 from websearch_mcp.net.http import choose_proxy
 from websearch_mcp.net.keypool import KeyPool
 from websearch_mcp.net.ratelimit import TokenBucket
 
 #: The pooled client for (proxy or None, engine name).
-ClientFor = Callable[[str | None, str], httpx.AsyncClient]
+ClientFor = Callable[[str | None, str], EngineClient]
 
 
 @dataclass(slots=True)
@@ -33,7 +32,7 @@ class EngineRun:
     timeout: float
     enabled: bool
     proxy: str | None = None
-    client: httpx.AsyncClient | None = None
+    client: EngineClient | None = None
     breaker: CircuitBreaker | None = None
     bucket: TokenBucket | None = None
     pool: KeyPool | None = None

@@ -10,9 +10,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -242,6 +244,7 @@ class Metrics:
         """The registry in Prometheus' text format (every worker's, summed, when shared)."""
         if self.shared_dir is None:
             return generate_latest(self.registry)
+        forget_dead_workers(self.shared_dir)
         registry = CollectorRegistry()
         MultiProcessCollector(registry, self.shared_dir)
         return generate_latest(registry)
@@ -250,6 +253,25 @@ class Metrics:
         """This process ends: its live gauges (requests in flight) stop counting."""
         if self.shared_dir is not None:
             mark_process_dead(os.getpid(), self.shared_dir)
+
+
+_LIVE_GAUGE_FILE = re.compile(r"gauge_live\w*?_(\d+)\.db")
+
+
+def forget_dead_workers(shared_dir: str) -> None:
+    """Drop the live gauges (requests in flight) of workers that died without saying so (killed,
+    crashed): the supervisor starts another, and the dead one's count would stay forever."""
+    for path in Path(shared_dir).glob("gauge_live*.db"):
+        match = _LIVE_GAUGE_FILE.fullmatch(path.name)
+        if match is None:
+            continue
+        pid = int(match.group(1))
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            mark_process_dead(pid, shared_dir)
+        except PermissionError:
+            pass  # alive, another user's
 
 
 def _log_call(

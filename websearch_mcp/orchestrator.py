@@ -19,8 +19,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from websearch_mcp.config import Settings
 from websearch_mcp.engine_call import CallKit, EngineCall
 from websearch_mcp.engine_run import EngineRun, configure
@@ -29,7 +27,8 @@ from websearch_mcp.errors import ToolInputError
 from websearch_mcp.models import EngineReport, Hit, Query
 from websearch_mcp.net.backoff import Backoff
 from websearch_mcp.net.cooldown import Clock, CooldownStore, MemoryCooldownStore, system_clock
-from websearch_mcp.net.http import URL_LOGGERS, build_client
+from websearch_mcp.net.engine_http import EngineClient, build_client
+from websearch_mcp.net.http import URL_LOGGERS
 from websearch_mcp.net.useragents import UserAgentRotation
 from websearch_mcp.redaction import RedactingFilter
 from websearch_mcp.strategies import STRATEGIES, Outcome, Search
@@ -61,7 +60,6 @@ class Orchestrator:
     def __init__(
         self,
         settings: Settings,
-        client: httpx.AsyncClient | None = None,
         *,
         store: CooldownStore | None = None,
         clock: Clock = system_clock,
@@ -74,8 +72,7 @@ class Orchestrator:
         self._searches = itertools.count()  # numbers the fan-outs (the pool's rotation)
         #: Requests sent again after a kept-alive connection turned out closed, per engine.
         self.stale_retries: collections.Counter[str] = collections.Counter()
-        self._injected = client  # serves every direct connection when given (tests)
-        self._clients: dict[tuple[str | None, str | None], httpx.AsyncClient] = {}
+        self._clients: dict[tuple[str | None, str | None], EngineClient] = {}
         env = os.environ if environ is None else environ
         self.runs: dict[str, EngineRun] = {
             name: configure(engine_cls, settings, env, store, clock, self._client)
@@ -91,19 +88,17 @@ class Orchestrator:
             client_for=lambda run: run.client or self._client(run.proxy, run.name),
             stale_retries=self.stale_retries,
         )
-        # httpx logs every request URL at INFO level; some APIs take the key in the URL.
+        # HTTP clients may log request URLs; some APIs take the key in the URL.
         self._log_filter = RedactingFilter(secrets)
         for name in URL_LOGGERS:
             logging.getLogger(name).addFilter(self._log_filter)
 
-    def _client(self, proxy: str | None, engine: str | None = None) -> httpx.AsyncClient:
+    def _client(self, proxy: str | None, engine: str | None = None) -> EngineClient:
         """A pooled keep-alive client per engine and proxy (None: direct), made on first use.
 
-        Per engine because the pool is scanned, every idle connection probed, on each request
-        and each answer: a pool holding one engine's connections stays short.
+        Per engine, so that each engine's cookies stay its own and a slow engine's connections
+        never hold up another's.
         """
-        if proxy is None and self._injected is not None:
-            return self._injected
         key = (engine, proxy)
         if key not in self._clients:
             self._clients[key] = build_client(proxy=proxy)
@@ -114,8 +109,6 @@ class Orchestrator:
             logging.getLogger(name).removeFilter(self._log_filter)
         for client in self._clients.values():
             await client.aclose()
-        if self._injected is not None:
-            await self._injected.aclose()
 
     # --- questions --------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from websearch_mcp.config import LLMSettings, Settings
-from websearch_mcp.net.http import build_client, choose_proxy
+from websearch_mcp.net.http import build_httpx_client, choose_proxy
 from websearch_mcp.redaction import redact
 
 log = logging.getLogger("websearch_mcp.summarize")
@@ -216,7 +216,7 @@ class Summarizer:
         if settings.api_key:
             self._headers["Authorization"] = f"Bearer {settings.api_key}"
         self._secrets = (settings.api_key,) if settings.api_key else ()
-        self._client = build_client(proxy=proxy)
+        self._client = build_httpx_client(proxy=proxy)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Summarizer | None:

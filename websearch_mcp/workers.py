@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 import os
 import shutil
 import socket
@@ -30,11 +31,27 @@ RUNTIME_ENV = "WEBSEARCH_WORKER_DIR"
 PROMETHEUS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
-def worker_count(setting: int | str) -> int:
-    """`server.workers` as a number: `auto` is the number of cores this process may use."""
-    if setting == "auto":
-        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
-    return int(setting)
+#: The cgroup v2 CPU limit of this process's container ("<quota> <period>" or "max <period>").
+CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
+
+
+def cpu_quota(cpu_max: Path = CPU_MAX) -> int | None:
+    """The cores a CPU quota allows (`docker run --cpus 1.5`: 2), or None without a quota."""
+    try:
+        quota, period = cpu_max.read_text().split()[:2]
+        return max(1, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError, ZeroDivisionError):  # no cgroup v2 file, or "max": no quota
+        return None
+
+
+def worker_count(setting: int | str, cpu_max: Path = CPU_MAX) -> int:
+    """`server.workers` as a number: `auto` is the number of cores this process may use, fewer
+    when a container's CPU quota allows fewer (more workers than that only take turns)."""
+    if setting != "auto":
+        return int(setting)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    quota = cpu_quota(cpu_max)
+    return max(1, min(cores, quota) if quota else cores)
 
 
 def runtime_dir() -> Path | None:

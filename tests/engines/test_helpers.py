@@ -1,8 +1,22 @@
-"""The shared hit builder of the web engines' parsers."""
+"""The shared helpers of the web engines' parsers: the hit builder, text clean-up, links."""
 
 from __future__ import annotations
 
-from websearch_mcp.engines.common import http_url, ranked_hits, web_hit
+import base64
+import html
+import json
+import re
+from typing import Any
+from urllib.parse import parse_qs, quote
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from websearch_mcp.engines.base import _INLINE_TAG_RE, _TAG_RE, clean_text
+from websearch_mcp.engines.common import http_url, json_body, query_value, ranked_hits, web_hit
+from websearch_mcp.engines.web import bing, duckduckgo, google
+from websearch_mcp.models import HttpResponse
 
 
 def test_a_result_without_a_url_makes_no_hit_and_leaves_no_gap_in_the_ranks() -> None:
@@ -21,3 +35,58 @@ def test_a_result_without_a_url_makes_no_hit_and_leaves_no_gap_in_the_ranks() ->
         ("https://a.example/", "A & co", 1),
         ("https://b.example/x", "https://b.example/x", 2),  # no title: the URL stands for it
     ]
+
+
+_QUERY_PARTS = ["u", "uddg", "q", "=", "&", "+", "%75", "%2B", "%zz", "a1", "x", "é", "%C3%A9", ";"]
+
+
+@settings(max_examples=500)
+@given(st.lists(st.sampled_from(_QUERY_PARTS), max_size=14).map("".join))
+def test_query_value_reads_a_parameter_as_parse_qs_does(query: str) -> None:
+    parsed = parse_qs(query)
+    for name in ("u", "uddg", "q", "x"):
+        assert query_value(query, name) == parsed.get(name, [None])[0]
+
+
+_TEXT_PARTS = [*"ab <>/&;#\t\n\xa0\u2003\x1c\x85", "<b>", "</b>", "&amp;", "&#32;", "&nbsp;"]
+_SPACE = re.compile(r"\s+")
+
+
+@settings(max_examples=500)
+@given(st.lists(st.sampled_from([*_TEXT_PARTS, "<span class=x>"]), max_size=30).map("".join))
+def test_clean_text_collapses_exactly_the_whitespace_a_regex_would(value: str) -> None:
+    # The reference: tags out, entities unescaped, every run of `\s` one space, ends trimmed.
+    tags_out = _TAG_RE.sub(" ", _INLINE_TAG_RE.sub("", value))
+    assert clean_text(value, 10_000) == _SPACE.sub(" ", html.unescape(tags_out)).strip()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"results": [{"title": "t", "score": 0.5}]}',
+        b'{"score": NaN, "n": 123456789012345678901234567890}',  # the fast parser refuses these
+        '{"title": "\u00e9"}'.encode("utf-16"),
+    ],
+)
+def test_json_bodies_read_as_the_json_module_reads_them(body: bytes) -> None:
+    response = HttpResponse(status=200, headers={}, content=body, url="")
+    assert repr(json_body(response)) == repr(json.loads(body))
+
+
+def test_a_body_that_is_not_json_is_none() -> None:
+    assert json_body(HttpResponse(status=200, headers={}, content=b"<html>", url="")) is None
+
+
+@pytest.mark.parametrize("engine", [bing, duckduckgo, google])
+@pytest.mark.parametrize("href", [None, "", "javascript:void(0)", "/relative/path", "mailto:a@b"])
+def test_result_links_that_are_not_web_addresses_make_no_url(engine: Any, href: str | None) -> None:
+    assert engine.result_url(href) is None
+
+
+def test_redirect_links_unwrap_to_their_target() -> None:
+    target = "https://example.org/page?a=1&b=2"
+    encoded = base64.urlsafe_b64encode(target.encode()).decode().rstrip("=")
+    assert bing.result_url(f"https://www.bing.com/ck/a?!&&p=x&u=a1{encoded}&ntb=1") == target
+    assert duckduckgo.result_url(f"//duckduckgo.com/l/?uddg={quote(target, safe='')}") == target
+    assert duckduckgo.result_url("https://example.org/?ad_domain=x") is None
+    assert google.result_url(f"/url?q={quote(target, safe='')}&sa=U") == target

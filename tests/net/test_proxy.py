@@ -1,22 +1,18 @@
 """Proxies: which one each engine uses, and that requests really go through it.
 
-A tiny proxy on 127.0.0.1 forwards absolute-form HTTP requests and tunnels CONNECT (HTTPS),
-counting what passes through it.
+The proxies (`testing.proxies`) run on 127.0.0.1 and count what passes through them.
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections import Counter
 from collections.abc import Iterator
-from contextlib import suppress
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
 from testing.fake_engines import FakeEngines, ResultsFn, serve_fake_engines
+from testing.proxies import CountingProxy, CountingSocks
 from testing.resilience_helpers import settings_for, statuses, web_search
 from testing.serving import serve_app
 from testing.wire_formats import wikipedia_result
@@ -29,78 +25,6 @@ from websearch_mcp.orchestrator import FanOut, Orchestrator
 from websearch_mcp.service import SearchService
 
 PROXY = "http://proxy.corp:3128"
-
-
-class CountingProxy:
-    """An HTTP proxy in a background thread. `forwarded[host:port]` counts plain requests,
-    `tunnels[host:port]` CONNECT tunnels."""
-
-    def __init__(self) -> None:
-        self.forwarded: Counter[str] = Counter()
-        self.tunnels: Counter[str] = Counter()
-        self.url = ""
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), daemon=True)
-
-    def __enter__(self) -> CountingProxy:
-        self._thread.start()
-        assert self._ready.wait(5), "the proxy did not start"
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(5)
-
-    async def _main(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-        self._ready.set()
-        await self._stop.wait()
-        server.close()
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-            writer.close()
-            return
-        line, *headers = [h for h in head.split("\r\n") if h]
-        method, target, version = line.split(" ", 2)
-        if method == "CONNECT":
-            host, _, port = target.rpartition(":")
-            up_reader, up_writer = await asyncio.open_connection(host, int(port))
-            self.tunnels[target] += 1
-            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        else:
-            url = urlsplit(target)
-            up_reader, up_writer = await asyncio.open_connection(url.hostname, url.port or 80)
-            self.forwarded[url.netloc] += 1
-            kept = [
-                h
-                for h in headers
-                if not h.lower().startswith(("proxy-connection:", "connection:", "keep-alive:"))
-            ]
-            path = url.path + (f"?{url.query}" if url.query else "")
-            # One request per connection, so that every request is counted.
-            up_writer.write(
-                "\r\n".join([f"{method} {path} {version}", *kept, "Connection: close", "", ""])
-                .encode("latin-1")
-            )  # fmt: skip
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
-
-
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-    except OSError:
-        pass
-    finally:
-        with suppress(OSError):
-            writer.close()
 
 
 def results_for(engine: str, query: str) -> list[dict[str, Any]]:
@@ -255,6 +179,22 @@ async def test_https_goes_through_a_connect_tunnel(
     assert status_of(fan) == {"searxng": "ok", "wikipedia": "ok"}
     assert list(proxy.tunnels) == [urlsplit(base).netloc]
     assert not proxy.forwarded
+    assert fake.counts == {"searxng": 1, "wikipedia": 1}
+
+
+@pytest.mark.parametrize("scheme", ["socks5", "socks5h"])
+async def test_socks5_proxy_carries_engine_requests(
+    fake: FakeEngines, engines_url: str, scheme: str
+) -> None:
+    with CountingSocks() as socks:
+        proxy_url = socks.url.replace("http://", f"{scheme}://")
+        settings = settings_for(
+            engines_url, {"searxng": {}, "wikipedia": {}}, top={"proxy": {"url": proxy_url}}
+        )
+        fan = await search(settings)
+    assert status_of(fan) == {"searxng": "ok", "wikipedia": "ok"}
+    # One connection each (kept alive otherwise), to the fake engines' address.
+    assert socks.tunnels == {urlsplit(engines_url).netloc: 2}
     assert fake.counts == {"searxng": 1, "wikipedia": 1}
 
 

@@ -28,6 +28,7 @@ from testing.wire_formats import wikipedia_result as wiki
 from websearch_mcp.app import create_app
 from websearch_mcp.config import Settings
 from websearch_mcp.net.cooldown import MemoryCooldownStore
+from websearch_mcp.net.http import URL_LOGGERS
 from websearch_mcp.orchestrator import Orchestrator
 from websearch_mcp.service import SearchService
 
@@ -457,6 +458,8 @@ def test_planted_keys_never_leak(
         metrics = httpx.get(f"{url}/metrics", timeout=5)
         assert metrics.status_code == 200 and "websearch_breaker_open" in metrics.text
         seen.append(metrics.text)
+        for name in URL_LOGGERS:  # a client library logging a request URL with its key
+            logging.getLogger(name).debug("GET %s/search?api_key=%s", engines_url, serp)
     assert failed["isError"] is True
     assert fake.key_counts[serp] >= 1 and fake.key_counts[one] >= 1
     answer = json.loads(seen[0])["structuredContent"]
@@ -464,7 +467,9 @@ def test_planted_keys_never_leak(
     seen.append(caplog.text)
     seen.extend(record.getMessage() for record in caplog.records)
     seen.append(repr(store._entries))
-    assert any("api_key=***" in record.getMessage() for record in caplog.records)
+    redacted = [r for r in caplog.records if "api_key=***" in r.getMessage()]
+    # SerpApi's request URL (the key in its query) in the debug log, and every client logger.
+    assert {r.name for r in redacted} == {*URL_LOGGERS, "websearch_mcp.net.engine_http"}
     for text in seen:
         for key in PLANTED:
             assert key not in text

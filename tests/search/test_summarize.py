@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -21,6 +22,7 @@ from mcp.types import CallToolResult
 
 from testing.fake_engines import FakeEngines, base_urls
 from testing.fake_llm import PLAIN, STREAMED, FakeLLM
+from testing.proxies import CountingSocks
 from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.arguments import MAX_INTENT_CHARS, as_intent, web_search_args
@@ -198,6 +200,20 @@ async def test_streamed_text_is_reported_as_it_arrives(llm: FakeLLM, llm_url: st
     sizes = [size for size, _ in seen]
     assert len(sizes) > 5 and sizes == sorted(sizes) and sizes[-1] == len(STREAMED)
     assert "authorization" not in llm.headers[0]
+
+
+async def test_summaries_go_through_a_socks5_proxy(llm: FakeLLM, llm_url: str) -> None:
+    with CountingSocks() as socks:
+        proxy = socks.url.replace("http://", "socks5://")
+        config = {"llm": {"base_url": llm_url, "model": "m"}, "proxy": {"url": proxy}}
+        summarizer = Summarizer.from_settings(parse_config(config, "test", environ={}))
+        assert summarizer is not None
+        try:
+            outcome = await summarizer.summarize(QUERY, "code", [result(1)], budget_seconds=5)
+        finally:
+            await summarizer.close()
+    assert outcome.error is None and outcome.text is not None
+    assert socks.tunnels == {urlsplit(llm_url).netloc: 1}
 
 
 async def test_a_failing_progress_reporter_does_not_cost_the_summary(

@@ -22,6 +22,8 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from prometheus_client import CollectorRegistry
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from testing.fake_engines import FakeEngines, Fault, base_urls
 from testing.server_helpers import MCP_HEADERS, TAVILY_KEY, tool_call
@@ -30,6 +32,7 @@ from websearch_mcp.cli import main
 from websearch_mcp.config import parse_config
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import ConfigError
+from websearch_mcp.metrics import forget_dead_workers
 from websearch_mcp.workers import LeaderLock, worker_count
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads worker pids from /proc")
@@ -212,9 +215,19 @@ def test_the_runtime_directory_is_removed_at_exit(server: dict[str, Any]) -> Non
     assert list(runtime.iterdir()) == []
 
 
-def test_worker_count() -> None:
+def test_worker_count(tmp_path: Path) -> None:
+    cores = len(os.sched_getaffinity(0))
     assert worker_count(3) == 3
-    assert worker_count("auto") == len(os.sched_getaffinity(0))
+    cpu_max = tmp_path / "cpu.max"
+    assert worker_count("auto", cpu_max) == cores  # no cgroup file: every usable core
+    cpu_max.write_text("max 100000\n")
+    assert worker_count("auto", cpu_max) == cores  # no quota
+    cpu_max.write_text("50000 100000\n")
+    assert worker_count("auto", cpu_max) == 1  # half a core: one worker
+    cpu_max.write_text(f"{150000 * cores} 100000\n")
+    assert worker_count("auto", cpu_max) == cores  # a quota above the cores changes nothing
+    cpu_max.write_text("garbage\n")
+    assert worker_count("auto", cpu_max) == cores
 
 
 async def test_only_the_lock_holder_cleans_the_cache(tmp_path: Path) -> None:
@@ -254,3 +267,36 @@ def test_a_bad_worker_count_is_refused_naming_it(capsys: pytest.CaptureFixture[s
     )
     with pytest.raises(ConfigError, match=r"server\.workers"):
         parse_config({"server": {"workers": 0}}, "test", environ={})
+
+
+_IN_FLIGHT_WORKER = """
+import sys
+from websearch_mcp.metrics import Metrics
+Metrics().in_flight.inc()  # written to the shared files at once
+print("counted", flush=True)
+sys.stdin.read()  # killed here, mid-request
+"""
+
+
+def _in_flight(shared: Path) -> float:
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, str(shared))
+    return registry.get_sample_value("websearch_in_flight_requests") or 0.0
+
+
+def test_a_killed_workers_requests_in_flight_stop_counting(tmp_path: Path) -> None:
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", _IN_FLIGHT_WORKER],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None and child.stdout.readline().strip() == "counted"
+    forget_dead_workers(str(tmp_path))
+    assert _in_flight(tmp_path) == 1.0  # alive: it counts
+    child.kill()
+    child.wait()
+    forget_dead_workers(str(tmp_path))
+    assert _in_flight(tmp_path) == 0.0

@@ -138,7 +138,8 @@ class SqliteCache(StoringCache):
             expires_at = now + lifetime(ttl, self._max_age)
             row = (namespace, key, data, now, now, ttl, expires_at)
             try:
-                await self._run(await self._connection(write=True), UPSERT, row)
+                # One trip to the connection's thread (execute, fetch and close are three).
+                await (await self._connection(write=True)).execute_fetchall(UPSERT, row)
             except Exception as exc:
                 await self._failed(exc, "write")
                 return

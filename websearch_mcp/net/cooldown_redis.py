@@ -9,7 +9,10 @@ failure is counted in a Lua script too, so concurrent failures all count.
 
 Redis is the shared truth while it answers. Every change is also kept in this process's own
 `MemoryCooldownStore`, which answers instead while Redis is down, slow or refusing writes: the
-replicas then cool keys and engines each on their own until Redis is back. Like the Redis cache,
+replicas then cool keys and engines each on their own until Redis is back. A name changed here
+while Redis would not take the change is read from here, not from Redis, until a later change of
+it reaches Redis (with Redis answering reads but refusing writes, a key this process found
+refused would otherwise be tried again at once). Like the Redis cache,
 a failure is logged once per cause, counted in `stats` and waited out for `retry_seconds`.
 """
 
@@ -109,6 +112,7 @@ class RedisCooldownStore:
         self._claim = self._client.register_script(_CLAIM_PROBE)
         self._count = self._client.register_script(_RECORD_FAILURE)
         self._closed = False
+        self._local_only: set[str] = set()  # names whose latest change Redis did not take
 
     def redis_key(self, name: str) -> str:
         """The Redis key of a cooldown."""
@@ -123,7 +127,7 @@ class RedisCooldownStore:
         return max(1, math.ceil(life * 1000))
 
     async def get(self, name: str) -> Cooldown | None:
-        if self._closed or not self._guard.allows("all"):
+        if self._closed or name in self._local_only or not self._guard.allows("all"):
             return await self.local.get(name)
         try:
             data = await self._client.get(self.redis_key(name))
@@ -142,6 +146,7 @@ class RedisCooldownStore:
     async def set(self, name: str, cooldown: Cooldown) -> None:
         await self.local.set(name, cooldown)
         if self._closed or not self._guard.allows("write"):
+            self._local_only.add(name)
             return
         try:
             async with self._client.pipeline(transaction=True) as pipe:
@@ -151,31 +156,41 @@ class RedisCooldownStore:
                 await pipe.execute()
         except Exception as exc:
             report_failure(self._guard, exc, "write")
+            self._local_only.add(name)
             return
-        self._guard.succeeded("write")
+        self._shared(name)
 
     async def delete(self, name: str) -> None:
         await self.local.delete(name)
         if self._closed or not self._guard.allows("write"):
+            self._local_only.add(name)
             return
         try:
             await self._client.delete(self.redis_key(name), self.lease_key(name))
         except Exception as exc:
             report_failure(self._guard, exc, "write")
+            self._local_only.add(name)
             return
+        self._shared(name)
+
+    def _shared(self, name: str) -> None:
+        """A change of `name` reached Redis: Redis is its truth again."""
         self._guard.succeeded("write")
+        self._local_only.discard(name)
 
     async def record_failure(
         self, name: str, reason: str, until_for: Callable[[int], float]
     ) -> Cooldown:
         if self._closed or not self._guard.allows("write"):
+            self._local_only.add(name)
             return await self.local.record_failure(name, reason, until_for)
         try:
             cooldown = await self._count_failure(name, reason, until_for)
         except Exception as exc:
             report_failure(self._guard, exc, "write")
+            self._local_only.add(name)
             return await self.local.record_failure(name, reason, until_for)
-        self._guard.succeeded("write")
+        self._shared(name)
         await self.local.set(name, cooldown)
         return cooldown
 
@@ -202,7 +217,8 @@ class RedisCooldownStore:
         raise RuntimeError(f"the failure count kept changing ({_COUNT_ATTEMPTS} tries)")
 
     async def claim_probe(self, name: str, lease_seconds: float, now: float) -> bool:
-        if self._closed or not self._guard.allows("all"):
+        # A cooldown Redis never took is probed here: Redis would say there is none to probe.
+        if self._closed or name in self._local_only or not self._guard.allows("all"):
             return await self.local.claim_probe(name, lease_seconds, now)
         lease_ms = max(1, math.ceil(lease_seconds * 1000))
         try:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import base64
 import binascii
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.dates import split_date_prefix
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import http_url, ranked_hits, web_hit
+from websearch_mcp.engines.common import http_url, query_value, ranked_hits, web_hit
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -31,7 +31,7 @@ def result_url(href: str | None) -> str | None:
     host = (parts.hostname or "").lower()
     if not (host == "bing.com" or host.endswith(".bing.com")) or not parts.path.startswith("/ck/"):
         return url
-    encoded = parse_qs(parts.query).get("u", [""])[0]
+    encoded = query_value(parts.query, "u") or ""
     if not encoded.startswith("a1"):
         return None
     payload = encoded[2:]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import http_url, ranked_hits, web_hit
+from websearch_mcp.engines.common import http_url, query_value, ranked_hits, web_hit
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -62,10 +62,9 @@ def result_url(href: str | None) -> str | None:
     host = (parts.hostname or "").lower()
     if host.endswith("duckduckgo.com"):
         if parts.path.startswith("/l/"):
-            target = parse_qs(parts.query).get("uddg", [""])[0]
-            return http_url(target)
+            return http_url(query_value(parts.query, "uddg"))
         return None  # ads (`/y.js?ad_domain=...`) and DuckDuckGo's own pages
-    if "ad_domain" in parse_qs(parts.query):
+    if query_value(parts.query, "ad_domain") is not None:
         return None
     return url
 

@@ -6,13 +6,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.dates import split_date_prefix
 from websearch_mcp.engines.base import Engine
-from websearch_mcp.engines.common import first_text, http_url, outermost, ranked_hits, web_hit
+from websearch_mcp.engines.common import (
+    first_text,
+    http_url,
+    outermost,
+    query_value,
+    ranked_hits,
+    web_hit,
+)
 from websearch_mcp.engines.web._google import QDR, language_params
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
@@ -41,8 +48,8 @@ def result_url(href: str | None) -> str | None:
     """The target of a result link: `/url?q=<target>` redirects decoded; links to Google's
     own search pages dropped."""
     if href and href.startswith(("/url?", "https://www.google.com/url?")):
-        params = parse_qs(urlsplit(href).query)
-        href = (params.get("q") or params.get("url") or [""])[0]
+        query = urlsplit(href).query
+        href = query_value(query, "q") or query_value(query, "url") or ""
     url = http_url(href)
     if not url:
         return None

@@ -1,0 +1,200 @@
+"""Engine requests on the wire: one keep-alive pool per engine and proxy, and `send`.
+
+Engine requests go through aiohttp rather than httpx: its client spends about a seventh of
+httpx's CPU time per request (BENCHMARKS.md, `bench.client`), and a search sends one per engine.
+httpx stays for `fetch_page` (its pinned connections) and the summary model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import aiohttp
+from aiohttp_socks import ProxyConnector, ProxyType
+from yarl import URL
+
+from websearch_mcp.errors import EngineError
+from websearch_mcp.models import HttpRequest, HttpResponse
+from websearch_mcp.net.http import USER_AGENT, ssl_context
+from websearch_mcp.redaction import redact
+
+#: Engine answers larger than this are cut off and reported as an error: no engine sends this much.
+MAX_RESPONSE_BYTES = 5 * 1024 * 1024
+#: Connections per pool in flight at once; idle ones are closed after `KEEPALIVE_SECONDS`.
+MAX_CONNECTIONS = 256
+KEEPALIVE_SECONDS = 5.0
+#: Redirects followed per request.
+MAX_REDIRECTS = 5
+_SOCKS = {"socks5": False, "socks5h": True}  # scheme -> the proxy resolves names (rdns)
+
+log = logging.getLogger(__name__)
+
+
+class EngineClient:
+    """A pooled keep-alive client for one engine and proxy (None: direct).
+
+    The aiohttp session is made on first use, in the event loop that uses it (a session belongs
+    to one loop), and made again if another loop uses the client later. Cookies persist per
+    client, as scraped engines expect, for IP-address hosts too.
+    """
+
+    def __init__(self, proxy: str | None = None) -> None:
+        self.proxy = proxy
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._loop is not loop or self._session.closed:
+            self._session = self._new_session()
+            self._loop = loop
+        return self._session
+
+    def _new_session(self) -> aiohttp.ClientSession:
+        options: dict[str, Any] = {
+            "limit": MAX_CONNECTIONS,
+            "keepalive_timeout": KEEPALIVE_SECONDS,
+            "ssl": ssl_context(),
+        }
+        proxy = self.proxy
+        scheme = urlsplit(proxy).scheme if proxy else ""
+        if proxy and scheme in _SOCKS:
+            parts = urlsplit(proxy)
+            connector: aiohttp.BaseConnector = ProxyConnector(
+                proxy_type=ProxyType.SOCKS5,
+                host=parts.hostname or "",
+                port=parts.port or 1080,
+                username=parts.username,
+                password=parts.password,
+                rdns=_SOCKS[scheme],
+                **options,
+            )
+            proxy = None
+        else:
+            connector = aiohttp.TCPConnector(**options)
+        session = aiohttp.ClientSession(
+            connector=connector,
+            headers={"User-Agent": USER_AGENT},
+            cookie_jar=aiohttp.CookieJar(unsafe=True),
+            proxy=proxy,
+        )
+        # `send` retries a request that met a closed kept-alive connection itself, for every
+        # method, within the engine's time, and counts it; aiohttp's own silent retry would
+        # hide it from that count (and covers GET only).
+        session._retry_connection = False
+        return session
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+        self._session = None
+
+
+def build_client(*, proxy: str | None = None) -> EngineClient:
+    """A pooled, keep-alive engine client (the orchestrator keeps one per engine and proxy)."""
+    return EngineClient(proxy)
+
+
+def query_string(params: Mapping[str, Any]) -> str:
+    """`params` encoded as form data (`true`/`false`, None as empty, lists repeated)."""
+
+    def text(value: Any) -> str:
+        if value is True or value is False:
+            return "true" if value else "false"
+        return "" if value is None else str(value)
+
+    pairs = [
+        (key, text(item))
+        for key, value in params.items()
+        for item in (value if isinstance(value, list | tuple) else (value,))
+    ]
+    return urlencode(pairs)
+
+
+class _ReadingFailed(Exception):
+    """The connection failed after the answer had started: not a stale connection, no retry."""
+
+
+def _stale(err: BaseException) -> bool:
+    """Whether `err` means a kept-alive connection was closed by the server before it answered
+    (a refused or unreachable connection is not that)."""
+    if isinstance(err, aiohttp.ClientConnectorError):
+        return False
+    return isinstance(err, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError)
+
+
+async def send(
+    client: EngineClient,
+    base_url: str,
+    request: HttpRequest,
+    timeout: float,
+    on_retry: Callable[[], None] | None = None,
+) -> HttpResponse:
+    """Send an engine's request to `base_url` and read at most `MAX_RESPONSE_BYTES` of the answer.
+
+    A request that fails on a kept-alive connection the server had closed (it did not answer at
+    all) is sent once more within what is left of `timeout`; the pool has dropped the closed
+    connection by then, so it goes out on another or a new one. `on_retry` hears of each.
+    A timeout raises `TimeoutError`; network failures become `EngineError` with the failure's
+    kind only, as a client's message may quote the URL, and a URL may carry a key.
+    """
+    url = base_url + request.path
+    if request.params:
+        url += ("&" if "?" in url else "?") + query_string(request.params)
+    deadline = time.monotonic() + timeout
+    try:
+        try:
+            return await _exchange(client, url, request, timeout)
+        except aiohttp.ClientError as err:
+            left = deadline - time.monotonic()
+            if not _stale(err) or left <= 0:
+                raise
+            if on_retry is not None:
+                on_retry()
+            return await _exchange(client, url, request, left)
+    except _ReadingFailed as err:
+        raise EngineError(f"connection failed ({type(err.__cause__).__name__})") from None
+    except aiohttp.ClientError as err:
+        raise EngineError(f"connection failed ({type(err).__name__})") from None
+    except ValueError as err:  # an unusable URL or proxy address
+        raise EngineError(f"connection failed ({type(err).__name__})") from None
+
+
+async def _exchange(
+    client: EngineClient, url: str, request: HttpRequest, timeout: float
+) -> HttpResponse:
+    if timeout <= 0:
+        raise TimeoutError
+    async with client.session().request(
+        request.method,
+        URL(url, encoded=True),  # encoded once above; not re-quoted
+        json=request.json,
+        data=request.data,
+        headers=request.headers,
+        timeout=aiohttp.ClientTimeout(total=timeout),
+        max_redirects=MAX_REDIRECTS + 1,  # aiohttp counts the answer that would be one too many
+    ) as response:
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async for chunk in response.content.iter_any():
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    raise EngineError(f"response larger than {MAX_RESPONSE_BYTES // 1048576} MiB")
+                chunks.append(chunk)
+        except aiohttp.ClientError as err:
+            raise _ReadingFailed("reading the answer failed") from err
+        answered = redact(str(response.url), request.secrets)
+        if log.isEnabledFor(logging.DEBUG):  # the URL holds the query: only when debugging
+            log.debug("HTTP Request: %s %s %d", request.method, answered, response.status)
+        return HttpResponse(
+            status=response.status,
+            headers={k.lower(): v for k, v in response.headers.items()},
+            content=b"".join(chunks),
+            url=answered,
+        )
