@@ -18,9 +18,9 @@ from websearch_mcp.config import FetchSettings
 from websearch_mcp.fetch.client import FETCHED_TYPES, RawPage
 from websearch_mcp.fetch.document import Document, Extracted
 from websearch_mcp.fetch.errors import FetchError, FetchUnsupported
+from websearch_mcp.fetch.job import Job
 from websearch_mcp.fetch.pdf import is_pdf, require_pypdf
 from websearch_mcp.fetch.pool import ExtractorPool
-from websearch_mcp.fetch.worker import Job
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _PDF_TYPES = ("application/pdf", "application/x-pdf")

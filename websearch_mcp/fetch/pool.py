@@ -24,10 +24,11 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from websearch_mcp.fetch.worker import Job, serve
+from websearch_mcp.fetch.job import Job
 
 #: CPU time a job may use before a waiting job of its level goes first (doubles per level).
 SLICE_SECONDS = 0.4
@@ -39,13 +40,21 @@ _CHECK_SECONDS = 0.05
 Answer = tuple[str, Any]  # ("ok", Extracted) | ("error", text) | ("memory" | "died" | "timeout", _)
 
 
+def _serve(conn: Connection, memory_bytes: int) -> None:
+    """A worker's main function. The extractors are imported here, in the worker (the fork
+    server has them already): the server process never needs them."""
+    from websearch_mcp.fetch.worker import serve
+
+    serve(conn, memory_bytes)
+
+
 class _Worker:
     """One worker process and the parent's end of its pipe."""
 
     def __init__(self, context: Any, memory_bytes: int) -> None:
         self.conn, child = multiprocessing.Pipe()
         self.process: BaseProcess = context.Process(
-            target=serve, args=(child, memory_bytes), daemon=True, name="websearch-extract"
+            target=_serve, args=(child, memory_bytes), daemon=True, name="websearch-extract"
         )
         self.process.start()
         child.close()

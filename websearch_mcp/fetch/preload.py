@@ -6,7 +6,8 @@ from __future__ import annotations
 import contextlib
 
 from websearch_mcp.fetch.errors import FetchError
-from websearch_mcp.fetch.worker import Job, run_job
+from websearch_mcp.fetch.job import Job
+from websearch_mcp.fetch.worker import run_job
 
 _PAGE = "<html><head><title>w</title></head><body><article><p>warm up</p></article></body></html>"
 

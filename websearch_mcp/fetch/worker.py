@@ -9,31 +9,17 @@ memory goes back to the system; the pool starts a fresh one when it is needed.
 from __future__ import annotations
 
 import resource
-from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 from websearch_mcp.fetch.document import Extracted
 from websearch_mcp.fetch.errors import FetchError
 from websearch_mcp.fetch.htmltext import extract_html
+from websearch_mcp.fetch.job import Job
 from websearch_mcp.fetch.pdf import extract_pdf
 
 #: A worker that grew by more than this while extracting exits after answering.
 RECYCLE_GROWTH_BYTES = 64 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class Job:
-    """One document to extract: `kind` "html" or "pdf"; `html` is text when the charset is known
-    and bytes otherwise (trafilatura then detects the encoding)."""
-
-    kind: str
-    body: str | bytes
-    url: str
-    max_text_chars: int
-    max_html_nodes: int
-    max_pdf_pages: int
-    max_pdf_decoded_bytes: int
 
 
 def run_job(job: Job) -> Extracted:
