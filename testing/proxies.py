@@ -20,6 +20,7 @@ class CountingProxy:
     def __init__(self) -> None:
         self.forwarded: Counter[str] = Counter()
         self.tunnels: Counter[str] = Counter()
+        self.credentials: list[str] = []  # the Proxy-Authorization headers received
         self.url = ""
         self._ready = threading.Event()
         self._thread = threading.Thread(target=asyncio.run, args=(self._main(),), daemon=True)
@@ -49,6 +50,11 @@ class CountingProxy:
             writer.close()
             return
         line, *headers = [h for h in head.split("\r\n") if h]
+        self.credentials += [
+            h.split(":", 1)[1].strip()
+            for h in headers
+            if h.lower().startswith("proxy-authorization:")
+        ]
         method, target, version = line.split(" ", 2)
         if method == "CONNECT":
             host, _, port = target.rpartition(":")

@@ -229,6 +229,16 @@ async def test_redirects_are_followed_up_to_five_and_the_final_url_is_reported(
         await client.aclose()
 
 
+async def test_a_base_url_with_spaces_or_accents_is_sent_encoded(paths: PathServer) -> None:
+    client = build_client()
+    request = HttpRequest("GET", "/hop/0", params={"q": "é b"})
+    try:
+        assert (await send(client, f"{paths.url}/sé arch", request, 5.0)).status == 200
+    finally:
+        await client.aclose()
+    assert paths.requests == ["GET /s%C3%A9%20arch/hop/0?q=%C3%A9+b"]
+
+
 async def test_cookies_persist_per_client_even_on_an_address(paths: PathServer) -> None:
     client, other = build_client(), build_client()
     try:

@@ -5,6 +5,7 @@ The proxies (`testing.proxies`) run on 127.0.0.1 and count what passes through t
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -180,6 +181,16 @@ async def test_https_goes_through_a_connect_tunnel(
     assert list(proxy.tunnels) == [urlsplit(base).netloc]
     assert not proxy.forwarded
     assert fake.counts == {"searxng": 1, "wikipedia": 1}
+
+
+async def test_proxy_credentials_in_the_url_are_sent_to_the_proxy(
+    fake: FakeEngines, engines_url: str, proxy: CountingProxy
+) -> None:
+    with_login = proxy.url.replace("http://", "http://user:p%40ss@")
+    settings = settings_for(engines_url, {"searxng": {"proxy": with_login}})
+    fan = await search(settings)
+    assert status_of(fan) == {"searxng": "ok"}
+    assert proxy.credentials == ["Basic " + base64.b64encode(b"user:p@ss").decode()]
 
 
 @pytest.mark.parametrize("scheme", ["socks5", "socks5h"])

@@ -8,11 +8,12 @@ httpx stays for `fetch_page` (its pinned connections) and the summary model.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import unquote, urlencode, urlsplit
 
 import aiohttp
 from aiohttp_socks import ProxyConnector, ProxyType
@@ -69,8 +70,8 @@ class EngineClient:
                 proxy_type=ProxyType.SOCKS5,
                 host=parts.hostname or "",
                 port=parts.port or 1080,
-                username=parts.username,
-                password=parts.password,
+                username=unquote(parts.username) if parts.username else None,
+                password=unquote(parts.password) if parts.password else None,
                 rdns=_SOCKS[scheme],
                 **options,
             )
@@ -116,6 +117,13 @@ def query_string(params: Mapping[str, Any]) -> str:
     return urlencode(pairs)
 
 
+@functools.lru_cache(maxsize=256)
+def _quoted(url: str) -> str:
+    """`url` (a configured base URL and an engine's path, a few distinct ones) with anything
+    not allowed in a URL percent-encoded, as the request line needs it."""
+    return str(URL(url))
+
+
 class _ReadingFailed(Exception):
     """The connection failed after the answer had started: not a stale connection, no retry."""
 
@@ -143,7 +151,7 @@ async def send(
     A timeout raises `TimeoutError`; network failures become `EngineError` with the failure's
     kind only, as a client's message may quote the URL, and a URL may carry a key.
     """
-    url = base_url + request.path
+    url = _quoted(base_url + request.path)
     if request.params:
         url += ("&" if "?" in url else "?") + query_string(request.params)
     deadline = time.monotonic() + timeout
@@ -172,7 +180,7 @@ async def _exchange(
         raise TimeoutError
     async with client.session().request(
         request.method,
-        URL(url, encoded=True),  # encoded once above; not re-quoted
+        URL(url, encoded=True),  # encoded above, once; not quoted again
         json=request.json,
         data=request.data,
         headers=request.headers,
