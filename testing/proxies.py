@@ -80,14 +80,24 @@ class CountingProxy:
 
 
 class CountingSocks(CountingProxy):
-    """A SOCKS5 proxy (no authentication, CONNECT only) in a background thread;
-    `tunnels[host:port]` counts the connections it made, by the address the client asked for."""
+    """A SOCKS5 proxy (CONNECT only) in a background thread; `tunnels[host:port]` counts the
+    connections it made, by the address the client asked for. A client offering a login
+    (username and password, RFC 1929) is asked for it and it is kept in `credentials` as
+    `user:password`; otherwise no authentication."""
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             _, count = await reader.readexactly(2)
-            await reader.readexactly(count)  # the methods offered; "no authentication" is taken
-            writer.write(b"\x05\x00")
+            methods = await reader.readexactly(count)
+            if 2 in methods:
+                writer.write(b"\x05\x02")
+                _, size = await reader.readexactly(2)
+                user = await reader.readexactly(size)
+                password = await reader.readexactly((await reader.readexactly(1))[0])
+                self.credentials.append(f"{user.decode()}:{password.decode()}")
+                writer.write(b"\x01\x00")
+            else:
+                writer.write(b"\x05\x00")
             _, command, _, kind = await reader.readexactly(4)
             if kind == 3:  # a name, for the proxy to resolve (socks5h)
                 host = (await reader.readexactly((await reader.readexactly(1))[0])).decode()

@@ -193,6 +193,16 @@ async def test_proxy_credentials_in_the_url_are_sent_to_the_proxy(
     assert proxy.credentials == ["Basic " + base64.b64encode(b"user:p@ss").decode()]
 
 
+async def test_socks5_logins_in_the_url_are_sent_decoded(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    with CountingSocks() as socks:
+        login = socks.url.replace("http://", "socks5://user:p%40ss@")
+        fan = await search(settings_for(engines_url, {"searxng": {"proxy": login}}))
+    assert status_of(fan) == {"searxng": "ok"}
+    assert socks.credentials == ["user:p@ss"]
+
+
 @pytest.mark.parametrize("scheme", ["socks5", "socks5h"])
 async def test_socks5_proxy_carries_engine_requests(
     fake: FakeEngines, engines_url: str, scheme: str
