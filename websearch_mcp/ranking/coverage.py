@@ -60,13 +60,13 @@ class Unseen:
         for (m, s), share in contained.items():
             if m in self._rows:
                 self._rows[m][s] = share
-        self._memo: dict[tuple[str, ...], float] = {}
+        self._memo: dict[frozenset[str], float] = {}
 
     def __call__(self, ranks: Mapping[str, int]) -> float:
         """The weight of the answering voters that did not return this result (`ranks`:
         voter -> rank) and likely do not index it: sum over them of w * (1 - c^2), c the mean
         containment of the returning voters' heads in that voter's list."""
-        key = tuple(ranks)
+        key = frozenset(ranks)  # the weight does not depend on the voters' order
         found = self._memo.get(key)
         if found is None:
             found = self._memo[key] = self._unseen(ranks)
