@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -160,7 +161,8 @@ def test_query_string_encodes_as_httpx_does() -> None:
 class PathServer:
     """HTTP/1.1 keep-alive on 127.0.0.1: `/hop/N` redirects to `/hop/N-1` until `/hop/0`
     answers 200; `/set` sets a cookie; `/echo` answers with the Cookie header it got.
-    `posts_closed` closes, unanswered, the first POST on a reused connection."""
+    `/gzip` answers a gzip-compressed JSON body. A POST on a reused connection is closed
+    unanswered."""
 
     def __init__(self) -> None:
         self.requests: list[str] = []
@@ -197,6 +199,8 @@ class PathServer:
             extra = "Set-Cookie: session=abc; Path=/\r\n"
         elif target == "/echo":
             body = json.dumps({"cookie": headers.get("Cookie", "")}).encode()
+        elif target == "/gzip":
+            extra, body = "Content-Encoding: gzip\r\n", gzip.compress(SEARXNG_BODY)
         return (
             f"HTTP/1.1 {status}\r\n{extra}content-type: application/json\r\n"
             f"content-length: {len(body)}\r\n\r\n"
@@ -237,6 +241,15 @@ async def test_a_base_url_with_spaces_or_accents_is_sent_encoded(paths: PathServ
     finally:
         await client.aclose()
     assert paths.requests == ["GET /s%C3%A9%20arch/hop/0?q=%C3%A9+b"]
+
+
+async def test_compressed_answers_are_read_decompressed(paths: PathServer) -> None:
+    client = build_client()
+    try:
+        response = await send(client, paths.url, HttpRequest("GET", "/gzip"), 5.0)
+    finally:
+        await client.aclose()
+    assert response.content == SEARXNG_BODY
 
 
 async def test_cookies_persist_per_client_even_on_an_address(paths: PathServer) -> None:
