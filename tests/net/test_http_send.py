@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import gzip
 import json
+import tracemalloc
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -158,11 +160,16 @@ def test_query_string_encodes_as_httpx_does() -> None:
     assert query_string(params) == str(httpx.QueryParams(params))
 
 
+@functools.cache
+def bomb() -> bytes:
+    return gzip.compress(bytes(200 * 1024 * 1024), compresslevel=9)
+
+
 class PathServer:
     """HTTP/1.1 keep-alive on 127.0.0.1: `/hop/N` redirects to `/hop/N-1` until `/hop/0`
     answers 200; `/set` sets a cookie; `/echo` answers with the Cookie header it got.
-    `/gzip` answers a gzip-compressed JSON body. A POST on a reused connection is closed
-    unanswered."""
+    `/gzip` answers a gzip-compressed JSON body, `/bomb` 200 MB of zeros in 200 KB. A POST on a
+    reused connection is closed unanswered."""
 
     def __init__(self) -> None:
         self.requests: list[str] = []
@@ -201,6 +208,8 @@ class PathServer:
             body = json.dumps({"cookie": headers.get("Cookie", "")}).encode()
         elif target == "/gzip":
             extra, body = "Content-Encoding: gzip\r\n", gzip.compress(SEARXNG_BODY)
+        elif target == "/bomb":
+            extra, body = "Content-Encoding: gzip\r\n", bomb()
         return (
             f"HTTP/1.1 {status}\r\n{extra}content-type: application/json\r\n"
             f"content-length: {len(body)}\r\n\r\n"
@@ -250,6 +259,19 @@ async def test_compressed_answers_are_read_decompressed(paths: PathServer) -> No
     finally:
         await client.aclose()
     assert response.content == SEARXNG_BODY
+
+
+async def test_a_compression_bomb_is_cut_off_within_bounded_memory(paths: PathServer) -> None:
+    client = build_client()
+    tracemalloc.start()
+    try:
+        with pytest.raises(EngineError, match="larger than 5 MiB"):
+            await send(client, paths.url, HttpRequest("GET", "/bomb"), 10.0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        await client.aclose()
+    assert peak < 32 * 1024 * 1024  # the cap and one decompressed step, not 200 MB
 
 
 async def test_cookies_persist_per_client_even_on_an_address(paths: PathServer) -> None:
