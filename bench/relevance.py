@@ -56,6 +56,7 @@ from testing.cranfield_harness import (
 )
 from testing.shared import SHARED_ENV
 from testing.wire_formats import render
+from websearch_mcp.config.loader import deep_merge
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import Hit, HttpResponse, Query
 from websearch_mcp.ranking.pipeline import rank
@@ -66,16 +67,6 @@ MODEL_LABELS = {
     "ql_dirichlet": "query likelihood, Dirichlet",
     "bm25_title": "BM25 (titles only)",
 }
-
-
-def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 #: One signal off at a time: the `search` settings that switch it off.
@@ -109,7 +100,7 @@ _EVERY_SIGNAL_OFF: dict[str, Any] = {
 #: Not ablations of one signal but reference points for the same table.
 WHAT_IF: dict[str, dict[str, Any]] = {
     "every signal off (normalised RRF only)": _EVERY_SIGNAL_OFF,
-    "rank position and coverage credit only": _merge(
+    "rank position and coverage credit only": deep_merge(
         _EVERY_SIGNAL_OFF, {"ranking": {"position_weight": 20, "coverage_weight": 0.5}}
     ),
     "earlier weights (gentle position, k = 20, at weight 1; no coverage credit; consensus 0.1)": {
@@ -285,7 +276,7 @@ def measure(
         answers = run_service(engines_url, queries, overrides)
         ablations: dict[str, dict[str, float]] = {}
         for label, change in ({**ABLATIONS, **WHAT_IF} if ablate else {}).items():
-            changed = service_settings(engines_url, _merge(overrides, change)).search
+            changed = service_settings(engines_url, deep_merge(overrides, change)).search
             label += " (already off)" if changed == search else ""
             ranked = fused(lists, queries, changed)
             ablations[label] = means(evaluate(qrels, ranked_run(ranked, label)))

@@ -9,6 +9,7 @@ tokens from `WEBSEARCH_MCP_TOKENS` and the summary model's key from `LLM_API_KEY
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -72,11 +73,13 @@ def _secret_vars(environ: dict[str, str]) -> dict[str, Any]:
     return tree
 
 
-def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+def deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with `extra` laid over it: nested mappings merged key by key, anything else
+    replaced."""
     out = dict(base)
     for key, value in extra.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
         else:
             out[key] = value
     return out
@@ -131,8 +134,8 @@ def parse_config(data: Any, source: str, environ: dict[str, str] | None = None) 
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"invalid configuration in {source}: the top level must be a mapping")
-    merged = _merge(_merge(data, _engine_keys(env)), _env_overrides(env))
-    merged = _merge(merged, _secret_vars(env))
+    merged = deep_merge(deep_merge(data, _engine_keys(env)), _env_overrides(env))
+    merged = deep_merge(merged, _secret_vars(env))
     try:
         settings = Settings.model_validate(merged)
     except ValidationError as err:
