@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from testing.engine_answers import parse, resp
 from testing.shared import fixture_bytes
 from websearch_mcp.dates import date_from_parts, publication_date
 from websearch_mcp.engines.academic._common import names, normalize_doi, title_text
@@ -21,7 +22,6 @@ from websearch_mcp.engines.academic.google_scholar import GoogleScholar, byline
 from websearch_mcp.engines.academic.openalex import OpenAlex, rebuild_abstract
 from websearch_mcp.engines.academic.pubmed import PubMed
 from websearch_mcp.engines.academic.semantic_scholar import FIELDS, SemanticScholar
-from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import (
     EngineAuthError,
@@ -30,7 +30,7 @@ from websearch_mcp.errors import (
     EngineParseError,
     EngineRateLimited,
 )
-from websearch_mcp.models import Hit, HttpResponse, Query
+from websearch_mcp.models import Hit, Query
 
 KEY = "acad-key-5e8c2f9d1a"
 ACADEMIC = (
@@ -45,21 +45,6 @@ ACADEMIC = (
     "google_scholar",
 )
 JSON_APIS = ("crossref", "openalex", "semantic_scholar", "pubmed", "europepmc", "dblp", "core")
-
-
-def resp(body: bytes | str, status: int = 200, url: str = "", **headers: str) -> HttpResponse:
-    content = body.encode() if isinstance(body, str) else body
-    return HttpResponse(status, {k.replace("_", "-"): v for k, v in headers.items()}, content, url)
-
-
-def parse(
-    engine: Engine,
-    body: bytes | str,
-    status: int = 200,
-    query: Query | None = None,
-    **headers: str,
-) -> list[Hit]:
-    return engine.parse(resp(body, status, **headers), query or Query("test query"))
 
 
 def assert_clean(hits: list[Hit], engine: str) -> None:
@@ -95,19 +80,6 @@ def test_declarations(name: str) -> None:
 
 def test_arxiv_is_rate_limited_to_one_request_a_second() -> None:
     assert ArXiv.rate_limit == 1.0
-
-
-@pytest.mark.parametrize("name", ACADEMIC)
-def test_429_is_rate_limited_with_retry_after(name: str) -> None:
-    with pytest.raises(EngineRateLimited) as caught:
-        parse(ENGINES[name](), "slow down", 429, retry_after="30")
-    assert caught.value.retry_after == 30.0
-
-
-@pytest.mark.parametrize("name", ACADEMIC)
-def test_server_error_is_an_engine_error(name: str) -> None:
-    with pytest.raises(EngineError, match="HTTP 500"):
-        parse(ENGINES[name](), "<html>internal error</html>", 500)
 
 
 @pytest.mark.parametrize("name", JSON_APIS)

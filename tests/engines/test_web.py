@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from testing.engine_answers import parse
 from testing.fake_engines import (
     ENGINE_NAMES,
     Body,
@@ -22,7 +23,6 @@ from testing.fake_engines import (
 )
 from testing.shared import fixture_bytes
 from testing.wire_formats import render, wikipedia_result
-from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.engines.web.bing import Bing, result_url
 from websearch_mcp.engines.web.brave import Brave
@@ -45,15 +45,6 @@ JSON_ENGINES = ("tavily", "brave", "exa", "searxng", "wikipedia")
 #: The engines this file covers; the others have their own test files.
 WEB = ("tavily", "brave", "exa", "searxng", "duckduckgo", "bing", "wikipedia")
 KEYED = tuple(name for name in WEB if ENGINES[name].needs_key)
-
-
-def resp(body: bytes | str, status: int = 200, **headers: str) -> HttpResponse:
-    content = body.encode() if isinstance(body, str) else body
-    return HttpResponse(status, {k.replace("_", "-"): v for k, v in headers.items()}, content)
-
-
-def parse(engine: Engine, body: bytes | str, status: int = 200, **headers: str) -> list[Hit]:
-    return engine.parse(resp(body, status, **headers), Query("test query"))
 
 
 def assert_clean(hits: list[Hit]) -> None:

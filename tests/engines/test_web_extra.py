@@ -10,9 +10,9 @@ from datetime import UTC, date, datetime
 
 import pytest
 
+from testing.engine_answers import parse, resp
 from testing.shared import fixture_bytes
 from websearch_mcp.dates import split_cjk_date
-from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.engines.web._google import google_language
 from websearch_mcp.engines.web.baidu import Baidu
@@ -29,19 +29,10 @@ from websearch_mcp.errors import (
     EngineParseError,
     EngineRateLimited,
 )
-from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
+from websearch_mcp.models import Hit, HttpRequest, Query
 
 KEY = "sk-extra-7d3e9a1b5c"
 NEW_WEB = ("baidu", "mojeek", "serper", "serpapi", "google_cse", "jina", "google")
-
-
-def resp(body: bytes | str, status: int = 200, url: str = "", **headers: str) -> HttpResponse:
-    content = body.encode() if isinstance(body, str) else body
-    return HttpResponse(status, {k.replace("_", "-"): v for k, v in headers.items()}, content, url)
-
-
-def parse(engine: Engine, body: bytes | str, status: int = 200, **headers: str) -> list[Hit]:
-    return engine.parse(resp(body, status, **headers), Query("test query"))
 
 
 def assert_clean(hits: list[Hit], engine: str) -> None:
@@ -81,19 +72,6 @@ def test_declarations(name: str) -> None:
     assert cls.default_enabled is (name != "google")  # scraping Google is opt-in
     assert not cls.returns_score
     cls()  # the orchestrator builds engines without arguments
-
-
-@pytest.mark.parametrize("name", NEW_WEB)
-def test_429_is_rate_limited_with_retry_after(name: str) -> None:
-    with pytest.raises(EngineRateLimited) as caught:
-        parse(ENGINES[name](), "slow down", 429, retry_after="7")
-    assert caught.value.retry_after == 7.0
-
-
-@pytest.mark.parametrize("name", NEW_WEB)
-def test_server_error_is_an_engine_error(name: str) -> None:
-    with pytest.raises(EngineError, match="HTTP 503"):
-        parse(ENGINES[name](), "<html>unavailable</html>", 503)
 
 
 @pytest.mark.parametrize("name", ["serper", "serpapi", "google_cse", "jina"])
