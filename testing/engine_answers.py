@@ -21,3 +21,17 @@ def parse(
 ) -> list[Hit]:
     """`engine`'s hits from an answer with `body` to `query` (by default "test query")."""
     return engine.parse(resp(body, status, **headers), query or Query("test query"))
+
+
+def assert_clean(hits: list[Hit], engine: str | None = None) -> None:
+    """What every parser promises: ranks 1..n, the engine's name, absolute URLs, a title, and
+    plain text (no tags or entities, whitespace collapsed) in titles, snippets and venues."""
+    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
+    for hit in hits:
+        assert engine is None or hit.engine == engine
+        assert hit.url.startswith(("http://", "https://")), hit.url
+        assert hit.title and hit.title == hit.title.strip()
+        for text in (hit.title, hit.snippet, hit.venue or ""):
+            assert "<" not in text.replace("<3", ""), text  # "<3级" is real text, not a tag
+            assert "&quot;" not in text and "&amp;" not in text and "&#x27;" not in text, text
+            assert "  " not in text and "\n" not in text, text

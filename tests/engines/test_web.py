@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from testing.engine_answers import parse
+from testing.engine_answers import assert_clean, parse
 from testing.fake_engines import (
     ENGINE_NAMES,
     Body,
@@ -45,18 +45,6 @@ JSON_ENGINES = ("tavily", "brave", "exa", "searxng", "wikipedia")
 #: The engines this file covers; the others have their own test files.
 WEB = ("tavily", "brave", "exa", "searxng", "duckduckgo", "bing", "wikipedia")
 KEYED = tuple(name for name in WEB if ENGINES[name].needs_key)
-
-
-def assert_clean(hits: list[Hit]) -> None:
-    """What every parser promises: ranks 1..n, its name, absolute URLs, tag-free snippets."""
-    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
-    for hit in hits:
-        assert hit.url.startswith(("http://", "https://")), hit.url
-        assert hit.title
-        for text in (hit.title, hit.snippet):
-            assert "<" not in text or "<3" in text, text  # "<3级" is real text, not a tag
-            assert "&quot;" not in text and "&amp;" not in text and "&#x27;" not in text
-            assert "  " not in text
 
 
 # --- declarations -------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from testing.engine_answers import parse, resp
+from testing.engine_answers import assert_clean, parse, resp
 from testing.shared import fixture_bytes
 from websearch_mcp.dates import split_cjk_date
 from websearch_mcp.engines.registry import ENGINES
@@ -29,22 +29,10 @@ from websearch_mcp.errors import (
     EngineParseError,
     EngineRateLimited,
 )
-from websearch_mcp.models import Hit, HttpRequest, Query
+from websearch_mcp.models import HttpRequest, Query
 
 KEY = "sk-extra-7d3e9a1b5c"
 NEW_WEB = ("baidu", "mojeek", "serper", "serpapi", "google_cse", "jina", "google")
-
-
-def assert_clean(hits: list[Hit], engine: str) -> None:
-    """Ranks 1..n, the engine's name, absolute URLs, titles, tag-free collapsed text."""
-    assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
-    for hit in hits:
-        assert hit.engine == engine
-        assert hit.url.startswith(("http://", "https://")), hit.url
-        assert hit.title
-        for text in (hit.title, hit.snippet):
-            assert "<" not in text and "&amp;" not in text and "&quot;" not in text, text
-            assert "  " not in text and "\n" not in text, text
 
 
 def assert_secret_safe(req: HttpRequest, key: str) -> None:
