@@ -17,7 +17,6 @@ import pytest
 
 from testing.fetch_helpers import (
     LocalServer,
-    install_connection_guard,
     page,
     redirect,
     send,
@@ -31,11 +30,6 @@ from websearch_mcp.fetch.ssrf import parse_address
 
 MB = 1024 * 1024
 TEXT = "<html><body><article><p>" + "Arrived at the destination page. " * 20 + "</p></article>"
-
-
-@pytest.fixture(autouse=True)
-def connections(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    return install_connection_guard(monkeypatch)
 
 
 @pytest.fixture

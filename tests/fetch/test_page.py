@@ -10,7 +10,6 @@ import pytest
 
 from testing.fetch_helpers import (
     LocalServer,
-    install_connection_guard,
     make_pdf,
     page,
     send,
@@ -56,11 +55,6 @@ def long_article(paragraphs: int = 60) -> str:
         "<!doctype html><html><head><title>Long study</title></head><body>"
         f"<nav><a href='/'>Home</a></nav><article><h1>Long study</h1>{body}</article></body></html>"
     )
-
-
-@pytest.fixture(autouse=True)
-def connections(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    return install_connection_guard(monkeypatch)
 
 
 @pytest.fixture

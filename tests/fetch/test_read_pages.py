@@ -18,7 +18,7 @@ import yaml
 
 from testing.cache_service import call, config, make_settings, serve
 from testing.fake_engines import ResultsFn
-from testing.fetch_helpers import LocalServer, install_connection_guard, page, send
+from testing.fetch_helpers import LocalServer, page, send
 from testing.server_helpers import MCP_HEADERS, TOOLS_LIST
 from websearch_mcp.cli import main
 
@@ -142,9 +142,9 @@ def by_url(answer: dict[str, Any], url: str) -> dict[str, Any]:
 
 
 def test_read_gives_passages_from_deep_in_the_page_and_a_status_for_each_page(
-    server: str, site: Site, monkeypatch: pytest.MonkeyPatch
+    server: str, site: Site, connections: list[tuple[str, int]]
 ) -> None:
-    dialled = install_connection_guard(monkeypatch)
+    dialled = connections
     started = time.monotonic()
     answer, text = search(server, query=HANG_QUERY, read=4)
     took = time.monotonic() - started

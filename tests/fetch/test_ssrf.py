@@ -11,7 +11,6 @@ import socket
 import httpx
 import pytest
 
-from testing.fetch_helpers import install_connection_guard
 from websearch_mcp.config import FetchSettings, parse_config
 from websearch_mcp.errors import ConfigError, ToolInputError
 from websearch_mcp.fetch import FetchRefused, fetch_page, validate_fetch_args
@@ -28,12 +27,6 @@ from websearch_mcp.fetch.ssrf import (
     check_url,
     embedded_ipv4,
 )
-
-
-@pytest.fixture(autouse=True)
-def connections(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    return install_connection_guard(monkeypatch)
-
 
 REFUSED = [
     ("127.0.0.1", LOOPBACK),
