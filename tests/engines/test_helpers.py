@@ -7,14 +7,25 @@ import html
 import json
 import re
 from typing import Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from websearch_mcp.engines.base import _INLINE_TAG_RE, _TAG_RE, clean_text
-from websearch_mcp.engines.common import http_url, json_body, query_value, ranked_hits, web_hit
+from websearch_mcp.engines.common import (
+    _MD_EMPHASIS_RE,
+    _MD_HEADING_RE,
+    _MD_LINK_RE,
+    http_url,
+    json_body,
+    link_parts,
+    query_value,
+    ranked_hits,
+    strip_markdown,
+    web_hit,
+)
 from websearch_mcp.engines.web import bing, duckduckgo, google
 from websearch_mcp.models import HttpResponse
 
@@ -48,6 +59,24 @@ def test_query_value_reads_a_parameter_as_parse_qs_does(query: str) -> None:
         assert query_value(query, name) == parsed.get(name, [None])[0]
 
 
+_LINK_STARTS = ["https://", "http://", "//", "/url?", "HTTPS://", " https://"]
+_LINK_PARTS = [*"aZ09.-_:@[]%/?#&=+\t\n ", "é", "bing.com", "::1", "www.", "ck/a", "l/?uddg="]
+
+
+@settings(max_examples=1000)
+@given(st.sampled_from(_LINK_STARTS), st.lists(st.sampled_from(_LINK_PARTS), max_size=16))
+def test_link_parts_reads_a_link_as_urlsplit_does(start: str, parts: list[str]) -> None:
+    url = start + "".join(parts)
+    try:
+        split = urlsplit(url)
+        expected = (split.hostname or "", split.path, split.query)
+    except ValueError:  # a malformed bracketed host
+        with pytest.raises(ValueError):
+            link_parts(url)
+        return
+    assert link_parts(url) == expected
+
+
 _TEXT_PARTS = [*"ab <>/&;#\t\n\xa0\u2003\x1c\x85", "<b>", "</b>", "&amp;", "&#32;", "&nbsp;"]
 _SPACE = re.compile(r"\s+")
 
@@ -58,6 +87,23 @@ def test_clean_text_collapses_exactly_the_whitespace_a_regex_would(value: str) -
     # The reference: tags out, entities unescaped, every run of `\s` one space, ends trimmed.
     tags_out = _TAG_RE.sub(" ", _INLINE_TAG_RE.sub("", value))
     assert clean_text(value, 10_000) == _SPACE.sub(" ", html.unescape(tags_out)).strip()
+
+
+_MARKDOWN_PARTS = [*"ab []()#*_\n\t", "**", "__", "](", "## ", "[x](https://e.example/a)"]
+
+
+@settings(max_examples=500)
+@given(st.lists(st.sampled_from(_MARKDOWN_PARTS), max_size=20).map("".join))
+def test_strip_markdown_does_what_its_three_substitutions_do(value: str) -> None:
+    # The reference runs every substitution; the function skips those whose marker is absent.
+    expected = _MD_LINK_RE.sub(r"\1", value)
+    expected = _MD_EMPHASIS_RE.sub("", _MD_HEADING_RE.sub(r"\1", expected))
+    assert strip_markdown(value) == expected
+
+
+def test_strip_markdown_keeps_link_text_and_drops_headings_and_emphasis() -> None:
+    text = "## Intro **bold** see [the docs](https://e.example/a_(b)) and __this__ #tag"
+    assert strip_markdown(text) == " Intro bold see the docs and this #tag"
 
 
 @pytest.mark.parametrize(

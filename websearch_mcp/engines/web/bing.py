@@ -5,13 +5,12 @@ from __future__ import annotations
 import base64
 import binascii
 from typing import Any
-from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.dates import split_date_prefix
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import http_url, query_value, ranked_hits, web_hit
+from websearch_mcp.engines.common import http_url, link_parts, query_value, ranked_hits, web_hit
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -27,11 +26,10 @@ def result_url(href: str | None) -> str | None:
     url = http_url(href)
     if not url:
         return None
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    if not (host == "bing.com" or host.endswith(".bing.com")) or not parts.path.startswith("/ck/"):
+    host, path, query = link_parts(url)
+    if not (host == "bing.com" or host.endswith(".bing.com")) or not path.startswith("/ck/"):
         return url
-    encoded = query_value(parts.query, "u") or ""
+    encoded = query_value(query, "u") or ""
     if not encoded.startswith("a1"):
         return None
     payload = encoded[2:]

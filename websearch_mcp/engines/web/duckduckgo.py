@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import http_url, query_value, ranked_hits, web_hit
+from websearch_mcp.engines.common import http_url, link_parts, query_value, ranked_hits, web_hit
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -58,13 +56,12 @@ def result_url(href: str | None) -> str | None:
     url = http_url(href)
     if not url:
         return None
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
+    host, path, query = link_parts(url)
     if host.endswith("duckduckgo.com"):
-        if parts.path.startswith("/l/"):
-            return http_url(query_value(parts.query, "uddg"))
+        if path.startswith("/l/"):
+            return http_url(query_value(query, "uddg"))
         return None  # ads (`/y.js?ad_domain=...`) and DuckDuckGo's own pages
-    if query_value(parts.query, "ad_domain") is not None:
+    if query_value(query, "ad_domain") is not None:
         return None
     return url
 

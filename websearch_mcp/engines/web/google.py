@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -15,6 +14,7 @@ from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     first_text,
     http_url,
+    link_parts,
     outermost,
     query_value,
     ranked_hits,
@@ -48,13 +48,13 @@ def result_url(href: str | None) -> str | None:
     """The target of a result link: `/url?q=<target>` redirects decoded; links to Google's
     own search pages dropped."""
     if href and href.startswith(("/url?", "https://www.google.com/url?")):
-        query = urlsplit(href).query
+        query = link_parts(href)[2]
         href = query_value(query, "q") or query_value(query, "url") or ""
     url = http_url(href)
     if not url:
         return None
-    parts = urlsplit(url)
-    if (parts.hostname or "").startswith("www.google.") and parts.path.startswith("/search"):
+    host, path, _ = link_parts(url)
+    if host.startswith("www.google.") and path.startswith("/search"):
         return None
     return url
 
