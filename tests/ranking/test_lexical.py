@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import unicodedata
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from websearch_mcp.ranking import lexical
 from websearch_mcp.ranking.lexical import (
     alignment,
     analyze_doc,
@@ -153,3 +156,39 @@ def test_alignment_is_the_same_whether_the_url_was_read_or_not(
     assert read.url is not None  # read before scoring
     assert alignment(q, lazy) == alignment(q, read)
     assert rare_share(q, lazy) == rare_share(q, read)
+
+
+@contextlib.contextmanager
+def _small_term_cache(limit: int) -> Iterator[lexical._TermCache]:
+    saved, lexical._TERMS = lexical._TERMS, lexical._TermCache()
+    lexical._TERMS.LIMIT = limit
+    try:
+        yield lexical._TERMS
+    finally:
+        lexical._TERMS = saved
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_TEXTS, min_size=1, max_size=30))
+def test_terms_do_not_depend_on_what_the_bounded_cache_still_holds(texts: list[str]) -> None:
+    """The term cache keeps two generations of `LIMIT` chunks; one of three chunks here starts
+    a new generation, and every text keeps its terms, compounds' parts included."""
+    fresh = [terms(t) for t in texts]
+    with _small_term_cache(3) as cache:
+        for text, expected in zip(texts * 2, fresh * 2, strict=True):
+            assert terms(text) == expected
+            # Checked between texts, never during: fewer than 3 chunks, then this text's (each
+            # with its hyphenated words, so no more than its length).
+            assert len(cache) <= 3 + len(text)
+
+
+def test_a_word_in_use_survives_a_new_generation_and_one_off_tokens_go() -> None:
+    with _small_term_cache(4) as cache:
+        terms("fts5_virtual tables a1 b2")
+        terms("c3 d4 e5")  # the first generation was full: these start the second
+        assert b"fts5_virtual" not in cache and b"c3" in cache
+        assert terms("fts5_virtual") == {"fts5_virtual", "fts5", "virtual"}  # moved back
+        assert b"fts5_virtual" in cache and "fts5_virtual" in cache.compounds
+        terms("f6 g7")  # a third generation: what the first held and nobody asked for again
+        terms("h8")
+        assert b"a1" not in cache and b"a1" not in cache._previous

@@ -215,20 +215,39 @@ def _term_of(token: str) -> str:
 class _TermCache(dict[str | bytes, str]):
     """Chunk of text -> its content terms joined by spaces ("" for stop words), filled on first
     use. Tokenising is the ranking's hot path; with this cache a text becomes its terms in a few
-    C-level calls. Compound terms (fts5_virtual) register their parts in `parts`."""
+    C-level calls. Compound terms (fts5_virtual) register their parts in `parts`.
 
-    LIMIT = 100_000
+    Memory is bounded by two generations of `LIMIT` chunks: once this one is full (checked by
+    `make_room`, between texts), it becomes the previous one and this one starts empty. A chunk
+    found in the previous one moves back with its compounds' parts, so the words in use stay
+    and one-off tokens (numbers, names, identifiers) go."""
+
+    LIMIT = 20_000
 
     def __init__(self) -> None:
         super().__init__()
         self.parts: dict[str, tuple[str, ...]] = {}
         self.compounds: set[str] = set()  # the keys of `parts`, as a set for fast intersections
+        self._previous: dict[str | bytes, str] = {}
+        self._previous_parts: dict[str, tuple[str, ...]] = {}
+
+    def make_room(self) -> None:
+        """Start a new generation when this one is full. Called before a text is read, never
+        during: a text's compounds then all stand in the generation its chunks are in."""
+        if len(self) >= self.LIMIT:
+            self._previous, self._previous_parts = dict(self), self.parts
+            self.clear()
+            self.parts, self.compounds = {}, set()
 
     def __missing__(self, chunk: str | bytes) -> str:
-        if len(self) >= self.LIMIT:  # bounded memory: start over, parts with their chunks
-            self.clear()
-            self.parts.clear()
-            self.compounds.clear()
+        value = self._previous.get(chunk)
+        if value is not None:
+            for term in value.split():
+                if (parts := self._previous_parts.get(term)) is not None:
+                    self.parts[term] = parts
+                    self.compounds.add(term)
+            self[chunk] = value
+            return value
         text = chunk.decode("ascii") if isinstance(chunk, bytes) else chunk
         if text.isascii() and text.isalnum():  # a plain word: most chunks
             value = _term_of(text)
@@ -249,6 +268,7 @@ _TERMS = _TermCache()
 def _sequence(text: str) -> tuple[str, set[str]]:
     """The content terms of `text` in order, joined by single spaces, and the set of them plus
     identifier parts."""
+    _TERMS.make_room()
     joined = " ".join(filter(None, map(_TERMS.__getitem__, _chunks(text))))
     every = set(joined.split())
     for compound in every & _TERMS.compounds:
