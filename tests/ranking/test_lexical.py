@@ -160,8 +160,7 @@ def test_alignment_is_the_same_whether_the_url_was_read_or_not(
 
 @contextlib.contextmanager
 def _small_term_cache(limit: int) -> Iterator[lexical._TermCache]:
-    saved, lexical._TERMS = lexical._TERMS, lexical._TermCache()
-    lexical._TERMS.LIMIT = limit
+    saved, lexical._TERMS = lexical._TERMS, lexical._TermCache(limit)
     try:
         yield lexical._TERMS
     finally:
@@ -171,7 +170,7 @@ def _small_term_cache(limit: int) -> Iterator[lexical._TermCache]:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_TEXTS, min_size=1, max_size=30))
 def test_terms_do_not_depend_on_what_the_bounded_cache_still_holds(texts: list[str]) -> None:
-    """The term cache keeps two generations of `LIMIT` chunks; one of three chunks here starts
+    """The term cache keeps two generations of `limit` chunks; one of three chunks here starts
     a new generation, and every text keeps its terms, compounds' parts included."""
     fresh = [terms(t) for t in texts]
     with _small_term_cache(3) as cache:

@@ -212,20 +212,23 @@ def _term_of(token: str) -> str:
     return term
 
 
+#: Chunks in one generation of the term cache (two are kept: about 5 MiB at most).
+TERM_CACHE_LIMIT = 20_000
+
+
 class _TermCache(dict[str | bytes, str]):
     """Chunk of text -> its content terms joined by spaces ("" for stop words), filled on first
     use. Tokenising is the ranking's hot path; with this cache a text becomes its terms in a few
     C-level calls. Compound terms (fts5_virtual) register their parts in `parts`.
 
-    Memory is bounded by two generations of `LIMIT` chunks: once this one is full (checked by
+    Memory is bounded by two generations of `limit` chunks: once this one is full (checked by
     `make_room`, between texts), it becomes the previous one and this one starts empty. A chunk
     found in the previous one moves back with its compounds' parts, so the words in use stay
     and one-off tokens (numbers, names, identifiers) go."""
 
-    LIMIT = 20_000
-
-    def __init__(self) -> None:
+    def __init__(self, limit: int = TERM_CACHE_LIMIT) -> None:
         super().__init__()
+        self.limit = limit
         self.parts: dict[str, tuple[str, ...]] = {}
         self.compounds: set[str] = set()  # the keys of `parts`, as a set for fast intersections
         self._previous: dict[str | bytes, str] = {}
@@ -234,7 +237,7 @@ class _TermCache(dict[str | bytes, str]):
     def make_room(self) -> None:
         """Start a new generation when this one is full. Called before a text is read, never
         during: a text's compounds then all stand in the generation its chunks are in."""
-        if len(self) >= self.LIMIT:
+        if len(self) >= self.limit:
             self._previous, self._previous_parts = dict(self), self.parts
             self.clear()
             self.parts, self.compounds = {}, set()
@@ -243,8 +246,8 @@ class _TermCache(dict[str | bytes, str]):
         value = self._previous.get(chunk)
         if value is not None:
             for term in value.split():
-                if (parts := self._previous_parts.get(term)) is not None:
-                    self.parts[term] = parts
+                if (found := self._previous_parts.get(term)) is not None:
+                    self.parts[term] = found
                     self.compounds.add(term)
             self[chunk] = value
             return value

@@ -57,6 +57,10 @@ def regularised(
             out.append((score, None))
             continue
         # The similarities are stored negated (so that sorting puts the nearest first).
-        mean = sum(s * scores[j] for s, j in near) / sum(s for s, _ in near)
+        weighted = total = 0.0
+        for similarity, j in near:
+            weighted += similarity * scores[j]
+            total += similarity
+        mean = weighted / total
         out.append(((1.0 - weight) * score + weight * mean, mean))
     return out
