@@ -213,7 +213,7 @@ def _term_of(token: str) -> str:
 
 
 #: Chunks in one generation of the term cache (two are kept: about 5 MiB at most).
-TERM_CACHE_LIMIT = 20_000
+TERM_CACHE_LIMIT = 10_000
 
 
 class _TermCache(dict[str | bytes, str]):
