@@ -213,3 +213,23 @@ async def test_entries_in_memory_are_bounded_by_size(
     assert await cache.get("web", "a") is not None
     assert len(reads) == 2
     await cache.close()
+
+
+async def test_entries_past_the_trust_window_are_not_kept_in_memory(
+    make: Make, tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hit on such an entry reads the file anyway; a busy server would otherwise hold its last
+    512 answers instead of those of the last seconds."""
+    cache = make(tmp_path / "cache.sqlite3")
+    await cache.set("web", "old", {"text": "o" * 500})
+    clock.advance(HOT_TRUST_SECONDS - 0.5)
+    await cache.set("web", "recent", {"text": "r" * 500})
+    clock.advance(1.0)  # "old" is past the window, "recent" is not
+    await cache.set("web", "new", {"text": "n" * 500})
+    assert list(cache._hot) == [("web", "recent"), ("web", "new")]
+    assert cache._hot_chars == sum(len(hot.raw) for hot in cache._hot.values())
+    reads = count_reads(cache, monkeypatch)
+    assert await cache.get("web", "recent") is not None and reads == []
+    assert (await cache.get("web", "old")).value == {"text": "o" * 500}  # type: ignore[union-attr]
+    assert len(reads) == 1
+    await cache.close()

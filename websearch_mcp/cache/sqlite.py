@@ -17,7 +17,9 @@ grow with reads.
 The entries read or written last are also kept in memory (a bounded least-recently-used map), and
 a hit on one of them within `HOT_TRUST_SECONDS` of its read or write is answered without going to
 the file: the read's hand-off to aiosqlite's thread is most of a hit's cost on the event loop.
-Such a hit slides the expiry exactly as a read does.
+Such a hit slides the expiry exactly as a read does. An entry past that time would be read from
+the file again, so it is dropped (so a busy server holds the answers of the last seconds, not its
+last 512 answers).
 """
 
 from __future__ import annotations
@@ -235,13 +237,22 @@ class SqliteCache(StoringCache):
         return CacheHit(value=value, age_seconds=max(0.0, now - hot.stored_at))
 
     def _remember(self, entry: tuple[str, str], hot: _HotEntry) -> None:
-        """Keep `hot` in memory, dropping the least recently used beyond the bounds."""
+        """Keep `hot` in memory, dropping the least recently used beyond the bounds, and those
+        no longer trusted: a hit on one would read the file anyway."""
         self._forget(entry)
         if len(hot.raw) > HOT_MAX_CHARS:
             return
         self._hot[entry] = hot
         self._hot_chars += len(hot.raw)
         while len(self._hot) > HOT_MAX_ENTRIES or self._hot_chars > HOT_MAX_CHARS:
+            _, dropped = self._hot.popitem(last=False)
+            self._hot_chars -= len(dropped.raw)
+        # From the least recently used end; a trusted entry there ends the scan, and an untrusted
+        # one behind it goes when it is next asked for (`_recall`) or reaches this end.
+        now = self._clock()
+        while (oldest := next(iter(self._hot.values()))) is not hot and not (
+            0.0 <= now - oldest.read_at < HOT_TRUST_SECONDS
+        ):
             _, dropped = self._hot.popitem(last=False)
             self._hot_chars -= len(dropped.raw)
 
