@@ -83,7 +83,9 @@ class CanonicalURL(NamedTuple):
     path: str
 
 
-@lru_cache(maxsize=8192)
+# Enough for several requests' URLs (each is asked for more than once per request); fresh
+# searches seldom share links, so a bigger cache would mostly hold memory.
+@lru_cache(maxsize=2048)
 def canonicalize(url: str) -> CanonicalURL:
     """The canonical form of `url`, e.g. `http://www.Example.com:80/a/?utm_source=x&b=2&a=1#top`
     -> key `https://example.com/a?a=1&b=2`, host `example.com`, path `/a`. A string that is not
