@@ -250,8 +250,10 @@ class SqliteCache(StoringCache):
         # From the least recently used end; a trusted entry there ends the scan, and an untrusted
         # one behind it goes when it is next asked for (`_recall`) or reaches this end.
         now = self._clock()
-        while self._hot and (oldest := next(iter(self._hot.values()))) is not hot and not (
-            0.0 <= now - oldest.read_at < HOT_TRUST_SECONDS
+        while (
+            self._hot
+            and (oldest := next(iter(self._hot.values()))) is not hot
+            and not (0.0 <= now - oldest.read_at < HOT_TRUST_SECONDS)
         ):
             _, dropped = self._hot.popitem(last=False)
             self._hot_chars -= len(dropped.raw)
