@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import gzip
 import json
 import tracemalloc
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Self
 
 import httpx
 import pytest
@@ -26,7 +27,29 @@ from websearch_mcp.orchestrator import Orchestrator
 SEARXNG_BODY, _ = render("searxng", RESULTS["searxng"])
 
 
-class ClosingServer:
+class LoopbackServer:
+    """A test HTTP server on 127.0.0.1: `handle` serves each connection while `serving()`."""
+
+    server: asyncio.Server | None = None
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    @contextlib.asynccontextmanager
+    async def serving(self) -> AsyncIterator[Self]:
+        self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
+        try:
+            yield self
+        finally:
+            self.server.close()
+
+
+class ClosingServer(LoopbackServer):
     """HTTP/1.1 on 127.0.0.1 that answers the first request of each connection with keep-alive
     and then closes the connection when the next request arrives, without answering it (as a
     server closing an idle connection just as the client reuses it). With `cut_body` it sends
@@ -37,7 +60,6 @@ class ClosingServer:
         self.cut_body = cut_body
         self.connections = 0
         self.answered = 0
-        self.server: asyncio.Server | None = None
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
@@ -59,18 +81,11 @@ class ClosingServer:
         finally:
             writer.close()
 
-    @property
-    def url(self) -> str:
-        assert self.server is not None
-        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
-
 
 @pytest.fixture
 async def closing() -> AsyncIterator[ClosingServer]:
-    fake = ClosingServer(SEARXNG_BODY)
-    fake.server = await asyncio.start_server(fake.handle, "127.0.0.1", 0)
-    yield fake
-    fake.server.close()
+    async with ClosingServer(SEARXNG_BODY).serving() as fake:
+        yield fake
 
 
 REQUEST = HttpRequest("GET", "/search", params={"q": "python asyncio", "format": "json"})
@@ -107,16 +122,14 @@ async def test_no_retry_once_the_deadline_has_passed(closing: ClosingServer) -> 
 
 
 async def test_an_answer_cut_short_is_an_error_not_a_retry() -> None:
-    fake = ClosingServer(SEARXNG_BODY, cut_body=True)
-    fake.server = await asyncio.start_server(fake.handle, "127.0.0.1", 0)
     client = build_client()
     retries: list[int] = []
-    try:
-        with pytest.raises(EngineError, match=r"connection failed \(ClientPayloadError\)"):
-            await send(client, fake.url, REQUEST, 5.0, lambda: retries.append(1))
-    finally:
-        await client.aclose()
-        fake.server.close()
+    async with ClosingServer(SEARXNG_BODY, cut_body=True).serving() as fake:
+        try:
+            with pytest.raises(EngineError, match=r"connection failed \(ClientPayloadError\)"):
+                await send(client, fake.url, REQUEST, 5.0, lambda: retries.append(1))
+        finally:
+            await client.aclose()
     assert retries == [] and fake.connections == 1
 
 
@@ -165,7 +178,7 @@ def bomb() -> bytes:
     return gzip.compress(bytes(200 * 1024 * 1024), compresslevel=9)
 
 
-class PathServer:
+class PathServer(LoopbackServer):
     """HTTP/1.1 keep-alive on 127.0.0.1: `/hop/N` redirects to `/hop/N-1` until `/hop/0`
     answers 200; `/set` sets a cookie; `/echo` answers with the Cookie header it got.
     `/gzip` answers a gzip-compressed JSON body, `/bomb` 200 MB of zeros in 200 KB. A POST on a
@@ -173,7 +186,6 @@ class PathServer:
 
     def __init__(self) -> None:
         self.requests: list[str] = []
-        self.server: asyncio.Server | None = None
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         served = 0
@@ -215,18 +227,11 @@ class PathServer:
             f"content-length: {len(body)}\r\n\r\n"
         ).encode() + body
 
-    @property
-    def url(self) -> str:
-        assert self.server is not None
-        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
-
 
 @pytest.fixture
 async def paths() -> AsyncIterator[PathServer]:
-    fake = PathServer()
-    fake.server = await asyncio.start_server(fake.handle, "127.0.0.1", 0)
-    yield fake
-    fake.server.close()
+    async with PathServer().serving() as fake:
+        yield fake
 
 
 async def test_redirects_are_followed_up_to_five_and_the_final_url_is_reported(
