@@ -92,7 +92,7 @@ def service_app() -> ASGIApp:
     settings = load_config(os.environ[CONFIG_ENV])
     server = settings.server
     configure_logging(server.log_format, server.log_level, secrets_of(settings))
-    app = create_app(settings)
+    app = create_app(settings, settle_heap=True)
 
     @app.state.mcp.tool(annotations=READ_ONLY)
     async def noop() -> str:

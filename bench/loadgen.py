@@ -34,15 +34,28 @@ def get(host: str, path: str) -> bytes:
     return f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
 
 
-def tool_call(name: str, arguments: dict[str, Any], rid: int = 1) -> bytes:
-    """A JSON-RPC `tools/call` body."""
-    message = {
-        "jsonrpc": "2.0",
-        "id": rid,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments},
-    }
+#: The protocol revision whose requests stand alone (no handshake; version, method and tool name
+#: in the headers and in `_meta`), which the official client speaks by default. Requests without a
+#: version header take the stateless path of the handshake revisions (2025-11-25 and before).
+MODERN = "2026-07-28"
+
+
+def tool_call(name: str, arguments: dict[str, Any], rid: int = 1, *, modern: bool = False) -> bytes:
+    """A JSON-RPC `tools/call` body; `modern`: with the envelope of `MODERN`."""
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if modern:
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    message = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
     return json.dumps(message, separators=(",", ":")).encode()
+
+
+def modern_headers(tool: str) -> str:
+    """The headers of a `MODERN` `tools/call` of `tool`."""
+    revision = f"MCP-Protocol-Version: {MODERN}\r\n"
+    return f"{MCP_HEADERS}{revision}Mcp-Method: tools/call\r\nMcp-Name: {tool}\r\n"
 
 
 class Connection(asyncio.Protocol):

@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from websearch_mcp import __version__
+from websearch_mcp import __version__, heap
 from websearch_mcp.body import read_body, replaying
 from websearch_mcp.coerce import long_numbers_as_text
 from websearch_mcp.config import Settings, load_config
@@ -131,8 +131,12 @@ async def metrics_endpoint(request: Request) -> Response:
     return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 
-def create_app(settings: Settings, service: SearchService | None = None) -> Starlette:
-    """Build the ASGI app for `settings`; `service` may be injected by tests.
+def create_app(
+    settings: Settings, service: SearchService | None = None, *, settle_heap: bool = False
+) -> Starlette:
+    """Build the ASGI app for `settings`; `service` may be injected by tests. `settle_heap`:
+    the app is the process's only one (a server), so its startup settles the collector
+    (`heap.settle`).
 
     Raises `ConfigError` when `server.host` is not a loopback address and there are neither
     tokens nor `allow_anonymous: true`.
@@ -169,6 +173,8 @@ def create_app(settings: Settings, service: SearchService | None = None) -> Star
             for each in managers:
                 await stack.enter_async_context(each.run())
             await service.start()
+            if settle_heap:
+                heap.settle()
             try:
                 yield
             finally:
@@ -205,4 +211,4 @@ def worker_app() -> Starlette:
     settings = load_config()
     set_worker_read_timeout(settings.server.read_timeout_seconds)
     configure_logging(settings.server.log_format, settings.server.log_level, secrets_of(settings))
-    return create_app(settings)
+    return create_app(settings, settle_heap=True)

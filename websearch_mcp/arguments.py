@@ -8,6 +8,7 @@ are in `coerce.py` and word the errors.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -226,6 +227,19 @@ def fetch_page_params() -> tuple[Arg, ...]:
     )
 
 
+# Built once per limit: every call checks its arguments, and building the list (schemas and all)
+# cost more than the checks. The checks read the clock themselves (`max_year`), so a list built
+# last year checks this year's bounds.
+@functools.lru_cache(maxsize=8)
+def _web_search_checks(max_query_chars: int) -> tuple[Arg, ...]:
+    return web_search_params(Limits(max_query_chars), summaries=True)
+
+
+@functools.lru_cache(maxsize=8)
+def _academic_search_checks(max_query_chars: int) -> tuple[Arg, ...]:
+    return academic_search_params(Limits(max_query_chars))
+
+
 @dataclass(frozen=True, slots=True)
 class WebSearchArgs:
     """`web_search` arguments after validation. `summarize` asks for an LLM summary shaped by
@@ -248,7 +262,7 @@ def web_search_args(
 
     `summarize` defaults to true when an intent is given, false otherwise.
     """
-    params = web_search_params(Limits(max_query_chars), summaries=True)
+    params = _web_search_checks(max_query_chars)
     values = checked(params, _by_name(params, given, named))
     chosen = values["intent"]
     return WebSearchArgs(
@@ -280,7 +294,7 @@ def academic_search_args(
 ) -> AcademicSearchArgs:
     """Validate `academic_search` arguments (in `academic_search_params` order, or by name);
     `ToolInputError` names the argument and what is allowed."""
-    params = academic_search_params(Limits(max_query_chars))
+    params = _academic_search_checks(max_query_chars)
     values = checked(params, _by_name(params, given, named))
     start, end = values["year_from"], values["year_to"]
     if start is not None and end is not None and start > end:

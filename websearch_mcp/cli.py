@@ -110,7 +110,7 @@ def _serve(settings: Settings, ns: argparse.Namespace) -> int:
         from websearch_mcp.app import create_app
 
         uvicorn.run(
-            create_app(settings),
+            create_app(settings, settle_heap=True),
             http=header_deadline_protocol(server.read_timeout_seconds),
             **options,
         )

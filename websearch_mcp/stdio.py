@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Iterator
 
+from websearch_mcp import heap
 from websearch_mcp.config import Settings
 from websearch_mcp.observability import configure_logging
 from websearch_mcp.redaction import secrets_of
@@ -53,6 +54,7 @@ async def serve_stdio(settings: Settings) -> None:
         service = SearchService(settings)
         mcp = build_mcp(service, service.orchestrator.names("web"))
         await service.start()
+        heap.settle()
         log.info("serving MCP over stdio")
     try:
         await mcp.run_stdio_async()
