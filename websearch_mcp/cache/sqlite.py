@@ -17,6 +17,7 @@ grow with reads.
 The entries read or written last are also kept in memory (a bounded least-recently-used map), and
 a hit on one of them within `HOT_TRUST_SECONDS` of its read or write is answered without going to
 the file: the read's hand-off to aiosqlite's thread is most of a hit's cost on the event loop.
+Reads that find another under way wait for it and then go to the file together (`_read`).
 Such a hit slides the expiry exactly as a read does. An entry past that time would be read from
 the file again, so it is dropped (so a busy server holds the answers of the last seconds, not its
 last 512 answers).
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import time
 from collections import OrderedDict
@@ -47,8 +49,12 @@ from websearch_mcp.cache.sqlite_file import (
     UPSERT,
     WRITE_CAUSES,
     classify,
+    select_keys,
 )
 from websearch_mcp.failopen import CacheStats, FailOpen, Scope
+
+#: The most keys read from the file in one query (SQLite's oldest limit is 999 parameters).
+MAX_READ_BATCH = 200
 
 #: Seconds between a hit and the write of its expiry refresh (with all hits since).
 TOUCH_DELAY_SECONDS = 1.0
@@ -77,6 +83,22 @@ class _HotEntry:
 def _identity(path: Path) -> tuple[int, int]:
     found = os.stat(path)
     return (found.st_dev, found.st_ino)
+
+
+def _answer(
+    waiting: dict[tuple[str, str], list[asyncio.Future[CacheHit | None]]],
+    found: dict[tuple[str, str], tuple[CacheHit, str]],
+) -> None:
+    """Answer each caller still waiting: the hit found for its entry, else a miss. Callers of the
+    same entry each get their own copy of the value."""
+    for entry, futures in waiting.items():
+        hit, raw = found.get(entry, (None, ""))
+        for number, future in enumerate(futures):
+            if future.done():  # its caller gave up
+                continue
+            if hit is not None and number > 0:
+                hit = CacheHit(value=load_value(raw), age_seconds=hit.age_seconds)
+            future.set_result(hit)
 
 
 class SqliteCache(StoringCache):
@@ -122,13 +144,48 @@ class SqliteCache(StoringCache):
         # Entries recently read or written, least recently used first (see `HOT_TRUST_SECONDS`).
         self._hot: OrderedDict[tuple[str, str], _HotEntry] = OrderedDict()
         self._hot_chars = 0
+        # Reads waiting for the file (each caller's own future), and the task reading them.
+        self._reads: dict[tuple[str, str], list[asyncio.Future[CacheHit | None]]] = {}
+        self._reader: asyncio.Task[None] | None = None
 
     async def get(self, namespace: str, key: str) -> CacheHit | None:
-        hit = self._recall((namespace, key))
+        entry = (namespace, key)
+        hit = self._recall(entry)
         if hit is None:
-            async with self._lock:
-                hit = await self._get(namespace, key)
+            hit = await self._read(entry)
         return self.stats.counted(hit)
+
+    async def _read(self, entry: tuple[str, str]) -> CacheHit | None:
+        """Read `entry` from the file, together with every read asked for meanwhile.
+
+        Under load each trip to the connection's thread waits, several times, for the busy event
+        loop to hand over the interpreter (5 to 60 ms a read, timed under the benchmark's load),
+        and reads one by one queued behind each other. Reads that wait for the lock go in one
+        query per namespace once it is free.
+        """
+        waiting: asyncio.Future[CacheHit | None] = asyncio.get_running_loop().create_future()
+        self._reads.setdefault(entry, []).append(waiting)
+        if self._reader is None:
+            self._reader = asyncio.create_task(self._read_waiting())
+        return await waiting
+
+    async def _read_waiting(self) -> None:
+        try:
+            while self._reads:
+                async with self._lock:
+                    batch = dict(itertools.islice(self._reads.items(), MAX_READ_BATCH))
+                    for entry in batch:
+                        del self._reads[entry]
+                    found: dict[tuple[str, str], tuple[CacheHit, str]] = {}
+                    try:
+                        found = await self._get_many(list(batch))
+                    finally:
+                        _answer(batch, found)
+        finally:
+            # Cancelled (the cache closing with its loop): what still waits is a miss.
+            self._reader = None
+            _answer(self._reads, {})
+            self._reads.clear()
 
     async def _store(self, namespace: str, key: str, ttl: float, data: str) -> None:
         async with self._lock:
@@ -185,22 +242,48 @@ class SqliteCache(StoringCache):
         if self._touch_writer is not None:
             self._touch_writer.cancel()
 
-    async def _get(self, namespace: str, key: str) -> CacheHit | None:
+    async def _get_many(
+        self, entries: list[tuple[str, str]]
+    ) -> dict[tuple[str, str], tuple[CacheHit, str]]:
+        """The hits among `entries` (each with its stored JSON), read from the file: one query
+        for one entry (the common case), else one per namespace."""
         if self._closed or not self._guard.allows("all"):
-            return None
+            return {}
         now = self._clock()
+        oldest = now - self._max_age
+        rows: dict[tuple[str, str], tuple[str, float, float, float]] = {}
         try:
             db = await self._connection()
-            rows = await db.execute_fetchall(SELECT, (namespace, key, now - self._max_age))
+            if len(entries) == 1:
+                ((namespace, key),) = entries
+                for row in await db.execute_fetchall(SELECT, (namespace, key, oldest)):
+                    rows[(namespace, key)] = tuple(row)  # type: ignore[assignment]
+            else:
+                by_namespace: dict[str, list[str]] = {}
+                for namespace, key in entries:
+                    by_namespace.setdefault(namespace, []).append(key)
+                for namespace, keys in by_namespace.items():
+                    query = select_keys(len(keys))
+                    for *row, key in await db.execute_fetchall(query, (namespace, *keys, oldest)):
+                        rows[(namespace, key)] = tuple(row)  # type: ignore[assignment]
         except Exception as exc:
             await self._failed(exc, "all")
-            return None
+            return {}
         self._guard.succeeded("all")
-        entry = (namespace, key)
-        self._forget(entry)
-        if not rows:
-            return None
-        raw, stored_at, ttl, expires_at = next(iter(rows))
+        hits = {}
+        for entry in entries:
+            self._forget(entry)
+            row = rows.get(entry)
+            hit = None if row is None else self._hit(entry, row, now)
+            if hit is not None:
+                hits[entry] = (hit, row[0])
+        return hits
+
+    def _hit(
+        self, entry: tuple[str, str], row: tuple[str, float, float, float], now: float
+    ) -> CacheHit | None:
+        """The hit a row read from the file makes, when it is live and its value readable."""
+        raw, stored_at, ttl, expires_at = row
         limit = stored_at + self._max_age
         last_hit = self._touched.get(entry)
         if last_hit is not None:

@@ -29,6 +29,17 @@ SELECT value, stored_at, ttl, expires_at FROM cache_entries
 WHERE namespace = ? AND key = ? AND stored_at > ?
 """
 
+
+def select_keys(count: int) -> str:
+    """`SELECT` for `count` keys of one namespace (one search of the unique index per key), with
+    each row's key."""
+    marks = ", ".join("?" * count)
+    return (
+        "SELECT value, stored_at, ttl, expires_at, key FROM cache_entries\n"
+        f"WHERE namespace = ? AND key IN ({marks}) AND stored_at > ?"
+    )
+
+
 # MAX: a late write never moves back what another process (or a newer value) set.
 TOUCH = """
 UPDATE cache_entries
