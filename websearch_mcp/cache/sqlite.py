@@ -17,10 +17,11 @@ grow with reads.
 The entries read or written last are also kept in memory (a bounded least-recently-used map), and
 a hit on one of them within `HOT_TRUST_SECONDS` of its read or write is answered without going to
 the file: the read's hand-off to aiosqlite's thread is most of a hit's cost on the event loop.
-Reads that find another under way wait for it and then go to the file together (`_read`).
 Such a hit slides the expiry exactly as a read does. An entry past that time would be read from
 the file again, so it is dropped (so a busy server holds the answers of the last seconds, not its
 last 512 answers).
+
+Reads of the file that find another under way wait for it, then go to the file together (`_read`).
 """
 
 from __future__ import annotations
