@@ -25,6 +25,7 @@ from websearch_mcp.models import EngineReport, Hit, Query, RankedResult
 from websearch_mcp.orchestrator import EngineRun, Orchestrator
 from websearch_mcp.pages import Pages
 from websearch_mcp.ranking.academic import rank_papers
+from websearch_mcp.ranking.domain import load_suffix_list
 from websearch_mcp.ranking.pipeline import rank
 from websearch_mcp.reading import read_results
 from websearch_mcp.summarize import ProgressFn, Summarizer
@@ -110,7 +111,9 @@ class SearchService:
         self._cleanup: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Start background work (the cache's periodic cleanup)."""
+        """Start background work (the cache's periodic cleanup), and load what the first search
+        would otherwise load (the public suffix list)."""
+        load_suffix_list()
         if self._cleanup is None:
             # The workers of one server share the cache: the one holding the lock cleans it.
             shared = runtime_dir()

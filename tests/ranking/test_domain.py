@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+import tldextract
 
+from testing.server_helpers import settings_for
 from websearch_mcp.config import RankingSettings
+from websearch_mcp.ranking import domain
 from websearch_mcp.ranking.domain import (
     domain_info,
     domain_lists,
@@ -14,6 +17,7 @@ from websearch_mcp.ranking.domain import (
     normalise_domain,
 )
 from websearch_mcp.ranking.lexical import analyze_query
+from websearch_mcp.service import SearchService
 
 SETTINGS = RankingSettings()
 LISTS = domain_lists(SETTINGS, ["Blocked.example", "https://www.spam.test/path"])
@@ -102,3 +106,22 @@ def test_settings_lists_extend_the_built_in_ones() -> None:
     assert matches("docs.ours.dev", lists.authority)
     empty = domain_lists(RankingSettings(penalized_domains=[], low_quality_tlds=[]))
     assert domain_quality("x.xyz", query, False, empty, 0.5).factor == 0.5
+
+
+async def test_a_started_service_has_read_the_suffix_list(
+    engines_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The list is read at start (about 50 ms), not in the first search."""
+    real = domain._EXTRACT
+    asked: list[str] = []
+
+    class Recording:
+        def extract_str(self, host: str) -> tldextract.ExtractResult:
+            asked.append(host)
+            return real.extract_str(host)
+
+    monkeypatch.setattr(domain, "_EXTRACT", Recording())
+    service = SearchService(settings_for(engines_url))
+    await service.start()
+    await service.close()
+    assert asked
