@@ -27,6 +27,7 @@ from websearch_mcp import __version__, heap
 from websearch_mcp.body import read_body, replaying
 from websearch_mcp.coerce import long_numbers_as_text
 from websearch_mcp.config import Settings, load_config
+from websearch_mcp.exchange import SingleExchange
 from websearch_mcp.guard import Guard
 from websearch_mcp.metrics import Metrics
 from websearch_mcp.observability import Observer, configure_logging
@@ -61,15 +62,22 @@ class MCPEndpoint:
     In stateless mode there is no server-to-client stream to open and no session to delete, and the
     SDK's own GET handler would hold the connection open forever.
 
-    Responses are single JSON documents. With `progress_handle` (an SSE-mode transport, set up
-    when summaries can stream), a request that asks for progress from a client accepting
-    `text/event-stream` is answered as a stream instead, so that its progress notifications
-    reach the client before the result.
+    Responses are single JSON documents. The common handshake-era request is answered by
+    `exchange` (`exchange.py`), everything else by the SDK's transport. With
+    `progress_handle` (an SSE-mode transport, set up when summaries can stream), a request that
+    asks for progress from a client accepting `text/event-stream` is answered as a stream
+    instead, so that its progress notifications reach the client before the result.
     """
 
-    def __init__(self, handle: object, progress_handle: object | None = None) -> None:
+    def __init__(
+        self,
+        handle: object,
+        progress_handle: object | None = None,
+        exchange: SingleExchange | None = None,
+    ) -> None:
         self.handle = handle
         self.progress_handle = progress_handle
+        self.exchange = exchange
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] != "POST":
@@ -89,6 +97,11 @@ class MCPEndpoint:
         if self.progress_handle is not None and _accepts_stream(scope) and wants_progress(body):
             await self.progress_handle(scope, receive, send)  # type: ignore[operator]
             return
+        if self.exchange is not None:
+            response = await self.exchange.answer(Request(scope, receive), checked)
+            if response is not None:
+                await response(scope, receive, send)
+                return
         await self.handle(scope, receive, send)  # type: ignore[operator]
 
 
@@ -166,12 +179,14 @@ def create_app(
     mcp.streamable_http_app(json_response=True, **transport)
     manager = mcp.session_manager
     managers = [m for m in (manager, progress_manager) if m is not None]
+    exchange = SingleExchange(manager)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
             for each in managers:
                 await stack.enter_async_context(each.run())
+            await stack.enter_async_context(exchange.run())
             await service.start()
             if settle_heap:
                 heap.settle()
@@ -182,7 +197,9 @@ def create_app(
                 metrics.close()
 
     endpoint = MCPEndpoint(
-        manager.handle_request, progress_manager.handle_request if progress_manager else None
+        manager.handle_request,
+        progress_manager.handle_request if progress_manager else None,
+        exchange,
     )
     app = Starlette(
         routes=[
