@@ -15,7 +15,7 @@ import logging
 import os
 import random
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,12 +201,22 @@ class Orchestrator:
             )
         return None
 
-    async def fan_out(self, query: Query, runs: Sequence[EngineRun], deadline: float) -> FanOut:
-        """Ask `runs` as the configured strategy says; what arrived by the deadline counts."""
+    async def fan_out(
+        self,
+        query: Query,
+        runs: Sequence[EngineRun],
+        deadline: float,
+        on_list: Callable[[list[Hit]], None] | None = None,
+    ) -> FanOut:
+        """Ask `runs` as the configured strategy says; what arrived by the deadline counts.
+        `on_list` is given each list that will be fused, as it arrives."""
         until = time.monotonic() + deadline
 
         async def call(run: EngineRun) -> Outcome:
-            return await self.call(run, query, until)
+            outcome = await self.call(run, query, until)
+            if on_list is not None and outcome.hits:
+                on_list(outcome.hits)
+            return outcome
 
         conf = self.settings.search
         search = Search(

@@ -27,6 +27,7 @@ from websearch_mcp.pages import Pages
 from websearch_mcp.ranking.academic import rank_papers
 from websearch_mcp.ranking.domain import load_suffix_list
 from websearch_mcp.ranking.pipeline import rank
+from websearch_mcp.ranking.prepared import Preparation
 from websearch_mcp.reading import read_results
 from websearch_mcp.summarize import ProgressFn, Summarizer
 from websearch_mcp.workers import LeaderLock, runtime_dir
@@ -43,6 +44,9 @@ UNCERTAIN = (
     " fused results as the engines returned them"
 )
 
+#: A fresh web search reads its engines' lists as they arrive when fewer than this many other
+#: fresh searches are waiting for their engines in the process.
+PREPARE_BELOW = 2
 #: `{"summary": ...}` or `{"summary_error": ...}`: merged into a summarised answer.
 Summary = dict[str, str | None]
 
@@ -108,6 +112,7 @@ class SearchService:
         self.summary_fingerprint = config_fingerprint(__version__, settings.llm)
         # Searches and summaries, by cache key.
         self._in_flight = SingleFlight()
+        self._fan_outs = 0  # fresh searches waiting for their engines in this process
         self._cleanup: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -152,7 +157,7 @@ class SearchService:
         fuse = functools.partial(rank, search=self.settings.search, families=self.families)
         key_args = {"engines": args.engines, **_query_args(args.query)}
         answer = await self._search(
-            "web", "web_search", args.query, args.engines, key_args, fuse, args.explain
+            "web", "web_search", args.query, args.engines, key_args, fuse, args.explain, True
         )
         if args.read:
             left = self.settings.search.deadline_seconds - (time.monotonic() - started)
@@ -244,14 +249,16 @@ class SearchService:
         key_args: dict[str, Any],
         fuse: Fuse,
         explain: bool,
+        prepare: bool = False,
     ) -> SearchOut:
         """Single-flight around the cache lookup and a fresh fan-out. Engine choice is validated
-        first so a bad engine name is an error even when a cached answer exists."""
+        first so a bad engine name is an error even when a cached answer exists. `prepare`:
+        `fuse` takes a `Preparation` (see `_fresh`)."""
         runs, skipped = self.orchestrator.choose(kind, engines)
         key = cache_key(tool, query.text, key_args, self.fingerprint)
         # A flight ends only after its answer is stored: an identical request either joins it
         # or finds the answer cached.
-        fresh = functools.partial(self._fresh, kind, query, runs, skipped, fuse, key)
+        fresh = functools.partial(self._fresh, kind, query, runs, skipped, fuse, key, prepare)
         answer = await self._in_flight.run(key, functools.partial(self._answer, kind, key, fresh))
         return answer if explain else without_details(answer)
 
@@ -273,13 +280,30 @@ class SearchService:
         skipped: list[EngineReport],
         fuse: Fuse,
         key: str,
+        prepare: bool,
     ) -> SearchOut:
         orchestrator = self.orchestrator
         order = orchestrator.names(kind)
         if not runs:
             raise SearchFailed(_ordered(skipped, order))
         started = time.perf_counter()
-        fan = await orchestrator.fan_out(query, runs, self.settings.search.deadline_seconds)
+        # With few searches in flight the process idles while it waits for the engines: each
+        # list is read as it arrives, and the fusion after the last one has less to do. Under
+        # load that work would be done for hits that fusion never reads (each merged result
+        # reads one title and one snippet), so it is left to the fusion.
+        prepared = Preparation() if prepare and self._fan_outs < PREPARE_BELOW else None
+        if prepared is not None:
+            fuse = functools.partial(fuse, prepared=prepared)
+        self._fan_outs += 1
+        try:
+            fan = await orchestrator.fan_out(
+                query,
+                runs,
+                self.settings.search.deadline_seconds,
+                prepared.add if prepared is not None else None,
+            )
+        finally:
+            self._fan_outs -= 1
         reports = _ordered(fan.reports + skipped, order)
         if not fan.lists:
             raise SearchFailed(reports)  # an all-failed answer is never cached

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from websearch_mcp.ranking import lexical
 from websearch_mcp.ranking.lexical import (
+    Texts,
     alignment,
     analyze_doc,
     analyze_query,
@@ -191,3 +192,32 @@ def test_a_word_in_use_survives_a_new_generation_and_one_off_tokens_go() -> None
         terms("f6 g7")  # a third generation: what the first held and nobody asked for again
         terms("h8")
         assert b"a1" not in cache and b"a1" not in cache._previous
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXTS, _TEXTS, _TEXTS)
+def test_a_title_and_snippet_read_apart_have_the_terms_read_together(
+    title: str, snippet: str, url: str
+) -> None:
+    together = analyze_doc(title, snippet, url)
+    apart = analyze_doc(title, snippet, url, Texts())
+    assert apart.text == together.text
+    assert apart.joined == together.joined
+    assert apart.url == together.url
+
+
+@pytest.mark.parametrize(
+    ("title", "snippet"),
+    [
+        ("ΟΔΟΣ", "ΑΒΓ"),  # a final sigma before the newline
+        ("café", "\u0301e accent"),  # a combining mark after it
+        ("plain ascii-words", "naïve fts5_virtual"),  # one side ASCII, the other not
+        ("", "only a snippet"),
+        ("only a title", ""),
+        ("the of and", "a an"),  # stop words only
+    ],
+)
+def test_reading_apart_where_the_two_texts_meet(title: str, snippet: str) -> None:
+    together = analyze_doc(title, snippet, "https://example.com/a-b")
+    apart = analyze_doc(title, snippet, "https://example.com/a-b", Texts())
+    assert (apart.text, apart.joined) == (together.text, together.joined)

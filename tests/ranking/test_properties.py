@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from websearch_mcp.config import SearchSettings
 from websearch_mcp.models import Hit, Query
 from websearch_mcp.ranking.pipeline import rank
+from websearch_mcp.ranking.prepared import Preparation
 from websearch_mcp.ranking.urls import canonical_key
 
 ENGINES = ["bing", "brave", "duckduckgo", "mojeek", "tavily"]
@@ -140,3 +141,32 @@ def test_url_variants_merge_into_one_result(variants: list[str]) -> None:
     assert results[0].key == canonical_key("https://example.com/guide")
     assert sorted(results[0].engines) == sorted(lists)
     assert results[0].url in variants
+
+
+#: Titles and snippets beyond the word list: non-ASCII, a final sigma, a combining mark first,
+#: hyphenated and joined words, CJK.
+odd_texts = st.lists(
+    st.sampled_from(
+        [*WORDS, "ΟΔΟΣ", "\u0301né", "pg-vector", "fts5_virtual", "Node.js", "向量数据库", "x-"]
+    ),
+    max_size=6,
+).map(" ".join)
+odd_hits = st.tuples(st.sampled_from(HOSTS), paths, odd_texts, odd_texts)
+odd_lists = st.dictionaries(
+    st.sampled_from(ENGINES), st.lists(odd_hits, max_size=8), min_size=1, max_size=5
+)
+
+
+@PROPS
+@given(odd_lists, st.sampled_from(QUERIES), search_strategy, st.randoms())
+def test_lists_read_ahead_change_nothing(data, text, search, rnd: random.Random) -> None:
+    """Any of the lists read as they arrived (the others left to the fusion): the same output."""
+    lists = build(data)
+    prepared = Preparation()
+    for name in lists:
+        if rnd.random() < 0.7:
+            prepared.add(lists[name])
+    query = Query(text, max_results=10)
+    assert dump(rank(lists, query, search, weights={}, prepared=prepared)) == dump(
+        rank(lists, query, search, weights={})
+    )

@@ -6,13 +6,13 @@ depend on the order the lists arrived in.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from websearch_mcp.dates import parse_date
 from websearch_mcp.models import Hit
-from websearch_mcp.ranking.urls import canonicalize
+from websearch_mcp.ranking.urls import CanonicalURL, canonicalize
 
 
 @dataclass(slots=True)
@@ -60,14 +60,17 @@ def _fill(item: Merged) -> None:
         item.published = next((h.published for _, _, h in ordered if h.published), None)
 
 
-def merge(lists: Mapping[str, Sequence[Hit]]) -> list[Merged]:
-    """Group hits by canonical URL. Each engine counts once per URL, with its best rank; the
-    merged result keeps the longest snippet, the best-ranked non-empty title and the earliest
-    date. Returned in order of first appearance (engines by name)."""
+def merge(
+    lists: Mapping[str, Sequence[Hit]], canonical: Callable[[str], CanonicalURL] = canonicalize
+) -> list[Merged]:
+    """Group hits by canonical URL (`canonical`: `canonicalize`, or a search's own table of it).
+    Each engine counts once per URL, with its best rank; the merged result keeps the longest
+    snippet, the best-ranked non-empty title and the earliest date. Returned in order of first
+    appearance (engines by name)."""
     merged: dict[str, Merged] = {}
     for engine in sorted(lists):
         for position, hit in enumerate(lists[engine], start=1):
-            key, host, path = canonicalize(hit.url)
+            key, host, path = canonical(hit.url)
             item = merged.get(key)
             rank = _rank_of(hit, position)
             if item is None:

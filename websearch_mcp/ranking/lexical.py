@@ -346,9 +346,26 @@ def url_words(url: str) -> str:
     return rest.replace("/", " ").replace(".", " ")
 
 
-def analyze_doc(title: str, snippet: str, url: str) -> DocTerms:
-    """Tokenise a result once: title + snippet terms, URL terms and their order."""
-    joined, text = _sequence(f"{title}\n{snippet}")
+class Texts(dict[str, tuple[str, set[str]]]):
+    """Texts already tokenised, for one search (text -> its content terms in order, joined by
+    single spaces, and as a set): filled on first use, or ahead of time while the engines that
+    have not answered yet are awaited (`ranking.prepared`)."""
+
+    def __missing__(self, text: str) -> tuple[str, set[str]]:
+        value = self[text] = _sequence(text)
+        return value
+
+
+def analyze_doc(title: str, snippet: str, url: str, texts: Texts | None = None) -> DocTerms:
+    """Tokenise a result once: title + snippet terms, URL terms and their order. With `texts`,
+    the title and the snippet are looked up there: a newline is a separator, and no chunk,
+    normalisation or case rule reads across one, so the two read apart give the same terms."""
+    if texts is None:
+        joined, text = _sequence(f"{title}\n{snippet}")
+    else:
+        (head, head_terms), (body, body_terms) = texts[title], texts[snippet]
+        joined = f"{head} {body}" if head and body else head or body
+        text = head_terms | body_terms
     return DocTerms(joined, text, url)
 
 

@@ -56,6 +56,7 @@ from websearch_mcp.ranking.lexical import (
 from websearch_mcp.ranking.mmr import mmr
 from websearch_mcp.ranking.neighbours import POOL, regularised
 from websearch_mcp.ranking.positions import EngineEvidence
+from websearch_mcp.ranking.prepared import Preparation
 
 MIN_KEPT = 2  # the threshold never leaves fewer results than this (when there are as many)
 
@@ -333,6 +334,7 @@ def rank(
     weights: Mapping[str, float],
     families: Mapping[str, str] | None = None,
     now: datetime | None = None,
+    prepared: Preparation | None = None,
 ) -> list[RankedResult]:
     """Fuse the engines' lists (engine name -> its hits in rank order, only engines that
     answered) into the final list: at most `query.max_results` results, best first, each with
@@ -341,19 +343,21 @@ def rank(
     `domain_reason` when penalised, `similarity` after MMR).
     `weights` are per-engine weights (1.0 for a missing name); `families` name each engine's
     index family (engine -> family; a missing engine is a family of its own); `now` is for
-    freshness."""
+    freshness; `prepared`, the hits read as their lists arrived (the result is the same)."""
     now = now or datetime.now(UTC)
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     ctx = _Context(lists, query, search, weights, families or {}, now)
-    items = [item for item in merge(lists) if not matches(item.host, ctx.domains.blocked)]
+    merged = merge(lists, prepared.canonical) if prepared else merge(lists)
+    texts = prepared.texts if prepared else None
+    items = [item for item in merged if not matches(item.host, ctx.domains.blocked)]
     votes = [ctx.votes(item.ranks) for item in items]
     if search.ranking.coverage_weight > 0 and ctx.voters > 1:
         contained = containment([ctx.by_family(v) for v in votes])
         if contained:
             ctx.unseen = Unseen(ctx.family_weights, contained)
     scored = [
-        _score(item, vote, analyze_doc(item.title, item.snippet, item.key), ctx)
+        _score(item, vote, analyze_doc(item.title, item.snippet, item.key, texts), ctx)
         for item, vote in zip(items, votes, strict=True)
     ]
     scored.sort(key=lambda r: (-r.score, r.item.key))
