@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import sys
 import threading
 import time
@@ -33,18 +32,7 @@ from websearch_mcp.config import load_config
 from websearch_mcp.observability import configure_logging
 from websearch_mcp.redaction import secrets_of
 from websearch_mcp.tools import READ_ONLY
-from websearch_mcp.workers import run_workers, shared_runtime
-
-
-def _listen() -> socket.socket:
-    # IPPROTO_TCP spelled out: asyncio sets TCP_NODELAY only on sockets whose proto says TCP,
-    # and without it every answer written in two parts waits out a 40 ms delayed ACK.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    # Listening before uvicorn starts: early connections wait in the backlog, none is refused.
-    sock.listen(4096)
-    return sock
+from websearch_mcp.workers import listening_sockets, run_workers, shared_runtime
 
 
 def _exit_with_parent() -> None:
@@ -62,17 +50,18 @@ def _exit_with_parent() -> None:
 
 def _run(app: ASGIApp | str, **options: Any) -> None:
     _exit_with_parent()
-    sock = _listen()
+    # Listening before uvicorn starts, as `serve` does: early connections wait in the backlog.
+    sockets = listening_sockets("127.0.0.1", 0, options.get("workers", 1))
     # What uvicorn's "auto" picks: uvloop and httptools when installed, else asyncio and h11.
     loop = "uvloop" if find_spec("uvloop") else "asyncio"
     http = "httptools" if find_spec("httptools") else "h11"
-    print(f"port {sock.getsockname()[1]} loop {loop} http {http}", flush=True)
+    print(f"port {sockets[0].getsockname()[1]} loop {loop} http {http}", flush=True)
     if isinstance(app, str):
         # Several workers: the supervisor of `websearch-mcp serve --workers`.
-        run_workers(app, sock=sock, log_config=None, access_log=False, **options)
+        run_workers(app, sockets=sockets, log_config=None, access_log=False, **options)
         return
     config = uvicorn.Config(app, log_config=None, access_log=False, **options)
-    uvicorn.Server(config).run(sockets=[sock])
+    uvicorn.Server(config).run(sockets=sockets)
 
 
 def engines(delays: dict[str, float]) -> None:

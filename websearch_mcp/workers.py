@@ -1,8 +1,9 @@
 """Several server processes on one port: the parent's runtime directory and the supervisor.
 
 `serve --workers N` (N > 1) makes a private runtime directory, names it in the environment and
-lets uvicorn start N workers on one listening socket. Each worker loads the same configuration
-(the parent passes its command-line overrides as environment overrides) and finds there:
+lets uvicorn start N workers on the port, each on a listening socket of its own. Each worker
+loads the same configuration (the parent passes its command-line overrides as environment
+overrides) and finds there:
 
 - `metrics/`: prometheus_client's multiprocess files, so that `/metrics` from any worker adds up
   every worker's counts;
@@ -111,19 +112,37 @@ class LeaderLock:
             self._file = None
 
 
-def listening_socket(host: str, port: int) -> socket.socket:
-    """A TCP socket listening on `host:port`, shared by the workers.
+def listening_sockets(host: str, port: int, count: int = 1) -> list[socket.socket]:
+    """`count` TCP sockets listening on `host:port` (port 0: one the system picks), one per
+    worker.
 
-    Made here rather than by uvicorn so that it says it is TCP (`IPPROTO_TCP`): asyncio sets
-    `TCP_NODELAY` only on such sockets, and without it an answer written in two parts waits
-    out a 40 ms delayed ACK. Set on the listening socket as well, Linux passes it on to every
+    One per worker, with `SO_REUSEPORT`, so that the kernel spreads new connections over the
+    workers. On one shared socket, the worker that wakes first accepts every connection waiting
+    (the event loop takes up to the backlog at a time): 16 connections a client or proxy opened
+    together all went to one worker, and the other cores idled. Where `SO_REUSEPORT` is missing
+    the workers share one socket.
+
+    Made here rather than by uvicorn so that they say they are TCP (`IPPROTO_TCP`): asyncio
+    sets `TCP_NODELAY` only on such sockets, and without it an answer written in two parts waits
+    out a 40 ms delayed ACK. Set on a listening socket as well, Linux passes it on to every
     accepted connection whatever the event loop.
     """
+    own = count > 1 and hasattr(socket, "SO_REUSEPORT")
+    first = _listening(host, port, reuse_port=own)
+    if not own:
+        return [first]
+    port = first.getsockname()[1]
+    return [first, *(_listening(host, port, reuse_port=True) for _ in range(count - 1))]
+
+
+def _listening(host: str, port: int, *, reuse_port: bool) -> socket.socket:
     family, kind, proto, _, address = socket.getaddrinfo(
         host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP, flags=socket.AI_PASSIVE
     )[0]
     sock = socket.socket(family, kind, proto)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(address)
     sock.listen(2048)
@@ -131,23 +150,51 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run_workers(app: str, workers: int, sock: socket.socket | None = None, **options: Any) -> None:
+def run_workers(
+    app: str, workers: int, sockets: list[socket.socket] | None = None, **options: Any
+) -> None:
     """Serve the ASGI app factory `app` (an import string) with `workers` processes, under
     uvicorn's supervisor (which restarts a worker that dies), until it is told to stop; on
-    `sock` when given, else on a `listening_socket` for `host` and `port` of `options`."""
+    `sockets` when given, else on `listening_sockets` for `host` and `port` of `options`.
+
+    With one socket per worker, worker i starts on socket i. A worker started later (in place of
+    one that died, on SIGHUP or SIGTTIN) listens on all of them: no socket is left without a
+    worker to accept its connections."""
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
     config = uvicorn.Config(app, factory=True, workers=workers, **options)
-    sock = sock or listening_socket(config.host, config.port)
+    sockets = sockets or listening_sockets(config.host, config.port, workers)
+    # Older uvicorn versions take the function each worker runs; newer ones do not.
+    target = {"target": uvicorn.Server(config).run} if _takes_target(Multiprocess) else {}
+
+    class Supervisor(Multiprocess):  # type: ignore[misc]
+        def init_processes(self) -> None:
+            if len(self.sockets) != self.processes_num:
+                super().init_processes()
+                return
+            for sock in self.sockets:
+                process = _process(self, [sock])
+                process.start()
+                self.processes.append(process)
+
     try:
-        # Older uvicorn versions take the function each worker runs; newer ones do not.
-        if "target" in inspect.signature(Multiprocess).parameters:
-            supervisor = Multiprocess(config, target=uvicorn.Server(config).run, sockets=[sock])
-        else:
-            supervisor = Multiprocess(config, sockets=[sock])
-        supervisor.run()
+        Supervisor(config, sockets=sockets, **target).run()
     except KeyboardInterrupt:
         pass
     finally:
-        sock.close()
+        for sock in sockets:
+            sock.close()
+
+
+def _takes_target(kind: type) -> bool:
+    return "target" in inspect.signature(kind).parameters
+
+
+def _process(supervisor: Any, sockets: list[socket.socket]) -> Any:
+    """One of uvicorn's worker processes for `supervisor`, on `sockets`."""
+    from uvicorn.supervisors.multiprocess import Process
+
+    if _takes_target(Process):
+        return Process(supervisor.config, supervisor.target, sockets)
+    return Process(supervisor.config, sockets)

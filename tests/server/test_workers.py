@@ -1,8 +1,10 @@
-"""`serve --workers 2`: two processes on one port share breakers and add up their metrics.
+"""`serve --workers 2`: two processes on one port share breakers and add up their metrics, and
+connections opened together are spread over both.
 
-Which worker accepts a connection is the kernel's choice, so the test stops one worker
-(SIGSTOP) while the other must answer, then swaps them; stops stay well under uvicorn's
-five-second health check.
+Which worker accepts a connection is the kernel's choice (each worker listens on a socket of its
+own, `SO_REUSEPORT`), so the tests find out: the server's side of a connection is a socket that
+one worker holds (`/proc/net/tcp` and `/proc/<pid>/fd`). A request meant for one worker goes on a
+connection that worker holds.
 """
 
 from __future__ import annotations
@@ -103,9 +105,6 @@ def server(tmp_path: Path, engines_url: str) -> Iterator[dict[str, Any]]:
         info["stop"] = lambda: _stop(process)
         yield info
     finally:
-        for pid in info.get("workers", []):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
         _stop(process)
 
 
@@ -115,19 +114,43 @@ def _stop(process: subprocess.Popen[bytes]) -> int:
     return process.wait(timeout=30)
 
 
-class Alone:
-    """Only one worker accepts connections inside the block: the others are stopped."""
+def _holder(workers: list[int], server_port: int, client_port: int) -> int | None:
+    """The worker holding the server's side of the connection from `client_port`."""
+    inode = None
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, remote = fields[1].rsplit(":", 1)[1], fields[2].rsplit(":", 1)[1]
+        if int(local, 16) == server_port and int(remote, 16) == client_port:
+            inode = fields[9]
+    if inode is None:
+        return None
+    for pid in workers:
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    if os.readlink(fd) == f"socket:[{inode}]":
+                        return pid
+    return None
 
-    def __init__(self, info: dict[str, Any], keep: int) -> None:
-        self.others = [pid for pid in info["workers"] if pid != keep]
 
-    def __enter__(self) -> None:
-        for pid in self.others:
-            os.kill(pid, signal.SIGSTOP)
-
-    def __exit__(self, *_: object) -> None:
-        for pid in self.others:
-            os.kill(pid, signal.SIGCONT)
+@contextlib.contextmanager
+def on_worker(info: dict[str, Any], pid: int, counted: list[int]) -> Iterator[httpx.Client]:
+    """A client whose one connection `pid` holds; each `/healthz` it took to find one goes into
+    `counted`."""
+    port = int(info["url"].rsplit(":", 1)[1])
+    for _ in range(100):
+        client = httpx.Client(timeout=20, limits=httpx.Limits(max_connections=1))
+        response = client.get(f"{info['url']}/healthz")
+        counted.append(response.status_code)
+        client_port = response.extensions["network_stream"].get_extra_info("client_addr")[1]
+        if _holder(info["workers"], port, client_port) == pid:
+            try:
+                yield client
+            finally:
+                client.close()
+            return
+        client.close()
+    raise AssertionError(f"no connection reached worker {pid}")
 
 
 def _healthz(url: str, counted: list[int]) -> None:
@@ -136,10 +159,8 @@ def _healthz(url: str, counted: list[int]) -> None:
     counted.append(httpx.get(f"{url}/healthz", timeout=30).status_code)
 
 
-def _search(url: str, query: str) -> dict[str, Any]:
-    response = httpx.post(
-        f"{url}/mcp", json=tool_call({"query": query}), headers=MCP_HEADERS, timeout=20
-    )
+def _search(client: httpx.Client, url: str, query: str) -> dict[str, Any]:
+    response = client.post(f"{url}/mcp", json=tool_call({"query": query}), headers=MCP_HEADERS)
     response.raise_for_status()
     result = response.json()["result"]
     return {e["name"]: e for e in result["structuredContent"]["engines"]}
@@ -159,31 +180,66 @@ def test_two_workers_share_breakers_and_add_up_metrics(
     url = server["url"]
     first, second = server["workers"]
     health: list[int] = []
-    with Alone(server, keep=first):
-        _healthz(url, health)
+    with on_worker(server, first, health) as client:
         fake.faults["searxng"] = Fault(status=403)
-        reports = _search(url, "python asyncio event loop")
+        reports = _search(client, url, "python asyncio event loop")
     assert reports["searxng"]["status"] in ("blocked", "error")
     assert reports["tavily"]["status"] == "ok"
     fake.faults.clear()
     asked = fake.counts["searxng"]
-    with Alone(server, keep=second):
-        _healthz(url, health)
-        reports = _search(url, "python asyncio coroutines")
+    with on_worker(server, second, health) as client:
+        reports = _search(client, url, "python asyncio coroutines")
     # The breaker the first worker opened keeps the second from asking searxng.
     assert reports["searxng"]["status"] == "skipped"
     assert "circuit open" in reports["searxng"]["error"]
     assert fake.counts["searxng"] == asked
-    with Alone(server, keep=first):
-        text = httpx.get(f"{url}/metrics", timeout=10).text
+    with on_worker(server, first, health) as client:
+        text = client.get(f"{url}/metrics").text
     # One search was served by each worker; /metrics from one of them counts both.
     assert _metric(text, "websearch_tool_requests_total", 'tool="web_search"') == 2
-    assert (
-        _metric(text, "websearch_http_requests_total", 'route="/healthz",status="200"')
-        == len(health)
-        == 2
+    assert _metric(text, "websearch_http_requests_total", 'route="/healthz",status="200"') == len(
+        health
     )
+    assert set(health) == {200}
     assert _metric(text, "websearch_breaker_open", 'engine="searxng"') == 1
+
+
+def test_connections_opened_together_are_spread_over_the_workers(server: dict[str, Any]) -> None:
+    """A client or proxy opening its pool at once: on one shared socket the worker that woke
+    first took all 16 connections."""
+    port = int(server["url"].rsplit(":", 1)[1])
+    conns = [socket.create_connection(("127.0.0.1", port)) for _ in range(16)]
+    try:
+        for conn in conns:
+            conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        for conn in conns:
+            conn.settimeout(20)
+            assert conn.recv(4096).startswith(b"HTTP/1.1 200")
+        holders = [_holder(server["workers"], port, c.getsockname()[1]) for c in conns]
+    finally:
+        for conn in conns:
+            conn.close()
+    # Spread by a hash of the addresses: all 16 on one of two workers has odds of 1 in 32,768.
+    assert sorted(set(holders)) == sorted(server["workers"]), holders
+
+
+def test_a_worker_that_died_leaves_no_socket_without_one(server: dict[str, Any]) -> None:
+    """Its replacement listens on every socket, its own included: connections the kernel hands
+    to that socket are answered, the ones waiting since the death too."""
+    port = int(server["url"].rsplit(":", 1)[1])
+    dead = server["workers"][0]
+    os.kill(dead, signal.SIGKILL)
+    conns = [socket.create_connection(("127.0.0.1", port)) for _ in range(16)]
+    try:
+        for conn in conns:
+            conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        for conn in conns:
+            conn.settimeout(60)
+            assert conn.recv(4096).startswith(b"HTTP/1.1 200")
+    finally:
+        for conn in conns:
+            conn.close()
+    assert dead not in _workers(server["pid"])
 
 
 def test_workers_cut_half_sent_headers_at_the_configured_deadline(server: dict[str, Any]) -> None:
