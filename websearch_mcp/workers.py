@@ -127,24 +127,34 @@ def listening_sockets(host: str, port: int, count: int = 1) -> list[socket.socke
     out a 40 ms delayed ACK. Set on a listening socket as well, Linux passes it on to every
     accepted connection whatever the event loop.
     """
-    own = count > 1 and hasattr(socket, "SO_REUSEPORT")
-    first = _listening(host, port, reuse_port=own)
-    if not own:
-        return [first]
-    port = first.getsockname()[1]
-    return [first, *(_listening(host, port, reuse_port=True) for _ in range(count - 1))]
+    if count == 1 or not hasattr(socket, "SO_REUSEPORT"):
+        return [_listening(_bound(host, port, reuse_port=False))]
+    # Sockets sharing a port by SO_REUSEPORT would share it with another server of the same
+    # user started on it too. A bind without it fails while anything listens there, as a
+    # second server on a port in use must.
+    with _bound(host, port, reuse_port=False) as probe:
+        port = probe.getsockname()[1]
+    return [_listening(_bound(host, port, reuse_port=True)) for _ in range(count)]
 
 
-def _listening(host: str, port: int, *, reuse_port: bool) -> socket.socket:
+def _bound(host: str, port: int, *, reuse_port: bool) -> socket.socket:
     family, kind, proto, _, address = socket.getaddrinfo(
         host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP, flags=socket.AI_PASSIVE
     )[0]
     sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if reuse_port:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(address)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _listening(sock: socket.socket) -> socket.socket:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind(address)
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock

@@ -10,6 +10,7 @@ connection that worker holds.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import signal
@@ -35,7 +36,7 @@ from websearch_mcp.config import parse_config
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import ConfigError
 from websearch_mcp.metrics import forget_dead_workers
-from websearch_mcp.workers import LeaderLock, worker_count
+from websearch_mcp.workers import LeaderLock, listening_sockets, worker_count
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads worker pids from /proc")
 
@@ -269,6 +270,27 @@ def test_the_runtime_directory_is_removed_at_exit(server: dict[str, Any]) -> Non
     assert list((made[0] / "metrics").iterdir())  # the workers' metric files
     assert server["stop"]() == 0
     assert list(runtime.iterdir()) == []
+
+
+def test_each_worker_has_a_socket_of_its_own_on_one_port() -> None:
+    sockets = listening_sockets("127.0.0.1", 0, 3)
+    try:
+        ports = {sock.getsockname()[1] for sock in sockets}
+        assert len(sockets) == 3 and len(ports) == 1
+        assert all(sock.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT) for sock in sockets)
+        assert all(sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) for sock in sockets)
+        # A second server on the port is refused, as on a port a single socket holds.
+        with pytest.raises(OSError) as refused:
+            listening_sockets("127.0.0.1", ports.pop(), 2)
+        assert refused.value.errno == errno.EADDRINUSE
+    finally:
+        for sock in sockets:
+            sock.close()
+    (single,) = listening_sockets("127.0.0.1", 0, 1)
+    with single:
+        assert not single.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT)
+        with pytest.raises(OSError):
+            listening_sockets("127.0.0.1", single.getsockname()[1], 2)
 
 
 def test_worker_count(tmp_path: Path) -> None:
