@@ -4,7 +4,7 @@ A client of a handshake-era protocol revision (an `MCP-Protocol-Version` of 2025
 earlier, or none) calls a tool with one POST. The SDK's stateless transport builds, for every
 such request, a transport, memory streams, a dispatcher, a server task and a session, and
 passes the request and its answer through them. In JSON-response mode they carry nothing but
-the one answer, and they cost about a third of a cache hit's CPU.
+the one answer, and they cost a fifth to a third of a cache hit's CPU.
 
 `SingleExchange` hands such a request to the SDK's own request kernel (`serve_one`, which
 serves protocol 2026-07-28 this way) in the request's own task, with a born-ready connection
