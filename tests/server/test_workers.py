@@ -205,21 +205,27 @@ def test_two_workers_share_breakers_and_add_up_metrics(
     assert _metric(text, "websearch_breaker_open", 'engine="searxng"') == 1
 
 
-def test_connections_opened_together_are_spread_over_the_workers(server: dict[str, Any]) -> None:
-    """A client or proxy opening its pool at once: on one shared socket the worker that woke
-    first took all 16 connections."""
+def _burst(server: dict[str, Any], count: int, timeout: float) -> list[int | None]:
+    """`count` connections opened together, each asked `/healthz` and answered 200; the worker
+    that held each one."""
     port = int(server["url"].rsplit(":", 1)[1])
-    conns = [socket.create_connection(("127.0.0.1", port)) for _ in range(16)]
+    conns = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
     try:
         for conn in conns:
             conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         for conn in conns:
-            conn.settimeout(20)
+            conn.settimeout(timeout)
             assert conn.recv(4096).startswith(b"HTTP/1.1 200")
-        holders = [_holder(server["workers"], port, c.getsockname()[1]) for c in conns]
+        return [_holder(_workers(server["pid"]), port, c.getsockname()[1]) for c in conns]
     finally:
         for conn in conns:
             conn.close()
+
+
+def test_connections_opened_together_are_spread_over_the_workers(server: dict[str, Any]) -> None:
+    """A client or proxy opening its pool at once: on one shared socket the worker that woke
+    first took all 16 connections."""
+    holders = _burst(server, 16, timeout=20)
     # Spread by a hash of the addresses: all 16 on one of two workers has odds of 1 in 32,768.
     assert sorted(set(holders)) == sorted(server["workers"]), holders
 
@@ -227,20 +233,10 @@ def test_connections_opened_together_are_spread_over_the_workers(server: dict[st
 def test_a_worker_that_died_leaves_no_socket_without_one(server: dict[str, Any]) -> None:
     """Its replacement listens on every socket, its own included: connections the kernel hands
     to that socket are answered, the ones waiting since the death too."""
-    port = int(server["url"].rsplit(":", 1)[1])
     dead = server["workers"][0]
     os.kill(dead, signal.SIGKILL)
-    conns = [socket.create_connection(("127.0.0.1", port)) for _ in range(16)]
-    try:
-        for conn in conns:
-            conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        for conn in conns:
-            conn.settimeout(60)
-            assert conn.recv(4096).startswith(b"HTTP/1.1 200")
-    finally:
-        for conn in conns:
-            conn.close()
-    assert dead not in _workers(server["pid"])
+    holders = _burst(server, 16, timeout=60)
+    assert dead not in _workers(server["pid"]) and dead not in holders
 
 
 def test_workers_cut_half_sent_headers_at_the_configured_deadline(server: dict[str, Any]) -> None:
