@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import unicodedata
 from collections.abc import Iterator
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -144,6 +145,25 @@ def test_a_url_term_less_its_last_character_is_in_the_folded_url(url: str, word:
     assert all(term[:-1] in folded for term in doc.url)
     wanted = terms(word) | {word}
     assert analyze_doc("", "", url).url_may_hold(wanted) >= bool(wanted & doc.url)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS, _TEXTS, _TEXTS)
+def test_a_pair_is_found_where_the_joined_terms_hold_it(title: str, url: str, query: str) -> None:
+    """`holds_pair` leaves a URL that cannot hold both words untokenised; its answer is the
+    substring test on `joined`, for the URL's own pairs, the title's and a query's."""
+    ordered = [terms_in_order(text) for text in (title, url_words(url), query)]
+    pairs = {f" {a} {b} " for words in ordered for a, b in pairwise(words)}
+    pairs |= set(analyze_query(query).pairs)
+    for pair in pairs:
+        doc = analyze_doc(title, "", url)
+        expected = pair in analyze_doc(title, "", url).joined
+        assert doc.holds_pair(pair) is expected
+        assert doc.holds_pair(pair) is expected  # once the URL is tokenised too
+
+
+def terms_in_order(text: str) -> list[str]:
+    return analyze_doc(text, "", "").joined.split("|")[0].split()
 
 
 @settings(max_examples=300, deadline=None)

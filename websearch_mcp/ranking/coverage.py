@@ -56,9 +56,13 @@ class Unseen:
     ) -> None:
         self._voters = [(v, voters[v]) for v in sorted(voters) if voters[v] > 0]
         self._positive = frozenset(v for v, _ in self._voters)
-        self._rows: dict[str, dict[str, float]] = {v: {} for v, _ in self._voters}
+        # Every voter's row names every voter (0.0 where the table has no share), so the sums
+        # below index it directly.
+        self._rows: dict[str, dict[str, float]] = {
+            v: dict.fromkeys(self._positive, 0.0) for v, _ in self._voters
+        }
         for (m, s), share in contained.items():
-            if m in self._rows:
+            if m in self._rows and s in self._positive:
                 self._rows[m][s] = share
         self._memo: dict[frozenset[str], float] = {}
 
@@ -80,8 +84,7 @@ class Unseen:
         for voter, weight in self._voters:
             if voter in ranks:
                 continue
-            row = self._rows[voter]
-            shared = sum([row.get(s, 0.0) for s in present]) / len(present)
+            shared = sum(map(self._rows[voter].__getitem__, present)) / len(present)
             total += weight * (1.0 - shared * shared)
         return total
 

@@ -143,9 +143,23 @@ class DocTerms:
         only changes a word's end: studies -> study), so most terms are ruled out at once."""
         if self._url is not None:
             return not self._url.isdisjoint(terms)
+        return any(term[:-1] in self._folded_url() for term in terms)
+
+    def _folded_url(self) -> str:
         if self._folded is None:
             self._folded = _folded(url_words(self._link))
-        return any(term[:-1] in self._folded for term in terms)
+        return self._folded
+
+    def holds_pair(self, pair: str) -> bool:
+        """Whether `pair` (" a b ") is in `joined`. Neither half of `joined` has "|" in a
+        term, so a pair is in one half or the other; the URL half is tokenised only when it
+        may hold both words (see `url_may_hold`)."""
+        if pair in f" {self._words} ":
+            return True
+        if self._url is None and not all(t[:-1] in self._folded_url() for t in pair.split()):
+            return False
+        self._url_terms()
+        return pair in f" {self._url_joined} "
 
 
 @lru_cache(maxsize=16384)
@@ -394,4 +408,4 @@ def phrase_share(query: QueryTerms, doc: DocTerms) -> float | None:
     """Share of adjacent query term pairs that are adjacent in the result; None without pairs."""
     if not query.pairs:
         return None
-    return sum(1 for pair in query.pairs if pair in doc.joined) / len(query.pairs)
+    return sum(1 for pair in query.pairs if doc.holds_pair(pair)) / len(query.pairs)
