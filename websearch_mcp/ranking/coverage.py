@@ -40,7 +40,7 @@ def containment(
         best = sorted(own, key=lambda i: (ranked[i][s], i))[:head]
         for m, theirs in returned.items():
             if m != s:
-                out[(m, s)] = sum(1 for i in best if i in theirs) / len(best)
+                out[(m, s)] = len(theirs.intersection(best)) / len(best)
     return out
 
 

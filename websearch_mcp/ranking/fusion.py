@@ -32,10 +32,6 @@ class Merged:
     published_at: datetime | None = None
 
 
-def _rank_of(hit: Hit, position: int) -> int:
-    return hit.rank if hit.rank >= 1 else position
-
-
 def _best_url(hits: Iterable[tuple[int, str, Hit]]) -> str:
     """An original URL: https first, then the shortest (no tracking extras), then the best rank."""
     return min(hits, key=lambda t: (not t[2].url.startswith("https:"), len(t[2].url), t[0]))[2].url
@@ -48,10 +44,11 @@ def _fill(item: Merged) -> None:
         item.title, item.snippet, item.url = hit.title, hit.snippet, hit.url
         item.published, item.published_at = hit.published, parse_date(hit.published)
         return
-    ordered = sorted((item.ranks[e], e, h) for e, h in item.hits.items())
+    ranks = item.ranks
+    ordered = sorted([(ranks[e], e, h) for e, h in item.hits.items()])
     item.engines = [e for _, e, _ in ordered]
     item.title = next((h.title for _, _, h in ordered if h.title.strip()), "")
-    item.snippet = max((h.snippet for _, _, h in ordered), key=len)
+    item.snippet = max([h.snippet for _, _, h in ordered], key=len)
     item.url = _best_url(ordered)
     dated = [(d, h.published) for _, _, h in ordered if (d := parse_date(h.published))]
     if dated:
@@ -72,7 +69,7 @@ def merge(
         for position, hit in enumerate(lists[engine], start=1):
             key, host, path = canonical(hit.url)
             item = merged.get(key)
-            rank = _rank_of(hit, position)
+            rank = hit.rank if hit.rank >= 1 else position
             if item is None:
                 merged[key] = Merged(key, host, path, {engine: hit}, {engine: rank})
                 continue

@@ -73,10 +73,13 @@ class EngineEvidence:
         """The weighted mean position of a result (engine -> its rank); None when no engine
         with a positive weight returned it. (`_mean` of the places, without building them.)"""
         total = weight = 0.0
+        weights, places = self._weights, self._places
         for engine in sorted(ranks):
-            engine_weight = self._weights.get(engine)
+            engine_weight = weights.get(engine)
             if engine_weight is not None:
-                total += engine_weight * self._place(ranks[engine])
+                rank = ranks[engine]
+                value = places.get(rank)
+                total += engine_weight * (value if value is not None else self._place(rank))
                 weight += engine_weight
         return total / weight if weight > 0 else None
 
