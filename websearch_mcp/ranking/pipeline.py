@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Any
 
 from websearch_mcp.config import RankingSettings, SearchSettings
@@ -207,10 +208,9 @@ class _Scored:
 
     def details(self) -> dict[str, Any]:
         """The explanation shown as `score_details` (values rounded to 4 places)."""
-        values = {name: getattr(self, name, None) for name in _SIGNALS}
-        values.update(domain=self.domain.factor, final=self.score)
         out: dict[str, Any] = {
-            name: None if value is None else round(value, 4) for name, value in values.items()
+            name: None if (value := read(self)) is None else round(value, 4)
+            for name, read in _SHOWN
         }
         out["ranks"] = {e: self.item.ranks[e] for e in self.item.engines}
         if self.domain.reason:
@@ -220,8 +220,8 @@ class _Scored:
         return out
 
 
-#: The signals of `score_details`, in the order they are shown; `domain` and `final` are filled
-#: from the domain verdict and the score.
+#: The signals of `score_details`, in the order they are shown; `domain` and `final` are read
+#: from the domain verdict and the score (`_SHOWN`: each signal's reader).
 _SIGNALS = (
     "rrf",
     "unseen",
@@ -237,6 +237,10 @@ _SIGNALS = (
     "freshness",
     "neighbours",
     "final",
+)
+_SHOWN = tuple(
+    (name, attrgetter({"domain": "domain.factor", "final": "score"}.get(name, name)))
+    for name in _SIGNALS
 )
 
 
@@ -280,7 +284,7 @@ def _score(item: Merged, votes: dict[str, int], doc: DocTerms, ctx: _Context) ->
         s.engine_score = ctx.evidence.engine_score(item.hits, votes)
         final *= f.engine_score(s.engine_score)
     final *= f.authority(s.authority)
-    if f.freshness.on:
+    if f.freshness.on and ctx.recent:  # not recent: no freshness, a factor of exactly 1
         s.freshness = _freshness(item, ctx)
         final *= f.freshness(s.freshness)
     s.score = min(1.0, max(0.0, final))
