@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from websearch_mcp.engines.base import _INLINE_TAG_RE, _TAG_RE, clean_text
+from websearch_mcp.engines.base import _INLINE_TAG_RE, _TAG_RE, clean_text, collapse_spaces
 from websearch_mcp.engines.common import (
     _MD_EMPHASIS_RE,
     _MD_HEADING_RE,
@@ -87,6 +87,16 @@ def test_clean_text_collapses_exactly_the_whitespace_a_regex_would(value: str) -
     # The reference: tags out, entities unescaped, every run of `\s` one space, ends trimmed.
     tags_out = _TAG_RE.sub(" ", _INLINE_TAG_RE.sub("", value))
     assert clean_text(value, 10_000) == _SPACE.sub(" ", html.unescape(tags_out)).strip()
+
+
+_SPACES = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+
+
+@settings(max_examples=500)
+@given(st.text(st.one_of(st.characters(), st.sampled_from(_SPACES), st.just("a"))))
+def test_collapse_spaces_is_splitting_and_joining(value: str) -> None:
+    # Its shortcut (nothing to collapse) must never skip a text that splitting would change.
+    assert collapse_spaces(value) == " ".join(value.split()) == _SPACE.sub(" ", value).strip()
 
 
 _MARKDOWN_PARTS = [*"ab []()#*_\n\t", "**", "__", "](", "## ", "[x](https://e.example/a)"]

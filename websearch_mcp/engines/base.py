@@ -30,12 +30,19 @@ def clean_text(value: str | None, limit: int = SNIPPET_MAX_CHARS) -> str:
     text = value
     if "<" in text:
         text = _TAG_RE.sub(" ", _INLINE_TAG_RE.sub("", text))
-    # split() breaks on exactly what `\s` matches, and is five times faster than a substitution
-    # that replaces every single space by a space.
-    text = " ".join(html.unescape(text).split())
+    text = collapse_spaces(html.unescape(text))
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return text
+
+
+def collapse_spaces(text: str) -> str:
+    """Every run of whitespace one space, the ends trimmed. `split()` breaks on exactly what `\\s`
+    matches and is five times faster than a substitution; most texts have nothing to collapse,
+    and saying so (no whitespace but single inner spaces) takes half the time of splitting."""
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text  # `isprintable()` is False for every whitespace character but " "
+    return " ".join(text.split())
 
 
 def parse_retry_after(value: str | None) -> float | None:
