@@ -12,12 +12,14 @@ from urllib.parse import parse_qs, quote, urlsplit
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from selectolax.lexbor import LexborHTMLParser
 
 from websearch_mcp.engines.base import _INLINE_TAG_RE, _TAG_RE, clean_text, collapse_spaces
 from websearch_mcp.engines.common import (
     _MD_EMPHASIS_RE,
     _MD_HEADING_RE,
     _MD_LINK_RE,
+    ResultBlocks,
     http_url,
     json_body,
     link_parts,
@@ -97,6 +99,48 @@ _SPACES = [chr(c) for c in range(0x110000) if chr(c).isspace()]
 def test_collapse_spaces_is_splitting_and_joining(value: str) -> None:
     # Its shortcut (nothing to collapse) must never skip a text that splitting would change.
     assert collapse_spaces(value) == " ".join(value.split()) == _SPACE.sub(" ", value).strip()
+
+
+def _element(tag: str, cls: str, children: list[str]) -> str:
+    return f'<{tag} class="{cls}">{"".join(children)}</{tag}>'
+
+
+# Pages of result blocks (`div.r`), some inside others, holding elements whose classes and tags
+# the parts below look for; outside the blocks, only wrappers that no part names.
+_INSIDE = st.recursive(
+    st.builds(_element, st.sampled_from(["div", "a", "p", "h2", "li", "span"]),
+              st.sampled_from(["x", "c", ""]), st.just([])),
+    lambda children: st.one_of(
+        st.builds(_element, st.sampled_from(["div", "a", "p", "h2", "li", "span"]),
+                  st.sampled_from(["x", "c", ""]), st.lists(children, max_size=3)),
+        st.builds(_element, st.just("div"), st.just("r"), st.lists(children, max_size=3)),
+    ),
+    max_leaves=12,
+)  # fmt: skip
+_BLOCK = st.builds(_element, st.just("div"), st.just("r"), st.lists(_INSIDE, max_size=3))
+_PAGE = st.lists(
+    st.recursive(
+        _BLOCK,
+        lambda children: st.builds(
+            _element,
+            st.sampled_from(["main", "section"]),
+            st.just(""),
+            st.lists(children, max_size=3),
+        ),
+        max_leaves=8,
+    ),
+    max_size=5,
+).map("".join)
+
+
+@settings(max_examples=300)
+@given(_PAGE, st.sampled_from(["a.x", ".x", "p", "li", ".c a", "h2 a", "h2 > a", ".c .x p"]))
+def test_result_blocks_find_what_css_first_finds_in_each_block(page: str, part: str) -> None:
+    tree = LexborHTMLParser(f"<html><body>{page}</body></html>")
+    blocks = ResultBlocks(tree, "div.r")
+    expected = [block.css_first(part) for block in blocks.nodes]
+    found = blocks.first(part)
+    assert [n and n.mem_id for n in found] == [n and n.mem_id for n in expected]
 
 
 _MARKDOWN_PARTS = [*"ab []()#*_\n\t", "**", "__", "](", "## ", "[x](https://e.example/a)"]

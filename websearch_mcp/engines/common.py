@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote_plus, urlsplit
 
 import orjson
-from selectolax.lexbor import LexborNode
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.engines.base import clean_text, parse_retry_after
 from websearch_mcp.errors import EngineAuthError, EngineError, EngineParseError, EngineRateLimited
@@ -277,6 +277,37 @@ def outermost(nodes: list[LexborNode]) -> list[LexborNode]:
         if parent is None:
             kept.setdefault(node.mem_id, node)
     return list(kept.values())
+
+
+class ResultBlocks:
+    """A results page's result blocks (the matches of `selector`, in page order) and, for each,
+    its first element matching a part's selector: what `css_first` on every block gives, found
+    in one query of the page. Lexbor parses a selector on every call, which costs more than
+    matching it: 20 blocks' `css_first` took 83 µs, one query of the page 14 µs.
+
+    The one query finds the elements whose whole match lies inside a block: unlike `css_first`,
+    it finds neither the block itself nor an element matched through the block or an ancestor
+    outside it (`h2 a` with the `h2` above the block). Neither happens on a results page. Pages
+    with blocks inside blocks are read block by block."""
+
+    def __init__(self, tree: LexborHTMLParser, selector: str) -> None:
+        self.nodes = tree.css(selector)
+        self._tree = tree
+        self._selector = selector
+        self._ids = {node.mem_id for node in self.nodes}
+        self._nested = bool(self.nodes) and tree.css_first(f"{selector} {selector}") is not None
+
+    def first(self, part: str) -> list[LexborNode | None]:
+        """Each block's first element matching `part` (a selector, not a group), or None."""
+        if self._nested:
+            return [node.css_first(part) for node in self.nodes]
+        found: dict[int, LexborNode] = {}
+        for node in self._tree.css(f"{self._selector} {part}"):
+            parent = node.parent
+            while parent.mem_id not in self._ids:  # the query's match has a block above it
+                parent = parent.parent
+            found.setdefault(parent.mem_id, node)
+        return [found.get(node.mem_id) for node in self.nodes]
 
 
 def first_text(node: LexborNode, selectors: Iterable[str]) -> str:

@@ -10,7 +10,14 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.dates import split_date_prefix
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import http_url, link_parts, query_value, ranked_hits, web_hit
+from websearch_mcp.engines.common import (
+    ResultBlocks,
+    http_url,
+    link_parts,
+    query_value,
+    ranked_hits,
+    web_hit,
+)
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -78,7 +85,9 @@ class Bing(Engine):
         if not text.strip():
             raise EngineParseError("Bing answered with an empty body")
         tree = LexborHTMLParser(text)
-        hits = ranked_hits(tree.css("li.b_algo"), self.name, _hit)
+        blocks = ResultBlocks(tree, "li.b_algo")
+        parts = zip(blocks.first("h2 a"), _snippets_html(blocks), strict=True)
+        hits = ranked_hits(parts, self.name, _hit)
         if hits:
             return hits
         visible = (tree.body.text() if tree.body else text).lower()
@@ -91,19 +100,27 @@ class Bing(Engine):
         raise EngineParseError("Bing answered with a page that is not a results page")
 
 
-def _hit(node: LexborNode, rank: int, engine: str) -> Hit | None:
-    link = node.css_first("h2 a")
+def _hit(parts: tuple[LexborNode | None, str], rank: int, engine: str) -> Hit | None:
+    link, snippet_html = parts
     if link is None:
         return None
     url = result_url(link.attributes.get("href"))
-    snippet, published = split_date_prefix(clean_text(_snippet_html(node)))
+    snippet, published = split_date_prefix(clean_text(snippet_html))
     return web_hit(url, link.inner_html, snippet, rank, engine, published=published)
 
 
-def _snippet_html(node: LexborNode) -> str:
-    """The caption paragraph; for rich cards (no paragraph) the visible tab's first item."""
-    for selector in (".b_caption p", "p", ".b_richcard .tab-content li"):
-        found = node.css_first(selector)
-        if found is not None and (found.inner_html or "").strip():
-            return found.inner_html or ""
-    return ""
+#: Where a result's snippet is, in order: the caption paragraph; for rich cards (no paragraph)
+#: the visible tab's first item.
+_SNIPPETS = (".b_caption p", "p", ".b_richcard .tab-content li")
+
+
+def _snippets_html(blocks: ResultBlocks) -> list[str]:
+    """Each result's snippet: the first of `_SNIPPETS` whose first element there is not empty."""
+    found = [""] * len(blocks.nodes)
+    for selector in _SNIPPETS:
+        for i, node in enumerate(blocks.first(selector)):
+            if not found[i] and node is not None and (html := node.inner_html or "").strip():
+                found[i] = html
+        if all(found):
+            break
+    return found

@@ -5,7 +5,14 @@ from __future__ import annotations
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import http_url, link_parts, query_value, ranked_hits, web_hit
+from websearch_mcp.engines.common import (
+    ResultBlocks,
+    http_url,
+    link_parts,
+    query_value,
+    ranked_hits,
+    web_hit,
+)
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -102,7 +109,11 @@ class DuckDuckGo(Engine):
         tree = LexborHTMLParser(text)
         if tree.css_first("form#challenge-form, .anomaly-modal__title"):
             raise EngineBlocked("CAPTCHA page (DuckDuckGo anomaly challenge)")
-        hits = ranked_hits(tree.css("div.result"), self.name, _hit)
+        blocks = ResultBlocks(tree, "div.result")
+        parts = zip(
+            blocks.nodes, blocks.first("a.result__a"), blocks.first(".result__snippet"), strict=True
+        )
+        hits = ranked_hits(parts, self.name, _hit)
         if hits:
             return hits
         if response.status == 202:
@@ -118,13 +129,12 @@ class DuckDuckGo(Engine):
         raise EngineParseError("DuckDuckGo answered with a page that is not a results page")
 
 
-def _hit(node: LexborNode, rank: int, engine: str) -> Hit | None:
-    if "result--ad" in (node.attributes.get("class") or ""):
-        return None
-    link = node.css_first("a.result__a")
-    if link is None:
+def _hit(
+    parts: tuple[LexborNode, LexborNode | None, LexborNode | None], rank: int, engine: str
+) -> Hit | None:
+    node, link, snippet = parts  # the result block, its title link and its snippet
+    if "result--ad" in (node.attributes.get("class") or "") or link is None:
         return None
     url = result_url(link.attributes.get("href"))
-    snippet = node.css_first(".result__snippet")
     snippet_text = clean_text(snippet.inner_html) if snippet else ""
     return web_hit(url, link.inner_html, snippet_text, rank, engine)

@@ -8,7 +8,7 @@ from typing import Any
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.engines.base import Engine, clean_text
-from websearch_mcp.engines.common import http_url, ranked_hits, web_hit
+from websearch_mcp.engines.common import ResultBlocks, http_url, ranked_hits, web_hit
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -52,7 +52,15 @@ class Mojeek(Engine):
         self.check_status(response)
         text = response.text
         tree = LexborHTMLParser(text)
-        hits = ranked_hits(tree.css("ul.results-standard > li"), self.name, _hit)
+        blocks = ResultBlocks(tree, "ul.results-standard > li")
+        parts = zip(
+            blocks.nodes,
+            blocks.first("h2 a"),
+            blocks.first("a.ob"),
+            blocks.first("p.s"),
+            strict=True,
+        )
+        hits = ranked_hits(parts, self.name, _hit)
         if hits or tree.css_first("ul.results-standard") is not None or _NO_RESULTS in text:
             return hits
         if _BLOCK_TEXT in text:
@@ -60,9 +68,8 @@ class Mojeek(Engine):
         raise EngineParseError("Mojeek answered with a page that is not a results page")
 
 
-def _hit(item: LexborNode, rank: int, engine: str) -> Hit | None:
-    title = item.css_first("h2 a")
-    url = http_url((item.css_first("a.ob") or title or item).attributes.get("href"))
-    snippet = item.css_first("p.s")
+def _hit(parts: tuple[LexborNode, ...], rank: int, engine: str) -> Hit | None:
+    item, title, link, snippet = parts  # the result, its heading link, its URL link, its text
+    url = http_url((link or title or item).attributes.get("href"))
     snippet_text = clean_text(snippet.text()) if snippet is not None else ""
     return web_hit(url, title.text() if title is not None else None, snippet_text, rank, engine)
