@@ -153,8 +153,9 @@ def publication_date(value: Any) -> str | None:
     text = value.strip()
     match = _YEAR_MONTH_RE.match(text)
     if match and match[2].lower() in _MONTHS:
-        month = _MONTHS[match[2].lower()]
-        return _partial_date(int(match[1]), month, int(match[3]) if match[3] else None)
+        return _partial_date(
+            int(match[1]), _MONTHS[match[2].lower()], int(match[3]) if match[3] else None
+        )
     match = _NUMERIC_RE.match(text)
     if match:
         month, day = (int(part) if part else None for part in (match[2], match[3]))

@@ -304,9 +304,10 @@ class ResultBlocks:
         found: dict[int, LexborNode] = {}
         for node in self._tree.css(f"{self._selector} {part}"):
             parent = node.parent
-            while parent.mem_id not in self._ids:  # the query's match has a block above it
+            while parent is not None and parent.mem_id not in self._ids:
                 parent = parent.parent
-            found.setdefault(parent.mem_id, node)
+            if parent is not None:  # always: the query's match has a block above it
+                found.setdefault(parent.mem_id, node)
         return [found.get(node.mem_id) for node in self.nodes]
 
 
