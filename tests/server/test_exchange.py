@@ -6,14 +6,18 @@ byte for byte. Requests the exchange leaves alone are checked to reach the SDK."
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp.server.lowlevel.server import Server
 from mcp.server.runner import ServerRunner
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types import JSONRPCResponse
 
 from testing.server_helpers import INITIALIZE, MCP_HEADERS, TOOLS_LIST, settings_for, tool_call
 from testing.serving import serve_app
@@ -157,3 +161,35 @@ def test_only_a_stateless_json_manager_is_taken(stateless: bool, json_response: 
     )
     with pytest.raises(ValueError, match="stateless JSON-response"):
         exchange.SingleExchange(manager)
+
+
+# JSON values, and values orjson does not write as the SDK does: integers past 64 bits, lone
+# surrogates, keys that are not strings, dates.
+_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats()
+    | st.text()
+    | st.sampled_from(["\ud800", "\u2028", "é", "中文"])
+    | st.datetimes(timezones=st.none() | st.just(UTC)),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.text() | st.integers(), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=400)
+@given(_VALUES, st.integers(-(2**53), 2**53) | st.text())
+def test_a_response_is_written_as_the_sdk_writes_it(value: Any, request_id: int | str) -> None:
+    result = {"structuredContent": {"value": value}, "isError": False}
+    try:
+        reply = JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result)
+        expected = reply.model_dump_json(by_alias=True, exclude_unset=True).encode()
+    except ValueError:  # what the SDK cannot write either (a lone surrogate)
+        with pytest.raises(ValueError):
+            exchange.response_json(request_id, result)
+        return
+    assert exchange.response_json(request_id, result) == expected
