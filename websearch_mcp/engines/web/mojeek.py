@@ -68,7 +68,11 @@ class Mojeek(Engine):
         raise EngineParseError("Mojeek answered with a page that is not a results page")
 
 
-def _hit(parts: tuple[LexborNode, ...], rank: int, engine: str) -> Hit | None:
+def _hit(
+    parts: tuple[LexborNode, LexborNode | None, LexborNode | None, LexborNode | None],
+    rank: int,
+    engine: str,
+) -> Hit | None:
     item, title, link, snippet = parts  # the result, its heading link, its URL link, its text
     url = http_url((link or title or item).attributes.get("href"))
     snippet_text = clean_text(snippet.text()) if snippet is not None else ""
