@@ -363,11 +363,14 @@ class SearchService:
         return await self.pages.window(url, max_chars=max_chars, start=start)
 
 
+#: The query's fields that change an answer besides its text (which the key takes normalised).
+_KEY_FIELDS = tuple(f.name for f in dataclasses.fields(Query) if f.name != "text")
+
+
 def _query_args(query: Query) -> dict[str, Any]:
-    """The query's fields that change an answer, for the cache key (its text goes in normalised)."""
-    fields = dataclasses.asdict(query)
-    fields.pop("text")
-    return fields
+    """The query's fields that change an answer, for the cache key. Each is a scalar: read as
+    they are, not deep-copied as `dataclasses.asdict` would (a tenth of the time)."""
+    return {name: getattr(query, name) for name in _KEY_FIELDS}
 
 
 def shared_cooldown_store(

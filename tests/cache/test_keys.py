@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import pytest
 from hypothesis import given
@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from websearch_mcp.cache import cache_key, config_fingerprint, normalise_query
 from websearch_mcp.config import EngineSettings, SearchSettings
+from websearch_mcp.models import Query
+from websearch_mcp.service import _query_args
 
 
 @pytest.mark.parametrize(
@@ -99,3 +101,20 @@ def test_fingerprint_takes_dataclasses_and_scalars() -> None:
 
     assert config_fingerprint(Weights(1.0, 2.0), 60) == config_fingerprint(Weights(1.0, 2.0), 60)
     assert config_fingerprint(Weights(1.0, 2.0), 60) != config_fingerprint(Weights(2.0, 1.0), 60)
+
+
+@given(
+    st.builds(
+        Query,
+        text=st.text(max_size=20),
+        max_results=st.integers(1, 50),
+        time_range=st.sampled_from([None, "day", "week", "month", "year"]),
+        language=st.none() | st.text(max_size=5),
+        page=st.integers(1, 10),
+        year_from=st.none() | st.integers(1900, 2100),
+        year_to=st.none() | st.integers(1900, 2100),
+    )
+)
+def test_a_searchs_key_takes_every_field_of_its_query_but_the_text(query: Query) -> None:
+    expected = {name: value for name, value in asdict(query).items() if name != "text"}
+    assert _query_args(query) == expected
