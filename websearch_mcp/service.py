@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
-import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -36,8 +35,6 @@ from websearch_mcp.workers import LeaderLock, runtime_dir
 if TYPE_CHECKING:
     from websearch_mcp.net.cooldown_redis import RedisCooldownStore
     from websearch_mcp.net.cooldown_sqlite import SqliteCooldownStore
-
-log = logging.getLogger("websearch_mcp.service")
 
 #: Statuses that mean an engine was asked and did not answer.
 FAILED_STATUSES = frozenset({"error", "timeout", "blocked", "rate_limited"})
@@ -116,8 +113,6 @@ class SearchService:
         # Searches and summaries, by cache key.
         self._in_flight = SingleFlight()
         self._fan_outs = 0  # fresh searches waiting for their engines in this process
-        # Fresh answers being cached, by (kind, key): the answer, when it was made, its store.
-        self._storing: dict[tuple[str, str], tuple[SearchOut, float, asyncio.Task[None]]] = {}
         self._cleanup: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -135,10 +130,6 @@ class SearchService:
             )
 
     async def close(self) -> None:
-        # The answers given out are stored before the cache (and the breakers they ask) close.
-        if self._storing:
-            stores = [store for *_, store in self._storing.values()]
-            await asyncio.gather(*stores, return_exceptions=True)
         if self._cleanup is not None:
             self._cleanup.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -265,7 +256,8 @@ class SearchService:
         `fuse` takes a `Preparation` (see `_fresh`)."""
         runs, skipped = self.orchestrator.choose(kind, engines)
         key = cache_key(tool, query.text, key_args, self.fingerprint)
-        # An identical request joins the flight, or finds its answer being stored or cached.
+        # A flight ends only after its answer is stored: an identical request either joins it
+        # or finds the answer cached.
         fresh = functools.partial(self._fresh, kind, query, runs, skipped, fuse, key, prepare)
         answer = await self._in_flight.run(key, functools.partial(self._answer, kind, key, fresh))
         return answer if explain else without_details(answer)
@@ -273,12 +265,7 @@ class SearchService:
     async def _answer(
         self, kind: str, key: str, fresh: Callable[[], Awaitable[SearchOut]]
     ) -> SearchOut:
-        """The cached answer, else a `fresh` one (stored after it is returned; meanwhile it
-        answers as a cached one)."""
-        storing = self._storing.get((kind, key))
-        if storing is not None:
-            made, at, _ = storing
-            return {**made, "cached": True, "cache_age_seconds": round(max(0.0, time.time() - at))}
+        """The cached answer, else a `fresh` one (stored before it is returned)."""
         hit = await self.cache.get(kind, key)
         if hit is not None:
             stored: SearchOut = hit.value  # type: ignore[assignment]
@@ -337,26 +324,13 @@ class SearchService:
         }
         if not trusted:
             answer["note"] = UNCERTAIN
-        # Stored once the answer is out: under load a write waits tens of milliseconds for the
-        # cache's thread and the file's write lock. Until it is stored, `_answer` answers from it.
-        entry = (kind, key)
-        left_out = [r.name for r in fan.reports if r.status == "skipped"]
-        store = asyncio.create_task(self._store(kind, key, answer, left_out))
-        self._storing[entry] = (answer, time.time(), store)
-        store.add_done_callback(lambda _: self._stored(entry, store))
-        return answer
-
-    async def _store(self, kind: str, key: str, answer: SearchOut, left_out: list[str]) -> None:
-        """Cache a fresh answer. One with a failed engine is kept briefly, and so is one without
-        an engine left out while its breaker is open: that engine is back within minutes."""
-        brief = answer["partial"] or await self.orchestrator.any_breaker_tripped(left_out)
+        # An engine left out while its breaker is open is back within minutes: an answer without
+        # it is kept as briefly as one with a failed engine.
+        left_out = (r.name for r in fan.reports if r.status == "skipped")
+        brief = partial or await orchestrator.any_breaker_tripped(left_out)
         ttl = self.settings.cache.partial_ttl_seconds if brief else None
         await self.cache.set(kind, key, answer, ttl_seconds=ttl)
-
-    def _stored(self, entry: tuple[str, str], store: asyncio.Task[None]) -> None:
-        del self._storing[entry]
-        if not store.cancelled() and (exc := store.exception()) is not None:
-            log.warning("a fresh answer was not cached: %s raised", type(exc).__name__)
+        return answer
 
     async def fetch_page(self, url: str, *, max_chars: int, start: int) -> PageOut:
         """One page as clean text, the window [start, start + max_chars) of it (see `Pages`)."""
