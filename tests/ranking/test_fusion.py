@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from websearch_mcp.dates import parse_date
 from websearch_mcp.models import Hit
 from websearch_mcp.ranking.fusion import merge, normalised_rrf, rrf, rrf_best
 
@@ -82,3 +85,62 @@ def test_merge_keeps_longest_snippet_best_title_earliest_date_and_https_url() ->
 def test_merge_uses_position_when_an_engine_gives_no_rank() -> None:
     (item,) = merge({"e": [hit("https://x.com/a", 1, "e"), hit("https://y.com", 0, "e")]})[1:]
     assert item.ranks == {"e": 2}
+
+
+def _chosen_as_specified(hits: list[tuple[int, str, Hit]]) -> tuple[object, ...]:
+    """What `merge` keeps for one URL, read straight off its docstring: the best-ranked
+    non-blank title, the first longest snippet, an https URL before an http one and then the
+    shortest (ties: the better rank), the earliest parseable date (else the first date text)."""
+    ordered = sorted(hits)
+    title = next((h.title for _, _, h in ordered if h.title.strip()), "")
+    snippet = max([h.snippet for _, _, h in ordered], key=len)
+    url = min(ordered, key=lambda t: (not t[2].url.startswith("https:"), len(t[2].url), t[0]))
+    dated = [(d, h.published) for _, _, h in ordered if (d := parse_date(h.published))]
+    if dated:
+        published_at, published = min(dated, key=lambda t: t[0])
+    else:
+        published_at = None
+        published = next((h.published for _, _, h in ordered if h.published), None)
+    return [e for _, e, _ in ordered], title, snippet, url[2].url, published or None, published_at
+
+
+_VARIANTS = st.sampled_from(
+    [
+        "https://x.com/p",
+        "https://X.com/p",  # as long as the first
+        "http://x.com/p",
+        "https://www.x.com/p/",
+        "http://www.x.com/p?utm_source=a",
+    ]
+)
+_DATES = st.sampled_from(
+    [None, "", " ", "soon", "2024", "2024-03", "2024-03-01", "2023-12-31T23:00:00Z", "2024-02-30"]
+)
+_ONE_URL = st.dictionaries(
+    st.sampled_from(["a", "b", "c", "d", "e"]),
+    st.tuples(
+        st.integers(1, 4),
+        _VARIANTS,
+        # Texts of one length that differ: which one is kept shows.
+        st.sampled_from(["", " ", "T", "U"]),
+        st.sampled_from(["", "ab", "cd", "longer"]),
+        _DATES,
+    ),
+    min_size=2,  # one engine's hit is taken as it is
+)
+
+
+@settings(max_examples=300)
+@given(_ONE_URL)
+def test_merge_chooses_one_urls_fields_as_specified(answers: dict[str, tuple]) -> None:
+    lists = {
+        engine: [hit(url, rank, engine, title=title, snippet=snippet, published=published)]
+        for engine, (rank, url, title, snippet, published) in answers.items()
+    }
+    (item,) = merge(lists)
+    engines, title, snippet, url, published, published_at = _chosen_as_specified(
+        [(h.rank, e, h) for e, (h,) in lists.items()]
+    )
+    assert (item.engines, item.title, item.snippet, item.url) == (engines, title, snippet, url)
+    # An empty date text is no date: shown as none either way.
+    assert (item.published or None, item.published_at) == (published, published_at)

@@ -32,11 +32,6 @@ class Merged:
     published_at: datetime | None = None
 
 
-def _best_url(hits: Iterable[tuple[int, str, Hit]]) -> str:
-    """An original URL: https first, then the shortest (no tracking extras), then the best rank."""
-    return min(hits, key=lambda t: (not t[2].url.startswith("https:"), len(t[2].url), t[0]))[2].url
-
-
 def _fill(item: Merged) -> None:
     if len(item.hits) == 1:  # the common case, kept cheap
         ((engine, hit),) = item.hits.items()
@@ -47,14 +42,28 @@ def _fill(item: Merged) -> None:
     ranks = item.ranks
     ordered = sorted([(ranks[e], e, h) for e, h in item.hits.items()])
     item.engines = [e for _, e, _ in ordered]
-    item.title = next((h.title for _, _, h in ordered if h.title.strip()), "")
-    item.snippet = max([h.snippet for _, _, h in ordered], key=len)
-    item.url = _best_url(ordered)
-    dated = [(d, h.published) for _, _, h in ordered if (d := parse_date(h.published))]
-    if dated:
-        item.published_at, item.published = min(dated, key=lambda t: t[0])
-    else:
-        item.published = next((h.published for _, _, h in ordered if h.published), None)
+    # One pass, best rank first; each choice keeps the first hit that is best for it.
+    first = ordered[0][2]
+    title = first.title if first.title.strip() else ""
+    snippet, url, published = first.snippet, first.url, first.published or None
+    # An original URL: https first, then the shortest (no tracking extras), then the best rank.
+    link = (not url.startswith("https:"), len(url))
+    earliest = parse_date(published)
+    for _, _, hit in ordered[1:]:
+        if not title and hit.title.strip():
+            title = hit.title
+        if len(hit.snippet) > len(snippet):
+            snippet = hit.snippet
+        if (candidate := (not hit.url.startswith("https:"), len(hit.url))) < link:
+            link, url = candidate, hit.url
+        if hit.published:
+            date = parse_date(hit.published)
+            if date is not None and (earliest is None or date < earliest):
+                earliest, published = date, hit.published
+            elif earliest is None and not published:
+                published = hit.published
+    item.title, item.snippet, item.url = title, snippet, url
+    item.published, item.published_at = published, earliest
 
 
 def merge(
