@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from websearch_mcp import __version__
 from websearch_mcp.answer import PageOut, PapersOut, SearchOut, SummarizedSearchOut, without_details
 from websearch_mcp.arguments import AcademicSearchArgs, WebSearchArgs
-from websearch_mcp.cache import Cache, cache_key, config_fingerprint, open_cache, run_cleanup_loop
+from websearch_mcp.cache import (
+    Cache,
+    CacheHit,
+    cache_key,
+    config_fingerprint,
+    open_cache,
+    run_cleanup_loop,
+)
 from websearch_mcp.config import CacheSettings, Settings
 from websearch_mcp.fetch.extract import close_pools
 from websearch_mcp.flights import SingleFlight
@@ -73,6 +80,12 @@ class SearchFailed(Exception):
             f"{r.name}: {r.status}" + (f" ({r.error})" if r.error else "") for r in reports
         )
         super().__init__(f"no engine answered: {detail}" if reports else "no engine is enabled")
+
+
+def _cached(hit: CacheHit) -> SearchOut:
+    """A stored answer as a cached one."""
+    stored: SearchOut = hit.value  # type: ignore[assignment]
+    return {**stored, "cached": True, "cache_age_seconds": round(hit.age_seconds)}
 
 
 def _ordered(reports: list[EngineReport], order: list[str]) -> list[EngineReport]:
@@ -256,10 +269,17 @@ class SearchService:
         `fuse` takes a `Preparation` (see `_fresh`)."""
         runs, skipped = self.orchestrator.choose(kind, engines)
         key = cache_key(tool, query.text, key_args, self.fingerprint)
-        # A flight ends only after its answer is stored: an identical request either joins it
-        # or finds the answer cached.
-        fresh = functools.partial(self._fresh, kind, query, runs, skipped, fuse, key, prepare)
-        answer = await self._in_flight.run(key, functools.partial(self._answer, kind, key, fresh))
+        # An answer the cache holds in memory needs no flight: a flight's answer is there
+        # only once it is stored.
+        hit = self.cache.remembered(kind, key)
+        if hit is not None:
+            answer = _cached(hit)
+        else:
+            # A flight ends only after its answer is stored: an identical request either joins
+            # it or finds the answer cached.
+            fresh = functools.partial(self._fresh, kind, query, runs, skipped, fuse, key, prepare)
+            flight = functools.partial(self._answer, kind, key, fresh)
+            answer = await self._in_flight.run(key, flight)
         return answer if explain else without_details(answer)
 
     async def _answer(
@@ -267,10 +287,7 @@ class SearchService:
     ) -> SearchOut:
         """The cached answer, else a `fresh` one (stored before it is returned)."""
         hit = await self.cache.get(kind, key)
-        if hit is not None:
-            stored: SearchOut = hit.value  # type: ignore[assignment]
-            return {**stored, "cached": True, "cache_age_seconds": round(hit.age_seconds)}
-        return await fresh()
+        return _cached(hit) if hit is not None else await fresh()
 
     async def _fresh(
         self,

@@ -66,6 +66,22 @@ async def test_round_trip_and_age(make_cache: MakeCache, clock: FakeClock) -> No
     assert not cache.stats.errors
 
 
+async def test_what_is_remembered_is_what_get_returns(
+    make_cache: MakeCache, clock: FakeClock
+) -> None:
+    cache = make_cache()
+    assert cache.remembered("web", key("a")) is None
+    await cache.set("web", key("a"), {"v": 1})
+    clock.advance(1)
+    remembered = cache.remembered("web", key("a"))  # the SQLite backend's memory only
+    got = await cache.get("web", key("a"))
+    assert got is not None and got.value == {"v": 1} and got.age_seconds == 1
+    assert remembered is None or remembered == got
+    assert cache.stats.hits == (1 if remembered is None else 2) and cache.stats.misses == 0
+    assert cache.remembered("web", key("b")) is None
+    assert cache.remembered("academic", key("a")) is None
+
+
 async def test_namespaces_are_apart(make_cache: MakeCache) -> None:
     cache = make_cache()
     await cache.set("web", key("q"), {"from": "web"})

@@ -76,6 +76,26 @@ async def test_a_written_or_read_entry_is_hit_without_a_read(
     await reader.close()
 
 
+async def test_remembered_answers_from_memory_only(
+    make: Make, tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = make(tmp_path / "cache.sqlite3")
+    await cache.set("web", "k", {"v": 1})
+    reads = count_reads(cache, monkeypatch)
+    assert cache.remembered("web", "unknown") is None
+    clock.advance(1)
+    hit = cache.remembered("web", "k")
+    assert hit is not None and hit.value == {"v": 1} and hit.age_seconds == 1
+    assert (cache.stats.hits, cache.stats.misses) == (1, 0)  # nothing found is not a miss yet
+    clock.advance(HOT_TRUST_SECONDS)
+    assert cache.remembered("web", "k") is None  # not trusted any longer: `get` decides
+    assert (cache.stats.hits, cache.stats.misses) == (1, 0)
+    assert reads == []
+    assert await cache.get("web", "k") is not None
+    assert len(reads) == 1
+    assert cache.remembered("web", "k") is not None  # the read is remembered in turn
+
+
 async def test_each_hit_gets_its_own_copy_of_the_value(make: Make, tmp_path: Path) -> None:
     cache = make(tmp_path / "cache.sqlite3")
     await cache.set("web", "k", {"v": [1]})

@@ -28,6 +28,7 @@ from testing.redis_server import RedisServer, free_port
 from testing.server_helpers import MCP_HEADERS, results_for, tool_call
 from testing.serving import serve_app
 from websearch_mcp.app import create_app
+from websearch_mcp.arguments import web_search_args
 from websearch_mcp.service import SearchService
 
 ENGINES_USED = ("tavily", "brave", "searxng")
@@ -199,6 +200,27 @@ async def test_fifty_identical_concurrent_searches_share_one_fan_out(
     assert all(a["results"] == answers[0]["results"] and a["results"] for a in answers)
     # All shared the fan-out, so none of them was a cache hit.
     assert not any(a["cached"] for a in answers)
+
+
+async def test_an_answer_held_in_memory_is_returned_without_a_flight(
+    fake: FakeEngines, engines_url: str, cache_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = SearchService(make_settings(engines_url, cache_path))
+    await service.start()
+    try:
+        first = await service.web_search(web_search_args(query=QUERY))
+
+        async def no_flight(*_: object) -> None:
+            raise AssertionError("a remembered answer started a flight")
+
+        monkeypatch.setattr(service._in_flight, "run", no_flight)
+        second = await service.web_search(web_search_args(query=QUERY))
+    finally:
+        await service.close()
+    assert first["cached"] is False and second["cached"] is True
+    assert second["results"] == first["results"] and "score_details" not in second["results"][0]
+    assert engine_counts(fake) == {"tavily": 1, "brave": 1, "searxng": 1}
+    assert service.cache.stats.hits == 1
 
 
 def test_a_corrupt_cache_file_fails_open(

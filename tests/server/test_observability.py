@@ -122,6 +122,9 @@ class StubCache:
             self.stats.errors["unavailable"] += 1
         self.stats.misses += 1
 
+    def remembered(self, namespace: str, key: str) -> None:
+        return None
+
     async def set(self, namespace: str, key: str, value: Any, *, ttl_seconds: Any = None) -> None:
         self.stats.sets += 1
 

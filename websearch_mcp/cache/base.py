@@ -38,6 +38,11 @@ class Cache(Protocol):
         """The live entry under `namespace`/`key` (refreshing its sliding expiry), or None."""
         ...
 
+    def remembered(self, namespace: str, key: str) -> CacheHit | None:
+        """What `get` would return, when this process may answer it from its memory without a
+        read (counted and refreshed as `get` does); None otherwise, and `get` decides."""
+        ...
+
     async def set(
         self, namespace: str, key: str, value: dict[str, Any], *, ttl_seconds: int | None = None
     ) -> None:
@@ -110,6 +115,9 @@ class StoringCache(ABC):
         if data is not None:
             await self._store(namespace, key, ttl, data)
 
+    def remembered(self, namespace: str, key: str) -> CacheHit | None:
+        return None
+
     @abstractmethod
     async def _store(self, namespace: str, key: str, ttl: float, data: str) -> None:
         """Store the encoded `data` for `ttl` seconds (> 0)."""
@@ -125,6 +133,9 @@ class NullCache:
 
     async def get(self, namespace: str, key: str) -> CacheHit | None:
         self.stats.misses += 1
+        return None
+
+    def remembered(self, namespace: str, key: str) -> CacheHit | None:
         return None
 
     async def set(

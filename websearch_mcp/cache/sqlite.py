@@ -156,6 +156,10 @@ class SqliteCache(StoringCache):
             hit = await self._read(entry)
         return self.stats.counted(hit)
 
+    def remembered(self, namespace: str, key: str) -> CacheHit | None:
+        hit = self._recall((namespace, key))
+        return None if hit is None else self.stats.counted(hit)
+
     async def _read(self, entry: tuple[str, str]) -> CacheHit | None:
         """Read `entry` from the file, together with every read asked for meanwhile.
 
