@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, NotRequired
 
+import orjson
 from pydantic import ConfigDict, Field, with_config
 from pydantic.json_schema import SkipJsonSchema as Hidden
 from typing_extensions import TypedDict
@@ -129,3 +130,42 @@ def without_details(answer: SearchOut) -> SearchOut:
     """The answer without `score_details` (which only `explain` asks for)."""
     results = [{k: v for k, v in r.items() if k != "score_details"} for r in answer["results"]]
     return {**answer, "results": results}  # type: ignore[typeddict-item]
+
+
+#: The shape of a stored answer (`Answered.stored`); part of the cache key, so that a change of
+#: it never reads an entry of the old shape.
+STORED_FORM = 2
+
+
+class Answered:
+    """A search's answer without its score details, and the details apart: most calls do not
+    `explain`, and a cached answer is then read without parsing the details. `details` holds
+    each result's, in order, or their JSON text as the cache keeps it (parsed on first use)."""
+
+    __slots__ = ("answer", "details")
+
+    def __init__(self, answer: SearchOut, details: list[Any] | str) -> None:
+        self.answer = answer
+        self.details = details
+
+    @classmethod
+    def of(cls, answer: SearchOut) -> Answered:
+        """Split an answer whose results have their `score_details`."""
+        return cls(without_details(answer), [r.get("score_details") for r in answer["results"]])
+
+    def stored(self) -> dict[str, Any]:
+        """The answer as the cache keeps it: the details as one JSON text."""
+        details = self.details
+        if not isinstance(details, str):
+            details = orjson.dumps(details).decode()
+        return {"answer": self.answer, "details": details}
+
+    def explained(self) -> SearchOut:
+        """The answer with each result's `score_details` back, last as `explain` shows them."""
+        if isinstance(self.details, str):
+            self.details = orjson.loads(self.details)
+        results = [
+            {**r, "score_details": d}
+            for r, d in zip(self.answer["results"], self.details, strict=True)
+        ]
+        return {**self.answer, "results": results}  # type: ignore[typeddict-item]

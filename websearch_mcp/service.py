@@ -15,7 +15,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from websearch_mcp import __version__
-from websearch_mcp.answer import PageOut, PapersOut, SearchOut, SummarizedSearchOut, without_details
+from websearch_mcp.answer import (
+    STORED_FORM,
+    Answered,
+    PageOut,
+    PapersOut,
+    SearchOut,
+    SummarizedSearchOut,
+)
 from websearch_mcp.arguments import AcademicSearchArgs, WebSearchArgs
 from websearch_mcp.cache import (
     Cache,
@@ -82,10 +89,13 @@ class SearchFailed(Exception):
         super().__init__(f"no engine answered: {detail}" if reports else "no engine is enabled")
 
 
-def _cached(hit: CacheHit) -> SearchOut:
-    """A stored answer as a cached one."""
-    stored: SearchOut = hit.value  # type: ignore[assignment]
-    return {**stored, "cached": True, "cache_age_seconds": round(hit.age_seconds)}
+def _cached(hit: CacheHit) -> Answered:
+    """A stored answer (`Answered.stored`) as a cached one."""
+    stored = hit.value
+    age = round(hit.age_seconds)
+    return Answered(
+        {**stored["answer"], "cached": True, "cache_age_seconds": age}, stored["details"]
+    )
 
 
 def _ordered(reports: list[EngineReport], order: list[str]) -> list[EngineReport]:
@@ -114,6 +124,7 @@ class SearchService:
         # Anything that changes an answer: a new version or config never serves an old ranking.
         self.fingerprint = config_fingerprint(
             __version__,
+            STORED_FORM,
             settings.search,
             settings.academic,
             self.orchestrator.configuration(),
@@ -273,18 +284,18 @@ class SearchService:
         # only once it is stored.
         hit = self.cache.remembered(kind, key)
         if hit is not None:
-            answer = _cached(hit)
+            answered = _cached(hit)
         else:
             # A flight ends only after its answer is stored: an identical request either joins
             # it or finds the answer cached.
             fresh = functools.partial(self._fresh, kind, query, runs, skipped, fuse, key, prepare)
             flight = functools.partial(self._answer, kind, key, fresh)
-            answer = await self._in_flight.run(key, flight)
-        return answer if explain else without_details(answer)
+            answered = await self._in_flight.run(key, flight)
+        return answered.explained() if explain else answered.answer
 
     async def _answer(
-        self, kind: str, key: str, fresh: Callable[[], Awaitable[SearchOut]]
-    ) -> SearchOut:
+        self, kind: str, key: str, fresh: Callable[[], Awaitable[Answered]]
+    ) -> Answered:
         """The cached answer, else a `fresh` one (stored before it is returned)."""
         hit = await self.cache.get(kind, key)
         return _cached(hit) if hit is not None else await fresh()
@@ -298,7 +309,7 @@ class SearchService:
         fuse: Fuse,
         key: str,
         prepare: bool,
-    ) -> SearchOut:
+    ) -> Answered:
         orchestrator = self.orchestrator
         order = orchestrator.names(kind)
         if not runs:
@@ -346,8 +357,9 @@ class SearchService:
         left_out = (r.name for r in fan.reports if r.status == "skipped")
         brief = partial or await orchestrator.any_breaker_tripped(left_out)
         ttl = self.settings.cache.partial_ttl_seconds if brief else None
-        await self.cache.set(kind, key, answer, ttl_seconds=ttl)
-        return answer
+        answered = Answered.of(answer)
+        await self.cache.set(kind, key, answered.stored(), ttl_seconds=ttl)
+        return answered
 
     async def fetch_page(self, url: str, *, max_chars: int, start: int) -> PageOut:
         """One page as clean text, the window [start, start + max_chars) of it (see `Pages`)."""

@@ -208,19 +208,24 @@ async def test_an_answer_held_in_memory_is_returned_without_a_flight(
     service = SearchService(make_settings(engines_url, cache_path))
     await service.start()
     try:
-        first = await service.web_search(web_search_args(query=QUERY))
+        first = await service.web_search(web_search_args(query=QUERY, explain=True))
 
         async def no_flight(*_: object) -> None:
             raise AssertionError("a remembered answer started a flight")
 
         monkeypatch.setattr(service._in_flight, "run", no_flight)
-        second = await service.web_search(web_search_args(query=QUERY))
+        plain = await service.web_search(web_search_args(query=QUERY))
+        explained = await service.web_search(web_search_args(query=QUERY, explain=True))
     finally:
         await service.close()
-    assert first["cached"] is False and second["cached"] is True
-    assert second["results"] == first["results"] and "score_details" not in second["results"][0]
+    assert first["cached"] is False and plain["cached"] is explained["cached"] is True
+    assert all("final" in r["score_details"] for r in first["results"])
+    assert explained["results"] == first["results"]  # the details as they were ranked
+    assert plain["results"] == [
+        {k: v for k, v in r.items() if k != "score_details"} for r in first["results"]
+    ]
     assert engine_counts(fake) == {"tavily": 1, "brave": 1, "searxng": 1}
-    assert service.cache.stats.hits == 1
+    assert service.cache.stats.hits == 2
 
 
 def test_a_corrupt_cache_file_fails_open(
