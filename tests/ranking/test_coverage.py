@@ -3,6 +3,8 @@ share one index, count for in fusion."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,8 +15,9 @@ from websearch_mcp.models import Hit, Query
 from websearch_mcp.orchestrator import Orchestrator
 from websearch_mcp.ranking.coverage import Unseen, containment, credited
 from websearch_mcp.ranking.families import family_weights, one_vote_per_family
-from websearch_mcp.ranking.pipeline import rank
+from websearch_mcp.ranking.pipeline import _Context, rank
 
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 GOOGLE = {"serper": "google", "serpapi": "google", "google_cse": "google", "google": "google"}
 
 
@@ -178,6 +181,24 @@ def test_a_family_votes_with_its_best_member() -> None:
     assert one_vote_per_family(ranks, {"serper": 2.0}, GOOGLE, 60) == {"serper": 4, "brave": 3}
     weights = family_weights(["serper", "serpapi", "brave"], {"serper": 2.0}, GOOGLE)
     assert weights == {"google": 2.0, "brave": 1.0}
+
+
+_NAMES = ["bing", "brave", "duckduckgo", "google", "serper"]
+
+
+@given(
+    st.dictionaries(st.sampled_from(_NAMES), st.integers(1, 20), min_size=1),
+    st.dictionaries(st.sampled_from(_NAMES), st.sampled_from(["g", "b", "bing"])),
+    st.dictionaries(st.sampled_from(_NAMES), st.sampled_from([0.0, 0.5, 1.0, 2.0])),
+)
+def test_each_results_votes_are_one_per_family(ranks, families, weights) -> None:
+    # Every engine answered; a result's ranks come in engine-name order, as merging makes them.
+    context = _Context(
+        {e: [] for e in _NAMES}, Query("x"), SearchSettings(), weights, families, NOW
+    )
+    ordered = dict(sorted(ranks.items()))
+    expected = one_vote_per_family(ordered, weights, families, SearchSettings().rrf_k)
+    assert list(context.votes(ordered).items()) == list(expected.items())
 
 
 def test_family_results_keep_every_engines_rank_in_details() -> None:

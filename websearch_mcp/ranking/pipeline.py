@@ -14,6 +14,7 @@ weight of 0 switches a signal off exactly. Engines of one index family (`familie
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -121,6 +122,10 @@ class _Context:
         self.families = {e: family_of(e, families) for e in lists}
         self.own_families = all(f == e for e, f in self.families.items())
         self.shared_index = shares_an_index(lists, families)
+        # The engines whose index another answering engine serves too: a result that fewer
+        # than two of them returned has one engine per family already.
+        members = Counter(self.families.values())
+        self.sharing = frozenset(e for e, f in self.families.items() if members[f] > 1)
         # Voters are index families, each with its best member's weight.
         self.family_weights = family_weights(lists, weights, families)
         self.best = sum(w / (search.rrf_k + 1) for w in self.family_weights.values())
@@ -146,9 +151,9 @@ class _Context:
         return found
 
     def votes(self, ranks: Mapping[str, int]) -> dict[str, int]:
-        """A result's ranks with one engine per index family (all of them when no two
-        answering engines share an index)."""
-        if not self.shared_index:
+        """A result's ranks (in engine-name order, as merging makes them) with one engine per
+        index family (all of them when no two of its engines share an index)."""
+        if not self.shared_index or len(self.sharing.intersection(ranks)) < 2:
             return dict(ranks)
         return one_vote_per_family(ranks, self.weights, self.families, self.search.rrf_k)
 
@@ -250,16 +255,17 @@ def _freshness(item: Merged, ctx: _Context) -> float | None:
     return freshness(item.published_at, ctx.now, ctx.query.time_range, ctx.settings)
 
 
-def _score(item: Merged, votes: dict[str, int], doc: DocTerms, ctx: _Context) -> _Scored:
-    """`votes`: the result's ranks, one engine per index family. The score multiplies the
-    factors in one fixed order (an unused one is exactly 1), so it is the same float whichever
-    signals are on."""
+def _score(
+    item: Merged, votes: dict[str, int], voted: dict[str, int], doc: DocTerms, ctx: _Context
+) -> _Scored:
+    """`votes`: the result's ranks, one engine per index family; `voted`, the same by family.
+    The score multiplies the factors in one fixed order (an unused one is exactly 1), so it is
+    the same float whichever signals are on."""
     terms, f = ctx.terms, ctx.factors
     verdict, site = ctx.site(item.host)
     rrf = normalised_rrf(votes, ctx.weights, ctx.search.rrf_k, ctx.best)
     missing, covered = None, rrf
     if ctx.unseen is not None:
-        voted = ctx.by_family(votes)
         missing = ctx.unseen(voted)
         covered = credited(rrf, voted, ctx.family_weights, missing, ctx.settings.coverage_weight)
     s = _Scored(item, votes, doc, rrf, missing, covered, verdict, authority(site, item.path))
@@ -356,13 +362,14 @@ def rank(
     texts = prepared.texts if prepared else None
     items = [item for item in merged if not matches(item.host, ctx.domains.blocked)]
     votes = [ctx.votes(item.ranks) for item in items]
+    voted = [ctx.by_family(v) for v in votes]
     if search.ranking.coverage_weight > 0 and ctx.voters > 1:
-        contained = containment([ctx.by_family(v) for v in votes])
+        contained = containment(voted)
         if contained:
             ctx.unseen = Unseen(ctx.family_weights, contained)
     scored = [
-        _score(item, vote, analyze_doc(item.title, item.snippet, item.key, texts), ctx)
-        for item, vote in zip(items, votes, strict=True)
+        _score(item, vote, family, analyze_doc(item.title, item.snippet, item.key, texts), ctx)
+        for item, vote, family in zip(items, votes, voted, strict=True)
     ]
     scored.sort(key=lambda r: (-r.score, r.item.key))
     if search.ranking.neighbour_weight > 0 and len(scored) > 1:
