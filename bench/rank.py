@@ -5,7 +5,9 @@
 The eight engines of `bench.latency` answer every query with 20 results each
 (`bench.synthetic`: overlapping lists, URL variants to canonicalise, dates), in their own wire
 formats, read by the engines' own parsers. Each query is new, as for a fresh search, and its
-lists are fused once with the default settings. Time is the process's CPU time
+lists are fused once with the default settings: first with every engine an index of its own,
+then with the index families the engines declare (DuckDuckGo's results are Bing's, Serper's
+Google's), as the service fuses them. Time is the process's CPU time
 (`time.process_time`), not wall time: on a shared machine the other jobs' load then inflates
 the figures less. The first `WARM_UP` queries fill the first-use caches and are not counted.
 `--profile` prints where the time goes (cProfile, by own time).
@@ -46,7 +48,13 @@ def engine_lists(index: int) -> tuple[Query, dict[str, list[Hit]]]:
     return query, lists
 
 
-def cpu_times(count: int, profile: cProfile.Profile | None = None) -> list[float]:
+#: Each engine's declared index family, as the service passes them to `rank()`.
+FAMILIES = {name: family for name in DELAYS if (family := ENGINES[name].index)}
+
+
+def cpu_times(
+    count: int, profile: cProfile.Profile | None = None, families: dict[str, str] | None = None
+) -> list[float]:
     """CPU milliseconds of one `rank()` call per new query, for `count` queries."""
     search = SearchSettings()
     weights = dict.fromkeys(DELAYS, 1.0)
@@ -57,7 +65,7 @@ def cpu_times(count: int, profile: cProfile.Profile | None = None) -> list[float
         if profile is not None and i >= WARM_UP:
             profile.enable()
         started = time.process_time()
-        rank(lists, query, search, weights=weights, now=now)
+        rank(lists, query, search, weights=weights, families=families, now=now)
         spent = time.process_time() - started
         if profile is not None:
             profile.disable()
@@ -77,6 +85,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"rank() on {len(DELAYS)} engines x 20 results, CPU time per call over {len(ms)} new "
         f"queries: p50 {percentile(ms, 0.5):.3f} ms, p95 {percentile(ms, 0.95):.3f} ms, "
         f"mean {statistics.fmean(ms):.3f} ms"
+    )
+    shared = cpu_times(max(1, args.queries), families=FAMILIES)
+    named = ", ".join(f"{e}: {f}" for e, f in sorted(FAMILIES.items()) if e != f)
+    print(
+        f"the same with the engines' index families ({named}): p50 "
+        f"{percentile(shared, 0.5):.3f} ms, p95 {percentile(shared, 0.95):.3f} ms, "
+        f"mean {statistics.fmean(shared):.3f} ms"
     )
     if profile is not None:
         pstats.Stats(profile).sort_stats("tottime").print_stats(30)
