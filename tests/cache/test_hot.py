@@ -53,6 +53,15 @@ def count_reads(cache: SqliteCache, monkeypatch: pytest.MonkeyPatch) -> list[obj
     return reads
 
 
+async def one_entry(
+    make: Make, path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[SqliteCache, list[object]]:
+    """A cache at `path` holding `{"v": 1}` as web/k, and the reads it sends from then on."""
+    cache = make(path)
+    await cache.set("web", "k", {"v": 1})
+    return cache, count_reads(cache, monkeypatch)
+
+
 async def test_a_written_or_read_entry_is_hit_without_a_read(
     make: Make, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -79,9 +88,7 @@ async def test_a_written_or_read_entry_is_hit_without_a_read(
 async def test_remembered_answers_from_memory_only(
     make: Make, tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cache = make(tmp_path / "cache.sqlite3")
-    await cache.set("web", "k", {"v": 1})
-    reads = count_reads(cache, monkeypatch)
+    cache, reads = await one_entry(make, tmp_path / "cache.sqlite3", monkeypatch)
     assert cache.remembered("web", "unknown") is None
     clock.advance(1)
     hit = cache.remembered("web", "k")
@@ -174,9 +181,7 @@ async def test_another_process_change_is_seen_after_the_trust_window(
 async def test_a_clock_set_back_reads_the_file(
     make: Make, tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cache = make(tmp_path / "cache.sqlite3")
-    await cache.set("web", "k", {"v": 1})
-    reads = count_reads(cache, monkeypatch)
+    cache, reads = await one_entry(make, tmp_path / "cache.sqlite3", monkeypatch)
     clock.advance(-60)
     assert await cache.get("web", "k") is not None
     assert len(reads) == 1
