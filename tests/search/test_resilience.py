@@ -428,6 +428,10 @@ def test_planted_keys_never_leak(
     """Every failure path a key can take: refused, rate limited, echoed back in an error body,
     sent in the URL (SerpApi), timed out, and every engine failing (a tool error)."""
     caplog.set_level(logging.DEBUG)
+    # Each logger itself too: a server started earlier in this process may have quietened the
+    # client libraries' loggers (as `configure_logging` does below debug).
+    for name in (*URL_LOGGERS, "websearch_mcp.net.engine_http"):
+        caplog.set_level(logging.DEBUG, logger=name)
     one, two, brave, serp = PLANTED
     fake.key_faults[one] = Fault(status=401, body=json.dumps({"detail": f"bad key {one}"}))
     fake.key_faults[two] = Fault(status=429, retry_after="60", body=f"slow down {two}")
