@@ -201,12 +201,25 @@ async def test_a_value_that_is_not_json_is_skipped_and_counted(
     cache = make_cache()
     with caplog.at_level(logging.WARNING, logger="websearch_mcp.cache"):
         await cache.set("web", key("q"), {"when": object()})
-        await cache.set("web", key("q"), {"nan": float("nan")})
+        await cache.set("web", key("q"), {"when": [object()], "big": 2**70})
     assert cache.stats.errors["bad_value"] == 2
     assert len([r for r in caplog.records if r.name == "websearch_mcp.cache"]) == 1
     await cache.set("web", key("q"), {"fine": True})  # the cache itself is not paused
     hit = await cache.get("web", key("q"))
     assert hit is not None and hit.value == {"fine": True}
+
+
+async def test_values_are_stored_as_the_answers_are_written(make_cache: MakeCache) -> None:
+    cache = make_cache()
+    # No NaN or infinity in JSON: null, as a tool's answer is written to the client.
+    value = {"nan": float("nan"), "inf": [float("-inf")], "text": "zürich \u2028 東京", "n": 1e-05}
+    await cache.set("web", key("q"), value)
+    hit = await cache.get("web", key("q"))
+    assert hit is not None
+    assert hit.value == {"nan": None, "inf": [None], "text": "zürich \u2028 東京", "n": 1e-05}
+    await cache.set("web", key("ints"), {1: "a key that is a number"})  # as `json` writes it
+    hit = await cache.get("web", key("ints"))
+    assert hit is not None and hit.value == {"1": "a key that is a number"}
 
 
 async def test_a_closed_cache_misses_and_keeps_nothing(make_cache: MakeCache) -> None:

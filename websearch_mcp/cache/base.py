@@ -59,10 +59,17 @@ class Cache(Protocol):
 
 
 def dump_value(value: dict[str, Any]) -> str:
-    """A cache value as compact JSON text (TypeError or ValueError when it is not JSON data)."""
+    """A cache value as compact JSON text (TypeError or ValueError when it is not JSON data).
+    NaN and infinities are written as null, as the tools' answers are written to the client."""
     if not isinstance(value, dict):
         raise TypeError(f"a cache value must be a dict, not {type(value).__name__}")
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        # orjson: every fresh search stores its answer, about eight times faster than `json`.
+        return orjson.dumps(value).decode()
+    except TypeError:
+        # What orjson does not write (keys that are not strings, integers past 64 bits, lone
+        # surrogates, other types): `json` decides, as before.
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def encode_value(value: dict[str, Any], guard: FailOpen) -> str | None:
@@ -85,8 +92,7 @@ def decode_value(data: str | bytes, guard: FailOpen) -> dict[str, Any] | None:
 
 def load_value(data: str | bytes) -> dict[str, Any]:
     """The dict stored as `data` (ValueError when it is not a JSON object)."""
-    # orjson: every hit parses its answer, two to three times faster than `json` (which still
-    # writes values: orjson would store NaN as null where `json` refuses it).
+    # orjson: every hit parses its answer, two to three times faster than `json`.
     value = orjson.loads(data)
     if not isinstance(value, dict):
         raise ValueError("stored value is not a JSON object")
