@@ -153,6 +153,14 @@ class Answered:
         """Split an answer whose results have their `score_details`."""
         return cls(without_details(answer), [r.get("score_details") for r in answer["results"]])
 
+    @classmethod
+    def from_stored(cls, stored: dict[str, Any]) -> Answered | None:
+        """The answer as `stored()` kept it; None for a value of any other shape."""
+        answer, details = stored.get("answer"), stored.get("details")
+        if not (isinstance(answer, dict) and isinstance(answer.get("results"), list)):
+            return None
+        return cls(answer, details) if isinstance(details, str) else None  # type: ignore[arg-type]
+
     def stored(self) -> dict[str, Any]:
         """The answer as the cache keeps it: the details as one JSON text."""
         details = self.details

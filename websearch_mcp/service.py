@@ -89,13 +89,13 @@ class SearchFailed(Exception):
         super().__init__(f"no engine answered: {detail}" if reports else "no engine is enabled")
 
 
-def _cached(hit: CacheHit) -> Answered:
-    """A stored answer (`Answered.stored`) as a cached one."""
-    stored = hit.value
+def _cached(hit: CacheHit | None) -> Answered | None:
+    """A stored answer (`Answered.stored`) as a cached one; None without one (a value of
+    another shape is none)."""
+    if hit is None or (stored := Answered.from_stored(hit.value)) is None:
+        return None
     age = round(hit.age_seconds)
-    return Answered(
-        {**stored["answer"], "cached": True, "cache_age_seconds": age}, stored["details"]
-    )
+    return Answered({**stored.answer, "cached": True, "cache_age_seconds": age}, stored.details)
 
 
 def _ordered(reports: list[EngineReport], order: list[str]) -> list[EngineReport]:
@@ -282,10 +282,8 @@ class SearchService:
         key = cache_key(tool, query.text, key_args, self.fingerprint)
         # An answer the cache holds in memory needs no flight: a flight's answer is there
         # only once it is stored.
-        hit = self.cache.remembered(kind, key)
-        if hit is not None:
-            answered = _cached(hit)
-        else:
+        answered = _cached(self.cache.remembered(kind, key))
+        if answered is None:
             # A flight ends only after its answer is stored: an identical request either joins
             # it or finds the answer cached.
             fresh = functools.partial(self._fresh, kind, query, runs, skipped, fuse, key, prepare)
@@ -297,8 +295,8 @@ class SearchService:
         self, kind: str, key: str, fresh: Callable[[], Awaitable[Answered]]
     ) -> Answered:
         """The cached answer, else a `fresh` one (stored before it is returned)."""
-        hit = await self.cache.get(kind, key)
-        return _cached(hit) if hit is not None else await fresh()
+        cached = _cached(await self.cache.get(kind, key))
+        return cached if cached is not None else await fresh()
 
     async def _fresh(
         self,

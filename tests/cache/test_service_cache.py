@@ -228,6 +228,28 @@ async def test_an_answer_held_in_memory_is_returned_without_a_flight(
     assert service.cache.stats.hits == 2
 
 
+async def test_a_stored_value_of_another_shape_is_a_miss(
+    fake: FakeEngines, engines_url: str, cache_path: Path
+) -> None:
+    settings = make_settings(engines_url, cache_path)
+    first = SearchService(settings)
+    await first.start()
+    try:
+        await first.web_search(web_search_args(query=QUERY))
+    finally:
+        await first.close()
+    with sqlite3.connect(cache_path) as db:  # as another writer might have left it
+        db.execute("UPDATE cache_entries SET value = '{\"results\": []}'")
+    second = SearchService(settings)
+    await second.start()
+    try:
+        again = await second.web_search(web_search_args(query=QUERY))
+    finally:
+        await second.close()
+    assert again["cached"] is False and again["results"]
+    assert engine_counts(fake) == {"tavily": 2, "brave": 2, "searxng": 2}
+
+
 def test_a_corrupt_cache_file_fails_open(
     fake: FakeEngines, engines_url: str, cache_path: Path
 ) -> None:

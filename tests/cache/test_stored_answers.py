@@ -46,11 +46,25 @@ def test_a_stored_answer_reads_back_as_it_was(answer: dict[str, Any]) -> None:
     stored = json.loads(json.dumps(Answered.of(answer).stored()))  # type: ignore[arg-type]
     assert isinstance(stored["details"], str)
     assert "score_details" not in json.dumps(stored["answer"])
-    read = Answered(stored["answer"], stored["details"])
+    read = Answered.from_stored(stored)
+    assert read is not None
     assert read.answer == without_details(answer)  # type: ignore[arg-type]
     # The same keys in the same order: an explained answer is the one that was stored.
     assert json.dumps(read.explained()) == json.dumps(answer)
     assert json.dumps(read.explained()) == json.dumps(answer)  # parsed once, read again
+
+
+def test_a_value_of_another_shape_is_no_stored_answer() -> None:
+    answer = {"query": "q", "results": [], "engines": [], "cached": False, "partial": False}
+    assert Answered.from_stored(Answered.of(answer).stored()) is not None  # type: ignore[arg-type]
+    for other in (
+        answer,  # an answer stored whole, as before
+        {"answer": answer},
+        {"answer": answer, "details": []},
+        {"answer": {"query": "q"}, "details": "[]"},
+        {"answer": "text", "details": "[]"},
+    ):
+        assert Answered.from_stored(other) is None
 
 
 def test_the_stored_form_is_part_of_every_search_key(monkeypatch: Any) -> None:
