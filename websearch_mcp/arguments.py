@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +57,7 @@ __all__ = [
     "checked",
     "fetch_page_args",
     "fetch_page_params",
+    "given",
     "max_year",
     "web_search_args",
     "web_search_params",
@@ -89,6 +91,36 @@ class Limits:
 def checked(params: Sequence[Arg], raw: Mapping[str, Any]) -> dict[str, Any]:
     """Each argument's value after its check, in the order advertised; left out: its default."""
     return {arg.name: arg.check(raw.get(arg.name, arg.default)) for arg in params}
+
+
+def given(params: Sequence[Arg], sent: Mapping[str, Any]) -> dict[str, Any]:
+    """A call's arguments as the client sent them, read for the tool's checks: names the tool
+    does not take are dropped (clients add their own), and an argument not advertised as plain
+    text may come as JSON text (`engines` as '["bing"]': some clients send every argument as a
+    string) and stands for the array, object or null it holds. A required argument left out
+    is a `ToolInputError` naming it."""
+    for arg in params:
+        if arg.default is REQUIRED and arg.name not in sent:
+            raise ToolInputError(f"{arg.name} is required")
+    return {
+        arg.name: _from_json_text(sent[arg.name])
+        if arg.schema.get("type") != "string"
+        else sent[arg.name]
+        for arg in params
+        if arg.name in sent
+    }
+
+
+def _from_json_text(value: Any) -> Any:
+    # Only text starting as an array, an object or null can hold one; numbers and booleans in
+    # text are the checks' to read (they accept "5" and "true" as they are).
+    if not isinstance(value, str) or value.lstrip()[:1] not in ("[", "{", "n"):
+        return value
+    try:
+        parsed = json.loads(value)
+    except (ValueError, RecursionError):
+        return value
+    return parsed if parsed is None or isinstance(parsed, list | dict) else value
 
 
 def _by_name(

@@ -13,6 +13,7 @@ from websearch_mcp.arguments import (
     academic_search_args,
     academic_search_params,
     fetch_page_params,
+    given,
     web_search_args,
     web_search_params,
 )
@@ -121,3 +122,33 @@ def test_long_json_integers_become_text_and_nothing_else_changes() -> None:
     assert args == {"query": digits, "max_results": digits, "n": 12}
     broken = b'{"max_results": ' + b"9" * 40
     assert long_numbers_as_text(broken) is broken  # the SDK answers a parse error itself
+
+
+def test_a_call_is_read_as_the_tool_takes_its_arguments() -> None:
+    params = web_search_params(Limits(web_engines=["bing"]), summaries=False)
+    sent = {
+        "query": '["not", "a", "list"]',
+        "engines": ' ["bing"]',
+        "time_range": "null",
+        "max_results": "5",
+        "explain": "true",
+        "language": "nl",
+        "unknown": 1,
+    }
+    assert given(params, sent) == {
+        "query": '["not", "a", "list"]',
+        "engines": ["bing"],
+        "time_range": None,
+        "max_results": "5",
+        "explain": "true",
+        "language": "nl",
+    }
+    # Text that is not JSON, or too deep for the parser, is passed on for the check to word.
+    deep = "[" * 100_000
+    assert given(params, {"query": "q", "engines": deep}) == {"query": "q", "engines": deep}
+    assert given(params, {"query": "q", "engines": "[bing"}) == {"query": "q", "engines": "[bing"}
+    assert given(params, {"query": "q", "language": "nan"}) == {"query": "q", "language": "nan"}
+    with pytest.raises(ToolInputError, match=r"^query is required$"):
+        given(params, {"engines": ["bing"]})
+    with pytest.raises(ToolInputError, match=r"^url is required$"):
+        given(fetch_page_params(), {"start": 0})

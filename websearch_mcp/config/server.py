@@ -56,6 +56,9 @@ class ServerSettings(Section):
     max_query_chars: int = Field(500, ge=1, le=500)
     log_format: Literal["text", "json"] = "text"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # An OpenTelemetry span per MCP message (the SDK's); recorded only where an OpenTelemetry
+    # SDK and exporter are installed and configured, which the image does not include.
+    tracing: bool = False
     # Processes serving one port (`auto`: one per core); they share the cache file, cooldowns,
     # breakers and metrics.
     workers: Annotated[int, Field(ge=1, le=64)] | Literal["auto"] = 1

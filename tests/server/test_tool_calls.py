@@ -1,0 +1,134 @@
+"""`tools/call` as the server reads and answers it: real uvicorn, fake engines on 127.0.0.1,
+JSON-RPC over HTTP and the official MCP client."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from typing import Any
+from unittest import mock
+
+import httpx
+import pytest
+from mcp import Client
+from mcp.server import _otel as otel
+from prometheus_client.parser import text_string_to_metric_families
+
+from testing.fake_engines import FakeEngines
+from testing.server_helpers import MCP_HEADERS, settings_for, tool_call
+from testing.serving import serve_app
+from websearch_mcp.app import create_app
+from websearch_mcp.service import SearchService
+
+SECRET = "tvly-PLANTED-crash-2c8e41f07a"
+
+
+@pytest.fixture
+def server(engines_url: str) -> Iterator[str]:
+    with serve_app(create_app(settings_for(engines_url))) as url:
+        yield url
+
+
+def call(url: str, arguments: dict[str, Any] | None, name: str = "web_search") -> dict[str, Any]:
+    body = tool_call(arguments or {}, name=name)
+    if arguments is None:
+        del body["params"]["arguments"]
+    response = httpx.post(f"{url}/mcp", headers=MCP_HEADERS, json=body, timeout=10)
+    assert response.status_code == 200
+    return response.json()["result"]
+
+
+def outcomes(url: str) -> dict[str, float]:
+    text = httpx.get(f"{url}/metrics", timeout=10).text
+    return {
+        s.labels["outcome"]: s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.name == "websearch_tool_requests_total" and s.labels["tool"] == "web_search"
+    }
+
+
+@pytest.mark.parametrize("arguments", [None, {}, {"max_results": 3}])
+def test_a_call_without_a_required_argument_names_it(
+    server: str, arguments: dict[str, Any] | None
+) -> None:
+    result = call(server, arguments)
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == "Error executing tool web_search: query is required"
+    page = call(server, {"max_chars": 10}, name="fetch_page")
+    assert page["content"][0]["text"] == "Error executing tool fetch_page: url is required"
+    assert outcomes(server) == {"invalid": 1.0}
+
+
+def test_arguments_are_read_as_the_tools_take_them(fake: FakeEngines, server: str) -> None:
+    # Text that is JSON is the query as typed, not the list it spells.
+    searched = call(server, {"query": "[1, 2]", "engines": '["tavily"]', "added_by": "client"})
+    assert searched["isError"] is False
+    assert [e["name"] for e in searched["structuredContent"]["engines"]] == ["tavily"]
+    assert fake.last["tavily"].query == "[1, 2]"
+    assert fake.counts["searxng"] == 0
+    named = call(server, {"query": "null", "max_results": "2", "time_range": "null"})
+    assert named["isError"] is False and fake.last["searxng"].query == "null"
+    assert len(named["structuredContent"]["results"]) == 2
+    wrong = call(server, {"query": "x", "engines": '["altavista"]'})
+    assert "unknown engine 'altavista'" in wrong["content"][0]["text"]
+    assert outcomes(server) == {"ok": 2.0, "invalid": 1.0}
+
+
+def test_an_unknown_tool_is_the_sdks_answer(server: str) -> None:
+    result = call(server, {"query": "x"}, name="web_searches")
+    assert result == {
+        "content": [{"type": "text", "text": "Unknown tool: web_searches"}],
+        "isError": True,
+    }
+
+
+async def test_the_official_client_gets_answers_and_errors(server: str) -> None:
+    async with Client(f"{server}/mcp", mode="legacy", cache=None) as client:
+        answer = await client.call_tool("web_search", {"query": "python asyncio"})
+        refused = await client.call_tool("fetch_page", {"url": "http://10.0.0.1/"})
+    assert not answer.is_error and answer.structured_content["results"]
+    assert answer.content[0].text.startswith("1. ")
+    assert refused.is_error
+    assert refused.content[0].text.startswith("Error executing tool fetch_page: refused:")
+
+
+def test_a_crash_says_only_the_tools_name_and_is_logged(
+    engines_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def crash(self: SearchService, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"broke holding {SECRET}")
+
+    monkeypatch.setattr(SearchService, "web_search", crash)
+    with (
+        caplog.at_level(logging.ERROR, logger="websearch_mcp.tools"),
+        serve_app(create_app(settings_for(engines_url))) as url,
+    ):
+        result = call(url, {"query": "python"})
+        assert outcomes(url) == {"error": 1.0}
+    assert result == {
+        "content": [{"type": "text", "text": "Error executing tool web_search"}],
+        "isError": True,
+    }
+    crashed = [r for r in caplog.records if r.name == "websearch_mcp.tools"]
+    assert len(crashed) == 1 and crashed[0].exc_info is not None
+    assert crashed[0].getMessage() == "tool 'web_search' raised an unexpected exception"
+
+
+@pytest.mark.parametrize("tracing", [False, True])
+def test_spans_only_with_tracing(
+    engines_url: str, monkeypatch: pytest.MonkeyPatch, tracing: bool
+) -> None:
+    spans: list[str] = []
+
+    @contextlib.contextmanager
+    def recorded(*, name: str, **_: Any) -> Iterator[Any]:
+        spans.append(name)
+        yield mock.Mock()
+
+    monkeypatch.setattr(otel, "otel_span", recorded)
+    settings = settings_for(engines_url, server={"tracing": tracing})
+    with serve_app(create_app(settings)) as url:
+        assert call(url, {"query": "python"})["isError"] is False
+    assert spans == (["tools/call web_search"] if tracing else [])
