@@ -11,8 +11,10 @@ layer. That layer checks a call's arguments against a model made from the signat
 context object and checks the answer against the output schema: here every argument is checked
 (and its error worded) by `arguments.py`, and every answer is built from `answer.py`'s types,
 so those passes checked nothing twice over, and they were 18% of a cache hit's
-instructions. The handler answers as the tool layer did: the same result for an answer, the
-same error text for bad input or a failed search, a crash as "Error executing tool NAME" only.
+instructions. (The official MCP client checks every answer it is given against the output
+schema, and the tests call every tool through it.) The handler answers as the tool layer did:
+the same result for an answer, the same error text for bad input or a failed search, a crash
+as "Error executing tool NAME" only.
 """
 
 import inspect

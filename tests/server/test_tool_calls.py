@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -132,3 +133,21 @@ def test_spans_only_with_tracing(
     with serve_app(create_app(settings)) as url:
         assert call(url, {"query": "python"})["isError"] is False
     assert spans == (["tools/call web_search"] if tracing else [])
+
+
+async def test_fresh_and_cached_answers_keep_to_the_published_schema(
+    engines_url: str, tmp_path: Path
+) -> None:
+    # The official client checks each answer against the tool's output schema (and raises).
+    plain = settings_for(engines_url)
+    cache = plain.cache.model_copy(update={"backend": "sqlite", "path": tmp_path / "c.sqlite3"})
+    settings = plain.model_copy(update={"cache": cache})
+    with serve_app(create_app(settings)) as url:
+        async with Client(f"{url}/mcp", mode="legacy", cache=None) as client:
+            answers = [
+                await client.call_tool("web_search", {"query": "python asyncio", "explain": True})
+                for _ in range(2)
+            ]
+    fresh, cached = (a.structured_content for a in answers)
+    assert fresh["cached"] is False and cached["cached"] is True
+    assert cached["results"][0]["score_details"] == fresh["results"][0]["score_details"]
