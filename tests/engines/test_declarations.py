@@ -6,6 +6,7 @@ import pytest
 
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.models import Query
 
 
 def test_a_keyed_engine_reads_its_name_api_keys_unless_it_names_its_own() -> None:
@@ -47,3 +48,14 @@ def test_every_declaration_has_the_type_the_base_declares(name: str) -> None:
         value = getattr(cls, attribute)
         assert _CHECKS[declared](value), f"{name}.{attribute} = {value!r} is not {declared}"
     assert cls.name == name
+
+
+@pytest.mark.parametrize("name", sorted(n for n, cls in ENGINES.items() if cls.kind == "web"))
+def test_an_engine_sends_the_time_range_and_language_it_declares_it_supports(name: str) -> None:
+    engine = ENGINES[name]()
+    key = "cx-1:key-1" if engine.needs_key else None  # Programmable Search: a pair
+    plain = engine.request(Query(text="rust async"), key)
+    recent = engine.request(Query(text="rust async", time_range="week"), key)
+    german = engine.request(Query(text="rust async", language="de"), key)
+    assert (recent != plain) is engine.supports_time_range
+    assert (german != plain) is engine.supports_language
