@@ -118,3 +118,13 @@ def test_fingerprint_takes_dataclasses_and_scalars() -> None:
 def test_a_searchs_key_takes_every_field_of_its_query_but_the_text(query: Query) -> None:
     expected = {name: value for name, value in asdict(query).items() if name != "text"}
     assert _query_args(query) == expected
+
+
+def test_keys_stay_the_same_from_one_version_to_the_next() -> None:
+    # A changed key empties every cache on upgrade: only a change of what is stored may do that.
+    fingerprint = config_fingerprint([1.5, -0.0], {"a": None, "b": {3, 1}, "c": "x"})
+    arguments = {"max_results": 10, "engines": ["b", "a"], "x": None, "t": (1, 2.0)}
+    assert fingerprint == "3b3ce16b89ea9a9c"
+    assert cache_key("web_search", "Rust  ASYNC", arguments, fingerprint) == (
+        "5506504d606a929d4b3a130278b0c9219941d42b94de0639dc576f1cc78e48ff"
+    )

@@ -36,6 +36,17 @@ def _plain(value: Any, *, drop_secrets: bool) -> Any:
     """`value` as plain JSON data with a stable order, or TypeError for what has none."""
     if value is None or isinstance(value, bool | int | str):
         return value
+    # Lists and mappings before the slower checks: a call's arguments are made of them.
+    if isinstance(value, list | tuple):
+        return [_plain(item, drop_secrets=drop_secrets) for item in value]
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = str(key)
+            if item is None or (drop_secrets and name in SECRET_FIELDS):
+                continue
+            out[name] = _plain(item, drop_secrets=drop_secrets)
+        return dict(sorted(out.items()))
     if isinstance(value, float):
         # json renders floats exactly; -0.0 and 0.0 mean the same setting.
         return value + 0.0
@@ -48,19 +59,9 @@ def _plain(value: Any, *, drop_secrets: bool) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
         return _plain(fields, drop_secrets=drop_secrets)
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            name = str(key)
-            if item is None or (drop_secrets and name in SECRET_FIELDS):
-                continue
-            out[name] = _plain(item, drop_secrets=drop_secrets)
-        return dict(sorted(out.items()))
     if isinstance(value, set | frozenset):
         items = [_plain(item, drop_secrets=drop_secrets) for item in value]
         return sorted(items, key=_dumps)
-    if isinstance(value, list | tuple):
-        return [_plain(item, drop_secrets=drop_secrets) for item in value]
     raise TypeError(f"cannot use a {type(value).__name__} in a cache key")
 
 
