@@ -14,6 +14,7 @@ import httpx
 import pytest
 from mcp import Client
 from mcp.server import _otel as otel
+from mcp.types import CallToolResult
 from prometheus_client.parser import text_string_to_metric_families
 
 from testing.fake_engines import FakeEngines
@@ -21,6 +22,7 @@ from testing.server_helpers import MCP_HEADERS, settings_for, tool_call
 from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.service import SearchService
+from websearch_mcp.tools import build_mcp
 
 SECRET = "tvly-PLANTED-crash-2c8e41f07a"
 
@@ -151,3 +153,21 @@ async def test_fresh_and_cached_answers_keep_to_the_published_schema(
     fresh, cached = (a.structured_content for a in answers)
     assert fresh["cached"] is False and cached["cached"] is True
     assert cached["results"][0]["score_details"] == fresh["results"][0]["score_details"]
+
+
+async def test_the_sdks_own_call_tool_answers_as_the_wire_does(engines_url: str) -> None:
+    service = SearchService(settings_for(engines_url))
+    mcp = build_mcp(service, service.orchestrator.names("web"))
+    await service.start()
+    try:
+        answer = await mcp.call_tool("web_search", {"query": "python asyncio"})
+        refused = await mcp.call_tool("web_search", {"query": "x", "max_results": 0})
+    finally:
+        await service.close()
+    assert isinstance(answer, CallToolResult) and not answer.is_error
+    assert answer.structured_content["results"]
+    assert answer.content[0].text.startswith("1. ")
+    assert isinstance(refused, CallToolResult) and refused.is_error
+    assert refused.content[0].text == (
+        "Error executing tool web_search: max_results must be an integer from 1 to 50 (got 0)"
+    )
