@@ -87,8 +87,7 @@ class Observer:
             took = time.perf_counter() - started
             if not quiet:
                 self.metrics.in_flight.dec()
-            self.metrics.http_requests.labels(route, str(status)).inc()
-            self.metrics.http_latency.labels(route).observe(took)
+            self.metrics.count_http(route, status, took)
             client = scope.get(CLIENT_KEY) or (scope.get("client") or ("-",))[0]
             ACCESS_LOG.log(
                 logging.DEBUG if quiet and status < 400 else logging.INFO,

@@ -88,6 +88,11 @@ class Orchestrator:
             client_for=lambda run: run.client or self._client(run.proxy, run.name),
             stale_retries=self.stale_retries,
         )
+        # Each kind's engines, and why any of them is never asked: the configuration decides
+        # both, and every search reads them.
+        self._lineups: dict[str, list[tuple[EngineRun, str | None]]] = {}
+        for run in self.runs.values():
+            self._lineups.setdefault(run.engine.kind, []).append((run, self._left_out(run)))
         # HTTP clients may log request URLs; some APIs take the key in the URL.
         self._log_filter = RedactingFilter(secrets)
         for name in URL_LOGGERS:
@@ -114,7 +119,7 @@ class Orchestrator:
 
     def names(self, kind: str) -> list[str]:
         """Every known engine of `kind` ("web" or "academic")."""
-        return [n for n, r in self.runs.items() if r.engine.kind == kind]
+        return [run.name for run, _ in self._lineups.get(kind, ())]
 
     def weights(self, names: Iterable[str]) -> dict[str, float]:
         """The fusion weight of each of `names`."""
@@ -168,8 +173,9 @@ class Orchestrator:
     ) -> tuple[list[EngineRun], list[EngineReport]]:
         """The engines to query, and reports for those that will not be (disabled, no key, no
         proxy on a restricted network)."""
-        known = self.names(kind)
+        lineup = self._lineups.get(kind, [])
         if asked is not None:
+            known = [run.name for run, _ in lineup]
             unknown = [n for n in asked if n not in known]
             if unknown:
                 raise ToolInputError(
@@ -177,15 +183,13 @@ class Orchestrator:
                 )
         chosen: list[EngineRun] = []
         skipped: list[EngineReport] = []
-        for name in known:
-            if asked is not None and name not in asked:
+        for run, reason in lineup:
+            if asked is not None and run.name not in asked:
                 continue
-            run = self.runs[name]
-            reason = self._left_out(run)
             if reason is None:
                 chosen.append(run)
             elif run.enabled or asked is not None:
-                skipped.append(EngineReport(name, "skipped", error=reason))
+                skipped.append(EngineReport(run.name, "skipped", error=reason))
         return chosen, skipped
 
     def _left_out(self, run: EngineRun) -> str | None:

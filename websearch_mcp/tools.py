@@ -15,6 +15,10 @@ instructions. (The official MCP client checks every answer it is given against t
 schema, and the tests call every tool through it.) The handler answers as the tool layer did:
 the same result for an answer, the same error text for bad input or a failed search, a crash
 as "Error executing tool NAME" only.
+
+The handler gives the SDK each result in its wire form (a dict), which the SDK checks against
+the protocol revision's schema as it serialises it. A `CallToolResult` model would first be
+dumped to that form, a walk of the whole answer: 9% of a cache hit's instructions.
 """
 
 import inspect
@@ -27,7 +31,7 @@ from mcp.server import CacheHint, ServerRequestContext
 from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolRequestParams, CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolRequestParams, CallToolResult, ToolAnnotations
 from pydantic import WithJsonSchema
 
 from websearch_mcp import __version__
@@ -221,16 +225,36 @@ def tool_specs(service: SearchService, limits: Limits) -> list[ToolSpec]:
     ]
 
 
-def _error(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+#: The fields a `CallToolResult` writes besides its content (`isError`, `resultType`), as the
+#: model's defaults give them.
+_RESULT_DEFAULTS = {
+    name: value
+    for name, value in CallToolResult(content=[])
+    .model_dump(by_alias=True, mode="json", exclude_none=True)
+    .items()
+    if name != "content"
+}
+
+
+def _wire(text: str, answer: Any = None) -> dict[str, Any]:
+    """A `CallToolResult` in its wire form, as the SDK's dump of the model gives it."""
+    out = {**_RESULT_DEFAULTS, "content": [{"type": "text", "text": text}]}
+    if answer is not None:
+        out["structuredContent"] = answer
+    return out
+
+
+def _error(text: str) -> dict[str, Any]:
+    return {**_wire(text), "isError": True}
 
 
 async def answer_call(
     spec: ToolSpec, metrics: Metrics, sent: dict[str, Any], progress: Progress | None
-) -> CallToolResult:
-    """One call of `spec`'s tool, counted in `metrics`: the answer both structured and as text;
-    bad input and all-failed searches are tool errors with the message as it is, anything
-    unexpected a tool error that says no more than the tool's name (and is logged)."""
+) -> dict[str, Any]:
+    """One call of `spec`'s tool, counted in `metrics`, as a `CallToolResult` in its wire form:
+    the answer both structured and as text; bad input and all-failed searches are tool errors
+    with the message as it is, anything unexpected a tool error that says no more than the
+    tool's name (and is logged)."""
     try:
         with metrics.track(spec.name, "mcp") as record:
             record.answer = answer = await spec.work(given(spec.params, sent), progress)
@@ -242,10 +266,7 @@ async def answer_call(
     except Exception:
         log.exception("tool %r raised an unexpected exception", spec.name)
         return _error(f"Error executing tool {spec.name}")
-    return CallToolResult(
-        content=[TextContent(type="text", text=spec.render(answer))],
-        structured_content=answer,
-    )
+    return _wire(spec.render(answer), answer)
 
 
 def add_tool(mcp: MCPServer, metrics: Metrics, spec: ToolSpec) -> None:
@@ -253,7 +274,7 @@ def add_tool(mcp: MCPServer, metrics: Metrics, spec: ToolSpec) -> None:
     function answers as `serve_calls` does, for the SDK's own `MCPServer.call_tool`."""
 
     async def tool(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
-        return await answer_call(spec, metrics, arguments, ctx)
+        return CallToolResult.model_validate(await answer_call(spec, metrics, arguments, ctx))
 
     signature = _signature(spec.params, spec.output)
     tool.__signature__ = signature  # type: ignore[attr-defined]

@@ -15,14 +15,17 @@ import pytest
 from mcp import Client
 from mcp.server import _otel as otel
 from mcp.types import CallToolResult
+from mcp_types.methods import SERVER_RESULTS, serialize_server_result
 from prometheus_client.parser import text_string_to_metric_families
 
 from testing.fake_engines import FakeEngines
 from testing.server_helpers import MCP_HEADERS, settings_for, tool_call
 from testing.serving import serve_app
 from websearch_mcp.app import create_app
+from websearch_mcp.arguments import Limits
+from websearch_mcp.metrics import Metrics
 from websearch_mcp.service import SearchService
-from websearch_mcp.tools import build_mcp
+from websearch_mcp.tools import answer_call, build_mcp, tool_specs
 
 SECRET = "tvly-PLANTED-crash-2c8e41f07a"
 
@@ -171,3 +174,35 @@ async def test_the_sdks_own_call_tool_answers_as_the_wire_does(engines_url: str)
     assert refused.content[0].text == (
         "Error executing tool web_search: max_results must be an integer from 1 to 50 (got 0)"
     )
+
+
+async def test_a_result_is_given_to_the_sdk_as_its_model_would_be_dumped(
+    engines_url: str,
+) -> None:
+    # The handler hands the SDK wire-form dicts; each must be what a `CallToolResult` dumps to,
+    # and pass the SDK's check of every protocol revision it serves.
+    service = SearchService(settings_for(engines_url))
+    specs = {
+        s.name: s for s in tool_specs(service, Limits(200, service.orchestrator.names("web"), []))
+    }
+    await service.start()
+    try:
+        results = [
+            await answer_call(specs["web_search"], Metrics(), {"query": "python asyncio"}, None),
+            await answer_call(
+                specs["web_search"], Metrics(), {"query": "x", "max_results": 0}, None
+            ),
+        ]
+    finally:
+        await service.close()
+    assert results[0]["structuredContent"]["results"]
+    assert results[1]["isError"] is True and "structuredContent" not in results[1]
+    revisions = {v for (method, v) in SERVER_RESULTS if method == "tools/call"}
+    assert revisions
+    for result in results:
+        model = CallToolResult.model_validate(result)
+        assert model.model_dump(by_alias=True, mode="json", exclude_none=True) == result
+        for revision in revisions:
+            assert serialize_server_result("tools/call", revision, result) == (
+                serialize_server_result("tools/call", revision, model.model_dump(by_alias=True))
+            )
