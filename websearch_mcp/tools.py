@@ -140,9 +140,8 @@ def _without_spans(mcp: MCPServer) -> None:
     """Drop the SDK's OpenTelemetry middleware, as its documentation says to opt out: it opens a
     span for every message, a no-op without an exporter, and was 4% of a cache hit's
     instructions. `server.tracing: true` keeps it."""
-    server = mcp._lowlevel_server
-    server.middleware[:] = [
-        each for each in server.middleware if not isinstance(each, OpenTelemetryMiddleware)
+    mcp.middleware[:] = [
+        each for each in mcp.middleware if not isinstance(each, OpenTelemetryMiddleware)
     ]
 
 
