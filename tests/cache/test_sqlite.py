@@ -17,7 +17,9 @@ import sqlite3
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import aiosqlite
 import pytest
 
 from testing.cache_helpers import FakeClock
@@ -91,6 +93,53 @@ async def test_concurrent_calls_share_one_connection(tmp_path: Path, clock: Fake
     await cache.close()
     assert [hit.value["i"] for hit in hits if hit] == list(range(50))
     assert not cache.stats.errors
+
+
+async def test_stores_waiting_for_the_lock_go_to_the_file_in_one_trip(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "cache.sqlite3"
+    cache = make(path, clock)
+    await cache.set("web", "first", {"v": 0})  # the connection is open
+    trips: list[int] = []
+    executemany = aiosqlite.Connection.executemany
+
+    async def counted(self: aiosqlite.Connection, sql: str, rows: Any) -> Any:
+        rows = list(rows)
+        trips.append(len(rows))
+        return await executemany(self, sql, rows)
+
+    monkeypatch.setattr(aiosqlite.Connection, "executemany", counted)
+    async with cache._lock:  # another call holds it: the stores below wait
+        stores = [asyncio.create_task(cache.set("web", f"k{i}", {"i": i})) for i in range(20)]
+        stores.append(asyncio.create_task(cache.set("web", "k3", {"i": "again"})))
+        await asyncio.sleep(0.05)
+        assert not any(store.done() for store in stores)
+    await asyncio.gather(*stores)
+    assert trips == [21]
+    assert cache.stats.sets == 22
+    with contextlib.closing(sqlite3.connect(path)) as other:
+        rows = dict(other.execute("SELECT key, value FROM cache_entries").fetchall())
+    assert len(rows) == 21 and rows["k3"] == '{"i":"again"}'  # the later of two stores stays
+    hits = [await cache.get("web", f"k{i}") for i in range(20)]
+    await cache.close()
+    assert [h.value["i"] for h in hits if h] == [*range(3), "again", *range(4, 20)]
+
+
+async def test_a_store_waiting_when_the_cache_closes_is_written(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    path = tmp_path / "cache.sqlite3"
+    cache = make(path, clock)
+    await cache.set("web", "kept", {"v": 1})
+    async with cache._lock:
+        late = asyncio.create_task(cache.set("web", "late", {"v": 2}))
+        closing = asyncio.create_task(cache.close())
+        await asyncio.sleep(0.05)
+    await asyncio.wait_for(asyncio.gather(late, closing), 5)
+    with contextlib.closing(sqlite3.connect(path)) as other:
+        keys = [k for (k,) in other.execute("SELECT key FROM cache_entries")]
+    assert sorted(keys) == ["kept", "late"]
 
 
 async def test_hit_refreshes_are_written_for_other_processes_within_a_moment(
