@@ -227,16 +227,20 @@ class SqliteCache(StoringCache):
         try:
             while self._writes:
                 async with self._lock:
-                    batch, self._writes = self._writes, []
-                    try:
-                        await self._write_many(batch)
-                    finally:
-                        _stored(batch)
+                    await self._write_pending()
         finally:
             # Cancelled (the cache closing with its loop): what still waits is not stored.
             self._writer = None
             _stored(self._writes)
             self._writes.clear()
+
+    async def _write_pending(self) -> None:
+        """Write every store waiting, then let their callers go on. Called with the lock held."""
+        batch, self._writes = self._writes, []
+        try:
+            await self._write_many(batch)
+        finally:
+            _stored(batch)
 
     async def _write_many(self, batch: list[_Write]) -> None:
         """Write `batch` in one trip, in the order asked (the last of two stores of one entry
@@ -289,11 +293,7 @@ class SqliteCache(StoringCache):
         async with self._lock:
             if not self._closed:
                 # Stores asked before the close are written (their writer finds it closed).
-                batch, self._writes = self._writes, []
-                try:
-                    await self._write_many(batch)
-                finally:
-                    _stored(batch)
+                await self._write_pending()
                 await self._write_touches()
             self._closed = True
             self._forget_all()
