@@ -29,6 +29,7 @@ from testing.server_helpers import MCP_HEADERS, results_for, tool_call
 from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.arguments import web_search_args
+from websearch_mcp.net.cooldown_reads import MAX_AGE_SECONDS
 from websearch_mcp.service import SearchService
 
 ENGINES_USED = ("tavily", "brave", "searxng")
@@ -415,6 +416,7 @@ def test_cooldowns_set_on_one_replica_are_respected_by_the_other(
     assert shared_fake.key_counts[KEY_A] == 1
     assert tavily["status"] == "ok" and len(tavily["attempts"]) == 2
     assert "key 1 of 2" in tavily["attempts"][0] and "cooled" in tavily["attempts"][0]
+    time.sleep(MAX_AGE_SECONDS)  # the other replica's reads kept from before are out of date
 
     # Two requests on the other replica: one of them would start at key A if it did not know.
     used_b = shared_fake.key_counts[KEY_B]
@@ -427,6 +429,7 @@ def test_cooldowns_set_on_one_replica_are_respected_by_the_other(
     shared_fake.faults["searxng"] = Fault(status=429)
     assert report(search(one.url, "asyncio coroutines"), "searxng")["status"] == "rate_limited"
     asked = shared_fake.counts["searxng"]
+    time.sleep(MAX_AGE_SECONDS)
     searxng = report(search(two.url, "python asyncio tutorial"), "searxng")
     assert searxng["status"] == "skipped" and "circuit open" in searxng["error"]
     assert shared_fake.counts["searxng"] == asked

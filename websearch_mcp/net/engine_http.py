@@ -31,7 +31,9 @@ MAX_CONNECTIONS = 256
 KEEPALIVE_SECONDS = 5.0
 #: Redirects followed per request.
 MAX_REDIRECTS = 5
-_SOCKS = {"socks5": False, "socks5h": True}  # scheme -> the proxy resolves names (rdns)
+_SOCKS = {"socks5": False, "socks5h": True}
+#: No timer of aiohttp's: `send` runs under its caller's deadline.
+_CALLER_BOUNDS = aiohttp.ClientTimeout()  # scheme -> the proxy resolves names (rdns)
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +150,12 @@ async def send(
     A request that fails on a kept-alive connection the server had closed (it did not answer at
     all) is sent once more within what is left of `timeout`; the pool has dropped the closed
     connection by then, so it goes out on another or a new one. `on_retry` hears of each.
-    A timeout raises `TimeoutError`; network failures become `EngineError` with the failure's
-    kind only, as a client's message may quote the URL, and a URL may carry a key.
+    Network failures become `EngineError` with the failure's kind only, as a client's message
+    may quote the URL, and a URL may carry a key.
+
+    The caller bounds the call: it runs under the caller's `asyncio.timeout` of `timeout`
+    seconds, which raises `TimeoutError`. aiohttp's own timer would be a second one per request,
+    about a tenth of the request's CPU time (BENCHMARKS.md).
     """
     url = _quoted(base_url + request.path)
     if request.params:
@@ -184,7 +190,7 @@ async def _exchange(
         json=request.json,
         data=request.data,
         headers=request.headers,
-        timeout=aiohttp.ClientTimeout(total=timeout),
+        timeout=_CALLER_BOUNDS,
         max_redirects=MAX_REDIRECTS + 1,  # aiohttp counts the answer that would be one too many
     ) as response:
         chunks: list[bytes] = []
