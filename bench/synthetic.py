@@ -71,9 +71,27 @@ def _rng(*parts: str) -> random.Random:
     return random.Random(int.from_bytes(seed, "big"))
 
 
+#: Each run's queries so far, and every query drawn in this process.
+_QUERIES: dict[str, list[str]] = {}
+_DRAWN: set[str] = set()
+
+
 def query_text(index: int, run: str = "") -> str:
-    """The `index`-th distinct query of a run: three words, e.g. "redis cache latency"."""
-    rng = _rng("query", run, str(index))
+    """The `index`-th distinct query of a run: three words, e.g. "redis cache latency". A
+    draw that repeats a query drawn before in this process (of any run) is drawn again, so
+    that a benchmark's new queries are never answered from the cache."""
+    texts = _QUERIES.setdefault(run, [])
+    while len(texts) <= index:
+        attempt = 0
+        while (text := _draw_query(len(texts), run, attempt)) in _DRAWN:
+            attempt += 1
+        texts.append(text)
+        _DRAWN.add(text)
+    return texts[index]
+
+
+def _draw_query(index: int, run: str, attempt: int) -> str:
+    rng = _rng("query", run, str(index), *((str(attempt),) if attempt else ()))
     words = rng.sample(VOCABULARY, 3)
     return " ".join(words) if rng.random() < 0.8 else f"{' '.join(words[:2])} {words[2]} example"
 

@@ -69,7 +69,7 @@ def base_urls(base_url: str) -> dict[str, str]:
 class Fault:
     """What goes wrong for one engine. Several may combine: `delay` first, then the rest."""
 
-    delay: float = 0.0  # seconds to wait before answering
+    delay: float = 0.0  # seconds from the request to the answer (made meanwhile)
     status: int | None = None  # answer with this status and `body` instead of results
     body: bytes | str = b""
     retry_after: str | None = None  # sent as `Retry-After` (with any answer)
@@ -177,13 +177,20 @@ class FakeEngines:
 
     async def _answer(self, engine: str, query: str, key: str | None = None) -> Response:
         fault = (self.key_faults.get(key) if key else None) or self.faults.get(engine) or Fault()
-        headers = {"retry-after": fault.retry_after} if fault.retry_after else {}
-        content_type = RENDERERS[engine][1] if engine in RENDERERS else JSON_TYPE
+        due = time.monotonic() + fault.delay
+        # The answer is made while the delay runs, as a remote engine's is: requests that fall
+        # due together are then answered at their delay, not one render after another.
+        response = None if fault.hang else self._response(engine, query, fault)
         if fault.delay:
-            await asyncio.sleep(fault.delay)
-        if fault.hang:
+            await asyncio.sleep(max(0.0, due - time.monotonic()))
+        if response is None:
             await self._hang()
-            return Response(b"", 503, headers=headers)
+            return Response(b"", 503, headers=_retry_after(fault))
+        return response
+
+    def _response(self, engine: str, query: str, fault: Fault) -> Response:
+        headers = _retry_after(fault)
+        content_type = RENDERERS[engine][1] if engine in RENDERERS else JSON_TYPE
         if fault.status is not None:
             body = fault.body.encode() if isinstance(fault.body, str) else fault.body
             return Response(body, fault.status, headers=headers, media_type=content_type)
@@ -211,6 +218,10 @@ class FakeEngines:
         deadline = time.monotonic() + self.max_hang_seconds
         while not self._released.is_set() and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
+
+
+def _retry_after(fault: Fault) -> dict[str, str]:
+    return {"retry-after": fault.retry_after} if fault.retry_after else {}
 
 
 async def _record(request: Request, engine: str) -> RecordedRequest:
