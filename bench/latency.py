@@ -9,8 +9,10 @@ with a SQLite cache in a fresh directory (`bench.latency_server service`), and t
 sends MCP `tools/call` requests over raw keep-alive HTTP/1.1 connections (`bench.loadgen`).
 
 Phases, in order: the eight engines asked at once straight from here (the baseline: the slowest
-engine's own time); `web_search` with a new query every time (all cache misses) at concurrency
-1, 16, 32 and 64; the same tool again on queries answered before (cache hits); the benchmark's
+engine's own time), one query at a time and by 32 clients; `web_search` with a new query every
+time (all cache misses) at concurrency 1, 16, 32 and 64, the clients of each phase started one
+after another over the slowest engine's delay, as independent users would be; the same tool
+again on queries answered before (cache hits); the benchmark's
 `noop` tool (the MCP floor); both again on protocol revision 2026-07-28, whose requests stand
 alone (what the official client speaks by default); `GET /healthz` (the HTTP floor); then cache
 hits and `/healthz` again, in turns, for their ratio (`Bench.turns`). The
@@ -232,6 +234,7 @@ class Phase:
         assert self.miss is not None
         return {
             "slowest_engine_p50_ms": percentile(self.miss.slowest_ms, 0.5),
+            "slowest_engine_p99_ms": percentile(self.miss.slowest_ms, 0.99),
             "took_p50_ms": percentile(self.miss.took_ms, 0.5),
         }
 
@@ -309,27 +312,37 @@ def engine_request(name: str, text: str, host: str) -> bytes:
     return f"{request.method} {target} HTTP/1.1\r\nHost: {host}\r\n{headers}\r\n".encode()
 
 
-async def direct_baseline(port: int, count: int) -> list[float]:
+async def direct_baseline(
+    port: int, count: int, concurrency: int = 1, run: str = "direct"
+) -> list[float]:
     """Seconds until the slowest fake engine has answered when the eight are asked at once
-    straight from here, without the service, one query at a time: what the service could do
-    with no overhead at all."""
+    straight from here, without the service, by `concurrency` clients (started over the
+    slowest engine's delay, as the miss phases' are): what the service could do with no
+    overhead at all, and how late the fake engines themselves answer at that load."""
     host = f"{HOST}:{port}"
-    connections = {name: await connect(HOST, port) for name in DELAYS}
     times: list[float] = []
-    try:
-        for i in range(count):
-            text = query_text(i, "direct")
-            requests = {name: engine_request(name, text, host) for name in DELAYS}
-            started = time.perf_counter()
-            answers = await asyncio.gather(
-                *(connections[name].request(requests[name]) for name in DELAYS)
-            )
-            times.append(time.perf_counter() - started)
-            if any(status != 200 for status, _ in answers):
-                raise RuntimeError(f"a fake engine refused a direct request: {answers}")
-    finally:
-        for connection in connections.values():
-            connection.close()
+    numbers = iter(range(count))
+
+    async def client(start: float) -> None:
+        connections = {name: await connect(HOST, port) for name in DELAYS}
+        try:
+            await asyncio.sleep(start)
+            for i in numbers:
+                text = query_text(i, run)
+                requests = {name: engine_request(name, text, host) for name in DELAYS}
+                started = time.perf_counter()
+                answers = await asyncio.gather(
+                    *(connections[name].request(requests[name]) for name in DELAYS)
+                )
+                times.append(time.perf_counter() - started)
+                if any(status != 200 for status, _ in answers):
+                    raise RuntimeError(f"a fake engine refused a direct request: {answers}")
+        finally:
+            for connection in connections.values():
+                connection.close()
+
+    ramp = SLOWEST if concurrency > 1 else 0.0
+    await asyncio.gather(*(client(ramp * k / concurrency) for k in range(concurrency)))
     return times
 
 
@@ -345,6 +358,7 @@ class Bench:
         self.memory = Memory()
         self.phases: list[Phase] = []
         self.direct: list[float] = []
+        self.direct_c32: list[float] = []
         #: Per round of `turns`: cache hits per second over `/healthz` requests per second.
         self.turn_ratios: list[float] = []
 
@@ -364,8 +378,9 @@ class Bench:
         count: int,
         concurrency: int,
         check: Check | None,
+        ramp: float = 0.0,
     ) -> Phase:
-        """Run one phase and print its line."""
+        """Run one phase (its clients started over `ramp` seconds) and print its line."""
         server_cpu, engines_cpu = self.service.cpu_seconds(), self.engines.cpu_seconds()
         run = await run_load(
             HOST,
@@ -375,6 +390,7 @@ class Bench:
             concurrency=concurrency,
             check=check,
             on_done=self._count,
+            ramp=ramp,
         )
         phase = Phase(
             name,
@@ -393,7 +409,8 @@ class Bench:
             f"{row['server_cpu_ms_per_request']:.2f} CPU-ms/req  {row['checks'] or ''}"
             + (
                 f" slowest engine {row['slowest_engine_p50_ms']:.0f} ms, took"
-                f" {row['took_p50_ms']:.0f} ms (p50, as the service saw them)"
+                f" {row['took_p50_ms']:.0f} ms (p50, as the service saw them); slowest engine"
+                f" p99 {row['slowest_engine_p99_ms']:.0f} ms"
                 if "took_p50_ms" in row
                 else ""
             ),
@@ -454,8 +471,11 @@ class Bench:
             )
             self.phases.clear()
             self.direct = await direct_baseline(self.engines.port, max(10, plan.c1 // 2))
+            self.direct_c32 = await direct_baseline(self.engines.port, plan.c32, 32, "direct c=32")
             print(
-                f"  engines alone (8 at once) p50 {percentile(self.direct, 0.5) * 1000:.2f} ms",
+                f"  engines alone (8 at once) p50 {percentile(self.direct, 0.5) * 1000:.2f} ms;"
+                f" at c=32 p50 {percentile(self.direct_c32, 0.5) * 1000:.2f} ms,"
+                f" p99 {percentile(self.direct_c32, 0.99) * 1000:.2f} ms",
                 flush=True,
             )
             for label, count, concurrency in (
@@ -464,12 +484,15 @@ class Bench:
                 ("miss c=32", plan.c32, 32),
                 ("miss c=64", plan.c64, 64),
             ):
+                # Clients start over one slowest-engine delay, as independent users would:
+                # all at once, the phase's first searches would be one burst of 8 x c requests.
                 await self.phase(
                     label,
                     lambda i, run=label: self.search_request(query_text(i, run)),
                     count,
                     concurrency,
                     MissCheck(),
+                    ramp=SLOWEST if concurrency > 1 else 0.0,
                 )
             # Cache hits: the queries the c=64 phase answered (and so stored), round and round.
             known = min(plan.c64, 500)
@@ -587,6 +610,7 @@ def report(bench: Bench, fuse_ms: list[float], parse_ms: list[float]) -> dict[st
     healthz = by_name["GET /healthz"]["throughput_rps"]
     memory = bench.memory
     direct = [x * 1000 for x in bench.direct]
+    direct_c32 = [x * 1000 for x in bench.direct_c32]
     return {
         "machine": machine(),
         "server": bench.service.info,
@@ -607,6 +631,10 @@ def report(bench: Bench, fuse_ms: list[float], parse_ms: list[float]) -> dict[st
         "engines_alone_ms": {
             "p50": round(percentile(direct, 0.5), 2),
             "p99": round(percentile(direct, 0.99), 2),
+        },
+        "engines_alone_c32_ms": {
+            "p50": round(percentile(direct_c32, 0.5), 2),
+            "p99": round(percentile(direct_c32, 0.99), 2),
         },
         "c1_overhead_over_engines_alone_p50_ms": round(
             by_name["miss c=1"]["p50_ms"] - percentile(direct, 0.5), 2
@@ -657,6 +685,7 @@ def markdown(data: dict[str, Any], command: str) -> str:
             f"{r['client_cpu_share']:.0%} |"
         )
     samples = ", ".join(f"{n}: {mib:.0f}" for n, mib in data["rss_samples"])
+    c32 = next(r for r in data["phases"] if r["phase"] == "miss c=32")
     turns = data["cache_hit_vs_healthz_in_turns"]
     lines += [
         "",
@@ -664,8 +693,13 @@ def markdown(data: dict[str, Any], command: str) -> str:
         "|---|---|",
         f"| the 8 fake engines asked at once without the service: slowest answer p50 / p99 | "
         f"{data['engines_alone_ms']['p50']:.1f} / {data['engines_alone_ms']['p99']:.1f} ms |",
-        f"| miss c=1 p50 minus that p50 (the service's own overhead) | "
+        f"| the same by 32 clients at once (started as the miss phases' are), p50 / p99 | "
+        f"{data['engines_alone_c32_ms']['p50']:.1f} / {data['engines_alone_c32_ms']['p99']:.1f}"
+        " ms |",
+        f"| miss c=1 p50 minus the 8 engines' p50 alone (the service's own overhead) | "
         f"{data['c1_overhead_over_engines_alone_p50_ms']:.1f} ms |",
+        f"| miss c=32: the slowest engine's answer as the service saw it, p50 / p99 | "
+        f"{c32['slowest_engine_p50_ms']:.0f} / {c32['slowest_engine_p99_ms']:.0f} ms |",
         f"| cache-hit throughput / noop-tool throughput | {data['cache_hit_vs_noop']:.0%}; "
         f"{data['modern_cache_hit_vs_noop']:.0%} on {MODERN} |",
         f"| cache-hit throughput / `/healthz` throughput | {data['cache_hit_vs_healthz']:.1%}; "

@@ -3,8 +3,8 @@
     python -m bench.latency_server engines --delays '{"tavily": 0.4, ...}'
     python -m bench.latency_server service --config websearch-mcp.yaml [--workers N]
 
-`engines` serves the fake engines (`testing.fake_engines`, real wire formats) with a fixed delay
-each, answering with `bench.synthetic` results. `service` runs the real app exactly as
+`engines` serves the fake engines (`bench.engine_server`: real wire formats, on aiohttp) with a
+fixed delay each, answering with `bench.synthetic` results. `service` runs the real app exactly as
 `websearch-mcp serve` does (same uvicorn options), plus one tool that only the benchmark has:
 `noop`, which answers "ok" at once, so its throughput is the floor set by HTTP, the middleware
 and the MCP SDK alone. Each process prints `port <n>` on stdout once it is listening.
@@ -13,6 +13,7 @@ and the MCP SDK alone. Each process prints `port <n>` on stdout once it is liste
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import signal
@@ -23,10 +24,10 @@ from importlib.util import find_spec
 from typing import Any
 
 import uvicorn
+from aiohttp import web
 from starlette.types import ASGIApp
 
-from bench.synthetic import results_for
-from testing.fake_engines import FakeEngines, Fault
+from bench.engine_server import engines_app
 from websearch_mcp.app import create_app
 from websearch_mcp.config import load_config
 from websearch_mcp.observability import configure_logging
@@ -65,11 +66,23 @@ def _run(app: ASGIApp | str, **options: Any) -> None:
 
 
 def engines(delays: dict[str, float]) -> None:
-    """Every fake engine, each answering after its delay."""
-    fake = FakeEngines(
-        results_for, faults={name: Fault(delay=delay) for name, delay in delays.items()}
-    )
-    _run(fake.app, log_level="warning", backlog=4096)
+    """Every fake engine, each answering after its delay (`bench.engine_server`)."""
+    _exit_with_parent()
+    (sock,) = listening_sockets("127.0.0.1", 0, 1)
+    print(f"port {sock.getsockname()[1]} server aiohttp", flush=True)
+
+    async def serve() -> None:
+        runner = web.AppRunner(engines_app(delays), access_log=None)
+        await runner.setup()
+        await web.SockSite(runner, sock, backlog=4096).start()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, stop.set)
+        loop.add_signal_handler(signal.SIGINT, stop.set)
+        await stop.wait()
+        await runner.cleanup()
+
+    asyncio.run(serve())
 
 
 #: Names the configuration file for `service_app` in each worker process.

@@ -154,18 +154,23 @@ async def run_load(
     concurrency: int,
     check: Check | None = None,
     on_done: Callable[[], None] | None = None,
+    ramp: float = 0.0,
 ) -> Run:
     """Send `count` requests (`make(i)` for i in 0..count-1) over `concurrency` connections.
 
     A request answered with a status other than 200 counts as a failure; `check` may label
-    answers (counted in `Run.checks`; the label "failed" also counts as a failure).
+    answers (counted in `Run.checks`; the label "failed" also counts as a failure). With
+    `ramp` (seconds), the clients start one after another over that time, as independent
+    users do, instead of all in the same instant.
     """
     connections = [await connect(host, port) for _ in range(concurrency)]
     result = Run()
     next_index = 0
 
-    async def client(conn: Connection) -> None:
+    async def client(conn: Connection, start: float) -> None:
         nonlocal next_index
+        if start:
+            await asyncio.sleep(start)
         while next_index < count:
             i = next_index
             next_index += 1
@@ -184,7 +189,9 @@ async def run_load(
     cpu_before = _cpu_seconds()
     started = time.perf_counter()
     try:
-        await asyncio.gather(*(client(c) for c in connections))
+        await asyncio.gather(
+            *(client(c, ramp * i / concurrency) for i, c in enumerate(connections))
+        )
     finally:
         result.elapsed = time.perf_counter() - started
         result.client_cpu = _cpu_seconds() - cpu_before

@@ -244,7 +244,7 @@ async def _record(request: Request, engine: str) -> RecordedRequest:
         params=params,
         form=form,
         json=payload,
-        query=_query_text(engine, params, form, payload),
+        query=query_text_of(engine, params, form, payload),
         key=_api_key(request.headers, params),
     )
 
@@ -260,7 +260,10 @@ def _api_key(headers: Mapping[str, str], params: Mapping[str, str]) -> str | Non
     return params.get("api_key") or params.get("key") or None
 
 
-def _query_text(engine: str, params: dict[str, str], form: dict[str, str], payload: Any) -> str:
+def query_text_of(
+    engine: str, params: Mapping[str, str], form: Mapping[str, str], payload: Any
+) -> str:
+    """The query text an engine's request carries (its parameters, form or JSON body)."""
     if engine in ("tavily", "exa"):
         return str(payload.get("query", "")) if isinstance(payload, dict) else ""
     if engine == "serper":
