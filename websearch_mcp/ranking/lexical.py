@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import pairwise
+from itertools import chain, pairwise
 from urllib.parse import unquote
 
 _CJK_CHARS = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -39,6 +39,9 @@ _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
 _ACRONYM = re.compile(r"\b[A-Z]{2,6}s?\b")
 _SHOUTED_WORD = re.compile(r"[A-Z]{2,}")
 _SHOUTED_WORDS = 3
+
+#: A chunk's content terms, in order.
+Terms = tuple[str, ...]
 
 # Search filler ("latest", "current", "please find") is not a content word either.
 STOP_WORDS_EN = frozenset(
@@ -110,18 +113,26 @@ class QueryTerms:
 class DocTerms:
     """A result's words: `text`, the content terms of title + snippet, and `url`, those of its
     URL; `joined`, all its terms in order separated by single spaces (a phrase test is a
-    substring test). The URL's terms are found on first use: most results need none of them,
-    having the query's words in their title or snippet (`url_may_hold` says which do)."""
+    substring test). The URL's terms and the joined words are made on first use: most results
+    need neither, having the query's words in their title or snippet (`url_may_hold` says which
+    do) and only the returned results' phrases being read."""
 
-    __slots__ = ("_folded", "_link", "_url", "_url_joined", "_words", "text")
+    __slots__ = ("_folded", "_link", "_parts", "_url", "_url_joined", "_words", "text")
 
-    def __init__(self, words: str, text: AbstractSet[str], url: str) -> None:
+    def __init__(self, parts: list[Terms], text: AbstractSet[str], url: str) -> None:
         self.text = text
-        self._words = words  # the terms of `text` in order, joined by single spaces
+        self._parts = parts  # the terms of `text` in order, chunk by chunk
+        self._words: str | None = None
         self._link = url
         self._url: AbstractSet[str] | None = None
         self._url_joined = ""
         self._folded: str | None = None
+
+    @property
+    def _joined_words(self) -> str:
+        if self._words is None:
+            self._words = " ".join(chain.from_iterable(self._parts))
+        return self._words
 
     def _url_terms(self) -> AbstractSet[str]:
         if self._url is None:
@@ -135,7 +146,7 @@ class DocTerms:
     @property
     def joined(self) -> str:
         self._url_terms()
-        return f" {self._words} | {self._url_joined} "
+        return f" {self._joined_words} | {self._url_joined} "
 
     def url_may_hold(self, terms: Iterable[str]) -> bool:
         """False when none of `terms` is among the URL's terms, decided without finding them:
@@ -154,7 +165,7 @@ class DocTerms:
         """Whether `pair` (" a b ") is in `joined`. Neither half of `joined` has "|" in a
         term, so a pair is in one half or the other; the URL half is tokenised only when it
         may hold both words (see `url_may_hold`)."""
-        if pair in f" {self._words} ":
+        if pair in f" {self._joined_words} ":
             return True
         if self._url is None and not all(t[:-1] in self._folded_url() for t in pair.split()):
             return False
@@ -210,29 +221,29 @@ def _folded(text: str) -> str:
     return text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower()
 
 
-def _term_of(token: str) -> str:
-    """One token's content terms joined by spaces: CJK bigrams, or the stemmed word, or ""."""
+def _term_of(token: str) -> Terms:
+    """One token's content terms: CJK bigrams, or the stemmed word, or none."""
     if not token.isascii() and _CJK.match(token):
-        return " ".join(g for g in _bigrams(token) if g not in STOP_WORDS_ZH)
+        return tuple(g for g in _bigrams(token) if g not in STOP_WORDS_ZH)
     word = token.removesuffix("'s")
     if not _is_content(word):
-        return ""
+        return ()
     term = stem(word)
     if _JOINERS.search(term):
         parts = tuple(stem(p) for p in _JOINERS.split(term) if p and _is_content(p))
         if parts and parts != (term,):
             _TERMS.parts[term] = parts
             _TERMS.compounds.add(term)
-    return term
+    return (term,)
 
 
 #: Chunks in one generation of the term cache (two are kept: about 5 MiB at most).
 TERM_CACHE_LIMIT = 10_000
 
 
-class _TermCache(dict[str | bytes, str]):
-    """Chunk of text -> its content terms joined by spaces ("" for stop words), filled on first
-    use. Tokenising is the ranking's hot path; with this cache a text becomes its terms in a few
+class _TermCache(dict[str | bytes, Terms]):
+    """Chunk of text -> its content terms (none for stop words), filled on first use.
+    Tokenising is the ranking's hot path; with this cache a text becomes its terms in a few
     C-level calls. Compound terms (fts5_virtual) register their parts in `parts`.
 
     Memory is bounded by two generations of `limit` chunks: once this one is full (checked by
@@ -245,7 +256,7 @@ class _TermCache(dict[str | bytes, str]):
         self.limit = limit
         self.parts: dict[str, tuple[str, ...]] = {}
         self.compounds: set[str] = set()  # the keys of `parts`, as a set for fast intersections
-        self._previous: dict[str | bytes, str] = {}
+        self._previous: dict[str | bytes, Terms] = {}
         self._previous_parts: dict[str, tuple[str, ...]] = {}
 
     def make_room(self) -> None:
@@ -256,10 +267,10 @@ class _TermCache(dict[str | bytes, str]):
             self.clear()
             self.parts, self.compounds = {}, set()
 
-    def __missing__(self, chunk: str | bytes) -> str:
+    def __missing__(self, chunk: str | bytes) -> Terms:
         value = self._previous.get(chunk)
         if value is not None:
-            for term in value.split():
+            for term in value:
                 if (found := self._previous_parts.get(term)) is not None:
                     self.parts[term] = found
                     self.compounds.add(term)
@@ -271,10 +282,10 @@ class _TermCache(dict[str | bytes, str]):
         elif isinstance(chunk, bytes) and all(map(bytes.isalpha, parts := chunk.split(b"-"))):
             # Words joined by hyphens (a URL's slug): every hyphen is between two letters, so
             # the chunk's terms are its words', each a plain word of this cache.
-            value = " ".join(filter(None, map(self.__getitem__, parts)))
+            value = tuple(chain.from_iterable(map(self.__getitem__, parts)))
         else:
             text = _LETTER_HYPHEN.sub(" ", text) if "-" in text else text
-            value = " ".join(filter(None, map(_term_of, _TOKEN.findall(text))))
+            value = tuple(chain.from_iterable(map(_term_of, _TOKEN.findall(text))))
         self[chunk] = value
         return value
 
@@ -282,15 +293,22 @@ class _TermCache(dict[str | bytes, str]):
 _TERMS = _TermCache()
 
 
-def _sequence(text: str) -> tuple[str, set[str]]:
-    """The content terms of `text` in order, joined by single spaces, and the set of them plus
-    identifier parts."""
+def _read(text: str) -> tuple[list[Terms], set[str]]:
+    """The content terms of `text` in order, chunk by chunk, and the set of them plus
+    identifier parts. Each chunk's terms are one tuple of the cache: the set is their union,
+    made in C from strings whose hashes are already known."""
     _TERMS.make_room()
-    joined = " ".join(filter(None, map(_TERMS.__getitem__, _chunks(text))))
-    every = set(joined.split())
+    parts = list(map(_TERMS.__getitem__, _chunks(text)))
+    every = set().union(*parts)
     for compound in every & _TERMS.compounds:
         every.update(_TERMS.parts[compound])
-    return joined, every
+    return parts, every
+
+
+def _sequence(text: str) -> tuple[str, set[str]]:
+    """`_read`, the terms in order joined by single spaces."""
+    parts, every = _read(text)
+    return " ".join(chain.from_iterable(parts)), every
 
 
 def terms(text: str) -> set[str]:
@@ -360,13 +378,13 @@ def url_words(url: str) -> str:
     return rest.replace("/", " ").replace(".", " ")
 
 
-class Texts(dict[str, tuple[str, set[str]]]):
-    """Texts already tokenised, for one search (text -> its content terms in order, joined by
-    single spaces, and as a set): filled on first use, or ahead of time while the engines that
-    have not answered yet are awaited (`ranking.prepared`)."""
+class Texts(dict[str, tuple[list[Terms], set[str]]]):
+    """Texts already tokenised, for one search (text -> `_read(text)`): filled on first use, or
+    ahead of time while the engines that have not answered yet are awaited
+    (`ranking.prepared`)."""
 
-    def __missing__(self, text: str) -> tuple[str, set[str]]:
-        value = self[text] = _sequence(text)
+    def __missing__(self, text: str) -> tuple[list[Terms], set[str]]:
+        value = self[text] = _read(text)
         return value
 
 
@@ -375,12 +393,11 @@ def analyze_doc(title: str, snippet: str, url: str, texts: Texts | None = None) 
     the title and the snippet are looked up there: a newline is a separator, and no chunk,
     normalisation or case rule reads across one, so the two read apart give the same terms."""
     if texts is None:
-        joined, text = _sequence(f"{title}\n{snippet}")
+        parts, text = _read(f"{title}\n{snippet}")
     else:
         (head, head_terms), (body, body_terms) = texts[title], texts[snippet]
-        joined = f"{head} {body}" if head and body else head or body
-        text = head_terms | body_terms
-    return DocTerms(joined, text, url)
+        parts, text = head + body, head_terms | body_terms
+    return DocTerms(parts, text, url)
 
 
 def _found(wanted: frozenset[str], doc: DocTerms) -> int:
