@@ -269,30 +269,37 @@ def _score(
         missing = ctx.unseen(voted)
         covered = credited(rrf, voted, ctx.family_weights, missing, ctx.settings.coverage_weight)
     s = _Scored(item, votes, doc, rrf, missing, covered, verdict, authority(site, item.path))
+    # Each factor is `Factor.__call__` written out; a signal that does not apply (None) is a
+    # factor of exactly 1, and multiplying by it is left out: the same float either way.
     final = covered
-    if f.alignment.on:
-        s.alignment = alignment(terms, doc)
-        final *= f.alignment(s.alignment)
-    if f.rare.on:
-        s.rare = rare_share(terms, doc)
-        final *= f.rare(s.rare)
-    if f.phrase.on:
-        s.phrase = phrase_share(terms, doc)
-        final *= f.phrase(s.phrase)
+    if (on := f.alignment).on:
+        s.alignment = signal = alignment(terms, doc)
+        final *= on.base + on.slope * signal
+    if (on := f.rare).on and (signal := rare_share(terms, doc)) is not None:
+        s.rare = signal
+        final *= on.base + on.slope * signal
+    if (on := f.phrase).on and (signal := phrase_share(terms, doc)) is not None:
+        s.phrase = signal
+        final *= on.base + on.slope * signal
     final *= verdict.factor
-    if f.consensus.on:
-        s.consensus = consensus(ctx.engines_agreeing(votes), ctx.voters)
-        final *= f.consensus(s.consensus)
-    if f.position.on:
-        s.position = ctx.evidence.position(votes)
-        final *= f.position(s.position)
-    if f.engine_score.on:
-        s.engine_score = ctx.evidence.engine_score(item.hits, votes)
-        final *= f.engine_score(s.engine_score)
-    final *= f.authority(s.authority)
-    if f.freshness.on and ctx.recent:  # not recent: no freshness, a factor of exactly 1
-        s.freshness = _freshness(item, ctx)
-        final *= f.freshness(s.freshness)
+    if (on := f.consensus).on and (
+        signal := consensus(ctx.engines_agreeing(votes), ctx.voters)
+    ) is not None:
+        s.consensus = signal
+        final *= on.base + on.slope * signal
+    if (on := f.position).on and (signal := ctx.evidence.position(votes)) is not None:
+        s.position = signal
+        final *= on.base + on.slope * signal
+    if (on := f.engine_score).on and (
+        signal := ctx.evidence.engine_score(item.hits, votes)
+    ) is not None:
+        s.engine_score = signal
+        final *= on.base + on.slope * signal
+    final *= f.authority.base + f.authority.slope * s.authority
+    if (on := f.freshness).on and ctx.recent:  # not recent: no freshness, a factor of exactly 1
+        s.freshness = signal = _freshness(item, ctx)
+        if signal is not None:
+            final *= on.base + on.slope * signal
     s.score = min(1.0, max(0.0, final))
     return s
 
