@@ -3,7 +3,7 @@
     python -m bench.latency_server engines --delays '{"tavily": 0.4, ...}'
     python -m bench.latency_server service --config websearch-mcp.yaml [--workers N]
 
-`engines` serves the fake engines (`bench.engine_server`: real wire formats, on aiohttp) with a
+`engines` serves the fake engines (`testing.lean_engines`: real wire formats, on aiohttp) with a
 fixed delay each, answering with `bench.synthetic` results. `service` runs the real app exactly as
 `websearch-mcp serve` does (same uvicorn options), plus one tool that only the benchmark has:
 `noop`, which answers "ok" at once, so its throughput is the floor set by HTTP, the middleware
@@ -27,7 +27,8 @@ import uvicorn
 from aiohttp import web
 from starlette.types import ASGIApp
 
-from bench.engine_server import engines_app
+from bench.synthetic import results_for
+from testing.lean_engines import engines_app
 from websearch_mcp.app import create_app
 from websearch_mcp.config import load_config
 from websearch_mcp.observability import configure_logging
@@ -66,13 +67,13 @@ def _run(app: ASGIApp | str, **options: Any) -> None:
 
 
 def engines(delays: dict[str, float]) -> None:
-    """Every fake engine, each answering after its delay (`bench.engine_server`)."""
+    """Every fake engine, each answering after its delay (`testing.lean_engines`)."""
     _exit_with_parent()
     (sock,) = listening_sockets("127.0.0.1", 0, 1)
     print(f"port {sock.getsockname()[1]} server aiohttp", flush=True)
 
     async def serve() -> None:
-        runner = web.AppRunner(engines_app(delays), access_log=None)
+        runner = web.AppRunner(engines_app(delays, results_for), access_log=None)
         await runner.setup()
         await web.SockSite(runner, sock, backlog=4096).start()
         stop = asyncio.Event()

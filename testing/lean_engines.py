@@ -1,12 +1,14 @@
-"""The latency benchmark's fake engines on aiohttp's web server: cheap enough not to be the load.
+"""Fake engines on aiohttp's web server, for the latency benchmark: cheap enough not to be the
+load.
 
-The test suite's `testing.fake_engines.FakeEngines` (Starlette under uvicorn and h11) spends
+`testing.fake_engines.FakeEngines` (Starlette under uvicorn and h11, with faults, counts and
+recorded requests for the tests) spends
 about 0.6 ms of CPU per request. Every fresh search asks all eight engines at once, so at 32
 concurrent searches its one process took half a core and, asked by the benchmark alone without
 the service, answered 110 ms late at p99 (`BENCHMARKS.md`): the harness's own queue, counted as
 the service's overhead. Real engines do their work on their own machines. This server answers
 the same requests with the same bodies (the engines' wire formats from `testing.wire_formats`,
-`bench.synthetic`'s results) on aiohttp's web server with its C HTTP parser, and makes each
+the results of a `ResultsFn`) on aiohttp's web server with its C HTTP parser, and makes each
 answer while its delay runs, so that requests falling due together are answered on time.
 """
 
@@ -19,14 +21,13 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from aiohttp import web
 
-from bench.synthetic import results_for
-from testing.fake_engines import ROUTES, query_text_of
+from testing.fake_engines import ROUTES, ResultsFn, query_text_of
 from testing.wire_formats import render
 
 Handler = Callable[[web.Request], Awaitable[web.Response]]
 
 
-def _handler(engine: str, delay: float) -> Handler:
+def _handler(engine: str, delay: float, results: ResultsFn) -> Handler:
     async def answer(request: web.Request) -> web.Response:
         due = time.monotonic() + delay
         form: dict[str, str] = {}
@@ -39,20 +40,20 @@ def _handler(engine: str, delay: float) -> Handler:
             except ValueError:
                 payload = None
         text = query_text_of(engine, dict(request.query), form, payload)
-        body, content_type = render(engine, results_for(engine, text), text)
+        body, content_type = render(engine, results(engine, text), text)
         await asyncio.sleep(max(0.0, due - time.monotonic()))
         return web.Response(body=body, headers={"Content-Type": content_type})
 
     return answer
 
 
-def engines_app(delays: Mapping[str, float]) -> web.Application:
-    """Each engine of `delays` on its real request path under `/{engine}`, answering after its
-    delay (seconds from the request)."""
+def engines_app(delays: Mapping[str, float], results: ResultsFn) -> web.Application:
+    """Each engine of `delays` on its real request path under `/{engine}`, answering with
+    `results(engine, query)` after its delay (seconds from the request)."""
     app = web.Application()
     for engine, delay in delays.items():
         path, methods = ROUTES[engine]
-        answer = _handler(engine, delay)
+        answer = _handler(engine, delay, results)
         for method in methods:
             app.router.add_route(method, f"/{engine}{path}", answer)
             if path.endswith("/"):  # DuckDuckGo's `/html/` is also reached as `/html`
