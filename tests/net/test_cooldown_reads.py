@@ -64,7 +64,7 @@ async def test_another_workers_change_is_seen_once_the_read_is_older_than_max_ag
 
 
 async def test_own_changes_are_read_back_at_once(
-    workers: tuple[RecentReads, RecentReads], clock: Clock
+    workers: tuple[RecentReads, RecentReads],
 ) -> None:
     one, _ = workers
     assert await one.get(NAME) is None
@@ -114,16 +114,12 @@ async def test_a_breaker_opened_in_one_worker_is_open_in_the_other_within_max_ag
     assert opened is not None and opened.reason == "CAPTCHA page"
 
 
-async def test_with_no_max_age_the_stores_keep_the_store_contract(tmp_path: Path) -> None:
-    path = tmp_path / "shared.sqlite3"
-    one, other = (
-        RecentReads(SqliteCooldownStore(path, clock=lambda: WALL), max_age=0.0) for _ in range(2)
-    )
-    try:
-        await check_store_contract(one, other, WALL)
-    finally:
-        await one.close()
-        await other.close()
+async def test_with_no_max_age_the_stores_keep_the_store_contract(
+    workers: tuple[RecentReads, RecentReads],
+) -> None:
+    for store in workers:
+        store.max_age = 0.0
+    await check_store_contract(*workers, WALL)
 
 
 async def test_a_worker_reads_the_shared_file_through_recent_reads(
