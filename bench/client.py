@@ -8,7 +8,8 @@ the same 2 KB JSON body, so that only this process's CPU time is counted (`time.
 Variants, interleaved round by round and reported as the median round:
 
 - `send()`: what the orchestrator calls for every engine request (`websearch_mcp.net.engine_http`,
-  on aiohttp);
+  on aiohttp), a GET, then a POST with a JSON body (the keyed engines) and one with a form
+  (DuckDuckGo);
 - `aiohttp session alone`: the same request straight through aiohttp, without `send()`'s checks;
 - `httpx client`: the path engine requests took before, httpx's client with the query encoded
   once (as `send()` did then);
@@ -69,6 +70,14 @@ REQUEST = HttpRequest(
     params={"q": "python asyncio event loop", "format": "json", "pageno": 1},
     headers={"Accept": "application/json"},
 )
+#: What the keyed engines send (a JSON body) and DuckDuckGo (a form), through the same `send()`.
+JSON_REQUEST = HttpRequest(
+    "POST",
+    "/search",
+    json={"query": "python asyncio event loop", "num_results": 20, "type": "auto"},
+    headers={"Accept": "application/json"},
+)
+FORM_REQUEST = HttpRequest("POST", "/html/", data={"q": "python asyncio event loop", "b": ""})
 TIMEOUT = {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0}
 
 Variant = Callable[[], Awaitable[object]]
@@ -106,6 +115,8 @@ def variants(base: str) -> tuple[dict[str, Variant], list[Callable[[], Awaitable
 
     found: dict[str, Variant] = {
         "send()": lambda: send(client, base, REQUEST, 5.0),
+        "send(), a JSON body": lambda: send(client, base, JSON_REQUEST, 5.0),
+        "send(), a form body": lambda: send(client, base, FORM_REQUEST, 5.0),
         "aiohttp session alone": session_alone,
         "httpx client (the path before)": httpx_client,
         "httpx transport alone": transport_alone,

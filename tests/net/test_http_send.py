@@ -182,10 +182,11 @@ class PathServer(LoopbackServer):
     """HTTP/1.1 keep-alive on 127.0.0.1: `/hop/N` redirects to `/hop/N-1` until `/hop/0`
     answers 200; `/set` sets a cookie; `/echo` answers with the Cookie header it got.
     `/gzip` answers a gzip-compressed JSON body, `/bomb` 200 MB of zeros in 200 KB. A POST on a
-    reused connection is closed unanswered."""
+    reused connection is closed unanswered. `bodies` keeps each body with its Content-Type."""
 
     def __init__(self) -> None:
         self.requests: list[str] = []
+        self.bodies: list[tuple[str, bytes]] = []
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         served = 0
@@ -197,7 +198,8 @@ class PathServer(LoopbackServer):
                 headers = dict(f.split(": ", 1) for f in fields if ": " in f)
                 length = int(headers.get("Content-Length", "0"))
                 if length:
-                    await reader.readexactly(length)
+                    kind = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
+                    self.bodies.append((kind, await reader.readexactly(length)))
                 self.requests.append(f"{method} {target}")
                 if method == "POST" and served:
                     return  # closed as the client reuses it: the stale case, for a POST
@@ -305,6 +307,27 @@ async def test_a_post_on_a_closed_kept_alive_connection_is_sent_again(paths: Pat
         await client.aclose()
     assert retries == [1]
     assert paths.requests == ["POST /search"] * 3
+
+
+async def test_bodies_are_sent_encoded_with_their_type(paths: PathServer) -> None:
+    form = {"q": "é b&c", "safe": True, "none": None, "l": ["x", "y"]}
+    requests = [
+        HttpRequest("POST", "/hop/0", json={"query": '中文 "quoted"', "n": 3, "on": True}),
+        HttpRequest("POST", "/hop/0", data=form),
+        HttpRequest("POST", "/hop/0", json=[1], headers={"content-type": "application/x-ndjson"}),
+    ]
+    for request in requests:
+        client = build_client()  # one each: the server closes a reused connection on a POST
+        try:
+            assert (await send(client, paths.url, request, 5.0)).status == 200
+        finally:
+            await client.aclose()
+    (json_type, json_body), (form_type, form_body), (own_type, own_body) = paths.bodies
+    assert json_type == "application/json"
+    assert json.loads(json_body) == {"query": '中文 "quoted"', "n": 3, "on": True}
+    assert form_type == "application/x-www-form-urlencoded"
+    assert form_body.decode() == query_string(form) == "q=%C3%A9+b%26c&safe=true&none=&l=x&l=y"
+    assert (own_type, own_body) == ("application/x-ndjson", b"[1]")
 
 
 async def test_a_client_serves_one_event_loop_after_another(paths: PathServer) -> None:
