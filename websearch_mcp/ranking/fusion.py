@@ -36,8 +36,10 @@ def _fill(item: Merged) -> None:
     if len(item.hits) == 1:  # the common case, kept cheap
         ((engine, hit),) = item.hits.items()
         item.engines = [engine]
-        item.title, item.snippet, item.url = hit.title, hit.snippet, hit.url
-        item.published, item.published_at = hit.published, parse_date(hit.published)
+        # The same choices as below: a blank title is no title (shown as the URL).
+        item.title = hit.title if hit.title.strip() else ""
+        item.snippet, item.url = hit.snippet, hit.url
+        item.published, item.published_at = hit.published or None, parse_date(hit.published)
         return
     ranks = item.ranks
     ordered = sorted([(ranks[e], e, h) for e, h in item.hits.items()])
