@@ -101,6 +101,13 @@ def test_collapse_spaces_is_splitting_and_joining(value: str) -> None:
     assert collapse_spaces(value) == " ".join(value.split()) == _SPACE.sub(" ", value).strip()
 
 
+@settings(max_examples=500)
+@given(st.text(st.characters(max_codepoint=127)))
+def test_collapse_spaces_is_splitting_and_joining_for_ascii(value: str) -> None:
+    # ASCII text takes a shortcut of its own: every ASCII character, spaces and controls.
+    assert collapse_spaces(value) == " ".join(value.split()) == _SPACE.sub(" ", value).strip()
+
+
 def _element(tag: str, cls: str, children: list[str]) -> str:
     return f'<{tag} class="{cls}">{"".join(children)}</{tag}>'
 
