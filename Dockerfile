@@ -10,7 +10,7 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY websearch_mcp ./websearch_mcp
 RUN python -m venv /opt/venv \
-    && /opt/venv/bin/pip install --no-cache-dir ".[redis,pdf,fast]"
+    && /opt/venv/bin/pip install --no-cache-dir ".[redis,pdf]"
 
 # --- run: the virtualenv only, as an unprivileged user ----------------------------------------
 FROM python:3.11-slim

@@ -75,15 +75,11 @@ def test_numbers_of_thousands_of_digits_in_the_config_are_errors(tmp_path: Path)
 
 
 def _protocols() -> list[Any]:
-    """uvicorn's HTTP implementations here: h11 always, httptools with the `fast` extra."""
+    """uvicorn's two HTTP implementations: httptools, which the server runs on, and h11."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-    found = [pytest.param(H11Protocol, id="h11")]
-    try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-    except ImportError:
-        return found
-    return [*found, pytest.param(HttpToolsProtocol, id="httptools")]
+    return [pytest.param(H11Protocol, id="h11"), pytest.param(HttpToolsProtocol, id="httptools")]
 
 
 @pytest.fixture(params=_protocols())
