@@ -31,13 +31,14 @@ def containment(
     """(m, s) -> the share of voter s's `head` best-ranked results that voter m returned too,
     for every ordered pair of voters in `ranked` (per result: voter -> its rank). Ties in rank
     are broken by the results' order in `ranked`."""
-    returned: dict[str, set[int]] = {}
+    placed: dict[str, list[tuple[int, int]]] = {}  # voter -> (its rank, index) of its results
     for index, ranks in enumerate(ranked):
-        for voter in ranks:
-            returned.setdefault(voter, set()).add(index)
+        for voter, rank in ranks.items():
+            placed.setdefault(voter, []).append((rank, index))
+    returned = {voter: {i for _, i in pairs} for voter, pairs in placed.items()}
     out: dict[tuple[str, str], float] = {}
-    for s, own in returned.items():
-        best = sorted(own, key=lambda i: (ranked[i][s], i))[:head]
+    for s, pairs in placed.items():
+        best = [i for _, i in sorted(pairs)[:head]]
         for m, theirs in returned.items():
             if m != s:
                 out[(m, s)] = len(theirs.intersection(best)) / len(best)

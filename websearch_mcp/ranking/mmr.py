@@ -7,7 +7,7 @@ the similarity) and `max_sim` its highest token Jaccard similarity to an already
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
 
@@ -30,12 +30,16 @@ def normalise(scores: Sequence[float]) -> list[float]:
 
 
 def mmr(
-    relevance: Sequence[float], tokens: Sequence[AbstractSet[str]], lambda_: float, limit: int
+    relevance: Sequence[float],
+    tokens: Sequence[AbstractSet[str]] | Mapping[int, AbstractSet[str]],
+    lambda_: float,
+    limit: int,
 ) -> tuple[list[int], list[float]]:
     """Indices of up to `limit` candidates in MMR order, and each one's maximum similarity to
     those chosen before it. Candidates must come sorted by relevance, best first: index 0 is
     always chosen first, ties keep the input order, and the scan of each round stops where
-    even a candidate without any similarity could not win."""
+    even a candidate without any similarity could not win. `tokens[i]`, candidate i's terms,
+    is read only for the candidates scanned (a mapping may make them on first use)."""
     count = min(limit, len(relevance))
     if count <= 0:
         return [], []

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from operator import attrgetter
@@ -120,7 +121,9 @@ class _Context:
         self.recent = wants_recent(self.terms, query.time_range, now)
         self.now = now
         self.families = {e: family_of(e, families) for e in lists}
-        self.own_families = all(f == e for e, f in self.families.items())
+        # The engines voting under another name (DuckDuckGo as Bing): a result none of them
+        # returned keeps its ranks as they are.
+        self.renamed = frozenset(e for e, f in self.families.items() if f != e)
         self.shared_index = shares_an_index(lists, families)
         # The engines whose index another answering engine serves too: a result that fewer
         # than two of them returned has one engine per family already.
@@ -150,15 +153,15 @@ class _Context:
             )
         return found
 
-    def votes(self, ranks: Mapping[str, int]) -> dict[str, int]:
+    def votes(self, ranks: Mapping[str, int]) -> Mapping[str, int]:
         """A result's ranks (in engine-name order, as merging makes them) with one engine per
         index family (all of them when no two of its engines share an index)."""
         if not self.shared_index or len(self.sharing.intersection(ranks)) < 2:
-            return dict(ranks)
+            return ranks
         return one_vote_per_family(ranks, self.weights, self.families, self.search.rrf_k)
 
-    def by_family(self, votes: dict[str, int]) -> dict[str, int]:
-        if self.own_families:
+    def by_family(self, votes: Mapping[str, int]) -> Mapping[str, int]:
+        if self.renamed.isdisjoint(votes):
             return votes
         return {self.families[e]: r for e, r in votes.items()}
 
@@ -175,7 +178,7 @@ class _Scored:
     alone: it is computed only for the results returned (`explain`), as are the `details`."""
 
     item: Merged
-    votes: dict[str, int]
+    votes: Mapping[str, int]
     doc: DocTerms
     rrf: float
     unseen: float | None
@@ -192,6 +195,14 @@ class _Scored:
     neighbours: float | None = None  # the neighbours' mean score, when regularised
     score: float = 0.0
     similarity: float | None = None
+    unasked_terms: AbstractSet[str] | None = None
+
+    def unasked(self, asked: AbstractSet[str]) -> AbstractSet[str]:
+        """The result's content terms less the query's (`asked`): the words every result shares
+        with the query are relevance, not likeness. Made on first use, once."""
+        if self.unasked_terms is None:
+            self.unasked_terms = self.doc.text - asked
+        return self.unasked_terms
 
     def explain(self, ctx: _Context) -> None:
         """Compute the signals the score did without (their weight is 0)."""
@@ -249,6 +260,19 @@ _SHOWN = tuple(
 )
 
 
+class _Unasked(dict[int, AbstractSet[str]]):
+    """Index -> `scored[index].unasked(asked)`, made when MMR first reads it: its scan of each
+    round stops early, so most results' terms are never compared."""
+
+    def __init__(self, scored: list[_Scored], asked: AbstractSet[str]) -> None:
+        super().__init__()
+        self._scored, self._asked = scored, asked
+
+    def __missing__(self, index: int) -> AbstractSet[str]:
+        value = self[index] = self._scored[index].unasked(self._asked)
+        return value
+
+
 def _freshness(item: Merged, ctx: _Context) -> float | None:
     if not ctx.recent:
         return None
@@ -256,7 +280,7 @@ def _freshness(item: Merged, ctx: _Context) -> float | None:
 
 
 def _score(
-    item: Merged, votes: dict[str, int], voted: dict[str, int], doc: DocTerms, ctx: _Context
+    item: Merged, votes: Mapping[str, int], voted: Mapping[str, int], doc: DocTerms, ctx: _Context
 ) -> _Scored:
     """`votes`: the result's ranks, one engine per index family; `voted`, the same by family.
     The score multiplies the factors in one fixed order (an unused one is exactly 1), so it is
@@ -308,9 +332,9 @@ def _regularise(scored: list[_Scored], ctx: _Context) -> None:
     """Share the head's scores among results with similar words (`neighbours`); `scored` is
     sorted best first, and sorted again after."""
     head = scored[:POOL]
-    asked = ctx.terms.content_set  # every result shares the query's words
+    asked = ctx.terms.content_set
     smoothed = regularised(
-        [r.score for r in head], [r.doc.text - asked for r in head], ctx.settings.neighbour_weight
+        [r.score for r in head], [r.unasked(asked) for r in head], ctx.settings.neighbour_weight
     )
     for r, (score, mean) in zip(head, smoothed, strict=True):
         r.score, r.neighbours = score, mean
@@ -384,11 +408,9 @@ def rank(
     scored = scored[: kept_count([r.score for r in scored], search.relevance_threshold)]
     limit = max(0, query.max_results)
     if search.mmr.enabled and len(scored) > 1 and limit > 1:
-        # Words every result shares with the query are relevance, not redundancy.
-        asked = ctx.terms.content_set
         order, sims = mmr(
             [r.score for r in scored],
-            [r.doc.text - asked for r in scored],
+            _Unasked(scored, ctx.terms.content_set),
             search.mmr.lambda_,
             limit,
         )
