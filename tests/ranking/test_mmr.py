@@ -46,3 +46,26 @@ def test_lambda_zero_still_keeps_the_top_first() -> None:
 def test_limit_and_empty() -> None:
     assert mmr([0.5, 0.4, 0.3], [DUP, OTHER, DUP], 0.7, 2)[0] == [0, 1]
     assert mmr([], [], 0.7, 5) == ([], [])
+
+
+class _Recorded(dict[int, frozenset[str]]):
+    """Terms made on first read, as the pipeline's are; `read` lists the candidates asked for."""
+
+    def __init__(self, tokens: list[frozenset[str]]) -> None:
+        super().__init__()
+        self.tokens, self.read = tokens, []
+
+    def __missing__(self, index: int) -> frozenset[str]:
+        self.read.append(index)
+        value = self[index] = self.tokens[index]
+        return value
+
+
+def test_terms_made_on_first_read_give_the_same_order_and_only_the_scanned_are_read() -> None:
+    # Two close at the top, then a long tail far below: with lambda 0.95 no tail candidate can
+    # win a round, so its terms are never needed.
+    relevance = [0.9, 0.89, 0.88] + [0.1 - i / 1000 for i in range(20)]
+    tokens = [DUP, DUP | {"copy"}, OTHER] + [frozenset({f"tail{i}", "misc"}) for i in range(20)]
+    lazy = _Recorded(tokens)
+    assert mmr(relevance, lazy, 0.95, 3) == mmr(relevance, tokens, 0.95, 3)
+    assert sorted(lazy.read) == [0, 1, 2]
