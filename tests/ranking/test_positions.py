@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from websearch_mcp.config import SearchSettings
 from websearch_mcp.models import Hit, Query
+from websearch_mcp.ranking.fusion import rrf
 from websearch_mcp.ranking.pipeline import rank
 from websearch_mcp.ranking.positions import EngineEvidence, place
 
@@ -227,3 +228,29 @@ def test_the_position_scale_is_in_range_and_never_rises_with_rank(rank_, other, 
     assert 0.0 < place(rank_, k) <= 1.0
     if rank_ <= other:
         assert place(rank_, k) >= place(other, k)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["tavily", "searxng", "brave", "duckduckgo", "bing"]),
+        st.integers(1, 30),
+        min_size=1,
+    ),
+    st.dictionaries(
+        st.sampled_from(["tavily", "searxng", "brave", "duckduckgo", "bing"]),
+        st.sampled_from([0.0, 0.3, 0.5, 1.0, 1.7, 2.0]),
+    ),
+    st.sampled_from([0.0, 1.0, 5.0, 7.5]),
+    st.sampled_from([1, 60]),
+    st.data(),
+)
+def test_rrf_and_position_in_one_pass_are_the_same_floats(depths, weights, k, rrf_k, data) -> None:
+    lists = {engine: hits(engine, depth) for engine, depth in depths.items()}
+    evidence = EngineEvidence(lists, weights, k)
+    returned = data.draw(st.lists(st.sampled_from(sorted(depths)), unique=True, min_size=1))
+    ranks = {e: data.draw(st.integers(1, depths[e])) for e in returned}
+    assert evidence.rrf_and_position(ranks, rrf_k) == (
+        rrf(ranks, weights, rrf_k),
+        evidence.position(ranks),
+    )

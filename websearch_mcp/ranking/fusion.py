@@ -106,8 +106,14 @@ def rrf_best(engines: Iterable[str], weights: Mapping[str, float], k: int) -> fl
     return sum(max(0.0, weights.get(e, 1.0)) / (k + 1) for e in sorted(engines))
 
 
+def normalised(total: float, best: float) -> float:
+    """An RRF sum divided by the best possible one, so it is in [0, 1] (0 when no weight is
+    left)."""
+    return min(1.0, total / best) if best > 0 else 0.0
+
+
 def normalised_rrf(
     ranks: Mapping[str, int], weights: Mapping[str, float], k: int, best: float
 ) -> float:
     """RRF divided by the best possible value, so it is in [0, 1] (0 when no weight is left)."""
-    return min(1.0, rrf(ranks, weights, k) / best) if best > 0 else 0.0
+    return normalised(rrf(ranks, weights, k), best)

@@ -46,7 +46,7 @@ from websearch_mcp.ranking.families import (
     one_vote_per_family,
     shares_an_index,
 )
-from websearch_mcp.ranking.fusion import Merged, merge, normalised_rrf
+from websearch_mcp.ranking.fusion import Merged, merge, normalised
 from websearch_mcp.ranking.lexical import (
     DocTerms,
     QueryTerms,
@@ -287,7 +287,8 @@ def _score(
     the same float whichever signals are on."""
     terms, f = ctx.terms, ctx.factors
     verdict, site = ctx.site(item.host)
-    rrf = normalised_rrf(votes, ctx.weights, ctx.search.rrf_k, ctx.best)
+    vote, position = ctx.evidence.rrf_and_position(votes, ctx.search.rrf_k)
+    rrf = normalised(vote, ctx.best)
     missing, covered = None, rrf
     if ctx.unseen is not None:
         missing = ctx.unseen(voted)
@@ -311,7 +312,7 @@ def _score(
     ) is not None:
         s.consensus = signal
         final *= on.base + on.slope * signal
-    if (on := f.position).on and (signal := ctx.evidence.position(votes)) is not None:
+    if (on := f.position).on and (signal := position) is not None:
         s.position = signal
         final *= on.base + on.slope * signal
     if (on := f.engine_score).on and (

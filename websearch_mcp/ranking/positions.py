@@ -83,6 +83,22 @@ class EngineEvidence:
                 weight += engine_weight
         return total / weight if weight > 0 else None
 
+    def rrf_and_position(self, ranks: Mapping[str, int], k: int) -> tuple[float, float | None]:
+        """`fusion.rrf(ranks, weights, k)` and `position(ranks)` of a result, in one pass over
+        its ranks: the same floats, summed in the same order (an engine of weight 0 adds
+        nothing to either)."""
+        vote = total = weight = 0.0
+        weights, places = self._weights, self._places
+        for engine in sorted(ranks):
+            engine_weight = weights.get(engine)
+            if engine_weight is not None:
+                rank = ranks[engine]
+                vote += engine_weight / (k + rank)
+                value = places.get(rank)
+                total += engine_weight * (value if value is not None else self._place(rank))
+                weight += engine_weight
+        return vote, (total / weight if weight > 0 else None)
+
     def engine_score(self, hits: Mapping[str, Hit], ranks: Mapping[str, int]) -> float | None:
         """Like `position`, with each scoring engine's normalised score in place of the rank
         (engine -> its hit, engine -> that hit's rank); None when no engine of the request
