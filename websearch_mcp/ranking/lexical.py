@@ -299,7 +299,7 @@ def _read(text: str) -> tuple[list[Terms], set[str]]:
     made in C from strings whose hashes are already known."""
     _TERMS.make_room()
     parts = list(map(_TERMS.__getitem__, _chunks(text)))
-    every = set().union(*parts)
+    every = set(chain.from_iterable(parts))
     for compound in every & _TERMS.compounds:
         every.update(_TERMS.parts[compound])
     return parts, every
