@@ -1,6 +1,7 @@
 """Instructions per fresh search in the real server process, counted by valgrind's callgrind.
 
     python -m bench.instructions [--searches N]
+    python -m bench.instructions --fusion [--calls N]
 
 On a shared machine the time of one run moves by a tenth between runs of the same code; an
 instruction count does not, so this is how a change of a few percent is seen. The service runs
@@ -10,6 +11,11 @@ query each time, one after another, after five to warm up. Two runs, of `N / 4` 
 searches: the difference of their totals over the difference of their searches is one search,
 with the start and the stop of the process subtracted out. It needs valgrind (Debian's package);
 each run takes about a minute.
+
+`--fusion` counts `rank()` alone, as `bench.rank` calls it (8 engines x 20 results, the engines'
+index families, a new query each time): one process parses `N` queries' lists and fuses each,
+another only parses them, after the same 20 queries fused to warm up; the difference of their
+totals over `N` is one call. String hashes are the same in every run (`PYTHONHASHSEED=0`).
 """
 
 from __future__ import annotations
@@ -80,13 +86,60 @@ def count(searches: int, engines_port: int, workdir: Path) -> int:
     return int(found[-1])
 
 
+def _fusion_run(calls: int, fuse: bool) -> None:
+    """What `fusion` counts: the warm-up's queries fused, then `calls` queries' lists parsed and,
+    with `fuse`, fused."""
+    # Imported here: the service's processes above need none of it.
+    from bench.rank import FAMILIES, WARM_UP, engine_lists
+    from websearch_mcp.config import SearchSettings
+    from websearch_mcp.ranking.pipeline import rank
+
+    search, weights = SearchSettings(), dict.fromkeys(DELAYS, 1.0)
+    for i in range(WARM_UP + calls):
+        query, lists = engine_lists(i)
+        if fuse or i < WARM_UP:
+            rank(lists, query, search, weights=weights, families=FAMILIES)
+
+
+def fusion(calls: int) -> float:
+    """Instructions of one `rank()` call (see the module's text)."""
+    totals = []
+    for mode in ("fuse", "parse"):
+        run = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+             "-m", "bench.instructions", "--fusion-run", mode, "--calls", str(calls)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
+            check=True,
+        )  # fmt: skip
+        found = re.findall(r"Collected : (\d+)", run.stderr)
+        if not found:
+            raise RuntimeError(f"callgrind reported no count:\n{run.stderr[-2000:]}")
+        totals.append(int(found[-1]))
+    return (totals[0] - totals[1]) / calls
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.instructions", description=__doc__)
     parser.add_argument("--searches", type=int, default=40, help="searches of the longer run")
+    parser.add_argument("--fusion", action="store_true", help="count rank() alone instead")
+    parser.add_argument("--calls", type=int, default=60, help="rank() calls counted (--fusion)")
+    parser.add_argument("--fusion-run", choices=("fuse", "parse"), help=argparse.SUPPRESS)
     ns = parser.parse_args(argv)
+    if ns.fusion_run:
+        _fusion_run(max(1, ns.calls), ns.fusion_run == "fuse")
+        return 0
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
         return 2
+    if ns.fusion:
+        per_call = fusion(max(1, ns.calls))
+        print(
+            f"rank() on {len(DELAYS)} engines x 20 results: {per_call / 1e6:.2f} million "
+            f"instructions per call ({max(1, ns.calls)} new queries)"
+        )
+        return 0
     few, many = max(1, ns.searches // 4), max(2, ns.searches)
     engines = subprocess.Popen(
         [sys.executable, "-m", "bench.latency_server", "engines", "--delays",
