@@ -1,6 +1,7 @@
 """Fusion alone: the CPU time of `rank()` on 8 engines x 20 results, in this process.
 
     python -m bench.rank [--queries N] [--profile]
+    python -m bench.rank --digest [--queries N]
 
 The eight engines of `bench.latency` answer every query with 20 results each
 (`bench.synthetic`: overlapping lists, URL variants to canonicalise, dates), in their own wire
@@ -11,17 +12,27 @@ Google's), as the service fuses them. Time is the process's CPU time
 (`time.process_time`), not wall time: on a shared machine the other jobs' load then inflates
 the figures less. The first `WARM_UP` queries fill the first-use caches and are not counted.
 `--profile` prints where the time goes (cProfile, by own time).
+
+`--digest` times nothing: it prints one SHA-256 of `rank()`'s whole output (every result's fields
+and score details) for N queries (150 unless given) under three settings (the defaults; a
+recency query with the neighbours, the coverage credit and MMR off; uneven engine weights, a
+month's time range and 20 results with alignment, position and engine scores off), half of them
+with lists read ahead and two in three with the index families. Two commits that print the same
+digest fuse these lists identically, to the last bit.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
+import hashlib
 import pstats
 import statistics
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from bench.latency import DELAYS
 from bench.loadgen import percentile
@@ -31,6 +42,7 @@ from websearch_mcp.config import SearchSettings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import Hit, HttpResponse, Query
 from websearch_mcp.ranking.pipeline import rank
+from websearch_mcp.ranking.prepared import Preparation
 
 WARM_UP = 20
 RUN = "rank"
@@ -74,19 +86,89 @@ def cpu_times(
     return out
 
 
+def _digest_settings() -> list[tuple[SearchSettings, str, dict[str, Any]]]:
+    """(settings, words added to the query, other query fields) of each `digest` variant."""
+    return [
+        (SearchSettings(), "", {}),
+        (
+            SearchSettings.model_validate(
+                {
+                    "ranking": {"neighbour_weight": 0, "coverage_weight": 0},
+                    "mmr": {"enabled": False},
+                }
+            ),
+            " latest 2026",
+            {},
+        ),
+        (
+            SearchSettings.model_validate(
+                {
+                    "ranking": {
+                        "alignment_weight": 0,
+                        "position_weight": 0,
+                        "engine_score_weight": 0,
+                    }
+                }
+            ),
+            "",
+            {"max_results": 20, "time_range": "month"},
+        ),
+    ]
+
+
+def digest(count: int) -> str:
+    """The SHA-256 of `rank()`'s output for `count` queries (see the module's text)."""
+    out = hashlib.sha256()
+    now = datetime(2026, 11, 1, tzinfo=UTC)
+    variants = _digest_settings()
+    for i in range(count):
+        query, lists = engine_lists(i)
+        for variant, (search, words, fields) in enumerate(variants):
+            weights = dict.fromkeys(DELAYS, 1.0)
+            if variant == 2:
+                weights |= {"bing": 0.5, "exa": 0.0}
+            prepared = None
+            if i % 2:
+                prepared = Preparation()
+                for name in sorted(lists)[:5]:
+                    prepared.add(lists[name])
+            results = rank(
+                lists,
+                Query(text=query.text + words, **fields),
+                search,
+                weights=weights,
+                families=FAMILIES if i % 3 else None,
+                now=now,
+                prepared=prepared,
+            )
+            for r in results:
+                fields_of = dataclasses.asdict(r)
+                fields_of["details"] = sorted(r.details.items())
+                out.update(repr(sorted(fields_of.items())).encode())
+    return out.hexdigest()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.rank", description=__doc__)
-    parser.add_argument("--queries", type=int, default=500, help="queries timed (default 500)")
+    parser.add_argument(
+        "--queries", type=int, help="queries timed (default 500), or digested (default 150)"
+    )
     parser.add_argument("--profile", action="store_true", help="print a cProfile of rank()")
+    parser.add_argument("--digest", action="store_true", help="print a digest of the output")
     args = parser.parse_args(argv)
+    if args.digest:
+        count = max(1, args.queries or 150)
+        print(f"rank() output digest over {count} queries x 3 settings: {digest(count)}")
+        return 0
+    queries = max(1, args.queries or 500)
     profile = cProfile.Profile() if args.profile else None
-    ms = cpu_times(max(1, args.queries), profile)
+    ms = cpu_times(queries, profile)
     print(
         f"rank() on {len(DELAYS)} engines x 20 results, CPU time per call over {len(ms)} new "
         f"queries: p50 {percentile(ms, 0.5):.3f} ms, p95 {percentile(ms, 0.95):.3f} ms, "
         f"mean {statistics.fmean(ms):.3f} ms"
     )
-    shared = cpu_times(max(1, args.queries), families=FAMILIES)
+    shared = cpu_times(queries, families=FAMILIES)
     named = ", ".join(f"{e}: {f}" for e, f in sorted(FAMILIES.items()) if e != f)
     print(
         f"the same with the engines' index families ({named}): p50 "
