@@ -2,13 +2,15 @@
 
     python -m bench.latency            # the full run: about five minutes on 2 cores
     python -m bench.latency --quick    # under a minute, same phases with fewer requests
+    python -m bench.latency --engines 7 --slowest 300   # another line-up of fake engines
 
-Three processes: the fake engines (eight, real wire formats, each with a fixed delay of 50 to
-400 ms; `bench.latency_server engines`), the service exactly as `websearch-mcp serve` runs it
+Three processes: the fake engines (eight unless `--engines` says fewer, real wire formats, each
+with a fixed delay, spread evenly from 50 ms to `--slowest`, 400 unless given;
+`bench.latency_server engines`), the service exactly as `websearch-mcp serve` runs it
 with a SQLite cache in a fresh directory (`bench.latency_server service`), and this one, which
 sends MCP `tools/call` requests over raw keep-alive HTTP/1.1 connections (`bench.loadgen`).
 
-Phases, in order: the eight engines asked at once straight from here (the baseline: the slowest
+Phases, in order: the engines asked at once straight from here (the baseline: the slowest
 engine's own time), one query at a time and by 32 clients; `web_search` with a new query every
 time (all cache misses) at concurrency 1, 16, 32 and 64, the clients of each phase started one
 after another over the slowest engine's delay, as independent users would be; the same tool
@@ -16,7 +18,7 @@ again on queries answered before (cache hits); the benchmark's
 `noop` tool (the MCP floor); both again on protocol revision 2026-07-28, whose requests stand
 alone (what the official client speaks by default); `GET /healthz` (the HTTP floor); then cache
 hits and `/healthz` again, in turns, for their ratio (`Bench.turns`). The
-server's resident memory is sampled all along. Fusion alone (`rank()` on 8 engines x 20
+server's resident memory is sampled all along. Fusion alone (`rank()` on each engine's 20
 results) is timed in this process. BENCHMARKS.md says how to read each figure.
 """
 
@@ -63,7 +65,8 @@ from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import HttpResponse, Query
 from websearch_mcp.ranking.pipeline import rank
 
-#: Each engine's fixed answer delay, in seconds: eight engines from 50 to 400 ms.
+#: Each engine's fixed answer delay, in seconds: eight engines from 50 to 400 ms, the line-up
+#: of every round in BENCHMARKS.md unless it says otherwise.
 DELAYS: dict[str, float] = {
     "wikipedia": 0.05,
     "searxng": 0.10,
@@ -74,16 +77,28 @@ DELAYS: dict[str, float] = {
     "serper": 0.35,
     "tavily": 0.40,
 }
-SLOWEST = max(DELAYS.values())
+FASTEST_MS = 50
 KEYED = ("tavily", "brave", "exa", "serper")
 HOST = "127.0.0.1"
 #: Rounds of cache hits and `/healthz` taken in turns (`Bench.turns`).
 TURNS = 5
 
 
+def lineup(engines: int, slowest_ms: int) -> dict[str, float]:
+    """The first `engines` of `DELAYS`' engines, their delays spread evenly from 50 ms to
+    `slowest_ms` (8 and 400 give `DELAYS` itself)."""
+    if not 1 <= engines <= len(DELAYS):
+        raise ValueError(f"--engines must be 1 to {len(DELAYS)}, not {engines}")
+    if slowest_ms < FASTEST_MS:
+        raise ValueError(f"--slowest must be at least {FASTEST_MS} ms, not {slowest_ms}")
+    step = (slowest_ms - FASTEST_MS) / max(1, engines - 1)
+    names = list(DELAYS)[:engines]
+    return {name: round(FASTEST_MS + step * i) / 1000 for i, name in enumerate(names)}
+
+
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """How many requests each phase sends."""
+    """How many requests each phase sends, to which fake engines."""
 
     c1: int
     c16: int
@@ -92,6 +107,11 @@ class Plan:
     throughput: int  # per throughput phase (cache hits, noop, healthz)
     throughput_concurrency: int
     fusion: int  # rank() calls timed
+    delays: dict[str, float] = field(default_factory=lambda: dict(DELAYS))  # engine -> seconds
+
+    @property
+    def slowest(self) -> float:
+        return max(self.delays.values())
 
 
 FULL = Plan(
@@ -173,11 +193,14 @@ class Child:
         self._stderr.close()
 
 
-def service_config(engines_url: str, cache_path: Path, log_level: str) -> dict[str, Any]:
-    """The eight engines on the fake server, a fresh SQLite cache, no per-client rate limit."""
+def service_config(
+    engines_url: str, cache_path: Path, log_level: str, delays: dict[str, float] = DELAYS
+) -> dict[str, Any]:
+    """The engines of `delays` on the fake server, a fresh SQLite cache, no per-client rate
+    limit."""
     urls = base_urls(engines_url)
     engines: dict[str, Any] = {name: {"enabled": False} for name in ENGINES}
-    for name in DELAYS:
+    for name in delays:
         engines[name] = {"enabled": True, "base_url": urls[name]}
         if name in KEYED:
             engines[name]["api_keys"] = [f"bench-{name}-key"]
@@ -313,9 +336,9 @@ def engine_request(name: str, text: str, host: str) -> bytes:
 
 
 async def direct_baseline(
-    port: int, count: int, concurrency: int = 1, run: str = "direct"
+    port: int, count: int, delays: dict[str, float], concurrency: int = 1, run: str = "direct"
 ) -> list[float]:
-    """Seconds until the slowest fake engine has answered when the eight are asked at once
+    """Seconds until the slowest fake engine has answered when all are asked at once
     straight from here, without the service, by `concurrency` clients (started over the
     slowest engine's delay, as the miss phases' are): what the service could do with no
     overhead at all, and how late the fake engines themselves answer at that load."""
@@ -324,15 +347,15 @@ async def direct_baseline(
     numbers = iter(range(count))
 
     async def client(start: float) -> None:
-        connections = {name: await connect(HOST, port) for name in DELAYS}
+        connections = {name: await connect(HOST, port) for name in delays}
         try:
             await asyncio.sleep(start)
             for i in numbers:
                 text = query_text(i, run)
-                requests = {name: engine_request(name, text, host) for name in DELAYS}
+                requests = {name: engine_request(name, text, host) for name in delays}
                 started = time.perf_counter()
                 answers = await asyncio.gather(
-                    *(connections[name].request(requests[name]) for name in DELAYS)
+                    *(connections[name].request(requests[name]) for name in delays)
                 )
                 times.append(time.perf_counter() - started)
                 if any(status != 200 for status, _ in answers):
@@ -341,7 +364,7 @@ async def direct_baseline(
             for connection in connections.values():
                 connection.close()
 
-    ramp = SLOWEST if concurrency > 1 else 0.0
+    ramp = max(delays.values()) if concurrency > 1 else 0.0
     await asyncio.gather(*(client(ramp * k / concurrency) for k in range(concurrency)))
     return times
 
@@ -470,10 +493,12 @@ class Bench:
                 search_check,
             )
             self.phases.clear()
-            self.direct = await direct_baseline(self.engines.port, max(10, plan.c1 // 2))
-            self.direct_c32 = await direct_baseline(self.engines.port, plan.c32, 32, "direct c=32")
+            port, delays = self.engines.port, plan.delays
+            self.direct = await direct_baseline(port, max(10, plan.c1 // 2), delays)
+            self.direct_c32 = await direct_baseline(port, plan.c32, delays, 32, "direct c=32")
             print(
-                f"  engines alone (8 at once) p50 {percentile(self.direct, 0.5) * 1000:.2f} ms;"
+                f"  engines alone ({len(delays)} at once)"
+                f" p50 {percentile(self.direct, 0.5) * 1000:.2f} ms;"
                 f" at c=32 p50 {percentile(self.direct_c32, 0.5) * 1000:.2f} ms,"
                 f" p99 {percentile(self.direct_c32, 0.99) * 1000:.2f} ms",
                 flush=True,
@@ -485,14 +510,15 @@ class Bench:
                 ("miss c=64", plan.c64, 64),
             ):
                 # Clients start over one slowest-engine delay, as independent users would:
-                # all at once, the phase's first searches would be one burst of 8 x c requests.
+                # all at once, the phase's first searches would be one burst of every client's
+                # engine requests.
                 await self.phase(
                     label,
                     lambda i, run=label: self.search_request(query_text(i, run)),
                     count,
                     concurrency,
                     MissCheck(),
-                    ramp=SLOWEST if concurrency > 1 else 0.0,
+                    ramp=plan.slowest if concurrency > 1 else 0.0,
                 )
             # Cache hits: the queries the c=64 phase answered (and so stored), round and round.
             known = min(plan.c64, 500)
@@ -550,19 +576,19 @@ class Bench:
 # --- fusion alone ---------------------------------------------------------------------------
 
 
-def fusion_times(count: int) -> tuple[list[float], list[float]]:
-    """Milliseconds per `rank()` call on 8 engines x 20 results (each query new), and per
-    parse of the eight answers, both in this process."""
+def fusion_times(count: int, delays: dict[str, float]) -> tuple[list[float], list[float]]:
+    """Milliseconds per `rank()` call on the engines' lists of 20 results (each query new),
+    and per parse of their answers, both in this process."""
     search = SearchSettings()
-    weights = dict.fromkeys(DELAYS, 1.0)
-    parsers = {name: ENGINES[name]() for name in DELAYS}
+    weights = dict.fromkeys(delays, 1.0)
+    parsers = {name: ENGINES[name]() for name in delays}
     fuse_ms: list[float] = []
     parse_ms: list[float] = []
     warm = 20
     for i in range(count + warm):
         text = query_text(i, "fusion")
         query = Query(text=text)
-        bodies = {name: render(name, results_for(name, text), text) for name in DELAYS}
+        bodies = {name: render(name, results_for(name, text), text) for name in delays}
         started = time.perf_counter()
         lists = {
             name: parsers[name].parse(
@@ -604,7 +630,7 @@ def report(bench: Bench, fuse_ms: list[float], parse_ms: list[float]) -> dict[st
     for row in rows:
         if row["phase"].startswith("miss"):
             for q in ("p50", "p95", "p99"):
-                row[f"{q}_overhead_ms"] = round(row[f"{q}_ms"] - SLOWEST * 1000, 2)
+                row[f"{q}_overhead_ms"] = round(row[f"{q}_ms"] - bench.plan.slowest * 1000, 2)
     hit, noop = by_name["cache hit"], by_name["noop tool (MCP floor)"]
     modern_hit, modern_noop = by_name[f"cache hit ({MODERN})"], by_name[f"noop tool ({MODERN})"]
     healthz = by_name["GET /healthz"]["throughput_rps"]
@@ -614,7 +640,7 @@ def report(bench: Bench, fuse_ms: list[float], parse_ms: list[float]) -> dict[st
     return {
         "machine": machine(),
         "server": bench.service.info,
-        "delays_ms": {k: int(v * 1000) for k, v in DELAYS.items()},
+        "delays_ms": {k: round(v * 1000) for k, v in bench.plan.delays.items()},
         "phases": rows,
         "cache_hit_vs_noop": round(hit["throughput_rps"] / noop["throughput_rps"], 3),
         "modern_cache_hit_vs_noop": round(
@@ -687,16 +713,18 @@ def markdown(data: dict[str, Any], command: str) -> str:
     samples = ", ".join(f"{n}: {mib:.0f}" for n, mib in data["rss_samples"])
     c32 = next(r for r in data["phases"] if r["phase"] == "miss c=32")
     turns = data["cache_hit_vs_healthz_in_turns"]
+    engines = len(data["delays_ms"])
     lines += [
         "",
         "| figure | value |",
         "|---|---|",
-        f"| the 8 fake engines asked at once without the service: slowest answer p50 / p99 | "
+        f"| the {engines} fake engines asked at once without the service: slowest answer"
+        " p50 / p99 | "
         f"{data['engines_alone_ms']['p50']:.1f} / {data['engines_alone_ms']['p99']:.1f} ms |",
         f"| the same by 32 clients at once (started as the miss phases' are), p50 / p99 | "
         f"{data['engines_alone_c32_ms']['p50']:.1f} / {data['engines_alone_c32_ms']['p99']:.1f}"
         " ms |",
-        f"| miss c=1 p50 minus the 8 engines' p50 alone (the service's own overhead) | "
+        f"| miss c=1 p50 minus the {engines} engines' p50 alone (the service's own overhead) | "
         f"{data['c1_overhead_over_engines_alone_p50_ms']:.1f} ms |",
         f"| miss c=32: the slowest engine's answer as the service saw it, p50 / p99 | "
         f"{c32['slowest_engine_p50_ms']:.0f} / {c32['slowest_engine_p99_ms']:.0f} ms |",
@@ -706,9 +734,9 @@ def markdown(data: dict[str, Any], command: str) -> str:
         f"{data['modern_cache_hit_vs_healthz']:.1%} on {MODERN} |",
         f"| the same, in turns: median of {len(turns['rounds'])} rounds (lowest, highest) | "
         f"{turns['median']:.1%} ({turns['min']:.1%}, {turns['max']:.1%}) |",
-        f"| fusion, `rank()` on 8 x 20 results, p50 / p95 | {data['fusion_ms']['p50']:.2f} / "
-        f"{data['fusion_ms']['p95']:.2f} ms |",
-        f"| parsing the 8 answers (5 JSON, 2 HTML, 1 MediaWiki), p50 / p95 | "
+        f"| fusion, `rank()` on {engines} x 20 results, p50 / p95 | "
+        f"{data['fusion_ms']['p50']:.2f} / {data['fusion_ms']['p95']:.2f} ms |",
+        f"| parsing the {engines} answers, p50 / p95 | "
         f"{data['parse_ms']['p50']:.2f} / {data['parse_ms']['p95']:.2f} ms |",
         f"| server RSS after {data['requests_total']} requests / peak (VmHWM) | "
         f"{data['rss_mib_final']:.0f} / {data['rss_mib_peak']:.0f} MiB |",
@@ -720,13 +748,13 @@ def markdown(data: dict[str, Any], command: str) -> str:
 
 
 async def _main(plan: Plan, log_level: str, workdir: Path, workers: int) -> dict[str, Any]:
-    print("fusion: timing rank() on 8 x 20 results ...", flush=True)
-    fuse_ms, parse_ms = fusion_times(plan.fusion)
-    engines = Child(["engines", "--delays", json.dumps(DELAYS)], workdir / "engines.log")
+    print(f"fusion: timing rank() on {len(plan.delays)} x 20 results ...", flush=True)
+    fuse_ms, parse_ms = fusion_times(plan.fusion, plan.delays)
+    engines = Child(["engines", "--delays", json.dumps(plan.delays)], workdir / "engines.log")
     service: Child | None = None
     try:
         config = service_config(
-            f"http://{HOST}:{engines.port}", workdir / "cache.sqlite3", log_level
+            f"http://{HOST}:{engines.port}", workdir / "cache.sqlite3", log_level, plan.delays
         )
         config_path = workdir / "websearch-mcp.yaml"
         config_path.write_text(yaml.safe_dump(config))
@@ -754,6 +782,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--c64", type=int, help="cache-miss requests at concurrency 64")
     parser.add_argument("--workers", type=int, default=1, help="server processes (serve --workers)")
     parser.add_argument("--throughput", type=int, help="requests per throughput phase")
+    parser.add_argument(
+        "--engines", type=int, default=len(DELAYS), help="fake engines (the first N of eight)"
+    )
+    parser.add_argument(
+        "--slowest", type=int, default=400, help="the slowest engine's delay in ms (from 50)"
+    )
     parser.add_argument("--log-level", default="warning", help="the service's log level")
     parser.add_argument("--json", type=Path, help="write every figure as JSON here")
     parser.add_argument("--markdown", type=Path, help="write the Markdown tables here")
@@ -770,7 +804,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         }.items()
         if v is not None
     }
-    plan = dataclasses.replace(plan, **overrides)
+    try:
+        delays = lineup(ns.engines, ns.slowest)
+    except ValueError as error:
+        parser.error(str(error))
+    plan = dataclasses.replace(plan, **overrides, delays=delays)
     with tempfile.TemporaryDirectory(prefix="websearch-bench-") as tmp:
         data = asyncio.run(_main(plan, ns.log_level, Path(tmp), ns.workers))
     command = " ".join(["python -m bench.latency", *(sys.argv[1:] if argv is None else argv)])
