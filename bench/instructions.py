@@ -1,6 +1,6 @@
 """Instructions per fresh search in the real server process, counted by valgrind's callgrind.
 
-    python -m bench.instructions [--searches N]
+    python -m bench.instructions [--searches N] [--engines N]
     python -m bench.instructions --fusion [--calls N]
 
 On a shared machine the time of one run moves by a tenth between runs of the same code; an
@@ -9,7 +9,8 @@ as `bench.latency` runs it (`bench.latency_server service`, one worker) under ca
 fake engines in their own process answer at once, and a client sends `web_search` with a new
 query each time, one after another, after five to warm up. Two runs, of `N / 4` and `N`
 searches: the difference of their totals over the difference of their searches is one search,
-with the start and the stop of the process subtracted out. It needs valgrind (Debian's package);
+with the start and the stop of the process subtracted out. `--engines N` asks only the first N
+of the eight engines (`bench.latency --engines`). It needs valgrind (Debian's package);
 each run takes about a minute.
 
 `--fusion` counts `rank()` alone, as `bench.rank` calls it (8 engines x 20 results, the engines'
@@ -52,13 +53,17 @@ def _started(proc: subprocess.Popen[str]) -> int:
     return int(line[1])
 
 
-def count(searches: int, engines_port: int, workdir: Path) -> int:
+def count(searches: int, engines_port: int, workdir: Path, engines: list[str]) -> int:
     """Instructions of one service process that answered `searches` fresh searches (and the
     warm-up's), from its start to its stop."""
     config = workdir / "websearch-mcp.yaml"
     cache = workdir / f"cache-{searches}.sqlite3"
     config.write_text(
-        yaml.safe_dump(service_config(f"http://{HOST}:{engines_port}", cache, "warning"))
+        yaml.safe_dump(
+            service_config(
+                f"http://{HOST}:{engines_port}", cache, "warning", dict.fromkeys(engines, 0.0)
+            )
+        )
     )
     out = workdir / f"callgrind-{searches}.out"
     service = subprocess.Popen(
@@ -123,10 +128,16 @@ def fusion(calls: int) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.instructions", description=__doc__)
     parser.add_argument("--searches", type=int, default=40, help="searches of the longer run")
+    parser.add_argument(
+        "--engines", type=int, default=len(DELAYS), help="fake engines (the first N of eight)"
+    )
     parser.add_argument("--fusion", action="store_true", help="count rank() alone instead")
     parser.add_argument("--calls", type=int, default=60, help="rank() calls counted (--fusion)")
     parser.add_argument("--fusion-run", choices=("fuse", "parse"), help=argparse.SUPPRESS)
     ns = parser.parse_args(argv)
+    if not 1 <= ns.engines <= len(DELAYS):
+        parser.error(f"--engines must be 1 to {len(DELAYS)}, not {ns.engines}")
+    lineup = list(DELAYS)[: ns.engines]
     if ns.fusion_run:
         _fusion_run(max(1, ns.calls), ns.fusion_run == "fuse")
         return 0
@@ -143,20 +154,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     few, many = max(1, ns.searches // 4), max(2, ns.searches)
     engines = subprocess.Popen(
         [sys.executable, "-m", "bench.latency_server", "engines", "--delays",
-         json.dumps(dict.fromkeys(DELAYS, 0.0))],
+         json.dumps(dict.fromkeys(lineup, 0.0))],
         stdout=subprocess.PIPE,
         text=True,
     )  # fmt: skip
     try:
         port = _started(engines)
         with tempfile.TemporaryDirectory(prefix="websearch-instructions-") as tmp:
-            short, long = count(few, port, Path(tmp)), count(many, port, Path(tmp))
+            short = count(few, port, Path(tmp), lineup)
+            long = count(many, port, Path(tmp), lineup)
     finally:
         engines.terminate()
         engines.wait()
     per_search = (long - short) / (many - few)
     print(
-        f"a fresh search in the server process: {per_search / 1e6:.2f} million instructions "
+        f"a fresh search of {len(lineup)} engines in the server process: "
+        f"{per_search / 1e6:.2f} million instructions "
         f"({many} searches minus {few}; totals {long:,} and {short:,})"
     )
     return 0
