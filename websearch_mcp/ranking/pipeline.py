@@ -297,6 +297,7 @@ def _score(
     # Each factor is `Factor.__call__` written out; a signal that does not apply (None) is a
     # factor of exactly 1, and multiplying by it is left out: the same float either way.
     final = covered
+    signal: float | None
     if (on := f.alignment).on:
         s.alignment = signal = alignment(terms, doc)
         final *= on.base + on.slope * signal

@@ -1,0 +1,105 @@
+"""Fusion compiled with mypyc, as the Docker image builds it (`setup.py`,
+WEBSEARCH_MCP_COMPILE=1): every listed module compiled, the ranking tests passing on the build,
+and `rank()`'s output the same as the interpreted code's to the last bit."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from importlib.util import find_spec
+from pathlib import Path
+
+import pytest
+
+from testing.shared import REPO
+
+pytestmark = pytest.mark.timeout(600)
+
+#: What the build needs besides the sources: the tests and what they import.
+COPIED = ("websearch_mcp", "tests", "testing", "bench", "setup.py", "pyproject.toml", "README.md")
+
+
+def _compiled_paths() -> list[str]:
+    """`setup.py`'s list, read from the file (importing it would run `setup()`)."""
+    text = (REPO / "setup.py").read_text(encoding="utf-8")
+    names = re.search(r"for name in \((.*?)\)", text, re.DOTALL)
+    assert names is not None
+    return [f"websearch_mcp.ranking.{n}" for n in re.findall(r'"(\w+)"', names.group(1))]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "WEBSEARCH_MCP_COMPILE")}
+    return {**env, "PYTHONHASHSEED": "0", **extra}
+
+
+def _run(args: list[str], cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=_env(**extra), capture_output=True, text=True,
+        timeout=540, check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the sources with the listed modules compiled in place."""
+    if find_spec("mypyc") is None:
+        pytest.skip("mypy (mypyc) is not installed: the dev extra installs it")
+    if shutil.which(sysconfig.get_config_var("CC").split()[0] or "cc") is None:
+        pytest.skip("no C compiler to build the compiled modules with")
+    root = tmp_path_factory.mktemp("compiled")
+    skip = shutil.ignore_patterns("__pycache__", "*.so", ".hypothesis", ".pytest_cache")
+    for name in COPIED:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, root / name, ignore=skip)
+        else:
+            shutil.copy2(source, root / name)
+    built = _run(["setup.py", "-q", "build_ext", "--inplace"], root, WEBSEARCH_MCP_COMPILE="1")
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    return root
+
+
+def test_every_listed_module_is_compiled_and_needs_no_build_tool(tree: Path) -> None:
+    modules = _compiled_paths()
+    assert "websearch_mcp.ranking.pipeline" in modules and len(modules) >= 10
+    probe = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    print(name, importlib.import_module(name).__file__)\n"
+        "print('build tools', sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('mypy', 'mypyc', 'librt')))\n"
+    )
+    found = _run(["-c", probe], tree)
+    assert found.returncode == 0, found.stderr
+    lines = found.stdout.splitlines()
+    assert len(lines) == len(modules) + 1
+    for line in lines[:-1]:
+        path = line.split()[1]
+        assert path.startswith(str(tree)) and path.endswith(".so"), line
+    # The image's run stage has neither mypy nor its runtime library.
+    assert lines[-1] == "build tools []"
+
+
+def test_the_ranking_tests_pass_on_the_compiled_modules(tree: Path) -> None:
+    result = _run(
+        ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/ranking",
+         "--ignore=tests/ranking/test_compiled.py"],
+        tree,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-2000:]
+    assert re.search(r"\d+ passed", result.stdout)
+
+
+def test_compiled_fusion_gives_the_same_output_to_the_last_bit(tree: Path) -> None:
+    """`bench.rank --digest`: one hash of every result and score detail under three settings."""
+    digests = []
+    for cwd in (tree, REPO):
+        result = _run(["-m", "bench.rank", "--digest", "--queries", "40"], cwd)
+        assert result.returncode == 0, result.stderr[-3000:]
+        digests.append(result.stdout.split()[-1])
+    assert re.fullmatch(r"[0-9a-f]{64}", digests[0])
+    assert digests[0] == digests[1]
