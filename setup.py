@@ -15,10 +15,11 @@ import os
 from setuptools import setup
 
 #: What `rank()` runs, all of it (a compiled module calling an interpreted one gains little),
-#: and the date readers and result helpers that every engine's parser calls.
+#: and the date readers, result helpers and text clean-up that every engine's parser calls.
 COMPILED = [
     "websearch_mcp/dates.py",
     "websearch_mcp/engines/common.py",
+    "websearch_mcp/engines/text.py",
     *(
         f"websearch_mcp/ranking/{name}.py"
         for name in (

@@ -14,7 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from websearch_mcp.engines.base import _INLINE_TAG_RE, _TAG_RE, clean_text, collapse_spaces
 from websearch_mcp.engines.common import (
     _MD_EMPHASIS_RE,
     _MD_HEADING_RE,
@@ -28,6 +27,7 @@ from websearch_mcp.engines.common import (
     strip_markdown,
     web_hit,
 )
+from websearch_mcp.engines.text import _INLINE_TAG_RE, _TAG_RE, clean_text, collapse_spaces
 from websearch_mcp.engines.web import bing, duckduckgo, google
 from websearch_mcp.models import HttpResponse
 

@@ -12,7 +12,8 @@ from urllib.parse import unquote_plus, urlsplit
 import orjson
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from websearch_mcp.engines.base import clean_text, parse_retry_after
+from websearch_mcp.engines.base import parse_retry_after
+from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineAuthError, EngineError, EngineParseError, EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse
 from websearch_mcp.redaction import KEY_LIKE as _TOKEN_RE

@@ -12,8 +12,9 @@ from typing import Any, ClassVar
 
 from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import names, normalize_doi
-from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import ranked_hits
+from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineError, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import author_names, normalize_doi
-from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     as_int,
     check_error_body,
@@ -17,6 +17,7 @@ from websearch_mcp.engines.common import (
     object_list,
     ranked_hits,
 )
+from websearch_mcp.engines.text import clean_text
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 

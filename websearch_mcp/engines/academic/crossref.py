@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from websearch_mcp.dates import date_from_parts
 from websearch_mcp.engines.academic._common import names, normalize_doi
-from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     api_error,
     as_int,
@@ -16,6 +16,7 @@ from websearch_mcp.engines.common import (
     json_object,
     ranked_hits,
 )
+from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 

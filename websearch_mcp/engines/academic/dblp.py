@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import names, normalize_doi, title_text
-from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     api_error,
     as_dict,
@@ -22,6 +22,7 @@ from websearch_mcp.engines.common import (
     json_object,
     ranked_hits,
 )
+from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 

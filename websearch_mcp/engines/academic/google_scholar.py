@@ -10,8 +10,9 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import names
-from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import http_url, ranked_hits
+from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import names, normalize_doi
-from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     as_dict,
     as_int,
@@ -17,6 +17,7 @@ from websearch_mcp.engines.common import (
     ranked_hits,
     result_list,
 )
+from websearch_mcp.engines.text import clean_text
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 # Only the fields the parser reads: a full work record is tens of kilobytes.

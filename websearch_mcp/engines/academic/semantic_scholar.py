@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import author_names, normalize_doi
-from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     as_dict,
     as_int,
@@ -20,6 +20,7 @@ from websearch_mcp.engines.common import (
     object_list,
     ranked_hits,
 )
+from websearch_mcp.engines.text import clean_text
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 FIELDS = (

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from websearch_mcp.dates import iso_date
-from websearch_mcp.engines.base import clean_text
 from websearch_mcp.engines.common import http_url, web_hit
+from websearch_mcp.engines.text import clean_text
 from websearch_mcp.models import Hit
 
 #: `tbs` values for a time range.

@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Any, ClassVar
 
 from websearch_mcp.dates import iso_date
-from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     http_url,
     json_object,
@@ -16,6 +16,7 @@ from websearch_mcp.engines.common import (
     strip_markdown,
     web_hit,
 )
+from websearch_mcp.engines.text import clean_text
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 _RANGE_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}

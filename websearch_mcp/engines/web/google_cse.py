@@ -12,7 +12,7 @@ import re
 from typing import Any, ClassVar
 
 from websearch_mcp.dates import human_date, iso_date, split_date_prefix
-from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     api_error,
     http_url,
@@ -22,6 +22,7 @@ from websearch_mcp.engines.common import (
     ranked_hits,
     web_hit,
 )
+from websearch_mcp.engines.text import clean_text
 from websearch_mcp.engines.web._google import language_params
 from websearch_mcp.errors import EngineAuthError, EngineError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query

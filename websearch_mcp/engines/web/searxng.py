@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from websearch_mcp.dates import iso_date, split_date_prefix
-from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     as_float,
     http_url,
@@ -14,6 +14,7 @@ from websearch_mcp.engines.common import (
     result_list,
     web_hit,
 )
+from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 

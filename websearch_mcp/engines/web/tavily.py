@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from websearch_mcp.dates import iso_date
-from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     as_float,
     http_url,
@@ -16,6 +16,7 @@ from websearch_mcp.engines.common import (
     strip_markdown,
     web_hit,
 )
+from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 

@@ -6,8 +6,9 @@ from functools import partial
 from typing import Any, ClassVar
 from urllib.parse import quote, urlsplit
 
-from websearch_mcp.engines.base import Engine, clean_text
+from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import json_object, ranked_hits, result_list
+from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineError, EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 

@@ -1,0 +1,53 @@
+"""Text as engines send it, made plain: tags stripped, entities unescaped, whitespace collapsed,
+length bounded. Every parser calls these on every title and snippet."""
+
+from __future__ import annotations
+
+import html
+import re
+
+SNIPPET_MAX_CHARS = 500
+
+_TAG_RE = re.compile(r"<[^>]+>")
+# Highlighting tags sit inside words ("hello-<b>world</b>.com"): drop them without a space.
+_INLINE_TAG_RE = re.compile(
+    r"</?(?:a|abbr|b|code|em|i|mark|q|s|small|span|strong|sub|sup|u)(?:\s[^>]*)?>", re.IGNORECASE
+)
+
+
+def clean_text(value: str | None, limit: int = SNIPPET_MAX_CHARS) -> str:
+    """HTML tags stripped, entities unescaped, whitespace collapsed, bounded length."""
+    if not value:
+        return ""
+    text = value
+    if "<" in text:
+        text = _TAG_RE.sub(" ", _INLINE_TAG_RE.sub("", text))
+    text = collapse_spaces(html.unescape(text))
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return text
+
+
+def collapse_spaces(text: str) -> str:
+    """Every run of whitespace one space, the ends trimmed. `split()` breaks on exactly what `\\s`
+    matches and is five times faster than a substitution; most texts have nothing to collapse,
+    and saying so (no whitespace but single inner spaces) takes half the time of splitting."""
+    if text.isascii():
+        # The ASCII whitespace `split()` breaks on, but " ": nine C-level searches cost about
+        # half of `isprintable()`'s look-up per character.
+        other = (
+            "\n" in text
+            or "\t" in text
+            or "\r" in text
+            or "\x0b" in text
+            or "\x0c" in text
+            or "\x1c" in text
+            or "\x1d" in text
+            or "\x1e" in text
+            or "\x1f" in text
+        )
+    else:
+        other = not text.isprintable()  # False for every whitespace character but " "
+    if not other and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
+    return " ".join(text.split())
