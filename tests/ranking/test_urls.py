@@ -102,3 +102,26 @@ def test_plain_urls_key_as_their_parsed_variants(
     assert canonicalize(f"{url}?utm_source=feed") == key
     assert canonicalize(url.replace(host, host.upper(), 1)) == key
     assert canonicalize(f"{scheme.upper()}{prefix}{host}{path}{slash}#top") == key
+
+
+_QUERY_TEXT = st.text("abcXYZ019._~-", max_size=6)
+_QUERY_NAME = st.one_of(_QUERY_TEXT, st.sampled_from(["utm_source", "UTM_Medium", "ref", "gclid"]))
+_QUERY_PIECE = st.one_of(
+    st.tuples(_QUERY_NAME, st.sampled_from(["", "="]), _QUERY_TEXT).map("".join),
+    st.tuples(_QUERY_NAME, _QUERY_TEXT, _QUERY_TEXT).map(lambda p: f"{p[0]}={p[1]}={p[2]}"),
+    st.just(""),
+)
+
+
+@given(
+    st.sampled_from(["http://", "https://www."]),
+    st.lists(_HOST_LABEL, min_size=1, max_size=3).map(".".join),
+    st.lists(_PATH_PART, max_size=3).map(lambda parts: "".join("/" + p for p in parts)),
+    st.lists(_QUERY_PIECE, max_size=5).map("&".join),
+)
+@settings(max_examples=400, deadline=None)
+def test_plain_queries_key_as_the_full_parse(scheme: str, host: str, path: str, query: str) -> None:
+    # A query of unreserved characters takes the shortcut too; a fragment sends the same URL
+    # through `urlsplit`, `parse_qsl` and `urlencode`, which must agree with it.
+    url = f"{scheme}{host}{path}?{query}"
+    assert canonicalize(url) == canonicalize(f"{url}#frag")
