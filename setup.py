@@ -24,6 +24,7 @@ COMPILED = [
         f"websearch_mcp/ranking/{name}.py"
         for name in (
             "boosts",
+            "context",
             "coverage",
             "domain",
             "families",
@@ -34,6 +35,7 @@ COMPILED = [
             "pipeline",
             "positions",
             "prepared",
+            "tokens",
             "urls",
         )
     ),

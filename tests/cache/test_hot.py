@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from testing.cache_helpers import FakeClock
-from websearch_mcp.cache import sqlite as sqlite_module
-from websearch_mcp.cache.sqlite import HOT_TRUST_SECONDS, SqliteCache
+from websearch_mcp.cache import hot as hot_module
+from websearch_mcp.cache.hot import HOT_TRUST_SECONDS
+from websearch_mcp.cache.sqlite import SqliteCache
 
 TTL = 21_600.0
 
@@ -133,7 +134,7 @@ async def test_a_hit_from_memory_slides_the_expiry_in_the_file(
 async def test_expiry_and_max_age_hold_for_entries_in_memory(
     make: Make, tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sqlite_module, "HOT_TRUST_SECONDS", 100.0)  # only expiry decides here
+    monkeypatch.setattr(hot_module, "HOT_TRUST_SECONDS", 100.0)  # only expiry decides here
     cache = make(tmp_path / "cache.sqlite3", max_age_seconds=3)
     await cache.set("web", "idle", {"v": 1}, ttl_seconds=1)
     await cache.set("web", "used", {"v": 2}, ttl_seconds=1)
@@ -208,7 +209,7 @@ async def test_set_replaces_and_cleanup_forgets_the_entry_in_memory(
 async def test_entries_in_memory_are_bounded_by_count_least_recently_used_first(
     make: Make, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sqlite_module, "HOT_MAX_ENTRIES", 3)
+    monkeypatch.setattr(hot_module, "HOT_MAX_ENTRIES", 3)
     cache = make(tmp_path / "cache.sqlite3")
     for name in ("a", "b", "c"):
         await cache.set("web", name, {"v": name})
@@ -226,7 +227,7 @@ async def test_entries_in_memory_are_bounded_by_count_least_recently_used_first(
 async def test_entries_in_memory_are_bounded_by_size(
     make: Make, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sqlite_module, "HOT_MAX_CHARS", 1000)
+    monkeypatch.setattr(hot_module, "HOT_MAX_CHARS", 1000)
     cache = make(tmp_path / "cache.sqlite3")
     await cache.set("web", "big", {"text": "x" * 2000})
     await cache.set("web", "a", {"text": "a" * 600})
@@ -252,7 +253,7 @@ async def test_entries_past_the_trust_window_are_not_kept_in_memory(
     clock.advance(1.0)  # "old" is past the window, "recent" is not
     await cache.set("web", "new", {"text": "n" * 500})
     assert list(cache._hot) == [("web", "recent"), ("web", "new")]
-    assert cache._hot_chars == sum(len(hot.raw) for hot in cache._hot.values())
+    assert cache._hot.chars == sum(len(hot.raw) for hot in cache._hot.values())
     reads = count_reads(cache, monkeypatch)
     assert await cache.get("web", "recent") is not None and reads == []
     assert (await cache.get("web", "old")).value == {"text": "o" * 500}  # type: ignore[union-attr]

@@ -13,9 +13,10 @@ from websearch_mcp.config import SearchSettings, parse_config
 from websearch_mcp.errors import ConfigError
 from websearch_mcp.models import Hit, Query
 from websearch_mcp.orchestrator import Orchestrator
+from websearch_mcp.ranking.context import Context
 from websearch_mcp.ranking.coverage import Unseen, containment, credited
 from websearch_mcp.ranking.families import family_weights, one_vote_per_family
-from websearch_mcp.ranking.pipeline import _Context, rank
+from websearch_mcp.ranking.pipeline import rank
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 GOOGLE = {"serper": "google", "serpapi": "google", "google_cse": "google", "google": "google"}
@@ -193,9 +194,7 @@ _NAMES = ["bing", "brave", "duckduckgo", "google", "serper"]
 )
 def test_each_results_votes_are_one_per_family(ranks, families, weights) -> None:
     # Every engine answered; a result's ranks come in engine-name order, as merging makes them.
-    context = _Context(
-        {e: [] for e in _NAMES}, Query("x"), SearchSettings(), weights, families, NOW
-    )
+    context = Context({e: [] for e in _NAMES}, Query("x"), SearchSettings(), weights, families, NOW)
     ordered = dict(sorted(ranks.items()))
     expected = one_vote_per_family(ordered, weights, families, SearchSettings().rrf_k)
     assert list(context.votes(ordered).items()) == list(expected.items())

@@ -11,19 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from websearch_mcp.ranking import lexical
+from websearch_mcp.ranking import tokens
 from websearch_mcp.ranking.lexical import (
-    Texts,
     alignment,
     analyze_doc,
     analyze_query,
     is_rare,
     phrase_share,
     rare_share,
-    stem,
-    terms,
-    url_words,
 )
+from websearch_mcp.ranking.tokens import Texts, stem, terms, url_words
 
 
 def stems(*words: str) -> tuple[str, ...]:
@@ -180,12 +177,12 @@ def test_alignment_is_the_same_whether_the_url_was_read_or_not(
 
 
 @contextlib.contextmanager
-def _small_term_cache(limit: int) -> Iterator[lexical._TermCache]:
-    saved, lexical._TERMS = lexical._TERMS, lexical._TermCache(limit)
+def _small_term_cache(limit: int) -> Iterator[tokens._TermCache]:
+    saved, tokens._TERMS = tokens._TERMS, tokens._TermCache(limit)
     try:
-        yield lexical._TERMS
+        yield tokens._TERMS
     finally:
-        lexical._TERMS = saved
+        tokens._TERMS = saved
 
 
 @settings(max_examples=200, deadline=None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from websearch_mcp.ranking.lexical import analyze_query, terms
+from websearch_mcp.ranking.lexical import analyze_query
 from websearch_mcp.ranking.passages import (
     MAX_PASSAGE_CHARS,
     MAX_PASSAGES,
@@ -13,6 +13,7 @@ from websearch_mcp.ranking.passages import (
     best_passages,
     chunks,
 )
+from websearch_mcp.ranking.tokens import terms
 
 WORDS = [
     "river", "rivers", "glacier", "salmon", "tide", "harbour", "pgvector", "index", "postgres",

@@ -8,7 +8,8 @@ import pytest
 
 from websearch_mcp.config import SearchSettings
 from websearch_mcp.models import Hit, Query
-from websearch_mcp.ranking.pipeline import Factor, kept_count, rank
+from websearch_mcp.ranking.context import Factor
+from websearch_mcp.ranking.pipeline import kept_count, rank
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 DETAIL_KEYS = {

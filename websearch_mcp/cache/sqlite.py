@@ -14,12 +14,9 @@ transaction, about a second later, before a cleanup and on close; until then the
 reads take it into account. A write per hit would cost a hit several times its read, and the WAL
 grow with reads.
 
-The entries read or written last are also kept in memory (a bounded least-recently-used map), and
-a hit on one of them within `HOT_TRUST_SECONDS` of its read or write is answered without going to
-the file: the read's hand-off to aiosqlite's thread is most of a hit's cost on the event loop.
-Such a hit slides the expiry exactly as a read does. An entry past that time would be read from
-the file again, so it is dropped (so a busy server holds the answers of the last seconds, not its
-last 512 answers).
+The entries read or written last are also kept in memory for a few seconds (`hot`): the read's
+hand-off to aiosqlite's thread is most of a hit's cost on the event loop. A hit on one slides the
+expiry exactly as a read does.
 
 Reads of the file that find another under way wait for it, then go to the file together (`_read`),
 and so do stores (`_store`).
@@ -32,27 +29,28 @@ import contextlib
 import itertools
 import os
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import aiosqlite
 
 from websearch_mcp.cache.base import CacheHit, StoringCache, decode_value, lifetime, load_value
+from websearch_mcp.cache.hot import HotEntries, HotEntry
 from websearch_mcp.cache.sqlite_file import (
     DELETE_EXPIRED,
     DELETE_LEAST_USED,
     KEEP_OPEN_CAUSES,
-    SCHEMA,
     SELECT,
     TOUCH,
     UPSERT,
     WRITE_CAUSES,
     classify,
+    file_identity,
+    open_file,
+    run,
     select_keys,
 )
+from websearch_mcp.cache.waiting import Write, answer, release
 from websearch_mcp.failopen import CacheStats, FailOpen, Scope
 
 #: The most keys read from the file in one query (SQLite's oldest limit is 999 parameters).
@@ -60,58 +58,6 @@ MAX_READ_BATCH = 200
 
 #: Seconds between a hit and the write of its expiry refresh (with all hits since).
 TOUCH_DELAY_SECONDS = 1.0
-
-#: Seconds a remembered entry answers hits without reading the file. Another process sharing the
-#: file may replace an entry or its cleanup remove it: this bounds how long this process can miss
-#: that, while a popular entry still costs one read every few seconds instead of one per hit.
-HOT_TRUST_SECONDS = 2.0
-#: Entries kept in memory, and the total length of their stored JSON (a few KiB per answer).
-HOT_MAX_ENTRIES = 512
-HOT_MAX_CHARS = 8 * 1024 * 1024
-
-
-@dataclass(slots=True)
-class _HotEntry:
-    """An entry as last read or written here; `expires_at` counts this process's hits."""
-
-    raw: str
-    stored_at: float
-    ttl: float
-    expires_at: float
-    limit: float  # stored_at + the maximum age: no hit slides the expiry past it
-    read_at: float  # when the file last said this
-
-
-def _identity(path: Path) -> tuple[int, int]:
-    found = os.stat(path)
-    return (found.st_dev, found.st_ino)
-
-
-def _answer(
-    waiting: dict[tuple[str, str], list[asyncio.Future[CacheHit | None]]],
-    found: dict[tuple[str, str], tuple[CacheHit, str]],
-) -> None:
-    """Answer each caller still waiting: the hit found for its entry, else a miss. Callers of the
-    same entry each get their own copy of the value."""
-    for entry, futures in waiting.items():
-        hit, raw = found.get(entry, (None, ""))
-        for number, future in enumerate(futures):
-            if future.done():  # its caller gave up
-                continue
-            if hit is not None and number > 0:
-                hit = CacheHit(value=load_value(raw), age_seconds=hit.age_seconds)
-            future.set_result(hit)
-
-
-#: A store waiting to be written: the entry, its TTL, the encoded value, and the caller's future.
-_Write = tuple[tuple[str, str], float, str, "asyncio.Future[None]"]
-
-
-def _stored(batch: list[_Write]) -> None:
-    """Let the callers of `batch` go on (a store never raises: a failure is counted)."""
-    for *_, stored in batch:
-        if not stored.done():
-            stored.set_result(None)
 
 
 class SqliteCache(StoringCache):
@@ -154,14 +100,13 @@ class SqliteCache(StoringCache):
         # Hits whose refresh is not written yet: (namespace, key) -> time of the last hit.
         self._touched: dict[tuple[str, str], float] = {}
         self._touch_writer: asyncio.Task[None] | None = None
-        # Entries recently read or written, least recently used first (see `HOT_TRUST_SECONDS`).
-        self._hot: OrderedDict[tuple[str, str], _HotEntry] = OrderedDict()
-        self._hot_chars = 0
+        # Entries recently read or written (see `hot.HOT_TRUST_SECONDS`).
+        self._hot = HotEntries(clock)
         # Reads waiting for the file (each caller's own future), and the task reading them.
         self._reads: dict[tuple[str, str], list[asyncio.Future[CacheHit | None]]] = {}
         self._reader: asyncio.Task[None] | None = None
         # Stores waiting for the lock, in the order asked, and the task writing them.
-        self._writes: list[_Write] = []
+        self._writes: list[Write] = []
         self._writer: asyncio.Task[None] | None = None
 
     async def get(self, namespace: str, key: str) -> CacheHit | None:
@@ -200,11 +145,11 @@ class SqliteCache(StoringCache):
                     try:
                         found = await self._get_many(list(batch))
                     finally:
-                        _answer(batch, found)
+                        answer(batch, found)
         finally:
             # Cancelled (the cache closing with its loop): what still waits is a miss.
             self._reader = None
-            _answer(self._reads, {})
+            answer(self._reads, {})
             self._reads.clear()
 
     async def _store(self, namespace: str, key: str, ttl: float, data: str) -> None:
@@ -216,7 +161,7 @@ class SqliteCache(StoringCache):
         Stores that wait for the lock go in one trip once it is free (`_write_waiting`).
         """
         entry = (namespace, key)
-        self._forget(entry)
+        self._hot.forget(entry)
         stored: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._writes.append((entry, ttl, data, stored))
         if self._writer is None:
@@ -231,7 +176,7 @@ class SqliteCache(StoringCache):
         finally:
             # Cancelled (the cache closing with its loop): what still waits is not stored.
             self._writer = None
-            _stored(self._writes)
+            release(self._writes)
             self._writes.clear()
 
     async def _write_pending(self) -> None:
@@ -240,9 +185,9 @@ class SqliteCache(StoringCache):
         try:
             await self._write_many(batch)
         finally:
-            _stored(batch)
+            release(batch)
 
-    async def _write_many(self, batch: list[_Write]) -> None:
+    async def _write_many(self, batch: list[Write]) -> None:
         """Write `batch` in one trip, in the order asked (the last of two stores of one entry
         stays). Each row is its own transaction, so the other process's writes are never held
         up for more than one. Called with the lock held."""
@@ -254,7 +199,7 @@ class SqliteCache(StoringCache):
             self._touched.pop((namespace, key), None)  # the new value starts afresh
             expires_at = now + lifetime(ttl, self._max_age)
             rows.append((namespace, key, data, now, now, ttl, expires_at))
-            hot.append(_HotEntry(data, now, ttl, expires_at, now + self._max_age, now))
+            hot.append(HotEntry(data, now, ttl, expires_at, now + self._max_age, now))
         try:
             await (await self._connection(write=True)).executemany(UPSERT, rows)
         except Exception as exc:
@@ -263,11 +208,11 @@ class SqliteCache(StoringCache):
         self._guard.succeeded("write")
         self.stats.sets += len(rows)
         for (entry, *_), entry_hot in zip(batch, hot, strict=True):
-            self._remember(entry, entry_hot)
+            self._hot.remember(entry, entry_hot)
 
     async def cleanup(self) -> int:
         async with self._lock:
-            self._forget_all()
+            self._hot.forget_all()
             if self._closed or not self._guard.allows("write"):
                 return 0
             await self._write_touches()
@@ -277,12 +222,12 @@ class SqliteCache(StoringCache):
             removed = 0
             try:
                 db = await self._connection(write=True)
-                removed += await self._run(db, DELETE_EXPIRED, (now, now - self._max_age))
+                removed += await run(db, DELETE_EXPIRED, (now, now - self._max_age))
                 async with db.execute("SELECT COUNT(*) FROM cache_entries") as cursor:
                     (count,) = await cursor.fetchone() or (0,)
                 if count > self._max_entries:
                     excess = count - self._max_entries
-                    removed += await self._run(db, DELETE_LEAST_USED, (excess,))
+                    removed += await run(db, DELETE_LEAST_USED, (excess,))
             except Exception as exc:
                 await self._failed(exc, "write")
                 return removed
@@ -296,7 +241,7 @@ class SqliteCache(StoringCache):
                 await self._write_pending()
                 await self._write_touches()
             self._closed = True
-            self._forget_all()
+            self._hot.forget_all()
             await self._drop_connection()
         # Waiting for the lock or asleep: it writes nothing once the cache is closed.
         if self._touch_writer is not None:
@@ -332,7 +277,7 @@ class SqliteCache(StoringCache):
         self._guard.succeeded("all")
         hits = {}
         for entry in entries:
-            self._forget(entry)
+            self._hot.forget(entry)
             row = rows.get(entry)
             hit = None if row is None else self._hit(entry, row, now)
             if hit is not None:
@@ -355,60 +300,24 @@ class SqliteCache(StoringCache):
             return None
         self._touch(entry, now)
         expires_at = max(expires_at, min(now + ttl, limit))
-        self._remember(entry, _HotEntry(raw, stored_at, ttl, expires_at, limit, now))
+        self._hot.remember(entry, HotEntry(raw, stored_at, ttl, expires_at, limit, now))
         return CacheHit(value=value, age_seconds=max(0.0, now - stored_at))
 
     def _recall(self, entry: tuple[str, str]) -> CacheHit | None:
         """A hit answered from memory, when the entry is remembered, trusted still and live;
         None sends the call to the file."""
-        hot = self._hot.get(entry)
-        if hot is None or self._closed:
+        found = None if self._closed else self._hot.trusted(entry)
+        if found is None:
             return None
-        now = self._clock()
-        # A clock set back makes `now - read_at` negative: read the file rather than trust it.
-        if not (0.0 <= now - hot.read_at < HOT_TRUST_SECONDS and now < hot.expires_at):
-            self._forget(entry)
-            return None
+        hot, now = found
         try:
             value = load_value(hot.raw)
         except ValueError:
-            self._forget(entry)  # the file's read reports and counts it
+            self._hot.forget(entry)  # the file's read reports and counts it
             return None
-        self._hot.move_to_end(entry)
         hot.expires_at = max(hot.expires_at, min(now + hot.ttl, hot.limit))
         self._touch(entry, now)
         return CacheHit(value=value, age_seconds=max(0.0, now - hot.stored_at))
-
-    def _remember(self, entry: tuple[str, str], hot: _HotEntry) -> None:
-        """Keep `hot` in memory, dropping the least recently used beyond the bounds, and those
-        no longer trusted: a hit on one would read the file anyway."""
-        self._forget(entry)
-        if len(hot.raw) > HOT_MAX_CHARS:
-            return
-        self._hot[entry] = hot
-        self._hot_chars += len(hot.raw)
-        while len(self._hot) > HOT_MAX_ENTRIES or self._hot_chars > HOT_MAX_CHARS:
-            _, dropped = self._hot.popitem(last=False)
-            self._hot_chars -= len(dropped.raw)
-        # From the least recently used end; a trusted entry there ends the scan, and an untrusted
-        # one behind it goes when it is next asked for (`_recall`) or reaches this end.
-        now = self._clock()
-        while (
-            self._hot
-            and (oldest := next(iter(self._hot.values()))) is not hot
-            and not (0.0 <= now - oldest.read_at < HOT_TRUST_SECONDS)
-        ):
-            _, dropped = self._hot.popitem(last=False)
-            self._hot_chars -= len(dropped.raw)
-
-    def _forget(self, entry: tuple[str, str]) -> None:
-        hot = self._hot.pop(entry, None)
-        if hot is not None:
-            self._hot_chars -= len(hot.raw)
-
-    def _forget_all(self) -> None:
-        self._hot.clear()
-        self._hot_chars = 0
 
     def _touch(self, entry: tuple[str, str], now: float) -> None:
         """Note a hit, and have its expiry refresh written within `TOUCH_DELAY_SECONDS`."""
@@ -456,29 +365,17 @@ class SqliteCache(StoringCache):
         if self._db is not None:
             # Deleted or replaced while open: the connection would go on with a file no one
             # else sees, so the file is opened (and created) afresh.
-            self._forget_all()
+            self._hot.forget_all()
             self._touched.clear()
             await self._drop_connection()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: every statement is its own transaction, no lock held between.
-        db = await aiosqlite.connect(self.path, isolation_level=None)
-        try:
-            await self._run(db, f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
-            await self._run(db, "PRAGMA journal_mode = WAL")
-            await self._run(db, "PRAGMA synchronous = NORMAL")
-            await db.executescript(SCHEMA)
-            self._identity = _identity(self.path)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                await db.close()
-            raise
-        self._db = db
-        return db
+        self._db, self._identity = await open_file(self.path, self._busy_timeout_ms)
+        return self._db
 
     def _same_file(self) -> bool:
         """Whether the path still names the file the connection has open (one stat call)."""
         try:
-            return _identity(self.path) == self._identity
+            return file_identity(self.path) == self._identity
         except OSError:
             return False
 
@@ -494,15 +391,8 @@ class SqliteCache(StoringCache):
         paused: Scope = "write" if scope == "write" and cause in WRITE_CAUSES else "all"
         self._guard.failed(cause, exc, paused)
         if paused == "all":
-            self._forget_all()  # nothing is answered from the file while it cannot be read
+            self._hot.forget_all()  # nothing is answered from the file while it cannot be read
         if cause == "read_only":
             self._reopen_to_write = True
         if cause not in KEEP_OPEN_CAUSES:
             await self._drop_connection()
-
-    @staticmethod
-    async def _run(db: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> int:
-        """Execute one statement to its end; the number of rows it changed."""
-        async with db.execute(sql, tuple(params)) as cursor:
-            await cursor.fetchall()
-            return cursor.rowcount

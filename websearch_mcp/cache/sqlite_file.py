@@ -1,11 +1,18 @@
-"""The SQLite cache's file: its schema, the statements run on it, and how a failed
-operation is classified (which causes pause writes only, which keep the connection open).
+"""The SQLite cache's file: how it is opened, its schema, the statements run on it, and how a
+failed operation is classified (which causes pause writes only, which keep the connection open).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import os
 import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS cache_entries (
@@ -94,3 +101,39 @@ def classify(exc: BaseException) -> str:
             return "read_only"
         return "cannot_open"
     return "error"
+
+
+def file_identity(path: Path) -> tuple[int, int]:
+    """(device, inode) of the file `path` names: a file replaced or deleted while open is told
+    apart from the one the connection has."""
+    found = os.stat(path)
+    return (found.st_dev, found.st_ino)
+
+
+async def open_file(
+    path: Path, busy_timeout_ms: int
+) -> tuple[aiosqlite.Connection, tuple[int, int]]:
+    """A connection to the cache file (created with its schema when new) and the file's
+    identity."""
+    # isolation_level=None: every statement is its own transaction, no lock held between.
+    db = await aiosqlite.connect(path, isolation_level=None)
+    try:
+        for pragma in (
+            f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
+            "PRAGMA journal_mode = WAL",
+            "PRAGMA synchronous = NORMAL",
+        ):
+            await db.execute_fetchall(pragma)
+        await db.executescript(SCHEMA)
+        return db, file_identity(path)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await db.close()
+        raise
+
+
+async def run(db: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> int:
+    """Execute one statement to its end; the number of rows it changed."""
+    async with db.execute(sql, tuple(params)) as cursor:
+        await cursor.fetchall()
+        return cursor.rowcount

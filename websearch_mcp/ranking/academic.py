@@ -22,6 +22,7 @@ from typing import Any
 from websearch_mcp.config import AcademicSettings
 from websearch_mcp.models import Hit, Query, RankedResult
 from websearch_mcp.ranking.boosts import wants_recent
+from websearch_mcp.ranking.context import Factor
 from websearch_mcp.ranking.domain import domain_set, matches
 from websearch_mcp.ranking.fusion import normalised_rrf, rrf_best
 from websearch_mcp.ranking.lexical import (
@@ -33,7 +34,7 @@ from websearch_mcp.ranking.lexical import (
     rare_share,
 )
 from websearch_mcp.ranking.papers import Paper, entries_of, group_papers
-from websearch_mcp.ranking.pipeline import Factor, kept_count
+from websearch_mcp.ranking.pipeline import kept_count
 from websearch_mcp.ranking.urls import canonicalize
 from websearch_mcp.ranking.venues import VenueList, venue_list
 

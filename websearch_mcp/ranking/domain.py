@@ -15,7 +15,8 @@ from functools import lru_cache
 import tldextract
 
 from websearch_mcp.config import RankingSettings
-from websearch_mcp.ranking.lexical import QueryTerms, is_shouted, stem
+from websearch_mcp.ranking.lexical import QueryTerms, is_shouted
+from websearch_mcp.ranking.tokens import stem
 
 # Built-in lists; the settings' lists are added to them.
 PENALIZED_DOMAINS = (

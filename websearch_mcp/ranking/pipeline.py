@@ -14,7 +14,6 @@ weight of 0 switches a signal off exactly. Engines of one index family (`familie
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -22,75 +21,25 @@ from datetime import UTC, datetime
 from operator import attrgetter
 from typing import Any
 
-from websearch_mcp.config import RankingSettings, SearchSettings
+from websearch_mcp.config import SearchSettings
 from websearch_mcp.models import Hit, Query, RankedResult
-from websearch_mcp.ranking.boosts import (
-    authority,
-    consensus,
-    freshness,
-    site_authority,
-    wants_recent,
-)
+from websearch_mcp.ranking.boosts import authority, consensus
+from websearch_mcp.ranking.context import Context
 from websearch_mcp.ranking.coverage import Unseen, containment, credited
-from websearch_mcp.ranking.domain import (
-    DomainVerdict,
-    domain_info,
-    domain_lists,
-    domain_quality,
-    is_error_code_query,
-    matches,
-)
-from websearch_mcp.ranking.families import (
-    family_of,
-    family_weights,
-    one_vote_per_family,
-    shares_an_index,
-)
+from websearch_mcp.ranking.domain import DomainVerdict, matches
 from websearch_mcp.ranking.fusion import Merged, merge, normalised
 from websearch_mcp.ranking.lexical import (
     DocTerms,
-    QueryTerms,
     alignment,
     analyze_doc,
-    analyze_query,
     phrase_share,
     rare_share,
 )
 from websearch_mcp.ranking.mmr import mmr
 from websearch_mcp.ranking.neighbours import POOL, regularised
-from websearch_mcp.ranking.positions import EngineEvidence
 from websearch_mcp.ranking.prepared import Preparation
 
 MIN_KEPT = 2  # the threshold never leaves fewer results than this (when there are as many)
-
-
-class Factor:
-    """A signal's multiplier (1 + w * s) / (1 + w), as base + slope * s with the weight fixed;
-    1 when the signal does not apply (None) and for every signal when w = 0."""
-
-    __slots__ = ("base", "on", "slope")
-
-    def __init__(self, weight: float) -> None:
-        weight = max(0.0, weight)
-        self.base = 1.0 / (1.0 + weight)
-        self.slope = weight / (1.0 + weight)
-        # Off: exactly 1 for every signal, so a score need not compute the signal at all.
-        self.on = not (self.base == 1.0 and self.slope == 0.0)
-
-    def __call__(self, signal: float | None) -> float:
-        return 1.0 if signal is None else self.base + self.slope * signal
-
-
-class _Factors:
-    def __init__(self, s: RankingSettings) -> None:
-        self.alignment = Factor(s.alignment_weight)
-        self.rare = Factor(s.rare_term_weight)
-        self.phrase = Factor(s.phrase_weight)
-        self.consensus = Factor(s.consensus_weight)
-        self.position = Factor(s.position_weight)
-        self.engine_score = Factor(s.engine_score_weight)
-        self.authority = Factor(s.authority_weight)
-        self.freshness = Factor(s.freshness_weight)
 
 
 def kept_count(scores: Sequence[float], threshold: float) -> int:
@@ -98,78 +47,6 @@ def kept_count(scores: Sequence[float], threshold: float) -> int:
     result and two results, when there are that many."""
     passing = sum(1 for s in scores if s >= threshold)
     return max(passing, min(MIN_KEPT, len(scores)))
-
-
-class _Context:
-    """Per-request values every result's scoring needs, computed once."""
-
-    def __init__(
-        self,
-        lists: Mapping[str, Sequence[Hit]],
-        query: Query,
-        search: SearchSettings,
-        weights: Mapping[str, float],
-        families: Mapping[str, str],
-        now: datetime,
-    ) -> None:
-        self.search = search
-        self.settings: RankingSettings = search.ranking
-        self.weights = weights
-        self.query = query
-        self.terms: QueryTerms = analyze_query(query.text)
-        self.error_code = is_error_code_query(query.text)
-        self.recent = wants_recent(self.terms, query.time_range, now)
-        self.now = now
-        self.families = {e: family_of(e, families) for e in lists}
-        # The engines voting under another name (DuckDuckGo as Bing): a result none of them
-        # returned keeps its ranks as they are.
-        self.renamed = frozenset(e for e, f in self.families.items() if f != e)
-        self.shared_index = shares_an_index(lists, families)
-        # The engines whose index another answering engine serves too: a result that fewer
-        # than two of them returned has one engine per family already.
-        members = Counter(self.families.values())
-        self.sharing = frozenset(e for e, f in self.families.items() if members[f] > 1)
-        # Voters are index families, each with its best member's weight.
-        self.family_weights = family_weights(lists, weights, families)
-        self.best = sum(w / (search.rrf_k + 1) for w in self.family_weights.values())
-        self.voters = sum(1 for w in self.family_weights.values() if w > 0)
-        self.every_engine_votes = self.voters == len(lists)
-        self.evidence = EngineEvidence(lists, weights, self.settings.position_k)
-        self.unseen: Unseen | None = None  # with the coverage credit on
-        self.domains = domain_lists(self.settings, search.block_domains)
-        self.factors = _Factors(self.settings)
-        self._hosts: dict[str, tuple[DomainVerdict, float]] = {}
-
-    def site(self, host: str) -> tuple[DomainVerdict, float]:
-        """The domain verdict and site authority of `host`, computed once per request."""
-        found = self._hosts.get(host)
-        if found is None:
-            info = domain_info(host)
-            found = self._hosts[host] = (
-                domain_quality(
-                    host, self.terms, self.error_code, self.domains, self.settings.domain_penalty
-                ),
-                site_authority(info, self.terms, self.domains),
-            )
-        return found
-
-    def votes(self, ranks: Mapping[str, int]) -> Mapping[str, int]:
-        """A result's ranks (in engine-name order, as merging makes them) with one engine per
-        index family (all of them when no two of its engines share an index)."""
-        if not self.shared_index or len(self.sharing.intersection(ranks)) < 2:
-            return ranks
-        return one_vote_per_family(ranks, self.weights, self.families, self.search.rrf_k)
-
-    def by_family(self, votes: Mapping[str, int]) -> Mapping[str, int]:
-        if self.renamed.isdisjoint(votes):
-            return votes
-        return {self.families[e]: r for e, r in votes.items()}
-
-    def engines_agreeing(self, votes: Mapping[str, int]) -> int:
-        """How many index families with a positive weight returned the result."""
-        if self.every_engine_votes:
-            return len(votes)
-        return sum(1 for e in votes if self.weights.get(e, 1.0) > 0)
 
 
 @dataclass(slots=True)
@@ -204,7 +81,7 @@ class _Scored:
             self.unasked_terms = self.doc.text - asked
         return self.unasked_terms
 
-    def explain(self, ctx: _Context) -> None:
+    def explain(self, ctx: Context) -> None:
         """Compute the signals the score did without (their weight is 0)."""
         f, terms = ctx.factors, ctx.terms
         if not f.alignment.on:
@@ -220,7 +97,7 @@ class _Scored:
         if not f.engine_score.on:
             self.engine_score = ctx.evidence.engine_score(self.item.hits, self.votes)
         if not f.freshness.on:
-            self.freshness = _freshness(self.item, ctx)
+            self.freshness = ctx.freshness(self.item)
 
     def details(self) -> dict[str, Any]:
         """The explanation shown as `score_details` (values rounded to 4 places)."""
@@ -273,14 +150,8 @@ class _Unasked(dict[int, AbstractSet[str]]):
         return value
 
 
-def _freshness(item: Merged, ctx: _Context) -> float | None:
-    if not ctx.recent:
-        return None
-    return freshness(item.published_at, ctx.now, ctx.query.time_range, ctx.settings)
-
-
 def _score(
-    item: Merged, votes: Mapping[str, int], voted: Mapping[str, int], doc: DocTerms, ctx: _Context
+    item: Merged, votes: Mapping[str, int], voted: Mapping[str, int], doc: DocTerms, ctx: Context
 ) -> _Scored:
     """`votes`: the result's ranks, one engine per index family; `voted`, the same by family.
     The score multiplies the factors in one fixed order (an unused one is exactly 1), so it is
@@ -323,14 +194,14 @@ def _score(
         final *= on.base + on.slope * signal
     final *= f.authority.base + f.authority.slope * s.authority
     if (on := f.freshness).on and ctx.recent:  # not recent: no freshness, a factor of exactly 1
-        s.freshness = signal = _freshness(item, ctx)
+        s.freshness = signal = ctx.freshness(item)
         if signal is not None:
             final *= on.base + on.slope * signal
     s.score = min(1.0, max(0.0, final))
     return s
 
 
-def _regularise(scored: list[_Scored], ctx: _Context) -> None:
+def _regularise(scored: list[_Scored], ctx: Context) -> None:
     """Share the head's scores among results with similar words (`neighbours`); `scored` is
     sorted best first, and sorted again after."""
     head = scored[:POOL]
@@ -343,7 +214,7 @@ def _regularise(scored: list[_Scored], ctx: _Context) -> None:
     scored.sort(key=lambda r: (-r.score, r.item.key))
 
 
-def _result(scored: _Scored, ctx: _Context) -> RankedResult:
+def _result(scored: _Scored, ctx: Context) -> RankedResult:
     scored.explain(ctx)
     item = scored.item
     ordered = [item.hits[e] for e in item.engines]
@@ -390,7 +261,7 @@ def rank(
     now = now or datetime.now(UTC)
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
-    ctx = _Context(lists, query, search, weights, families or {}, now)
+    ctx = Context(lists, query, search, weights, families or {}, now)
     merged = merge(lists, prepared.canonical) if prepared else merge(lists)
     texts = prepared.texts if prepared else None
     items = [item for item in merged if not matches(item.host, ctx.domains.blocked)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from websearch_mcp.models import Hit
-from websearch_mcp.ranking.lexical import Texts
+from websearch_mcp.ranking.tokens import Texts
 from websearch_mcp.ranking.urls import CanonicalURL, canonicalize
 
 

@@ -22,8 +22,8 @@ from websearch_mcp.ranking.lexical import (
     analyze_doc,
     analyze_query,
     phrase_share,
-    terms,
 )
+from websearch_mcp.ranking.tokens import terms
 
 NO_CONTENT_QUALITY = 0.5
 # Built-in off-topic words (spam topics); the settings' `offtopic_words` are added to them.

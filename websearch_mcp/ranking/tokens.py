@@ -1,0 +1,225 @@
+"""Words and terms: text as the ranking reads it.
+
+Text is NFKC-normalised and lower-cased, split into words (identifiers such as `fts5_virtual`,
+`node.js`, `c++` stay whole and also yield their parts) and Chinese/Japanese runs into character
+bigrams. English and Chinese stop words, including search filler such as "latest" or "最新", are
+not content words. A light plural stemmer lets "models" match "model". A cache of chunks makes a
+text its terms in a few C-level calls: tokenising is the ranking's hot path.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from itertools import chain
+from urllib.parse import unquote
+
+_CJK_CHARS = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = rf"[^\W_{_CJK_CHARS}]"
+# A CJK run, or a word with optional joined parts (fts5_virtual, node.js, gpt-4o) and c++ / c#.
+TOKEN = re.compile(rf"[{_CJK_CHARS}]+|{_WORD}+(?:[._\-+#']{_WORD}+)*[+#]*")
+CJK = re.compile(rf"[{_CJK_CHARS}]")
+# A hyphen between two letters joins ordinary words (boundary-layer = boundary layer); one next
+# to a digit is part of a name (gpt-4o, ORA-00942, utf-8).
+LETTER_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
+_JOINERS = re.compile(r"[._\-+#']+")
+
+#: A chunk's content terms, in order.
+Terms = tuple[str, ...]
+
+# Search filler ("latest", "current", "please find") is not a content word either.
+STOP_WORDS_EN = frozenset(
+    {
+        "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and",
+        "any", "are", "aren't", "as", "at", "be", "because", "been", "before", "being", "below",
+        "between", "both", "but", "by", "can", "cannot", "could", "did", "do", "does", "doing",
+        "don't", "down", "during", "each", "either", "etc", "few", "for", "from", "further", "get",
+        "gets", "getting", "got", "had", "has", "have", "having", "he", "her", "here", "hers",
+        "herself", "him", "himself", "his", "how", "however", "i", "if", "in", "into", "is",
+        "isn't", "it", "it's", "its", "itself", "just", "let", "me", "more", "most", "my",
+        "myself", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "our",
+        "ours", "ourselves", "out", "over", "own", "per", "same", "she", "should", "shall", "must",
+        "may", "might", "so", "some", "such", "than", "that", "the", "their", "theirs", "them",
+        "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too",
+        "under", "until", "up", "upon", "us", "very", "via", "was", "we", "were", "what", "when",
+        "where", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with",
+        "within", "without", "would", "yet", "you", "your", "yours", "yourself", "vs", "versus",
+        "latest", "newest", "recent", "recently", "current", "currently", "nowadays", "today",
+        "now", "please", "tell", "show", "find", "search", "know", "want", "need", "way", "ways",
+        "thing", "things", "something", "anything", "someone", "anyone", "somebody",
+    }
+)  # fmt: skip
+# Chinese stop words as bigrams: Chinese text is split into character bigrams before this check.
+STOP_WORDS_ZH = frozenset(
+    {
+        "最新", "最近", "近期", "目前", "当前", "现在", "如今", "今天", "今年", "本周", "本月",
+        "如何", "怎么", "怎样", "什么", "为什么", "哪些", "哪个", "哪里", "是否", "可以", "能否",
+        "一下", "一个", "一些", "这个", "那个", "这些", "那些", "我们", "你们", "他们", "自己",
+        "还是", "或者", "以及", "关于", "请问", "告诉", "介绍", "有没", "没有", "有哪", "应该",
+        "需要", "知道", "查找", "搜索", "方法", "问题",
+    }
+)  # fmt: skip
+_ZH_PARTICLES = frozenset("的了吗呢吧啊么呀哦")  # a bigram with one of these spans two words
+STOP_WORDS = STOP_WORDS_EN | STOP_WORDS_ZH
+
+
+@lru_cache(maxsize=16384)
+def stem(word: str) -> str:
+    """Harman's plural stemmer plus a dropped final e, on plain lower-case words, so that both
+    forms meet: models, model -> model; studies -> study; indexes, index -> index."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and not word.endswith(("eies", "aies")):
+        word = word[:-3] + "y"
+    elif word.endswith("s") and not word.endswith(("us", "ss", "is")):
+        word = word[:-1]  # -es keeps its e here; a final e goes below
+    return word[:-1] if len(word) > 4 and word.endswith("e") else word
+
+
+def bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    grams = [run[i : i + 2] for i in range(len(run) - 1)]
+    return [g for g in grams if not (_ZH_PARTICLES & set(g))]
+
+
+def _is_content(word: str) -> bool:
+    if word in STOP_WORDS:
+        return False
+    return not (len(word) == 1 and word.isascii() and word.isalpha())
+
+
+# ASCII characters that never occur inside a token become spaces, so a text splits into chunks
+# (at C speed) that the cache below turns into terms: "(fts5_virtual)," -> "fts5_virtual".
+_KEEP = frozenset(c for c in range(128) if chr(c).isalnum() or chr(c) in "._-+#'")
+_SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if c not in _KEEP})
+# For ASCII text one C-level pass both lower-cases and separates.
+_BYTE_TABLE = bytes(
+    (ord(chr(c).lower()) if c in _KEEP else 32) if c < 128 else c for c in range(256)
+)
+
+
+def _chunks(text: str) -> list[str] | list[bytes]:
+    """Lower-cased pieces of `text` between separators (bytes for ASCII text: faster)."""
+    if text.isascii():
+        return text.encode("ascii").translate(_BYTE_TABLE).split()
+    return unicodedata.normalize("NFKC", text).lower().translate(_SEPARATORS).split()
+
+
+def folded(text: str) -> str:
+    """`text` as `_chunks` reads it, separators kept: every term of it is made of its parts."""
+    return text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower()
+
+
+def _term_of(token: str) -> Terms:
+    """One token's content terms: CJK bigrams, or the stemmed word, or none."""
+    if not token.isascii() and CJK.match(token):
+        return tuple(g for g in bigrams(token) if g not in STOP_WORDS_ZH)
+    word = token.removesuffix("'s")
+    if not _is_content(word):
+        return ()
+    term = stem(word)
+    if _JOINERS.search(term):
+        parts = tuple(stem(p) for p in _JOINERS.split(term) if p and _is_content(p))
+        if parts and parts != (term,):
+            _TERMS.parts[term] = parts
+            _TERMS.compounds.add(term)
+    return (term,)
+
+
+#: Chunks in one generation of the term cache (two are kept: about 5 MiB at most).
+TERM_CACHE_LIMIT = 10_000
+
+
+class _TermCache(dict[str | bytes, Terms]):
+    """Chunk of text -> its content terms (none for stop words), filled on first use.
+    Tokenising is the ranking's hot path; with this cache a text becomes its terms in a few
+    C-level calls. Compound terms (fts5_virtual) register their parts in `parts`.
+
+    Memory is bounded by two generations of `limit` chunks: once this one is full (checked by
+    `make_room`, between texts), it becomes the previous one and this one starts empty. A chunk
+    found in the previous one moves back with its compounds' parts, so the words in use stay
+    and one-off tokens (numbers, names, identifiers) go."""
+
+    def __init__(self, limit: int = TERM_CACHE_LIMIT) -> None:
+        super().__init__()
+        self.limit = limit
+        self.parts: dict[str, tuple[str, ...]] = {}
+        self.compounds: set[str] = set()  # the keys of `parts`, as a set for fast intersections
+        self._previous: dict[str | bytes, Terms] = {}
+        self._previous_parts: dict[str, tuple[str, ...]] = {}
+
+    def make_room(self) -> None:
+        """Start a new generation when this one is full. Called before a text is read, never
+        during: a text's compounds then all stand in the generation its chunks are in."""
+        if len(self) >= self.limit:
+            self._previous, self._previous_parts = dict(self), self.parts
+            self.clear()
+            self.parts, self.compounds = {}, set()
+
+    def __missing__(self, chunk: str | bytes) -> Terms:
+        value = self._previous.get(chunk)
+        if value is not None:
+            for term in value:
+                if (found := self._previous_parts.get(term)) is not None:
+                    self.parts[term] = found
+                    self.compounds.add(term)
+            self[chunk] = value
+            return value
+        text = chunk.decode("ascii") if isinstance(chunk, bytes) else chunk
+        if text.isascii() and text.isalnum():  # a plain word: most chunks
+            value = _term_of(text)
+        elif isinstance(chunk, bytes) and all(map(bytes.isalpha, parts := chunk.split(b"-"))):
+            # Words joined by hyphens (a URL's slug): every hyphen is between two letters, so
+            # the chunk's terms are its words', each a plain word of this cache.
+            value = tuple(chain.from_iterable(map(self.__getitem__, parts)))
+        else:
+            text = LETTER_HYPHEN.sub(" ", text) if "-" in text else text
+            value = tuple(chain.from_iterable(map(_term_of, TOKEN.findall(text))))
+        self[chunk] = value
+        return value
+
+
+_TERMS = _TermCache()
+
+
+def read(text: str) -> tuple[list[Terms], set[str]]:
+    """The content terms of `text` in order, chunk by chunk, and the set of them plus
+    identifier parts. Each chunk's terms are one tuple of the cache: the set is their union,
+    made in C from strings whose hashes are already known."""
+    _TERMS.make_room()
+    parts = list(map(_TERMS.__getitem__, _chunks(text)))
+    every = set(chain.from_iterable(parts))
+    for compound in every & _TERMS.compounds:
+        every.update(_TERMS.parts[compound])
+    return parts, every
+
+
+def sequence(text: str) -> tuple[str, set[str]]:
+    """`read`, the terms in order joined by single spaces."""
+    parts, every = read(text)
+    return " ".join(chain.from_iterable(parts)), every
+
+
+def terms(text: str) -> set[str]:
+    """The content terms of `text`: stop words removed, stemmed, identifier parts included."""
+    return sequence(text)[1]
+
+
+def url_words(url: str) -> str:
+    """The words of a URL's host and path (decoded), for matching: `docs.python.org/3/library`."""
+    rest = url.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
+    if "%" in rest:
+        rest = unquote(rest)
+    return rest.replace("/", " ").replace(".", " ")
+
+
+class Texts(dict[str, tuple[list[Terms], set[str]]]):
+    """Texts already tokenised, for one search (text -> `read(text)`): filled on first use, or
+    ahead of time while the engines that have not answered yet are awaited
+    (`ranking.prepared`)."""
+
+    def __missing__(self, text: str) -> tuple[list[Terms], set[str]]:
+        value = self[text] = read(text)
+        return value
