@@ -84,6 +84,9 @@ class DomainVerdict:
     reason: str | None = None
 
 
+_NEUTRAL = DomainVerdict(1.0)  # frozen: one for every host without a penalty
+
+
 def load_suffix_list() -> None:
     """Read the bundled public suffix list now rather than on the first lookup."""
     _EXTRACT.extract_str("example.com")
@@ -163,7 +166,7 @@ def domain_quality(
     queries and e-commerce/brand sites the query does not name; 1 otherwise, and always 1 on an
     authority site (docs.aws.amazon.com is not amazon.com's shop)."""
     if penalty <= 0.0 or matches(host, lists.authority):
-        return DomainVerdict(1.0)
+        return _NEUTRAL
     info = domain_info(host)
     last = info.suffix.rsplit(".", 1)[-1]
     reason = None
@@ -173,4 +176,4 @@ def domain_quality(
         reason = "dictionary for an error-code query"
     elif matches(host, lists.penalized) and not names_site(info, query):
         reason = "e-commerce or brand site"
-    return DomainVerdict(1.0 - penalty, reason) if reason else DomainVerdict(1.0)
+    return DomainVerdict(1.0 - penalty, reason) if reason else _NEUTRAL

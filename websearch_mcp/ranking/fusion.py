@@ -7,7 +7,6 @@ depend on the order the lists arrived in.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 
 from websearch_mcp.dates import parse_date
@@ -15,21 +14,37 @@ from websearch_mcp.models import Hit
 from websearch_mcp.ranking.urls import CanonicalURL, canonicalize
 
 
-@dataclass(slots=True)
 class Merged:
-    """Everything the engines said about one canonical URL."""
+    """Everything the engines said about one canonical URL. A plain class, not a dataclass:
+    compiled, its `__init__` is native code, where a dataclass's generated one stays
+    interpreted (one is made per merged result)."""
 
-    key: str
-    host: str
-    path: str
-    hits: dict[str, Hit] = field(default_factory=dict)  # engine -> its best-ranked hit
-    ranks: dict[str, int] = field(default_factory=dict)  # engine -> that hit's rank
-    engines: list[str] = field(default_factory=list)  # best rank first (ties by name)
-    title: str = ""
-    url: str = ""
-    snippet: str = ""
-    published: str | None = None
-    published_at: datetime | None = None
+    __slots__ = (
+        "engines",
+        "hits",
+        "host",
+        "key",
+        "path",
+        "published",
+        "published_at",
+        "ranks",
+        "snippet",
+        "title",
+        "url",
+    )
+
+    def __init__(
+        self, key: str, host: str, path: str, hits: dict[str, Hit], ranks: dict[str, int]
+    ) -> None:
+        self.key, self.host, self.path = key, host, path
+        self.hits = hits  # engine -> its best-ranked hit
+        self.ranks = ranks  # engine -> that hit's rank
+        self.engines: list[str] = []  # best rank first (ties by name); the rest: `_fill`
+        self.title = ""
+        self.url = ""
+        self.snippet = ""
+        self.published: str | None = None
+        self.published_at: datetime | None = None
 
 
 def _fill(item: Merged) -> None:

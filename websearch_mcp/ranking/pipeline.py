@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from operator import attrgetter
 from typing import Any
@@ -49,30 +48,58 @@ def kept_count(scores: Sequence[float], threshold: float) -> int:
     return max(passing, min(MIN_KEPT, len(scores)))
 
 
-@dataclass(slots=True)
 class _Scored:
     """One merged result with its signals. A signal whose weight is 0 leaves every score
-    alone: it is computed only for the results returned (`explain`), as are the `details`."""
+    alone: it is computed only for the results returned (`explain`), as are the `details`.
+    A plain class, not a dataclass: compiled, its `__init__` is native code (see `Merged`)."""
 
-    item: Merged
-    votes: Mapping[str, int]
-    doc: DocTerms
-    rrf: float
-    unseen: float | None
-    coverage: float
-    domain: DomainVerdict
-    authority: float
-    alignment: float | None = None
-    rare: float | None = None
-    phrase: float | None = None
-    consensus: float | None = None
-    position: float | None = None
-    engine_score: float | None = None
-    freshness: float | None = None
-    neighbours: float | None = None  # the neighbours' mean score, when regularised
-    score: float = 0.0
-    similarity: float | None = None
-    unasked_terms: AbstractSet[str] | None = None
+    __slots__ = (
+        "alignment",
+        "authority",
+        "consensus",
+        "coverage",
+        "doc",
+        "domain",
+        "engine_score",
+        "freshness",
+        "item",
+        "neighbours",
+        "phrase",
+        "position",
+        "rare",
+        "rrf",
+        "score",
+        "similarity",
+        "unasked_terms",
+        "unseen",
+        "votes",
+    )
+
+    def __init__(
+        self,
+        item: Merged,
+        votes: Mapping[str, int],
+        doc: DocTerms,
+        rrf: float,
+        unseen: float | None,
+        coverage: float,
+        domain: DomainVerdict,
+        authority: float,
+    ) -> None:
+        self.item, self.votes, self.doc = item, votes, doc
+        self.rrf, self.unseen, self.coverage = rrf, unseen, coverage
+        self.domain, self.authority = domain, authority
+        self.alignment: float | None = None
+        self.rare: float | None = None
+        self.phrase: float | None = None
+        self.consensus: float | None = None
+        self.position: float | None = None
+        self.engine_score: float | None = None
+        self.freshness: float | None = None
+        self.neighbours: float | None = None  # the neighbours' mean score, when regularised
+        self.score = 0.0
+        self.similarity: float | None = None
+        self.unasked_terms: AbstractSet[str] | None = None
 
     def unasked(self, asked: AbstractSet[str]) -> AbstractSet[str]:
         """The result's content terms less the query's (`asked`): the words every result shares
