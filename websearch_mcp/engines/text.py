@@ -22,7 +22,9 @@ def clean_text(value: str | None, limit: int = SNIPPET_MAX_CHARS) -> str:
     text = value
     if "<" in text:
         text = _TAG_RE.sub(" ", _INLINE_TAG_RE.sub("", text))
-    text = collapse_spaces(html.unescape(text))
+    if "&" in text:  # what `html.unescape` first tests, without an interpreted call
+        text = html.unescape(text)
+    text = collapse_spaces(text)
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return text
