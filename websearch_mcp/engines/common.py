@@ -136,7 +136,8 @@ def query_value(query: str, name: str) -> str | None:
         if "%" in key or "+" in key:
             key = unquote_plus(key)
         if key == name:
-            return unquote_plus(value)
+            # What `unquote_plus` changes; most values (base64 link targets) have neither.
+            return unquote_plus(value) if "%" in value or "+" in value else value
     return None
 
 
