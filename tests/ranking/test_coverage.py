@@ -106,6 +106,21 @@ def test_coverage_signals_stay_in_their_bounds(ranked, head, weights) -> None:
             assert rrf <= credited(rrf, ranks, voters, missing, 0.5) <= 1.0
 
 
+@settings(max_examples=200, deadline=None)
+@given(ranked_strategy, st.integers(1, 8))
+def test_containment_ranks_ties_by_the_results_order(ranked, head) -> None:
+    """The table is the plain definition: each voter's `head` best (rank, then place in
+    `ranked`) and the share of them every other voter returned."""
+    voters = sorted({v for ranks in ranked for v in ranks})
+    expected = {}
+    for s in voters:
+        best = [i for _, i in sorted((r[s], i) for i, r in enumerate(ranked) if s in r)[:head]]
+        for m in voters:
+            if m != s:
+                expected[(m, s)] = sum(1 for i in best if m in ranked[i]) / len(best)
+    assert containment(ranked, head) == expected
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.floats(0.0, 1.0), st.floats(0.0, 1.0))
 def test_more_shared_results_leave_less_unseen(low: float, high: float) -> None:

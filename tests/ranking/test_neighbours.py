@@ -35,6 +35,21 @@ def test_nearest_ranks_by_jaccard_and_leaves_out_strangers() -> None:
     assert [j for _, j in nearest(texts, 1)[2]] == [1]  # ties on similarity: the nearer place
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sets(st.sampled_from("abcdefgh"), max_size=6), max_size=12), st.integers(0, 6))
+def test_nearest_is_the_sorted_head_of_every_similarity(texts, count) -> None:
+    """Per text: every other text sharing a term, as (-Jaccard, index), sorted, first `count`."""
+    expected = [
+        sorted(
+            (-len(mine & other) / len(mine | other), j)
+            for j, other in enumerate(texts)
+            if j != i and mine & other
+        )[:count]
+        for i, mine in enumerate(texts)
+    ]
+    assert nearest(texts, count) == expected
+
+
 def test_weight_zero_and_strangers_keep_their_scores() -> None:
     scores = [0.9, 0.5, 0.2]
     texts = [{"a", "b"}, {"a", "c"}, {"z"}]

@@ -31,14 +31,17 @@ def containment(
     """(m, s) -> the share of voter s's `head` best-ranked results that voter m returned too,
     for every ordered pair of voters in `ranked` (per result: voter -> its rank). Ties in rank
     are broken by the results' order in `ranked`."""
-    placed: dict[str, list[tuple[int, int]]] = {}  # voter -> (its rank, index) of its results
+    # voter -> rank * width + index of each of its results: integers that sort as the pairs
+    # (rank, index) do, since every index is below `width`, and sort faster than pairs.
+    width = len(ranked)
+    placed: dict[str, list[int]] = {}
     for index, ranks in enumerate(ranked):
         for voter, rank in ranks.items():
-            placed.setdefault(voter, []).append((rank, index))
-    returned = {voter: {i for _, i in pairs} for voter, pairs in placed.items()}
+            placed.setdefault(voter, []).append(rank * width + index)
+    returned = {voter: {p % width for p in places} for voter, places in placed.items()}
     out: dict[tuple[str, str], float] = {}
-    for s, pairs in placed.items():
-        best = [i for _, i in sorted(pairs)[:head]]
+    for s, places in placed.items():
+        best = [p % width for p in sorted(places)[:head]]
         for m, theirs in returned.items():
             if m != s:
                 out[(m, s)] = len(theirs.intersection(best)) / len(best)
@@ -85,7 +88,11 @@ class Unseen:
         for voter, weight in self._voters:
             if voter in ranks:
                 continue
-            shared = sum(map(self._rows[voter].__getitem__, present)) / len(present)
+            # A loop, not sum(): compiled, it adds the floats natively, in the same order.
+            row, shared = self._rows[voter], 0.0
+            for each in present:
+                shared += row[each]
+            shared /= len(present)
             total += weight * (1.0 - shared * shared)
         return total
 
@@ -100,7 +107,9 @@ def credited(
     """`rrf` (normalised, in [0, 1]) with the unseen voters voting as the returning ones did on
     average, scaled by `weight` in [0, 1]: rrf * (1 + weight * unseen / returned weight),
     at most 1 (every voter at rank 1)."""
-    cast = sum([voters.get(v, 0.0) for v in ranks])
+    cast = 0.0
+    for voter in ranks:
+        cast += voters.get(voter, 0.0)
     if cast <= 0 or weight <= 0:
         return rrf
     return min(1.0, rrf * (1.0 + weight * unseen_weight / cast))
