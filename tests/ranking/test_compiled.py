@@ -66,12 +66,14 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_every_listed_module_is_compiled_and_needs_no_build_tool(tree: Path) -> None:
-    modules = _compiled_modules()
+    modules = [*_compiled_modules(), "websearch_mcp.ranking.chunk_table"]
     assert "websearch_mcp.ranking.pipeline" in modules and len(modules) >= 10
     probe = (
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"
         "    print(name, importlib.import_module(name).__file__)\n"
+        "from websearch_mcp.ranking import tokens\n"
+        "assert tokens._TERMS.native is not None, 'tokens does not use the chunk table'\n"
         "print('build tools', sorted(m for m in sys.modules if m.split('.')[0] in "
         "('mypy', 'mypyc', 'librt')))\n"
     )
