@@ -28,9 +28,11 @@ def utc_today() -> date:
 def _partial_date(year: int, month: int | None = None, day: int | None = None) -> str | None:
     """`YYYY-MM-DD`, `YYYY-MM` or `YYYY`, whichever precision is known; None if impossible."""
     try:
-        date(year, month or 1, day or 1)
+        known = date(year, month or 1, day or 1)
     except ValueError:
         return None
+    if month and day:  # most dates: the same digits, without formatting three numbers
+        return known.isoformat()
     if month is None:
         return f"{year:04d}"
     return f"{year:04d}-{month:02d}" if day is None else f"{year:04d}-{month:02d}-{day:02d}"

@@ -6,14 +6,17 @@ import base64
 import html
 import json
 import re
+from datetime import date
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import unquote_plus as urllib_unquote_plus
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
+from websearch_mcp.dates import _partial_date
 from websearch_mcp.engines.common import (
     _MD_EMPHASIS_RE,
     _MD_HEADING_RE,
@@ -25,6 +28,7 @@ from websearch_mcp.engines.common import (
     query_value,
     ranked_hits,
     strip_markdown,
+    unquote_plus,
     web_hit,
 )
 from websearch_mcp.engines.text import _INLINE_TAG_RE, _TAG_RE, clean_text, collapse_spaces
@@ -51,6 +55,14 @@ def test_a_result_without_a_url_makes_no_hit_and_leaves_no_gap_in_the_ranks() ->
 
 
 _QUERY_PARTS = ["u", "uddg", "q", "=", "&", "+", "%75", "%2B", "%zz", "a1", "x", "é", "%C3%A9", ";"]
+# Escapes that decode to broken UTF-8 on their own or next to others, and escapes cut short.
+_ESCAPE_PARTS = [*_QUERY_PARTS, "%E4", "%b8", "%AD", "%F0%9F", "%98", "%", "%4", "%FF", "%00", "中"]
+
+
+@settings(max_examples=1000)
+@given(st.lists(st.sampled_from(_ESCAPE_PARTS), max_size=16).map("".join))
+def test_unquote_plus_decodes_as_the_library_does(text: str) -> None:
+    assert unquote_plus(text) == urllib_unquote_plus(text)
 
 
 @settings(max_examples=500)
@@ -197,3 +209,22 @@ def test_redirect_links_unwrap_to_their_target() -> None:
     assert duckduckgo.result_url(f"//duckduckgo.com/l/?uddg={quote(target, safe='')}") == target
     assert duckduckgo.result_url("https://example.org/?ad_domain=x") is None
     assert google.result_url(f"/url?q={quote(target, safe='')}&sa=U") == target
+
+
+@settings(max_examples=1000)
+@given(
+    st.integers(-1, 10_000),
+    st.none() | st.integers(-1, 13),
+    st.none() | st.integers(-1, 32),
+)
+def test_a_partial_date_prints_the_numbers_it_was_given(
+    year: int, month: int | None, day: int | None
+) -> None:
+    try:
+        date(year, month or 1, day or 1)
+    except ValueError:
+        assert _partial_date(year, month, day) is None
+        return
+    expected = f"{year:04d}" + (f"-{month:02d}" if month is not None else "")
+    expected += f"-{day:02d}" if month is not None and day is not None else ""
+    assert _partial_date(year, month, day) == expected

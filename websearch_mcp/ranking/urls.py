@@ -116,7 +116,9 @@ def canonicalize(url: str) -> CanonicalURL:
         and (query := _plain_query(simple[3] or "")) is not None
     ):
         path = (simple[2] or "").rstrip("/")
-        return CanonicalURL(f"https://{host}{path}" + (f"?{query}" if query else ""), host, path)
+        key = f"https://{host}{path}" + (f"?{query}" if query else "")
+        # What `CanonicalURL(key, host, path)` does, without its interpreted `__new__`.
+        return tuple.__new__(CanonicalURL, (key, host, path))
     if "://" not in text and not text.startswith("//"):
         text = "https://" + text if "." in text.split("/", 1)[0] else text
     try:
