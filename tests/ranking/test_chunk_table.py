@@ -7,8 +7,10 @@ on that build. In a plain tree they skip."""
 
 from __future__ import annotations
 
+import contextlib
 import string
 import sys
+from collections.abc import Iterator
 from itertools import chain
 
 import pytest
@@ -27,9 +29,35 @@ ChunkTable = tokens.NATIVE_TABLE
 
 
 def python_read(text: str, cache: tokens._TermCache) -> tuple[list[tokens.Terms], set[str]]:
-    """What `tokens.read` does without the table (compounds' parts aside)."""
+    """What `tokens.read` does without the table."""
     parts = [cache[chunk] for chunk in tokens._chunks(text)]
-    return parts, set(chain.from_iterable(parts))
+    every = set(chain.from_iterable(parts))
+    for compound in every & cache.compounds:
+        every.update(cache.parts[compound])
+    return parts, every
+
+
+@contextlib.contextmanager
+def term_cache() -> Iterator[tokens._TermCache]:
+    """A new term cache as `tokens._TERMS`, where new chunks register their compounds."""
+    saved, tokens._TERMS = tokens._TERMS, tokens._TermCache()
+    try:
+        yield tokens._TERMS
+    finally:
+        tokens._TERMS = saved
+
+
+class Echo(dict[bytes, tuple[str, ...]]):
+    """A term cache that asks for every chunk (it remembers none) and knows no compounds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[bytes] = []
+        self.parts: dict[str, tuple[str, ...]] = {}
+
+    def __missing__(self, chunk: bytes) -> tuple[str, ...]:
+        self.asked.append(chunk)
+        return (chunk.decode(),)
 
 
 # ASCII with what matters to chunking: separators of every kind, the joiners a token keeps
@@ -49,49 +77,50 @@ _ASCII = st.lists(
 @given(st.lists(_ASCII, min_size=1, max_size=8), st.integers(min_value=1, max_value=40))
 def test_the_table_reads_what_the_cache_reads(texts: list[str], limit: int) -> None:
     """Read twice (the second time from the table), with a table that fills up: the parts are
-    the cache's own tuples, in order, and the set is their union, in the same order."""
-    cache = tokens._TermCache()
+    the cache's own tuples, in order, and the set holds their terms and compounds' parts."""
     table = ChunkTable(tokens._BYTE_TABLE, limit)
-    for text in texts * 2:
-        parts, every = table.read(text, cache)
-        expected_parts, expected_every = python_read(text, cache)
-        assert parts == expected_parts
-        assert all(a is b for a, b in zip(parts, expected_parts, strict=True))
-        assert every == expected_every and list(every) == list(expected_every)
-        assert len(table) <= limit
+    with term_cache() as cache:
+        for text in texts * 2:
+            parts, every = table.read(text, cache)
+            expected_parts, expected_every = python_read(text, cache)
+            assert parts == expected_parts
+            assert all(a is b for a, b in zip(parts, expected_parts, strict=True))
+            assert every == expected_every
+            assert len(table) <= limit
+
+
+def test_compounds_bring_their_parts_from_the_table_too() -> None:
+    table = ChunkTable(tokens._BYTE_TABLE, 10)
+    with term_cache() as cache:
+        for _ in range(2):  # looked up in the cache, then found in the table
+            parts, every = table.read("Use fts5_virtual, node.js and c++", cache)
+            assert parts == [("use",), ("fts5_virtual",), ("node.js",), (), ("c++",)]
+            compounds = {"fts5_virtual", "node.js", "c++"}
+            assert every == {"use", *compounds, "fts5", "virtual", "node", "js"}
 
 
 def test_remembered_chunks_are_not_asked_again_and_the_limit_holds() -> None:
-    asked: list[bytes] = []
-
-    class Counting(dict[bytes, tuple[str, ...]]):
-        """Asked for every chunk: it remembers nothing itself."""
-
-        def __missing__(self, chunk: bytes) -> tuple[str, ...]:
-            asked.append(chunk)
-            return (chunk.decode(),)
-
-    table, cache = ChunkTable(tokens._BYTE_TABLE, 3), Counting()
+    table, cache = ChunkTable(tokens._BYTE_TABLE, 3), Echo()
     assert table.read("One two, THREE four", cache) == (
         [("one",), ("two",), ("three",), ("four",)], {"one", "two", "three", "four"}
     )  # fmt: skip
-    assert asked == [b"one", b"two", b"three", b"four"]
-    asked.clear()
+    assert cache.asked == [b"one", b"two", b"three", b"four"]
+    cache.asked.clear()
     table.read("one two three four one", cache)
-    assert asked == [b"four"]  # the limit left it out
+    assert cache.asked == [b"four"]  # the limit left it out
     assert len(table) == 3
     table.clear()
     assert len(table) == 0
     table.read("one", cache)
-    assert asked == [b"four", b"one"]
+    assert cache.asked == [b"four", b"one"]
 
 
 def test_chunks_beyond_the_buffer_and_many_distinct_chunks_stay_exact() -> None:
-    cache = tokens._TermCache()
     table = ChunkTable(tokens._BYTE_TABLE, 64)
     long_word = "Q" * 5000
-    text = " ".join([long_word, *(f"w{i}" for i in range(3000)), "X" * 64, "x" * 65])
-    assert table.read(text, cache) == python_read(text, cache)
+    text = " ".join([long_word, *(f"w{i}" for i in range(3000)), "X" * 64, "x_y" * 30])
+    with term_cache() as cache:
+        assert table.read(text, cache) == python_read(text, cache)
     assert len(table) == 64
 
 
@@ -113,23 +142,42 @@ def test_bad_arguments_are_clear_errors() -> None:
         table.read("unknown", {})
     with pytest.raises(TypeError, match="gave list for a chunk, not a tuple"):
         table.read("word", {b"word": ["word"]})  # type: ignore[dict-item]
-    # After the errors the table still works.
-    assert table.read("word", {b"word": ("word",)}) == ([("word",)], {"word"})
+    with pytest.raises(AttributeError, match="parts"):
+        table.read("word", {b"word": ("word",)})
+
+    class Parts(dict[bytes, tuple[str, ...]]):
+        parts: object = None
+
+    with pytest.raises(TypeError, match="parts must be a dict"):
+        table.read("word", Parts({b"word": ("word",)}))
+    Parts.parts = {"word": ["w"]}
+    with pytest.raises(TypeError, match="parts must be tuples"):
+        table.read("word", Parts({b"word": ("word",)}))
+    # After the errors the table still works, and remembered nothing it could not read.
+    assert len(table) == 0
+    assert table.read("word", Echo()) == ([("word",)], {"word"})
 
 
 def test_no_reference_is_leaked_by_reading_or_clearing() -> None:
-    cache = tokens._TermCache()
     table = ChunkTable(tokens._BYTE_TABLE, 100)
     text = "Read the same words again: fts5_virtual tables, boundary-layer studies."
-    table.read(text, cache)
-    held = [cache[chunk] for chunk in tokens._chunks(text)]
-    before = [sys.getrefcount(terms) for terms in held], sys.getrefcount(text)
-    for _ in range(1000):
+    with term_cache() as cache:
         table.read(text, cache)
-    assert ([sys.getrefcount(terms) for terms in held], sys.getrefcount(text)) == before
-    table.clear()
-    after_clear = [sys.getrefcount(terms) for terms in held]
-    assert all(a < b for a, b in zip(after_clear, before[0], strict=True))
+        held = [cache[chunk] for chunk in tokens._chunks(text)]
+        held.append(cache.parts["fts5_virtual"])
+
+        def counts() -> list[int]:
+            # Chunks without compounds have None for their parts.
+            return [*map(sys.getrefcount, held), sys.getrefcount(text), sys.getrefcount(None)]
+
+        before = counts()
+        for _ in range(1000):
+            table.read(text, cache)
+        assert counts() == before
+        word = cache[b"words"]
+        remembered = sys.getrefcount(word)
+        table.clear()
+        assert sys.getrefcount(word) == remembered - 1
 
 
 def test_a_new_generation_of_the_term_cache_clears_its_table() -> None:
@@ -150,11 +198,6 @@ def test_a_new_generation_of_the_term_cache_clears_its_table() -> None:
 def test_whitespace_in_the_fold_table_separates_as_bytes_split_does(text: str) -> None:
     """With a fold table that keeps every byte but NUL, chunks are those of `bytes.split()`:
     the six ASCII whitespace bytes separate, nothing else does."""
-
-    class Echo(dict[bytes, tuple[str, ...]]):
-        def __missing__(self, chunk: bytes) -> tuple[str, ...]:
-            return (chunk.decode(),)
-
     fold = b" " + bytes(range(1, 256))
     parts, _ = ChunkTable(fold, 50).read(text, Echo())
     assert parts == [(chunk.decode(),) for chunk in text.encode().translate(fold).split()]

@@ -7,9 +7,13 @@ chunk is folded and hashed (FNV-1a) at once and found in an open-addressing tabl
 seen before. A probe stops after MAX_PROBE slots: chunks crafted to collide are then looked up in
 the cache (a dict, with CPython's keyed hash) and not remembered, so that they cost a bounded
 number of comparisons each. A chunk not found is looked up in the term cache (`cache[chunk]`, a
-bytes key, which reads new chunks and registers compounds) and remembered, up to `limit` chunks;
-past that, chunks are still looked up, only not remembered. `tokens._TermCache` clears its table
-whenever it starts a new generation, so the table never holds a chunk the cache has let go.
+bytes key, which reads new chunks and registers compounds) and remembered with its terms and the
+parts of its compounds (`cache.parts`), up to `limit` chunks; past that, chunks are still looked
+up, only not remembered. `tokens._TermCache` clears its table whenever it starts a new
+generation, so the table never holds a chunk, or a compound's parts, that the cache has let go.
+The set of a text's terms is then made here too: each chunk's terms and parts are added as the
+chunk is read, where `tokens` adds the parts of all the text's compounds at the end (the same
+set; nothing reads a set of terms in order).
 
 Built only with the compiled modules (setup.py, WEBSEARCH_MCP_COMPILE=1); without it `tokens`
 reads chunks in Python, with the same result. */
@@ -30,6 +34,7 @@ typedef struct {
     uint64_t hash;
     PyObject *chunk; /* bytes, folded; NULL for an empty slot */
     PyObject *terms; /* tuple of str */
+    PyObject *parts; /* tuple of str, the parts of the compounds among `terms`, or None */
 } Entry;
 
 typedef struct {
@@ -101,6 +106,7 @@ clear_entries(ChunkTable *self)
         Entry *entry = &self->entries[i];
         Py_CLEAR(entry->chunk);
         Py_CLEAR(entry->terms);
+        Py_CLEAR(entry->parts);
         entry->hash = 0;
     }
     self->used = 0;
@@ -131,29 +137,77 @@ find(ChunkTable *self, uint64_t hash, const unsigned char *folded, Py_ssize_t le
     return NULL;
 }
 
-/* The cache's terms for `chunk` (a new reference), checked to be a tuple. */
-static PyObject *
-cached_terms(PyObject *cache, PyObject *chunk)
+/* The cache's terms for `chunk` and the parts of those that are compounds (`cache.parts[term]`
+   for each term found there, in one tuple, or None when there are none), as new references in
+   `*terms` and `*parts`; -1 on an error. */
+static int
+cached_terms(PyObject *cache, PyObject *chunk, PyObject **terms, PyObject **parts)
 {
-    PyObject *terms = PyObject_GetItem(cache, chunk);
-    if (terms != NULL && !PyTuple_Check(terms)) {
+    *parts = NULL;
+    *terms = PyObject_GetItem(cache, chunk);
+    if (*terms == NULL)
+        return -1;
+    if (!PyTuple_Check(*terms)) {
         PyErr_Format(PyExc_TypeError, "the term cache gave %.100s for a chunk, not a tuple",
-                     Py_TYPE(terms)->tp_name);
-        Py_CLEAR(terms);
+                     Py_TYPE(*terms)->tp_name);
+        goto failed;
     }
-    return terms;
+    /* Read after the look-up, which registers the chunk's compounds. */
+    PyObject *known = PyObject_GetAttrString(cache, "parts");
+    if (known == NULL)
+        goto failed;
+    if (!PyDict_Check(known)) {
+        PyErr_SetString(PyExc_TypeError, "the term cache's parts must be a dict");
+        Py_DECREF(known);
+        goto failed;
+    }
+    PyObject *found = NULL;
+    for (Py_ssize_t t = 0; t < PyTuple_GET_SIZE(*terms); t++) {
+        PyObject *of = PyDict_GetItemWithError(known, PyTuple_GET_ITEM(*terms, t));
+        if (of == NULL && PyErr_Occurred())
+            goto failed_known;
+        if (of == NULL)
+            continue;
+        if (!PyTuple_Check(of)) {
+            PyErr_SetString(PyExc_TypeError, "the term cache's parts must be tuples");
+            goto failed_known;
+        }
+        if (found == NULL && (found = PyList_New(0)) == NULL)
+            goto failed_known;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(of); k++)
+            if (PyList_Append(found, PyTuple_GET_ITEM(of, k)) < 0)
+                goto failed_known;
+    }
+    Py_DECREF(known);
+    if (found == NULL) {
+        Py_INCREF(Py_None);
+        *parts = Py_None;
+        return 0;
+    }
+    *parts = PyList_AsTuple(found);
+    Py_DECREF(found);
+    if (*parts == NULL)
+        goto failed;
+    return 0;
+failed_known:
+    Py_XDECREF(found);
+    Py_DECREF(known);
+failed:
+    Py_CLEAR(*terms);
+    return -1;
 }
 
-/* The terms of the chunk at the start of `source` (a new reference), from the table or the
-   cache; `*len` is set to the chunk's length. The chunk is folded and hashed in one pass. */
-static PyObject *
+/* The terms of the chunk at the start of `source` and their compounds' parts (as
+   `cached_terms` gives them), from the table or the cache; `*len` is set to the chunk's length.
+   The chunk is folded and hashed in one pass. */
+static int
 chunk_terms(ChunkTable *self, PyObject *cache, const unsigned char *source, Py_ssize_t left,
-            Py_ssize_t *len)
+            Py_ssize_t *len, PyObject **terms, PyObject **parts)
 {
     unsigned char folded[SHORT_CHUNK];
     uint64_t hash = FNV_OFFSET;
-    Py_ssize_t n = 0;
-    for (; n < left && n < SHORT_CHUNK; n++) {
+    Py_ssize_t n = 0, most = left < SHORT_CHUNK ? left : SHORT_CHUNK;
+    for (; n < most; n++) {
         unsigned char to = self->fold[source[n]];
         if (to == 0)
             break;
@@ -166,51 +220,67 @@ chunk_terms(ChunkTable *self, PyObject *cache, const unsigned char *source, Py_s
         *len = n;
         PyObject *chunk = PyBytes_FromStringAndSize(NULL, n);
         if (chunk == NULL)
-            return NULL;
+            return -1;
         unsigned char *out = (unsigned char *)PyBytes_AS_STRING(chunk);
         for (Py_ssize_t k = 0; k < n; k++)
             out[k] = self->fold[source[k]];
-        PyObject *terms = cached_terms(cache, chunk);
+        int status = cached_terms(cache, chunk, terms, parts);
         Py_DECREF(chunk);
-        return terms;
+        return status;
     }
     *len = n;
     /* FNV-1a's low bits depend on the bytes' low bits only: mix the high ones in (murmur3). */
     hash ^= hash >> 33;
     hash *= 0xff51afd7ed558ccdULL;
     hash ^= hash >> 33;
-    Entry *free_slot = find(self, hash, folded, n);
-    if (free_slot != NULL && free_slot->chunk != NULL) {
-        Py_INCREF(free_slot->terms);
-        return free_slot->terms;
+    Entry *slot = find(self, hash, folded, n);
+    if (slot != NULL && slot->chunk != NULL) {
+        Py_INCREF(slot->terms);
+        Py_INCREF(slot->parts);
+        *terms = slot->terms;
+        *parts = slot->parts;
+        return 0;
     }
     PyObject *chunk = PyBytes_FromStringAndSize((const char *)folded, n);
     if (chunk == NULL)
-        return NULL;
-    PyObject *terms = cached_terms(cache, chunk);
-    if (terms == NULL || free_slot == NULL || self->used >= self->limit) {
+        return -1;
+    if (cached_terms(cache, chunk, terms, parts) < 0 || slot == NULL ||
+        self->used >= self->limit) {
         Py_DECREF(chunk);
-        return terms;
+        return *terms == NULL ? -1 : 0;
     }
     /* The cache ran Python code, which may have changed the table: find the slot again. */
-    free_slot = find(self, hash, folded, n);
-    if (free_slot == NULL || free_slot->chunk != NULL) {
+    slot = find(self, hash, folded, n);
+    if (slot == NULL || slot->chunk != NULL) {
         Py_DECREF(chunk);
-        return terms;
+        return 0;
     }
-    free_slot->hash = hash;
-    free_slot->chunk = chunk; /* the table keeps this reference */
-    Py_INCREF(terms);
-    free_slot->terms = terms;
+    slot->hash = hash;
+    slot->chunk = chunk; /* the table keeps this reference */
+    Py_INCREF(*terms);
+    slot->terms = *terms;
+    Py_INCREF(*parts);
+    slot->parts = *parts;
     self->used++;
-    return terms;
+    return 0;
+}
+
+/* Each item of the tuple `items` added to `set`; -1 on an error. */
+static int
+add_all(PyObject *set, PyObject *items)
+{
+    for (Py_ssize_t t = 0; t < PyTuple_GET_SIZE(items); t++)
+        if (PySet_Add(set, PyTuple_GET_ITEM(items, t)) < 0)
+            return -1;
+    return 0;
 }
 
 PyDoc_STRVAR(read_doc,
              "read(text, cache) -> (parts, every)\n\n"
-             "The terms of an ASCII `text`, chunk by chunk (a list of the cache's tuples), and the "
-             "set of them, in the order `tokens.read` gives them. `cache[chunk]` gives a chunk's "
-             "terms (a tuple) when the table does not hold it.");
+             "`tokens.read(text)` of an ASCII `text`: its terms chunk by chunk (a list of the "
+             "cache's tuples) and the set of them with their compounds' parts. `cache[chunk]` "
+             "gives a chunk's terms (a tuple) when the table does not hold it, and `cache.parts` "
+             "(a dict) the parts of the compounds among them.");
 
 static PyObject *
 ChunkTable_read(ChunkTable *self, PyObject *const *args, Py_ssize_t nargs)
@@ -238,9 +308,9 @@ ChunkTable_read(ChunkTable *self, PyObject *const *args, Py_ssize_t nargs)
     }
     const unsigned char *source = PyUnicode_1BYTE_DATA(text);
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
-    PyObject *parts = PyList_New(0);
+    PyObject *chunks = PyList_New(0);
     PyObject *every = PySet_New(NULL);
-    if (parts == NULL || every == NULL)
+    if (chunks == NULL || every == NULL)
         goto failed;
     Py_ssize_t i = 0;
     for (;;) {
@@ -249,23 +319,26 @@ ChunkTable_read(ChunkTable *self, PyObject *const *args, Py_ssize_t nargs)
         if (i == length)
             break;
         Py_ssize_t len;
-        PyObject *terms = chunk_terms(self, cache, source + i, length - i, &len);
-        if (terms == NULL)
+        PyObject *terms, *parts;
+        if (chunk_terms(self, cache, source + i, length - i, &len, &terms, &parts) < 0)
             goto failed;
         i += len;
-        int appended = PyList_Append(parts, terms);
-        for (Py_ssize_t t = 0; appended == 0 && t < PyTuple_GET_SIZE(terms); t++)
-            appended = PySet_Add(every, PyTuple_GET_ITEM(terms, t));
+        int status = PyList_Append(chunks, terms);
+        if (status == 0)
+            status = add_all(every, terms);
+        if (status == 0 && parts != Py_None)
+            status = add_all(every, parts);
         Py_DECREF(terms);
-        if (appended < 0)
+        Py_DECREF(parts);
+        if (status < 0)
             goto failed;
     }
-    PyObject *out = PyTuple_Pack(2, parts, every);
-    Py_DECREF(parts);
+    PyObject *out = PyTuple_Pack(2, chunks, every);
+    Py_DECREF(chunks);
     Py_DECREF(every);
     return out;
 failed:
-    Py_XDECREF(parts);
+    Py_XDECREF(chunks);
     Py_XDECREF(every);
     return NULL;
 }

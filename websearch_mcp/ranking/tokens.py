@@ -205,10 +205,9 @@ def read(text: str) -> tuple[list[Terms], set[str]]:
     made in C from strings whose hashes are already known."""
     _TERMS.make_room()
     if _TERMS.native is not None and text.isascii():
-        parts, every = _TERMS.native.read(text, _TERMS)
-    else:
-        parts = list(map(_TERMS.__getitem__, _chunks(text)))
-        every = set(chain.from_iterable(parts))
+        return _TERMS.native.read(text, _TERMS)
+    parts = list(map(_TERMS.__getitem__, _chunks(text)))
+    every = set(chain.from_iterable(parts))
     for compound in every & _TERMS.compounds:
         every.update(_TERMS.parts[compound])
     return parts, every
