@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,10 @@ from testing.shared import REPO, SHARED_ENV, shared_dir
 pytestmark = pytest.mark.timeout(600)
 
 #: What the build needs besides the sources: the tests and what they import.
-COPIED = ("websearch_mcp", "tests", "testing", "bench", "setup.py", "pyproject.toml", "README.md")
+COPIED = (
+    "websearch_mcp", "tests", "testing", "bench", "setup.py", "pyproject.toml", "README.md",
+    "MANIFEST.in",
+)  # fmt: skip
 
 
 def _compiled_modules() -> list[str]:
@@ -107,3 +111,13 @@ def test_compiled_fusion_gives_the_same_output_to_the_last_bit(tree: Path) -> No
         digests.append(result.stdout.split()[-1])
     assert re.fullmatch(r"[0-9a-f]{64}", digests[0])
     assert digests[0] == digests[1]
+
+
+def test_a_source_distribution_carries_the_chunk_tables_c_source(tree: Path) -> None:
+    """A build from the source distribution compiles the chunk table too."""
+    built = _run(["setup.py", "-q", "sdist", "-d", str(tree / "dist")], tree)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    (archive,) = (tree / "dist").glob("*.tar.gz")
+    with tarfile.open(archive) as sdist:
+        names = sdist.getnames()
+    assert any(name.endswith("/websearch_mcp/ranking/chunk_table.c") for name in names)
