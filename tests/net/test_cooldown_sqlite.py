@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -128,6 +130,35 @@ async def test_processes_counting_failures_at_once_lose_none(tmp_path: Path) -> 
     entry = await store.get("breaker:bing")
     assert entry is not None and entry.failures == 400
     await store.close()
+
+
+def _open_at(path: Path, start: float, results: multiprocessing.Queue[str]) -> None:
+    while time.time() < start:
+        pass
+    try:
+        SqliteCooldownStore(path)
+        results.put("opened")
+    except Exception as exc:  # reported to the test, which shows it
+        results.put(repr(exc))
+
+
+def test_workers_opening_a_new_file_at_once_all_open_it(tmp_path: Path) -> None:
+    """As the workers of a server start: each switching the new file to WAL, one could fail at
+    once with "database is locked" (each held the lock the other needed) and its worker died.
+    Before the fix, about one open in twenty failed here."""
+    fork = multiprocessing.get_context("fork")
+    outcomes: list[str] = []
+    for round_ in range(25):
+        results: multiprocessing.Queue[str] = fork.Queue()
+        start = time.time() + 0.05
+        path = tmp_path / f"new-{round_}.sqlite3"
+        openers = [fork.Process(target=_open_at, args=(path, start, results)) for _ in range(4)]
+        for opener in openers:
+            opener.start()
+        outcomes += [results.get(timeout=30) for _ in openers]
+        for opener in openers:
+            opener.join(timeout=30)
+    assert set(outcomes) == {"opened"}, [o for o in outcomes if o != "opened"]
 
 
 async def test_two_stores_on_one_file_keep_the_store_contract(tmp_path: Path) -> None:

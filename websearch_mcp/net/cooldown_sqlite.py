@@ -49,9 +49,24 @@ class SqliteCooldownStore:
         self._db = sqlite3.connect(
             self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
         )
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(_SCHEMA)
+        self._prepare()
+
+    def _prepare(self) -> None:
+        """WAL mode and the table. Workers that open a new file at once may each hold the lock
+        the other needs to switch it to WAL: SQLite then fails one at once instead of waiting
+        ("database is locked"), and that one tries again, within the busy timeout."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.execute(_SCHEMA)
+                return
+            except sqlite3.OperationalError as exc:
+                busy = (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_BUSY
+                if not busy or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.005)
 
     async def get(self, name: str) -> Cooldown | None:
         row = self._db.execute(
