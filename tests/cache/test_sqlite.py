@@ -26,6 +26,7 @@ from testing.cache_helpers import FakeClock
 from websearch_mcp.cache import open_cache
 from websearch_mcp.cache import sqlite as sqlite_module
 from websearch_mcp.cache.sqlite import SqliteCache, classify
+from websearch_mcp.cache.sqlite_file import open_file
 from websearch_mcp.config import CacheSettings
 
 NOBODY = 65534
@@ -344,3 +345,40 @@ def test_causes_are_named_from_sqlite_error_codes() -> None:
     assert classify(OSError(28, "No space left on device")) == "disk_full"
     assert classify(PermissionError(13, "Permission denied")) == "read_only"
     assert classify(RuntimeError("boom")) == "error"
+
+
+@contextlib.contextmanager
+def _writing(path: Path) -> Iterator[sqlite3.Connection]:
+    """Another process's write transaction on `path`, held until the block ends (or committed
+    earlier by the caller)."""
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("CREATE TABLE IF NOT EXISTS other (x)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO other VALUES (1)")
+    try:
+        yield other
+    finally:
+        if other.in_transaction:
+            other.execute("COMMIT")
+        other.close()
+
+
+async def test_opening_a_file_another_is_writing_waits_for_the_wal_switch(tmp_path: Path) -> None:
+    """Switching to WAL while another connection writes fails at once, busy timeout or not (as
+    when the workers of one server open a new file together): the open tries again."""
+    path = tmp_path / "cache.sqlite3"
+    with _writing(path) as other:
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.2, other.execute, "COMMIT")
+        db, _ = await open_file(path, busy_timeout_ms=3000)
+    assert (await db.execute_fetchall("PRAGMA journal_mode"))[0][0] == "wal"
+    await db.close()
+
+
+async def test_the_wal_switch_gives_up_after_the_busy_timeout(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite3"
+    with _writing(path):
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            await open_file(path, busy_timeout_ms=300)
+        assert 0.25 < asyncio.get_running_loop().time() - started < 5

@@ -4,10 +4,12 @@ failed operation is classified (which causes pause writes only, which keep the c
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import os
 import sqlite3
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -118,13 +120,21 @@ async def open_file(
     # isolation_level=None: every statement is its own transaction, no lock held between.
     db = await aiosqlite.connect(path, isolation_level=None)
     try:
-        for pragma in (
-            f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
-            "PRAGMA journal_mode = WAL",
-            "PRAGMA synchronous = NORMAL",
-        ):
-            await db.execute_fetchall(pragma)
-        await db.executescript(SCHEMA)
+        await db.execute_fetchall(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        # Processes that open a new file at once (the workers of one server) may each hold the
+        # lock another needs to switch it to WAL: SQLite then fails one at once instead of
+        # waiting, and that one tries again, within the busy timeout. The schema is idempotent.
+        deadline = time.monotonic() + busy_timeout_ms / 1000
+        while True:
+            try:
+                await db.execute_fetchall("PRAGMA journal_mode = WAL")
+                await db.execute_fetchall("PRAGMA synchronous = NORMAL")
+                await db.executescript(SCHEMA)
+                break
+            except sqlite3.OperationalError as exc:
+                if classify(exc) != "locked" or time.monotonic() >= deadline:
+                    raise
+                await asyncio.sleep(0.005)
         return db, file_identity(path)
     except BaseException:
         with contextlib.suppress(Exception):
