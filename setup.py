@@ -16,11 +16,13 @@ import os
 from setuptools import Extension, setup
 
 #: What `rank()` runs, all of it (a compiled module calling an interpreted one gains little),
-#: and the date readers, result helpers and text clean-up that every engine's parser calls.
+#: the date readers, result helpers and text clean-up that every engine's parser calls, and the
+#: rounding of every shown score.
 COMPILED = [
     "websearch_mcp/dates.py",
     "websearch_mcp/engines/common.py",
     "websearch_mcp/engines/text.py",
+    "websearch_mcp/rounding.py",
     *(
         f"websearch_mcp/ranking/{name}.py"
         for name in (

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from websearch_mcp.rounding import rounded
+
 TimeRange = Literal["day", "week", "month", "year"]
 TIME_RANGES: tuple[str, ...] = ("day", "week", "month", "year")
 
@@ -109,7 +111,7 @@ class EngineReport:
         if self.error:
             out["error"] = self.error
         if self.quality is not None:
-            out["quality"] = round(self.quality, 3)
+            out["quality"] = rounded(self.quality, 3)
         if self.attempts:
             out["attempts"] = list(self.attempts)
         return out
@@ -143,7 +145,7 @@ class RankedResult:
             "url": self.url,
             "snippet": self.snippet,
             "engines": list(self.engines),
-            "score": round(self.score, 4),
+            "score": rounded(self.score, 4),
         }
         if self.published:
             out["published"] = self.published

@@ -37,6 +37,7 @@ from websearch_mcp.ranking.lexical import (
 from websearch_mcp.ranking.mmr import mmr
 from websearch_mcp.ranking.neighbours import POOL, regularised
 from websearch_mcp.ranking.prepared import Preparation
+from websearch_mcp.rounding import rounded
 
 MIN_KEPT = 2  # the threshold never leaves fewer results than this (when there are as many)
 
@@ -129,14 +130,14 @@ class _Scored:
     def details(self) -> dict[str, Any]:
         """The explanation shown as `score_details` (values rounded to 4 places)."""
         out: dict[str, Any] = {
-            name: None if (value := read(self)) is None else round(value, 4)
+            name: None if (value := read(self)) is None else rounded(value, 4)
             for name, read in _SHOWN
         }
         out["ranks"] = {e: self.item.ranks[e] for e in self.item.engines}
         if self.domain.reason:
             out["domain_reason"] = self.domain.reason
         if self.similarity is not None:
-            out["similarity"] = round(self.similarity, 4)
+            out["similarity"] = rounded(self.similarity, 4)
         return out
 
 
