@@ -1,5 +1,7 @@
 """Fusion compiled to C with mypyc when WEBSEARCH_MCP_COMPILE=1 (the Docker image sets it), and
-the tokeniser's chunk table (`websearch_mcp/ranking/chunk_table.c`) built beside it.
+two small C modules built beside it: the tokeniser's chunk table
+(`websearch_mcp/ranking/chunk_table.c`) and single-pass scans of text and URLs
+(`websearch_mcp/text_scan.c`).
 
 The modules `rank()` runs, and the parsers' shared helpers, are compiled from their own source:
 the same code, a fifth fewer instructions per `rank()` call, the same output to the last bit
@@ -58,6 +60,7 @@ def _extensions() -> list:
             ["--follow-imports=silent", *COMPILED], opt_level="3", group_name="websearch_mcp"
         ),
         Extension("websearch_mcp.ranking.chunk_table", ["websearch_mcp/ranking/chunk_table.c"]),
+        Extension("websearch_mcp.text_scan", ["websearch_mcp/text_scan.c"]),
     ]
 
 

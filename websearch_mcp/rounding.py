@@ -12,15 +12,18 @@ the correctly rounded float of that decimal, which is what `round` returns.
 from __future__ import annotations
 
 import math
+from typing import Final
 
-_SCALES = (1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0, 1000000.0)
-_LARGEST = 1e9  # far below 2**52: the scaled value's halves and integers are all floats
+_MOST_PLACES: Final = 6
+_LARGEST: Final = 1e9  # far below 2**52: the scaled value's halves and integers are all floats
 
 
 def rounded(value: float, places: int) -> float:
     """The float `round(value, places)` returns, bit for bit (the sign of a zero included)."""
-    if 0 <= places < len(_SCALES):
-        scale = _SCALES[places]
+    if 0 <= places <= _MOST_PLACES:
+        scale = 1.0
+        for _ in range(places):  # each power of ten up to 10**22 is a float: exact
+            scale *= 10.0
         scaled = value * scale
         if -_LARGEST < scaled < _LARGEST:  # False for infinities and NaN
             whole = math.floor(scaled)

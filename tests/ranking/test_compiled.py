@@ -27,6 +27,10 @@ COPIED = (
 )  # fmt: skip
 
 
+#: The modules written in C, built beside the compiled ones.
+NATIVE_MODULES = ("websearch_mcp.ranking.chunk_table", "websearch_mcp.text_scan")
+
+
 def _compiled_modules() -> list[str]:
     """`setup.py`'s list, as module names (imported under another name: no build runs)."""
     spec = importlib.util.spec_from_file_location("websearch_setup", REPO / "setup.py")
@@ -70,7 +74,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_every_listed_module_is_compiled_and_needs_no_build_tool(tree: Path) -> None:
-    modules = [*_compiled_modules(), "websearch_mcp.ranking.chunk_table"]
+    modules = [*_compiled_modules(), *NATIVE_MODULES]
     assert "websearch_mcp.ranking.pipeline" in modules and len(modules) >= 10
     probe = (
         "import importlib, sys\n"
@@ -78,6 +82,10 @@ def test_every_listed_module_is_compiled_and_needs_no_build_tool(tree: Path) -> 
         "    print(name, importlib.import_module(name).__file__)\n"
         "from websearch_mcp.ranking import tokens\n"
         "assert tokens._TERMS.native is not None, 'tokens does not use the chunk table'\n"
+        "from websearch_mcp.engines import common, text\n"
+        "from websearch_mcp.ranking import urls\n"
+        "assert None not in (common.NATIVE_PLAIN_LINK, text.NATIVE_SINGLE_SPACED, "
+        "urls.NATIVE_SIMPLE_URL), 'a caller does not use the native scans'\n"
         "print('build tools', sorted(m for m in sys.modules if m.split('.')[0] in "
         "('mypy', 'mypyc', 'librt')))\n"
     )
@@ -113,11 +121,13 @@ def test_compiled_fusion_gives_the_same_output_to_the_last_bit(tree: Path) -> No
     assert digests[0] == digests[1]
 
 
-def test_a_source_distribution_carries_the_chunk_tables_c_source(tree: Path) -> None:
-    """A build from the source distribution compiles the chunk table too."""
+def test_a_source_distribution_carries_the_c_sources(tree: Path) -> None:
+    """A build from the source distribution compiles the C modules too."""
     built = _run(["setup.py", "-q", "sdist", "-d", str(tree / "dist")], tree)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     (archive,) = (tree / "dist").glob("*.tar.gz")
     with tarfile.open(archive) as sdist:
         names = sdist.getnames()
-    assert any(name.endswith("/websearch_mcp/ranking/chunk_table.c") for name in names)
+    for module in NATIVE_MODULES:
+        source = "/" + module.replace(".", "/") + ".c"
+        assert any(name.endswith(source) for name in names), source

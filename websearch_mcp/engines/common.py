@@ -19,6 +19,13 @@ from websearch_mcp.errors import EngineAuthError, EngineError, EngineParseError,
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse
 from websearch_mcp.redaction import KEY_LIKE as _TOKEN_RE
 
+try:  # built with the compiled modules (setup.py); without it, the regular expression decides
+    from websearch_mcp.text_scan import plain_link as _plain_link
+
+    NATIVE_PLAIN_LINK: Callable[[str], tuple[str, str | None] | None] | None = _plain_link
+except ImportError:
+    NATIVE_PLAIN_LINK = None
+
 _Item = TypeVar("_Item")
 
 # --- JSON bodies and values ------------------------------------------------------------------
@@ -115,15 +122,23 @@ def http_url(value: Any) -> str | None:
 _PLAIN_LINK = re.compile(r"https?://([A-Za-z0-9.-]*)([/?#][^\t\r\n]*)?")
 
 
+def plain_link(url: str) -> tuple[str, str | None] | None:
+    """The groups of `_PLAIN_LINK` matching all of `url` (host, the rest), or None."""
+    if NATIVE_PLAIN_LINK is not None:
+        return NATIVE_PLAIN_LINK(url)
+    match = _PLAIN_LINK.fullmatch(url)
+    return None if match is None else (match[1], match[2])
+
+
 def link_parts(url: str) -> tuple[str, str, str]:
     """A link's host (lower-case, "" when it has none), path and query, as `urlsplit` gives
     them (and a ValueError where it raises one)."""
-    plain = _PLAIN_LINK.fullmatch(url)
+    plain = plain_link(url)
     if plain is None:
         parts = urlsplit(url)
         return parts.hostname or "", parts.path, parts.query
-    path, _, query = (plain[2] or "").split("#", 1)[0].partition("?")
-    return plain[1].lower(), path, query
+    path, _, query = (plain[1] or "").split("#", 1)[0].partition("?")
+    return plain[0].lower(), path, query
 
 
 # Every escape's two hex digits, either case, and the byte they stand for (as `urllib.parse`).

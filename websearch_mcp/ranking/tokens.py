@@ -203,13 +203,14 @@ def read(text: str) -> tuple[list[Terms], set[str]]:
     """The content terms of `text` in order, chunk by chunk, and the set of them plus
     identifier parts. Each chunk's terms are one tuple of the cache: the set is their union,
     made in C from strings whose hashes are already known."""
-    _TERMS.make_room()
-    if _TERMS.native is not None and text.isascii():
-        return _TERMS.native.read(text, _TERMS)
-    parts = list(map(_TERMS.__getitem__, _chunks(text)))
+    cache = _TERMS  # one look-up of the module's name (compiled, each use is one)
+    cache.make_room()
+    if cache.native is not None and text.isascii():
+        return cache.native.read(text, cache)
+    parts = list(map(cache.__getitem__, _chunks(text)))
     every = set(chain.from_iterable(parts))
-    for compound in every & _TERMS.compounds:
-        every.update(_TERMS.parts[compound])
+    for compound in every & cache.compounds:
+        every.update(cache.parts[compound])
     return parts, every
 
 

@@ -8,9 +8,20 @@ an identity for merging, never shown as the result's link (that stays an engine'
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+
+#: A simple URL's host, path and query (`simple_parts`).
+URLGroups = tuple[str, str | None, str | None]
+
+try:  # built with the compiled modules (setup.py); without it, the regular expression decides
+    from websearch_mcp.text_scan import simple_url
+
+    NATIVE_SIMPLE_URL: Callable[[str], URLGroups | None] | None = simple_url
+except ImportError:
+    NATIVE_SIMPLE_URL = None
 
 # Parameters that only say where a click came from; they never change the page.
 TRACKING_PARAMS = frozenset(
@@ -37,6 +48,14 @@ _PLAIN_PATH = re.compile(r"[A-Za-z0-9/:@!$&'()*+,;=\-._~]*")  # nothing to quote
 _SIMPLE_URL = re.compile(
     r"https?://([a-z0-9.-]+)(/[A-Za-z0-9/:@!$&'()*+,;=\-._~]*)?(?:\?([A-Za-z0-9._~=&-]*))?"
 )
+
+
+def simple_parts(text: str) -> URLGroups | None:
+    """The groups of `_SIMPLE_URL` matching all of `text` (host, path, query), or None."""
+    if NATIVE_SIMPLE_URL is not None:
+        return NATIVE_SIMPLE_URL(text)
+    match = _SIMPLE_URL.fullmatch(text)
+    return None if match is None else (match[1], match[2], match[3])
 
 
 def _is_tracking(name: str) -> bool:
@@ -109,13 +128,13 @@ def canonicalize(url: str) -> CanonicalURL:
     -> key `https://example.com/a?a=1&b=2`, host `example.com`, path `/a`. A string that is not
     a URL keeps its trimmed text as the key."""
     text = url.strip()
-    simple = _SIMPLE_URL.fullmatch(text)
+    simple = simple_parts(text)
     if (
         simple is not None
-        and (host := _clean_host(simple[1]))
-        and (query := _plain_query(simple[3] or "")) is not None
+        and (host := _clean_host(simple[0]))
+        and (query := _plain_query(simple[2] or "")) is not None
     ):
-        path = (simple[2] or "").rstrip("/")
+        path = (simple[1] or "").rstrip("/")
         key = f"https://{host}{path}" + (f"?{query}" if query else "")
         # What `CanonicalURL(key, host, path)` does, without its interpreted `__new__`.
         return tuple.__new__(CanonicalURL, (key, host, path))

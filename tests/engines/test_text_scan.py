@@ -1,0 +1,141 @@
+"""The native scans (`text_scan.c`): the same answers as the Python they stand in for, on any
+text, and clear errors.
+
+The module is built with the compiled modules (`setup.py`, WEBSEARCH_MCP_COMPILE=1):
+`tests/ranking/test_compiled.py` builds them and runs these tests, and every other engine and
+ranking test, on that build. In a plain tree they skip."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from websearch_mcp.engines import common, text
+from websearch_mcp.ranking import urls
+
+if (
+    urls.NATIVE_SIMPLE_URL is None
+    or text.NATIVE_SINGLE_SPACED is None
+    or common.NATIVE_PLAIN_LINK is None
+):
+    pytest.skip(
+        "the native scans are built only with the compiled modules (WEBSEARCH_MCP_COMPILE=1); "
+        "tests/ranking/test_compiled.py runs these on that build",
+        allow_module_level=True,
+    )
+from websearch_mcp.text_scan import plain_link, simple_url, single_spaced
+
+# Every character the pattern treats apart, and some it never accepts.
+URL_CHARS = "az09.-AZ/:@!$&'()*+,;=_~?=&#% \t\r\n\x00\x7fé\u3000\U0001f600"
+_URLS = st.builds(
+    lambda prefix, rest: prefix + rest,
+    st.sampled_from(["http://", "https://", "HTTP://", "http:/", "ftp://", "", "https://www."]),
+    st.text(alphabet=URL_CHARS, max_size=40),
+)
+# Whitespace `split()` breaks on (ASCII and not), and characters around it.
+SPACE_CHARS = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u2003\u3000ab.é\U0001f600"
+# Latin-1 texts long enough to be read eight bytes at a time, with the other characters apart.
+_LATIN1_TEXTS = st.lists(
+    st.one_of(
+        st.text(alphabet="ab ", min_size=1, max_size=20),
+        st.sampled_from(["  ", " ", "\t", "\n", "\x1f", "\x01", "\x85", "\xa0", "é", "\x7f"]),
+    ),
+    max_size=12,
+).map("".join)
+
+
+def link_groups(value: str) -> tuple[str, str | None] | None:
+    match = common._PLAIN_LINK.fullmatch(value)
+    return None if match is None else (match[1], match[2])
+
+
+def regex_groups(value: str) -> tuple[str, str | None, str | None] | None:
+    match = urls._SIMPLE_URL.fullmatch(value)
+    return None if match is None else (match[1], match[2], match[3])
+
+
+@settings(max_examples=3000)
+@given(_URLS)
+def test_simple_url_gives_the_patterns_groups(value: str) -> None:
+    assert simple_url(value) == regex_groups(value)
+
+
+@settings(max_examples=3000)
+@given(_URLS)
+def test_plain_link_gives_the_patterns_groups(value: str) -> None:
+    assert plain_link(value) == link_groups(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "groups"),
+    [
+        ("https://Example.com", ("Example.com", None)),
+        ("http://a.b/é?x#y", ("a.b", "/é?x#y")),
+        ("https://?q", ("", "?q")),
+        ("https://a.b#\n", None),
+        ("https://a_b/", None),
+        ("http:/a", None),
+        ("https://a.b/\U0001f600", ("a.b", "/\U0001f600")),
+    ],
+)
+def test_plain_link_examples(value: str, groups: tuple[str, str | None] | None) -> None:
+    assert plain_link(value) == groups == link_groups(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "groups"),
+    [
+        ("https://example.com", ("example.com", None, None)),
+        ("http://a.b/c/d?x=1&y=", ("a.b", "/c/d", "x=1&y=")),
+        ("https://a.b?", ("a.b", None, "")),
+        ("https://a.b/", ("a.b", "/", None)),
+        ("https://a.b/p?q=1?", None),
+        ("https://A.b/", None),
+        ("https://a.b:443/", None),
+        ("https://", None),
+        ("https://a.b/é", None),
+    ],
+)
+def test_simple_url_examples(value: str, groups: tuple[str, str | None, str | None] | None) -> None:
+    assert simple_url(value) == groups == regex_groups(value)
+
+
+@settings(max_examples=3000)
+@given(st.text(alphabet=SPACE_CHARS, max_size=30))
+def test_single_spaced_says_whether_collapsing_changes_the_text(value: str) -> None:
+    assert single_spaced(value) == (" ".join(value.split()) == value)
+    assert text.collapse_spaces(value) == " ".join(value.split())
+
+
+@settings(max_examples=3000)
+@given(_LATIN1_TEXTS)
+def test_single_spaced_on_long_latin1_texts(value: str) -> None:
+    assert single_spaced(value) == (" ".join(value.split()) == value)
+
+
+@pytest.mark.parametrize(
+    ("value", "plain"),
+    [("", True), ("a b", True), (" a", False), ("a ", False), ("a  b", False), ("a\nb", False),
+     ("a\u3000b", False), ("a\xa0b", False), ("é b", True), (" ", False)],
+)  # fmt: skip
+def test_single_spaced_examples(value: str, plain: bool) -> None:
+    assert single_spaced(value) is plain
+
+
+@pytest.mark.parametrize("scan", [plain_link, simple_url, single_spaced])
+def test_a_non_string_is_a_clear_type_error(scan: object) -> None:
+    with pytest.raises(TypeError, match="wants a str, not bytes"):
+        scan(b"https://example.com")  # type: ignore[operator]
+
+
+def test_no_references_are_leaked() -> None:
+    value = "https://example.com/a?b=1"
+    before = sys.getrefcount(value)
+    for _ in range(1000):
+        simple_url(value)
+        plain_link(value)
+        single_spaced(value)
+    assert sys.getrefcount(value) == before

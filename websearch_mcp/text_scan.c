@@ -1,0 +1,271 @@
+/* Single passes over the text every parser and every merge reads, where Python needs several.
+
+- `single_spaced(text)`: whether `" ".join(text.split()) == text`, i.e. whether
+  `engines.text.collapse_spaces` has nothing to do. In Python that is ten substring searches per text
+  (or `isprintable()`); here one look at each character, with CPython's own test of whitespace
+  (`Py_UNICODE_ISSPACE`, what `str.split()` breaks on).
+  Latin-1 text (nearly all of it) is read eight bytes at a time.
+- `simple_url(text)` and `plain_link(text)`: the groups of `urls._SIMPLE_URL.fullmatch(text)`
+  and of `engines.common._PLAIN_LINK.fullmatch(text)`, the shapes of most URLs engines return,
+  or None. Neither pattern's character classes hold the character that ends the part before
+  them, so a match is the longest run of each class in turn: decided in one pass, where the
+  regular expression engine takes ten to twenty times as long.
+
+Built only with the compiled modules (setup.py, WEBSEARCH_MCP_COMPILE=1); without it the callers
+do the same in Python, with the same result. */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* The characters of the patterns' classes: `_SIMPLE_URL`'s host [a-z0-9.-], path
+   [A-Za-z0-9/:@!$&'()*+,;=\-._~] and query [A-Za-z0-9._~=&-], and `_PLAIN_LINK`'s host
+   [A-Za-z0-9.-]. */
+#define HOST 1
+#define PATH 2
+#define QUERY 4
+#define LINK_HOST 8
+
+static unsigned char classes[128];
+/* For each Latin-1 character: 1 for " ", 2 for other whitespace, 0 for the rest. */
+static unsigned char latin1_space[256];
+
+static void
+fill_classes(void)
+{
+    for (int c = 0; c < 128; c++) {
+        int lower = c >= 'a' && c <= 'z', upper = c >= 'A' && c <= 'Z', digit = c >= '0' && c <= '9';
+        if (lower || digit || c == '.' || c == '-')
+            classes[c] |= HOST;
+        if (lower || upper || digit || strchr("/:@!$&'()*+,;=-._~", c) != NULL)
+            classes[c] |= PATH;
+        if (lower || upper || digit || strchr("._~=&-", c) != NULL)
+            classes[c] |= QUERY;
+        if (lower || upper || digit || c == '.' || c == '-')
+            classes[c] |= LINK_HOST;
+    }
+    classes[0] = 0; /* strchr finds the terminating NUL */
+    for (int c = 0; c < 256; c++)
+        latin1_space[c] = c == ' ' ? 1 : Py_UNICODE_ISSPACE(c) ? 2 : 0;
+}
+
+static Py_ssize_t
+run_of(const Py_UCS1 *data, Py_ssize_t at, Py_ssize_t end, unsigned char class)
+{
+    while (at < end && (classes[data[at]] & class))
+        at++;
+    return at;
+}
+
+PyDoc_STRVAR(simple_url_doc,
+             "simple_url(text, /)\n--\n\n"
+             "(host, path or None, query or None): the groups of "
+             "`https?://([a-z0-9.-]+)(/[A-Za-z0-9/:@!$&'()*+,;=\\-._~]*)?"
+             "(?:\\?([A-Za-z0-9._~=&-]*))?` matching all of `text`; None when it does not.");
+
+static PyObject *
+simple_url(PyObject *module, PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "simple_url() wants a str, not %.100s",
+                     Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    if (PyUnicode_READY(text) < 0)
+        return NULL;
+    if (!PyUnicode_IS_ASCII(text))
+        Py_RETURN_NONE;
+    const Py_UCS1 *data = PyUnicode_1BYTE_DATA(text);
+    Py_ssize_t end = PyUnicode_GET_LENGTH(text), host_start;
+    if (end >= 7 && memcmp(data, "http://", 7) == 0)
+        host_start = 7;
+    else if (end >= 8 && memcmp(data, "https://", 8) == 0)
+        host_start = 8;
+    else
+        Py_RETURN_NONE;
+    Py_ssize_t host_end = run_of(data, host_start, end, HOST);
+    if (host_end == host_start)
+        Py_RETURN_NONE;
+    Py_ssize_t path_end = host_end, query_start = -1, query_end = -1;
+    if (path_end < end && data[path_end] == '/')
+        path_end = run_of(data, path_end + 1, end, PATH);
+    if (path_end < end && data[path_end] == '?') {
+        query_start = path_end + 1;
+        query_end = run_of(data, query_start, end, QUERY);
+        if (query_end != end)
+            Py_RETURN_NONE;
+    }
+    else if (path_end != end)
+        Py_RETURN_NONE;
+    PyObject *host = PyUnicode_Substring(text, host_start, host_end);
+    PyObject *path = path_end > host_end ? PyUnicode_Substring(text, host_end, path_end)
+                                         : Py_NewRef(Py_None);
+    PyObject *query = query_start >= 0 ? PyUnicode_Substring(text, query_start, query_end)
+                                       : Py_NewRef(Py_None);
+    PyObject *groups = NULL;
+    if (host != NULL && path != NULL && query != NULL)
+        groups = PyTuple_Pack(3, host, path, query);
+    Py_XDECREF(host);
+    Py_XDECREF(path);
+    Py_XDECREF(query);
+    return groups;
+}
+
+/* Whether the ASCII `prefix` stands in `text` (`kind`, `data`, `end` characters) at `at`. */
+static int
+has_at(int kind, const void *data, Py_ssize_t end, Py_ssize_t at, const char *prefix)
+{
+    for (; *prefix; prefix++, at++)
+        if (at >= end || PyUnicode_READ(kind, data, at) != (Py_UCS4)(unsigned char)*prefix)
+            return 0;
+    return 1;
+}
+
+PyDoc_STRVAR(plain_link_doc,
+             "plain_link(text, /)\n--\n\n"
+             "(host, the rest or None): the groups of "
+             "`https?://([A-Za-z0-9.-]*)([/?#][^\\t\\r\\n]*)?` matching all of `text`; None "
+             "when it does not.");
+
+static PyObject *
+plain_link(PyObject *module, PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "plain_link() wants a str, not %.100s",
+                     Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    if (PyUnicode_READY(text) < 0)
+        return NULL;
+    Py_ssize_t end = PyUnicode_GET_LENGTH(text), host_start = 7;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    if (has_at(kind, data, end, 0, "https://"))
+        host_start = 8;
+    else if (!has_at(kind, data, end, 0, "http://"))
+        Py_RETURN_NONE;
+    Py_ssize_t host_end = host_start;
+    while (host_end < end) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, host_end);
+        if (c >= 128 || !(classes[c] & LINK_HOST))
+            break;
+        host_end++;
+    }
+    PyObject *rest = Py_None;
+    if (host_end < end) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, host_end);
+        if (c != '/' && c != '?' && c != '#')
+            Py_RETURN_NONE;
+        for (Py_ssize_t i = host_end + 1; i < end; i++) {
+            c = PyUnicode_READ(kind, data, i);
+            if (c == '\t' || c == '\r' || c == '\n')
+                Py_RETURN_NONE;
+        }
+        rest = PyUnicode_Substring(text, host_end, end);
+        if (rest == NULL)
+            return NULL;
+    }
+    else
+        Py_INCREF(rest);
+    PyObject *host = PyUnicode_Substring(text, host_start, host_end);
+    PyObject *groups = host == NULL ? NULL : PyTuple_Pack(2, host, rest);
+    Py_XDECREF(host);
+    Py_DECREF(rest);
+    return groups;
+}
+
+PyDoc_STRVAR(single_spaced_doc,
+             "single_spaced(text, /)\n--\n\n"
+             "Whether `\" \".join(text.split()) == text`: no whitespace but single spaces "
+             "between other characters.");
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+#define LOW7 0x7F7F7F7F7F7F7F7FULL
+
+static int
+latin1_single_spaced(const Py_UCS1 *data, Py_ssize_t length)
+{
+    int after_space = 1; /* a space first is a space to trim */
+    Py_ssize_t i = 0;
+    while (i < length) {
+#if PY_LITTLE_ENDIAN
+        if (i + 8 <= length) {
+            uint64_t word;
+            memcpy(&word, data + i, 8);
+            /* No byte below 0x20 or from 0x80 up, where the other whitespace is: only spaces to
+               look at. 0x80 marks each byte that is a space, exactly (no carries between bytes). */
+            if (!((((word - ONES * 0x20) & ~word) | word) & HIGHS)) {
+                uint64_t apart = word ^ (ONES * ' ');
+                uint64_t spaces = ~(((apart & LOW7) + LOW7) | apart | LOW7);
+                if ((spaces & (spaces << 8)) || (after_space && (spaces & 0x80)))
+                    return 0;
+                after_space = (int)(spaces >> 63);
+                i += 8;
+                continue;
+            }
+        }
+#endif
+        unsigned char space = latin1_space[data[i]];
+        if (space == 2 || (space == 1 && after_space))
+            return 0;
+        after_space = space == 1;
+        i++;
+    }
+    return length == 0 || !after_space; /* a space last is a space to trim */
+}
+
+static PyObject *
+single_spaced(PyObject *module, PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "single_spaced() wants a str, not %.100s",
+                     Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    if (PyUnicode_READY(text) < 0)
+        return NULL;
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    if (kind == PyUnicode_1BYTE_KIND)
+        return PyBool_FromLong(latin1_single_spaced(PyUnicode_1BYTE_DATA(text), length));
+    const void *data = PyUnicode_DATA(text);
+    int after_space = 1; /* a space first is a space to trim */
+    for (Py_ssize_t i = 0; i < length; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c == ' ') {
+            if (after_space)
+                Py_RETURN_FALSE;
+            after_space = 1;
+        }
+        else if (Py_UNICODE_ISSPACE(c))
+            Py_RETURN_FALSE;
+        else
+            after_space = 0;
+    }
+    /* A space last is a space to trim (an empty text has none). */
+    return PyBool_FromLong(length == 0 || !after_space);
+}
+
+static PyMethodDef text_scan_methods[] = {
+    {"plain_link", plain_link, METH_O, plain_link_doc},
+    {"simple_url", simple_url, METH_O, simple_url_doc},
+    {"single_spaced", single_spaced, METH_O, single_spaced_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef text_scan_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "websearch_mcp.text_scan",
+    .m_doc = "Single passes over engines' text and URLs, where Python needs several.",
+    .m_size = -1,
+    .m_methods = text_scan_methods,
+};
+
+PyMODINIT_FUNC
+PyInit_text_scan(void)
+{
+    fill_classes();
+    return PyModule_Create(&text_scan_module);
+}
