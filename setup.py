@@ -1,6 +1,7 @@
 """Fusion compiled to C with mypyc when WEBSEARCH_MCP_COMPILE=1 (the Docker image sets it), and
-two small C modules built beside it: the tokeniser's chunk table
-(`websearch_mcp/ranking/chunk_table.c`) and single-pass scans of text and URLs
+three small C modules built beside it: the tokeniser's chunk table
+(`websearch_mcp/ranking/chunk_table.c`), the terms shared by the head's texts
+(`websearch_mcp/ranking/term_overlap.c`) and single-pass scans of text and URLs
 (`websearch_mcp/text_scan.c`).
 
 The modules `rank()` runs, and the parsers' shared helpers, are compiled from their own source:
@@ -60,6 +61,7 @@ def _extensions() -> list:
             ["--follow-imports=silent", *COMPILED], opt_level="3", group_name="websearch_mcp"
         ),
         Extension("websearch_mcp.ranking.chunk_table", ["websearch_mcp/ranking/chunk_table.c"]),
+        Extension("websearch_mcp.ranking.term_overlap", ["websearch_mcp/ranking/term_overlap.c"]),
         Extension("websearch_mcp.text_scan", ["websearch_mcp/text_scan.c"]),
     ]
 

@@ -28,7 +28,11 @@ COPIED = (
 
 
 #: The modules written in C, built beside the compiled ones.
-NATIVE_MODULES = ("websearch_mcp.ranking.chunk_table", "websearch_mcp.text_scan")
+NATIVE_MODULES = (
+    "websearch_mcp.ranking.chunk_table",
+    "websearch_mcp.ranking.term_overlap",
+    "websearch_mcp.text_scan",
+)
 
 
 def _compiled_modules() -> list[str]:
@@ -83,9 +87,10 @@ def test_every_listed_module_is_compiled_and_needs_no_build_tool(tree: Path) -> 
         "from websearch_mcp.ranking import tokens\n"
         "assert tokens._TERMS.native is not None, 'tokens does not use the chunk table'\n"
         "from websearch_mcp.engines import common, text\n"
-        "from websearch_mcp.ranking import urls\n"
+        "from websearch_mcp.ranking import neighbours, urls\n"
         "assert None not in (common.NATIVE_PLAIN_LINK, text.NATIVE_SINGLE_SPACED, "
-        "urls.NATIVE_SIMPLE_URL), 'a caller does not use the native scans'\n"
+        "urls.NATIVE_SIMPLE_URL, neighbours.NATIVE_SHARED_COUNTS), "
+        "'a caller does not use a C module'\n"
         "print('build tools', sorted(m for m in sys.modules if m.split('.')[0] in "
         "('mypy', 'mypyc', 'librt')))\n"
     )

@@ -16,11 +16,25 @@ Scores stay in [0, 1]: each new score is a convex combination of old ones.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
+
+try:  # built with the compiled modules (setup.py); without it, sets are intersected in Python
+    from websearch_mcp.ranking.term_overlap import shared_counts
+
+    NATIVE_SHARED_COUNTS: Callable[[Sequence[AbstractSet[str]]], list[int]] | None = shared_counts
+except ImportError:
+    NATIVE_SHARED_COUNTS = None
 
 POOL = 20  # the head of the fused list that takes part
 NEIGHBOURS = 5  # a result's most similar results there whose scores it shares
+
+
+def shared_terms(texts: Sequence[AbstractSet[str]]) -> list[int]:
+    """How many terms each pair of `texts` shares: pairs (i, j), i < j, in that order."""
+    if NATIVE_SHARED_COUNTS is not None:
+        return NATIVE_SHARED_COUNTS(texts)
+    return [len(mine & texts[j]) for i, mine in enumerate(texts) for j in range(i + 1, len(texts))]
 
 
 def nearest(
@@ -30,11 +44,14 @@ def nearest(
     first (ties: the lower index), leaving out those sharing no term. Similarity is Jaccard's:
     shared terms over all terms of the two."""
     sizes = [len(t) for t in texts]
+    counts = shared_terms(texts)
     rows: list[list[tuple[float, int]]] = [[] for _ in texts]
-    for i, mine in enumerate(texts):
+    pair = 0
+    for i in range(len(texts)):
         size, row = sizes[i], rows[i]
         for j in range(i + 1, len(texts)):
-            shared = len(mine & texts[j])
+            shared = counts[pair]
+            pair += 1
             if shared:
                 similarity = -shared / (size + sizes[j] - shared)
                 row.append((similarity, j))
