@@ -58,6 +58,18 @@ run_of(const Py_UCS1 *data, Py_ssize_t at, Py_ssize_t end, unsigned char class)
     return at;
 }
 
+/* 0 when `text` is a str, ready to read; -1 with a TypeError naming `function` otherwise. */
+static int
+ready_str(PyObject *text, const char *function)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "%s() wants a str, not %.100s", function,
+                     Py_TYPE(text)->tp_name);
+        return -1;
+    }
+    return PyUnicode_READY(text);
+}
+
 PyDoc_STRVAR(simple_url_doc,
              "simple_url(text, /)\n--\n\n"
              "(host, path or None, query or None): the groups of "
@@ -67,12 +79,7 @@ PyDoc_STRVAR(simple_url_doc,
 static PyObject *
 simple_url(PyObject *module, PyObject *text)
 {
-    if (!PyUnicode_Check(text)) {
-        PyErr_Format(PyExc_TypeError, "simple_url() wants a str, not %.100s",
-                     Py_TYPE(text)->tp_name);
-        return NULL;
-    }
-    if (PyUnicode_READY(text) < 0)
+    if (ready_str(text, "simple_url") < 0)
         return NULL;
     if (!PyUnicode_IS_ASCII(text))
         Py_RETURN_NONE;
@@ -131,12 +138,7 @@ PyDoc_STRVAR(plain_link_doc,
 static PyObject *
 plain_link(PyObject *module, PyObject *text)
 {
-    if (!PyUnicode_Check(text)) {
-        PyErr_Format(PyExc_TypeError, "plain_link() wants a str, not %.100s",
-                     Py_TYPE(text)->tp_name);
-        return NULL;
-    }
-    if (PyUnicode_READY(text) < 0)
+    if (ready_str(text, "plain_link") < 0)
         return NULL;
     Py_ssize_t end = PyUnicode_GET_LENGTH(text), host_start = 7;
     int kind = PyUnicode_KIND(text);
@@ -219,12 +221,7 @@ latin1_single_spaced(const Py_UCS1 *data, Py_ssize_t length)
 static PyObject *
 single_spaced(PyObject *module, PyObject *text)
 {
-    if (!PyUnicode_Check(text)) {
-        PyErr_Format(PyExc_TypeError, "single_spaced() wants a str, not %.100s",
-                     Py_TYPE(text)->tp_name);
-        return NULL;
-    }
-    if (PyUnicode_READY(text) < 0)
+    if (ready_str(text, "single_spaced") < 0)
         return NULL;
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
