@@ -70,6 +70,26 @@ ready_str(PyObject *text, const char *function)
     return PyUnicode_READY(text);
 }
 
+/* Whether the ASCII `prefix` stands in `text` (`kind`, `data`, `end` characters) at `at`. */
+static int
+has_at(int kind, const void *data, Py_ssize_t end, Py_ssize_t at, const char *prefix)
+{
+    for (; *prefix; prefix++, at++)
+        if (at >= end || PyUnicode_READ(kind, data, at) != (Py_UCS4)(unsigned char)*prefix)
+            return 0;
+    return 1;
+}
+
+/* Where the host starts after "http://" or "https://" (the patterns' `https?://`); 0 when the
+   text begins with neither. */
+static Py_ssize_t
+host_start(int kind, const void *data, Py_ssize_t end)
+{
+    if (has_at(kind, data, end, 0, "https://"))
+        return 8;
+    return has_at(kind, data, end, 0, "http://") ? 7 : 0;
+}
+
 PyDoc_STRVAR(simple_url_doc,
              "simple_url(text, /)\n--\n\n"
              "(host, path or None, query or None): the groups of "
@@ -84,15 +104,12 @@ simple_url(PyObject *module, PyObject *text)
     if (!PyUnicode_IS_ASCII(text))
         Py_RETURN_NONE;
     const Py_UCS1 *data = PyUnicode_1BYTE_DATA(text);
-    Py_ssize_t end = PyUnicode_GET_LENGTH(text), host_start;
-    if (end >= 7 && memcmp(data, "http://", 7) == 0)
-        host_start = 7;
-    else if (end >= 8 && memcmp(data, "https://", 8) == 0)
-        host_start = 8;
-    else
+    Py_ssize_t end = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t host_from = host_start(PyUnicode_1BYTE_KIND, data, end);
+    if (host_from == 0)
         Py_RETURN_NONE;
-    Py_ssize_t host_end = run_of(data, host_start, end, HOST);
-    if (host_end == host_start)
+    Py_ssize_t host_end = run_of(data, host_from, end, HOST);
+    if (host_end == host_from)
         Py_RETURN_NONE;
     Py_ssize_t path_end = host_end, query_start = -1, query_end = -1;
     if (path_end < end && data[path_end] == '/')
@@ -105,7 +122,7 @@ simple_url(PyObject *module, PyObject *text)
     }
     else if (path_end != end)
         Py_RETURN_NONE;
-    PyObject *host = PyUnicode_Substring(text, host_start, host_end);
+    PyObject *host = PyUnicode_Substring(text, host_from, host_end);
     PyObject *path = path_end > host_end ? PyUnicode_Substring(text, host_end, path_end)
                                          : Py_NewRef(Py_None);
     PyObject *query = query_start >= 0 ? PyUnicode_Substring(text, query_start, query_end)
@@ -119,16 +136,6 @@ simple_url(PyObject *module, PyObject *text)
     return groups;
 }
 
-/* Whether the ASCII `prefix` stands in `text` (`kind`, `data`, `end` characters) at `at`. */
-static int
-has_at(int kind, const void *data, Py_ssize_t end, Py_ssize_t at, const char *prefix)
-{
-    for (; *prefix; prefix++, at++)
-        if (at >= end || PyUnicode_READ(kind, data, at) != (Py_UCS4)(unsigned char)*prefix)
-            return 0;
-    return 1;
-}
-
 PyDoc_STRVAR(plain_link_doc,
              "plain_link(text, /)\n--\n\n"
              "(host, the rest or None): the groups of "
@@ -140,14 +147,13 @@ plain_link(PyObject *module, PyObject *text)
 {
     if (ready_str(text, "plain_link") < 0)
         return NULL;
-    Py_ssize_t end = PyUnicode_GET_LENGTH(text), host_start = 7;
+    Py_ssize_t end = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    if (has_at(kind, data, end, 0, "https://"))
-        host_start = 8;
-    else if (!has_at(kind, data, end, 0, "http://"))
+    Py_ssize_t host_from = host_start(kind, data, end);
+    if (host_from == 0)
         Py_RETURN_NONE;
-    Py_ssize_t host_end = host_start;
+    Py_ssize_t host_end = host_from;
     while (host_end < end) {
         Py_UCS4 c = PyUnicode_READ(kind, data, host_end);
         if (c >= 128 || !(classes[c] & LINK_HOST))
@@ -170,7 +176,7 @@ plain_link(PyObject *module, PyObject *text)
     }
     else
         Py_INCREF(rest);
-    PyObject *host = PyUnicode_Substring(text, host_start, host_end);
+    PyObject *host = PyUnicode_Substring(text, host_from, host_end);
     PyObject *groups = host == NULL ? NULL : PyTuple_Pack(2, host, rest);
     Py_XDECREF(host);
     Py_DECREF(rest);

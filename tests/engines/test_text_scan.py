@@ -13,20 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from testing.native import native_module
 from websearch_mcp.engines import common, text
 from websearch_mcp.ranking import urls
 
-if (
-    urls.NATIVE_SIMPLE_URL is None
-    or text.NATIVE_SINGLE_SPACED is None
-    or common.NATIVE_PLAIN_LINK is None
-):
-    pytest.skip(
-        "the native scans are built only with the compiled modules (WEBSEARCH_MCP_COMPILE=1); "
-        "tests/ranking/test_compiled.py runs these on that build",
-        allow_module_level=True,
-    )
-from websearch_mcp.text_scan import plain_link, simple_url, single_spaced
+text_scan = native_module("websearch_mcp.text_scan")
+plain_link, simple_url, single_spaced = (
+    text_scan.plain_link,
+    text_scan.simple_url,
+    text_scan.single_spaced,
+)
 
 # Every character the pattern treats apart, and some it never accepts.
 URL_CHARS = "az09.-AZ/:@!$&'()*+,;=_~?=&#% \t\r\n\x00\x7fé\u3000\U0001f600"

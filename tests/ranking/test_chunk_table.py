@@ -17,15 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from testing.native import native_module
 from websearch_mcp.ranking import tokens
 
-if tokens.NATIVE_TABLE is None:
-    pytest.skip(
-        "the native chunk table is built only with the compiled modules "
-        "(WEBSEARCH_MCP_COMPILE=1); tests/ranking/test_compiled.py runs these on that build",
-        allow_module_level=True,
-    )
-ChunkTable = tokens.NATIVE_TABLE
+ChunkTable = native_module("websearch_mcp.ranking.chunk_table").ChunkTable
 
 
 def python_read(text: str, cache: tokens._TermCache) -> tuple[list[tokens.Terms], set[str]]:

@@ -13,15 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from testing.native import native_module
 from websearch_mcp.ranking import neighbours
 
-if neighbours.NATIVE_SHARED_COUNTS is None:
-    pytest.skip(
-        "the native pair counts are built only with the compiled modules "
-        "(WEBSEARCH_MCP_COMPILE=1); tests/ranking/test_compiled.py runs these on that build",
-        allow_module_level=True,
-    )
-from websearch_mcp.ranking.term_overlap import shared_counts
+shared_counts = native_module("websearch_mcp.ranking.term_overlap").shared_counts
 
 
 class _Word(str):
