@@ -25,6 +25,7 @@ COMPILED = [
     "websearch_mcp/dates.py",
     "websearch_mcp/engines/common.py",
     "websearch_mcp/engines/text.py",
+    "websearch_mcp/models.py",
     "websearch_mcp/rounding.py",
     *(
         f"websearch_mcp/ranking/{name}.py"

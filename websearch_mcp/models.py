@@ -28,7 +28,7 @@ class Query:
     year_to: int | None = None
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class Hit:
     """One result as one engine returned it. `rank` is 1-based within that engine's list."""
 
@@ -37,16 +37,40 @@ class Hit:
     snippet: str
     rank: int
     engine: str
-    score: float | None = None
-    published: str | None = None
-    authors: tuple[str, ...] = ()
-    doi: str | None = None
-    venue: str | None = None
-    citations: int | None = None
-    pdf_url: str | None = None
+    score: float | None
+    published: str | None
+    authors: tuple[str, ...]
+    doi: str | None
+    venue: str | None
+    citations: int | None
+    pdf_url: str | None
     #: Other identifiers of a paper than its DOI, where the index gives them:
     #: `{"arxiv": "1706.03762", "pmid": "14760269"}`.
-    ids: dict[str, str] = field(default_factory=dict)
+    ids: dict[str, str]
+
+    # Written out rather than generated: compiled, this one is native code, where a dataclass's
+    # stays interpreted (the engines make one per result, about 140 per search).
+    def __init__(
+        self,
+        title: str,
+        url: str,
+        snippet: str,
+        rank: int,
+        engine: str,
+        score: float | None = None,
+        published: str | None = None,
+        authors: tuple[str, ...] = (),
+        doi: str | None = None,
+        venue: str | None = None,
+        citations: int | None = None,
+        pdf_url: str | None = None,
+        ids: dict[str, str] | None = None,
+    ) -> None:
+        self.title, self.url, self.snippet = title, url, snippet
+        self.rank, self.engine, self.score = rank, engine, score
+        self.published, self.authors, self.doi = published, authors, doi
+        self.venue, self.citations, self.pdf_url = venue, citations, pdf_url
+        self.ids = {} if ids is None else ids
 
 
 @dataclass(frozen=True, slots=True)

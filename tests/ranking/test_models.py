@@ -1,0 +1,70 @@
+"""`Hit`: a dataclass whose `__init__` is written out (compiled, it is native code). It must
+behave as the generated one would: the same defaults, one `ids` dict per hit, equality, fields."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from websearch_mcp.models import Hit
+
+
+def test_defaults_are_those_of_a_result_without_paper_fields() -> None:
+    hit = Hit("Title", "https://a.example/", "Snippet", 3, "bing")
+    assert (hit.title, hit.url, hit.snippet, hit.rank, hit.engine) == (
+        "Title",
+        "https://a.example/",
+        "Snippet",
+        3,
+        "bing",
+    )
+    assert hit.score is None and hit.published is None and hit.doi is None
+    assert hit.venue is None and hit.citations is None and hit.pdf_url is None
+    assert hit.authors == () and hit.ids == {}
+
+
+def test_each_hit_has_its_own_ids() -> None:
+    first, second = Hit("a", "u", "", 1, "e"), Hit("b", "v", "", 2, "e")
+    first.ids["arxiv"] = "1706.03762"
+    assert second.ids == {}
+    given = {"pmid": "14760269"}
+    assert Hit("c", "w", "", 1, "e", ids=given).ids is given
+
+
+def test_keywords_and_positions_make_the_same_hit() -> None:
+    by_position = Hit("T", "u", "s", 1, "e", 0.5, "2024-01-02", ("A",), "10.1/x", "V", 7, "p")
+    by_keyword = Hit(
+        title="T",
+        url="u",
+        snippet="s",
+        rank=1,
+        engine="e",
+        score=0.5,
+        published="2024-01-02",
+        authors=("A",),
+        doi="10.1/x",
+        venue="V",
+        citations=7,
+        pdf_url="p",
+        ids={},
+    )
+    assert by_position == by_keyword
+    assert by_position != dataclasses.replace(by_keyword, rank=2)
+    assert repr(by_position).startswith("Hit(title='T', url='u', snippet='s', rank=1")
+
+
+def test_the_fields_are_listed_in_order() -> None:
+    assert [f.name for f in dataclasses.fields(Hit)] == [
+        "title",
+        "url",
+        "snippet",
+        "rank",
+        "engine",
+        "score",
+        "published",
+        "authors",
+        "doi",
+        "venue",
+        "citations",
+        "pdf_url",
+        "ids",
+    ]
