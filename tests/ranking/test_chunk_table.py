@@ -57,10 +57,12 @@ class Echo(dict[bytes, tuple[str, ...]]):
 
 # ASCII with what matters to chunking: separators of every kind, the joiners a token keeps
 # inside (node.js, c++, it's), capitals, digits, and chunks longer than the table's buffer.
+# Slugs too: letter words joined by hyphens, with stop words, capitals, digits, empty words.
 _PIECES = st.sampled_from(
     ["fts5_virtual", "Node.js", "C++", "it's", "boundary-layer", "gpt-4o", "ORA-00942", "the",
      "Studies", "a-b-c", "x" * 64, "y" * 65, "z" * 200, "--", "...", "'", "\t", "\n", "\x0b",
-     "\x0c", "\r", "\x00", "\x7f", " "]
+     "\x0c", "\r", "\x00", "\x7f", " ", "Boundary-Layer-Studies", "the-layer", "layer-",
+     "-layer", "layer--flow", "web-2-layer", "flow-layer_x", "layer-flow-" + "x" * 60]
 )  # fmt: skip
 _ASCII = st.lists(
     st.one_of(_PIECES, st.text(alphabet=string.printable + "\x00\x7f", max_size=12)),
@@ -69,11 +71,14 @@ _ASCII = st.lists(
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(_ASCII, min_size=1, max_size=8), st.integers(min_value=1, max_value=40))
-def test_the_table_reads_what_the_cache_reads(texts: list[str], limit: int) -> None:
-    """Read twice (the second time from the table), with a table that fills up: the parts are
-    the cache's own tuples, in order, and the set holds their terms and compounds' parts."""
-    table = ChunkTable(tokens._BYTE_TABLE, limit)
+@given(
+    st.lists(_ASCII, min_size=1, max_size=8), st.integers(min_value=1, max_value=40), st.booleans()
+)
+def test_the_table_reads_what_the_cache_reads(texts: list[str], limit: int, slugs: bool) -> None:
+    """Read twice (the second time from the table), with a table that fills up, reading slugs
+    from their words or not: the parts are the cache's own tuples, in order, and the set holds
+    their terms and compounds' parts."""
+    table = ChunkTable(tokens._BYTE_TABLE, limit, slugs=slugs)
     with term_cache() as cache:
         for text in texts * 2:
             parts, every = table.read(text, cache)
@@ -108,6 +113,28 @@ def test_remembered_chunks_are_not_asked_again_and_the_limit_holds() -> None:
     assert len(table) == 0
     table.read("one", cache)
     assert cache.asked == [b"four", b"one"]
+
+
+def test_a_slug_of_known_words_is_read_from_them_and_stored_in_the_cache() -> None:
+    table, cache = ChunkTable(tokens._BYTE_TABLE, 5, slugs=True), Echo()
+    table.read("one two", cache)
+    cache.asked.clear()
+    assert table.read("One-Two two-one", cache) == (
+        [("one", "two"), ("two", "one")], {"one", "two"}
+    )  # fmt: skip
+    assert cache.asked == []
+    assert cache[b"one-two"] == ("one", "two") and cache[b"two-one"] == ("two", "one")
+    # A word the table does not hold, or one that is not of letters: the cache reads it.
+    table.read("one-three one-2 one--two -one", cache)
+    assert cache.asked == [b"one-three", b"one-2", b"one--two", b"-one"]
+    assert len(table) == 5  # one, two, one-two, two-one, one-three: full
+    cache.asked.clear()
+    table.read("two-two", cache)  # no room left: the cache's to read
+    assert cache.asked == [b"two-two"]
+    # Without `slugs`, every new chunk is the cache's.
+    plain, cache = ChunkTable(tokens._BYTE_TABLE, 5), Echo()
+    assert plain.read("one two one-two", cache)[0] == [("one",), ("two",), ("one-two",)]
+    assert cache.asked == [b"one", b"two", b"one-two"]
 
 
 def test_chunks_beyond_the_buffer_and_many_distinct_chunks_stay_exact() -> None:

@@ -9,7 +9,10 @@ the cache (a dict, with CPython's keyed hash) and not remembered, so that they c
 number of comparisons each. A chunk not found is looked up in the term cache (`cache[chunk]`, a
 bytes key, which reads new chunks and registers compounds) and remembered with its terms and the
 parts of its compounds (`cache.parts`), up to `limit` chunks; past that, chunks are still looked
-up, only not remembered. `tokens._TermCache` clears its table whenever it starts a new
+up, only not remembered. With `slugs`, a chunk of letter words joined by hyphens (a URL's slug,
+"boundary-layer-flow") whose words the table holds is their terms in order, made here and stored
+in the cache too: that is how `tokens._TermCache` reads one, and asking it runs Python code for
+every word of every new slug. `tokens._TermCache` clears its table whenever it starts a new
 generation, so the table never holds a chunk, or a compound's parts, that the cache has let go.
 The set of a text's terms is then made here too: each chunk's terms and parts are added as the
 chunk is read, where `tokens` adds the parts of all the text's compounds at the end (the same
@@ -43,16 +46,19 @@ typedef struct {
     size_t mask;
     Py_ssize_t used;
     Py_ssize_t limit;
+    int slugs; /* read slugs from their words (see above) */
     unsigned char fold[128]; /* ASCII byte -> its folded byte, or 0 for a separator */
 } ChunkTable;
 
 static int
 ChunkTable_init(ChunkTable *self, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"fold", "limit", NULL};
+    static char *names[] = {"fold", "limit", "slugs", NULL};
     Py_buffer fold;
     Py_ssize_t limit;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*n:ChunkTable", names, &fold, &limit))
+    int slugs = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*n|$p:ChunkTable", names, &fold, &limit,
+                                     &slugs))
         return -1;
     if (self->entries != NULL) {
         PyBuffer_Release(&fold);
@@ -93,6 +99,7 @@ ChunkTable_init(ChunkTable *self, PyObject *args, PyObject *kwargs)
     }
     self->mask = size - 1;
     self->limit = limit;
+    self->slugs = slugs;
     self->used = 0;
     return 0;
 }
@@ -197,6 +204,62 @@ failed:
     return -1;
 }
 
+/* FNV-1a's low bits depend on the bytes' low bits only: mix the high ones in (murmur3). */
+static uint64_t
+mixed(uint64_t hash)
+{
+    hash ^= hash >> 33;
+    hash *= 0xff51afd7ed558ccdULL;
+    return hash ^ (hash >> 33);
+}
+
+/* The terms of `chunk` (folded: `folded[0:len]`) when it is a slug, two or more words of the
+   letters a-z joined by single hyphens, all of them in the table: its words' terms in order,
+   stored in `cache` under `chunk` as well, in `*terms` (a new reference). 1 when it is read so,
+   0 when it is not a slug or a word is not in the table (nothing is changed), -1 on an error. */
+static int
+slug_terms(ChunkTable *self, PyObject *cache, PyObject *chunk, const unsigned char *folded,
+           Py_ssize_t len, PyObject **terms)
+{
+    Entry *words[SHORT_CHUNK / 2 + 1];
+    Py_ssize_t count = 0, total = 0, start = 0;
+    uint64_t hash = FNV_OFFSET;
+    for (Py_ssize_t k = 0; k <= len; k++) {
+        if (k < len && folded[k] != '-') {
+            if (folded[k] < 'a' || folded[k] > 'z')
+                return 0;
+            hash = (hash ^ folded[k]) * FNV_PRIME;
+            continue;
+        }
+        if (k == start) /* an empty word: a hyphen first, last or doubled */
+            return 0;
+        Entry *word = find(self, mixed(hash), folded + start, k - start);
+        if (word == NULL || word->chunk == NULL || word->parts != Py_None)
+            return 0;
+        words[count++] = word;
+        total += PyTuple_GET_SIZE(word->terms);
+        start = k + 1;
+        hash = FNV_OFFSET;
+    }
+    if (count < 2)
+        return 0;
+    PyObject *out = PyTuple_New(total);
+    if (out == NULL)
+        return -1;
+    for (Py_ssize_t w = 0, at = 0; w < count; w++)
+        for (Py_ssize_t t = 0; t < PyTuple_GET_SIZE(words[w]->terms); t++, at++) {
+            PyObject *term = PyTuple_GET_ITEM(words[w]->terms, t);
+            Py_INCREF(term);
+            PyTuple_SET_ITEM(out, at, term);
+        }
+    if (PyObject_SetItem(cache, chunk, out) < 0) {
+        Py_DECREF(out);
+        return -1;
+    }
+    *terms = out;
+    return 1;
+}
+
 /* The terms of the chunk at the start of `source` and their compounds' parts (as
    `cached_terms` gives them), from the table or the cache; `*len` is set to the chunk's length.
    The chunk is folded and hashed in one pass. */
@@ -229,10 +292,7 @@ chunk_terms(ChunkTable *self, PyObject *cache, const unsigned char *source, Py_s
         return status;
     }
     *len = n;
-    /* FNV-1a's low bits depend on the bytes' low bits only: mix the high ones in (murmur3). */
-    hash ^= hash >> 33;
-    hash *= 0xff51afd7ed558ccdULL;
-    hash ^= hash >> 33;
+    hash = mixed(hash);
     Entry *slot = find(self, hash, folded, n);
     if (slot != NULL && slot->chunk != NULL) {
         Py_INCREF(slot->terms);
@@ -244,10 +304,20 @@ chunk_terms(ChunkTable *self, PyObject *cache, const unsigned char *source, Py_s
     PyObject *chunk = PyBytes_FromStringAndSize((const char *)folded, n);
     if (chunk == NULL)
         return -1;
-    if (cached_terms(cache, chunk, terms, parts) < 0 || slot == NULL ||
-        self->used >= self->limit) {
+    /* A slug is read from its words only where it will be remembered: one the table has no
+       room for is the cache's to read (it is found there the next times). */
+    int status = self->slugs && slot != NULL && self->used < self->limit
+                     ? slug_terms(self, cache, chunk, folded, n, terms)
+                     : 0;
+    if (status > 0) {
+        Py_INCREF(Py_None);
+        *parts = Py_None; /* words of letters are no compounds */
+    }
+    else if (status == 0)
+        status = cached_terms(cache, chunk, terms, parts);
+    if (status < 0 || slot == NULL || self->used >= self->limit) {
         Py_DECREF(chunk);
-        return *terms == NULL ? -1 : 0;
+        return status < 0 ? -1 : 0;
     }
     /* The cache ran Python code, which may have changed the table: find the slot again. */
     slot = find(self, hash, folded, n);
@@ -367,10 +437,11 @@ static PySequenceMethods ChunkTable_as_sequence = {
 };
 
 PyDoc_STRVAR(ChunkTable_doc,
-             "ChunkTable(fold, limit)\n\n"
+             "ChunkTable(fold, limit, *, slugs=False)\n\n"
              "Chunks of ASCII text and their terms. `fold`: 128 (or more) bytes mapping each ASCII "
              "byte to its folded byte, whitespace for a separator; `limit`: how many chunks it "
-             "remembers at most.");
+             "remembers at most; `slugs`: a chunk of words of a-z joined by hyphens whose words "
+             "it holds is their terms in order, stored in the cache without asking it.");
 
 static PyTypeObject ChunkTableType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "websearch_mcp.ranking.chunk_table.ChunkTable",
