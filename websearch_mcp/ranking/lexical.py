@@ -74,31 +74,23 @@ class QueryTerms:
 
 class DocTerms:
     """A result's words: `text`, the content terms of title + snippet, and `url`, those of its
-    URL; `joined`, all its terms in order separated by single spaces (a phrase test is a
-    substring test). The URL's terms and the joined words are made on first use: most results
-    need neither, having the query's words in their title or snippet (`url_may_hold` says which
-    do) and only the returned results' phrases being read."""
+    URL; `joined`, all its terms in order separated by single spaces (a phrase is a substring
+    of it, `holds_pair`). The URL's terms are read on first use: most results need none, having
+    the query's words in their title or snippet (`url_may_hold` says which do)."""
 
-    __slots__ = ("_folded", "_link", "_parts", "_url", "_url_joined", "_words", "text")
+    __slots__ = ("_folded", "_link", "_parts", "_url", "_url_parts", "text")
 
     def __init__(self, parts: list[Terms], text: AbstractSet[str], url: str) -> None:
         self.text = text
         self._parts = parts  # the terms of `text` in order, chunk by chunk
-        self._words: str | None = None
         self._link = url
         self._url: AbstractSet[str] | None = None
-        self._url_joined = ""
+        self._url_parts: list[Terms] = []  # the same for the URL, once read
         self._folded: str | None = None
-
-    @property
-    def _joined_words(self) -> str:
-        if self._words is None:
-            self._words = " ".join(chain.from_iterable(self._parts))
-        return self._words
 
     def _url_terms(self) -> AbstractSet[str]:
         if self._url is None:
-            self._url_joined, self._url = sequence(url_words(self._link))
+            self._url_parts, self._url = read(url_words(self._link))
         return self._url
 
     @property
@@ -108,7 +100,8 @@ class DocTerms:
     @property
     def joined(self) -> str:
         self._url_terms()
-        return f" {self._joined_words} | {self._url_joined} "
+        words = " ".join(chain.from_iterable(self._parts))
+        return f" {words} | {' '.join(chain.from_iterable(self._url_parts))} "
 
     def url_may_hold(self, terms: Iterable[str]) -> bool:
         """False when none of `terms` is among the URL's terms, decided without finding them:
@@ -124,15 +117,30 @@ class DocTerms:
         return self._folded
 
     def holds_pair(self, pair: str) -> bool:
-        """Whether `pair` (" a b ") is in `joined`. Neither half of `joined` has "|" in a
-        term, so a pair is in one half or the other; the URL half is tokenised only when it
-        may hold both words (see `url_may_hold`)."""
-        if pair in f" {self._joined_words} ":
+        """Whether `pair` (" a b ", two terms) is in `joined`: whether b follows a in the
+        terms of title + snippet or in those of the URL (no term holds a space or "|"), found
+        without joining them. The URL is tokenised only when it may hold both words (see
+        `url_may_hold`)."""
+        first, second = pair.split()
+        if _adjacent(self._parts, first, second):
             return True
-        if self._url is None and not all(t[:-1] in self._folded_url() for t in pair.split()):
+        if self._url is None and not (
+            first[:-1] in self._folded_url() and second[:-1] in self._folded_url()
+        ):
             return False
         self._url_terms()
-        return pair in f" {self._url_joined} "
+        return _adjacent(self._url_parts, first, second)
+
+
+def _adjacent(parts: list[Terms], first: str, second: str) -> bool:
+    """Whether `second` comes right after `first` in `parts`' terms read in order."""
+    previous = ""  # never a term
+    for part in parts:
+        for term in part:
+            if term == second and previous == first:
+                return True
+            previous = term
+    return False
 
 
 def is_rare(word: str, original: str = "") -> bool:
