@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
-from operator import attrgetter
-from typing import Any
+from typing import Any, Final
 
 from websearch_mcp.config import SearchSettings
 from websearch_mcp.models import Hit, Query, RankedResult
@@ -129,9 +128,25 @@ class _Scored:
 
     def details(self) -> dict[str, Any]:
         """The explanation shown as `score_details` (values rounded to 4 places)."""
+        shown = (
+            self.rrf,
+            self.unseen,
+            self.coverage,
+            self.alignment,
+            self.rare,
+            self.phrase,
+            self.domain.factor,
+            self.consensus,
+            self.position,
+            self.engine_score,
+            self.authority,
+            self.freshness,
+            self.neighbours,
+            self.score,
+        )
         out: dict[str, Any] = {
-            name: None if (value := read(self)) is None else rounded(value, 4)
-            for name, read in _SHOWN
+            name: None if value is None else rounded(value, 4)
+            for name, value in zip(_SIGNALS, shown, strict=True)
         }
         out["ranks"] = {e: self.item.ranks[e] for e in self.item.engines}
         if self.domain.reason:
@@ -141,9 +156,9 @@ class _Scored:
         return out
 
 
-#: The signals of `score_details`, in the order they are shown; `domain` and `final` are read
-#: from the domain verdict and the score (`_SHOWN`: each signal's reader).
-_SIGNALS = (
+#: The signals of `score_details`, in the order they are shown (`details` reads them in it):
+#: `domain` is the domain verdict's factor and `final` the score.
+_SIGNALS: Final = (
     "rrf",
     "unseen",
     "coverage",
@@ -158,10 +173,6 @@ _SIGNALS = (
     "freshness",
     "neighbours",
     "final",
-)
-_SHOWN = tuple(
-    (name, attrgetter({"domain": "domain.factor", "final": "score"}.get(name, name)))
-    for name in _SIGNALS
 )
 
 

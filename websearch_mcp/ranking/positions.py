@@ -51,10 +51,16 @@ class EngineEvidence:
                 continue
             self._weights[engine] = weight
             # Ranks are 1..n; a hit without one is ranked by its position (as in merging).
-            self._depths[engine] = max(len(hits), max(h.rank for h in hits))
-            scores = [s for h in hits if (s := h.score) is not None and math.isfinite(s)]
-            if scores and max(scores) > min(scores):  # equal scores say nothing rank does not
-                self._ranges[engine] = (min(scores), max(scores))
+            # One loop, not max() over generators: compiled, it reads the hits natively.
+            depth, low, high = len(hits), math.inf, -math.inf
+            for hit in hits:
+                depth = max(depth, hit.rank)
+                score = hit.score
+                if score is not None and math.isfinite(score):
+                    low, high = min(low, score), max(high, score)
+            self._depths[engine] = depth
+            if low < high:  # equal scores say nothing rank does not
+                self._ranges[engine] = (low, high)
 
     def _mean(self, values: Mapping[str, float]) -> float | None:
         total = weight = 0.0
