@@ -89,16 +89,18 @@ _PATH_PART = st.text("abcXYZ019-._~:@!$&'()*+,;=", max_size=8)
     st.sampled_from(["http://", "https://"]),
     st.lists(_HOST_LABEL, min_size=1, max_size=4).map(".".join),
     st.sampled_from(["", "www.", "m.", "m.www."]),
+    st.sampled_from(["", "."]),
     st.lists(_PATH_PART, max_size=4).map(lambda parts: "".join("/" + p for p in parts)),
     st.sampled_from(["", "/", "//"]),
 )
 @settings(max_examples=300, deadline=None)
 def test_plain_urls_key_as_their_parsed_variants(
-    scheme: str, host: str, prefix: str, path: str, slash: str
+    scheme: str, host: str, prefix: str, dot: str, path: str, slash: str
 ) -> None:
     # A plain URL takes a shortcut; variants that need the full parse must land on its key.
-    url = f"{scheme}{prefix}{host}{path}{slash}"
+    url = f"{scheme}{prefix}{host}{dot}{path}{slash}"
     key = canonicalize(url)
+    assert key == canonicalize(f"{scheme}{prefix}{host}{path}{slash}")  # a final dot is no name
     assert canonicalize(f"{url}?utm_source=feed") == key
     assert canonicalize(url.replace(host, host.upper(), 1)) == key
     assert canonicalize(f"{scheme.upper()}{prefix}{host}{path}{slash}#top") == key

@@ -112,6 +112,11 @@ def _clean_host(host: str) -> str:
     return host
 
 
+def _unclean(host: str) -> bool:
+    """Whether `_clean_host` may change a host of lower-case letters, digits, "." and "-"."""
+    return host.endswith(".") or host.startswith(_DROP_HOST_PREFIXES)
+
+
 class CanonicalURL(NamedTuple):
     """A URL's merge key, and the host (without port) and path it names ("" when not a URL)."""
 
@@ -129,12 +134,16 @@ def canonicalize(url: str) -> CanonicalURL:
     a URL keeps its trimmed text as the key."""
     text = url.strip()
     simple = simple_parts(text)
+    # The simple host is lower-case already, and a path or query is often empty or clean: each
+    # step below is taken only where it can change something (canonicalising is per link).
     if (
         simple is not None
-        and (host := _clean_host(simple[0]))
-        and (query := _plain_query(simple[2] or "")) is not None
+        and (host := _clean_host(simple[0]) if _unclean(simple[0]) else simple[0])
+        and (query := _plain_query(simple[2]) if simple[2] else "") is not None
     ):
-        path = (simple[1] or "").rstrip("/")
+        path = simple[1] or ""
+        if path.endswith("/"):
+            path = path.rstrip("/")
         key = f"https://{host}{path}" + (f"?{query}" if query else "")
         # What `CanonicalURL(key, host, path)` does, without its interpreted `__new__`.
         return tuple.__new__(CanonicalURL, (key, host, path))
