@@ -54,7 +54,11 @@ def _fill(item: Merged) -> None:
         # The same choices as below: a blank title is no title (shown as the URL).
         item.title = hit.title if hit.title.strip() else ""
         item.snippet, item.url = hit.snippet, hit.url
-        item.published, item.published_at = hit.published or None, parse_date(hit.published)
+        # A date is parsed only where there is one (most results have none; the parser is
+        # behind a cache, whose look-up costs even for None).
+        published = hit.published or None
+        item.published = published
+        item.published_at = parse_date(published) if published is not None else None
         return
     ranks = item.ranks
     ordered = sorted([(ranks[e], e, h) for e, h in item.hits.items()])
@@ -65,7 +69,7 @@ def _fill(item: Merged) -> None:
     snippet, url, published = first.snippet, first.url, first.published or None
     # An original URL: https first, then the shortest (no tracking extras), then the best rank.
     link = (not url.startswith("https:"), len(url))
-    earliest = parse_date(published)
+    earliest = parse_date(published) if published is not None else None
     for _, _, hit in ordered[1:]:
         if not title and hit.title.strip():
             title = hit.title
