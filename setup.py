@@ -19,8 +19,8 @@ import os
 from setuptools import Extension, setup
 
 #: What `rank()` runs, all of it (a compiled module calling an interpreted one gains little),
-#: the date readers, result helpers and text clean-up that every engine's parser calls, and the
-#: rounding of every shown score.
+#: the date readers, result helpers and text clean-up that every engine's parser calls, the
+#: results' data classes (whose fields `rank()` reads) and the rounding of every shown score.
 COMPILED = [
     "websearch_mcp/dates.py",
     "websearch_mcp/engines/common.py",
