@@ -20,39 +20,32 @@ from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 
 try:  # built with the compiled modules (setup.py); without it, sets are intersected in Python
-    from websearch_mcp.ranking.term_overlap import shared_counts
+    from websearch_mcp.ranking.term_overlap import nearest as _native_nearest
 
-    NATIVE_SHARED_COUNTS: Callable[[Sequence[AbstractSet[str]]], list[int]] | None = shared_counts
+    NATIVE_NEAREST: (
+        Callable[[Sequence[AbstractSet[str]], int], list[list[tuple[float, int]]]] | None
+    ) = _native_nearest
 except ImportError:
-    NATIVE_SHARED_COUNTS = None
+    NATIVE_NEAREST = None
 
 POOL = 20  # the head of the fused list that takes part
 NEIGHBOURS = 5  # a result's most similar results there whose scores it shares
 
 
-def shared_terms(texts: Sequence[AbstractSet[str]]) -> list[int]:
-    """How many terms each pair of `texts` shares: pairs (i, j), i < j, in that order."""
-    if NATIVE_SHARED_COUNTS is not None:
-        return NATIVE_SHARED_COUNTS(texts)
-    return [len(mine & texts[j]) for i, mine in enumerate(texts) for j in range(i + 1, len(texts))]
-
-
 def nearest(
     texts: Sequence[AbstractSet[str]], count: int = NEIGHBOURS
 ) -> list[list[tuple[float, int]]]:
-    """Per text, its `count` most similar other texts as (-similarity, index), most similar
-    first (ties: the lower index), leaving out those sharing no term. Similarity is Jaccard's:
-    shared terms over all terms of the two."""
+    """Per text, its `count` (0 or more) most similar other texts as (-similarity, index), most
+    similar first (ties: the lower index), leaving out those sharing no term. Similarity is
+    Jaccard's: shared terms over all terms of the two."""
+    if NATIVE_NEAREST is not None:
+        return NATIVE_NEAREST(texts, count)
     sizes = [len(t) for t in texts]
-    counts = shared_terms(texts)
     rows: list[list[tuple[float, int]]] = [[] for _ in texts]
-    pair = 0
-    for i in range(len(texts)):
+    for i, mine in enumerate(texts):
         size, row = sizes[i], rows[i]
         for j in range(i + 1, len(texts)):
-            shared = counts[pair]
-            pair += 1
-            if shared:
+            if shared := len(mine & texts[j]):
                 similarity = -shared / (size + sizes[j] - shared)
                 row.append((similarity, j))
                 rows[j].append((similarity, i))

@@ -1,14 +1,16 @@
-/* How many terms each pair of texts shares, for `neighbours.nearest`.
+/* Each text's nearest texts by shared terms, for `neighbours.nearest`.
 
-In Python each pair is `len(mine & theirs)`: a new set per pair, filled and freed, about a
-tenth of `rank()` for the head's 190 pairs. Here every distinct term gets a number once (an
+In Python each pair is `len(mine & theirs)`: a new set per pair, filled and freed, and each
+row a list of (similarity, index) tuples sorted whole to keep its first few: about a twelfth
+of `rank()` for the head's 190 pairs. Here every distinct term gets a number once (an
 open-addressing table keyed by the strings' own hashes, equal strings by value), each text
-becomes a bit set of its terms' numbers, and a pair's count is the bits its two sets share.
+becomes a bit set of its terms' numbers, a pair's count is the bits its two sets share, and
+each row keeps its nearest in a small sorted buffer: only those become Python objects.
 The terms must be str (no Python code runs while the table holds borrowed references); memory
 is a few words per term and a bit per term for each text.
 
 Built only with the compiled modules (setup.py, WEBSEARCH_MCP_COMPILE=1); without it
-`neighbours` counts with set intersections, with the same result. */
+`neighbours.nearest` counts with set intersections, with the same result. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -42,24 +44,16 @@ number_of(Slot *slots, size_t mask, PyObject *term, Py_hash_t hash, Py_ssize_t *
     }
 }
 
-PyDoc_STRVAR(shared_counts_doc,
-             "shared_counts(texts, /)\n--\n\n"
-             "For each pair (i, j), i < j, of the sets of str `texts`, in that order: "
-             "len(texts[i] & texts[j]).");
-
-static PyObject *
-shared_counts(PyObject *module, PyObject *arg)
+/* The terms of each of `items` (n sets of exact str) as a bit set of `*words` 64-bit words,
+   one after another, each term numbered once; NULL with an exception set on error. */
+static uint64_t *
+term_bits(PyObject **items, Py_ssize_t n, size_t *words)
 {
-    PyObject *texts = PySequence_Fast(arg, "shared_counts() wants a sequence of sets of str");
-    if (texts == NULL)
-        return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(texts), total = 0;
-    PyObject **items = PySequence_Fast_ITEMS(texts);
+    Py_ssize_t total = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         if (!PyAnySet_Check(items[i])) {
-            PyErr_Format(PyExc_TypeError, "shared_counts() wants sets of str, not %.100s",
+            PyErr_Format(PyExc_TypeError, "nearest() wants sets of str, not %.100s",
                          Py_TYPE(items[i])->tp_name);
-            Py_DECREF(texts);
             return NULL;
         }
         total += PySet_GET_SIZE(items[i]);
@@ -67,26 +61,25 @@ shared_counts(PyObject *module, PyObject *arg)
     size_t capacity = 8;
     while (capacity < (size_t)total * 2)
         capacity *= 2;
-    size_t words = ((size_t)total + 63) / 64;
+    *words = ((size_t)total + 63) / 64;
     Slot *slots = PyMem_Calloc(capacity, sizeof(Slot));
-    uint64_t *bits = PyMem_Calloc(n * words + 1, sizeof(uint64_t));
-    PyObject *out = NULL;
+    uint64_t *bits = PyMem_Calloc(n * *words + 1, sizeof(uint64_t));
     if (slots == NULL || bits == NULL) {
         PyErr_NoMemory();
-        goto done;
+        goto failed;
     }
     Py_ssize_t count = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *iterator = PyObject_GetIter(items[i]), *term;
         if (iterator == NULL)
-            goto done;
-        uint64_t *mine = bits + i * words;
+            goto failed;
+        uint64_t *mine = bits + i * *words;
         /* The sets are not changed meanwhile (no Python code runs: the terms are exact str), so
            each term outlives the reference the iterator gave. */
         while ((term = PyIter_Next(iterator)) != NULL) {
             Py_DECREF(term);
             if (!PyUnicode_CheckExact(term)) {
-                PyErr_Format(PyExc_TypeError, "shared_counts() wants sets of str, not of %.100s",
+                PyErr_Format(PyExc_TypeError, "nearest() wants sets of str, not of %.100s",
                              Py_TYPE(term)->tp_name);
                 break;
             }
@@ -99,43 +92,132 @@ shared_counts(PyObject *module, PyObject *arg)
         }
         Py_DECREF(iterator);
         if (PyErr_Occurred())
-            goto done;
+            goto failed;
     }
-    out = PyList_New(n > 1 ? n * (n - 1) / 2 : 0);
-    if (out == NULL)
+    PyMem_Free(slots);
+    return bits;
+failed:
+    PyMem_Free(slots);
+    PyMem_Free(bits);
+    return NULL;
+}
+
+typedef struct {
+    double similarity; /* negated: the most similar sorts first */
+    Py_ssize_t index;
+} Neighbour;
+
+static int
+before(const Neighbour *a, const Neighbour *b)
+{
+    return a->similarity < b->similarity ||
+           (a->similarity == b->similarity && a->index < b->index);
+}
+
+/* One text's row: its `kept` nearest of `row` (`*found` of them so far, best first), with
+   `candidate` put in its place when it is among them. */
+static void
+keep(Neighbour *row, Py_ssize_t *found, Py_ssize_t kept, Neighbour candidate)
+{
+    Py_ssize_t at = *found;
+    if (at == kept) {
+        if (kept == 0 || !before(&candidate, &row[kept - 1]))
+            return;
+        at--;
+    }
+    else
+        (*found)++;
+    for (; at > 0 && before(&candidate, &row[at - 1]); at--)
+        row[at] = row[at - 1];
+    row[at] = candidate;
+}
+
+PyDoc_STRVAR(nearest_doc,
+             "nearest(texts, count, /)\n--\n\n"
+             "`neighbours.nearest` for sets of str: per text, its `count` most similar other "
+             "texts as (-similarity, index), most similar first (ties: the lower index), "
+             "leaving out those sharing no term; similarity is Jaccard's.");
+
+static PyObject *
+nearest(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "nearest() takes 2 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    Py_ssize_t kept = PyLong_AsSsize_t(args[1]);
+    if (kept == -1 && PyErr_Occurred())
+        return NULL;
+    if (kept < 0) {
+        PyErr_SetString(PyExc_ValueError, "nearest() wants a count of 0 or more");
+        return NULL;
+    }
+    PyObject *texts = PySequence_Fast(args[0], "nearest() wants a sequence of sets of str");
+    if (texts == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(texts);
+    PyObject **items = PySequence_Fast_ITEMS(texts);
+    if (kept > n)
+        kept = n;
+    size_t words = 0;
+    uint64_t *bits = term_bits(items, n, &words);
+    Neighbour *row = PyMem_Malloc((kept + 1) * sizeof(Neighbour));
+    PyObject *out = NULL;
+    if (bits == NULL || row == NULL) {
+        if (bits != NULL)
+            PyErr_NoMemory();
         goto done;
-    Py_ssize_t pair = 0;
+    }
+    if ((out = PyList_New(n)) == NULL)
+        goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
         const uint64_t *mine = bits + i * words;
-        for (Py_ssize_t j = i + 1; j < n; j++) {
+        Py_ssize_t size = PySet_GET_SIZE(items[i]), found = 0;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            if (j == i)
+                continue;
             const uint64_t *theirs = bits + j * words;
-            long shared = 0;
+            Py_ssize_t shared = 0;
             for (size_t w = 0; w < words; w++)
                 shared += __builtin_popcountll(mine[w] & theirs[w]);
-            PyObject *value = PyLong_FromLong(shared);
-            if (value == NULL) {
+            if (shared == 0)
+                continue;
+            /* As Python divides these small ints: each is exact as a double. */
+            Neighbour candidate = {
+                (double)-shared / (double)(size + PySet_GET_SIZE(items[j]) - shared), j};
+            keep(row, &found, kept, candidate);
+        }
+        PyObject *near = PyList_New(found);
+        if (near == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, i, near);
+        for (Py_ssize_t k = 0; k < found; k++) {
+            PyObject *pair = Py_BuildValue("(dn)", row[k].similarity, row[k].index);
+            if (pair == NULL) {
                 Py_CLEAR(out);
                 goto done;
             }
-            PyList_SET_ITEM(out, pair++, value);
+            PyList_SET_ITEM(near, k, pair);
         }
     }
 done:
-    PyMem_Free(slots);
     PyMem_Free(bits);
+    PyMem_Free(row);
     Py_DECREF(texts);
     return out;
 }
 
 static PyMethodDef term_overlap_methods[] = {
-    {"shared_counts", shared_counts, METH_O, shared_counts_doc},
+    {"nearest", (PyCFunction)(void (*)(void))nearest, METH_FASTCALL, nearest_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef term_overlap_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "websearch_mcp.ranking.term_overlap",
-    .m_doc = "How many terms each pair of texts shares, counted on bit sets.",
+    .m_doc = "Each text's most similar texts by shared terms, counted on bit sets.",
     .m_size = -1,
     .m_methods = term_overlap_methods,
 };
