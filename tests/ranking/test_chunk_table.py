@@ -43,12 +43,14 @@ def term_cache() -> Iterator[tokens._TermCache]:
 
 
 class Echo(dict[bytes, tuple[str, ...]]):
-    """A term cache that asks for every chunk (it remembers none) and knows no compounds."""
+    """A term cache that asks for every chunk (it remembers none): a chunk is its one term.
+    Only the table registers compounds in it."""
 
     def __init__(self) -> None:
         super().__init__()
         self.asked: list[bytes] = []
         self.parts: dict[str, tuple[str, ...]] = {}
+        self.compounds: set[str] = set()
 
     def __missing__(self, chunk: bytes) -> tuple[str, ...]:
         self.asked.append(chunk)
@@ -57,36 +59,63 @@ class Echo(dict[bytes, tuple[str, ...]]):
 
 # ASCII with what matters to chunking: separators of every kind, the joiners a token keeps
 # inside (node.js, c++, it's), capitals, digits, and chunks longer than the table's buffer.
-# Slugs too: letter words joined by hyphens, with stop words, capitals, digits, empty words.
+# Chunks of words too: letter words joined by hyphens or underscores, after underscores, before
+# dots, with stop words, single letters, capitals, digits, empty words, mixed joiners.
 _PIECES = st.sampled_from(
     ["fts5_virtual", "Node.js", "C++", "it's", "boundary-layer", "gpt-4o", "ORA-00942", "the",
      "Studies", "a-b-c", "x" * 64, "y" * 65, "z" * 200, "--", "...", "'", "\t", "\n", "\x0b",
      "\x0c", "\r", "\x00", "\x7f", " ", "Boundary-Layer-Studies", "the-layer", "layer-",
-     "-layer", "layer--flow", "web-2-layer", "flow-layer_x", "layer-flow-" + "x" * 60]
+     "-layer", "layer--flow", "web-2-layer", "flow-layer_x", "layer-flow-" + "x" * 60,
+     "List_Layer_Studies", "_regex_layer", "__init__", "a_b", "the_of", "layer_", "_",
+     "layer__flow", "layer_2", "Postgres.", "layer_flow.", "studies..", "_layer-flow", "_layer.",
+     "layer.flow", "layer_flow-studies", "x_" * 40]
 )  # fmt: skip
+# The words of the pieces, read first or not: a chunk is read from its words once they are known.
+_WORDS = "layer flow studies regex list init the of a b x y z"
+# Chunks of those words: joined by hyphens or underscores, after underscores, before dots.
+_JOINED = st.builds(
+    "{}{}{} ".format,
+    st.sampled_from(["", "_", "__", " _"]),
+    st.builds(
+        str.join,
+        st.sampled_from(["-", "_", "_", "--"]),
+        st.lists(st.sampled_from([*_WORDS.split(), "Layer", "gpu", "2"]), min_size=1, max_size=4),
+    ),
+    st.sampled_from(["", "", ".", "..", "_"]),
+)
 _ASCII = st.lists(
-    st.one_of(_PIECES, st.text(alphabet=string.printable + "\x00\x7f", max_size=12)),
+    st.one_of(_PIECES, _JOINED, st.text(alphabet=string.printable + "\x00\x7f", max_size=12)),
     max_size=20,
 ).map("".join)
 
 
 @settings(max_examples=400, deadline=None)
 @given(
-    st.lists(_ASCII, min_size=1, max_size=8), st.integers(min_value=1, max_value=40), st.booleans()
+    st.lists(_ASCII, min_size=1, max_size=8),
+    st.integers(min_value=1, max_value=40),
+    st.booleans(),
+    st.booleans(),
 )
-def test_the_table_reads_what_the_cache_reads(texts: list[str], limit: int, slugs: bool) -> None:
-    """Read twice (the second time from the table), with a table that fills up, reading slugs
-    from their words or not: the parts are the cache's own tuples, in order, and the set holds
-    their terms and compounds' parts."""
-    table = ChunkTable(tokens._BYTE_TABLE, limit, slugs=slugs)
+def test_the_table_reads_what_the_cache_reads(
+    texts: list[str], limit: int, from_words: bool, words_first: bool
+) -> None:
+    """Read twice (the second time from the table), with a table that fills up, reading chunks
+    of known words from them or not: the same parts, set of terms and registered compounds as a
+    term cache alone reads, and the parts are the cache's own tuples."""
+    texts = [_WORDS, *texts] if words_first else texts
+    with term_cache() as alone:
+        expected = [python_read(text, alone) for text in texts * 2]
+        compounds = dict(alone.parts)
+    table = ChunkTable(tokens._BYTE_TABLE, limit, from_words=from_words)
     with term_cache() as cache:
-        for text in texts * 2:
+        for text, (expected_parts, expected_every) in zip(texts * 2, expected, strict=True):
             parts, every = table.read(text, cache)
-            expected_parts, expected_every = python_read(text, cache)
             assert parts == expected_parts
-            assert all(a is b for a, b in zip(parts, expected_parts, strict=True))
+            cached = [cache[chunk] for chunk in tokens._chunks(text)]
+            assert all(a is b for a, b in zip(parts, cached, strict=True))
             assert every == expected_every
             assert len(table) <= limit
+        assert cache.parts == compounds and cache.compounds == set(compounds)
 
 
 def test_compounds_bring_their_parts_from_the_table_too() -> None:
@@ -116,7 +145,7 @@ def test_remembered_chunks_are_not_asked_again_and_the_limit_holds() -> None:
 
 
 def test_a_slug_of_known_words_is_read_from_them_and_stored_in_the_cache() -> None:
-    table, cache = ChunkTable(tokens._BYTE_TABLE, 5, slugs=True), Echo()
+    table, cache = ChunkTable(tokens._BYTE_TABLE, 5, from_words=True), Echo()
     table.read("one two", cache)
     cache.asked.clear()
     assert table.read("One-Two two-one", cache) == (
@@ -131,10 +160,51 @@ def test_a_slug_of_known_words_is_read_from_them_and_stored_in_the_cache() -> No
     cache.asked.clear()
     table.read("two-two", cache)  # no room left: the cache's to read
     assert cache.asked == [b"two-two"]
-    # Without `slugs`, every new chunk is the cache's.
+    # Without `from_words`, every new chunk is the cache's.
     plain, cache = ChunkTable(tokens._BYTE_TABLE, 5), Echo()
     assert plain.read("one two one-two", cache)[0] == [("one",), ("two",), ("one-two",)]
     assert cache.asked == [b"one", b"two", b"one-two"]
+
+
+def test_a_compound_of_known_words_is_one_term_with_its_words_as_parts() -> None:
+    table, cache = ChunkTable(tokens._BYTE_TABLE, 20, from_words=True), Echo()
+    cache[b"the"] = cache[b"of"] = ()  # stop words
+    table.read("list gpu versions the of", cache)
+    cache.asked.clear()
+    parts, every = table.read("List_GPU_versions _gpu_list the_of gpu.. of_gpu.", cache)
+    assert cache.asked == []
+    assert parts == [("list_gpu_versions",), ("gpu_list",), ("the_of",), ("gpu",), ("of_gpu",)]
+    # The words' terms are the compounds' parts: none for "the_of", whose words are stop words.
+    assert cache.parts == {
+        "list_gpu_versions": ("list", "gpu", "versions"),
+        "gpu_list": ("gpu", "list"),
+        "of_gpu": ("gpu",),
+    }
+    assert cache.compounds == {"list_gpu_versions", "gpu_list", "of_gpu"}
+    assert every == {"list_gpu_versions", "gpu_list", "the_of", "gpu", "of_gpu", "list",
+                     "versions"}  # fmt: skip
+    assert cache[b"_gpu_list"] == ("gpu_list",) and cache[b"gpu.."] == ("gpu",)
+    # Read again from the table, parts and all.
+    assert table.read("_gpu_list", cache) == ([("gpu_list",)], {"gpu_list", "gpu", "list"})
+    # Mixed joiners, digits, a joiner last or doubled, an unknown word: the cache reads them.
+    table.read("gpu_list-of gpu_2 gpu_ gpu__list gpu_cpu gpu.list", cache)
+    assert cache.asked == [b"gpu_list-of", b"gpu_2", b"gpu_", b"gpu__list", b"gpu_cpu",
+                           b"gpu.list"]  # fmt: skip
+
+
+class _Registry(Echo):
+    """An echo whose compounds are not a set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.compounds: list[str] = []  # type: ignore[assignment]
+
+
+def test_a_term_cache_without_a_set_of_compounds_is_a_clear_error() -> None:
+    table, cache = ChunkTable(tokens._BYTE_TABLE, 20, from_words=True), _Registry()
+    table.read("gpu list", cache)
+    with pytest.raises(TypeError, match="compounds must be a set"):
+        table.read("gpu_list", cache)
 
 
 def test_chunks_beyond_the_buffer_and_many_distinct_chunks_stay_exact() -> None:

@@ -9,10 +9,11 @@ the cache (a dict, with CPython's keyed hash) and not remembered, so that they c
 number of comparisons each. A chunk not found is looked up in the term cache (`cache[chunk]`, a
 bytes key, which reads new chunks and registers compounds) and remembered with its terms and the
 parts of its compounds (`cache.parts`), up to `limit` chunks; past that, chunks are still looked
-up, only not remembered. With `slugs`, a chunk of letter words joined by hyphens (a URL's slug,
-"boundary-layer-flow") whose words the table holds is their terms in order, made here and stored
-in the cache too: that is how `tokens._TermCache` reads one, and asking it runs Python code for
-every word of every new slug. `tokens._TermCache` clears its table whenever it starts a new
+up, only not remembered. With `from_words`, a new chunk made of letter words the table holds
+(a URL's slug "boundary-layer-flow", a compound "fts_virtual_table", a word before a full stop
+"postgres.") is read from those words here, as `tokens._TermCache` reads it, and stored in the
+cache too: asking the cache runs Python code (a regular expression, the stemmer) for each new
+one, and new ones come with every search (URLs, titles). `tokens._TermCache` clears its table whenever it starts a new
 generation, so the table never holds a chunk, or a compound's parts, that the cache has let go.
 The set of a text's terms is then made here too: each chunk's terms and parts are added as the
 chunk is read, where `tokens` adds the parts of all the text's compounds at the end (the same
@@ -46,19 +47,19 @@ typedef struct {
     size_t mask;
     Py_ssize_t used;
     Py_ssize_t limit;
-    int slugs; /* read slugs from their words (see above) */
+    int from_words; /* read chunks of known words from them (see above) */
     unsigned char fold[128]; /* ASCII byte -> its folded byte, or 0 for a separator */
 } ChunkTable;
 
 static int
 ChunkTable_init(ChunkTable *self, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"fold", "limit", "slugs", NULL};
+    static char *names[] = {"fold", "limit", "from_words", NULL};
     Py_buffer fold;
     Py_ssize_t limit;
-    int slugs = 0;
+    int from_words = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*n|$p:ChunkTable", names, &fold, &limit,
-                                     &slugs))
+                                     &from_words))
         return -1;
     if (self->entries != NULL) {
         PyBuffer_Release(&fold);
@@ -99,7 +100,7 @@ ChunkTable_init(ChunkTable *self, PyObject *args, PyObject *kwargs)
     }
     self->mask = size - 1;
     self->limit = limit;
-    self->slugs = slugs;
+    self->from_words = from_words;
     self->used = 0;
     return 0;
 }
@@ -213,51 +214,114 @@ mixed(uint64_t hash)
     return hash ^ (hash >> 33);
 }
 
-/* The terms of `chunk` (folded: `folded[0:len]`) when it is a slug, two or more words of the
-   letters a-z joined by single hyphens, all of them in the table: its words' terms in order,
-   stored in `cache` under `chunk` as well, in `*terms` (a new reference). 1 when it is read so,
-   0 when it is not a slug or a word is not in the table (nothing is changed), -1 on an error. */
+/* `cache.parts[term] = parts` and `cache.compounds.add(term)`, as `tokens._term_of` registers
+   a compound; -1 on an error. */
 static int
-slug_terms(ChunkTable *self, PyObject *cache, PyObject *chunk, const unsigned char *folded,
-           Py_ssize_t len, PyObject **terms)
+register_compound(PyObject *cache, PyObject *term, PyObject *parts)
 {
+    PyObject *known = PyObject_GetAttrString(cache, "parts");
+    if (known == NULL)
+        return -1;
+    int status = PyObject_SetItem(known, term, parts);
+    Py_DECREF(known);
+    if (status < 0)
+        return -1;
+    PyObject *compounds = PyObject_GetAttrString(cache, "compounds");
+    if (compounds == NULL)
+        return -1;
+    status = PySet_Check(compounds) ? PySet_Add(compounds, term) : -1;
+    if (status < 0 && !PyErr_Occurred())
+        PyErr_SetString(PyExc_TypeError, "the term cache's compounds must be a set");
+    Py_DECREF(compounds);
+    return status;
+}
+
+/* The terms of `chunk` (folded: `folded[0:len]`) read from its words, words of the letters a-z
+   that the table all holds, the way `tokens._TermCache` reads them:
+   - words joined by single hyphens (a URL's slug, "boundary-layer-flow"): the words' terms in
+     order;
+   - two or more words joined by single underscores ("fts_virtual_table"): one term, the
+     compound itself, whose parts are its words' terms (registered in `cache.parts` and
+     `cache.compounds` unless there are none);
+   - one word: its terms;
+   each with any underscores before it and dots after it, which no token holds ("_regex_list",
+   "postgres."). Stored in `cache` under `chunk` as well, in `*terms` and `*parts` (new
+   references: the parts as `cached_terms` gives them). 1 when it is read so, 0 when the chunk
+   is not of these shapes or a word is not in the table (nothing is changed), -1 on an error. */
+static int
+word_terms(ChunkTable *self, PyObject *cache, PyObject *chunk, const unsigned char *folded,
+           Py_ssize_t len, PyObject **terms, PyObject **parts)
+{
+    Py_ssize_t start = 0, end = len;
+    while (start < end && folded[start] == '_')
+        start++;
+    while (end > start && folded[end - 1] == '.')
+        end--;
     Entry *words[SHORT_CHUNK / 2 + 1];
-    Py_ssize_t count = 0, total = 0, start = 0;
+    Py_ssize_t count = 0, total = 0, from = start;
+    unsigned char joiner = 0;
     uint64_t hash = FNV_OFFSET;
-    for (Py_ssize_t k = 0; k <= len; k++) {
-        if (k < len && folded[k] != '-') {
-            if (folded[k] < 'a' || folded[k] > 'z')
-                return 0;
+    for (Py_ssize_t k = start; k <= end; k++) {
+        if (k < end && folded[k] >= 'a' && folded[k] <= 'z') {
             hash = (hash ^ folded[k]) * FNV_PRIME;
             continue;
         }
-        if (k == start) /* an empty word: a hyphen first, last or doubled */
+        if (k < end) {
+            if ((folded[k] != '-' && folded[k] != '_') || (joiner != 0 && folded[k] != joiner))
+                return 0;
+            joiner = folded[k];
+        }
+        if (k == from) /* an empty word: a joiner first, last or doubled */
             return 0;
-        Entry *word = find(self, mixed(hash), folded + start, k - start);
+        Entry *word = find(self, mixed(hash), folded + from, k - from);
         if (word == NULL || word->chunk == NULL || word->parts != Py_None)
             return 0;
         words[count++] = word;
         total += PyTuple_GET_SIZE(word->terms);
-        start = k + 1;
+        from = k + 1;
         hash = FNV_OFFSET;
     }
-    if (count < 2)
+    if (count == 0)
         return 0;
-    PyObject *out = PyTuple_New(total);
-    if (out == NULL)
+    PyObject *read = PyTuple_New(total);
+    if (read == NULL)
         return -1;
     for (Py_ssize_t w = 0, at = 0; w < count; w++)
         for (Py_ssize_t t = 0; t < PyTuple_GET_SIZE(words[w]->terms); t++, at++) {
             PyObject *term = PyTuple_GET_ITEM(words[w]->terms, t);
             Py_INCREF(term);
-            PyTuple_SET_ITEM(out, at, term);
+            PyTuple_SET_ITEM(read, at, term);
         }
-    if (PyObject_SetItem(cache, chunk, out) < 0) {
-        Py_DECREF(out);
-        return -1;
+    PyObject *compound = NULL;
+    if (joiner == '_') {
+        compound = PyUnicode_FromStringAndSize((const char *)folded + start, end - start);
+        *terms = compound == NULL ? NULL : PyTuple_Pack(1, compound);
+        if (*terms == NULL || (total > 0 && register_compound(cache, compound, read) < 0))
+            goto failed;
+        if (total == 0) {
+            Py_DECREF(read);
+            Py_INCREF(Py_None);
+            read = Py_None;
+        }
+        *parts = read;
     }
-    *terms = out;
+    else {
+        *terms = read;
+        Py_INCREF(Py_None);
+        *parts = Py_None; /* words of letters are no compounds */
+    }
+    if (PyObject_SetItem(cache, chunk, *terms) < 0) {
+        Py_CLEAR(*parts);
+        read = NULL;
+        goto failed;
+    }
+    Py_XDECREF(compound);
     return 1;
+failed:
+    Py_XDECREF(read);
+    Py_XDECREF(compound);
+    Py_CLEAR(*terms);
+    return -1;
 }
 
 /* The terms of the chunk at the start of `source` and their compounds' parts (as
@@ -304,16 +368,12 @@ chunk_terms(ChunkTable *self, PyObject *cache, const unsigned char *source, Py_s
     PyObject *chunk = PyBytes_FromStringAndSize((const char *)folded, n);
     if (chunk == NULL)
         return -1;
-    /* A slug is read from its words only where it will be remembered: one the table has no
+    /* A chunk is read from its words only where it will be remembered: one the table has no
        room for is the cache's to read (it is found there the next times). */
-    int status = self->slugs && slot != NULL && self->used < self->limit
-                     ? slug_terms(self, cache, chunk, folded, n, terms)
+    int status = self->from_words && slot != NULL && self->used < self->limit
+                     ? word_terms(self, cache, chunk, folded, n, terms, parts)
                      : 0;
-    if (status > 0) {
-        Py_INCREF(Py_None);
-        *parts = Py_None; /* words of letters are no compounds */
-    }
-    else if (status == 0)
+    if (status == 0)
         status = cached_terms(cache, chunk, terms, parts);
     if (status < 0 || slot == NULL || self->used >= self->limit) {
         Py_DECREF(chunk);
@@ -437,11 +497,12 @@ static PySequenceMethods ChunkTable_as_sequence = {
 };
 
 PyDoc_STRVAR(ChunkTable_doc,
-             "ChunkTable(fold, limit, *, slugs=False)\n\n"
+             "ChunkTable(fold, limit, *, from_words=False)\n\n"
              "Chunks of ASCII text and their terms. `fold`: 128 (or more) bytes mapping each ASCII "
              "byte to its folded byte, whitespace for a separator; `limit`: how many chunks it "
-             "remembers at most; `slugs`: a chunk of words of a-z joined by hyphens whose words "
-             "it holds is their terms in order, stored in the cache without asking it.");
+             "remembers at most; `from_words`: a chunk of words of a-z it holds, joined by "
+             "hyphens or underscores, after underscores or before dots, is read from them as "
+             "`tokens._TermCache` reads it, and stored in the cache without asking it.");
 
 static PyTypeObject ChunkTableType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "websearch_mcp.ranking.chunk_table.ChunkTable",

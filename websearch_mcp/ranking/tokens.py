@@ -157,8 +157,10 @@ class _TermCache(dict[str | bytes, Terms]):
     def __init__(self, limit: int = TERM_CACHE_LIMIT) -> None:
         super().__init__()
         self.limit = limit
-        # Slugs as `__missing__` reads them: their words' terms in order.
-        self.native = None if NATIVE_TABLE is None else NATIVE_TABLE(_BYTE_TABLE, limit, slugs=True)
+        # Chunks of known words (slugs, compounds, "word.") read from them as `__missing__` does.
+        self.native = (
+            None if NATIVE_TABLE is None else NATIVE_TABLE(_BYTE_TABLE, limit, from_words=True)
+        )
         self.parts: dict[str, tuple[str, ...]] = {}
         self.compounds: set[str] = set()  # the keys of `parts`, as a set for fast intersections
         self._previous: dict[str | bytes, Terms] = {}
