@@ -161,30 +161,36 @@ nearest(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         kept = n;
     size_t words = 0;
     uint64_t *bits = term_bits(items, n, &words);
+    /* Each pair's count, (i, j) and (j, i) alike, counted once. */
+    Py_ssize_t *shared = PyMem_Malloc((n * n + 1) * sizeof(Py_ssize_t));
     Neighbour *row = PyMem_Malloc((kept + 1) * sizeof(Neighbour));
     PyObject *out = NULL;
-    if (bits == NULL || row == NULL) {
+    if (bits == NULL || shared == NULL || row == NULL) {
         if (bits != NULL)
             PyErr_NoMemory();
         goto done;
     }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const uint64_t *mine = bits + i * words;
+        for (Py_ssize_t j = i + 1; j < n; j++) {
+            const uint64_t *theirs = bits + j * words;
+            Py_ssize_t count = 0;
+            for (size_t w = 0; w < words; w++)
+                count += __builtin_popcountll(mine[w] & theirs[w]);
+            shared[i * n + j] = shared[j * n + i] = count;
+        }
+    }
     if ((out = PyList_New(n)) == NULL)
         goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
-        const uint64_t *mine = bits + i * words;
         Py_ssize_t size = PySet_GET_SIZE(items[i]), found = 0;
         for (Py_ssize_t j = 0; j < n; j++) {
-            if (j == i)
-                continue;
-            const uint64_t *theirs = bits + j * words;
-            Py_ssize_t shared = 0;
-            for (size_t w = 0; w < words; w++)
-                shared += __builtin_popcountll(mine[w] & theirs[w]);
-            if (shared == 0)
+            Py_ssize_t count = shared[i * n + j];
+            if (j == i || count == 0)
                 continue;
             /* As Python divides these small ints: each is exact as a double. */
             Neighbour candidate = {
-                (double)-shared / (double)(size + PySet_GET_SIZE(items[j]) - shared), j};
+                (double)-count / (double)(size + PySet_GET_SIZE(items[j]) - count), j};
             keep(row, &found, kept, candidate);
         }
         PyObject *near = PyList_New(found);
@@ -194,16 +200,25 @@ nearest(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         PyList_SET_ITEM(out, i, near);
         for (Py_ssize_t k = 0; k < found; k++) {
-            PyObject *pair = Py_BuildValue("(dn)", row[k].similarity, row[k].index);
+            PyObject *pair = PyTuple_New(2), *similarity, *index;
             if (pair == NULL) {
                 Py_CLEAR(out);
                 goto done;
             }
             PyList_SET_ITEM(near, k, pair);
+            if ((similarity = PyFloat_FromDouble(row[k].similarity)) != NULL)
+                PyTuple_SET_ITEM(pair, 0, similarity);
+            if ((index = PyLong_FromSsize_t(row[k].index)) != NULL)
+                PyTuple_SET_ITEM(pair, 1, index);
+            if (similarity == NULL || index == NULL) {
+                Py_CLEAR(out);
+                goto done;
+            }
         }
     }
 done:
     PyMem_Free(bits);
+    PyMem_Free(shared);
     PyMem_Free(row);
     Py_DECREF(texts);
     return out;
