@@ -53,21 +53,19 @@ class Unseen:
     (voter -> weight) and their containment table are read once, and each set of returning
     voters is computed once (many results share one)."""
 
-    __slots__ = ("_memo", "_positive", "_rows", "_voters")
+    __slots__ = ("_memo", "_rows", "_voters")
 
     def __init__(
         self, voters: Mapping[str, float], contained: Mapping[tuple[str, str], float]
     ) -> None:
         self._voters = [(v, voters[v]) for v in sorted(voters) if voters[v] > 0]
-        self._positive = frozenset(v for v, _ in self._voters)
-        # Every voter's row names every voter (0.0 where the table has no share), so the sums
-        # below index it directly.
-        self._rows: dict[str, dict[str, float]] = {
-            v: dict.fromkeys(self._positive, 0.0) for v, _ in self._voters
-        }
+        order = {v: i for i, (v, _) in enumerate(self._voters)}
+        # Row m, column s: the share of s's head in m's list, by the voters' places in
+        # `_voters` (0.0 where the table has none), so the sums below read lists, not dicts.
+        self._rows = [[0.0] * len(self._voters) for _ in self._voters]
         for (m, s), share in contained.items():
-            if m in self._rows and s in self._positive:
-                self._rows[m][s] = share
+            if m in order and s in order:
+                self._rows[order[m]][order[s]] = share
         self._memo: dict[frozenset[str], float] = {}
 
     def __call__(self, ranks: Mapping[str, int]) -> float:
@@ -77,22 +75,24 @@ class Unseen:
         key = frozenset(ranks)  # the weight does not depend on the voters' order
         found = self._memo.get(key)
         if found is None:
-            found = self._memo[key] = self._unseen(ranks)
+            found = self._memo[key] = self._unseen(key)
         return found
 
-    def _unseen(self, ranks: Mapping[str, int]) -> float:
-        present = [v for v in sorted(ranks) if v in self._positive]
+    def _unseen(self, returned: frozenset[str]) -> float:
+        # The returning voters' places, in the voters' (sorted) order: the order of the sums.
+        present = [i for i, (v, _) in enumerate(self._voters) if v in returned]
         if not present:
             return 0.0
+        count = float(len(present))  # exact: the division is the one Python makes of an int
         total = 0.0
-        for voter, weight in self._voters:
-            if voter in ranks:
+        for i, (voter, weight) in enumerate(self._voters):
+            if voter in returned:
                 continue
             # A loop, not sum(): compiled, it adds the floats natively, in the same order.
-            row, shared = self._rows[voter], 0.0
+            row, shared = self._rows[i], 0.0
             for each in present:
                 shared += row[each]
-            shared /= len(present)
+            shared /= count
             total += weight * (1.0 - shared * shared)
         return total
 
