@@ -141,7 +141,7 @@ class EngineReport:
         return out
 
 
-@dataclass(slots=True)
+@dataclass(init=False, slots=True)
 class RankedResult:
     """One fused result: merged from every engine that returned the same canonical URL."""
 
@@ -151,17 +151,45 @@ class RankedResult:
     snippet: str
     engines: list[str]
     ranks: dict[str, int]
-    score: float = 0.0
-    published: str | None = None
-    engine_scores: dict[str, float] = field(default_factory=dict)
-    authors: tuple[str, ...] = ()
-    doi: str | None = None
-    venue: str | None = None
-    citations: int | None = None
-    pdf_url: str | None = None
+    score: float
+    published: str | None
+    engine_scores: dict[str, float]
+    authors: tuple[str, ...]
+    doi: str | None
+    venue: str | None
+    citations: int | None
+    pdf_url: str | None
     #: A paper's identifiers merged from every index that returned it (doi, arxiv, pmid).
-    ids: dict[str, str] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
+    ids: dict[str, str]
+    details: dict[str, Any]
+
+    # Written out rather than generated, as `Hit`'s: compiled, this one is native code.
+    def __init__(
+        self,
+        key: str,
+        title: str,
+        url: str,
+        snippet: str,
+        engines: list[str],
+        ranks: dict[str, int],
+        score: float = 0.0,
+        published: str | None = None,
+        engine_scores: dict[str, float] | None = None,
+        authors: tuple[str, ...] = (),
+        doi: str | None = None,
+        venue: str | None = None,
+        citations: int | None = None,
+        pdf_url: str | None = None,
+        ids: dict[str, str] | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        self.key, self.title, self.url, self.snippet = key, title, url, snippet
+        self.engines, self.ranks, self.score, self.published = engines, ranks, score, published
+        self.engine_scores = {} if engine_scores is None else engine_scores
+        self.authors, self.doi, self.venue = authors, doi, venue
+        self.citations, self.pdf_url = citations, pdf_url
+        self.ids = {} if ids is None else ids
+        self.details = {} if details is None else details
 
     def to_dict(self, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {

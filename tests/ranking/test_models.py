@@ -1,11 +1,12 @@
-"""`Hit`: a dataclass whose `__init__` is written out (compiled, it is native code). It must
-behave as the generated one would: the same defaults, one `ids` dict per hit, equality, fields."""
+"""`Hit` and `RankedResult`: dataclasses whose `__init__` is written out (compiled, it is native
+code). Each must behave as the generated one would: the same defaults, one dict per instance
+where the default is a new dict, equality, fields."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from websearch_mcp.models import Hit
+from websearch_mcp.models import Hit, RankedResult
 
 
 def test_defaults_are_those_of_a_result_without_paper_fields() -> None:
@@ -68,3 +69,43 @@ def test_the_fields_are_listed_in_order() -> None:
         "pdf_url",
         "ids",
     ]
+
+
+def test_a_ranked_result_has_the_defaults_of_a_result_without_paper_fields() -> None:
+    result = RankedResult("k", "T", "https://a.example/", "s", ["bing"], {"bing": 1})
+    assert (result.key, result.title, result.url, result.snippet) == (
+        "k",
+        "T",
+        "https://a.example/",
+        "s",
+    )
+    assert result.engines == ["bing"] and result.ranks == {"bing": 1}
+    assert result.score == 0.0 and result.published is None and result.doi is None
+    assert result.venue is None and result.citations is None and result.pdf_url is None
+    assert result.authors == () and (result.engine_scores, result.ids, result.details) == (
+        {},
+        {},
+        {},
+    )
+    other = RankedResult("j", "", "", "", [], {})
+    for name in ("engine_scores", "ids", "details"):
+        getattr(result, name)["x"] = 1
+        assert getattr(other, name) == {}, name
+
+
+def test_a_ranked_result_by_keywords_is_the_one_by_positions() -> None:
+    values = (
+        "k", "T", "u", "s", ["e"], {"e": 1}, 0.5, "2024", {"e": 0.9}, ("A",), "10.1/x", "V", 7,
+        "p", {"arxiv": "1"}, {"final": 0.5},
+    )  # fmt: skip
+    names = [f.name for f in dataclasses.fields(RankedResult)]
+    assert names == [
+        "key", "title", "url", "snippet", "engines", "ranks", "score", "published",
+        "engine_scores", "authors", "doi", "venue", "citations", "pdf_url", "ids", "details",
+    ]  # fmt: skip
+    by_position = RankedResult(*values)
+    by_keyword = RankedResult(**dict(zip(names, values, strict=True)))
+    assert by_position == by_keyword
+    assert by_position.details is values[-1]
+    assert by_position != dataclasses.replace(by_keyword, score=0.25)
+    assert repr(by_position).startswith("RankedResult(key='k', title='T', url='u'")
