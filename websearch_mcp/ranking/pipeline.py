@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any
 
 from websearch_mcp.config import SearchSettings
 from websearch_mcp.models import Hit, Query, RankedResult
@@ -127,28 +127,26 @@ class _Scored:
             self.freshness = ctx.freshness(self.item)
 
     def details(self) -> dict[str, Any]:
-        """The explanation shown as `score_details` (values rounded to 4 places)."""
-        shown = (
-            self.rrf,
-            self.unseen,
-            self.coverage,
-            self.alignment,
-            self.rare,
-            self.phrase,
-            self.domain.factor,
-            self.consensus,
-            self.position,
-            self.engine_score,
-            self.authority,
-            self.freshness,
-            self.neighbours,
-            self.score,
-        )
+        """The explanation shown as `score_details` (values rounded to 4 places), the signals
+        in the order shown: `domain` is the domain verdict's factor and `final` the score.
+        Written out as one dict: compiled, it is made at its size and filled natively."""
         out: dict[str, Any] = {
-            name: None if value is None else rounded(value, 4)
-            for name, value in zip(_SIGNALS, shown, strict=True)
+            "rrf": rounded(self.rrf, 4),
+            "unseen": _shown(self.unseen),
+            "coverage": rounded(self.coverage, 4),
+            "alignment": _shown(self.alignment),
+            "rare": _shown(self.rare),
+            "phrase": _shown(self.phrase),
+            "domain": rounded(self.domain.factor, 4),
+            "consensus": _shown(self.consensus),
+            "position": _shown(self.position),
+            "engine_score": _shown(self.engine_score),
+            "authority": rounded(self.authority, 4),
+            "freshness": _shown(self.freshness),
+            "neighbours": _shown(self.neighbours),
+            "final": rounded(self.score, 4),
+            "ranks": {e: self.item.ranks[e] for e in self.item.engines},
         }
-        out["ranks"] = {e: self.item.ranks[e] for e in self.item.engines}
         if self.domain.reason:
             out["domain_reason"] = self.domain.reason
         if self.similarity is not None:
@@ -156,24 +154,8 @@ class _Scored:
         return out
 
 
-#: The signals of `score_details`, in the order they are shown (`details` reads them in it):
-#: `domain` is the domain verdict's factor and `final` the score.
-_SIGNALS: Final = (
-    "rrf",
-    "unseen",
-    "coverage",
-    "alignment",
-    "rare",
-    "phrase",
-    "domain",
-    "consensus",
-    "position",
-    "engine_score",
-    "authority",
-    "freshness",
-    "neighbours",
-    "final",
-)
+def _shown(value: float | None) -> float | None:
+    return None if value is None else rounded(value, 4)
 
 
 class _Unasked(dict[int, AbstractSet[str]]):
