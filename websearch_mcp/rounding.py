@@ -26,9 +26,9 @@ def rounded(value: float, places: int) -> float:
             scale *= 10.0
         scaled = value * scale
         if -_LARGEST < scaled < _LARGEST:  # False for infinities and NaN
-            whole = math.floor(scaled)
+            whole = scaled // 1.0  # the floor as a float (exact here): no int made
             fraction = scaled - whole
             if fraction != 0.5:
-                nearest = whole + 1 if fraction > 0.5 else whole
+                nearest = whole + 1.0 if fraction > 0.5 else whole
                 return math.copysign(nearest / scale, value)
     return round(value, places)
