@@ -6,6 +6,7 @@ import contextlib
 import unicodedata
 from collections.abc import Iterator
 from itertools import pairwise
+from urllib.parse import unquote
 
 import pytest
 from hypothesis import given, settings
@@ -131,6 +132,14 @@ _PIECES = st.sampled_from(
     ]
 )  # fmt: skip
 _TEXTS = st.lists(st.one_of(_PIECES, st.text(max_size=8)), max_size=12).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab.:/?#%2F", max_size=24))
+def test_url_words_are_the_host_and_path_before_any_query_or_fragment(url: str) -> None:
+    rest = url.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
+    rest = unquote(rest) if "%" in rest else rest
+    assert url_words(url) == rest.replace("/", " ").replace(".", " ")
 
 
 @settings(max_examples=300, deadline=None)

@@ -78,7 +78,7 @@ class DocTerms:
     of it, `holds_pair`). The URL's terms are read on first use: most results need none, having
     the query's words in their title or snippet (`url_may_hold` says which do)."""
 
-    __slots__ = ("_folded", "_link", "_parts", "_url", "_url_parts", "text")
+    __slots__ = ("_folded", "_link", "_parts", "_url", "_url_parts", "_url_words", "text")
 
     def __init__(self, parts: list[Terms], text: AbstractSet[str], url: str) -> None:
         self.text = text
@@ -86,11 +86,17 @@ class DocTerms:
         self._link = url
         self._url: AbstractSet[str] | None = None
         self._url_parts: list[Terms] = []  # the same for the URL, once read
+        self._url_words: str | None = None  # `url_words` of it, for both uses below
         self._folded: str | None = None
+
+    def _words(self) -> str:
+        if self._url_words is None:
+            self._url_words = url_words(self._link)
+        return self._url_words
 
     def _url_terms(self) -> AbstractSet[str]:
         if self._url is None:
-            self._url_parts, self._url = read(url_words(self._link))
+            self._url_parts, self._url = read(self._words())
         return self._url
 
     @property
@@ -113,7 +119,7 @@ class DocTerms:
 
     def _folded_url(self) -> str:
         if self._folded is None:
-            self._folded = folded(url_words(self._link))
+            self._folded = folded(self._words())
         return self._folded
 
     def holds_pair(self, pair: str) -> bool:

@@ -230,7 +230,13 @@ def terms(text: str) -> set[str]:
 
 def url_words(url: str) -> str:
     """The words of a URL's host and path (decoded), for matching: `docs.python.org/3/library`."""
-    rest = url.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
+    # Found and sliced, not split: no list per part (a URL is read once or twice per result).
+    start = url.find("://")
+    rest = url[start + 3 :] if start >= 0 else url
+    if (end := rest.find("?")) >= 0:
+        rest = rest[:end]
+    if (end := rest.find("#")) >= 0:
+        rest = rest[:end]
     if "%" in rest:
         rest = unquote(rest)
     return rest.replace("/", " ").replace(".", " ")
