@@ -31,20 +31,35 @@ def containment(
     """(m, s) -> the share of voter s's `head` best-ranked results that voter m returned too,
     for every ordered pair of voters in `ranked` (per result: voter -> its rank). Ties in rank
     are broken by the results' order in `ranked`."""
-    # voter -> rank * width + index of each of its results: integers that sort as the pairs
-    # (rank, index) do, since every index is below `width`, and sort faster than pairs.
+    # Voters are numbered as they first appear. placed[v]: rank * width + index of each of
+    # voter v's results, integers that sort as the pairs (rank, index) do (every index is
+    # below `width`) and faster; members[index]: the numbers of the voters that returned it.
     width = len(ranked)
-    placed: dict[str, list[int]] = {}
+    number: dict[str, int] = {}
+    placed: list[list[int]] = []
+    members: list[list[int]] = []
     for index, ranks in enumerate(ranked):
+        mine = []
         for voter, rank in ranks.items():
-            placed.setdefault(voter, []).append(rank * width + index)
-    returned = {voter: {p % width for p in places} for voter, places in placed.items()}
+            v = number.get(voter)
+            if v is None:
+                v = number[voter] = len(placed)
+                placed.append([])
+            placed[v].append(rank * width + index)
+            mine.append(v)
+        members.append(mine)
+    voters = list(number)
     out: dict[tuple[str, str], float] = {}
-    for s, places in placed.items():
-        best = [p % width for p in sorted(places)[:head]]
-        for m, theirs in returned.items():
+    for s, places in enumerate(placed):
+        best = sorted(places)[:head]
+        # How many of them each voter returned, counted over those few results' voters.
+        held = [0] * len(placed)
+        for p in best:
+            for m in members[p % width]:
+                held[m] += 1
+        for m, count in enumerate(held):
             if m != s:
-                out[(m, s)] = len(theirs.intersection(best)) / len(best)
+                out[(voters[m], voters[s])] = count / len(best)
     return out
 
 
