@@ -5,10 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from websearch_mcp.config import RankingSettings
 from websearch_mcp.dates import parse_date
 from websearch_mcp.ranking.boosts import (
+    _DOCS_PATH,
     authority,
     consensus,
     freshness,
@@ -48,6 +51,21 @@ def test_documentation_paths_raise_authority() -> None:
     assert authority(0.0, "/docs/replication") == 0.5
     assert authority(0.0, "/blog/replication") == 0.0
     assert authority(1.0, "/blog/x") == 1.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["/", "docs", "doc", "documentation", "manual", "reference", "handbook",
+                         "Docs", "x", "-", "a/b"]),
+        max_size=6,
+    ).map("".join),
+    st.sampled_from([0.0, 0.5, 1.0]),
+)  # fmt: skip
+def test_a_documentation_path_is_the_patterns_match(path: str, site_value: float) -> None:
+    """The words checked first only spare the pattern where it cannot match."""
+    expected = 0.5 if not site_value and _DOCS_PATH.search(path) else site_value
+    assert authority(site_value, path) == expected
 
 
 def test_freshness_only_when_asked() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from typing import Final
 
 from websearch_mcp.config import RankingSettings
 from websearch_mcp.ranking.domain import DomainInfo, DomainLists, matches, names_site
@@ -18,6 +19,7 @@ from websearch_mcp.ranking.lexical import QueryTerms
 TIME_RANGE_DAYS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
 _DOCS_HOST_LABELS = frozenset({"docs", "doc", "developer", "developers", "learn", "manual", "wiki"})
 _DOCS_PATH = re.compile(r"/(?:docs|documentation|manual|reference|handbook)(?:/|$)")
+_DOCS_PATH_WORDS: Final = ("doc", "manual", "reference", "handbook")  # one is in every match
 _PUBLIC_SUFFIX_LABELS = frozenset({"gov", "edu", "ac", "mil", "int"})
 
 
@@ -43,7 +45,9 @@ def site_authority(info: DomainInfo, query: QueryTerms, lists: DomainLists) -> f
 
 def authority(site: float, path: str) -> float:
     """The site's authority, raised to 0.5 for a documentation path (/docs/, /manual/)."""
-    return site if site or not _DOCS_PATH.search(path) else 0.5
+    if site or not any(word in path for word in _DOCS_PATH_WORDS):  # most paths: no pattern run
+        return site
+    return 0.5 if _DOCS_PATH.search(path) else site
 
 
 def wants_recent(query: QueryTerms, time_range: str | None, now: datetime) -> bool:

@@ -73,6 +73,9 @@ class Context:
     ) -> None:
         self.search = search
         self.settings: RankingSettings = search.ranking
+        # Read per result: native attributes here, where the settings' are a model's.
+        self.rrf_k = search.rrf_k
+        self.coverage_weight = self.settings.coverage_weight
         self.weights = weights
         self.query = query
         self.terms: QueryTerms = analyze_query(query.text)

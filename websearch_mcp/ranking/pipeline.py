@@ -179,12 +179,12 @@ def _score(
     the same float whichever signals are on."""
     terms, f = ctx.terms, ctx.factors
     verdict, site = ctx.site(item.host)
-    vote, position = ctx.evidence.rrf_and_position(votes, ctx.search.rrf_k)
+    vote, position = ctx.evidence.rrf_and_position(votes, ctx.rrf_k)
     rrf = normalised(vote, ctx.best)
     missing, covered = None, rrf
     if ctx.unseen is not None:
         missing = ctx.unseen(voted)
-        covered = credited(rrf, voted, ctx.family_weights, missing, ctx.settings.coverage_weight)
+        covered = credited(rrf, voted, ctx.family_weights, missing, ctx.coverage_weight)
     s = _Scored(item, votes, doc, rrf, missing, covered, verdict, authority(site, item.path))
     # Each factor is `Factor.__call__` written out; a signal that does not apply (None) is a
     # factor of exactly 1, and multiplying by it is left out: the same float either way.
