@@ -215,6 +215,25 @@ def test_each_results_votes_are_one_per_family(ranks, families, weights) -> None
     assert list(context.votes(ordered).items()) == list(expected.items())
 
 
+@given(
+    st.dictionaries(st.sampled_from(_NAMES), st.integers(1, 20), min_size=1),
+    st.dictionaries(st.sampled_from(_NAMES), st.sampled_from(["g", "b", "bing"])),
+    st.dictionaries(st.sampled_from(_NAMES), st.sampled_from([0.0, 0.5, 1.0, 2.0])),
+)
+def test_a_familys_vote_is_the_largest_then_the_better_rank_then_the_first_name(
+    ranks, families, weights
+) -> None:
+    best: dict[str, tuple[tuple[float, int], str]] = {}
+    for engine in sorted(ranks):
+        vote = (max(0.0, weights.get(engine, 1.0)) / (60 + ranks[engine]), -ranks[engine])
+        family = families.get(engine) or engine
+        if family not in best or vote > best[family][0]:
+            best[family] = (vote, engine)
+    expected = {engine: ranks[engine] for _, engine in best.values()}
+    chosen = one_vote_per_family(ranks, weights, families, 60)
+    assert list(chosen.items()) == list(expected.items())
+
+
 def test_family_results_keep_every_engines_rank_in_details() -> None:
     page = "https://agreed.org/"
     lists = {"serper": hits("serper", [page]), "serpapi": hits("serpapi", [page])}

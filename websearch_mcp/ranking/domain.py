@@ -144,7 +144,8 @@ def _suffixes(host: str) -> tuple[str, ...]:
 
 def matches(host: str, domains: frozenset[str]) -> bool:
     """Whether `host` is one of `domains` (normalised) or a subdomain of one."""
-    return bool(domains) and not domains.isdisjoint(_suffixes(host))
+    # Compiled, each test is a native set look-up, where `isdisjoint` is a method call.
+    return bool(domains) and any(suffix in domains for suffix in _suffixes(host))
 
 
 def is_error_code_query(text: str) -> bool:

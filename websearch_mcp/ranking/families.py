@@ -43,12 +43,15 @@ def one_vote_per_family(
 ) -> dict[str, int]:
     """`ranks` (engine -> rank) with one engine left per family: the one whose RRF vote
     w / (k + rank) is the largest (ties: the better rank, then the name)."""
-    best: dict[str, tuple[float, int, str]] = {}
+    best: dict[str, str] = {}  # family -> its engine with the largest vote so far
+    votes: dict[str, float] = {}
     for engine in sorted(ranks):
         rank = ranks[engine]
-        vote = (max(0.0, weights.get(engine, 1.0)) / (k + rank), -rank, engine)
+        vote = votes[engine] = max(0.0, weights.get(engine, 1.0)) / (k + rank)
         family = family_of(engine, families)
         current = best.get(family)
-        if current is None or vote[:2] > current[:2]:
-            best[family] = vote
-    return {engine: ranks[engine] for _, _, engine in best.values()}
+        if current is None or (
+            vote > votes[current] or (vote == votes[current] and rank < ranks[current])
+        ):
+            best[family] = engine
+    return {engine: ranks[engine] for engine in best.values()}
