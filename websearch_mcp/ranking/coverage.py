@@ -115,7 +115,7 @@ class Unseen:
 def credited(
     rrf: float,
     ranks: Mapping[str, int],
-    voters: Mapping[str, float],
+    voters: dict[str, float],  # a dict: compiled, each look-up is then a native one
     unseen_weight: float,
     weight: float,
 ) -> float:
