@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -143,3 +145,19 @@ def test_merge_chooses_one_urls_fields_as_specified(answers: dict[str, tuple]) -
     )
     assert (item.engines, item.title, item.snippet, item.url) == (engines, title, snippet, url)
     assert (item.published, item.published_at) == (published, published_at)
+
+
+@given(
+    st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),
+    st.sampled_from(["seconds", "milliseconds", "microseconds", "minutes"]),
+    st.booleans(),
+)
+def test_a_naive_date_time_is_read_as_utc(moment: datetime, spec: str, date_only: bool) -> None:
+    text = moment.date().isoformat() if date_only else moment.isoformat(timespec=spec)
+    expected = datetime.fromisoformat(text).replace(tzinfo=UTC)
+    parsed = parse_date(text)
+    assert parsed == expected and parsed.tzinfo is UTC and parsed.fold == 0
+    assert parsed.isoformat() == expected.isoformat()
+    # An offset is kept as given.
+    offset = parse_date(text + ("T00:00" if date_only else "") + "+02:00")
+    assert offset is not None and offset.utcoffset() == timedelta(hours=2)

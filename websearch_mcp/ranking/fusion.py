@@ -60,23 +60,28 @@ def _fill(item: Merged) -> None:
         item.published = published
         item.published_at = parse_date(published) if published is not None else None
         return
-    ranks = item.ranks
-    ordered = sorted([(ranks[e], e, h) for e, h in item.hits.items()])
-    item.engines = [e for _, e, _ in ordered]
+    ranks, hits = item.ranks, item.hits
+    # By rank, ties by name: a stable sort by rank of the names in order (no tuple per hit).
+    engines = sorted(hits)
+    engines.sort(key=ranks.__getitem__)
+    item.engines = engines
     # One pass, best rank first; each choice keeps the first hit that is best for it.
-    first = ordered[0][2]
+    first = hits[engines[0]]
     title = first.title if first.title.strip() else ""
     snippet, url, published = first.snippet, first.url, first.published or None
     # An original URL: https first, then the shortest (no tracking extras), then the best rank.
-    link = (not url.startswith("https:"), len(url))
+    secure, length = url.startswith("https:"), len(url)
     earliest = parse_date(published) if published is not None else None
-    for _, _, hit in ordered[1:]:
+    for engine in engines[1:]:
+        hit = hits[engine]
         if not title and hit.title.strip():
             title = hit.title
         if len(hit.snippet) > len(snippet):
             snippet = hit.snippet
-        if (candidate := (not hit.url.startswith("https:"), len(hit.url))) < link:
-            link, url = candidate, hit.url
+        if (hit_secure := hit.url.startswith("https:")) > secure or (
+            hit_secure == secure and len(hit.url) < length
+        ):
+            secure, length, url = hit_secure, len(hit.url), hit.url
         if hit.published:
             date = parse_date(hit.published)
             if date is not None and (earliest is None or date < earliest):
