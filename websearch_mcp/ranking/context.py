@@ -118,9 +118,15 @@ class Context:
     def votes(self, ranks: Mapping[str, int]) -> Mapping[str, int]:
         """A result's ranks (in engine-name order, as merging makes them) with one engine per
         index family (all of them when no two of its engines share an index)."""
-        if not self.shared_index or len(self.sharing.intersection(ranks)) < 2:
+        if not self.shared_index:
             return ranks
-        return one_vote_per_family(ranks, self.weights, self.families, self.search.rrf_k)
+        sharing = 0  # counted in a loop: compiled, no set is made per result
+        for engine in ranks:
+            if engine in self.sharing:
+                sharing += 1
+        if sharing < 2:
+            return ranks
+        return one_vote_per_family(ranks, self.weights, self.families, self.rrf_k)
 
     def by_family(self, votes: Mapping[str, int]) -> Mapping[str, int]:
         if self.renamed.isdisjoint(votes):
