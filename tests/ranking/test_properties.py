@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -74,6 +75,43 @@ def test_output_invariants(data, text, search, max_results: int) -> None:
     assert all(r.engines == sorted(r.ranks, key=lambda e: (r.ranks[e], e)) for r in results)
     if results:  # the best-scoring result comes first, whatever MMR does after it
         assert results[0].score == max(r.score for r in results)
+
+
+@PROPS
+@given(lists_strategy, st.sampled_from(QUERIES), st.integers(1, 12), st.sampled_from([0.0, 0.5]))
+def test_without_mmr_the_best_scores_come_first_in_order(
+    data, text, max_results: int, neighbours: float
+) -> None:
+    """After the neighbours' smoothing re-orders the head, a shorter list is the longer one's
+    start, and every list is in score order (ties by canonical URL)."""
+    search = SearchSettings.model_validate(
+        {"relevance_threshold": 0.0, "mmr": {"enabled": False},
+         "ranking": {"neighbour_weight": neighbours}}
+    )  # fmt: skip
+    lists = build(data)
+    every = rank(lists, Query(text, max_results=200), search, weights={})
+    assert [(-r.score, r.key) for r in every] == sorted((-r.score, r.key) for r in every)
+    first = rank(lists, Query(text, max_results=max_results), search, weights={})
+    assert [r.key for r in first] == [r.key for r in every[:max_results]]
+
+
+@pytest.mark.parametrize("neighbours", [0.3, 0.6, 0.9])
+def test_a_head_result_smoothed_below_an_equal_one_behind_it_moves_back(neighbours) -> None:
+    """Equal results beyond the head: the smoothing's rounding can put the head's results a hair
+    below them (it does at 0.6 and 0.9), and the order is then the full one."""
+    lists = {
+        f"engine{i:02}": [Hit("alpha beta gamma", f"https://h{i:02}.example/", "delta", 1, "x")]
+        for i in range(30)
+    }
+    search = SearchSettings.model_validate(
+        {"relevance_threshold": 0.0, "mmr": {"enabled": False},
+         "ranking": {"neighbour_weight": neighbours, "coverage_weight": 0}}
+    )  # fmt: skip
+    every = rank(lists, Query("alpha", max_results=30), search, weights={})
+    assert len(every) == 30
+    assert [(-r.score, r.key) for r in every] == sorted((-r.score, r.key) for r in every)
+    first = rank(lists, Query("alpha", max_results=5), search, weights={})
+    assert [r.key for r in first] == [r.key for r in every[:5]]
 
 
 @PROPS

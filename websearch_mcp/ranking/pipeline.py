@@ -232,7 +232,17 @@ def _regularise(scored: list[_Scored], ctx: Context) -> None:
     )
     for r, (score, mean) in zip(head, smoothed, strict=True):
         r.score, r.neighbours = score, mean
-    scored.sort(key=lambda r: (-r.score, r.item.key))
+    # Each new score is a mean of the head's scores, so the head stays ahead of the rest and
+    # only it needs sorting, unless rounding or a tie puts one of it behind the next result.
+    head.sort(key=_rank_order)
+    scored[: len(head)] = head
+    if len(scored) > len(head) and _rank_order(head[-1]) > _rank_order(scored[len(head)]):
+        scored.sort(key=_rank_order)
+
+
+def _rank_order(r: _Scored) -> tuple[float, str]:
+    """Best score first; ties by canonical URL, so the order never depends on the input's."""
+    return (-r.score, r.item.key)
 
 
 def _result(scored: _Scored, ctx: Context) -> RankedResult:
@@ -296,7 +306,7 @@ def rank(
         _score(item, vote, family, analyze_doc(item.title, item.snippet, item.key, texts), ctx)
         for item, vote, family in zip(items, votes, voted, strict=True)
     ]
-    scored.sort(key=lambda r: (-r.score, r.item.key))
+    scored.sort(key=_rank_order)
     if search.ranking.neighbour_weight > 0 and len(scored) > 1:
         _regularise(scored, ctx)
     scored = scored[: kept_count([r.score for r in scored], search.relevance_threshold)]
