@@ -44,13 +44,17 @@ def term_cache() -> Iterator[tokens._TermCache]:
 
 class Echo(dict[bytes, tuple[str, ...]]):
     """A term cache that asks for every chunk (it remembers none): a chunk is its one term.
-    Only the table registers compounds in it."""
+    Only the table registers compounds in it; `make_room` counts the times it is asked to."""
 
     def __init__(self) -> None:
         super().__init__()
         self.asked: list[bytes] = []
         self.parts: dict[str, tuple[str, ...]] = {}
         self.compounds: set[str] = set()
+        self.rooms = 0
+
+    def make_room(self) -> None:
+        self.rooms += 1
 
     def __missing__(self, chunk: bytes) -> tuple[str, ...]:
         self.asked.append(chunk)
@@ -224,8 +228,9 @@ def test_bad_arguments_are_clear_errors() -> None:
     table = ChunkTable(tokens._BYTE_TABLE, 10)
     with pytest.raises(RuntimeError, match="once"):
         table.__init__(tokens._BYTE_TABLE, 10)  # type: ignore[misc]
-    with pytest.raises(ValueError, match="ASCII"):
-        table.read("café", {})
+    assert table.read("café", {}) is None  # not ASCII: the caller's to read
+    with pytest.raises(TypeError, match="term cache that is a dict"):
+        table.read("word", ())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="str"):
         table.read(b"bytes", {})  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="text and a term cache"):
@@ -298,3 +303,19 @@ def test_whitespace_in_the_fold_table_separates_as_bytes_split_does(text: str) -
 def test_a_fold_table_that_keeps_nul_is_refused() -> None:
     with pytest.raises(ValueError, match="NUL"):
         ChunkTable(bytes(range(256)), 10)
+
+
+def test_a_full_cache_is_asked_to_make_room_before_a_text_is_read() -> None:
+    table, cache = ChunkTable(tokens._BYTE_TABLE, 2, from_words=True), Echo()
+    table.read("one two", cache)
+    assert cache.rooms == 0
+    cache[b"one"], cache[b"two"] = ("one",), ("two",)  # as full as the limit
+    table.read("one two three", cache)
+    assert cache.rooms == 1  # once, before the text: not per chunk
+    terms = tokens._TermCache(1)  # the real cache: its new generation clears the table too
+    native = terms.native
+    assert native is not None
+    native.read("alpha", terms)
+    assert len(native) == 1 and len(terms) == 1
+    native.read("beta", terms)
+    assert dict(terms) == {b"beta": ("beta",)} and len(native) == 1

@@ -406,11 +406,12 @@ add_all(PyObject *set, PyObject *items)
 }
 
 PyDoc_STRVAR(read_doc,
-             "read(text, cache) -> (parts, every)\n\n"
+             "read(text, cache) -> (parts, every) or None\n\n"
              "`tokens.read(text)` of an ASCII `text`: its terms chunk by chunk (a list of the "
-             "cache's tuples) and the set of them with their compounds' parts. `cache[chunk]` "
-             "gives a chunk's terms (a tuple) when the table does not hold it, and `cache.parts` "
-             "(a dict) the parts of the compounds among them.");
+             "cache's tuples) and the set of them with their compounds' parts; None for any "
+             "other text. `cache` (a dict) gives a chunk's terms (a tuple) when the table does "
+             "not hold it, `cache.parts` (a dict) the parts of the compounds among them, and "
+             "`cache.make_room()` is called first when it holds `limit` chunks or more.");
 
 static PyObject *
 ChunkTable_read(ChunkTable *self, PyObject *const *args, Py_ssize_t nargs)
@@ -432,9 +433,19 @@ ChunkTable_read(ChunkTable *self, PyObject *const *args, Py_ssize_t nargs)
     if (PyUnicode_READY(text) < 0)
         return NULL;
 #endif
-    if (!PyUnicode_IS_ASCII(text)) {
-        PyErr_SetString(PyExc_ValueError, "read() reads ASCII text only");
+    if (!PyUnicode_IS_ASCII(text))
+        Py_RETURN_NONE; /* the caller's to read */
+    /* A full cache starts a new generation (which clears this table) before a text is read,
+       never during one: as `tokens.read` asks it to, without a call per text. */
+    if (!PyDict_Check(cache)) {
+        PyErr_SetString(PyExc_TypeError, "read() needs a term cache that is a dict");
         return NULL;
+    }
+    if (PyDict_GET_SIZE(cache) >= self->limit) {
+        PyObject *done = PyObject_CallMethod(cache, "make_room", NULL);
+        if (done == NULL)
+            return NULL;
+        Py_DECREF(done);
     }
     const unsigned char *source = PyUnicode_1BYTE_DATA(text);
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);

@@ -207,9 +207,11 @@ def read(text: str) -> tuple[list[Terms], set[str]]:
     identifier parts. Each chunk's terms are one tuple of the cache: the set is their union,
     made in C from strings whose hashes are already known."""
     cache = _TERMS  # one look-up of the module's name (compiled, each use is one)
+    # The table reads an ASCII text, starting a new generation first when the cache is full.
+    native = cache.native
+    if native is not None and (found := native.read(text, cache)) is not None:
+        return found
     cache.make_room()
-    if cache.native is not None and text.isascii():
-        return cache.native.read(text, cache)
     parts = list(map(cache.__getitem__, _chunks(text)))
     every = set(chain.from_iterable(parts))
     for compound in every & cache.compounds:
