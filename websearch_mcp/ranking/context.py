@@ -129,9 +129,11 @@ class Context:
         return one_vote_per_family(ranks, self.weights, self.families, self.rrf_k)
 
     def by_family(self, votes: Mapping[str, int]) -> Mapping[str, int]:
-        if self.renamed.isdisjoint(votes):
-            return votes
-        return {self.families[e]: r for e, r in votes.items()}
+        # A loop, not `isdisjoint`: compiled, each test is a native set look-up.
+        for engine in votes:
+            if engine in self.renamed:
+                return {self.families[e]: r for e, r in votes.items()}
+        return votes
 
     def engines_agreeing(self, votes: Mapping[str, int]) -> int:
         """How many index families with a positive weight returned the result."""
