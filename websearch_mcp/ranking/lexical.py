@@ -10,6 +10,7 @@ Signals, each in [0, 1]:
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -30,9 +31,10 @@ from websearch_mcp.ranking.tokens import (
     url_words,
 )
 
-_NAME_JOINERS = re.compile(r"[._\-+#]")
-_HAS_DIGIT = re.compile(r"\d")
-_HAS_ALPHA = re.compile(r"[^\W\d_]")
+# What `is_rare` looks for in an ASCII word, a character at a time (no pattern run per word).
+_NAME_JOINERS = frozenset("._-+#")
+_DIGITS = frozenset(string.digits)
+_LETTERS = frozenset(string.ascii_letters)
 _VOWELS = frozenset("aeiouy")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
 _ACRONYM = re.compile(r"\b[A-Z]{2,6}s?\b")
@@ -157,15 +159,23 @@ def is_rare(word: str, original: str = "") -> bool:
     no English word does (pgvector, nginx)."""
     if not word.isascii() or len(word) < 2:
         return False
-    if _NAME_JOINERS.search(word) and _HAS_ALPHA.search(word):
+    letters = digits = joiners = False
+    for char in word:
+        if char in _LETTERS:
+            letters = True
+        elif char in _DIGITS:
+            digits = True
+        elif char in _NAME_JOINERS:
+            joiners = True
+    if joiners and letters:
         return True
-    if _HAS_DIGIT.search(word):
-        return bool(_HAS_ALPHA.search(word))
+    if digits:
+        return letters
     if original and (_CAMEL.search(original) or _ACRONYM.fullmatch(original)):
         return True
     if not word.isalpha():
         return False
-    if not _VOWELS & set(word):
+    if not any(char in _VOWELS for char in word):
         return len(word) >= 3
     onset = ""
     for char in word:
