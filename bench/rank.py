@@ -6,12 +6,15 @@
 The eight engines of `bench.latency` answer every query with 20 results each
 (`bench.synthetic`: overlapping lists, URL variants to canonicalise, dates), in their own wire
 formats, read by the engines' own parsers. Each query is new, as for a fresh search, and its
-lists are fused once with the default settings: first with every engine an index of its own,
-then with the index families the engines declare (DuckDuckGo's results are Bing's, Serper's
-Google's), as the service fuses them. Time is the process's CPU time
-(`time.process_time`), not wall time: on a shared machine the other jobs' load then inflates
-the figures less. The first `WARM_UP` queries fill the first-use caches and are not counted.
-`--profile` prints where the time goes (cProfile, by own time).
+lists are fused once with the default settings. Three runs, each on queries of its own (a query
+fused before would find its URLs, dates and words in the caches): with the index families the
+engines declare (DuckDuckGo's results are Bing's, Serper's Google's), as the service fuses
+them, first under CPython's default collector settings, then under the server's (`heap.settle`,
+which every server process applies at start); then, still under the server's, with every engine
+an index of its own. Time is the process's CPU time (`time.process_time`), not wall time: on a
+shared machine the other jobs' load then inflates the figures less. The first `WARM_UP` queries
+of each run fill the first-use caches and are not counted. `--profile` prints where the time of
+the last run goes (cProfile, by own time).
 
 `--digest` times nothing: it prints one SHA-256 of `rank()`'s whole output (every result's fields
 and score details) for N queries (150 unless given) under three settings (the defaults; a
@@ -38,6 +41,7 @@ from bench.latency import DELAYS
 from bench.loadgen import percentile
 from bench.synthetic import query_text, results_for
 from testing.wire_formats import render
+from websearch_mcp import heap
 from websearch_mcp.config import SearchSettings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import Hit, HttpResponse, Query
@@ -48,9 +52,9 @@ WARM_UP = 20
 RUN = "rank"
 
 
-def engine_lists(index: int) -> tuple[Query, dict[str, list[Hit]]]:
-    """The `index`-th query of the run and the eight engines' parsed lists for it."""
-    text = query_text(index, RUN)
+def engine_lists(index: int, run: str = RUN) -> tuple[Query, dict[str, list[Hit]]]:
+    """The `index`-th query of `run` and the eight engines' parsed lists for it."""
+    text = query_text(index, run)
     query = Query(text=text)
     lists = {}
     for name in DELAYS:
@@ -65,15 +69,18 @@ FAMILIES = {name: family for name in DELAYS if (family := ENGINES[name].index)}
 
 
 def cpu_times(
-    count: int, profile: cProfile.Profile | None = None, families: dict[str, str] | None = None
+    count: int,
+    profile: cProfile.Profile | None = None,
+    families: dict[str, str] | None = None,
+    run: str = RUN,
 ) -> list[float]:
-    """CPU milliseconds of one `rank()` call per new query, for `count` queries."""
+    """CPU milliseconds of one `rank()` call per new query, for `count` queries of `run`."""
     search = SearchSettings()
     weights = dict.fromkeys(DELAYS, 1.0)
     now = datetime.now(UTC)
     out = []
     for i in range(count + WARM_UP):
-        query, lists = engine_lists(i)
+        query, lists = engine_lists(i, run)
         if profile is not None and i >= WARM_UP:
             profile.enable()
         started = time.process_time()
@@ -148,6 +155,13 @@ def digest(count: int) -> str:
     return out.hexdigest()
 
 
+def _report(label: str, ms: list[float]) -> None:
+    print(
+        f"  {label}: p50 {percentile(ms, 0.5):.3f} ms, p95 {percentile(ms, 0.95):.3f} ms, "
+        f"mean {statistics.fmean(ms):.3f} ms"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.rank", description=__doc__)
     parser.add_argument(
@@ -161,20 +175,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rank() output digest over {count} queries x 3 settings: {digest(count)}")
         return 0
     queries = max(1, args.queries or 500)
-    profile = cProfile.Profile() if args.profile else None
-    ms = cpu_times(queries, profile)
-    print(
-        f"rank() on {len(DELAYS)} engines x 20 results, CPU time per call over {len(ms)} new "
-        f"queries: p50 {percentile(ms, 0.5):.3f} ms, p95 {percentile(ms, 0.95):.3f} ms, "
-        f"mean {statistics.fmean(ms):.3f} ms"
-    )
-    shared = cpu_times(queries, families=FAMILIES)
     named = ", ".join(f"{e}: {f}" for e, f in sorted(FAMILIES.items()) if e != f)
     print(
-        f"the same with the engines' index families ({named}): p50 "
-        f"{percentile(shared, 0.5):.3f} ms, p95 {percentile(shared, 0.95):.3f} ms, "
-        f"mean {statistics.fmean(shared):.3f} ms"
+        f"rank() on {len(DELAYS)} engines x 20 results, CPU time per call over {queries} new "
+        f"queries in each run:"
     )
+    default = cpu_times(queries, families=FAMILIES, run="default-gc")
+    _report(f"index families ({named}), CPython's default collector", default)
+    heap.settle()
+    _report(
+        "the same, the server's collector (heap.settle)",
+        cpu_times(queries, families=FAMILIES, run="families"),
+    )
+    profile = cProfile.Profile() if args.profile else None
+    _report("every engine an index of its own, the server's collector", cpu_times(queries, profile))
     if profile is not None:
         pstats.Stats(profile).sort_stats("tottime").print_stats(30)
     return 0
