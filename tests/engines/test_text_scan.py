@@ -18,7 +18,8 @@ from websearch_mcp.engines import common, text
 from websearch_mcp.ranking import urls
 
 text_scan = native_module("websearch_mcp.text_scan")
-plain_link, simple_url, single_spaced = (
+canonical_url, plain_link, simple_url, single_spaced = (
+    text_scan.canonical_url,
     text_scan.plain_link,
     text_scan.simple_url,
     text_scan.single_spaced,
@@ -41,6 +42,24 @@ _LATIN1_TEXTS = st.lists(
     ),
     max_size=12,
 ).map("".join)
+
+
+# Links as engines give them and as they go wrong: hosts with "www." / "m." prefixes and dots
+# after, paths with slashes at the end, an empty or a real query, whitespace around, and the
+# characters the simple shape refuses.
+_LINKS = st.builds(
+    lambda space, scheme, prefix, host, dot, path, query, after: (
+        space + scheme + prefix + host + dot + path + query + after
+    ),
+    st.sampled_from(["", " ", "\t\n", "\x1f", "\xa0"]),
+    st.sampled_from(["https://", "http://", "HTTPS://", "https:/", ""]),
+    st.sampled_from(["", "www.", "m.", "www.m.", "m.www.", "www.www."]),
+    st.text(alphabet="ab.-1A_", max_size=12),
+    st.sampled_from(["", ".", ".."]),
+    st.text(alphabet="/ab.%~:@+é#", max_size=12),
+    st.sampled_from(["", "?", "?a=1", "?utm_source=x&b=2", "?a b", "??"]),
+    st.sampled_from(["", " ", "\n", "#top", "é"]),
+)
 
 
 def link_groups(value: str) -> tuple[str, str | None] | None:
@@ -121,7 +140,50 @@ def test_single_spaced_examples(value: str, plain: bool) -> None:
     assert single_spaced(value) is plain
 
 
-@pytest.mark.parametrize("scan", [plain_link, simple_url, single_spaced])
+@settings(max_examples=5000)
+@given(st.one_of(_LINKS, _URLS))
+def test_canonical_url_is_canonicalize_or_none(value: str) -> None:
+    found = canonical_url(value, urls.CanonicalURL)
+    if found is not None:
+        assert type(found) is urls.CanonicalURL
+        assert found == urls.canonical_form(value)
+    assert urls.canonicalize(value) == urls.canonical_form(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "key"),
+    [
+        ("https://www.example.com/a/", "https://example.com/a"),
+        (" http://m.www.example.com.//?\n", "https://example.com"),
+        ("https://www.com/", "https://www.com"),
+        ("https://m.m.example.com/x//", "https://example.com/x"),
+    ],
+)
+def test_canonical_url_examples(value: str, key: str) -> None:
+    found = canonical_url(value, urls.CanonicalURL)
+    assert found is not None and found.key == key
+    assert found == urls.canonical_form(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["https://a.b/?x=1", "https://a.b/#top", "https://A.b/", "https://.../", "https://a.b/é",
+     "ftp://a.b/", "https://a.b:443/", "https://a.b/\u3000"],
+)  # fmt: skip
+def test_canonical_url_leaves_the_rest_to_python(value: str) -> None:
+    assert canonical_url(value, urls.CanonicalURL) is None
+
+
+def test_canonical_url_needs_a_tuple_type() -> None:
+    with pytest.raises(TypeError, match="subclass of tuple"):
+        canonical_url("https://a.b/", list)  # type: ignore[type-var]
+    with pytest.raises(TypeError, match="takes a text and a tuple type"):
+        canonical_url("https://a.b/")  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    "scan", [plain_link, simple_url, single_spaced, lambda v: canonical_url(v, tuple)]
+)
 def test_a_non_string_is_a_clear_type_error(scan: object) -> None:
     with pytest.raises(TypeError, match="wants a str, not bytes"):
         scan(b"https://example.com")  # type: ignore[operator]
@@ -129,9 +191,13 @@ def test_a_non_string_is_a_clear_type_error(scan: object) -> None:
 
 def test_no_references_are_leaked() -> None:
     value = "https://example.com/a?b=1"
-    before = sys.getrefcount(value)
+    cls = urls.CanonicalURL
+    before, cls_before = sys.getrefcount(value), sys.getrefcount(cls)
     for _ in range(1000):
         simple_url(value)
         plain_link(value)
         single_spaced(value)
-    assert sys.getrefcount(value) == before
+        canonical_url(value, cls)
+        canonical_url("https://www.example.com/a/", cls)
+    after, cls_after = sys.getrefcount(value), sys.getrefcount(cls)
+    assert (after, cls_after) == (before, cls_before)

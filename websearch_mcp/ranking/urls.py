@@ -16,12 +16,6 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 #: A simple URL's host, path and query (`simple_parts`).
 URLGroups = tuple[str, str | None, str | None]
 
-try:  # built with the compiled modules (setup.py); without it, the regular expression decides
-    from websearch_mcp.text_scan import simple_url
-
-    NATIVE_SIMPLE_URL: Callable[[str], URLGroups | None] | None = simple_url
-except ImportError:
-    NATIVE_SIMPLE_URL = None
 
 # Parameters that only say where a click came from; they never change the page.
 TRACKING_PARAMS = frozenset(
@@ -126,6 +120,17 @@ class CanonicalURL(NamedTuple):
     path: str
 
 
+try:  # built with the compiled modules (setup.py); without it, the regular expression decides
+    from websearch_mcp.text_scan import canonical_url, simple_url
+
+    NATIVE_SIMPLE_URL: Callable[[str], URLGroups | None] | None = simple_url
+    NATIVE_CANONICAL_URL: Callable[[str, type[CanonicalURL]], CanonicalURL | None] | None = (
+        canonical_url
+    )
+except ImportError:
+    NATIVE_SIMPLE_URL = NATIVE_CANONICAL_URL = None
+
+
 # Enough for several requests' URLs (each is asked for more than once per request); fresh
 # searches seldom share links, so a bigger cache would mostly hold memory.
 @lru_cache(maxsize=2048)
@@ -133,6 +138,15 @@ def canonicalize(url: str) -> CanonicalURL:
     """The canonical form of `url`, e.g. `http://www.Example.com:80/a/?utm_source=x&b=2&a=1#top`
     -> key `https://example.com/a?a=1&b=2`, host `example.com`, path `/a`. A string that is not
     a URL keeps its trimmed text as the key."""
+    if NATIVE_CANONICAL_URL is not None:  # most links, in one pass
+        found = NATIVE_CANONICAL_URL(url, CanonicalURL)
+        if found is not None:
+            return found
+    return canonical_form(url)
+
+
+def canonical_form(url: str) -> CanonicalURL:
+    """`canonicalize(url)` in Python, uncached: what the native pass stands in for."""
     text = url.strip()
     simple = simple_parts(text)
     # The simple host is lower-case already, and a path or query is often empty or clean: each
