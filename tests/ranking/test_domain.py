@@ -125,3 +125,25 @@ async def test_a_started_service_has_read_the_suffix_list(
     await service.start()
     await service.close()
     assert asked
+
+
+def test_host_facts_are_shared_by_requests_with_the_same_lists() -> None:
+    first = domain_lists(SETTINGS)
+    assert domain_lists(SETTINGS, ["other.example"]).sites is first.sites  # blocking aside
+    own = domain_lists(RankingSettings(penalized_domains=["shop.example"]))
+    assert own.sites is not first.sites
+    query = analyze_query("vector database")
+    assert domain_quality("shop.example", query, False, own, 0.5).factor == 0.5
+    assert domain_quality("shop.example", query, False, first, 0.5).factor == 1.0
+    assert domain.host_facts("shop.example", own) is domain.host_facts("shop.example", own)
+
+
+def test_host_facts_start_a_new_table_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    lists = domain_lists(RankingSettings(penalized_domains=["full.example"]))
+    lists.sites.clear()
+    monkeypatch.setattr(domain, "SITES_KEPT", 3)
+    query = analyze_query("vector database")
+    hosts = ["a.example", "full.example", "b.xyz", "docs.c.example", "amazon.com"]
+    factors = [domain_quality(h, query, False, lists, 0.5).factor for h in hosts]
+    assert factors == [1.0, 0.5, 0.5, 1.0, 0.5]
+    assert len(lists.sites) <= 3

@@ -12,15 +12,13 @@ from datetime import datetime
 from typing import Final
 
 from websearch_mcp.config import RankingSettings
-from websearch_mcp.ranking.domain import DomainInfo, DomainLists, matches, names_site
+from websearch_mcp.ranking.domain import DomainInfo, DomainLists, host_facts
 from websearch_mcp.ranking.lexical import QueryTerms
 
 # The span a time_range names, used as the freshness half-life.
 TIME_RANGE_DAYS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
-_DOCS_HOST_LABELS = frozenset({"docs", "doc", "developer", "developers", "learn", "manual", "wiki"})
 _DOCS_PATH = re.compile(r"/(?:docs|documentation|manual|reference|handbook)(?:/|$)")
 _DOCS_PATH_WORDS: Final = ("doc", "manual", "reference", "handbook")  # one is in every match
-_PUBLIC_SUFFIX_LABELS = frozenset({"gov", "edu", "ac", "mil", "int"})
 
 
 def consensus(engines: int, voters: int) -> float | None:
@@ -35,12 +33,7 @@ def site_authority(info: DomainInfo, query: QueryTerms, lists: DomainLists) -> f
     """1 for a listed authority site or the site the query names (redis.io for "redis ..."),
     0.5 for documentation hosts (docs.*, developer.*) and public-institution suffixes (.gov,
     .edu, .ac.uk), else 0."""
-    if matches(info.host, lists.authority) or names_site(info, query):
-        return 1.0
-    first_label = info.host.split(".", 1)[0]
-    if first_label in _DOCS_HOST_LABELS or info.suffix.split(".", 1)[0] in _PUBLIC_SUFFIX_LABELS:
-        return 0.5
-    return 0.0
+    return host_facts(info.host, lists).site_authority(query)
 
 
 def authority(site: float, path: str) -> float:

@@ -10,13 +10,12 @@ from datetime import datetime
 
 from websearch_mcp.config import RankingSettings, SearchSettings
 from websearch_mcp.models import Hit, Query
-from websearch_mcp.ranking.boosts import freshness, site_authority, wants_recent
+from websearch_mcp.ranking.boosts import freshness, wants_recent
 from websearch_mcp.ranking.coverage import Unseen
 from websearch_mcp.ranking.domain import (
     DomainVerdict,
-    domain_info,
     domain_lists,
-    domain_quality,
+    host_facts,
     is_error_code_query,
 )
 from websearch_mcp.ranking.families import (
@@ -106,12 +105,10 @@ class Context:
         """The domain verdict and site authority of `host`, computed once per request."""
         found = self._hosts.get(host)
         if found is None:
-            info = domain_info(host)
+            facts = host_facts(host, self.domains)
             found = self._hosts[host] = (
-                domain_quality(
-                    host, self.terms, self.error_code, self.domains, self.settings.domain_penalty
-                ),
-                site_authority(info, self.terms, self.domains),
+                facts.verdict(self.terms, self.error_code, self.settings.domain_penalty),
+                facts.site_authority(self.terms),
             )
         return found
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import tldextract
@@ -45,6 +45,10 @@ AUTHORITY_DOMAINS = (
     "stackoverflow.com", "pypi.org", "npmjs.com", "crates.io", "wikipedia.org", "arxiv.org",
     "nih.gov", "nature.com", "science.org", "acm.org", "ieee.org", "who.int", "europa.eu",
 )  # fmt: skip
+#: First labels of documentation hosts, and first labels of public-institution suffixes: both
+#: give a site half an authority (`boosts.site_authority`).
+DOCS_HOST_LABELS = frozenset({"docs", "doc", "developer", "developers", "learn", "manual", "wiki"})
+PUBLIC_SUFFIX_LABELS = frozenset({"gov", "edu", "ac", "mil", "int"})
 LOW_QUALITY_TLDS = (
     "xyz", "top", "click", "loan", "work", "gq", "tk", "ml", "cf", "ga", "buzz", "icu", "cyou",
     "rest", "monster", "bid", "win", "review", "country", "stream", "download", "racing", "men",
@@ -114,25 +118,47 @@ def domain_set(entries: tuple[str, ...]) -> frozenset[str]:
     return frozenset(normalise_domain(e) for e in entries if e.strip())
 
 
+#: Hosts whose facts one set of lists keeps (`HostFacts`): more than a day of searches' sites.
+SITES_KEPT = 8192
+
+
 @dataclass(frozen=True, slots=True)
 class DomainLists:
-    """The configured lists, normalised once per request."""
+    """The configured lists, normalised once per request. `sites`: each host's `HostFacts`
+    under these lists, shared by every request with the same lists (`domain_lists`)."""
 
     blocked: frozenset[str]
     authority: frozenset[str]
     penalized: frozenset[str]
     dictionary: frozenset[str]
     low_quality_tlds: frozenset[str]
+    sites: dict[str, HostFacts] = field(default_factory=dict, compare=False, repr=False)
+
+
+@lru_cache(maxsize=64)
+def _sites(
+    authority: frozenset[str],
+    penalized: frozenset[str],
+    dictionary: frozenset[str],
+    low_quality_tlds: frozenset[str],
+) -> dict[str, HostFacts]:
+    """The one table of host facts for these lists (a host's facts depend on them alone)."""
+    return {}
 
 
 def domain_lists(settings: RankingSettings, block_domains: Sequence[str] = ()) -> DomainLists:
     """The built-in lists plus the settings' own, and the user's `block_domains`."""
+    authority = domain_set(AUTHORITY_DOMAINS + tuple(settings.authority_domains))
+    penalized = domain_set(PENALIZED_DOMAINS + tuple(settings.penalized_domains))
+    dictionary = domain_set(DICTIONARY_DOMAINS + tuple(settings.dictionary_domains))
+    low_quality_tlds = domain_set(LOW_QUALITY_TLDS + tuple(settings.low_quality_tlds))
     return DomainLists(
         blocked=domain_set(tuple(block_domains)),
-        authority=domain_set(AUTHORITY_DOMAINS + tuple(settings.authority_domains)),
-        penalized=domain_set(PENALIZED_DOMAINS + tuple(settings.penalized_domains)),
-        dictionary=domain_set(DICTIONARY_DOMAINS + tuple(settings.dictionary_domains)),
-        low_quality_tlds=domain_set(LOW_QUALITY_TLDS + tuple(settings.low_quality_tlds)),
+        authority=authority,
+        penalized=penalized,
+        dictionary=dictionary,
+        low_quality_tlds=low_quality_tlds,
+        sites=_sites(authority, penalized, dictionary, low_quality_tlds),
     )
 
 
@@ -153,11 +179,65 @@ def is_error_code_query(text: str) -> bool:
     return bool((not is_shouted(text) and _ERROR_CODE.search(text)) or _ERROR_PHRASE.search(text))
 
 
-def names_site(info: DomainInfo, query: QueryTerms) -> bool:
-    """Whether the query names the site itself (`redis` for redis.io), its own subject."""
-    return bool(info.name) and (
-        stem(info.name) in query.words or info.name.replace("-", "") in query.words
-    )
+class HostFacts:
+    """What the domain verdict and the site's authority read of a host and the lists, apart
+    from the query: the same for every request with these lists, so made once per host
+    (`host_facts`), where each request would split the host and match it against every list
+    again. A plain class: compiled, its `__init__` is native code."""
+
+    __slots__ = ("authority", "dictionary", "documentation", "low_quality", "name", "penalized")
+
+    def __init__(self, host: str, lists: DomainLists) -> None:
+        info = domain_info(host)
+        self.authority = matches(host, lists.authority)
+        last = info.suffix.rsplit(".", 1)[-1]
+        low = bool(info.suffix) and (
+            info.suffix in lists.low_quality_tlds or last in lists.low_quality_tlds
+        )
+        self.low_quality = f"low-quality suffix .{info.suffix}" if low else None
+        self.dictionary = matches(host, lists.dictionary)
+        self.penalized = matches(host, lists.penalized)
+        # The words that name the site in a query (`redis` for redis.io), none without a name.
+        self.name = (stem(info.name), info.name.replace("-", "")) if info.name else None
+        # Documentation hosts (docs.*, developer.*) and public-institution suffixes (.gov, .ac.uk).
+        self.documentation = (
+            host.split(".", 1)[0] in DOCS_HOST_LABELS
+            or info.suffix.split(".", 1)[0] in PUBLIC_SUFFIX_LABELS
+        )
+
+    def named_by(self, query: QueryTerms) -> bool:
+        """Whether the query names the site itself (`redis` for redis.io), its own subject."""
+        name = self.name
+        return name is not None and (name[0] in query.words or name[1] in query.words)
+
+    def verdict(self, query: QueryTerms, error_code: bool, penalty: float) -> DomainVerdict:
+        """`domain_quality` of the host."""
+        if penalty <= 0.0 or self.authority:
+            return _NEUTRAL
+        reason = self.low_quality
+        if reason is None:
+            if error_code and self.dictionary:
+                reason = "dictionary for an error-code query"
+            elif self.penalized and not self.named_by(query):
+                reason = "e-commerce or brand site"
+        return DomainVerdict(1.0 - penalty, reason) if reason else _NEUTRAL
+
+    def site_authority(self, query: QueryTerms) -> float:
+        """`boosts.site_authority` of the host."""
+        if self.authority or self.named_by(query):
+            return 1.0
+        return 0.5 if self.documentation else 0.0
+
+
+def host_facts(host: str, lists: DomainLists) -> HostFacts:
+    """The facts of `host` under `lists`, made on its first request (see `HostFacts`)."""
+    sites = lists.sites
+    found = sites.get(host)
+    if found is None:
+        if len(sites) >= SITES_KEPT:  # rare: a new table, rather than an order to keep
+            sites.clear()
+        found = sites[host] = HostFacts(host, lists)
+    return found
 
 
 def domain_quality(
@@ -166,15 +246,4 @@ def domain_quality(
     """The domain factor: 1 - `penalty` for low-quality suffixes, dictionaries on error-code
     queries and e-commerce/brand sites the query does not name; 1 otherwise, and always 1 on an
     authority site (docs.aws.amazon.com is not amazon.com's shop)."""
-    if penalty <= 0.0 or matches(host, lists.authority):
-        return _NEUTRAL
-    info = domain_info(host)
-    last = info.suffix.rsplit(".", 1)[-1]
-    reason = None
-    if info.suffix and (info.suffix in lists.low_quality_tlds or last in lists.low_quality_tlds):
-        reason = f"low-quality suffix .{info.suffix}"
-    elif error_code and matches(host, lists.dictionary):
-        reason = "dictionary for an error-code query"
-    elif matches(host, lists.penalized) and not names_site(info, query):
-        reason = "e-commerce or brand site"
-    return DomainVerdict(1.0 - penalty, reason) if reason else _NEUTRAL
+    return host_facts(host, lists).verdict(query, error_code, penalty)
