@@ -63,12 +63,12 @@ def test_an_engine_holding_the_others_best_results_leaves_nothing_unseen() -> No
     voters = {"a": 1.0, "b": 1.0, "c": 1.0}
     contained = {("b", "a"): 1.0, ("c", "a"): 0.0}
     # b returns a's head: its silence on this result is a judgment. c shares nothing: unseen.
-    assert Unseen(voters, contained)({"a": 4}) == 1.0
-    assert Unseen(voters, contained)({"a": 4, "b": 2, "c": 9}) == 0.0
+    assert Unseen(voters, contained).weight({"a": 4}) == 1.0
+    assert Unseen(voters, contained).weight({"a": 4, "b": 2, "c": 9}) == 0.0
     half = {("b", "a"): 0.5, ("c", "a"): 0.5}
-    assert Unseen(voters, half)({"a": 1}) == pytest.approx(2 * 0.75)
-    assert Unseen(voters, half)({}) == 0.0
-    assert Unseen({"a": 1.0, "b": 0.0}, {})({"a": 1}) == 0.0  # a muted engine does not count
+    assert Unseen(voters, half).weight({"a": 1}) == pytest.approx(2 * 0.75)
+    assert Unseen(voters, half).weight({}) == 0.0
+    assert Unseen({"a": 1.0, "b": 0.0}, {}).weight({"a": 1}) == 0.0  # a muted engine does not count
 
 
 def test_unseen_voters_vote_as_the_returning_ones_did() -> None:
@@ -96,14 +96,46 @@ def test_coverage_signals_stay_in_their_bounds(ranked, head, weights) -> None:
     present = {v for ranks in ranked for v in ranks}
     voters = {v: weights.get(v, 1.0) for v in present}
     total = sum(voters.values())
-    weigh = Unseen(voters, contained)
+    weigh = Unseen(voters, contained).weight
     for ranks in ranked:
         cast = sum(voters[v] for v in ranks)
         missing = weigh(ranks)
         assert -1e-12 <= missing <= total - cast + 1e-12
-        assert Unseen(voters, contained)(ranks) == missing  # deterministic, memo or not
+        assert Unseen(voters, contained).weight(ranks) == missing  # deterministic, memo or not
         for rrf in (0.0, 0.3, 1.0):
             assert rrf <= credited(rrf, ranks, voters, missing, 0.5) <= 1.0
+
+
+def unseen_as_written(voters, contained, ranks) -> float:
+    """The unseen weight as the docstring defines it, summed in the voters' sorted order."""
+    weighted = [(v, w) for v, w in sorted(voters.items()) if w > 0]
+    present = [v for v, _ in weighted if v in ranks]
+    if not present:
+        return 0.0
+    total = 0.0
+    for m, weight in weighted:
+        if m in ranks:
+            continue
+        shared = 0.0
+        for s in present:
+            shared += contained.get((m, s), 0.0)
+        shared /= float(len(present))
+        total += weight * (1.0 - shared * shared)
+    return total
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ranked_strategy,
+    st.integers(1, 8),
+    st.dictionaries(voter_names, st.sampled_from([0.0, 0.5, 2.0])),
+)
+def test_the_unseen_weight_is_the_sum_as_written(ranked, head, weights) -> None:
+    contained = containment(ranked, head)
+    voters = {v: weights.get(v, 1.0) for ranks in ranked for v in ranks}
+    weigh = Unseen(voters, contained).weight
+    for ranks in [*ranked, {}, dict.fromkeys(voters, 1), {"unknown": 1}]:
+        assert weigh(ranks) == unseen_as_written(voters, contained, ranks)
 
 
 @settings(max_examples=200, deadline=None)
@@ -126,8 +158,8 @@ def test_containment_ranks_ties_by_the_results_order(ranked, head) -> None:
 def test_more_shared_results_leave_less_unseen(low: float, high: float) -> None:
     low, high = sorted((low, high))
     voters = {"a": 1.0, "b": 1.0}
-    more = Unseen(voters, {("b", "a"): high})({"a": 1})
-    assert more <= Unseen(voters, {("b", "a"): low})({"a": 1})
+    more = Unseen(voters, {("b", "a"): high}).weight({"a": 1})
+    assert more <= Unseen(voters, {("b", "a"): low}).weight({"a": 1})
 
 
 # --- in the pipeline ----------------------------------------------------------------------------

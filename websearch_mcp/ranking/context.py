@@ -75,7 +75,7 @@ class Context:
         # Read per result: native attributes here, where the settings' are a model's.
         self.rrf_k = search.rrf_k
         self.coverage_weight = self.settings.coverage_weight
-        self.weights = weights
+        self.weights = dict(weights)  # read per result: a dict's look-ups are native when compiled
         self.query = query
         self.terms: QueryTerms = analyze_query(query.text)
         self.error_code = is_error_code_query(query.text)
@@ -112,7 +112,7 @@ class Context:
             )
         return found
 
-    def votes(self, ranks: Mapping[str, int]) -> Mapping[str, int]:
+    def votes(self, ranks: dict[str, int]) -> dict[str, int]:
         """A result's ranks (in engine-name order, as merging makes them) with one engine per
         index family (all of them when no two of its engines share an index)."""
         if not self.shared_index:
@@ -125,14 +125,14 @@ class Context:
             return ranks
         return one_vote_per_family(ranks, self.weights, self.families, self.rrf_k)
 
-    def by_family(self, votes: Mapping[str, int]) -> Mapping[str, int]:
+    def by_family(self, votes: dict[str, int]) -> dict[str, int]:
         # A loop, not `isdisjoint`: compiled, each test is a native set look-up.
         for engine in votes:
             if engine in self.renamed:
                 return {self.families[e]: r for e, r in votes.items()}
         return votes
 
-    def engines_agreeing(self, votes: Mapping[str, int]) -> int:
+    def engines_agreeing(self, votes: dict[str, int]) -> int:
         """How many index families with a positive weight returned the result."""
         if self.every_engine_votes:
             return len(votes)

@@ -26,7 +26,7 @@ HEAD = 5  # an engine's best results: the ones another engine holding them would
 
 
 def containment(
-    ranked: Sequence[Mapping[str, int]], head: int = HEAD
+    ranked: Sequence[dict[str, int]], head: int = HEAD
 ) -> dict[tuple[str, str], float]:
     """(m, s) -> the share of voter s's `head` best-ranked results that voter m returned too,
     for every ordered pair of voters in `ranked` (per result: voter -> its rank). Ties in rank
@@ -68,40 +68,47 @@ class Unseen:
     (voter -> weight) and their containment table are read once, and each set of returning
     voters is computed once (many results share one)."""
 
-    __slots__ = ("_memo", "_rows", "_voters")
+    __slots__ = ("_bits", "_memo", "_rows", "_voters")
 
     def __init__(
         self, voters: Mapping[str, float], contained: Mapping[tuple[str, str], float]
     ) -> None:
         self._voters = [(v, voters[v]) for v in sorted(voters) if voters[v] > 0]
         order = {v: i for i, (v, _) in enumerate(self._voters)}
+        # A set of returning voters as an integer, a bit per voter by its place: the memo's key
+        # (the weight does not depend on the voters' order, nor on voters without weight).
+        self._bits = {v: 1 << i for v, i in order.items()}
         # Row m, column s: the share of s's head in m's list, by the voters' places in
         # `_voters` (0.0 where the table has none), so the sums below read lists, not dicts.
         self._rows = [[0.0] * len(self._voters) for _ in self._voters]
         for (m, s), share in contained.items():
             if m in order and s in order:
                 self._rows[order[m]][order[s]] = share
-        self._memo: dict[frozenset[str], float] = {}
+        self._memo: dict[int, float] = {}
 
-    def __call__(self, ranks: Mapping[str, int]) -> float:
+    def weight(self, ranks: dict[str, int]) -> float:
         """The weight of the answering voters that did not return this result (`ranks`:
         voter -> rank) and likely do not index it: sum over them of w * (1 - c^2), c the mean
         containment of the returning voters' heads in that voter's list."""
-        key = frozenset(ranks)  # the weight does not depend on the voters' order
-        found = self._memo.get(key)
+        returned, bits = 0, self._bits
+        for voter in ranks:
+            bit = bits.get(voter)
+            if bit is not None:
+                returned |= bit
+        found = self._memo.get(returned)
         if found is None:
-            found = self._memo[key] = self._unseen(key)
+            found = self._memo[returned] = self._unseen(returned)
         return found
 
-    def _unseen(self, returned: frozenset[str]) -> float:
+    def _unseen(self, returned: int) -> float:
         # The returning voters' places, in the voters' (sorted) order: the order of the sums.
-        present = [i for i, (v, _) in enumerate(self._voters) if v in returned]
+        present = [i for i in range(len(self._voters)) if returned >> i & 1]
         if not present:
             return 0.0
         count = float(len(present))  # exact: the division is the one Python makes of an int
         total = 0.0
-        for i, (voter, weight) in enumerate(self._voters):
-            if voter in returned:
+        for i, (_, weight) in enumerate(self._voters):
+            if returned >> i & 1:
                 continue
             # A loop, not sum(): compiled, it adds the floats natively, in the same order.
             row, shared = self._rows[i], 0.0
@@ -114,7 +121,7 @@ class Unseen:
 
 def credited(
     rrf: float,
-    ranks: Mapping[str, int],
+    ranks: dict[str, int],
     voters: dict[str, float],  # a dict: compiled, each look-up is then a native one
     unseen_weight: float,
     weight: float,

@@ -39,7 +39,7 @@ def shares_an_index(engines: Iterable[str], families: Mapping[str, str]) -> bool
 
 
 def one_vote_per_family(
-    ranks: Mapping[str, int], weights: Mapping[str, float], families: Mapping[str, str], k: int
+    ranks: dict[str, int], weights: dict[str, float], families: dict[str, str], k: int
 ) -> dict[str, int]:
     """`ranks` (engine -> rank) with one engine left per family: the one whose RRF vote
     w / (k + rank) is the largest (ties: the better rank, then the name)."""
@@ -48,7 +48,7 @@ def one_vote_per_family(
     for engine in sorted(ranks):
         rank = ranks[engine]
         vote = votes[engine] = max(0.0, weights.get(engine, 1.0)) / (k + rank)
-        family = family_of(engine, families)
+        family = families.get(engine) or engine  # `family_of`, with a dict's native look-up
         current = best.get(family)
         if current is None or (
             vote > votes[current] or (vote == votes[current] and rank < ranks[current])

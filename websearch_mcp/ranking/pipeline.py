@@ -78,7 +78,7 @@ class _Scored:
     def __init__(
         self,
         item: Merged,
-        votes: Mapping[str, int],
+        votes: dict[str, int],
         doc: DocTerms,
         rrf: float,
         unseen: float | None,
@@ -172,7 +172,7 @@ class _Unasked(dict[int, AbstractSet[str]]):
 
 
 def _score(
-    item: Merged, votes: Mapping[str, int], voted: Mapping[str, int], doc: DocTerms, ctx: Context
+    item: Merged, votes: dict[str, int], voted: dict[str, int], doc: DocTerms, ctx: Context
 ) -> _Scored:
     """`votes`: the result's ranks, one engine per index family; `voted`, the same by family.
     The score multiplies the factors in one fixed order (an unused one is exactly 1), so it is
@@ -183,7 +183,7 @@ def _score(
     rrf = normalised(vote, ctx.best)
     missing, covered = None, rrf
     if ctx.unseen is not None:
-        missing = ctx.unseen(voted)
+        missing = ctx.unseen.weight(voted)
         covered = credited(rrf, voted, ctx.family_weights, missing, ctx.coverage_weight)
     s = _Scored(item, votes, doc, rrf, missing, covered, verdict, authority(site, item.path))
     # Each factor is `Factor.__call__` written out; a signal that does not apply (None) is a

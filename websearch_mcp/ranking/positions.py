@@ -62,7 +62,7 @@ class EngineEvidence:
             if low < high:  # equal scores say nothing rank does not
                 self._ranges[engine] = (low, high)
 
-    def _mean(self, values: Mapping[str, float]) -> float | None:
+    def _mean(self, values: dict[str, float]) -> float | None:
         total = weight = 0.0
         for engine in sorted(values):  # one order whatever the input order: identical sums
             total += self._weights[engine] * values[engine]
@@ -75,7 +75,7 @@ class EngineEvidence:
             found = self._places[rank] = place(rank, self._k)
         return found
 
-    def position(self, ranks: Mapping[str, int]) -> float | None:
+    def position(self, ranks: dict[str, int]) -> float | None:
         """The weighted mean position of a result (engine -> its rank); None when no engine
         with a positive weight returned it. (`_mean` of the places, without building them.)"""
         total = weight = 0.0
@@ -89,7 +89,7 @@ class EngineEvidence:
                 weight += engine_weight
         return total / weight if weight > 0 else None
 
-    def rrf_and_position(self, ranks: Mapping[str, int], k: int) -> tuple[float, float | None]:
+    def rrf_and_position(self, ranks: dict[str, int], k: int) -> tuple[float, float | None]:
         """`fusion.rrf(ranks, weights, k)` and `position(ranks)` of a result, in one pass over
         its ranks: the same floats, summed in the same order (an engine of weight 0 adds
         nothing to either)."""
@@ -105,7 +105,7 @@ class EngineEvidence:
                 weight += engine_weight
         return vote, (total / weight if weight > 0 else None)
 
-    def engine_score(self, hits: Mapping[str, Hit], ranks: Mapping[str, int]) -> float | None:
+    def engine_score(self, hits: dict[str, Hit], ranks: dict[str, int]) -> float | None:
         """Like `position`, with each scoring engine's normalised score in place of the rank
         (engine -> its hit, engine -> that hit's rank); None when no engine of the request
         reported scores."""
