@@ -61,9 +61,12 @@ def _fill(item: Merged) -> None:
         item.published_at = parse_date(published) if published is not None else None
         return
     ranks, hits = item.ranks, item.hits
-    # By rank, ties by name: a stable sort by rank of the names in order (no tuple per hit).
-    engines = sorted(hits)
-    engines.sort(key=ranks.__getitem__)
+    # By rank, ties by name: integers rank * width + place among the names sort as those pairs
+    # do (no key function, no tuple per hit).
+    names = sorted(hits)
+    width = len(names)
+    order = sorted([ranks[name] * width + place for place, name in enumerate(names)])
+    engines = [names[at % width] for at in order]
     item.engines = engines
     # One pass, best rank first; each choice keeps the first hit that is best for it.
     first = hits[engines[0]]
@@ -82,7 +85,8 @@ def _fill(item: Merged) -> None:
             hit_secure == secure and len(hit.url) < length
         ):
             secure, length, url = hit_secure, len(hit.url), hit.url
-        if hit.published:
+        # Engines listing one page mostly give one date string: it is parsed once.
+        if hit.published and hit.published != published:
             date = parse_date(hit.published)
             if date is not None and (earliest is None or date < earliest):
                 earliest, published = date, hit.published
@@ -93,16 +97,22 @@ def _fill(item: Merged) -> None:
 
 
 def merge(
-    lists: Mapping[str, Sequence[Hit]], canonical: Callable[[str], CanonicalURL] = canonicalize
+    lists: Mapping[str, Sequence[Hit]], canonical: Callable[[str], CanonicalURL] | None = None
 ) -> list[Merged]:
-    """Group hits by canonical URL (`canonical`: `canonicalize`, or a search's own table of it).
-    Each engine counts once per URL, with its best rank; the merged result keeps the longest
-    snippet, the best-ranked non-empty title and the earliest date. Returned in order of first
-    appearance (engines by name)."""
+    """Group hits by canonical URL (`canonical`: `canonicalize` unless given, a search's own
+    table of it). Each engine counts once per URL, with its best rank; the merged result keeps
+    the longest snippet, the best-ranked non-empty title and the earliest date. Returned in
+    order of first appearance (engines by name)."""
     merged: dict[str, Merged] = {}
+    # Each link is read once per call: engines share most of their links.
+    links: dict[str, CanonicalURL] = {}
     for engine in sorted(lists):
         for position, hit in enumerate(lists[engine], start=1):
-            key, host, path = canonical(hit.url)
+            url = hit.url
+            found = links.get(url)
+            if found is None:
+                found = links[url] = canonicalize(url) if canonical is None else canonical(url)
+            key, host, path = found
             item = merged.get(key)
             rank = hit.rank if hit.rank >= 1 else position
             if item is None:

@@ -131,17 +131,21 @@ except ImportError:
     NATIVE_SIMPLE_URL = NATIVE_CANONICAL_URL = None
 
 
-# Enough for several requests' URLs (each is asked for more than once per request); fresh
-# searches seldom share links, so a bigger cache would mostly hold memory.
-@lru_cache(maxsize=2048)
 def canonicalize(url: str) -> CanonicalURL:
     """The canonical form of `url`, e.g. `http://www.Example.com:80/a/?utm_source=x&b=2&a=1#top`
     -> key `https://example.com/a?a=1&b=2`, host `example.com`, path `/a`. A string that is not
     a URL keeps its trimmed text as the key."""
-    if NATIVE_CANONICAL_URL is not None:  # most links, in one pass
+    if NATIVE_CANONICAL_URL is not None:  # most links, in one pass: cheaper than a cache
         found = NATIVE_CANONICAL_URL(url, CanonicalURL)
         if found is not None:
             return found
+    return _read(url)
+
+
+# Enough for several requests' URLs (each is asked for more than once per request); fresh
+# searches seldom share links, so a bigger cache would mostly hold memory.
+@lru_cache(maxsize=2048)
+def _read(url: str) -> CanonicalURL:
     return canonical_form(url)
 
 
