@@ -29,6 +29,9 @@ reads chunks in Python, with the same result. */
 
 /* Longer chunks (rare: long identifiers, base64) skip the table and go to the cache directly. */
 #define SHORT_CHUNK 64
+/* A text's chunks gathered before its list is made: most texts (a title and a snippet) have
+   fewer; longer ones move to the heap. */
+#define CHUNKS_ON_STACK 96
 #define MAX_LIMIT (1 << 24)
 #define MAX_PROBE 16
 #define FNV_OFFSET 0xcbf29ce484222325ULL
@@ -449,9 +452,12 @@ ChunkTable_read(ChunkTable *self, PyObject *const *args, Py_ssize_t nargs)
     }
     const unsigned char *source = PyUnicode_1BYTE_DATA(text);
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
-    PyObject *chunks = PyList_New(0);
+    /* The chunks' terms are gathered here and the list is made once at its size: appending
+       grew it several times per text. */
+    PyObject *local[CHUNKS_ON_STACK], **found = local, *chunks = NULL;
+    Py_ssize_t count = 0, room = CHUNKS_ON_STACK;
     PyObject *every = PySet_New(NULL);
-    if (chunks == NULL || every == NULL)
+    if (every == NULL)
         goto failed;
     Py_ssize_t i = 0;
     for (;;) {
@@ -464,22 +470,45 @@ ChunkTable_read(ChunkTable *self, PyObject *const *args, Py_ssize_t nargs)
         if (chunk_terms(self, cache, source + i, length - i, &len, &terms, &parts) < 0)
             goto failed;
         i += len;
-        int status = PyList_Append(chunks, terms);
-        if (status == 0)
-            status = add_all(every, terms);
+        if (count == room) {
+            PyObject **more = PyMem_Malloc(2 * (size_t)room * sizeof(PyObject *));
+            if (more == NULL) {
+                Py_DECREF(terms);
+                Py_DECREF(parts);
+                PyErr_NoMemory();
+                goto failed;
+            }
+            memcpy(more, found, (size_t)count * sizeof(PyObject *));
+            if (found != local)
+                PyMem_Free(found);
+            found = more;
+            room *= 2;
+        }
+        found[count++] = terms; /* the reference `chunk_terms` gave */
+        int status = add_all(every, terms);
         if (status == 0 && parts != Py_None)
             status = add_all(every, parts);
-        Py_DECREF(terms);
         Py_DECREF(parts);
         if (status < 0)
             goto failed;
     }
+    chunks = PyList_New(count);
+    if (chunks == NULL)
+        goto failed;
+    for (Py_ssize_t k = 0; k < count; k++)
+        PyList_SET_ITEM(chunks, k, found[k]);
+    count = 0; /* the list holds them now */
+    if (found != local)
+        PyMem_Free(found);
     PyObject *out = PyTuple_Pack(2, chunks, every);
     Py_DECREF(chunks);
     Py_DECREF(every);
     return out;
 failed:
-    Py_XDECREF(chunks);
+    for (Py_ssize_t k = 0; k < count; k++)
+        Py_DECREF(found[k]);
+    if (found != local)
+        PyMem_Free(found);
     Py_XDECREF(every);
     return NULL;
 }
