@@ -157,16 +157,16 @@ def test_a_url_term_less_its_last_character_is_in_the_folded_url(url: str, word:
 @settings(max_examples=300, deadline=None)
 @given(_TEXTS, _TEXTS, _TEXTS)
 def test_a_pair_is_found_where_the_joined_terms_hold_it(title: str, url: str, query: str) -> None:
-    """`holds_pair` leaves a URL that cannot hold both words untokenised; its answer is the
+    """`holds` leaves a URL that cannot hold both words untokenised; its answer is the
     substring test on `joined`, for the URL's own pairs, the title's and a query's."""
     ordered = [terms_in_order(text) for text in (title, url_words(url), query)]
-    pairs = {f" {a} {b} " for words in ordered for a, b in pairwise(words)}
+    pairs = {(a, b) for words in ordered for a, b in pairwise(words)}
     pairs |= set(analyze_query(query).pairs)
-    for pair in pairs:
+    for first, second in pairs:
         doc = analyze_doc(title, "", url)
-        expected = pair in analyze_doc(title, "", url).joined
-        assert doc.holds_pair(pair) is expected
-        assert doc.holds_pair(pair) is expected  # once the URL is tokenised too
+        expected = f" {first} {second} " in analyze_doc(title, "", url).joined
+        assert doc.holds(first, second) is expected
+        assert doc.holds(first, second) is expected  # once the URL is tokenised too
 
 
 def terms_in_order(text: str) -> list[str]:

@@ -68,7 +68,7 @@ class QueryTerms:
     content: tuple[str, ...]  # unique content terms in query order (normalised)
     content_set: frozenset[str]  # the same as a set
     rare: frozenset[str]  # rare or compound content terms
-    pairs: tuple[str, ...]  # adjacent content terms as " a b ", for phrase contiguity
+    pairs: tuple[tuple[str, str], ...]  # adjacent content terms (a, b), for phrase contiguity
     words: frozenset[str]  # every word of the query, stop words included (normalised)
     recency: bool  # the text asks for recent results ("latest", "最新", ...)
 
@@ -76,7 +76,7 @@ class QueryTerms:
 class DocTerms:
     """A result's words: `text`, the content terms of title + snippet, and `url`, those of its
     URL; `joined`, all its terms in order separated by single spaces (a phrase is a substring
-    of it, `holds_pair`). The URL's terms are read on first use: most results need none, having
+    of it, `holds`). The URL's terms are read on first use: most results need none, having
     the query's words in their title or snippet (`url_may_hold` says which do)."""
 
     __slots__ = ("_folded", "_link", "_parts", "_url", "_url_parts", "_url_words", "text")
@@ -123,13 +123,13 @@ class DocTerms:
             self._folded = folded(self._words())
         return self._folded
 
-    def holds_pair(self, pair: str) -> bool:
-        """Whether `pair` (" a b ", two terms) is in `joined`: whether b follows a in the
+    def holds(self, first: str, second: str) -> bool:
+        """Whether " first second " is in `joined`: whether `second` follows `first` in the
         terms of title + snippet or in those of the URL (no term holds a space or "|"), found
-        without joining them. The URL is tokenised only when it may hold both words (see
-        `url_may_hold`)."""
-        first, second = pair.split()
-        if _adjacent(self._parts, first, second):
+        without joining them. The title and snippet are read only when both terms are among
+        theirs, the URL only when it may hold both (see `url_may_hold`)."""
+        text = self.text
+        if first in text and second in text and _adjacent(self._parts, first, second):
             return True
         if self._url is None and not (
             first[:-1] in self._folded_url() and second[:-1] in self._folded_url()
@@ -206,7 +206,7 @@ def analyze_query(text: str) -> QueryTerms:
         content=content,
         content_set=frozenset(content),
         rare=frozenset(t for t in content if is_rare(t, originals.get(t, ""))),
-        pairs=tuple(dict.fromkeys(f" {a} {b} " for a, b in pairwise(seq))),
+        pairs=tuple(dict.fromkeys(pairwise(seq))),
         words=frozenset(raw | every),
         recency=bool(raw & RECENCY_WORDS),
     )
@@ -260,4 +260,4 @@ def phrase_share(query: QueryTerms, doc: DocTerms) -> float | None:
     """Share of adjacent query term pairs that are adjacent in the result; None without pairs."""
     if not query.pairs:
         return None
-    return sum(1 for pair in query.pairs if doc.holds_pair(pair)) / len(query.pairs)
+    return sum(1 for first, second in query.pairs if doc.holds(first, second)) / len(query.pairs)

@@ -62,13 +62,6 @@ class EngineEvidence:
             if low < high:  # equal scores say nothing rank does not
                 self._ranges[engine] = (low, high)
 
-    def _mean(self, values: dict[str, float]) -> float | None:
-        total = weight = 0.0
-        for engine in sorted(values):  # one order whatever the input order: identical sums
-            total += self._weights[engine] * values[engine]
-            weight += self._weights[engine]
-        return total / weight if weight > 0 else None
-
     def _place(self, rank: int) -> float:
         found = self._places.get(rank)
         if found is None:
@@ -77,7 +70,7 @@ class EngineEvidence:
 
     def position(self, ranks: dict[str, int]) -> float | None:
         """The weighted mean position of a result (engine -> its rank); None when no engine
-        with a positive weight returned it. (`_mean` of the places, without building them.)"""
+        with a positive weight returned it."""
         total = weight = 0.0
         weights, places = self._weights, self._places
         for engine in sorted(ranks):
@@ -111,17 +104,23 @@ class EngineEvidence:
         reported scores."""
         if not self._ranges:
             return None
-        values: dict[str, float] = {}
-        for engine, rank in ranks.items():
-            if engine not in self._weights:
+        # The weighted mean of the values in the engines' name order (one order whatever the
+        # input's: identical sums), as `position` makes it.
+        total = weight = 0.0
+        weights = self._weights
+        for engine in sorted(ranks):
+            engine_weight = weights.get(engine)
+            if engine_weight is None:
                 continue
             span = self._ranges.get(engine)
             score = hits[engine].score
             if span is None or score is None or not math.isfinite(score):
-                values[engine] = self._place(rank)
-                continue
-            low, high = span
-            share = min(1.0, max(0.0, (score - low) / (high - low)))
-            floor = self._place(self._depths[engine])  # where this engine's last rank sits
-            values[engine] = floor + (1.0 - floor) * share
-        return self._mean(values)
+                value = self._place(ranks[engine])
+            else:
+                low, high = span
+                share = min(1.0, max(0.0, (score - low) / (high - low)))
+                floor = self._place(self._depths[engine])  # where this engine's last rank sits
+                value = floor + (1.0 - floor) * share
+            total += engine_weight * value
+            weight += engine_weight
+        return total / weight if weight > 0 else None
