@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from websearch_mcp.ranking.mmr import jaccard, mmr, normalise
+from websearch_mcp.ranking.mmr import Shared, jaccard, mmr, normalise
+from websearch_mcp.ranking.neighbours import overlap
 
 
 def test_jaccard() -> None:
@@ -69,3 +72,24 @@ def test_terms_made_on_first_read_give_the_same_order_and_only_the_scanned_are_r
     lazy = _Recorded(tokens)
     assert mmr(relevance, lazy, 0.95, 3) == mmr(relevance, tokens, 0.95, 3)
     assert sorted(lazy.read) == [0, 1, 2]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.frozensets(st.sampled_from("abcdef"), max_size=4), min_size=1, max_size=12),
+    st.integers(0, 12),
+    st.sampled_from([0.0, 0.5, 0.95, 1.0]),
+    st.integers(1, 12),
+)
+def test_counted_pairs_give_the_same_order_without_reading_their_terms(
+    tokens: list[frozenset[str]], head: int, lambda_: float, limit: int
+) -> None:
+    relevance = sorted((1.0 - i / 20 for i in range(len(tokens))), reverse=True)
+    head = min(head, len(tokens))
+    counts = overlap(tokens[:head])[1]
+    rows = [*range(head), *[-1] * (len(tokens) - head)]
+    shared = Shared(counts, [len(t) for t in tokens[:head]], rows)
+    lazy = _Recorded(tokens)
+    assert mmr(relevance, lazy, lambda_, limit, shared) == mmr(relevance, tokens, lambda_, limit)
+    if head == len(tokens):  # every pair counted: no candidate's terms are read
+        assert lazy.read == []

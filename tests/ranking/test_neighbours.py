@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from websearch_mcp.config import SearchSettings
 from websearch_mcp.models import Hit, Query
-from websearch_mcp.ranking.neighbours import POOL, nearest, regularised
+from websearch_mcp.ranking.neighbours import POOL, overlap, regularised
 from websearch_mcp.ranking.pipeline import rank
 
 
@@ -24,6 +24,14 @@ def search(weight: float) -> SearchSettings:
 
 def hit(engine: str, rank_: int, slug: str, snippet: str) -> Hit:
     return Hit(slug, f"https://{slug}.org/", snippet, rank_, engine)
+
+
+def nearest(texts, count):
+    return overlap(texts, count)[0]
+
+
+def smoothed_by(scores, texts, weight):
+    return regularised(scores, nearest(texts, 5), weight)
 
 
 def test_nearest_ranks_by_jaccard_and_leaves_out_strangers() -> None:
@@ -48,13 +56,17 @@ def test_nearest_is_the_sorted_head_of_every_similarity(texts, count) -> None:
         for i, mine in enumerate(texts)
     ]
     assert nearest(texts, count) == expected
+    shared = overlap(texts, count)[1]
+    assert shared == [
+        [len(a & b) if i != j else 0 for j, b in enumerate(texts)] for i, a in enumerate(texts)
+    ]
 
 
 def test_weight_zero_and_strangers_keep_their_scores() -> None:
     scores = [0.9, 0.5, 0.2]
     texts = [{"a", "b"}, {"a", "c"}, {"z"}]
-    assert [s for s, _ in regularised(scores, texts, 0.0)] == scores
-    smoothed = regularised(scores, texts, 0.4)
+    assert [s for s, _ in smoothed_by(scores, texts, 0.0)] == scores
+    smoothed = smoothed_by(scores, texts, 0.4)
     assert smoothed[2] == (0.2, None)
     assert smoothed[1] == (pytest.approx(0.6 * 0.5 + 0.4 * 0.9), 0.9)  # one neighbour: its score
     assert smoothed[0][0] == pytest.approx(0.6 * 0.9 + 0.4 * 0.5)
@@ -72,7 +84,7 @@ def test_weight_zero_and_strangers_keep_their_scores() -> None:
 def test_scores_stay_within_the_old_ones(results, weight) -> None:
     scores = sorted((s for s, _ in results), reverse=True)
     texts = [t for _, t in results]
-    for old, (new, mean) in zip(scores, regularised(scores, texts, weight), strict=True):
+    for old, (new, mean) in zip(scores, smoothed_by(scores, texts, weight), strict=True):
         assert min(scores) - 1e-12 <= new <= max(scores) + 1e-12
         if mean is None:
             assert new == old
@@ -85,7 +97,7 @@ def test_scores_stay_within_the_old_ones(results, weight) -> None:
 def test_two_mirrors_keep_their_order_below_half_weight(first, second, weight) -> None:
     high, low = max(first, second), min(first, second)
     same = {"hnsw", "build", "guide"}
-    (a, _), (b, _) = regularised([high, low], [same, set(same)], weight)
+    (a, _), (b, _) = smoothed_by([high, low], [same, set(same)], weight)
     assert a >= b
 
 

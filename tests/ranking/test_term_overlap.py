@@ -1,5 +1,6 @@
-"""The native nearest texts (`term_overlap.c`): the same rows as `neighbours.nearest` reads
-with set intersections, for any sets of str and counts, clear errors, and no references leaked.
+"""The native nearest texts and shared-term counts (`term_overlap.c`): the same rows and counts
+as `neighbours.overlap` reads with set intersections, for any sets of str and counts, clear
+errors, and no references leaked.
 
 The module is built with the compiled modules (`setup.py`, WEBSEARCH_MCP_COMPILE=1):
 `tests/ranking/test_compiled.py` builds them and runs these tests, and every other ranking test,
@@ -18,7 +19,11 @@ from hypothesis import strategies as st
 from testing.native import native_module
 from websearch_mcp.ranking import neighbours
 
-native_nearest = native_module("websearch_mcp.ranking.term_overlap").nearest
+native_overlap = native_module("websearch_mcp.ranking.term_overlap").overlap
+
+
+def native_nearest(texts: object, count: object) -> list[list[tuple[float, int]]]:
+    return native_overlap(texts, count)[0]  # type: ignore[arg-type]
 
 
 class _Word(str):
@@ -29,11 +34,11 @@ class _Word(str):
         return 7
 
 
-def in_python(texts: Sequence[AbstractSet[str]], count: int) -> list[list[tuple[float, int]]]:
-    """`neighbours.nearest` without the native module: set intersections and sorted rows."""
+def in_python(texts: Sequence[AbstractSet[str]], count: int) -> neighbours.Overlap:
+    """`neighbours.overlap` without the native module: set intersections and sorted rows."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(neighbours, "NATIVE_NEAREST", None)
-        return neighbours.nearest(texts, count)
+        patch.setattr(neighbours, "NATIVE_OVERLAP", None)
+        return neighbours.overlap(texts, count)
 
 
 # Terms as equal strings that are not the same object, so equality is by value.
@@ -43,10 +48,13 @@ _TERMS = st.text(alphabet="abcé語", min_size=1, max_size=3).map(lambda t: "".j
 @settings(max_examples=1000)
 @given(st.lists(st.sets(_TERMS, max_size=40), max_size=25), st.integers(0, 30))
 def test_rows_are_those_of_set_intersections(texts: list[set[str]], count: int) -> None:
-    expected = in_python(texts, count)
-    assert native_nearest(texts, count) == expected
+    expected, counts = in_python(texts, count)
+    assert native_overlap(texts, count) == (expected, counts)
+    assert counts == [
+        [len(a & b) if i != j else 0 for j, b in enumerate(texts)] for i, a in enumerate(texts)
+    ]
     frozen = tuple(frozenset(t) for t in texts)
-    assert native_nearest(frozen, count) == in_python(frozen, count)
+    assert native_overlap(frozen, count) == in_python(frozen, count)
     # Equal floats and ints: the very bits of every similarity too.
     for row, want in zip(native_nearest(texts, count), expected, strict=True):
         assert [(s.hex(), i) for s, i in row] == [(s.hex(), i) for s, i in want]
@@ -54,7 +62,7 @@ def test_rows_are_those_of_set_intersections(texts: list[set[str]], count: int) 
 
 def test_more_terms_than_one_word_of_bits() -> None:
     texts = [{f"w{k}" for k in range(i, i + 150)} for i in range(0, 300, 40)]
-    assert native_nearest(texts, 3) == in_python(texts, 3)
+    assert native_overlap(texts, 3) == in_python(texts, 3)
 
 
 def test_ties_keep_the_lower_index_and_rows_stop_at_count() -> None:
@@ -101,7 +109,7 @@ def test_a_bad_count_is_a_clear_error() -> None:
     with pytest.raises(TypeError):
         native_nearest([{"a"}], "5")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="takes 2 arguments"):
-        native_nearest([{"a"}])  # type: ignore[call-arg]
+        native_overlap([{"a"}])  # type: ignore[call-arg]
 
 
 def test_no_references_are_leaked() -> None:
@@ -121,5 +129,5 @@ def test_nearest_reads_the_shared_terms() -> None:
         [(-1 / 4, 0)],
         [],
     ]
-    assert neighbours.nearest(texts) == expected
-    assert in_python(texts, 5) == expected
+    assert neighbours.overlap(texts)[0] == expected
+    assert in_python(texts, 5)[0] == expected

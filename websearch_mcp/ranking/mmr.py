@@ -19,6 +19,33 @@ def jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
     return common / (len(a) + len(b) - common)
 
 
+class Shared:
+    """The terms pairs of candidates share, counted already for some of them (the neighbours'
+    head): `rows[i]` is candidate i's row in `counts` (-1 for none), `sizes[r]` the number of
+    terms of row r. A pair of them needs no set intersection."""
+
+    __slots__ = ("counts", "rows", "sizes")
+
+    def __init__(self, counts: list[list[int]], sizes: list[int], rows: list[int]) -> None:
+        self.counts, self.sizes, self.rows = counts, sizes, rows
+
+
+def similarity(
+    tokens: Sequence[AbstractSet[str]] | Mapping[int, AbstractSet[str]],
+    shared: Shared | None,
+    i: int,
+    j: int,
+) -> float:
+    """`jaccard(tokens[i], tokens[j])`, from `shared`'s counts where it has both (the same
+    float: the same integers divided)."""
+    if shared is not None:
+        a, b = shared.rows[i], shared.rows[j]
+        if a >= 0 and b >= 0:
+            common = shared.counts[a][b]
+            return common / (shared.sizes[a] + shared.sizes[b] - common) if common else 0.0
+    return jaccard(tokens[i], tokens[j])
+
+
 def normalise(scores: Sequence[float]) -> list[float]:
     """Min-max to [0, 1]; all 1.0 when the scores are equal."""
     if not scores:
@@ -34,12 +61,14 @@ def mmr(
     tokens: Sequence[AbstractSet[str]] | Mapping[int, AbstractSet[str]],
     lambda_: float,
     limit: int,
+    shared: Shared | None = None,
 ) -> tuple[list[int], list[float]]:
     """Indices of up to `limit` candidates in MMR order, and each one's maximum similarity to
     those chosen before it. Candidates must come sorted by relevance, best first: index 0 is
     always chosen first, ties keep the input order, and the scan of each round stops where
     even a candidate without any similarity could not win. `tokens[i]`, candidate i's terms,
-    is read only for the candidates scanned (a mapping may make them on first use)."""
+    is read only for the candidates scanned (a mapping may make them on first use), and not for
+    a pair whose shared terms `shared` counted already."""
     count = min(limit, len(relevance))
     if count <= 0:
         return [], []
@@ -55,7 +84,7 @@ def mmr(
             if keep * rel[i] < best_value:
                 break  # sorted by relevance: no later candidate can do better
             for j in order[compared[i] :]:  # lazily: only the results chosen since last time
-                sim = jaccard(tokens[i], tokens[j])
+                sim = similarity(tokens, shared, i, j)
                 if sim > max_sim[i]:
                     max_sim[i] = sim
             compared[i] = len(order)

@@ -19,56 +19,57 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 
-try:  # built with the compiled modules (setup.py); without it, sets are intersected in Python
-    from websearch_mcp.ranking.term_overlap import nearest as _native_nearest
+#: Per text, its nearest others as (-similarity, index); and every pair's shared-term count.
+Overlap = tuple[list[list[tuple[float, int]]], list[list[int]]]
 
-    NATIVE_NEAREST: (
-        Callable[[Sequence[AbstractSet[str]], int], list[list[tuple[float, int]]]] | None
-    ) = _native_nearest
+try:  # built with the compiled modules (setup.py); without it, sets are intersected in Python
+    from websearch_mcp.ranking.term_overlap import overlap as _native_overlap
+
+    NATIVE_OVERLAP: Callable[[Sequence[AbstractSet[str]], int], Overlap] | None = (
+        _native_overlap
+    )
 except ImportError:
-    NATIVE_NEAREST = None
+    NATIVE_OVERLAP = None
 
 POOL = 20  # the head of the fused list that takes part
 NEIGHBOURS = 5  # a result's most similar results there whose scores it shares
 
 
-def nearest(
-    texts: Sequence[AbstractSet[str]], count: int = NEIGHBOURS
-) -> list[list[tuple[float, int]]]:
-    """Per text, its `count` (0 or more) most similar other texts as (-similarity, index), most
-    similar first (ties: the lower index), leaving out those sharing no term. Similarity is
-    Jaccard's: shared terms over all terms of the two."""
-    if NATIVE_NEAREST is not None:
-        return NATIVE_NEAREST(texts, count)
+def overlap(texts: Sequence[AbstractSet[str]], count: int = NEIGHBOURS) -> Overlap:
+    """(rows, shared). Per text, its `count` (0 or more) most similar other texts as
+    (-similarity, index), most similar first (ties: the lower index), leaving out those
+    sharing no term; `shared[i][j]`, how many terms texts i and j share (0 where i == j).
+    Similarity is Jaccard's: shared terms over all terms of the two."""
+    if NATIVE_OVERLAP is not None:
+        return NATIVE_OVERLAP(texts, count)
     sizes = [len(t) for t in texts]
     rows: list[list[tuple[float, int]]] = [[] for _ in texts]
+    shared = [[0] * len(texts) for _ in texts]
     for i, mine in enumerate(texts):
         size, row = sizes[i], rows[i]
         for j in range(i + 1, len(texts)):
-            if shared := len(mine & texts[j]):
-                similarity = -shared / (size + sizes[j] - shared)
+            if common := len(mine & texts[j]):
+                shared[i][j] = shared[j][i] = common
+                similarity = -common / (size + sizes[j] - common)
                 row.append((similarity, j))
                 rows[j].append((similarity, i))
-    return [sorted(row)[:count] for row in rows]
+    return [sorted(row)[:count] for row in rows], shared
 
 
 def regularised(
-    scores: Sequence[float],
-    texts: Sequence[AbstractSet[str]],
-    weight: float,
-    neighbours: int = NEIGHBOURS,
+    scores: Sequence[float], near: list[list[tuple[float, int]]], weight: float
 ) -> list[tuple[float, float | None]]:
-    """Per result (`scores` and `texts` of the same results, best first), its regularised score
-    and its neighbours' similarity-weighted mean score (None when it shares no term with any
-    other result, and keeps its score)."""
+    """Per result (`scores` of the results best first, `near` their rows of `overlap`), its
+    regularised score and its neighbours' similarity-weighted mean score (None when it shares
+    no term with any other result, and keeps its score)."""
     out: list[tuple[float, float | None]] = []
-    for score, near in zip(scores, nearest(texts, neighbours), strict=True):
-        if not near:
+    for score, row in zip(scores, near, strict=True):
+        if not row:
             out.append((score, None))
             continue
         # The similarities are stored negated (so that sorting puts the nearest first).
         weighted = total = 0.0
-        for similarity, j in near:
+        for similarity, j in row:
             weighted += similarity * scores[j]
             total += similarity
         mean = weighted / total

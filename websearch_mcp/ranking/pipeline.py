@@ -33,8 +33,8 @@ from websearch_mcp.ranking.lexical import (
     phrase_share,
     rare_share,
 )
-from websearch_mcp.ranking.mmr import mmr
-from websearch_mcp.ranking.neighbours import POOL, regularised
+from websearch_mcp.ranking.mmr import Shared, mmr
+from websearch_mcp.ranking.neighbours import POOL, overlap, regularised
 from websearch_mcp.ranking.prepared import Preparation
 from websearch_mcp.rounding import rounded
 
@@ -65,6 +65,7 @@ class _Scored:
         "item",
         "neighbours",
         "phrase",
+        "place",
         "position",
         "rare",
         "rrf",
@@ -97,6 +98,7 @@ class _Scored:
         self.engine_score: float | None = None
         self.freshness: float | None = None
         self.neighbours: float | None = None  # the neighbours' mean score, when regularised
+        self.place = -1  # its row in the head's shared-term counts (`_regularise`), if any
         self.score = 0.0
         self.similarity: float | None = None
         self.unasked_terms: AbstractSet[str] | None = None
@@ -222,22 +224,24 @@ def _score(
     return s
 
 
-def _regularise(scored: list[_Scored], ctx: Context) -> None:
+def _regularise(scored: list[_Scored], ctx: Context) -> tuple[list[list[int]], list[int]]:
     """Share the head's scores among results with similar words (`neighbours`); `scored` is
-    sorted best first, and sorted again after."""
+    sorted best first, and sorted again after. Returns the head's shared-term counts and
+    sizes, for MMR (each result's `place` is its row)."""
     head = scored[:POOL]
     asked = ctx.terms.content_set
-    smoothed = regularised(
-        [r.score for r in head], [r.unasked(asked) for r in head], ctx.settings.neighbour_weight
-    )
-    for r, (score, mean) in zip(head, smoothed, strict=True):
-        r.score, r.neighbours = score, mean
+    texts = [r.unasked(asked) for r in head]
+    near, counts = overlap(texts)
+    smoothed = regularised([r.score for r in head], near, ctx.settings.neighbour_weight)
+    for place, (r, (score, mean)) in enumerate(zip(head, smoothed, strict=True)):
+        r.score, r.neighbours, r.place = score, mean, place
     # Each new score is a mean of the head's scores, so the head stays ahead of the rest and
     # only it needs sorting, unless rounding or a tie puts one of it behind the next result.
     head.sort(key=_rank_order)
     scored[: len(head)] = head
     if len(scored) > len(head) and _rank_order(head[-1]) > _rank_order(scored[len(head)]):
         scored.sort(key=_rank_order)
+    return counts, [len(t) for t in texts]
 
 
 def _rank_order(r: _Scored) -> tuple[float, str]:
@@ -307,8 +311,9 @@ def rank(
         for item, vote, family in zip(items, votes, voted, strict=True)
     ]
     scored.sort(key=_rank_order)
+    head: tuple[list[list[int]], list[int]] | None = None
     if search.ranking.neighbour_weight > 0 and len(scored) > 1:
-        _regularise(scored, ctx)
+        head = _regularise(scored, ctx)
     scored = scored[: kept_count([r.score for r in scored], search.relevance_threshold)]
     limit = max(0, query.max_results)
     if search.mmr.enabled and len(scored) > 1 and limit > 1:
@@ -317,6 +322,7 @@ def rank(
             _Unasked(scored, ctx.terms.content_set),
             search.mmr.lambda_,
             limit,
+            Shared(head[0], head[1], [r.place for r in scored]) if head is not None else None,
         )
         for index, sim in zip(order, sims, strict=True):
             scored[index].similarity = sim

@@ -1,16 +1,18 @@
-/* Each text's nearest texts by shared terms, for `neighbours.nearest`.
+/* Each text's nearest texts by shared terms, and every pair's count of them, for
+`neighbours.overlap`.
 
 In Python each pair is `len(mine & theirs)`: a new set per pair, filled and freed, and each
 row a list of (similarity, index) tuples sorted whole to keep its first few: about a twelfth
 of `rank()` for the head's 190 pairs. Here every distinct term gets a number once (an
 open-addressing table keyed by the strings' own hashes, equal strings by value), each text
 becomes a bit set of its terms' numbers, a pair's count is the bits its two sets share, and
-each row keeps its nearest in a small sorted buffer: only those become Python objects.
+each row keeps its nearest in a small sorted buffer: only those become Python objects, with
+the counts (small ints, which Python shares) that MMR reads for the same texts.
 The terms must be str (no Python code runs while the table holds borrowed references); memory
 is a few words per term and a bit per term for each text.
 
 Built only with the compiled modules (setup.py, WEBSEARCH_MCP_COMPILE=1); without it
-`neighbours.nearest` counts with set intersections, with the same result. */
+`neighbours.overlap` counts with set intersections, with the same result. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -52,7 +54,7 @@ term_bits(PyObject **items, Py_ssize_t n, size_t *words)
     Py_ssize_t total = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         if (!PyAnySet_Check(items[i])) {
-            PyErr_Format(PyExc_TypeError, "nearest() wants sets of str, not %.100s",
+            PyErr_Format(PyExc_TypeError, "overlap() wants sets of str, not %.100s",
                          Py_TYPE(items[i])->tp_name);
             return NULL;
         }
@@ -79,7 +81,7 @@ term_bits(PyObject **items, Py_ssize_t n, size_t *words)
         while ((term = PyIter_Next(iterator)) != NULL) {
             Py_DECREF(term);
             if (!PyUnicode_CheckExact(term)) {
-                PyErr_Format(PyExc_TypeError, "nearest() wants sets of str, not of %.100s",
+                PyErr_Format(PyExc_TypeError, "overlap() wants sets of str, not of %.100s",
                              Py_TYPE(term)->tp_name);
                 break;
             }
@@ -132,27 +134,43 @@ keep(Neighbour *row, Py_ssize_t *found, Py_ssize_t kept, Neighbour candidate)
     row[at] = candidate;
 }
 
-PyDoc_STRVAR(nearest_doc,
-             "nearest(texts, count, /)\n--\n\n"
-             "`neighbours.nearest` for sets of str: per text, its `count` most similar other "
-             "texts as (-similarity, index), most similar first (ties: the lower index), "
-             "leaving out those sharing no term; similarity is Jaccard's.");
+PyDoc_STRVAR(overlap_doc,
+             "overlap(texts, count, /)\n--\n\n"
+             "`neighbours.overlap` for sets of str: (rows, shared). Per text, its `count` most "
+             "similar other texts as (-similarity, index), most similar first (ties: the lower "
+             "index), leaving out those sharing no term; similarity is Jaccard's. "
+             "`shared[i][j]`: how many terms texts i and j share (0 where i == j).");
+
+/* Row i of the shared counts as a list of ints; NULL on an error. */
+static PyObject *
+count_row(const Py_ssize_t *shared, Py_ssize_t n, Py_ssize_t i)
+{
+    PyObject *row = PyList_New(n);
+    for (Py_ssize_t j = 0; row != NULL && j < n; j++) {
+        PyObject *count = PyLong_FromSsize_t(j == i ? 0 : shared[i * n + j]);
+        if (count == NULL)
+            Py_CLEAR(row);
+        else
+            PyList_SET_ITEM(row, j, count);
+    }
+    return row;
+}
 
 static PyObject *
-nearest(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+overlap(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 2) {
-        PyErr_Format(PyExc_TypeError, "nearest() takes 2 arguments (%zd given)", nargs);
+        PyErr_Format(PyExc_TypeError, "overlap() takes 2 arguments (%zd given)", nargs);
         return NULL;
     }
     Py_ssize_t kept = PyLong_AsSsize_t(args[1]);
     if (kept == -1 && PyErr_Occurred())
         return NULL;
     if (kept < 0) {
-        PyErr_SetString(PyExc_ValueError, "nearest() wants a count of 0 or more");
+        PyErr_SetString(PyExc_ValueError, "overlap() wants a count of 0 or more");
         return NULL;
     }
-    PyObject *texts = PySequence_Fast(args[0], "nearest() wants a sequence of sets of str");
+    PyObject *texts = PySequence_Fast(args[0], "overlap() wants a sequence of sets of str");
     if (texts == NULL)
         return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(texts);
@@ -164,7 +182,7 @@ nearest(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     /* Each pair's count, (i, j) and (j, i) alike, counted once. */
     Py_ssize_t *shared = PyMem_Malloc((n * n + 1) * sizeof(Py_ssize_t));
     Neighbour *row = PyMem_Malloc((kept + 1) * sizeof(Neighbour));
-    PyObject *out = NULL;
+    PyObject *out = NULL, *rows = NULL, *counts = NULL;
     if (bits == NULL || shared == NULL || row == NULL) {
         if (bits != NULL)
             PyErr_NoMemory();
@@ -180,9 +198,13 @@ nearest(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             shared[i * n + j] = shared[j * n + i] = count;
         }
     }
-    if ((out = PyList_New(n)) == NULL)
-        goto done;
+    if ((rows = PyList_New(n)) == NULL || (counts = PyList_New(n)) == NULL)
+        goto failed;
     for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row_counts = count_row(shared, n, i);
+        if (row_counts == NULL)
+            goto failed;
+        PyList_SET_ITEM(counts, i, row_counts);
         Py_ssize_t size = PySet_GET_SIZE(items[i]), found = 0;
         for (Py_ssize_t j = 0; j < n; j++) {
             Py_ssize_t count = shared[i * n + j];
@@ -194,28 +216,26 @@ nearest(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             keep(row, &found, kept, candidate);
         }
         PyObject *near = PyList_New(found);
-        if (near == NULL) {
-            Py_CLEAR(out);
-            goto done;
-        }
-        PyList_SET_ITEM(out, i, near);
+        if (near == NULL)
+            goto failed;
+        PyList_SET_ITEM(rows, i, near);
         for (Py_ssize_t k = 0; k < found; k++) {
             PyObject *pair = PyTuple_New(2), *similarity, *index;
-            if (pair == NULL) {
-                Py_CLEAR(out);
-                goto done;
-            }
+            if (pair == NULL)
+                goto failed;
             PyList_SET_ITEM(near, k, pair);
             if ((similarity = PyFloat_FromDouble(row[k].similarity)) != NULL)
                 PyTuple_SET_ITEM(pair, 0, similarity);
             if ((index = PyLong_FromSsize_t(row[k].index)) != NULL)
                 PyTuple_SET_ITEM(pair, 1, index);
-            if (similarity == NULL || index == NULL) {
-                Py_CLEAR(out);
-                goto done;
-            }
+            if (similarity == NULL || index == NULL)
+                goto failed;
         }
     }
+    out = PyTuple_Pack(2, rows, counts);
+failed:
+    Py_XDECREF(rows);
+    Py_XDECREF(counts);
 done:
     PyMem_Free(bits);
     PyMem_Free(shared);
@@ -225,14 +245,14 @@ done:
 }
 
 static PyMethodDef term_overlap_methods[] = {
-    {"nearest", (PyCFunction)(void (*)(void))nearest, METH_FASTCALL, nearest_doc},
+    {"overlap", (PyCFunction)(void (*)(void))overlap, METH_FASTCALL, overlap_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef term_overlap_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "websearch_mcp.ranking.term_overlap",
-    .m_doc = "Each text's most similar texts by shared terms, counted on bit sets.",
+    .m_doc = "Each text's most similar texts and every pair's shared terms, counted on bit sets.",
     .m_size = -1,
     .m_methods = term_overlap_methods,
 };

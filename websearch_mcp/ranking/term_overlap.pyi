@@ -3,4 +3,6 @@
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
-def nearest(texts: Sequence[AbstractSet[str]], count: int, /) -> list[list[tuple[float, int]]]: ...
+def overlap(
+    texts: Sequence[AbstractSet[str]], count: int, /
+) -> tuple[list[list[tuple[float, int]]], list[list[int]]]: ...
