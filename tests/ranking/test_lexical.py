@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from websearch_mcp.ranking import tokens
+from websearch_mcp.ranking import lexical, tokens
 from websearch_mcp.ranking.lexical import (
     alignment,
     analyze_doc,
@@ -262,3 +262,12 @@ def test_joined_and_numbered_words_are_read_as_the_patterns_read_them(word: str)
         assert is_rare(word)
     elif _DIGIT.search(word):
         assert is_rare(word) is bool(_LETTER.search(word))
+
+
+@settings(max_examples=1000)
+@given(st.text(alphabet="aAbBsSzZ09_.é É", max_size=10))
+def test_a_word_typed_in_lower_case_matches_neither_capital_pattern(original: str) -> None:
+    """`is_rare` skips the camelCase and acronym patterns for such a word: it loses nothing."""
+    if original.islower():
+        assert not lexical._CAMEL.search(original)
+        assert not lexical._ACRONYM.fullmatch(original)

@@ -171,7 +171,12 @@ def is_rare(word: str, original: str = "") -> bool:
         return True
     if digits:
         return letters
-    if original and (_CAMEL.search(original) or _ACRONYM.fullmatch(original)):
+    # Both patterns need a capital: a word typed in lower case runs neither.
+    if (
+        original
+        and not original.islower()
+        and (_CAMEL.search(original) or _ACRONYM.fullmatch(original))
+    ):
         return True
     if not word.isalpha():
         return False
