@@ -10,9 +10,11 @@
   or None. Neither pattern's character classes hold the character that ends the part before
   them, so a match is the longest run of each class in turn: decided in one pass, where the
   regular expression engine takes ten to twenty times as long.
-- `canonical_url(text, cls)`: `urls.canonicalize(text)` of a URL of `_SIMPLE_URL`'s shape
-  without a query, most of the links engines return, made in one pass (as an instance of
-  `cls`, `urls.CanonicalURL`); None for every other text, which Python reads.
+- `canonical_url(text, cls, tracking, prefixes)`: `urls.canonicalize(text)` of a URL of
+  `_SIMPLE_URL`'s shape, most of the links engines return, made in one pass (as an instance of
+  `cls`, `urls.CanonicalURL`): its query's parameters sorted, those named in `tracking` or
+  starting with one of `prefixes` (lower-cased) left out; None for every other text, which
+  Python reads.
 
 Built only with the compiled modules (setup.py, WEBSEARCH_MCP_COMPILE=1); without it the callers
 do the same in Python, with the same result. */
@@ -166,25 +168,121 @@ ascii_str(const Py_UCS1 *data, Py_ssize_t from, Py_ssize_t to)
     return out;
 }
 
+/* A query parameter: its name and value as spans of the text. */
+typedef struct {
+    Py_ssize_t name, name_end, value, value_end;
+} Param;
+
+#define MOST_PARAMS 64
+
+/* Whether `a` sorts before `b` as Python orders the tuples (name, value) of ASCII str. */
+static int
+param_before(const Py_UCS1 *data, const Param *a, const Param *b)
+{
+    Py_ssize_t la = a->name_end - a->name, lb = b->name_end - b->name;
+    int order = memcmp(data + a->name, data + b->name, (size_t)(la < lb ? la : lb));
+    if (order != 0 || la != lb)
+        return order != 0 ? order < 0 : la < lb;
+    la = a->value_end - a->value;
+    lb = b->value_end - b->value;
+    order = memcmp(data + a->value, data + b->value, (size_t)(la < lb ? la : lb));
+    return order != 0 ? order < 0 : la < lb;
+}
+
+/* `urls._is_tracking` of the ASCII name `data[from:to]`: 1, 0, or -1 on an error. */
+static int
+is_tracking(const Py_UCS1 *data, Py_ssize_t from, Py_ssize_t to, PyObject *tracking,
+            PyObject *prefixes)
+{
+    PyObject *lowered = PyUnicode_New(to - from, 127);
+    if (lowered == NULL)
+        return -1;
+    Py_UCS1 *into = PyUnicode_1BYTE_DATA(lowered);
+    for (Py_ssize_t k = from; k < to; k++)
+        into[k - from] = (Py_UCS1)Py_TOLOWER(data[k]);
+    int found = PySet_Contains(tracking, lowered);
+    for (Py_ssize_t p = 0; found == 0 && p < PyTuple_GET_SIZE(prefixes); p++) {
+        PyObject *prefix = PyTuple_GET_ITEM(prefixes, p);
+        Py_ssize_t n = PyUnicode_GET_LENGTH(prefix);
+        found = n <= to - from && memcmp(into, PyUnicode_1BYTE_DATA(prefix), (size_t)n) == 0;
+    }
+    Py_DECREF(lowered);
+    return found;
+}
+
+/* The kept parameters of the query `data[from:to]` (characters of `_SIMPLE_URL`'s query
+   class) in `params`, sorted, as `urls._plain_query` keeps them; their count, -1 with an
+   error set, or -2 when Python must read the query (a value holding "=", or too many). */
+static Py_ssize_t
+query_params(const Py_UCS1 *data, Py_ssize_t from, Py_ssize_t to, PyObject *tracking,
+             PyObject *prefixes, Param *params)
+{
+    Py_ssize_t count = 0;
+    for (Py_ssize_t piece = from; piece <= to;) {
+        Py_ssize_t piece_end = piece;
+        while (piece_end < to && data[piece_end] != '&')
+            piece_end++;
+        if (piece_end > piece) {
+            Py_ssize_t equals = piece;
+            while (equals < piece_end && data[equals] != '=')
+                equals++;
+            Param param = {piece, equals, equals < piece_end ? equals + 1 : piece_end, piece_end};
+            for (Py_ssize_t k = param.value; k < piece_end; k++)
+                if (data[k] == '=')
+                    return -2;
+            int tracked = is_tracking(data, param.name, param.name_end, tracking, prefixes);
+            if (tracked < 0)
+                return -1;
+            if (!tracked) {
+                if (count == MOST_PARAMS)
+                    return -2;
+                Py_ssize_t at = count++;
+                for (; at > 0 && param_before(data, &param, &params[at - 1]); at--)
+                    params[at] = params[at - 1];
+                params[at] = param;
+            }
+        }
+        piece = piece_end + 1;
+    }
+    return count;
+}
+
 PyDoc_STRVAR(canonical_url_doc,
-             "canonical_url(text, cls, /)\n--\n\n"
+             "canonical_url(text, cls, tracking, prefixes, /)\n--\n\n"
              "`cls((key, host, path))`, as `urls.canonicalize(text)` gives it, for a text that "
-             "is, once stripped of whitespace, an ASCII URL of `urls._SIMPLE_URL`'s shape "
-             "without a query; None for any other text.");
+             "is, once stripped of whitespace, an ASCII URL of `urls._SIMPLE_URL`'s shape; "
+             "query parameters whose lower-cased name is in the set `tracking` or starts with "
+             "one of the tuple of ASCII str `prefixes` are left out, the rest sorted. None for "
+             "any other text, and for a query value holding \"=\".");
 
 static PyObject *
 canonical_url(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "canonical_url() takes a text and a tuple type");
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError,
+                        "canonical_url() takes a text, a tuple type, a set and a tuple");
         return NULL;
     }
-    PyObject *text = args[0], *cls = args[1];
+    PyObject *text = args[0], *cls = args[1], *tracking = args[2], *prefixes = args[3];
     if (ready_str(text, "canonical_url") < 0)
         return NULL;
     if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &PyTuple_Type)) {
         PyErr_SetString(PyExc_TypeError, "canonical_url() needs a subclass of tuple");
         return NULL;
+    }
+    if (!PyAnySet_Check(tracking) || !PyTuple_Check(prefixes)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "canonical_url() needs a set of tracking names and a tuple of prefixes");
+        return NULL;
+    }
+    for (Py_ssize_t p = 0; p < PyTuple_GET_SIZE(prefixes); p++) {
+        PyObject *prefix = PyTuple_GET_ITEM(prefixes, p);
+        if (!PyUnicode_Check(prefix) || PyUnicode_READY(prefix) < 0 ||
+            !PyUnicode_IS_ASCII(prefix)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "canonical_url() needs prefixes of ASCII str");
+            return NULL;
+        }
     }
     if (!PyUnicode_IS_ASCII(text))
         Py_RETURN_NONE;
@@ -203,10 +301,21 @@ canonical_url(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t path_end = host_end;
     if (path_end < end && data[path_end] == '/')
         path_end = run_of(data, path_end + 1, end, PATH);
-    /* Nothing after the path, or a "?" alone: a query is Python's to sort and to clear of
-       tracking parameters. */
-    if (host_end == host_from ||
-        (path_end != end && (data[path_end] != '?' || path_end + 1 != end)))
+    Py_ssize_t query_from = end; /* no query, or an empty one */
+    if (path_end != end) {
+        if (data[path_end] != '?')
+            Py_RETURN_NONE;
+        query_from = path_end + 1;
+        if (run_of(data, query_from, end, QUERY) != end)
+            Py_RETURN_NONE;
+    }
+    if (host_end == host_from)
+        Py_RETURN_NONE;
+    Param params[MOST_PARAMS];
+    Py_ssize_t kept = query_params(data, query_from, end, tracking, prefixes, params);
+    if (kept == -1)
+        return NULL;
+    if (kept == -2)
         Py_RETURN_NONE;
     /* `urls._clean_host`: no dots after, no "www." or "m." before while two dots remain. */
     Py_ssize_t host_to = host_end;
@@ -229,7 +338,12 @@ canonical_url(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     while (path_to > host_end && data[path_to - 1] == '/')
         path_to--;
     Py_ssize_t host_len = host_to - host_from, path_len = path_to - host_end;
-    PyObject *key = PyUnicode_New(8 + host_len + path_len, 127);
+    /* "?" and "name=value" joined by "&" */
+    Py_ssize_t query_len = 0;
+    for (Py_ssize_t k = 0; k < kept; k++)
+        query_len += 1 + (params[k].name_end - params[k].name) + 1 +
+                     (params[k].value_end - params[k].value);
+    PyObject *key = PyUnicode_New(8 + host_len + path_len + query_len, 127);
     PyObject *host = ascii_str(data, host_from, host_to);
     PyObject *path = ascii_str(data, host_end, path_to);
     PyObject *out = NULL;
@@ -238,6 +352,17 @@ canonical_url(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         memcpy(into, "https://", 8);
         memcpy(into + 8, data + host_from, (size_t)host_len);
         memcpy(into + 8 + host_len, data + host_end, (size_t)path_len);
+        into += 8 + host_len + path_len;
+        for (Py_ssize_t k = 0; k < kept; k++) {
+            Py_ssize_t name_len = params[k].name_end - params[k].name;
+            Py_ssize_t value_len = params[k].value_end - params[k].value;
+            *into++ = k == 0 ? '?' : '&';
+            memcpy(into, data + params[k].name, (size_t)name_len);
+            into += name_len;
+            *into++ = '=';
+            memcpy(into, data + params[k].value, (size_t)value_len);
+            into += value_len;
+        }
         out = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 3);
     }
     if (out == NULL) {

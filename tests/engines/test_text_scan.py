@@ -57,7 +57,21 @@ _LINKS = st.builds(
     st.text(alphabet="ab.-1A_", max_size=12),
     st.sampled_from(["", ".", ".."]),
     st.text(alphabet="/ab.%~:@+é#", max_size=12),
-    st.sampled_from(["", "?", "?a=1", "?utm_source=x&b=2", "?a b", "??"]),
+    st.sampled_from(
+        [
+            "",
+            "?",
+            "?a=1",
+            "?utm_source=x&b=2",
+            "?a b",
+            "??",
+            "?b=2&a=1&a=0&a",
+            "?x=1=2",
+            "?&&c=&UTM_x=1&Ref=2&pk_a&mtm&b",
+            "?a=1#f",
+            "?a=%41",
+        ]
+    ),
     st.sampled_from(["", " ", "\n", "#top", "é"]),
 )
 
@@ -140,10 +154,14 @@ def test_single_spaced_examples(value: str, plain: bool) -> None:
     assert single_spaced(value) is plain
 
 
+def canonical(value: str, cls: type = urls.CanonicalURL) -> object:
+    return canonical_url(value, cls, urls.TRACKING_PARAMS, urls.TRACKING_PREFIXES)
+
+
 @settings(max_examples=5000)
 @given(st.one_of(_LINKS, _URLS))
 def test_canonical_url_is_canonicalize_or_none(value: str) -> None:
-    found = canonical_url(value, urls.CanonicalURL)
+    found = canonical(value)
     if found is not None:
         assert type(found) is urls.CanonicalURL
         assert found == urls.canonical_form(value)
@@ -157,33 +175,41 @@ def test_canonical_url_is_canonicalize_or_none(value: str) -> None:
         (" http://m.www.example.com.//?\n", "https://example.com"),
         ("https://www.com/", "https://www.com"),
         ("https://m.m.example.com/x//", "https://example.com/x"),
+        ("https://a.b/p/?utm_source=x&b=2&a=1&a=0", "https://a.b/p?a=0&a=1&b=2"),
+        ("https://a.b/?Ref=1&GCLID=2&utm_x&&k", "https://a.b?k="),
+        ("https://a.b/?utm_a=1", "https://a.b"),
     ],
 )
 def test_canonical_url_examples(value: str, key: str) -> None:
-    found = canonical_url(value, urls.CanonicalURL)
+    found = canonical(value)
     assert found is not None and found.key == key
     assert found == urls.canonical_form(value)
 
 
 @pytest.mark.parametrize(
     "value",
-    ["https://a.b/?x=1", "https://a.b/#top", "https://A.b/", "https://.../", "https://a.b/é",
-     "ftp://a.b/", "https://a.b:443/", "https://a.b/\u3000"],
+    ["https://a.b/?x=1=2", "https://a.b/#top", "https://A.b/", "https://.../", "https://a.b/é",
+     "ftp://a.b/", "https://a.b:443/", "https://a.b/\u3000", "https://a.b/?a=%41",
+     "https://a.b/?" + "&".join(f"p{i}=1" for i in range(65))],
 )  # fmt: skip
 def test_canonical_url_leaves_the_rest_to_python(value: str) -> None:
-    assert canonical_url(value, urls.CanonicalURL) is None
+    assert canonical(value) is None
+    assert urls.canonicalize(value) == urls.canonical_form(value)
 
 
-def test_canonical_url_needs_a_tuple_type() -> None:
+def test_canonical_url_needs_its_arguments() -> None:
+    tracking, prefixes = urls.TRACKING_PARAMS, urls.TRACKING_PREFIXES
     with pytest.raises(TypeError, match="subclass of tuple"):
-        canonical_url("https://a.b/", list)  # type: ignore[type-var]
-    with pytest.raises(TypeError, match="takes a text and a tuple type"):
-        canonical_url("https://a.b/")  # type: ignore[call-arg]
+        canonical_url("https://a.b/", list, tracking, prefixes)  # type: ignore[type-var]
+    with pytest.raises(TypeError, match="takes a text, a tuple type, a set and a tuple"):
+        canonical_url("https://a.b/", tuple)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="a set of tracking names and a tuple of prefixes"):
+        canonical_url("https://a.b/", tuple, ["ref"], prefixes)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="prefixes of ASCII str"):
+        canonical_url("https://a.b/", tuple, tracking, ("é",))
 
 
-@pytest.mark.parametrize(
-    "scan", [plain_link, simple_url, single_spaced, lambda v: canonical_url(v, tuple)]
-)
+@pytest.mark.parametrize("scan", [plain_link, simple_url, single_spaced, canonical])
 def test_a_non_string_is_a_clear_type_error(scan: object) -> None:
     with pytest.raises(TypeError, match="wants a str, not bytes"):
         scan(b"https://example.com")  # type: ignore[operator]
@@ -197,7 +223,7 @@ def test_no_references_are_leaked() -> None:
         simple_url(value)
         plain_link(value)
         single_spaced(value)
-        canonical_url(value, cls)
-        canonical_url("https://www.example.com/a/", cls)
+        canonical(value, cls)
+        canonical("https://www.example.com/a/?utm_x=1&b=2&a", cls)
     after, cls_after = sys.getrefcount(value), sys.getrefcount(cls)
     assert (after, cls_after) == (before, cls_before)

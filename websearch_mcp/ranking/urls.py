@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Final, NamedTuple
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 #: A simple URL's host, path and query (`simple_parts`).
@@ -18,7 +18,7 @@ URLGroups = tuple[str, str | None, str | None]
 
 
 # Parameters that only say where a click came from; they never change the page.
-TRACKING_PARAMS = frozenset(
+TRACKING_PARAMS: Final = frozenset(
     {
         "gclid", "gclsrc", "dclid", "fbclid", "msclkid", "yclid", "twclid", "ttclid", "igshid",
         "mc_cid", "mc_eid", "ref", "ref_src", "ref_url", "referrer", "_ga", "_gl", "_hsenc",
@@ -26,7 +26,7 @@ TRACKING_PARAMS = frozenset(
         "spm", "scm", "share_source", "from_source", "cmpid", "s_cid",
     }
 )  # fmt: skip
-TRACKING_PREFIXES = ("utm_", "pk_", "mtm_")
+TRACKING_PREFIXES: Final = ("utm_", "pk_", "mtm_")
 _DROP_HOST_PREFIXES = ("www.", "m.")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _WEB_SCHEMES = frozenset({"http", "https"})
@@ -124,9 +124,10 @@ try:  # built with the compiled modules (setup.py); without it, the regular expr
     from websearch_mcp.text_scan import canonical_url, simple_url
 
     NATIVE_SIMPLE_URL: Callable[[str], URLGroups | None] | None = simple_url
-    NATIVE_CANONICAL_URL: Callable[[str, type[CanonicalURL]], CanonicalURL | None] | None = (
-        canonical_url
-    )
+    NATIVE_CANONICAL_URL: (
+        Callable[[str, type[CanonicalURL], frozenset[str], tuple[str, ...]], CanonicalURL | None]
+        | None
+    ) = canonical_url
 except ImportError:
     NATIVE_SIMPLE_URL = NATIVE_CANONICAL_URL = None
 
@@ -136,7 +137,7 @@ def canonicalize(url: str) -> CanonicalURL:
     -> key `https://example.com/a?a=1&b=2`, host `example.com`, path `/a`. A string that is not
     a URL keeps its trimmed text as the key."""
     if NATIVE_CANONICAL_URL is not None:  # most links, in one pass: cheaper than a cache
-        found = NATIVE_CANONICAL_URL(url, CanonicalURL)
+        found = NATIVE_CANONICAL_URL(url, CanonicalURL, TRACKING_PARAMS, TRACKING_PREFIXES)
         if found is not None:
             return found
     return _read(url)
