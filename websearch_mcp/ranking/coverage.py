@@ -25,9 +25,7 @@ from collections.abc import Mapping, Sequence
 HEAD = 5  # an engine's best results: the ones another engine holding them would return too
 
 
-def containment(
-    ranked: Sequence[dict[str, int]], head: int = HEAD
-) -> dict[tuple[str, str], float]:
+def containment(ranked: Sequence[dict[str, int]], head: int = HEAD) -> dict[tuple[str, str], float]:
     """(m, s) -> the share of voter s's `head` best-ranked results that voter m returned too,
     for every ordered pair of voters in `ranked` (per result: voter -> its rank). Ties in rank
     are broken by the results' order in `ranked`."""

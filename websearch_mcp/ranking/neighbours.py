@@ -25,9 +25,7 @@ Overlap = tuple[list[list[tuple[float, int]]], list[list[int]]]
 try:  # built with the compiled modules (setup.py); without it, sets are intersected in Python
     from websearch_mcp.ranking.term_overlap import overlap as _native_overlap
 
-    NATIVE_OVERLAP: Callable[[Sequence[AbstractSet[str]], int], Overlap] | None = (
-        _native_overlap
-    )
+    NATIVE_OVERLAP: Callable[[Sequence[AbstractSet[str]], int], Overlap] | None = _native_overlap
 except ImportError:
     NATIVE_OVERLAP = None
 
