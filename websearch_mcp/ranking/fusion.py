@@ -62,8 +62,9 @@ def _fill(item: Merged) -> None:
         return
     ranks, hits = item.ranks, item.hits
     # By rank, ties by name: integers rank * width + place among the names sort as those pairs
-    # do (no key function, no tuple per hit).
-    names = sorted(hits)
+    # do (no key function, no tuple per hit). `merge` visits the engines by name, so `hits`
+    # holds them in name order already.
+    names = list(hits)
     width = len(names)
     order = sorted([ranks[name] * width + place for place, name in enumerate(names)])
     engines = [names[at % width] for at in order]
