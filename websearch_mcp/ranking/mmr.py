@@ -46,18 +46,23 @@ def similarity(
     return jaccard(tokens[i], tokens[j])
 
 
-def normalise(scores: Sequence[float]) -> list[float]:
+def normalise(scores: list[float]) -> list[float]:
     """Min-max to [0, 1]; all 1.0 when the scores are equal."""
     if not scores:
         return []
-    low, high = min(scores), max(scores)
+    low = high = scores[0]
+    for score in scores:  # one loop, not min() and max(): compiled, the floats stay native
+        if score < low:
+            low = score
+        elif score > high:
+            high = score
     if high - low <= 1e-12:
         return [1.0] * len(scores)
     return [(s - low) / (high - low) for s in scores]
 
 
 def mmr(
-    relevance: Sequence[float],
+    relevance: list[float],
     tokens: Sequence[AbstractSet[str]] | Mapping[int, AbstractSet[str]],
     lambda_: float,
     limit: int,
