@@ -67,7 +67,7 @@ class QueryTerms:
 
     content: tuple[str, ...]  # unique content terms in query order (normalised)
     content_set: frozenset[str]  # the same as a set
-    rare: frozenset[str]  # rare or compound content terms
+    rare: tuple[str, ...]  # rare or compound content terms, in query order
     pairs: tuple[tuple[str, str], ...]  # adjacent content terms (a, b), for phrase contiguity
     words: frozenset[str]  # every word of the query, stop words included (normalised)
     recency: bool  # the text asks for recent results ("latest", "最新", ...)
@@ -210,7 +210,7 @@ def analyze_query(text: str) -> QueryTerms:
     return QueryTerms(
         content=content,
         content_set=frozenset(content),
-        rare=frozenset(t for t in content if is_rare(t, originals.get(t, ""))),
+        rare=tuple(t for t in content if is_rare(t, originals.get(t, ""))),
         pairs=tuple(dict.fromkeys(pairwise(seq))),
         words=frozenset(raw | every),
         recency=bool(raw & RECENCY_WORDS),
@@ -229,10 +229,10 @@ def analyze_doc(title: str, snippet: str, url: str, texts: Texts | None = None) 
     return DocTerms(parts, text, url)
 
 
-def _found(wanted: frozenset[str], doc: DocTerms) -> int:
-    """How many of `wanted` the result holds: in its title and snippet, or else in its URL.
-    Counted in loops: compiled, each test is a native set look-up, where `intersection` and
-    `difference` are method calls that make new sets."""
+def _found(wanted: tuple[str, ...], doc: DocTerms) -> int:
+    """How many of `wanted` (distinct terms) the result holds: in its title and snippet, or
+    else in its URL. Counted in loops over a tuple: compiled, each step and each test is
+    native, where `intersection` and `difference` are method calls that make new sets."""
     text, found = doc.text, 0
     for term in wanted:
         if term in text:
@@ -251,7 +251,7 @@ def alignment(query: QueryTerms, doc: DocTerms) -> float:
     """Share of the query's content terms found in the result (1.0 for a query without any)."""
     if not query.content:
         return 1.0
-    return _found(query.content_set, doc) / len(query.content_set)
+    return _found(query.content, doc) / len(query.content)
 
 
 def rare_share(query: QueryTerms, doc: DocTerms) -> float | None:
