@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 import tldextract
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from testing.server_helpers import settings_for
 from websearch_mcp.config import RankingSettings
@@ -16,7 +18,7 @@ from websearch_mcp.ranking.domain import (
     matches,
     normalise_domain,
 )
-from websearch_mcp.ranking.lexical import analyze_query
+from websearch_mcp.ranking.lexical import analyze_query, is_shouted
 from websearch_mcp.service import SearchService
 
 SETTINGS = RankingSettings()
@@ -147,3 +149,12 @@ def test_host_facts_start_a_new_table_when_full(monkeypatch: pytest.MonkeyPatch)
     factors = [domain_quality(h, query, False, lists, 0.5).factor for h in hosts]
     assert factors == [1.0, 0.5, 0.5, 1.0, 0.5]
     assert len(lists.sites) <= 3
+
+
+@settings(max_examples=2000)
+@given(st.text(alphabet="EeRrOoNnAaTtxX0123456789１٣-:# 错误码代报", max_size=16))
+def test_the_quick_scan_never_hides_an_error_code(text: str) -> None:
+    both = (
+        not is_shouted(text) and domain._ERROR_CODE.search(text)
+    ) or domain._ERROR_PHRASE.search(text)
+    assert is_error_code_query(text) is bool(both)

@@ -68,6 +68,8 @@ _ERROR_PHRASE = re.compile(
     r"|错误码|错误代码|报错",
     re.IGNORECASE,
 )
+# Every match of either holds a digit, a capital E or the first character of a Chinese phrase.
+_MAY_NAME_A_CODE = re.compile(r"[\dE错报]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +178,8 @@ def matches(host: str, domains: frozenset[str]) -> bool:
 
 def is_error_code_query(text: str) -> bool:
     """Whether the query asks about an error code (ENOENT, 0x80070005, ORA-00942, exit code 137)."""
+    if not _MAY_NAME_A_CODE.search(text):  # most queries: one short scan, not both patterns
+        return False
     return bool((not is_shouted(text) and _ERROR_CODE.search(text)) or _ERROR_PHRASE.search(text))
 
 
