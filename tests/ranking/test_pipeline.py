@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from websearch_mcp.config import SearchSettings
 from websearch_mcp.models import Hit, Query
@@ -222,3 +224,36 @@ def test_academic_fields_are_merged() -> None:
     assert (result.doi, result.venue, result.citations) == ("10.1/x", "J", 7)
     assert result.authors == ("A. Author",)
     assert result.pdf_url == "https://x.org/p.pdf"
+
+
+_FIELDS = st.fixed_dictionaries(
+    {
+        "rank": st.integers(1, 3),
+        "authors": st.sampled_from([(), ("A",), ("B", "C")]),
+        "doi": st.sampled_from([None, "", "10.1/a", "10.1/b"]),
+        "venue": st.sampled_from([None, "", "J", "K"]),
+        "citations": st.sampled_from([None, 0, 3, 7]),
+        "pdf_url": st.sampled_from([None, "", "https://x.org/a.pdf"]),
+        "score": st.sampled_from([None, 0.5, 2.0]),
+    }
+)
+
+
+@given(st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), _FIELDS, min_size=1))
+def test_each_field_comes_from_the_best_ranked_hit_that_has_it(answers: dict) -> None:
+    lists = {
+        engine: [hit("https://doi.org/10.1/x", f.pop("rank"), engine, "Paper", "", **f)]
+        for engine, f in ((e, dict(f)) for e, f in answers.items())
+    }
+    (result,) = rank(lists, Query("paper"), settings(), weights={})
+    ordered = [lists[e][0] for e in result.engines]
+    assert result.ranks == {e: lists[e][0].rank for e in result.engines}
+    assert result.engine_scores == {
+        e: h.score for e, h in zip(result.engines, ordered, strict=True) if h.score is not None
+    }
+    assert result.authors == next((h.authors for h in ordered if h.authors), ())
+    assert result.doi == next((h.doi for h in ordered if h.doi), None)
+    assert result.venue == next((h.venue for h in ordered if h.venue), None)
+    assert result.pdf_url == next((h.pdf_url for h in ordered if h.pdf_url), None)
+    cited = [h.citations for h in ordered if h.citations is not None]
+    assert result.citations == (max(cited) if cited else None)

@@ -252,25 +252,45 @@ def _rank_order(r: _Scored) -> tuple[float, str]:
 def _result(scored: _Scored, ctx: Context) -> RankedResult:
     scored.explain(ctx)
     item = scored.item
-    ordered = [item.hits[e] for e in item.engines]
-    citations = [h.citations for h in ordered if h.citations is not None]
+    # One pass over the engines, best rank first: each field keeps the first hit that has it
+    # (citations: the most), where a generator per field was a generic iteration each.
+    ranks: dict[str, int] = {}
+    engine_scores: dict[str, float] = {}
+    authors: tuple[str, ...] = ()
+    doi: str | None = None
+    venue: str | None = None
+    pdf_url: str | None = None
+    citations: int | None = None
+    for engine in item.engines:
+        hit = item.hits[engine]
+        ranks[engine] = item.ranks[engine]
+        if hit.score is not None:
+            engine_scores[engine] = hit.score
+        if not authors and hit.authors:
+            authors = hit.authors
+        if doi is None and hit.doi:
+            doi = hit.doi
+        if venue is None and hit.venue:
+            venue = hit.venue
+        if pdf_url is None and hit.pdf_url:
+            pdf_url = hit.pdf_url
+        if hit.citations is not None and (citations is None or hit.citations > citations):
+            citations = hit.citations
     return RankedResult(
         key=item.key,
         title=item.title,
         url=item.url,
         snippet=item.snippet,
         engines=list(item.engines),
-        ranks={e: item.ranks[e] for e in item.engines},
+        ranks=ranks,
         score=scored.score,
         published=item.published,
-        engine_scores={
-            e: h.score for e, h in zip(item.engines, ordered, strict=True) if h.score is not None
-        },
-        authors=next((h.authors for h in ordered if h.authors), ()),
-        doi=next((h.doi for h in ordered if h.doi), None),
-        venue=next((h.venue for h in ordered if h.venue), None),
-        citations=max(citations) if citations else None,
-        pdf_url=next((h.pdf_url for h in ordered if h.pdf_url), None),
+        engine_scores=engine_scores,
+        authors=authors,
+        doi=doi,
+        venue=venue,
+        citations=citations,
+        pdf_url=pdf_url,
         details=scored.details(),
     )
 
