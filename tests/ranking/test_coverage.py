@@ -82,14 +82,11 @@ voter_names = st.sampled_from(["a", "b", "c", "d", "e"])
 ranked_strategy = st.lists(
     st.dictionaries(voter_names, st.integers(1, 30), min_size=1, max_size=5), max_size=30
 )
+voter_weights = st.dictionaries(voter_names, st.sampled_from([0.0, 0.5, 2.0]))
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    ranked_strategy,
-    st.integers(1, 8),
-    st.dictionaries(voter_names, st.sampled_from([0.0, 0.5, 2.0])),
-)
+@given(ranked_strategy, st.integers(1, 8), voter_weights)
 def test_coverage_signals_stay_in_their_bounds(ranked, head, weights) -> None:
     contained = containment(ranked, head)
     assert all(0.0 <= c <= 1.0 for c in contained.values())
@@ -125,11 +122,7 @@ def unseen_as_written(voters, contained, ranks) -> float:
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    ranked_strategy,
-    st.integers(1, 8),
-    st.dictionaries(voter_names, st.sampled_from([0.0, 0.5, 2.0])),
-)
+@given(ranked_strategy, st.integers(1, 8), voter_weights)
 def test_the_unseen_weight_is_the_sum_as_written(ranked, head, weights) -> None:
     contained = containment(ranked, head)
     voters = {v: weights.get(v, 1.0) for ranks in ranked for v in ranks}
