@@ -193,8 +193,13 @@ overlap(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         for (Py_ssize_t j = i + 1; j < n; j++) {
             const uint64_t *theirs = bits + j * words;
             Py_ssize_t count = 0;
-            for (size_t w = 0; w < words; w++)
-                count += __builtin_popcountll(mine[w] & theirs[w]);
+            /* A text's few terms leave most words of two texts' sets without a shared bit:
+               those need no count. */
+            for (size_t w = 0; w < words; w++) {
+                uint64_t both = mine[w] & theirs[w];
+                if (both != 0)
+                    count += __builtin_popcountll(both);
+            }
             shared[i * n + j] = shared[j * n + i] = count;
         }
     }
