@@ -18,6 +18,8 @@ from typing import Any
 Clock = Callable[[], date]
 
 _PARTIAL_DATE = re.compile(r"(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?")
+_NAIVE_MIN = datetime.min
+_UTC_MIN = datetime.min.replace(tzinfo=UTC)
 
 
 def utc_today() -> date:
@@ -193,15 +195,7 @@ def parse_date(value: str | None) -> datetime | None:
         parsed = datetime(day.year, day.month, day.day)
     if parsed.tzinfo:
         return parsed
-    # `parsed.replace(tzinfo=UTC)` made by the constructor: a keyword call to `replace` is the
-    # costliest step of reading a date. (Both datetimes above have fold 0, as this one.)
-    return datetime(
-        parsed.year,
-        parsed.month,
-        parsed.day,
-        parsed.hour,
-        parsed.minute,
-        parsed.second,
-        parsed.microsecond,
-        UTC,
-    )
+    # `parsed.replace(tzinfo=UTC)` as two exact operations on whole days, seconds and
+    # microseconds: a keyword call to `replace`, or the constructor with the seven fields read
+    # one by one, is the costliest step of reading a date. (Fold stays 0, as in `parsed`.)
+    return _UTC_MIN + (parsed - _NAIVE_MIN)

@@ -20,13 +20,14 @@ class Merged:
     interpreted (one is made per merged result)."""
 
     __slots__ = (
+        "_dated",
+        "_published_at",
         "engines",
         "hits",
         "host",
         "key",
         "path",
         "published",
-        "published_at",
         "ranks",
         "snippet",
         "title",
@@ -44,7 +45,18 @@ class Merged:
         self.url = ""
         self.snippet = ""
         self.published: str | None = None
-        self.published_at: datetime | None = None
+        self._published_at: datetime | None = None
+        self._dated = False  # whether `_published_at` is `published` read
+
+    @property
+    def published_at(self) -> datetime | None:
+        """`published` as a datetime, read on first use: only freshness needs it, and only for
+        queries asking for recent results."""
+        if not self._dated:
+            published = self.published
+            self._published_at = parse_date(published) if published is not None else None
+            self._dated = True
+        return self._published_at
 
 
 def _fill(item: Merged) -> None:
@@ -54,11 +66,7 @@ def _fill(item: Merged) -> None:
         # The same choices as below: a blank title is no title (shown as the URL).
         item.title = hit.title if hit.title.strip() else ""
         item.snippet, item.url = hit.snippet, hit.url
-        # A date is parsed only where there is one (most results have none; the parser is
-        # behind a cache, whose look-up costs even for None).
-        published = hit.published or None
-        item.published = published
-        item.published_at = parse_date(published) if published is not None else None
+        item.published = hit.published or None
         return
     ranks, hits = item.ranks, item.hits
     # By rank, ties by name: integers rank * width + place among the names sort as those pairs
@@ -75,7 +83,10 @@ def _fill(item: Merged) -> None:
     snippet, url, published = first.snippet, first.url, first.published or None
     # An original URL: https first, then the shortest (no tracking extras), then the best rank.
     secure, length = url.startswith("https:"), len(url)
-    earliest = parse_date(published) if published is not None else None
+    # Dates are parsed only to choose between two different ones (most results have one date
+    # string or none); `published_at` reads the one chosen when it is needed.
+    earliest: datetime | None = None
+    dated = False  # whether `earliest` is `published` read
     for engine in engines[1:]:
         hit = hits[engine]
         if not title and hit.title.strip():
@@ -86,15 +97,17 @@ def _fill(item: Merged) -> None:
             hit_secure == secure and len(hit.url) < length
         ):
             secure, length, url = hit_secure, len(hit.url), hit.url
-        # Engines listing one page mostly give one date string: it is parsed once.
         if hit.published and hit.published != published:
+            if not dated:
+                earliest = parse_date(published) if published is not None else None
+                dated = True
             date = parse_date(hit.published)
             if date is not None and (earliest is None or date < earliest):
                 earliest, published = date, hit.published
             elif earliest is None and not published:
                 published = hit.published
     item.title, item.snippet, item.url = title, snippet, url
-    item.published, item.published_at = published, earliest
+    item.published, item._published_at, item._dated = published, earliest, dated
 
 
 def merge(
