@@ -22,7 +22,7 @@ def rounded(value: float, places: int) -> float:
     """The float `round(value, places)` returns, bit for bit (the sign of a zero included)."""
     if 0 <= places <= _MOST_PLACES:
         scale = 1.0
-        for _ in range(places):  # each power of ten up to 10**22 is a float: exact
+        for _power in range(places):  # each power of ten up to 10**22 is a float: exact
             scale *= 10.0
         scaled = value * scale
         if -_LARGEST < scaled < _LARGEST:  # False for infinities and NaN

@@ -8,6 +8,7 @@ on that build. In a plain tree they skip."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import string
 import sys
 from collections.abc import Iterator
@@ -120,6 +121,23 @@ def test_the_table_reads_what_the_cache_reads(
             assert every == expected_every
             assert len(table) <= limit
         assert cache.parts == compounds and cache.compounds == set(compounds)
+
+
+def test_chunks_met_again_in_a_text_are_read_and_the_result_is_not_walked_by_the_collector() -> (
+    None
+):
+    """A chunk repeated within a text, and the same text read again, with the table holding
+    its chunks: every time the same parts and set (compound parts included) as Python reads.
+    Strings and the cache's tuples of them hold no cycle: the collector need not walk them."""
+    text = "fts5_virtual tables\nfts5_virtual tables and more tables, fts5_virtual"
+    table = ChunkTable(tokens._BYTE_TABLE, 100, from_words=True)
+    with term_cache() as cache:
+        expected = python_read(text, cache)
+        assert {"fts5_virtual", "fts5", "virtual"} <= expected[1]
+        for _ in range(3):
+            parts, every = table.read(text, cache)
+            assert (parts, every) == expected
+            assert not gc.is_tracked(parts) and not gc.is_tracked(every)
 
 
 def test_compounds_bring_their_parts_from_the_table_too() -> None:

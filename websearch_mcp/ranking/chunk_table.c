@@ -16,8 +16,9 @@ cache too: asking the cache runs Python code (a regular expression, the stemmer)
 one, and new ones come with every search (URLs, titles). `tokens._TermCache` clears its table whenever it starts a new
 generation, so the table never holds a chunk, or a compound's parts, that the cache has let go.
 The set of a text's terms is then made here too: each chunk's terms and parts are added as the
-chunk is read, where `tokens` adds the parts of all the text's compounds at the end (the same
-set; nothing reads a set of terms in order).
+chunk is read (once per text: each entry remembers the last text that added it), where
+`tokens` adds the parts of all the text's compounds at the end (the same set; nothing reads a
+set of terms in order).
 
 Built only with the compiled modules (setup.py, WEBSEARCH_MCP_COMPILE=1); without it `tokens`
 reads chunks in Python, with the same result. */
@@ -39,6 +40,7 @@ reads chunks in Python, with the same result. */
 
 typedef struct {
     uint64_t hash;
+    uint64_t read_in; /* the number of the last text (`read` call) that added its terms */
     PyObject *chunk; /* bytes, folded; NULL for an empty slot */
     PyObject *terms; /* tuple of str */
     PyObject *parts; /* tuple of str, the parts of the compounds among `terms`, or None */
@@ -50,6 +52,7 @@ typedef struct {
     size_t mask;
     Py_ssize_t used;
     Py_ssize_t limit;
+    uint64_t texts; /* `read` calls so far: each text's number */
     int from_words; /* read chunks of known words from them (see above) */
     unsigned char fold[128]; /* ASCII byte -> its folded byte, or 0 for a separator */
 } ChunkTable;
@@ -105,6 +108,7 @@ ChunkTable_init(ChunkTable *self, PyObject *args, PyObject *kwargs)
     self->limit = limit;
     self->from_words = from_words;
     self->used = 0;
+    self->texts = 0;
     return 0;
 }
 
@@ -119,6 +123,7 @@ clear_entries(ChunkTable *self)
         Py_CLEAR(entry->terms);
         Py_CLEAR(entry->parts);
         entry->hash = 0;
+        entry->read_in = 0;
     }
     self->used = 0;
 }
@@ -328,12 +333,14 @@ failed:
 }
 
 /* The terms of the chunk at the start of `source` and their compounds' parts (as
-   `cached_terms` gives them), from the table or the cache; `*len` is set to the chunk's length.
-   The chunk is folded and hashed in one pass. */
+   `cached_terms` gives them), from the table or the cache; `*len` is set to the chunk's length
+   and `*entry` to the table's entry holding it (NULL when the table does not hold it). The chunk
+   is folded and hashed in one pass. */
 static int
 chunk_terms(ChunkTable *self, PyObject *cache, const unsigned char *source, Py_ssize_t left,
-            Py_ssize_t *len, PyObject **terms, PyObject **parts)
+            Py_ssize_t *len, PyObject **terms, PyObject **parts, Entry **entry)
 {
+    *entry = NULL;
     unsigned char folded[SHORT_CHUNK];
     uint64_t hash = FNV_OFFSET;
     Py_ssize_t n = 0, most = left < SHORT_CHUNK ? left : SHORT_CHUNK;
@@ -366,6 +373,7 @@ chunk_terms(ChunkTable *self, PyObject *cache, const unsigned char *source, Py_s
         Py_INCREF(slot->parts);
         *terms = slot->terms;
         *parts = slot->parts;
+        *entry = slot;
         return 0;
     }
     PyObject *chunk = PyBytes_FromStringAndSize((const char *)folded, n);
@@ -394,7 +402,9 @@ chunk_terms(ChunkTable *self, PyObject *cache, const unsigned char *source, Py_s
     slot->terms = *terms;
     Py_INCREF(*parts);
     slot->parts = *parts;
+    slot->read_in = 0;
     self->used++;
+    *entry = slot;
     return 0;
 }
 
@@ -451,6 +461,7 @@ ChunkTable_read(ChunkTable *self, PyObject *const *args, Py_ssize_t nargs)
         Py_DECREF(done);
     }
     const unsigned char *source = PyUnicode_1BYTE_DATA(text);
+    const uint64_t number = ++self->texts;
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     /* The chunks' terms are gathered here and the list is made once at its size: appending
        grew it several times per text. */
@@ -459,6 +470,10 @@ ChunkTable_read(ChunkTable *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *every = PySet_New(NULL);
     if (every == NULL)
         goto failed;
+    /* Neither the set of strings nor the list of the cache's tuples of strings can be part of a
+       reference cycle: the collector is told not to walk them. A search keeps one of each per
+       result alive, and each young collection walked them all (a set's whole table). */
+    PyObject_GC_UnTrack(every);
     Py_ssize_t i = 0;
     for (;;) {
         while (i < length && self->fold[source[i]] == 0)
@@ -467,7 +482,8 @@ ChunkTable_read(ChunkTable *self, PyObject *const *args, Py_ssize_t nargs)
             break;
         Py_ssize_t len;
         PyObject *terms, *parts;
-        if (chunk_terms(self, cache, source + i, length - i, &len, &terms, &parts) < 0)
+        Entry *entry;
+        if (chunk_terms(self, cache, source + i, length - i, &len, &terms, &parts, &entry) < 0)
             goto failed;
         i += len;
         if (count == room) {
@@ -485,9 +501,16 @@ ChunkTable_read(ChunkTable *self, PyObject *const *args, Py_ssize_t nargs)
             room *= 2;
         }
         found[count++] = terms; /* the reference `chunk_terms` gave */
-        int status = add_all(every, terms);
-        if (status == 0 && parts != Py_None)
-            status = add_all(every, parts);
+        /* A chunk met before in this text (a title's words again in the snippet) added its
+           terms then: about one chunk in five. */
+        int status = 0;
+        if (entry == NULL || entry->read_in != number) {
+            if (entry != NULL)
+                entry->read_in = number;
+            status = add_all(every, terms);
+            if (status == 0 && parts != Py_None)
+                status = add_all(every, parts);
+        }
         Py_DECREF(parts);
         if (status < 0)
             goto failed;
@@ -495,6 +518,7 @@ ChunkTable_read(ChunkTable *self, PyObject *const *args, Py_ssize_t nargs)
     chunks = PyList_New(count);
     if (chunks == NULL)
         goto failed;
+    PyObject_GC_UnTrack(chunks);
     for (Py_ssize_t k = 0; k < count; k++)
         PyList_SET_ITEM(chunks, k, found[k]);
     count = 0; /* the list holds them now */
