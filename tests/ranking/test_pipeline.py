@@ -11,7 +11,10 @@ from hypothesis import strategies as st
 from websearch_mcp.config import SearchSettings
 from websearch_mcp.models import Hit, Query
 from websearch_mcp.ranking.context import Factor
-from websearch_mcp.ranking.pipeline import kept_count, rank
+from websearch_mcp.ranking.domain import DomainVerdict
+from websearch_mcp.ranking.fusion import Merged
+from websearch_mcp.ranking.lexical import DocTerms
+from websearch_mcp.ranking.pipeline import _behind, _best_first, _Scored, kept_count, rank
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 DETAIL_KEYS = {
@@ -257,3 +260,33 @@ def test_each_field_comes_from_the_best_ranked_hit_that_has_it(answers: dict) ->
     assert result.pdf_url == next((h.pdf_url for h in ordered if h.pdf_url), None)
     cited = [h.citations for h in ordered if h.citations is not None]
     assert result.citations == (max(cited) if cited else None)
+
+
+def _scored(score: float, url: str) -> _Scored:
+    item = Merged(url, "example.org", "/", {}, {})
+    result = _Scored(item, {}, DocTerms([], set(), url), 0.0, None, 0.0, DomainVerdict(1.0), 0.0)
+    result.score = score
+    return result
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0.0, -0.0, 0.125, 0.5, 0.5000000000000001, 1.0]),
+            st.text(alphabet="ab/", max_size=3),
+        ),
+        max_size=40,
+    ),
+    st.integers(min_value=0, max_value=40),
+)
+def test_results_are_sorted_best_first_with_ties_by_url(pairs, at) -> None:
+    """Sorting by score and then each run of equal scores by URL is the order of the pairs
+    (-score, url), whatever the input's order; `_behind` agrees with it."""
+    scored = [_scored(score, url) for score, url in pairs]
+    expected = sorted(scored, key=lambda r: (-r.score, r.item.key))
+    _best_first(scored)
+    assert [(r.score, r.item.key) for r in scored] == [(r.score, r.item.key) for r in expected]
+    if len(scored) > 1:
+        first, second = scored[at % len(scored)], scored[(at + 1) % len(scored)]
+        order = (-first.score, first.item.key) > (-second.score, second.item.key)
+        assert _behind(first, second) == order

@@ -69,13 +69,17 @@ def _fill(item: Merged) -> None:
         item.published = hit.published or None
         return
     ranks, hits = item.ranks, item.hits
-    # By rank, ties by name: integers rank * width + place among the names sort as those pairs
-    # do (no key function, no tuple per hit). `merge` visits the engines by name, so `hits`
-    # holds them in name order already.
-    names = list(hits)
-    width = len(names)
-    order = sorted([ranks[name] * width + place for place, name in enumerate(names)])
-    engines = [names[at % width] for at in order]
+    # By rank, ties by name: `merge` visits the engines by name, so `ranks` holds them in name
+    # order already, and each is put after those ranked as high or higher (a result has a few
+    # engines: an insertion in a native loop, where a sort made two lists and a key each).
+    engines: list[str] = []
+    placed: list[int] = []  # their ranks
+    for name, rank in ranks.items():
+        at = len(placed)
+        while at > 0 and placed[at - 1] > rank:
+            at -= 1
+        engines.insert(at, name)
+        placed.insert(at, rank)
     item.engines = engines
     # One pass, best rank first; each choice keeps the first hit that is best for it.
     first = hits[engines[0]]

@@ -237,16 +237,40 @@ def _regularise(scored: list[_Scored], ctx: Context) -> tuple[list[list[int]], l
         r.score, r.neighbours, r.place = score, mean, place
     # Each new score is a mean of the head's scores, so the head stays ahead of the rest and
     # only it needs sorting, unless rounding or a tie puts one of it behind the next result.
-    head.sort(key=_rank_order)
+    _best_first(head)
     scored[: len(head)] = head
-    if len(scored) > len(head) and _rank_order(head[-1]) > _rank_order(scored[len(head)]):
-        scored.sort(key=_rank_order)
+    if len(scored) > len(head) and _behind(head[-1], scored[len(head)]):
+        _best_first(scored)
     return counts, [len(t) for t in texts]
 
 
-def _rank_order(r: _Scored) -> tuple[float, str]:
-    """Best score first; ties by canonical URL, so the order never depends on the input's."""
-    return (-r.score, r.item.key)
+def _best_first(scored: list[_Scored]) -> None:
+    """Sort best score first, ties by canonical URL, so the order never depends on the input's.
+    Sorted by score alone (a list of floats is compared natively), then each run of equal
+    scores by URL: ties are few, where a (score, URL) key made a tuple per result and compared
+    them item by item."""
+    scored.sort(key=_score_of, reverse=True)  # stable: equal scores keep their order
+    start, count = 0, len(scored)
+    while start < count:
+        score, end = scored[start].score, start + 1
+        while end < count and scored[end].score == score:
+            end += 1
+        if end - start > 1:
+            scored[start:end] = sorted(scored[start:end], key=_url_of)
+        start = end
+
+
+def _score_of(r: _Scored) -> float:
+    return r.score
+
+
+def _url_of(r: _Scored) -> str:
+    return r.item.key
+
+
+def _behind(r: _Scored, other: _Scored) -> bool:
+    """Whether `r` comes after `other` in `_best_first`'s order."""
+    return r.score < other.score or (r.score == other.score and r.item.key > other.item.key)
 
 
 def _result(scored: _Scored, ctx: Context) -> RankedResult:
@@ -330,7 +354,7 @@ def rank(
         _score(item, vote, family, analyze_doc(item.title, item.snippet, item.key, texts), ctx)
         for item, vote, family in zip(items, votes, voted, strict=True)
     ]
-    scored.sort(key=_rank_order)
+    _best_first(scored)
     head: tuple[list[list[int]], list[int]] | None = None
     if search.ranking.neighbour_weight > 0 and len(scored) > 1:
         head = _regularise(scored, ctx)
