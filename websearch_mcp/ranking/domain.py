@@ -126,8 +126,9 @@ SITES_KEPT = 8192
 
 @dataclass(frozen=True, slots=True)
 class DomainLists:
-    """The configured lists, normalised once per request. `sites`: each host's `HostFacts`
-    under these lists, shared by every request with the same lists (`domain_lists`)."""
+    """The configured lists, normalised once for every request with the same ones
+    (`domain_lists`). `sites`: each host's `HostFacts` under these lists, shared by every
+    request whose lists differ from them in blocked domains at most."""
 
     blocked: frozenset[str]
     authority: frozenset[str]
@@ -150,17 +151,36 @@ def _sites(
 
 def domain_lists(settings: RankingSettings, block_domains: Sequence[str] = ()) -> DomainLists:
     """The built-in lists plus the settings' own, and the user's `block_domains`."""
-    authority = domain_set(AUTHORITY_DOMAINS + tuple(settings.authority_domains))
-    penalized = domain_set(PENALIZED_DOMAINS + tuple(settings.penalized_domains))
-    dictionary = domain_set(DICTIONARY_DOMAINS + tuple(settings.dictionary_domains))
-    low_quality_tlds = domain_set(LOW_QUALITY_TLDS + tuple(settings.low_quality_tlds))
+    # Cached on the settings' own lists (most often empty): a key of the built-in lists joined
+    # to them hashed a few hundred domains per request.
+    return _lists(
+        tuple(settings.authority_domains),
+        tuple(settings.penalized_domains),
+        tuple(settings.dictionary_domains),
+        tuple(settings.low_quality_tlds),
+        tuple(block_domains),
+    )
+
+
+@lru_cache(maxsize=64)
+def _lists(
+    authority_domains: tuple[str, ...],
+    penalized_domains: tuple[str, ...],
+    dictionary_domains: tuple[str, ...],
+    low_quality_tlds: tuple[str, ...],
+    block_domains: tuple[str, ...],
+) -> DomainLists:
+    authority = domain_set(AUTHORITY_DOMAINS + authority_domains)
+    penalized = domain_set(PENALIZED_DOMAINS + penalized_domains)
+    dictionary = domain_set(DICTIONARY_DOMAINS + dictionary_domains)
+    low_quality = domain_set(LOW_QUALITY_TLDS + low_quality_tlds)
     return DomainLists(
-        blocked=domain_set(tuple(block_domains)),
+        blocked=domain_set(block_domains),
         authority=authority,
         penalized=penalized,
         dictionary=dictionary,
-        low_quality_tlds=low_quality_tlds,
-        sites=_sites(authority, penalized, dictionary, low_quality_tlds),
+        low_quality_tlds=low_quality,
+        sites=_sites(authority, penalized, dictionary, low_quality),
     )
 
 
