@@ -12,7 +12,7 @@ from websearch_mcp.config import SearchSettings
 from websearch_mcp.models import Hit, Query
 from websearch_mcp.ranking.fusion import rrf
 from websearch_mcp.ranking.pipeline import rank
-from websearch_mcp.ranking.positions import EngineEvidence, place
+from websearch_mcp.ranking.positions import EngineEvidence, _finite, place
 
 
 def hits(engine: str, count: int, scores: list[float | None] | None = None) -> list[Hit]:
@@ -254,3 +254,8 @@ def test_rrf_and_position_in_one_pass_are_the_same_floats(depths, weights, k, rr
         rrf(ranks, weights, rrf_k),
         evidence.position(ranks),
     )
+
+
+@given(st.floats())
+def test_finite_is_maths_isfinite(value: float) -> None:
+    assert _finite(value) == math.isfinite(value)
