@@ -3,6 +3,7 @@ share one index, count for in fusion."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
@@ -59,16 +60,30 @@ def test_containment_is_the_share_of_an_engines_head_the_other_returned() -> Non
     assert containment(ranked, head=5)[("b", "a")] == pytest.approx(2 / 3)
 
 
+def unseen(
+    voters: dict[str, float], contained: dict[tuple[str, str], float]
+) -> Callable[[dict[str, int]], float]:
+    """`Unseen(...).weight` of a result's ranks (voter -> rank), each voter an engine of its
+    own, the engines in name order (as `merge` numbers them), one `Unseen` for every call."""
+
+    def weigh(ranks: dict[str, int]) -> float:
+        engines = sorted(set(voters) | set(ranks))
+        bits = sum(1 << engines.index(v) for v in ranks)
+        return Unseen(voters, contained, engines).weight(bits)
+
+    return weigh
+
+
 def test_an_engine_holding_the_others_best_results_leaves_nothing_unseen() -> None:
     voters = {"a": 1.0, "b": 1.0, "c": 1.0}
     contained = {("b", "a"): 1.0, ("c", "a"): 0.0}
     # b returns a's head: its silence on this result is a judgment. c shares nothing: unseen.
-    assert Unseen(voters, contained).weight({"a": 4}) == 1.0
-    assert Unseen(voters, contained).weight({"a": 4, "b": 2, "c": 9}) == 0.0
+    assert unseen(voters, contained)({"a": 4}) == 1.0
+    assert unseen(voters, contained)({"a": 4, "b": 2, "c": 9}) == 0.0
     half = {("b", "a"): 0.5, ("c", "a"): 0.5}
-    assert Unseen(voters, half).weight({"a": 1}) == pytest.approx(2 * 0.75)
-    assert Unseen(voters, half).weight({}) == 0.0
-    assert Unseen({"a": 1.0, "b": 0.0}, {}).weight({"a": 1}) == 0.0  # a muted engine does not count
+    assert unseen(voters, half)({"a": 1}) == pytest.approx(2 * 0.75)
+    assert unseen(voters, half)({}) == 0.0
+    assert unseen({"a": 1.0, "b": 0.0}, {})({"a": 1}) == 0.0  # a muted engine does not count
 
 
 def test_unseen_voters_vote_as_the_returning_ones_did() -> None:
@@ -93,12 +108,13 @@ def test_coverage_signals_stay_in_their_bounds(ranked, head, weights) -> None:
     present = {v for ranks in ranked for v in ranks}
     voters = {v: weights.get(v, 1.0) for v in present}
     total = sum(voters.values())
-    weigh = Unseen(voters, contained).weight
+    engines = sorted(voters)
+    weigh = Unseen(voters, contained, engines).weight  # one memo for every result
     for ranks in ranked:
         cast = sum(voters[v] for v in ranks)
-        missing = weigh(ranks)
+        missing = weigh(sum(1 << engines.index(v) for v in ranks))
         assert -1e-12 <= missing <= total - cast + 1e-12
-        assert Unseen(voters, contained).weight(ranks) == missing  # deterministic, memo or not
+        assert unseen(voters, contained)(ranks) == missing  # deterministic, memo or not
         for rrf in (0.0, 0.3, 1.0):
             assert rrf <= credited(rrf, ranks, voters, missing, 0.5) <= 1.0
 
@@ -126,7 +142,7 @@ def unseen_as_written(voters, contained, ranks) -> float:
 def test_the_unseen_weight_is_the_sum_as_written(ranked, head, weights) -> None:
     contained = containment(ranked, head)
     voters = {v: weights.get(v, 1.0) for ranks in ranked for v in ranks}
-    weigh = Unseen(voters, contained).weight
+    weigh = unseen(voters, contained)
     for ranks in [*ranked, {}, dict.fromkeys(voters, 1), {"unknown": 1}]:
         assert weigh(ranks) == unseen_as_written(voters, contained, ranks)
 
@@ -151,8 +167,8 @@ def test_containment_ranks_ties_by_the_results_order(ranked, head) -> None:
 def test_more_shared_results_leave_less_unseen(low: float, high: float) -> None:
     low, high = sorted((low, high))
     voters = {"a": 1.0, "b": 1.0}
-    more = Unseen(voters, {("b", "a"): high}).weight({"a": 1})
-    assert more <= Unseen(voters, {("b", "a"): low}).weight({"a": 1})
+    more = unseen(voters, {("b", "a"): high})({"a": 1})
+    assert more <= unseen(voters, {("b", "a"): low})({"a": 1})
 
 
 # --- in the pipeline ----------------------------------------------------------------------------
@@ -237,7 +253,11 @@ def test_each_results_votes_are_one_per_family(ranks, families, weights) -> None
     context = Context({e: [] for e in _NAMES}, Query("x"), SearchSettings(), weights, families, NOW)
     ordered = dict(sorted(ranks.items()))
     expected = one_vote_per_family(ordered, weights, families, SearchSettings().rrf_k)
-    assert list(context.votes(ordered).items()) == list(expected.items())
+    bits = context.bits_of(ordered)
+    assert bits == sum(1 << _NAMES.index(e) for e in ranks)
+    assert list(context.votes(ordered, bits).items()) == list(expected.items())
+    voted = context.by_family(expected, bits)
+    assert list(voted.items()) == [(context.families[e], r) for e, r in expected.items()]
 
 
 @given(

@@ -250,7 +250,8 @@ def test_rrf_and_position_in_one_pass_are_the_same_floats(depths, weights, k, rr
     evidence = EngineEvidence(lists, weights, k)
     returned = data.draw(st.lists(st.sampled_from(sorted(depths)), unique=True, min_size=1))
     ranks = {e: data.draw(st.integers(1, depths[e])) for e in returned}
-    assert evidence.rrf_and_position(ranks, rrf_k) == (
+    bits = sum(1 << sorted(lists).index(e) for e in ranks)
+    assert evidence.rrf_and_position(ranks, bits, rrf_k) == (
         rrf(ranks, weights, rrf_k),
         evidence.position(ranks),
     )

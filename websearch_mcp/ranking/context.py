@@ -5,7 +5,7 @@ the voters and their weights, the domain lists, each signal's factor, and each h
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from websearch_mcp.config import RankingSettings, SearchSettings
@@ -82,14 +82,19 @@ class Context:
         self.recent = wants_recent(self.terms, query.time_range, now)
         self.now = now
         self.families = {e: family_of(e, families) for e in lists}
+        # Sets of engines as bits: bit i for the i-th engine in name order, as `merge` sets a
+        # result's `engine_bits`; testing a result against a set is then one native operation.
+        self.places = {e: i for i, e in enumerate(sorted(lists))}
+        self.engine_families = [self.families[e] for e in sorted(lists)]  # by place
         # The engines voting under another name (DuckDuckGo as Bing): a result none of them
         # returned keeps its ranks as they are.
         self.renamed = frozenset(e for e, f in self.families.items() if f != e)
+        self.renamed_bits = self._bits(self.renamed)
         self.shared_index = shares_an_index(lists, families)
         # The engines whose index another answering engine serves too: a result that fewer
         # than two of them returned has one engine per family already.
         members = Counter(self.families.values())
-        self.sharing = frozenset(e for e, f in self.families.items() if members[f] > 1)
+        self.sharing_bits = self._bits(e for e, f in self.families.items() if members[f] > 1)
         # Voters are index families, each with its best member's weight.
         self.family_weights = family_weights(lists, weights, families)
         self.best = sum(w / (search.rrf_k + 1) for w in self.family_weights.values())
@@ -112,20 +117,31 @@ class Context:
             )
         return found
 
-    def votes(self, ranks: dict[str, int]) -> dict[str, int]:
-        """A result's ranks (in engine-name order, as merging makes them) with one engine per
-        index family (all of them when no two of its engines share an index)."""
+    def _bits(self, engines: Iterable[str]) -> int:
+        bits = 0
+        for engine in engines:
+            bits |= 1 << self.places[engine]
+        return bits
+
+    def bits_of(self, ranks: dict[str, int]) -> int:
+        """The set of a result's engines (engine -> rank) as bits (see `places`)."""
+        return self._bits(ranks)
+
+    def votes(self, ranks: dict[str, int], bits: int) -> dict[str, int]:
+        """A result's ranks (in engine-name order, as merging makes them; `bits`, its engines)
+        with one engine per index family (all of them when no two of its engines share an
+        index)."""
         if not self.shared_index:
             return ranks
-        sharing = 0  # counted in a loop: compiled, no set is made per result
-        for engine in ranks:
-            if engine in self.sharing:
-                sharing += 1
-        if sharing < 2:
+        sharing = bits & self.sharing_bits
+        if sharing & (sharing - 1) == 0:  # fewer than two bits
             return ranks
         return one_vote_per_family(ranks, self.weights, self.families, self.rrf_k)
 
-    def by_family(self, votes: dict[str, int]) -> dict[str, int]:
+    def by_family(self, votes: dict[str, int], bits: int) -> dict[str, int]:
+        """`votes` keyed by index family; `bits`: its engines, or more of the result's."""
+        if bits & self.renamed_bits == 0:
+            return votes
         # A loop, not `isdisjoint`: compiled, each test is a native set look-up.
         for engine in votes:
             if engine in self.renamed:

@@ -64,18 +64,23 @@ def containment(ranked: Sequence[dict[str, int]], head: int = HEAD) -> dict[tupl
 class Unseen:
     """The unseen weight of a result, for the results of one request: the answering `voters`
     (voter -> weight) and their containment table are read once, and each set of returning
-    voters is computed once (many results share one)."""
+    voters is computed once (many results share one). `engines`: each answering engine's
+    voter, by the engines' places in name order (as `merge` sets a result's `engine_bits`)."""
 
-    __slots__ = ("_bits", "_memo", "_rows", "_voters")
+    __slots__ = ("_engine_bits", "_memo", "_rows", "_voters")
 
     def __init__(
-        self, voters: Mapping[str, float], contained: Mapping[tuple[str, str], float]
+        self,
+        voters: Mapping[str, float],
+        contained: Mapping[tuple[str, str], float],
+        engines: Sequence[str],
     ) -> None:
         self._voters = [(v, voters[v]) for v in sorted(voters) if voters[v] > 0]
         order = {v: i for i, (v, _) in enumerate(self._voters)}
         # A set of returning voters as an integer, a bit per voter by its place: the memo's key
         # (the weight does not depend on the voters' order, nor on voters without weight).
-        self._bits = {v: 1 << i for v, i in order.items()}
+        # Each engine's voter's bit, by the engine's place (0 for a voter without weight).
+        self._engine_bits = [1 << order[v] if v in order else 0 for v in engines]
         # Row m, column s: the share of s's head in m's list, by the voters' places in
         # `_voters` (0.0 where the table has none), so the sums below read lists, not dicts.
         self._rows = [[0.0] * len(self._voters) for _ in self._voters]
@@ -84,15 +89,17 @@ class Unseen:
                 self._rows[order[m]][order[s]] = share
         self._memo: dict[int, float] = {}
 
-    def weight(self, ranks: dict[str, int]) -> float:
-        """The weight of the answering voters that did not return this result (`ranks`:
-        voter -> rank) and likely do not index it: sum over them of w * (1 - c^2), c the mean
-        containment of the returning voters' heads in that voter's list."""
-        returned, bits = 0, self._bits
-        for voter in ranks:
-            bit = bits.get(voter)
-            if bit is not None:
-                returned |= bit
+    def weight(self, engines: int) -> float:
+        """The weight of the answering voters that did not return this result (`engines`: the
+        engines whose votes it has, as bits by their places) and likely do not index it: sum
+        over them of w * (1 - c^2), c the mean containment of the returning voters' heads in
+        that voter's list."""
+        returned, at, table = 0, 0, self._engine_bits
+        while engines:
+            if engines & 1:
+                returned |= table[at]
+            engines >>= 1
+            at += 1
         found = self._memo.get(returned)
         if found is None:
             found = self._memo[returned] = self._unseen(returned)

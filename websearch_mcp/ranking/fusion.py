@@ -22,6 +22,7 @@ class Merged:
     __slots__ = (
         "_dated",
         "_published_at",
+        "engine_bits",
         "engines",
         "hits",
         "host",
@@ -35,11 +36,19 @@ class Merged:
     )
 
     def __init__(
-        self, key: str, host: str, path: str, hits: dict[str, Hit], ranks: dict[str, int]
+        self,
+        key: str,
+        host: str,
+        path: str,
+        hits: dict[str, Hit],
+        ranks: dict[str, int],
+        engine_bits: int = 0,
     ) -> None:
         self.key, self.host, self.path = key, host, path
         self.hits = hits  # engine -> its best-ranked hit
-        self.ranks = ranks  # engine -> that hit's rank
+        self.ranks = ranks  # engine -> that hit's rank, in engine-name order
+        # Bit i set: the i-th engine of the merged lists, in name order, returned it.
+        self.engine_bits = engine_bits
         self.engines: list[str] = []  # best rank first (ties by name); the rest: `_fill`
         self.title = ""
         self.url = ""
@@ -120,11 +129,13 @@ def merge(
     """Group hits by canonical URL (`canonical`: `canonicalize` unless given, a search's own
     table of it). Each engine counts once per URL, with its best rank; the merged result keeps
     the longest snippet, the best-ranked non-empty title and the earliest date. Returned in
-    order of first appearance (engines by name)."""
+    order of first appearance (engines by name); each result's `engine_bits` has bit i set
+    when the i-th engine of `lists` in name order returned it."""
     merged: dict[str, Merged] = {}
     # Each link is read once per call: engines share most of their links.
     links: dict[str, CanonicalURL] = {}
-    for engine in sorted(lists):
+    for place, engine in enumerate(sorted(lists)):
+        bit = 1 << place
         for position, hit in enumerate(lists[engine], start=1):
             url = hit.url
             found = links.get(url)
@@ -134,8 +145,9 @@ def merge(
             item = merged.get(key)
             rank = hit.rank if hit.rank >= 1 else position
             if item is None:
-                merged[key] = Merged(key, host, path, {engine: hit}, {engine: rank})
+                merged[key] = Merged(key, host, path, {engine: hit}, {engine: rank}, bit)
                 continue
+            item.engine_bits |= bit
             known = item.ranks.get(engine)
             if known is None or rank < known:
                 item.ranks[engine] = rank

@@ -181,11 +181,12 @@ def _score(
     the same float whichever signals are on."""
     terms, f = ctx.terms, ctx.factors
     verdict, site = ctx.site(item.host)
-    vote, position = ctx.evidence.rrf_and_position(votes, ctx.rrf_k)
+    bits = item.engine_bits if votes is item.ranks else ctx.bits_of(votes)
+    vote, position = ctx.evidence.rrf_and_position(votes, bits, ctx.rrf_k)
     rrf = normalised(vote, ctx.best)
     missing, covered = None, rrf
     if ctx.unseen is not None:
-        missing = ctx.unseen.weight(voted)
+        missing = ctx.unseen.weight(bits)
         covered = credited(rrf, voted, ctx.family_weights, missing, ctx.coverage_weight)
     s = _Scored(item, votes, doc, rrf, missing, covered, verdict, authority(site, item.path))
     # Each factor is `Factor.__call__` written out; a signal that does not apply (None) is a
@@ -344,12 +345,12 @@ def rank(
     merged = merge(lists, prepared.canonical) if prepared else merge(lists)
     texts = prepared.texts if prepared else None
     items = [item for item in merged if not matches(item.host, ctx.domains.blocked)]
-    votes = [ctx.votes(item.ranks) for item in items]
-    voted = [ctx.by_family(v) for v in votes]
+    votes = [ctx.votes(item.ranks, item.engine_bits) for item in items]
+    voted = [ctx.by_family(v, item.engine_bits) for item, v in zip(items, votes, strict=True)]
     if search.ranking.coverage_weight > 0 and ctx.voters > 1:
         contained = containment(voted)
         if contained:
-            ctx.unseen = Unseen(ctx.family_weights, contained)
+            ctx.unseen = Unseen(ctx.family_weights, contained, ctx.engine_families)
     scored = [
         _score(item, vote, family, analyze_doc(item.title, item.snippet, item.key, texts), ctx)
         for item, vote, family in zip(items, votes, voted, strict=True)

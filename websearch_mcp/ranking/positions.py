@@ -40,7 +40,16 @@ def place(rank: int, k: float) -> float:
 class EngineEvidence:
     """Per request: the answering engines' weights, list depths and score ranges."""
 
-    __slots__ = ("_depths", "_k", "_places", "_ranges", "_weights")
+    __slots__ = (
+        "_depths",
+        "_k",
+        "_names",
+        "_placed_weights",
+        "_places",
+        "_ranges",
+        "_voting",
+        "_weights",
+    )
 
     def __init__(
         self, lists: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: float
@@ -50,12 +59,20 @@ class EngineEvidence:
         self._weights: dict[str, float] = {}
         self._depths: dict[str, int] = {}
         self._ranges: dict[str, tuple[float, float]] = {}
-        for engine in sorted(lists):
+        # The same by the engines' places in name order (a result's `engine_bits`): the
+        # engines with a positive weight and hits as bits, and each engine's weight (0 for
+        # the others).
+        self._names = sorted(lists)
+        self._placed_weights = [0.0] * len(self._names)
+        self._voting = 0
+        for at, engine in enumerate(self._names):
             weight = max(0.0, weights.get(engine, 1.0))
             hits = lists[engine]
             if weight <= 0 or not hits:
                 continue
             self._weights[engine] = weight
+            self._placed_weights[at] = weight
+            self._voting |= 1 << at
             # Ranks are 1..n; a hit without one is ranked by its position (as in merging).
             # One loop, not max() over generators: compiled, it reads the hits natively.
             depth, low, high = len(hits), math.inf, -math.inf
@@ -88,20 +105,27 @@ class EngineEvidence:
                 weight += engine_weight
         return total / weight if weight > 0 else None
 
-    def rrf_and_position(self, ranks: dict[str, int], k: int) -> tuple[float, float | None]:
+    def rrf_and_position(
+        self, ranks: dict[str, int], bits: int, k: int
+    ) -> tuple[float, float | None]:
         """`fusion.rrf(ranks, weights, k)` and `position(ranks)` of a result, in one pass over
-        its ranks: the same floats, summed in the same order (an engine of weight 0 adds
+        its ranks (`bits`: its engines by their places in name order, as `merge` sets
+        `engine_bits`): the same floats, summed in the same order, name order, read from the
+        bits where sorting the names made a list per result (an engine of weight 0 adds
         nothing to either)."""
         vote = total = weight = 0.0
-        weights, places = self._weights, self._places
-        for engine in sorted(ranks):
-            engine_weight = weights.get(engine)
-            if engine_weight is not None:
-                rank = ranks[engine]
+        names, weights, places = self._names, self._placed_weights, self._places
+        voting, at = bits & self._voting, 0
+        while voting:
+            if voting & 1:
+                engine_weight = weights[at]
+                rank = ranks[names[at]]
                 vote += engine_weight / (k + rank)
                 value = places.get(rank)
                 total += engine_weight * (value if value is not None else self._place(rank))
                 weight += engine_weight
+            voting >>= 1
+            at += 1
         return vote, (total / weight if weight > 0 else None)
 
     def engine_score(self, hits: dict[str, Hit], ranks: dict[str, int]) -> float | None:
