@@ -89,12 +89,12 @@ class Context:
         # The engines voting under another name (DuckDuckGo as Bing): a result none of them
         # returned keeps its ranks as they are.
         self.renamed = frozenset(e for e, f in self.families.items() if f != e)
-        self.renamed_bits = self._bits(self.renamed)
+        self.renamed_bits = self.bits_of(self.renamed)
         self.shared_index = shares_an_index(lists, families)
         # The engines whose index another answering engine serves too: a result that fewer
         # than two of them returned has one engine per family already.
         members = Counter(self.families.values())
-        self.sharing_bits = self._bits(e for e, f in self.families.items() if members[f] > 1)
+        self.sharing_bits = self.bits_of(e for e, f in self.families.items() if members[f] > 1)
         # Voters are index families, each with its best member's weight.
         self.family_weights = family_weights(lists, weights, families)
         self.best = sum(w / (search.rrf_k + 1) for w in self.family_weights.values())
@@ -117,15 +117,12 @@ class Context:
             )
         return found
 
-    def _bits(self, engines: Iterable[str]) -> int:
+    def bits_of(self, engines: Iterable[str]) -> int:
+        """A set of answering engines as bits (see `places`)."""
         bits = 0
         for engine in engines:
             bits |= 1 << self.places[engine]
         return bits
-
-    def bits_of(self, ranks: dict[str, int]) -> int:
-        """The set of a result's engines (engine -> rank) as bits (see `places`)."""
-        return self._bits(ranks)
 
     def votes(self, ranks: dict[str, int], bits: int) -> dict[str, int]:
         """A result's ranks (in engine-name order, as merging makes them; `bits`, its engines)

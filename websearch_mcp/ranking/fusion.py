@@ -42,7 +42,7 @@ class Merged:
         path: str,
         hits: dict[str, Hit],
         ranks: dict[str, int],
-        engine_bits: int = 0,
+        engine_bits: int,
     ) -> None:
         self.key, self.host, self.path = key, host, path
         self.hits = hits  # engine -> its best-ranked hit
