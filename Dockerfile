@@ -2,28 +2,15 @@
 # websearch-mcp in a container. Build: docker build -t websearch-mcp .
 # Run with compose.yaml (tokens and API keys from .env); see README, "Docker".
 
-# --- build: the package, its fusion compiled, and its extras in a virtualenv -----------------
+# --- build: install the package and its extras into a virtualenv ------------------------------
 FROM python:3.11-slim AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1
-# A C compiler for the modules setup.py compiles with mypyc; only this stage has it.
-# hadolint ignore=DL3008
-RUN apt-get update \
-    && apt-get install -y --no-install-recommends gcc libc6-dev \
-    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY pyproject.toml setup.py README.md ./
+COPY pyproject.toml README.md ./
 COPY websearch_mcp ./websearch_mcp
-# The wheels are built in an environment of their own, so the run stage's has no mypy. mypy
-# reads the types of the package's dependencies, so they are installed there first. Its pin is
-# the dev extra's in pyproject.toml, with which the tests build the same modules.
-RUN python -m venv /opt/build \
-    && /opt/build/bin/pip install --no-cache-dir "setuptools>=77" "mypy==2.4.1" ".[redis,pdf]" \
-    && WEBSEARCH_MCP_COMPILE=1 /opt/build/bin/pip wheel --no-cache-dir --no-build-isolation \
-        --wheel-dir /wheels ".[redis,pdf]" \
-    && python -m venv /opt/venv \
-    && /opt/venv/bin/pip install --no-cache-dir --no-index --find-links /wheels \
-        "websearch-mcp[redis,pdf]"
+RUN python -m venv /opt/venv \
+    && /opt/venv/bin/pip install --no-cache-dir ".[redis,pdf]"
 
 # --- run: the virtualenv only, as an unprivileged user ----------------------------------------
 FROM python:3.11-slim

@@ -1,5 +1,4 @@
-"""`rounded` is `round` to the last bit: the shown scores and details do not change. Run on the
-compiled build too (`test_compiled.py`)."""
+"""`rounded` is `round` to the last bit: the shown scores and details do not change."""
 
 from __future__ import annotations
 

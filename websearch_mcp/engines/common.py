@@ -19,13 +19,6 @@ from websearch_mcp.errors import EngineAuthError, EngineError, EngineParseError,
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse
 from websearch_mcp.redaction import KEY_LIKE as _TOKEN_RE
 
-try:  # built with the compiled modules (setup.py); without it, the regular expression decides
-    from websearch_mcp.text_scan import plain_link as _plain_link
-
-    NATIVE_PLAIN_LINK: Callable[[str], tuple[str, str | None] | None] | None = _plain_link
-except ImportError:
-    NATIVE_PLAIN_LINK = None
-
 _Item = TypeVar("_Item")
 
 # --- JSON bodies and values ------------------------------------------------------------------
@@ -124,8 +117,6 @@ _PLAIN_LINK = re.compile(r"https?://([A-Za-z0-9.-]*)([/?#][^\t\r\n]*)?")
 
 def plain_link(url: str) -> tuple[str, str | None] | None:
     """The groups of `_PLAIN_LINK` matching all of `url` (host, the rest), or None."""
-    if NATIVE_PLAIN_LINK is not None:
-        return NATIVE_PLAIN_LINK(url)
     match = _PLAIN_LINK.fullmatch(url)
     return None if match is None else (match[1], match[2])
 

@@ -5,14 +5,6 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
-
-try:  # built with the compiled modules (setup.py); without it, the test below is in Python
-    from websearch_mcp.text_scan import single_spaced
-
-    NATIVE_SINGLE_SPACED: Callable[[str], bool] | None = single_spaced
-except ImportError:
-    NATIVE_SINGLE_SPACED = None
 
 SNIPPET_MAX_CHARS = 500
 
@@ -41,10 +33,7 @@ def clean_text(value: str | None, limit: int = SNIPPET_MAX_CHARS) -> str:
 def collapse_spaces(text: str) -> str:
     """Every run of whitespace one space, the ends trimmed. `split()` breaks on exactly what `\\s`
     matches and is five times faster than a substitution; most texts have nothing to collapse,
-    and saying so (no whitespace but single inner spaces) takes half the time of splitting, or a
-    tenth in C (`text_scan.single_spaced`), where it is built."""
-    if NATIVE_SINGLE_SPACED is not None:
-        return text if NATIVE_SINGLE_SPACED(text) else " ".join(text.split())
+    and saying so (no whitespace but single inner spaces) takes half the time of splitting."""
     if text.isascii():
         # The ASCII whitespace `split()` breaks on, but " ": nine C-level searches cost about
         # half of `isprintable()`'s look-up per character.

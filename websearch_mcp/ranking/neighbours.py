@@ -16,18 +16,11 @@ Scores stay in [0, 1]: each new score is a convex combination of old ones.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
 #: Per text, its nearest others as (-similarity, index); and every pair's shared-term count.
 Overlap = tuple[list[list[tuple[float, int]]], list[list[int]]]
-
-try:  # built with the compiled modules (setup.py); without it, sets are intersected in Python
-    from websearch_mcp.ranking.term_overlap import overlap as _native_overlap
-
-    NATIVE_OVERLAP: Callable[[Sequence[AbstractSet[str]], int], Overlap] | None = _native_overlap
-except ImportError:
-    NATIVE_OVERLAP = None
 
 POOL = 20  # the head of the fused list that takes part
 NEIGHBOURS = 5  # a result's most similar results there whose scores it shares
@@ -38,8 +31,6 @@ def overlap(texts: Sequence[AbstractSet[str]], count: int = NEIGHBOURS) -> Overl
     (-similarity, index), most similar first (ties: the lower index), leaving out those
     sharing no term; `shared[i][j]`, how many terms texts i and j share (0 where i == j).
     Similarity is Jaccard's: shared terms over all terms of the two."""
-    if NATIVE_OVERLAP is not None:
-        return NATIVE_OVERLAP(texts, count)
     sizes = [len(t) for t in texts]
     rows: list[list[tuple[float, int]]] = [[] for _ in texts]
     shared = [[0] * len(texts) for _ in texts]

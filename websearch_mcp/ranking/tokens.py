@@ -4,9 +4,7 @@ Text is NFKC-normalised and lower-cased, split into words (identifiers such as `
 `node.js`, `c++` stay whole and also yield their parts) and Chinese/Japanese runs into character
 bigrams. English and Chinese stop words, including search filler such as "latest" or "最新", are
 not content words. A light plural stemmer lets "models" match "model". A cache of chunks makes a
-text its terms in a few C-level calls: tokenising is the ranking's hot path. Where the compiled
-modules are built, a table in C (`chunk_table.c`) reads ASCII texts' chunks from that cache
-without a Python object per chunk, with the same result.
+text its terms in a few C-level calls: tokenising is the ranking's hot path.
 """
 
 from __future__ import annotations
@@ -16,13 +14,6 @@ import unicodedata
 from functools import lru_cache
 from itertools import chain
 from urllib.parse import unquote
-
-try:  # built with the compiled modules (setup.py); without it, chunks are looked up in Python
-    from websearch_mcp.ranking.chunk_table import ChunkTable as _ChunkTable
-
-    NATIVE_TABLE: type[_ChunkTable] | None = _ChunkTable
-except ImportError:
-    NATIVE_TABLE = None
 
 _CJK_CHARS = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD = rf"[^\W_{_CJK_CHARS}]"
@@ -149,18 +140,11 @@ class _TermCache(dict[str | bytes, Terms]):
     Memory is bounded by two generations of `limit` chunks: once this one is full (checked by
     `make_room`, between texts), it becomes the previous one and this one starts empty. A chunk
     found in the previous one moves back with its compounds' parts, so the words in use stay
-    and one-off tokens (numbers, names, identifiers) go.
-
-    `native`, where it is built, is a `ChunkTable` in front of this cache for ASCII texts: it
-    holds chunks of this generation only, and is cleared with it."""
+    and one-off tokens (numbers, names, identifiers) go."""
 
     def __init__(self, limit: int = TERM_CACHE_LIMIT) -> None:
         super().__init__()
         self.limit = limit
-        # Chunks of known words (slugs, compounds, "word.") read from them as `__missing__` does.
-        self.native = (
-            None if NATIVE_TABLE is None else NATIVE_TABLE(_BYTE_TABLE, limit, from_words=True)
-        )
         self.parts: dict[str, tuple[str, ...]] = {}
         self.compounds: set[str] = set()  # the keys of `parts`, as a set for fast intersections
         self._previous: dict[str | bytes, Terms] = {}
@@ -173,8 +157,6 @@ class _TermCache(dict[str | bytes, Terms]):
             self._previous, self._previous_parts = dict(self), self.parts
             self.clear()
             self.parts, self.compounds = {}, set()
-            if self.native is not None:
-                self.native.clear()
 
     def __missing__(self, chunk: str | bytes) -> Terms:
         value = self._previous.get(chunk)
@@ -206,11 +188,7 @@ def read(text: str) -> tuple[list[Terms], set[str]]:
     """The content terms of `text` in order, chunk by chunk, and the set of them plus
     identifier parts. Each chunk's terms are one tuple of the cache: the set is their union,
     made in C from strings whose hashes are already known."""
-    cache = _TERMS  # one look-up of the module's name (compiled, each use is one)
-    # The table reads an ASCII text, starting a new generation first when the cache is full.
-    native = cache.native
-    if native is not None and (found := native.read(text, cache)) is not None:
-        return found
+    cache = _TERMS
     cache.make_room()
     parts = list(map(cache.__getitem__, _chunks(text)))
     every = set(chain.from_iterable(parts))

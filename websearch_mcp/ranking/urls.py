@@ -8,7 +8,6 @@ an identity for merging, never shown as the result's link (that stays an engine'
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import lru_cache
 from typing import Final, NamedTuple
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -46,8 +45,6 @@ _SIMPLE_URL = re.compile(
 
 def simple_parts(text: str) -> URLGroups | None:
     """The groups of `_SIMPLE_URL` matching all of `text` (host, path, query), or None."""
-    if NATIVE_SIMPLE_URL is not None:
-        return NATIVE_SIMPLE_URL(text)
     match = _SIMPLE_URL.fullmatch(text)
     return None if match is None else (match[1], match[2], match[3])
 
@@ -120,38 +117,13 @@ class CanonicalURL(NamedTuple):
     path: str
 
 
-try:  # built with the compiled modules (setup.py); without it, the regular expression decides
-    from websearch_mcp.text_scan import canonical_url, simple_url
-
-    NATIVE_SIMPLE_URL: Callable[[str], URLGroups | None] | None = simple_url
-    NATIVE_CANONICAL_URL: (
-        Callable[[str, type[CanonicalURL], frozenset[str], tuple[str, ...]], CanonicalURL | None]
-        | None
-    ) = canonical_url
-except ImportError:
-    NATIVE_SIMPLE_URL = NATIVE_CANONICAL_URL = None
-
-
+# Enough for several requests' URLs (each is asked for more than once per request); fresh
+# searches seldom share links, so a bigger cache would mostly hold memory.
+@lru_cache(maxsize=2048)
 def canonicalize(url: str) -> CanonicalURL:
     """The canonical form of `url`, e.g. `http://www.Example.com:80/a/?utm_source=x&b=2&a=1#top`
     -> key `https://example.com/a?a=1&b=2`, host `example.com`, path `/a`. A string that is not
     a URL keeps its trimmed text as the key."""
-    if NATIVE_CANONICAL_URL is not None:  # most links, in one pass: cheaper than a cache
-        found = NATIVE_CANONICAL_URL(url, CanonicalURL, TRACKING_PARAMS, TRACKING_PREFIXES)
-        if found is not None:
-            return found
-    return _read(url)
-
-
-# Enough for several requests' URLs (each is asked for more than once per request); fresh
-# searches seldom share links, so a bigger cache would mostly hold memory.
-@lru_cache(maxsize=2048)
-def _read(url: str) -> CanonicalURL:
-    return canonical_form(url)
-
-
-def canonical_form(url: str) -> CanonicalURL:
-    """`canonicalize(url)` in Python, uncached: what the native pass stands in for."""
     text = url.strip()
     simple = simple_parts(text)
     # The simple host is lower-case already, and a path or query is often empty or clean: each
@@ -165,8 +137,7 @@ def canonical_form(url: str) -> CanonicalURL:
         if path.endswith("/"):
             path = path.rstrip("/")
         key = f"https://{host}{path}" + (f"?{query}" if query else "")
-        # What `CanonicalURL(key, host, path)` does, without its interpreted `__new__`.
-        return tuple.__new__(CanonicalURL, (key, host, path))
+        return CanonicalURL(key, host, path)
     if "://" not in text and not text.startswith("//"):
         text = "https://" + text if "." in text.split("/", 1)[0] else text
     try:
