@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from websearch_mcp.rounding import rounded
-
 TimeRange = Literal["day", "week", "month", "year"]
 TIME_RANGES: tuple[str, ...] = ("day", "week", "month", "year")
 
@@ -28,7 +26,7 @@ class Query:
     year_to: int | None = None
 
 
-@dataclass(init=False, slots=True)
+@dataclass(slots=True)
 class Hit:
     """One result as one engine returned it. `rank` is 1-based within that engine's list."""
 
@@ -37,40 +35,16 @@ class Hit:
     snippet: str
     rank: int
     engine: str
-    score: float | None
-    published: str | None
-    authors: tuple[str, ...]
-    doi: str | None
-    venue: str | None
-    citations: int | None
-    pdf_url: str | None
+    score: float | None = None
+    published: str | None = None
+    authors: tuple[str, ...] = ()
+    doi: str | None = None
+    venue: str | None = None
+    citations: int | None = None
+    pdf_url: str | None = None
     #: Other identifiers of a paper than its DOI, where the index gives them:
     #: `{"arxiv": "1706.03762", "pmid": "14760269"}`.
-    ids: dict[str, str]
-
-    # Written out rather than generated: compiled, this one is native code, where a dataclass's
-    # stays interpreted (the engines make one per result, about 140 per search).
-    def __init__(
-        self,
-        title: str,
-        url: str,
-        snippet: str,
-        rank: int,
-        engine: str,
-        score: float | None = None,
-        published: str | None = None,
-        authors: tuple[str, ...] = (),
-        doi: str | None = None,
-        venue: str | None = None,
-        citations: int | None = None,
-        pdf_url: str | None = None,
-        ids: dict[str, str] | None = None,
-    ) -> None:
-        self.title, self.url, self.snippet = title, url, snippet
-        self.rank, self.engine, self.score = rank, engine, score
-        self.published, self.authors, self.doi = published, authors, doi
-        self.venue, self.citations, self.pdf_url = venue, citations, pdf_url
-        self.ids = {} if ids is None else ids
+    ids: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,13 +109,13 @@ class EngineReport:
         if self.error:
             out["error"] = self.error
         if self.quality is not None:
-            out["quality"] = rounded(self.quality, 3)
+            out["quality"] = round(self.quality, 3)
         if self.attempts:
             out["attempts"] = list(self.attempts)
         return out
 
 
-@dataclass(init=False, slots=True)
+@dataclass(slots=True)
 class RankedResult:
     """One fused result: merged from every engine that returned the same canonical URL."""
 
@@ -151,45 +125,17 @@ class RankedResult:
     snippet: str
     engines: list[str]
     ranks: dict[str, int]
-    score: float
-    published: str | None
-    engine_scores: dict[str, float]
-    authors: tuple[str, ...]
-    doi: str | None
-    venue: str | None
-    citations: int | None
-    pdf_url: str | None
+    score: float = 0.0
+    published: str | None = None
+    engine_scores: dict[str, float] = field(default_factory=dict)
+    authors: tuple[str, ...] = ()
+    doi: str | None = None
+    venue: str | None = None
+    citations: int | None = None
+    pdf_url: str | None = None
     #: A paper's identifiers merged from every index that returned it (doi, arxiv, pmid).
-    ids: dict[str, str]
-    details: dict[str, Any]
-
-    # Written out rather than generated, as `Hit`'s: compiled, this one is native code.
-    def __init__(
-        self,
-        key: str,
-        title: str,
-        url: str,
-        snippet: str,
-        engines: list[str],
-        ranks: dict[str, int],
-        score: float = 0.0,
-        published: str | None = None,
-        engine_scores: dict[str, float] | None = None,
-        authors: tuple[str, ...] = (),
-        doi: str | None = None,
-        venue: str | None = None,
-        citations: int | None = None,
-        pdf_url: str | None = None,
-        ids: dict[str, str] | None = None,
-        details: dict[str, Any] | None = None,
-    ) -> None:
-        self.key, self.title, self.url, self.snippet = key, title, url, snippet
-        self.engines, self.ranks, self.score, self.published = engines, ranks, score, published
-        self.engine_scores = {} if engine_scores is None else engine_scores
-        self.authors, self.doi, self.venue = authors, doi, venue
-        self.citations, self.pdf_url = citations, pdf_url
-        self.ids = {} if ids is None else ids
-        self.details = {} if details is None else details
+    ids: dict[str, str] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -197,7 +143,7 @@ class RankedResult:
             "url": self.url,
             "snippet": self.snippet,
             "engines": list(self.engines),
-            "score": rounded(self.score, 4),
+            "score": round(self.score, 4),
         }
         if self.published:
             out["published"] = self.published

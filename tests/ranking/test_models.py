@@ -1,6 +1,5 @@
-"""`Hit` and `RankedResult`: dataclasses whose `__init__` is written out (compiled, it is native
-code). Each must behave as the generated one would: the same defaults, one dict per instance
-where the default is a new dict, equality, fields."""
+"""`Hit` and `RankedResult` as the engines and the ranking make them: fields in the order they are
+passed by position, the defaults of a result without paper fields, one dict per instance."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from websearch_mcp.config import SearchSettings
 from websearch_mcp.models import Hit, Query
 from websearch_mcp.ranking.fusion import rrf
 from websearch_mcp.ranking.pipeline import rank
-from websearch_mcp.ranking.positions import EngineEvidence, _finite, place
+from websearch_mcp.ranking.positions import EngineEvidence, place
 
 
 def hits(engine: str, count: int, scores: list[float | None] | None = None) -> list[Hit]:
@@ -249,14 +249,8 @@ def test_rrf_and_position_in_one_pass_are_the_same_floats(depths, weights, k, rr
     lists = {engine: hits(engine, depth) for engine, depth in depths.items()}
     evidence = EngineEvidence(lists, weights, k)
     returned = data.draw(st.lists(st.sampled_from(sorted(depths)), unique=True, min_size=1))
-    ranks = {e: data.draw(st.integers(1, depths[e])) for e in returned}
-    bits = sum(1 << sorted(lists).index(e) for e in ranks)
-    assert evidence.rrf_and_position(ranks, bits, rrf_k) == (
+    ranks = {e: data.draw(st.integers(1, depths[e])) for e in sorted(returned)}
+    assert evidence.rrf_and_position(ranks, rrf_k) == (
         rrf(ranks, weights, rrf_k),
         evidence.position(ranks),
     )
-
-
-@given(st.floats())
-def test_finite_is_maths_isfinite(value: float) -> None:
-    assert _finite(value) == math.isfinite(value)

@@ -22,7 +22,7 @@ def clean_text(value: str | None, limit: int = SNIPPET_MAX_CHARS) -> str:
     text = value
     if "<" in text:
         text = _TAG_RE.sub(" ", _INLINE_TAG_RE.sub("", text))
-    if "&" in text:  # what `html.unescape` first tests, without an interpreted call
+    if "&" in text:  # what `html.unescape` first tests, without the call
         text = html.unescape(text)
     text = collapse_spaces(text)
     if len(text) > limit:

@@ -37,7 +37,6 @@ from websearch_mcp.ranking.papers import Paper, entries_of, group_papers
 from websearch_mcp.ranking.pipeline import kept_count
 from websearch_mcp.ranking.urls import canonicalize
 from websearch_mcp.ranking.venues import VenueList, venue_list
-from websearch_mcp.rounding import rounded
 
 _YEAR = re.compile(r"\b(1[5-9]\d\d|2\d\d\d)\b")
 # Preprint servers name a venue only in a weak sense: a journal's name is shown before them.
@@ -204,10 +203,10 @@ def _score(paper: Paper, ctx: _Context) -> _Scored:
     for name, factor in ctx.factors.items():
         final *= factor(signals[name])
     score = min(1.0, max(0.0, final))
-    details: dict[str, Any] = {"rrf": rounded(rrf, 4)} | {
-        name: None if value is None else rounded(value, 4) for name, value in signals.items()
+    details: dict[str, Any] = {"rrf": round(rrf, 4)} | {
+        name: None if value is None else round(value, 4) for name, value in signals.items()
     }
-    details["final"] = rounded(score, 4)
+    details["final"] = round(score, 4)
     details["ranks"] = {e: paper.ranks[e] for e in paper.engines}
     if fields.citations is not None:
         details["citation_count"] = fields.citations

@@ -5,7 +5,7 @@ the voters and their weights, the domain lists, each signal's factor, and each h
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from websearch_mcp.config import RankingSettings, SearchSettings
@@ -72,29 +72,23 @@ class Context:
     ) -> None:
         self.search = search
         self.settings: RankingSettings = search.ranking
-        # Read per result: native attributes here, where the settings' are a model's.
         self.rrf_k = search.rrf_k
         self.coverage_weight = self.settings.coverage_weight
-        self.weights = dict(weights)  # read per result: a dict's look-ups are native when compiled
+        self.weights = dict(weights)
         self.query = query
         self.terms: QueryTerms = analyze_query(query.text)
         self.error_code = is_error_code_query(query.text)
         self.recent = wants_recent(self.terms, query.time_range, now)
         self.now = now
         self.families = {e: family_of(e, families) for e in lists}
-        # Sets of engines as bits: bit i for the i-th engine in name order, as `merge` sets a
-        # result's `engine_bits`; testing a result against a set is then one native operation.
-        self.places = {e: i for i, e in enumerate(sorted(lists))}
-        self.engine_families = [self.families[e] for e in sorted(lists)]  # by place
         # The engines voting under another name (DuckDuckGo as Bing): a result none of them
         # returned keeps its ranks as they are.
         self.renamed = frozenset(e for e, f in self.families.items() if f != e)
-        self.renamed_bits = self.bits_of(self.renamed)
         self.shared_index = shares_an_index(lists, families)
         # The engines whose index another answering engine serves too: a result that fewer
         # than two of them returned has one engine per family already.
         members = Counter(self.families.values())
-        self.sharing_bits = self.bits_of(e for e, f in self.families.items() if members[f] > 1)
+        self.sharing = frozenset(e for e, f in self.families.items() if members[f] > 1)
         # Voters are index families, each with its best member's weight.
         self.family_weights = family_weights(lists, weights, families)
         self.best = sum(w / (search.rrf_k + 1) for w in self.family_weights.values())
@@ -117,33 +111,18 @@ class Context:
             )
         return found
 
-    def bits_of(self, engines: Iterable[str]) -> int:
-        """A set of answering engines as bits (see `places`)."""
-        bits = 0
-        for engine in engines:
-            bits |= 1 << self.places[engine]
-        return bits
-
-    def votes(self, ranks: dict[str, int], bits: int) -> dict[str, int]:
-        """A result's ranks (in engine-name order, as merging makes them; `bits`, its engines)
-        with one engine per index family (all of them when no two of its engines share an
-        index)."""
-        if not self.shared_index:
-            return ranks
-        sharing = bits & self.sharing_bits
-        if sharing & (sharing - 1) == 0:  # fewer than two bits
+    def votes(self, ranks: dict[str, int]) -> dict[str, int]:
+        """A result's ranks (in engine-name order, as merging makes them) with one engine per
+        index family (all of them when no two of its engines share an index)."""
+        if not self.shared_index or len(self.sharing.intersection(ranks)) < 2:
             return ranks
         return one_vote_per_family(ranks, self.weights, self.families, self.rrf_k)
 
-    def by_family(self, votes: dict[str, int], bits: int) -> dict[str, int]:
-        """`votes` keyed by index family; `bits`: its engines, or more of the result's."""
-        if bits & self.renamed_bits == 0:
+    def by_family(self, votes: dict[str, int]) -> dict[str, int]:
+        """`votes` keyed by index family."""
+        if self.renamed.isdisjoint(votes):
             return votes
-        # A loop, not `isdisjoint`: compiled, each test is a native set look-up.
-        for engine in votes:
-            if engine in self.renamed:
-                return {self.families[e]: r for e, r in votes.items()}
-        return votes
+        return {self.families[e]: r for e, r in votes.items()}
 
     def engines_agreeing(self, votes: dict[str, int]) -> int:
         """How many index families with a positive weight returned the result."""

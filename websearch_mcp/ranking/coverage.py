@@ -64,79 +64,51 @@ def containment(ranked: Sequence[dict[str, int]], head: int = HEAD) -> dict[tupl
 class Unseen:
     """The unseen weight of a result, for the results of one request: the answering `voters`
     (voter -> weight) and their containment table are read once, and each set of returning
-    voters is computed once (many results share one). `engines`: each answering engine's
-    voter, by the engines' places in name order (as `merge` sets a result's `engine_bits`)."""
-
-    __slots__ = ("_engine_bits", "_memo", "_rows", "_voters")
+    voters is computed once (many results share one)."""
 
     def __init__(
-        self,
-        voters: Mapping[str, float],
-        contained: Mapping[tuple[str, str], float],
-        engines: Sequence[str],
+        self, voters: Mapping[str, float], contained: Mapping[tuple[str, str], float]
     ) -> None:
-        self._voters = [(v, voters[v]) for v in sorted(voters) if voters[v] > 0]
-        order = {v: i for i, (v, _) in enumerate(self._voters)}
-        # A set of returning voters as an integer, a bit per voter by its place: the memo's key
-        # (the weight does not depend on the voters' order, nor on voters without weight).
-        # Each engine's voter's bit, by the engine's place (0 for a voter without weight).
-        self._engine_bits = [1 << order[v] if v in order else 0 for v in engines]
-        # Row m, column s: the share of s's head in m's list, by the voters' places in
-        # `_voters` (0.0 where the table has none), so the sums below read lists, not dicts.
-        self._rows = [[0.0] * len(self._voters) for _ in self._voters]
-        for (m, s), share in contained.items():
-            if m in order and s in order:
-                self._rows[order[m]][order[s]] = share
-        self._memo: dict[int, float] = {}
+        # In name order: the order of the sums. Voters without weight count for nothing.
+        self._voters = {v: voters[v] for v in sorted(voters) if voters[v] > 0}
+        self._contained = contained
+        self._memo: dict[frozenset[str], float] = {}
 
-    def weight(self, engines: int) -> float:
-        """The weight of the answering voters that did not return this result (`engines`: the
-        engines whose votes it has, as bits by their places) and likely do not index it: sum
-        over them of w * (1 - c^2), c the mean containment of the returning voters' heads in
-        that voter's list."""
-        returned, at, table = 0, 0, self._engine_bits
-        while engines:
-            if engines & 1:
-                returned |= table[at]
-            engines >>= 1
-            at += 1
-        found = self._memo.get(returned)
+    def weight(self, ranks: Mapping[str, int]) -> float:
+        """The weight of the answering voters that did not return this result (`ranks`:
+        voter -> rank) and likely do not index it: sum over them of w * (1 - c^2), c the mean
+        containment of the returning voters' heads in that voter's list."""
+        returned = self._voters.keys() & ranks.keys()
+        key = frozenset(returned)
+        found = self._memo.get(key)
         if found is None:
-            found = self._memo[returned] = self._unseen(returned)
+            found = self._memo[key] = self._unseen(key)
         return found
 
-    def _unseen(self, returned: int) -> float:
-        # The returning voters' places, in the voters' (sorted) order: the order of the sums.
-        present = [i for i in range(len(self._voters)) if returned >> i & 1]
+    def _unseen(self, returned: frozenset[str]) -> float:
+        present = [v for v in self._voters if v in returned]
         if not present:
             return 0.0
-        count = float(len(present))  # exact: the division is the one Python makes of an int
         total = 0.0
-        for i, (_, weight) in enumerate(self._voters):
-            if returned >> i & 1:
+        for voter, weight in self._voters.items():
+            if voter in returned:
                 continue
-            # A loop, not sum(): compiled, it adds the floats natively, in the same order.
-            row, shared = self._rows[i], 0.0
-            for each in present:
-                shared += row[each]
-            shared /= count
+            shared = sum(self._contained.get((voter, s), 0.0) for s in present) / len(present)
             total += weight * (1.0 - shared * shared)
         return total
 
 
 def credited(
     rrf: float,
-    ranks: dict[str, int],
-    voters: dict[str, float],  # a dict: compiled, each look-up is then a native one
+    ranks: Mapping[str, int],
+    voters: Mapping[str, float],
     unseen_weight: float,
     weight: float,
 ) -> float:
     """`rrf` (normalised, in [0, 1]) with the unseen voters voting as the returning ones did on
     average, scaled by `weight` in [0, 1]: rrf * (1 + weight * unseen / returned weight),
     at most 1 (every voter at rank 1)."""
-    cast = 0.0
-    for voter in ranks:
-        cast += voters.get(voter, 0.0)
+    cast = sum(voters.get(voter, 0.0) for voter in ranks)
     if cast <= 0 or weight <= 0:
         return rrf
     return min(1.0, rrf * (1.0 + weight * unseen_weight / cast))

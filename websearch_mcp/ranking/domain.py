@@ -192,8 +192,7 @@ def _suffixes(host: str) -> tuple[str, ...]:
 
 def matches(host: str, domains: frozenset[str]) -> bool:
     """Whether `host` is one of `domains` (normalised) or a subdomain of one."""
-    # Compiled, each test is a native set look-up, where `isdisjoint` is a method call.
-    return bool(domains) and any(suffix in domains for suffix in _suffixes(host))
+    return bool(domains) and not domains.isdisjoint(_suffixes(host))
 
 
 def is_error_code_query(text: str) -> bool:
@@ -207,7 +206,7 @@ class HostFacts:
     """What the domain verdict and the site's authority read of a host and the lists, apart
     from the query: the same for every request with these lists, so made once per host
     (`host_facts`), where each request would split the host and match it against every list
-    again. A plain class: compiled, its `__init__` is native code."""
+    again."""
 
     __slots__ = ("authority", "dictionary", "documentation", "low_quality", "name", "penalized")
 

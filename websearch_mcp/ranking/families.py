@@ -39,19 +39,20 @@ def shares_an_index(engines: Iterable[str], families: Mapping[str, str]) -> bool
 
 
 def one_vote_per_family(
-    ranks: dict[str, int], weights: dict[str, float], families: dict[str, str], k: int
+    ranks: Mapping[str, int], weights: Mapping[str, float], families: Mapping[str, str], k: int
 ) -> dict[str, int]:
-    """`ranks` (engine -> rank) with one engine left per family: the one whose RRF vote
-    w / (k + rank) is the largest (ties: the better rank, then the name)."""
+    """`ranks` (engine -> rank) with one engine left per family, in the order of `ranks`: the
+    one whose RRF vote w / (k + rank) is the largest (ties: the better rank, then the name)."""
     best: dict[str, str] = {}  # family -> its engine with the largest vote so far
     votes: dict[str, float] = {}
     for engine in sorted(ranks):
         rank = ranks[engine]
         vote = votes[engine] = max(0.0, weights.get(engine, 1.0)) / (k + rank)
-        family = families.get(engine) or engine  # `family_of`, with a dict's native look-up
+        family = family_of(engine, families)
         current = best.get(family)
         if current is None or (
             vote > votes[current] or (vote == votes[current] and rank < ranks[current])
         ):
             best[family] = engine
-    return {engine: ranks[engine] for engine in best.values()}
+    chosen = set(best.values())
+    return {engine: rank for engine, rank in ranks.items() if engine in chosen}

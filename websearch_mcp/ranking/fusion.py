@@ -7,6 +7,7 @@ depend on the order the lists arrived in.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from websearch_mcp.dates import parse_date
@@ -14,48 +15,22 @@ from websearch_mcp.models import Hit
 from websearch_mcp.ranking.urls import CanonicalURL, canonicalize
 
 
+@dataclass(slots=True)
 class Merged:
-    """Everything the engines said about one canonical URL. A plain class, not a dataclass:
-    compiled, its `__init__` is native code, where a dataclass's generated one stays
-    interpreted (one is made per merged result)."""
+    """Everything the engines said about one canonical URL."""
 
-    __slots__ = (
-        "_dated",
-        "_published_at",
-        "engine_bits",
-        "engines",
-        "hits",
-        "host",
-        "key",
-        "path",
-        "published",
-        "ranks",
-        "snippet",
-        "title",
-        "url",
-    )
-
-    def __init__(
-        self,
-        key: str,
-        host: str,
-        path: str,
-        hits: dict[str, Hit],
-        ranks: dict[str, int],
-        engine_bits: int,
-    ) -> None:
-        self.key, self.host, self.path = key, host, path
-        self.hits = hits  # engine -> its best-ranked hit
-        self.ranks = ranks  # engine -> that hit's rank, in engine-name order
-        # Bit i set: the i-th engine of the merged lists, in name order, returned it.
-        self.engine_bits = engine_bits
-        self.engines: list[str] = []  # best rank first (ties by name); the rest: `_fill`
-        self.title = ""
-        self.url = ""
-        self.snippet = ""
-        self.published: str | None = None
-        self._published_at: datetime | None = None
-        self._dated = False  # whether `_published_at` is `published` read
+    key: str
+    host: str
+    path: str
+    hits: dict[str, Hit]  # engine -> its best-ranked hit
+    ranks: dict[str, int]  # engine -> that hit's rank, in engine-name order
+    engines: list[str] = field(default_factory=list)  # best rank first (ties by name): `_fill`
+    title: str = ""
+    url: str = ""
+    snippet: str = ""
+    published: str | None = None
+    _published_at: datetime | None = field(default=None, init=False, repr=False)
+    _dated: bool = field(default=False, init=False, repr=False)  # `_published_at` read
 
     @property
     def published_at(self) -> datetime | None:
@@ -78,17 +53,8 @@ def _fill(item: Merged) -> None:
         item.published = hit.published or None
         return
     ranks, hits = item.ranks, item.hits
-    # By rank, ties by name: `merge` visits the engines by name, so `ranks` holds them in name
-    # order already, and each is put after those ranked as high or higher (a result has a few
-    # engines: an insertion in a native loop, where a sort made two lists and a key each).
-    engines: list[str] = []
-    placed: list[int] = []  # their ranks
-    for name, rank in ranks.items():
-        at = len(placed)
-        while at > 0 and placed[at - 1] > rank:
-            at -= 1
-        engines.insert(at, name)
-        placed.insert(at, rank)
+    # By rank, ties by name: `ranks` holds the engines in name order and the sort is stable.
+    engines = sorted(ranks, key=ranks.__getitem__)
     item.engines = engines
     # One pass, best rank first; each choice keeps the first hit that is best for it.
     first = hits[engines[0]]
@@ -129,13 +95,12 @@ def merge(
     """Group hits by canonical URL (`canonical`: `canonicalize` unless given, a search's own
     table of it). Each engine counts once per URL, with its best rank; the merged result keeps
     the longest snippet, the best-ranked non-empty title and the earliest date. Returned in
-    order of first appearance (engines by name); each result's `engine_bits` has bit i set
-    when the i-th engine of `lists` in name order returned it."""
+    order of first appearance (engines by name); each result's `ranks` are in engine-name
+    order."""
     merged: dict[str, Merged] = {}
     # Each link is read once per call: engines share most of their links.
     links: dict[str, CanonicalURL] = {}
-    for place, engine in enumerate(sorted(lists)):
-        bit = 1 << place
+    for engine in sorted(lists):
         for position, hit in enumerate(lists[engine], start=1):
             url = hit.url
             found = links.get(url)
@@ -145,9 +110,8 @@ def merge(
             item = merged.get(key)
             rank = hit.rank if hit.rank >= 1 else position
             if item is None:
-                merged[key] = Merged(key, host, path, {engine: hit}, {engine: rank}, bit)
+                merged[key] = Merged(key, host, path, {engine: hit}, {engine: rank})
                 continue
-            item.engine_bits |= bit
             known = item.ranks.get(engine)
             if known is None or rank < known:
                 item.ranks[engine] = rank

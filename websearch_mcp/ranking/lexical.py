@@ -231,19 +231,11 @@ def analyze_doc(title: str, snippet: str, url: str, texts: Texts | None = None) 
 
 def _found(wanted: tuple[str, ...], doc: DocTerms) -> int:
     """How many of `wanted` (distinct terms) the result holds: in its title and snippet, or
-    else in its URL. Counted in loops over a tuple: compiled, each step and each test is
-    native, where `intersection` and `difference` are method calls that make new sets."""
-    text, found = doc.text, 0
-    for term in wanted:
-        if term in text:
-            found += 1
-    if found < len(wanted):
-        missing = [term for term in wanted if term not in text]
-        if doc.url_may_hold(missing):
-            url = doc.url
-            for term in missing:
-                if term in url:
-                    found += 1
+    else in its URL (read only when it may hold one of the others)."""
+    missing = [term for term in wanted if term not in doc.text]
+    found = len(wanted) - len(missing)
+    if missing and doc.url_may_hold(missing):
+        found += len(doc.url.intersection(missing))
     return found
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 
 
 def jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
@@ -19,15 +20,15 @@ def jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
     return common / (len(a) + len(b) - common)
 
 
+@dataclass(frozen=True, slots=True)
 class Shared:
     """The terms pairs of candidates share, counted already for some of them (the neighbours'
     head): `rows[i]` is candidate i's row in `counts` (-1 for none), `sizes[r]` the number of
     terms of row r. A pair of them needs no set intersection."""
 
-    __slots__ = ("counts", "rows", "sizes")
-
-    def __init__(self, counts: list[list[int]], sizes: list[int], rows: list[int]) -> None:
-        self.counts, self.sizes, self.rows = counts, sizes, rows
+    counts: list[list[int]]
+    sizes: list[int]
+    rows: list[int]
 
 
 def similarity(
@@ -50,12 +51,7 @@ def normalise(scores: list[float]) -> list[float]:
     """Min-max to [0, 1]; all 1.0 when the scores are equal."""
     if not scores:
         return []
-    low = high = scores[0]
-    for score in scores:  # one loop, not min() and max(): compiled, the floats stay native
-        if score < low:
-            low = score
-        elif score > high:
-            high = score
+    low, high = min(scores), max(scores)
     if high - low <= 1e-12:
         return [1.0] * len(scores)
     return [(s - low) / (high - low) for s in scores]

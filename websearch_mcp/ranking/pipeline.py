@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,7 +37,6 @@ from websearch_mcp.ranking.lexical import (
 from websearch_mcp.ranking.mmr import Shared, mmr
 from websearch_mcp.ranking.neighbours import POOL, overlap, regularised
 from websearch_mcp.ranking.prepared import Preparation
-from websearch_mcp.rounding import rounded
 
 MIN_KEPT = 2  # the threshold never leaves fewer results than this (when there are as many)
 
@@ -48,60 +48,31 @@ def kept_count(scores: Sequence[float], threshold: float) -> int:
     return max(passing, min(MIN_KEPT, len(scores)))
 
 
+@dataclass(slots=True)
 class _Scored:
     """One merged result with its signals. A signal whose weight is 0 leaves every score
-    alone: it is computed only for the results returned (`explain`), as are the `details`.
-    A plain class, not a dataclass: compiled, its `__init__` is native code (see `Merged`)."""
+    alone: it is computed only for the results returned (`explain`), as are the `details`."""
 
-    __slots__ = (
-        "alignment",
-        "authority",
-        "consensus",
-        "coverage",
-        "doc",
-        "domain",
-        "engine_score",
-        "freshness",
-        "item",
-        "neighbours",
-        "phrase",
-        "place",
-        "position",
-        "rare",
-        "rrf",
-        "score",
-        "similarity",
-        "unasked_terms",
-        "unseen",
-        "votes",
-    )
-
-    def __init__(
-        self,
-        item: Merged,
-        votes: dict[str, int],
-        doc: DocTerms,
-        rrf: float,
-        unseen: float | None,
-        coverage: float,
-        domain: DomainVerdict,
-        authority: float,
-    ) -> None:
-        self.item, self.votes, self.doc = item, votes, doc
-        self.rrf, self.unseen, self.coverage = rrf, unseen, coverage
-        self.domain, self.authority = domain, authority
-        self.alignment: float | None = None
-        self.rare: float | None = None
-        self.phrase: float | None = None
-        self.consensus: float | None = None
-        self.position: float | None = None
-        self.engine_score: float | None = None
-        self.freshness: float | None = None
-        self.neighbours: float | None = None  # the neighbours' mean score, when regularised
-        self.place = -1  # its row in the head's shared-term counts (`_regularise`), if any
-        self.score = 0.0
-        self.similarity: float | None = None
-        self.unasked_terms: AbstractSet[str] | None = None
+    item: Merged
+    votes: dict[str, int]
+    doc: DocTerms
+    rrf: float
+    unseen: float | None
+    coverage: float
+    domain: DomainVerdict
+    authority: float
+    alignment: float | None = None
+    rare: float | None = None
+    phrase: float | None = None
+    consensus: float | None = None
+    position: float | None = None
+    engine_score: float | None = None
+    freshness: float | None = None
+    neighbours: float | None = None  # the neighbours' mean score, when regularised
+    place: int = -1  # its row in the head's shared-term counts (`_regularise`), if any
+    score: float = 0.0
+    similarity: float | None = None
+    unasked_terms: AbstractSet[str] | None = None
 
     def unasked(self, asked: AbstractSet[str]) -> AbstractSet[str]:
         """The result's content terms less the query's (`asked`): the words every result shares
@@ -130,34 +101,33 @@ class _Scored:
 
     def details(self) -> dict[str, Any]:
         """The explanation shown as `score_details` (values rounded to 4 places), the signals
-        in the order shown: `domain` is the domain verdict's factor and `final` the score.
-        Written out as one dict: compiled, it is made at its size and filled natively."""
+        in the order shown: `domain` is the domain verdict's factor and `final` the score."""
         out: dict[str, Any] = {
-            "rrf": rounded(self.rrf, 4),
+            "rrf": round(self.rrf, 4),
             "unseen": _shown(self.unseen),
-            "coverage": rounded(self.coverage, 4),
+            "coverage": round(self.coverage, 4),
             "alignment": _shown(self.alignment),
             "rare": _shown(self.rare),
             "phrase": _shown(self.phrase),
-            "domain": rounded(self.domain.factor, 4),
+            "domain": round(self.domain.factor, 4),
             "consensus": _shown(self.consensus),
             "position": _shown(self.position),
             "engine_score": _shown(self.engine_score),
-            "authority": rounded(self.authority, 4),
+            "authority": round(self.authority, 4),
             "freshness": _shown(self.freshness),
             "neighbours": _shown(self.neighbours),
-            "final": rounded(self.score, 4),
+            "final": round(self.score, 4),
             "ranks": {e: self.item.ranks[e] for e in self.item.engines},
         }
         if self.domain.reason:
             out["domain_reason"] = self.domain.reason
         if self.similarity is not None:
-            out["similarity"] = rounded(self.similarity, 4)
+            out["similarity"] = round(self.similarity, 4)
         return out
 
 
 def _shown(value: float | None) -> float | None:
-    return None if value is None else rounded(value, 4)
+    return None if value is None else round(value, 4)
 
 
 class _Unasked(dict[int, AbstractSet[str]]):
@@ -181,12 +151,11 @@ def _score(
     the same float whichever signals are on."""
     terms, f = ctx.terms, ctx.factors
     verdict, site = ctx.site(item.host)
-    bits = item.engine_bits if votes is item.ranks else ctx.bits_of(votes)
-    vote, position = ctx.evidence.rrf_and_position(votes, bits, ctx.rrf_k)
+    vote, position = ctx.evidence.rrf_and_position(votes, ctx.rrf_k)
     rrf = normalised(vote, ctx.best)
     missing, covered = None, rrf
     if ctx.unseen is not None:
-        missing = ctx.unseen.weight(bits)
+        missing = ctx.unseen.weight(voted)
         covered = credited(rrf, voted, ctx.family_weights, missing, ctx.coverage_weight)
     s = _Scored(item, votes, doc, rrf, missing, covered, verdict, authority(site, item.path))
     # Each factor is `Factor.__call__` written out; a signal that does not apply (None) is a
@@ -246,32 +215,17 @@ def _regularise(scored: list[_Scored], ctx: Context) -> tuple[list[list[int]], l
 
 
 def _best_first(scored: list[_Scored]) -> None:
-    """Sort best score first, ties by canonical URL, so the order never depends on the input's.
-    Sorted by score alone (a list of floats is compared natively), then each run of equal
-    scores by URL: ties are few, where a (score, URL) key made a tuple per result and compared
-    them item by item."""
-    scored.sort(key=_score_of, reverse=True)  # stable: equal scores keep their order
-    start, count = 0, len(scored)
-    while start < count:
-        score, end = scored[start].score, start + 1
-        while end < count and scored[end].score == score:
-            end += 1
-        if end - start > 1:
-            scored[start:end] = sorted(scored[start:end], key=_url_of)
-        start = end
+    """Sort best score first, ties by canonical URL, so the order never depends on the input's."""
+    scored.sort(key=_order)
 
 
-def _score_of(r: _Scored) -> float:
-    return r.score
-
-
-def _url_of(r: _Scored) -> str:
-    return r.item.key
+def _order(r: _Scored) -> tuple[float, str]:
+    return -r.score, r.item.key
 
 
 def _behind(r: _Scored, other: _Scored) -> bool:
     """Whether `r` comes after `other` in `_best_first`'s order."""
-    return r.score < other.score or (r.score == other.score and r.item.key > other.item.key)
+    return _order(r) > _order(other)
 
 
 def _result(scored: _Scored, ctx: Context) -> RankedResult:
@@ -345,12 +299,12 @@ def rank(
     merged = merge(lists, prepared.canonical) if prepared else merge(lists)
     texts = prepared.texts if prepared else None
     items = [item for item in merged if not matches(item.host, ctx.domains.blocked)]
-    votes = [ctx.votes(item.ranks, item.engine_bits) for item in items]
-    voted = [ctx.by_family(v, item.engine_bits) for item, v in zip(items, votes, strict=True)]
+    votes = [ctx.votes(item.ranks) for item in items]
+    voted = [ctx.by_family(v) for v in votes]
     if search.ranking.coverage_weight > 0 and ctx.voters > 1:
         contained = containment(voted)
         if contained:
-            ctx.unseen = Unseen(ctx.family_weights, contained, ctx.engine_families)
+            ctx.unseen = Unseen(ctx.family_weights, contained)
     scored = [
         _score(item, vote, family, analyze_doc(item.title, item.snippet, item.key, texts), ctx)
         for item, vote, family in zip(items, votes, voted, strict=True)

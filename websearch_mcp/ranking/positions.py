@@ -25,12 +25,6 @@ from collections.abc import Mapping, Sequence
 from websearch_mcp.models import Hit
 
 
-def _finite(value: float) -> bool:
-    """`math.isfinite` as float arithmetic (inf - inf and NaN - NaN are NaN): compiled, native,
-    where the module's function is a call per hit."""
-    return value - value == 0.0
-
-
 def place(rank: int, k: float) -> float:
     """A rank on the position scale: (k + 1) / (k + rank), 1 at rank 1 (and above), towards 0
     for deep ranks; k >= 0 sets how steeply it falls (k = 0: 1 / rank)."""
@@ -40,16 +34,7 @@ def place(rank: int, k: float) -> float:
 class EngineEvidence:
     """Per request: the answering engines' weights, list depths and score ranges."""
 
-    __slots__ = (
-        "_depths",
-        "_k",
-        "_names",
-        "_placed_weights",
-        "_places",
-        "_ranges",
-        "_voting",
-        "_weights",
-    )
+    __slots__ = ("_depths", "_k", "_places", "_ranges", "_weights")
 
     def __init__(
         self, lists: Mapping[str, Sequence[Hit]], weights: Mapping[str, float], k: float
@@ -59,31 +44,17 @@ class EngineEvidence:
         self._weights: dict[str, float] = {}
         self._depths: dict[str, int] = {}
         self._ranges: dict[str, tuple[float, float]] = {}
-        # The same by the engines' places in name order (a result's `engine_bits`): the
-        # engines with a positive weight and hits as bits, and each engine's weight (0 for
-        # the others).
-        self._names = sorted(lists)
-        self._placed_weights = [0.0] * len(self._names)
-        self._voting = 0
-        for at, engine in enumerate(self._names):
+        for engine in sorted(lists):
             weight = max(0.0, weights.get(engine, 1.0))
             hits = lists[engine]
             if weight <= 0 or not hits:
                 continue
             self._weights[engine] = weight
-            self._placed_weights[at] = weight
-            self._voting |= 1 << at
             # Ranks are 1..n; a hit without one is ranked by its position (as in merging).
-            # One loop, not max() over generators: compiled, it reads the hits natively.
-            depth, low, high = len(hits), math.inf, -math.inf
-            for hit in hits:
-                depth = max(depth, hit.rank)
-                score = hit.score
-                if score is not None and _finite(score):
-                    low, high = min(low, score), max(high, score)
-            self._depths[engine] = depth
-            if low < high:  # equal scores say nothing rank does not
-                self._ranges[engine] = (low, high)
+            self._depths[engine] = max(len(hits), max(hit.rank for hit in hits))
+            scores = [h.score for h in hits if h.score is not None and math.isfinite(h.score)]
+            if scores and min(scores) < max(scores):  # equal scores say nothing rank does not
+                self._ranges[engine] = (min(scores), max(scores))
 
     def _place(self, rank: int) -> float:
         found = self._places.get(rank)
@@ -92,40 +63,29 @@ class EngineEvidence:
         return found
 
     def position(self, ranks: dict[str, int]) -> float | None:
-        """The weighted mean position of a result (engine -> its rank); None when no engine
-        with a positive weight returned it."""
+        """The weighted mean position of a result (engine -> its rank, in engine-name order, as
+        merging makes them: one order of the sums whatever the lists' order); None when no
+        engine with a positive weight returned it."""
         total = weight = 0.0
-        weights, places = self._weights, self._places
-        for engine in sorted(ranks):
-            engine_weight = weights.get(engine)
+        for engine, rank in ranks.items():
+            engine_weight = self._weights.get(engine)
             if engine_weight is not None:
-                rank = ranks[engine]
-                value = places.get(rank)
-                total += engine_weight * (value if value is not None else self._place(rank))
+                total += engine_weight * self._place(rank)
                 weight += engine_weight
         return total / weight if weight > 0 else None
 
-    def rrf_and_position(
-        self, ranks: dict[str, int], bits: int, k: int
-    ) -> tuple[float, float | None]:
+    def rrf_and_position(self, ranks: dict[str, int], k: int) -> tuple[float, float | None]:
         """`fusion.rrf(ranks, weights, k)` and `position(ranks)` of a result, in one pass over
-        its ranks (`bits`: its engines by their places in name order, as `merge` sets
-        `engine_bits`): the same floats, summed in the same order, name order, read from the
-        bits where sorting the names made a list per result (an engine of weight 0 adds
-        nothing to either)."""
+        its ranks (in engine-name order): the same floats, summed in the same order (an engine
+        of weight 0 adds nothing to either)."""
         vote = total = weight = 0.0
-        names, weights, places = self._names, self._placed_weights, self._places
-        voting, at = bits & self._voting, 0
-        while voting:
-            if voting & 1:
-                engine_weight = weights[at]
-                rank = ranks[names[at]]
+        weights = self._weights
+        for engine, rank in ranks.items():
+            engine_weight = weights.get(engine)
+            if engine_weight is not None:
                 vote += engine_weight / (k + rank)
-                value = places.get(rank)
-                total += engine_weight * (value if value is not None else self._place(rank))
+                total += engine_weight * self._place(rank)
                 weight += engine_weight
-            voting >>= 1
-            at += 1
         return vote, (total / weight if weight > 0 else None)
 
     def engine_score(self, hits: dict[str, Hit], ranks: dict[str, int]) -> float | None:
@@ -134,18 +94,17 @@ class EngineEvidence:
         reported scores."""
         if not self._ranges:
             return None
-        # The weighted mean of the values in the engines' name order (one order whatever the
-        # input's: identical sums), as `position` makes it.
+        # The weighted mean of the values in the engines' name order, as `position` makes it.
         total = weight = 0.0
         weights = self._weights
-        for engine in sorted(ranks):
+        for engine, rank in ranks.items():
             engine_weight = weights.get(engine)
             if engine_weight is None:
                 continue
             span = self._ranges.get(engine)
             score = hits[engine].score
-            if span is None or score is None or not _finite(score):
-                value = self._place(ranks[engine])
+            if span is None or score is None or not math.isfinite(score):
+                value = self._place(rank)
             else:
                 low, high = span
                 share = min(1.0, max(0.0, (score - low) / (high - low)))

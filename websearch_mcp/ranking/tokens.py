@@ -187,7 +187,7 @@ _TERMS = _TermCache()
 def read(text: str) -> tuple[list[Terms], set[str]]:
     """The content terms of `text` in order, chunk by chunk, and the set of them plus
     identifier parts. Each chunk's terms are one tuple of the cache: the set is their union,
-    made in C from strings whose hashes are already known."""
+    made from strings whose hashes are already known."""
     cache = _TERMS
     cache.make_room()
     parts = list(map(cache.__getitem__, _chunks(text)))

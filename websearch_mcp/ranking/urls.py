@@ -105,8 +105,7 @@ def _clean_host(host: str) -> str:
 
 def _unclean(host: str) -> bool:
     """Whether `_clean_host` may change a host of lower-case letters, digits, "." and "-"."""
-    # One prefix at a time: compiled, each test is native, where a tuple of them is a call.
-    return host.endswith(".") or host.startswith("www.") or host.startswith("m.")
+    return host.endswith(".") or host.startswith(_DROP_HOST_PREFIXES)
 
 
 class CanonicalURL(NamedTuple):
