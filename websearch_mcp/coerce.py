@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -58,18 +59,56 @@ def as_int(name: str, value: Any, low: int, high: int) -> int:
 _LONG_DIGITS = re.compile(rb"\d{%d}" % (MAX_INT_DIGITS + 1))
 
 
+class _Digits(str):
+    """An integer of more than `MAX_INT_DIGITS` digits, as the JSON text it was sent as."""
+
+
+def _read_int(text: str) -> int | str:
+    return int(text) if len(text.lstrip("-")) <= MAX_INT_DIGITS else _Digits(text)
+
+
 def long_numbers_as_text(body: bytes) -> bytes:
-    """A JSON request body whose integers of more than `MAX_INT_DIGITS` digits are sent as
-    strings instead: the SDK's JSON parser refuses such a number outright ("number out of
-    range", naming nothing), while the argument checks refuse its digits naming the argument
-    and the allowed range. Any other body is returned as it is."""
+    """A JSON-RPC `tools/call` body whose arguments hold integers of more than
+    `MAX_INT_DIGITS` digits, with those sent as strings instead: the SDK's JSON parser refuses
+    a number of thousands of digits outright ("number out of range", naming nothing), while
+    the argument checks refuse its digits naming the argument and the allowed range. Nothing
+    but the arguments changes (the id above all: JSON-RPC answers it as it was sent); any other
+    body, or one with such a number elsewhere that Python cannot read, is returned as it is."""
     if not _LONG_DIGITS.search(body):
         return body
     try:
-        message = json.loads(body, parse_int=lambda s: s if len(s) > MAX_INT_DIGITS else int(s))
-    except ValueError:
+        message = json.loads(body, parse_int=_read_int)
+    except (ValueError, RecursionError):
         return body
-    return json.dumps(message, ensure_ascii=False).encode()
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return body
+    params = message.get("params")
+    arguments = params.get("arguments") if isinstance(params, dict) else None
+    if not isinstance(arguments, dict) or not _holds_digits(arguments):
+        return body
+    params["arguments"] = _mapped(arguments, str)
+    try:
+        message = _mapped(message, int)  # the id and the rest as they were sent
+    except ValueError:  # more digits than Python reads: the SDK's to refuse
+        return body
+    return json.dumps(message).encode()
+
+
+def _holds_digits(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_holds_digits(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_holds_digits(item) for item in value)
+    return isinstance(value, _Digits)
+
+
+def _mapped(value: Any, convert: Callable[[str], Any]) -> Any:
+    """`value` (parsed JSON) with `convert` applied to every long integer's digits."""
+    if isinstance(value, dict):
+        return {key: _mapped(item, convert) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_mapped(item, convert) for item in value]
+    return convert(value) if isinstance(value, _Digits) else value
 
 
 def _shown(value: Any) -> str:

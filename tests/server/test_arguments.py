@@ -112,16 +112,45 @@ def test_arguments_in_order_or_by_name() -> None:
         academic_search_args(*range(8))
 
 
-def test_long_json_integers_become_text_and_nothing_else_changes() -> None:
-    plain = b'{"params": {"arguments": {"query": "x", "max_results": 5}}, "id": 1}'
+def _call(arguments: str, request_id: str = "7", elsewhere: str = "") -> bytes:
+    return (
+        f'{{"jsonrpc": "2.0", "id": {request_id}, "method": "tools/call", "params": '
+        f'{{"name": "web_search", "arguments": {arguments}{elsewhere}}}}}'
+    ).encode()
+
+
+def test_long_integers_in_a_calls_arguments_become_text_and_nothing_else_changes() -> None:
+    plain = _call('{"query": "x", "max_results": 5}')
     assert long_numbers_as_text(plain) is plain
-    digits = "9" * 40
-    arguments = f'{{"query": "{digits}", "max_results": {digits}, "n": 12}}'
-    body = f'{{"id": 7, "params": {{"arguments": {arguments}}}}}'.encode()
-    args = json.loads(long_numbers_as_text(body))["params"]["arguments"]
-    assert args == {"query": digits, "max_results": digits, "n": 12}
-    broken = b'{"max_results": ' + b"9" * 40
-    assert long_numbers_as_text(broken) is broken  # the SDK answers a parse error itself
+    digits = "9" * 5000
+    body = _call(
+        f'{{"query": "{digits}", "max_results": {digits}, "n": [12, -{digits[:30]}]}}',
+        request_id="-" + "1" * 25,
+        elsewhere=', "_meta": {"progressToken": 12345678901234567890}',
+    )
+    message = json.loads(long_numbers_as_text(body))
+    assert message["params"]["arguments"] == {
+        "query": digits,
+        "max_results": digits,
+        "n": [12, "-" + digits[:30]],
+    }
+    assert message["id"] == -int("1" * 25)  # the id and the rest exactly as sent
+    assert message["params"]["_meta"] == {"progressToken": 12345678901234567890}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc": "2.0", "id": 1000000000000000000000000, "method": "tools/list"}',
+        _call('{"query": "x"}', request_id="12345678901234567890"),
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"n": ' + b"9" * 40 + b"}}",
+        _call('{"max_results": ' + "9" * 40 + "}", request_id="1" * 5000),  # the id: unreadable
+        _call('{"max_results": ' + "9" * 40),  # not JSON: the SDK answers a parse error itself
+        b"[" + _call('{"max_results": ' + "9" * 40 + "}") + b"]",  # a batch
+    ],
+)
+def test_any_other_body_is_left_as_it_is(body: bytes) -> None:
+    assert long_numbers_as_text(body) is body
 
 
 def test_a_call_is_read_as_the_tool_takes_its_arguments() -> None:
