@@ -14,6 +14,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
@@ -21,13 +22,12 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from websearch_mcp import __version__, heap
 from websearch_mcp.body import read_body, replaying
 from websearch_mcp.coerce import long_numbers_as_text
 from websearch_mcp.config import Settings, load_config
-from websearch_mcp.exchange import SingleExchange
 from websearch_mcp.guard import Guard
 from websearch_mcp.metrics import Metrics
 from websearch_mcp.observability import Observer, configure_logging
@@ -46,6 +46,8 @@ MIN_TOKEN_CHARS = 16
 
 def wants_progress(body: bytes) -> bool:
     """Whether a JSON-RPC body asks for progress (has `params._meta.progressToken`)."""
+    if b"progressToken" not in body:  # most bodies: not parsed here (the SDK parses them)
+        return False
     try:
         message = json.loads(body)
     except ValueError:
@@ -62,22 +64,16 @@ class MCPEndpoint:
     In stateless mode there is no server-to-client stream to open and no session to delete, and the
     SDK's own GET handler would hold the connection open forever.
 
-    Responses are single JSON documents. The common handshake-era request is answered by
-    `exchange` (`exchange.py`), everything else by the SDK's transport. With
-    `progress_handle` (an SSE-mode transport, set up when summaries can stream), a request that
-    asks for progress from a client accepting `text/event-stream` is answered as a stream
-    instead, so that its progress notifications reach the client before the result.
+    Responses are single JSON documents. With `progress_handle` (an SSE-mode transport, set up
+    when summaries can stream), a request that asks for progress from a client accepting
+    `text/event-stream` is answered as a stream instead, so that its progress notifications
+    reach the client before the result. A tool call's arguments holding integers too long to
+    read go to the tools as text (`coerce.long_numbers_as_text`).
     """
 
-    def __init__(
-        self,
-        handle: object,
-        progress_handle: object | None = None,
-        exchange: SingleExchange | None = None,
-    ) -> None:
+    def __init__(self, handle: ASGIApp, progress_handle: ASGIApp | None = None) -> None:
         self.handle = handle
         self.progress_handle = progress_handle
-        self.exchange = exchange
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] != "POST":
@@ -95,14 +91,9 @@ class MCPEndpoint:
         if checked is not body:
             receive = replaying(checked, source)
         if self.progress_handle is not None and _accepts_stream(scope) and wants_progress(body):
-            await self.progress_handle(scope, receive, send)  # type: ignore[operator]
+            await self.progress_handle(scope, receive, send)
             return
-        if self.exchange is not None:
-            response = await self.exchange.answer(Request(scope, receive), checked)
-            if response is not None:
-                await response(scope, receive, send)
-                return
-        await self.handle(scope, receive, send)  # type: ignore[operator]
+        await self.handle(scope, receive, send)
 
 
 def _accepts_stream(scope: Scope) -> bool:
@@ -164,29 +155,23 @@ def create_app(
     metrics.watch_retries(service.orchestrator.stale_retries)
     mcp = build_mcp(service, service.orchestrator.names("web"), metrics=metrics)
     transport: dict[str, Any] = {
-        "stateless_http": True,
-        "host": settings.server.host,
+        "stateless": True,
         "max_request_body_size": settings.server.max_body_bytes,
         # `Guard` checks Host and Origin for every route from the same settings; the SDK's own
         # check (loopback names only) would refuse hosts the configuration allows.
-        "transport_security": TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        "security_settings": TransportSecuritySettings(enable_dns_rebinding_protection=False),
     }
-    progress_manager = None
+    manager = StreamableHTTPSessionManager(mcp.server, json_response=True, **transport)
+    managers = [manager]
     if service.summarizer is not None:
         # Summaries stream: calls asking for progress get an SSE response (see MCPEndpoint).
-        mcp.streamable_http_app(json_response=False, **transport)
-        progress_manager = mcp.session_manager
-    mcp.streamable_http_app(json_response=True, **transport)
-    manager = mcp.session_manager
-    managers = [m for m in (manager, progress_manager) if m is not None]
-    exchange = SingleExchange(manager)
+        managers.append(StreamableHTTPSessionManager(mcp.server, json_response=False, **transport))
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
             for each in managers:
                 await stack.enter_async_context(each.run())
-            await stack.enter_async_context(exchange.run())
             await service.start()
             if settle_heap:
                 heap.settle()
@@ -196,11 +181,7 @@ def create_app(
                 await service.close()
                 metrics.close()
 
-    endpoint = MCPEndpoint(
-        manager.handle_request,
-        progress_manager.handle_request if progress_manager else None,
-        exchange,
-    )
+    endpoint = MCPEndpoint(*(m.handle_request for m in managers))
     app = Starlette(
         routes=[
             Route("/mcp", endpoint=endpoint, methods=None),
@@ -218,7 +199,7 @@ def create_app(
     app.state.service = service
     app.state.settings = settings
     app.state.metrics = metrics
-    app.state.mcp = mcp
+    app.state.mcp = mcp.tools  # the tool layer (a benchmark adds a tool of its own)
     return app
 
 

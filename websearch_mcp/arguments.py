@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import WithJsonSchema, create_model
 
 from websearch_mcp.coerce import (
     INTENTS,
@@ -58,6 +59,7 @@ __all__ = [
     "fetch_page_args",
     "fetch_page_params",
     "given",
+    "input_schema",
     "max_year",
     "web_search_args",
     "web_search_params",
@@ -94,33 +96,26 @@ def checked(params: Sequence[Arg], raw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def given(params: Sequence[Arg], sent: Mapping[str, Any]) -> dict[str, Any]:
-    """A call's arguments as the client sent them, read for the tool's checks: names the tool
-    does not take are dropped (clients add their own), and an argument not advertised as plain
-    text may come as JSON text (`engines` as '["bing"]': some clients send every argument as a
-    string) and stands for the array, object or null it holds. A required argument left out
-    is a `ToolInputError` naming it."""
+    """A call's arguments as the tool layer hands them over, read for the tool's checks: names
+    the tool does not take are dropped, and a required argument left out (or null) is a
+    `ToolInputError` naming it."""
     for arg in params:
-        if arg.default is REQUIRED and arg.name not in sent:
+        if arg.default is REQUIRED and sent.get(arg.name) is None:
             raise ToolInputError(f"{arg.name} is required")
-    return {
-        arg.name: _from_json_text(sent[arg.name])
-        if arg.schema.get("type") != "string"
-        else sent[arg.name]
+    return {arg.name: sent[arg.name] for arg in params if arg.name in sent}
+
+
+def input_schema(tool: str, params: Sequence[Arg]) -> dict[str, Any]:
+    """The JSON Schema `tool`'s arguments are advertised under: each argument's own, those
+    without a default required (as the SDK writes a tool's schema from a signature)."""
+    fields: dict[str, Any] = {
+        arg.name: (
+            Annotated[Any, WithJsonSchema(arg.schema)],
+            ... if arg.default is REQUIRED else arg.default,
+        )
         for arg in params
-        if arg.name in sent
     }
-
-
-def _from_json_text(value: Any) -> Any:
-    # Only text starting as an array, an object or null can hold one; numbers and booleans in
-    # text are the checks' to read (they accept "5" and "true" as they are).
-    if not isinstance(value, str) or value.lstrip()[:1] not in ("[", "{", "n"):
-        return value
-    try:
-        parsed = json.loads(value)
-    except (ValueError, RecursionError):
-        return value
-    return parsed if parsed is None or isinstance(parsed, list | dict) else value
+    return create_model(f"{tool}Arguments", **fields).model_json_schema(by_alias=True)
 
 
 def _by_name(

@@ -14,6 +14,8 @@ import os
 import sys
 from collections.abc import Iterator
 
+from mcp.server.stdio import stdio_server
+
 from websearch_mcp import heap
 from websearch_mcp.config import Settings
 from websearch_mcp.observability import configure_logging
@@ -52,12 +54,13 @@ async def serve_stdio(settings: Settings) -> None:
             settings.server.log_format, settings.server.log_level, secrets_of(settings)
         )
         service = SearchService(settings)
-        mcp = build_mcp(service, service.orchestrator.names("web"))
+        server = build_mcp(service, service.orchestrator.names("web")).server
         await service.start()
         heap.settle()
         log.info("serving MCP over stdio")
     try:
-        await mcp.run_stdio_async()
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
     finally:
         with stdout_to_stderr():
             await service.close()

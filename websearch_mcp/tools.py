@@ -2,23 +2,15 @@
 `arguments.py`, schema and check together), its answer's type (from `answer.py`) and the
 service call it wires to.
 
-The SDK reads a tool's arguments from its function's signature; each tool's function takes
-`**arguments` and is given the signature its `Arg`s describe. It advertises the tools from
-them (`tools/list`).
+The tools live in the SDK's tool layer (`MCPServer.add_tool`, `call_tool`): it advertises them,
+hands each call's arguments to the tool and checks every answer against the tool's output
+schema. The server that speaks the protocol is the SDK's low-level `Server` with a handler for
+`tools/list` and `tools/call` only, so that the handshake advertises tools and nothing else
+(an `MCPServer` serves prompts and resources as well, and says so).
 
-`tools/call` for these tools is served by a handler of the SDK's request kernel, not by its tool
-layer. That layer checks a call's arguments against a model made from the signature, builds a
-context object and checks the answer against the output schema: here every argument is checked
-(and its error worded) by `arguments.py`, and every answer is built from `answer.py`'s types,
-so those passes checked nothing twice over, and they were 18% of a cache hit's
-instructions. (The official MCP client checks every answer it is given against the output
-schema, and the tests call every tool through it.) The handler answers as the tool layer did:
-the same result for an answer, the same error text for bad input or a failed search, a crash
-as "Error executing tool NAME" only.
-
-The handler gives the SDK each result in its wire form (a dict), which the SDK checks against
-the protocol revision's schema as it serialises it. A `CallToolResult` model would first be
-dumped to that form, a walk of the whole answer: 9% of a cache hit's instructions.
+Each argument's check and error text are `arguments.py`'s, so the layer is given a signature
+that takes every value as it was sent (a missing one as its default, None when it has none)
+and the JSON Schema each tool is advertised under is set apart, from the same arguments.
 """
 
 import inspect
@@ -27,16 +19,25 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Protocol
 
-from mcp.server import CacheHint, ServerRequestContext
-from mcp.server._otel import OpenTelemetryMiddleware
+from mcp.server import CacheHint, Server, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolRequestParams, CallToolResult, ToolAnnotations
-from pydantic import WithJsonSchema
+from mcp.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    ToolAnnotations,
+)
+from pydantic import PlainValidator
 
 from websearch_mcp import __version__
 from websearch_mcp.answer import PageOut, PapersOut, SearchOut, SummarizedSearchOut
 from websearch_mcp.arguments import (
+    REQUIRED,
     Arg,
     Limits,
     academic_search_args,
@@ -44,10 +45,12 @@ from websearch_mcp.arguments import (
     fetch_page_args,
     fetch_page_params,
     given,
+    input_schema,
     web_search_args,
     web_search_params,
 )
 from websearch_mcp.errors import ToolInputError
+from websearch_mcp.mcp_adapter import without_spans
 from websearch_mcp.metrics import Metrics
 from websearch_mcp.render import page_text, papers_text, search_text
 from websearch_mcp.service import SearchFailed, SearchService
@@ -58,8 +61,6 @@ log = logging.getLogger("websearch_mcp.tools")
 #: How long a client may keep `tools/list`: the tools change only with the configuration, which
 #: takes a restart; every caller sees the same list.
 TOOLS_CACHE = CacheHint(ttl_ms=3_600_000, scope="public")
-#: Request families the SDK registers on every server; this one offers tools only.
-NOT_OFFERED = ("prompts/", "resources/")
 READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=True, idempotentHint=True)
 INSTRUCTIONS = (
     "web_search queries several search engines at once and returns one fused, "
@@ -103,15 +104,15 @@ FETCH_PAGE_DOC = _INDENT.join(
 
 
 class Progress(Protocol):
-    """Where a call's progress notifications go: the request's session (or the SDK's context)."""
+    """Where a call's progress notifications go: the SDK's context of the call."""
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None: ...
 
 
-#: A tool's work: its arguments (known names only, as `arguments.given` reads them) and where
-#: its progress goes in, an answer out.
+#: A tool's work: its arguments (as `arguments.given` reads them) and where its progress goes
+#: in, an answer out.
 Work = Callable[[dict[str, Any], Progress | None], Awaitable[Any]]
 
 
@@ -126,41 +127,6 @@ def _progress_reporter(progress: Progress | None) -> ProgressFn | None:
         await progress.report_progress(size, None, delta)
 
     return report
-
-
-def _offer_tools_only(mcp: MCPServer) -> None:
-    """Drop the SDK's prompt and resource handlers, so that the handshake (which advertises
-    every registered family) claims only tools. The SDK has no public way to unregister."""
-    handlers = mcp._lowlevel_server._request_handlers
-    for method in [m for m in handlers if m.startswith(NOT_OFFERED)]:
-        del handlers[method]
-
-
-def _without_spans(mcp: MCPServer) -> None:
-    """Drop the SDK's OpenTelemetry middleware, as its documentation says to opt out: it opens a
-    span for every message, a no-op without an exporter, and was 4% of a cache hit's
-    instructions. `server.tracing: true` keeps it."""
-    mcp.middleware[:] = [
-        each for each in mcp.middleware if not isinstance(each, OpenTelemetryMiddleware)
-    ]
-
-
-def _signature(params: Sequence[Arg], output: type) -> inspect.Signature:
-    """The signature the SDK derives a tool's schemas from: each argument advertised as its
-    `Arg` says (typed loosely: the check coerces), the context, the answer's type."""
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    arguments = [
-        inspect.Parameter(a.name, keyword, default=a.default, annotation=_advertised(a))
-        for a in params
-    ]
-    context = inspect.Parameter("ctx", keyword, default=None, annotation=Context | None)
-    return inspect.Signature(
-        [*arguments, context], return_annotation=Annotated[CallToolResult, output]
-    )
-
-
-def _advertised(arg: Arg) -> Any:
-    return Annotated[Any, WithJsonSchema(arg.schema)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,113 +190,115 @@ def tool_specs(service: SearchService, limits: Limits) -> list[ToolSpec]:
     ]
 
 
-#: The fields a `CallToolResult` writes besides its content (`isError`, `resultType`), as the
-#: model's defaults give them.
-_RESULT_DEFAULTS = {
-    name: value
-    for name, value in CallToolResult(content=[])
-    .model_dump(by_alias=True, mode="json", exclude_none=True)
-    .items()
-    if name != "content"
-}
+#: Takes a value as it was sent: the checks of `arguments.py` word what is wrong with it.
+_AS_SENT = PlainValidator(lambda value: value)
 
 
-def _wire(text: str, answer: Any = None) -> dict[str, Any]:
-    """A `CallToolResult` in its wire form, as the SDK's dump of the model gives it."""
-    out = {**_RESULT_DEFAULTS, "content": [{"type": "text", "text": text}]}
-    if answer is not None:
-        out["structuredContent"] = answer
-    return out
+def _signature(params: Sequence[Arg], output: type) -> inspect.Signature:
+    """What the tool layer reads a tool's arguments and answer by: every argument taken as it
+    was sent, a missing one as its default (None when it must be given), the context, and the
+    answer's type (its output schema, which every answer is checked against). An argument
+    advertised as plain text is typed `str`, which the layer does not read as JSON text (a
+    query "[1, 2]" stays the query typed); any other may come as JSON text for the array,
+    object or null it holds, which the layer reads (some clients send every argument as a
+    string)."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    arguments = [
+        inspect.Parameter(
+            a.name,
+            keyword,
+            default=None if a.default is REQUIRED else a.default,
+            annotation=Annotated[str, _AS_SENT] if a.schema.get("type") == "string" else Any,
+        )
+        for a in params
+    ]
+    context = inspect.Parameter("ctx", keyword, default=None, annotation=Context | None)
+    return inspect.Signature(
+        [*arguments, context], return_annotation=Annotated[CallToolResult, output]
+    )
 
 
-def _error(text: str) -> dict[str, Any]:
-    return {**_wire(text), "isError": True}
+def tool(spec: ToolSpec, metrics: Metrics) -> Tool:
+    """`spec` as a tool of the SDK's tool layer, each call counted in `metrics`: the answer both
+    structured and as text; bad input and all-failed searches are tool errors with the message
+    as it is, anything unexpected a tool error that says no more than the tool's name (and is
+    logged)."""
 
-
-async def answer_call(
-    spec: ToolSpec, metrics: Metrics, sent: dict[str, Any], progress: Progress | None
-) -> dict[str, Any]:
-    """One call of `spec`'s tool, counted in `metrics`, as a `CallToolResult` in its wire form:
-    the answer both structured and as text; bad input and all-failed searches are tool errors
-    with the message as it is, anything unexpected a tool error that says no more than the
-    tool's name (and is logged)."""
-    try:
-        with metrics.track(spec.name, "mcp") as record:
-            record.answer = answer = await spec.work(given(spec.params, sent), progress)
-    except (ToolInputError, SearchFailed) as err:
-        log.info("tool %r failed: %r", spec.name, str(err))
-        return _error(f"Error executing tool {spec.name}: {err}")
-    except MCPError:
-        raise  # a protocol error, answered as a JSON-RPC error
-    except Exception:
-        log.exception("tool %r raised an unexpected exception", spec.name)
-        return _error(f"Error executing tool {spec.name}")
-    return _wire(spec.render(answer), answer)
-
-
-def add_tool(mcp: MCPServer, metrics: Metrics, spec: ToolSpec) -> None:
-    """Advertise one tool. The SDK derives its schemas from this function's signature; the
-    function answers as `serve_calls` does, for the SDK's own `MCPServer.call_tool`."""
-
-    async def tool(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
-        return CallToolResult.model_validate(await answer_call(spec, metrics, arguments, ctx))
+    async def call(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
+        try:
+            with metrics.track(spec.name, "mcp") as record:
+                record.answer = answer = await spec.work(given(spec.params, arguments), ctx)
+        except (ToolInputError, SearchFailed) as err:
+            log.info("tool %r failed: %r", spec.name, str(err))
+            raise ToolError(str(err)) from err
+        except MCPError:
+            raise  # a protocol error, answered as a JSON-RPC error
+        except Exception:
+            log.exception("tool %r raised an unexpected exception", spec.name)
+            raise
+        text = TextContent(type="text", text=spec.render(answer))
+        return CallToolResult(content=[text], structured_content=answer)
 
     signature = _signature(spec.params, spec.output)
-    tool.__signature__ = signature  # type: ignore[attr-defined]
-    tool.__annotations__ = {
+    call.__signature__ = signature  # type: ignore[attr-defined]
+    call.__annotations__ = {
         **{p.name: p.annotation for p in signature.parameters.values()},
         "return": signature.return_annotation,
     }
-    tool.__name__ = tool.__qualname__ = spec.name  # the SDK names the argument schema after it
-    mcp.add_tool(
-        tool,
+    made = Tool.from_function(
+        call,
         name=spec.name,
         description=spec.description,
         annotations=READ_ONLY,
         structured_output=True,
     )
+    made.parameters = input_schema(spec.name, spec.params)
+    return made
 
 
-def serve_calls(mcp: MCPServer, metrics: Metrics, specs: Sequence[ToolSpec]) -> None:
-    """Serve `tools/call` for `specs` in the SDK's request kernel (see the module's docstring);
-    a call of any other name goes to the SDK's handler, which says the tool is unknown."""
-    by_name = {spec.name: spec for spec in specs}
-    server = mcp._lowlevel_server
-    entry = server.get_request_handler("tools/call")
-    if entry is None:
-        raise RuntimeError("the SDK registered no tools/call handler")
-    otherwise = entry.handler
+@dataclass(frozen=True, slots=True)
+class MCP:
+    """The server that speaks the protocol, and the tool layer behind it (where tools are)."""
 
-    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> Any:
-        spec = by_name.get(params.name)
-        if spec is None:
-            return await otherwise(ctx, params)
-        return await answer_call(spec, metrics, params.arguments or {}, ctx.session)
-
-    server.add_request_handler("tools/call", CallToolRequestParams, call_tool)
+    server: Server
+    tools: MCPServer
 
 
 def build_mcp(
     service: SearchService, web_engines: list[str], metrics: Metrics | None = None
-) -> MCPServer:
-    """An MCP server whose tools call `service`; every call is counted in `metrics`."""
+) -> MCP:
+    """The MCP server of the tools calling `service`, each call counted in `metrics`:
+    `tools/list` and `tools/call`, and nothing else to advertise. Without `server.tracing`, no
+    OpenTelemetry span is opened per message (`mcp_adapter`)."""
     metrics = metrics or Metrics()
-    mcp = MCPServer(
+    limits = Limits(
+        service.settings.server.max_query_chars, web_engines, service.orchestrator.names("academic")
+    )
+    made = [tool(spec, metrics) for spec in tool_specs(service, limits)]
+    tools = MCPServer("websearch-mcp", version=__version__, tools=made)
+
+    async def list_tools(
+        ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return ListToolsResult(tools=await tools.list_tools())
+
+    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> Any:
+        context = Context(request_context=ctx, mcp_server=tools)
+        try:
+            return await tools.call_tool(params.name, params.arguments or {}, context)
+        except ToolError as err:  # as `MCPServer` answers one: a tool error with its text
+            return CallToolResult(content=[TextContent(type="text", text=str(err))], is_error=True)
+
+    server: Server = Server(
         "websearch-mcp",
         version=__version__,
         instructions=INSTRUCTIONS,
         cache_hints={"tools/list": TOOLS_CACHE},
-        # No change notifications: the tools never change while the server runs.
-        subscriptions=False,
+        # The arguments' schemas by tool name, for the protocol's checks of a call's headers.
+        get_tool_input_schema={t.name: t.parameters for t in made}.get,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
     )
-    _offer_tools_only(mcp)
     if not service.settings.server.tracing:
-        _without_spans(mcp)
-    limits = Limits(
-        service.settings.server.max_query_chars, web_engines, service.orchestrator.names("academic")
-    )
-    specs = tool_specs(service, limits)
-    for spec in specs:
-        add_tool(mcp, metrics, spec)
-    serve_calls(mcp, metrics, specs)
-    return mcp
+        without_spans(server)
+    return MCP(server, tools)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
+from mcp.server.mcpserver import MCPServer
 
+from websearch_mcp.answer import PageOut
 from websearch_mcp.arguments import (
     REQUIRED,
     Arg,
@@ -19,6 +22,8 @@ from websearch_mcp.arguments import (
 )
 from websearch_mcp.coerce import long_numbers_as_text
 from websearch_mcp.errors import ToolInputError
+from websearch_mcp.metrics import Metrics
+from websearch_mcp.tools import ToolSpec, tool
 
 
 def test_lenient_coercion() -> None:
@@ -153,31 +158,62 @@ def test_any_other_body_is_left_as_it_is(body: bytes) -> None:
     assert long_numbers_as_text(body) is body
 
 
-def test_a_call_is_read_as_the_tool_takes_its_arguments() -> None:
+def test_a_required_argument_left_out_or_null_is_named() -> None:
     params = web_search_params(Limits(web_engines=["bing"]), summaries=False)
-    sent = {
-        "query": '["not", "a", "list"]',
-        "engines": ' ["bing"]',
-        "time_range": "null",
-        "max_results": "5",
-        "explain": "true",
-        "language": "nl",
-        "unknown": 1,
+    assert given(params, {"query": "q", "max_results": 5, "unknown": 1}) == {
+        "query": "q",
+        "max_results": 5,
     }
-    assert given(params, sent) == {
-        "query": '["not", "a", "list"]',
-        "engines": ["bing"],
-        "time_range": None,
-        "max_results": "5",
-        "explain": "true",
-        "language": "nl",
-    }
-    # Text that is not JSON, or too deep for the parser, is passed on for the check to word.
-    deep = "[" * 100_000
-    assert given(params, {"query": "q", "engines": deep}) == {"query": "q", "engines": deep}
-    assert given(params, {"query": "q", "engines": "[bing"}) == {"query": "q", "engines": "[bing"}
-    assert given(params, {"query": "q", "language": "nan"}) == {"query": "q", "language": "nan"}
     with pytest.raises(ToolInputError, match=r"^query is required$"):
         given(params, {"engines": ["bing"]})
+    with pytest.raises(ToolInputError, match=r"^query is required$"):
+        given(params, {"query": None})
     with pytest.raises(ToolInputError, match=r"^url is required$"):
         given(fetch_page_params(), {"start": 0})
+
+
+async def test_the_tool_layer_hands_a_tool_its_arguments_as_sent() -> None:
+    """What the SDK's tool layer gives a tool, under the signature `tools.py` declares: text
+    advertised as text as it is, JSON text for an array, object or null read (some clients send
+    every argument as a string), other values and text left for the checks, unknown names
+    dropped, a missing argument as its default."""
+    received: list[dict[str, Any]] = []
+
+    async def work(arguments: dict[str, Any], _: Any) -> dict[str, Any]:
+        received.append(arguments)
+        page = {"url": "u", "final_url": "u", "content": "", "content_type": "text/html"}
+        return {**page, "total_chars": 0, "start": 0, "truncated": False}
+
+    params = web_search_params(Limits(web_engines=["bing"]), summaries=False)
+    spec = ToolSpec("echo", "Echo.", params, PageOut, work, lambda answer: "ok")
+    layer = MCPServer("test", tools=[tool(spec, Metrics())])
+    deep = "[" * 100_000
+    calls = [
+        {
+            "query": '["not", "a", "list"]',
+            "engines": ' ["bing"]',
+            "time_range": "null",
+            "max_results": "5",
+            "explain": "true",
+            "language": "nl",
+            "unknown": 1,
+        },
+        {"query": "q", "engines": deep, "language": "nan"},
+        {"query": "q", "engines": "[bing", "time_range": 5},
+    ]
+    for sent in calls:
+        await layer.call_tool("echo", sent)
+    defaults = {a.name: a.default for a in params}
+    assert received == [
+        {
+            **defaults,
+            "query": '["not", "a", "list"]',
+            "engines": ["bing"],
+            "time_range": None,
+            "max_results": "5",
+            "explain": "true",
+            "language": "nl",
+        },
+        {**defaults, "query": "q", "engines": deep, "language": "nan"},
+        {**defaults, "query": "q", "engines": "[bing", "time_range": 5},
+    ]
