@@ -83,7 +83,9 @@ def long_numbers_as_text(body: bytes) -> bytes:
     if not isinstance(message, dict) or message.get("method") != "tools/call":
         return body
     params = message.get("params")
-    arguments = params.get("arguments") if isinstance(params, dict) else None
+    if not isinstance(params, dict):
+        return body
+    arguments = params.get("arguments")
     if not isinstance(arguments, dict) or not _holds_digits(arguments):
         return body
     params["arguments"] = _mapped(arguments, str)

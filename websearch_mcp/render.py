@@ -37,10 +37,10 @@ def search_text(answer: SummarizedSearchOut) -> str:
     """Numbered results with URL, snippet, provenance and, for pages read, their passages (or
     why the page was not read); then one line of engine statuses."""
     lines: list[str] = []
-    if answer.get("summary"):
-        lines += [answer["summary"], ""]
-    elif answer.get("summary_error"):
-        lines += [f"(no summary: {answer['summary_error']})", ""]
+    if summary := answer.get("summary"):
+        lines += [summary, ""]
+    elif error := answer.get("summary_error"):
+        lines += [f"(no summary: {error})", ""]
     for i, result in enumerate(answer["results"], 1):
         lines.append(f"{i}. {result['title'] or result['url']}")
         lines.append(f"   {result['url']}")
@@ -66,12 +66,13 @@ def _page_lines(result: ResultOut) -> list[str]:
         return []
     if status != "ok":
         return [f"   (page not read: {status})"]
-    if not result.get("passages"):
+    passages = result.get("passages")
+    if not passages:
         return ["   (page read: nothing in it matches the query)"]
-    return [f"   > {passage}" for passage in result["passages"]]
+    return [f"   > {passage}" for passage in passages]
 
 
-def status_line(answer: SearchOut) -> str:
+def status_line(answer: SearchOut | PapersOut) -> str:
     """The engine statuses, flagged `cached` and `partial` where that applies."""
     flags = []
     if answer.get("cached"):
@@ -85,16 +86,16 @@ def _byline(paper: PaperOut) -> str:
     """`A. Author, B. Author, C. Author et al. (2017). Venue. doi:10.x/y; cited by 12`."""
     authors = paper.get("authors") or []
     text = ", ".join(authors[:AUTHORS_SHOWN]) + (" et al." if len(authors) > AUTHORS_SHOWN else "")
-    if paper.get("published"):
-        text += f" ({paper['published'][:4]})"
+    if published := paper.get("published"):
+        text += f" ({published[:4]})"
     text = text.strip()
-    if paper.get("venue"):
-        text += (". " if text else "") + paper["venue"]
+    if venue := paper.get("venue"):
+        text += (". " if text else "") + venue
     facts = []
     if paper.get("doi"):
         facts.append(f"doi:{paper['doi']}")
-    if (paper.get("ids") or {}).get("arxiv"):
-        facts.append(f"arXiv:{paper['ids']['arxiv']}")
+    if arxiv := (paper.get("ids") or {}).get("arxiv"):
+        facts.append(f"arXiv:{arxiv}")
     if paper.get("citations") is not None:
         facts.append(f"cited by {paper['citations']}")
     return "; ".join(filter(None, [text, *facts]))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlparse
 
 from starlette.requests import Request
@@ -125,11 +125,15 @@ def searxng_result(result: ResultOut | PaperOut, category: str) -> dict[str, Any
         "priority": "",
     }
     if category == "science":
-        for ours, theirs in (("authors", "authors"), ("venue", "journal"), ("doi", "doi")):
-            if result.get(ours):
-                out[theirs] = result[ours]
-        if result.get("pdf_url"):
-            out["pdf_url"] = result["pdf_url"]
+        fields: Mapping[str, object] = result  # a paper's
+        for ours, theirs in (
+            ("authors", "authors"),
+            ("venue", "journal"),
+            ("doi", "doi"),
+            ("pdf_url", "pdf_url"),
+        ):
+            if value := fields.get(ours):
+                out[theirs] = value
     return out
 
 
@@ -211,7 +215,7 @@ async def search_endpoint(request: Request) -> Response:
     except ToolInputError as err:
         return _error(str(err))
     except SearchFailed as err:
-        reports = [r.to_dict() for r in err.reports]
+        reports = cast(list[EngineOut], [r.to_dict() for r in err.reports])
         return JSONResponse(searxng_answer(params.query, [], reports, params.category, 0))
     return _page(answer, first, size, params.category)
 

@@ -12,7 +12,7 @@ import functools
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from websearch_mcp import __version__
 from websearch_mcp.answer import (
@@ -58,8 +58,13 @@ UNCERTAIN = (
 #: A fresh web search reads its engines' lists as they arrive when fewer than this many other
 #: fresh searches are waiting for their engines in the process.
 PREPARE_BELOW = 2
-#: `{"summary": ...}` or `{"summary_error": ...}`: merged into a summarised answer.
-Summary = dict[str, str | None]
+
+
+class Summary(TypedDict, total=False):
+    """`{"summary": ...}` or `{"summary_error": ...}`: merged into a summarised answer."""
+
+    summary: str | None
+    summary_error: str | None
 
 
 class Fuse(Protocol):
@@ -176,9 +181,20 @@ class SearchService:
         started = time.monotonic()
 
         fuse = functools.partial(rank, search=self.settings.search, families=self.families)
+
+        def prepared_fuse(prepared: Preparation) -> Fuse:
+            return functools.partial(fuse, prepared=prepared)
+
         key_args = {"engines": args.engines, **_query_args(args.query)}
         answer = await self._search(
-            "web", "web_search", args.query, args.engines, key_args, fuse, args.explain, True
+            "web",
+            "web_search",
+            args.query,
+            args.engines,
+            key_args,
+            fuse,
+            args.explain,
+            prepared_fuse,
         )
         if args.read:
             left = self.settings.search.deadline_seconds - (time.monotonic() - started)
@@ -186,10 +202,12 @@ class SearchService:
                 answer["results"], args.query.text, args.read, left, self.pages.document
             )
             answer = {**answer, "results": results}
+        summarized: SummarizedSearchOut = {**answer}
         if args.summarize and self.summarizer is not None:
-            summary = await self._summary(self.summarizer, answer, args.intent, on_progress)
-            return {**answer, **summary}
-        return answer
+            summarized.update(
+                await self._summary(self.summarizer, answer, args.intent, on_progress)
+            )
+        return summarized
 
     async def _summary(
         self,
@@ -270,11 +288,11 @@ class SearchService:
         key_args: dict[str, Any],
         fuse: Fuse,
         explain: bool,
-        prepare: bool = False,
+        prepare: Callable[[Preparation], Fuse] | None = None,
     ) -> SearchOut:
         """Single-flight around the cache lookup and a fresh fan-out. Engine choice is validated
         first so a bad engine name is an error even when a cached answer exists. `prepare`:
-        `fuse` takes a `Preparation` (see `_fresh`)."""
+        `fuse` with a `Preparation`, for a ranking that reads lists ahead (see `_fresh`)."""
         runs, skipped = self.orchestrator.choose(kind, engines)
         key = cache_key(tool, query.text, key_args, self.fingerprint)
         # An answer the cache holds in memory needs no flight: a flight's answer is there
@@ -303,7 +321,7 @@ class SearchService:
         skipped: list[EngineReport],
         fuse: Fuse,
         key: str,
-        prepare: bool,
+        prepare: Callable[[Preparation], Fuse] | None,
     ) -> Answered:
         orchestrator = self.orchestrator
         order = orchestrator.names(kind)
@@ -315,8 +333,8 @@ class SearchService:
         # load that work would be done for hits that fusion never reads (each merged result
         # reads one title and one snippet), so it is left to the fusion.
         prepared = Preparation() if prepare and self._fan_outs < PREPARE_BELOW else None
-        if prepared is not None:
-            fuse = functools.partial(fuse, prepared=prepared)
+        if prepare is not None and prepared is not None:
+            fuse = prepare(prepared)
         self._fan_outs += 1
         try:
             fan = await orchestrator.fan_out(

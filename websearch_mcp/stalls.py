@@ -23,9 +23,9 @@ TIMEOUT_RESPONSE = (
 
 def header_deadline_protocol(
     seconds: float, base: type[asyncio.Protocol] = AutoHTTPProtocol
-) -> type[asyncio.Protocol]:
-    """uvicorn's HTTP protocol (`base`, httptools or h11) with a deadline for request headers;
-    pass it as `uvicorn.run(..., http=...)`."""
+) -> type[Any]:
+    """uvicorn's HTTP protocol (`base`, httptools or h11) with a deadline for request headers
+    (its class attribute `read_timeout`); pass it as `uvicorn.run(..., http=...)`."""
 
     class HeaderDeadline(base):  # type: ignore[valid-type,misc]
         read_timeout = seconds

@@ -18,9 +18,9 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from websearch_mcp.config import (
     PoolSettings,
@@ -51,7 +51,7 @@ class Outcome:
     demoted: bool = False
 
 
-Call = Callable[["EngineRun"], Awaitable[Outcome]]
+Call = Callable[["EngineRun"], Coroutine[Any, Any, Outcome]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -205,6 +205,8 @@ def _process(supervisor: Any, sockets: list[socket.socket]) -> Any:
     """One of uvicorn's worker processes for `supervisor`, on `sockets`."""
     from uvicorn.supervisors.multiprocess import Process
 
-    if _takes_target(Process):
-        return Process(supervisor.config, supervisor.target, sockets)
-    return Process(supervisor.config, sockets)
+    # Its arguments changed between uvicorn releases: called as the installed one takes them.
+    process: Any = Process
+    if _takes_target(process):
+        return process(supervisor.config, supervisor.target, sockets)
+    return process(supervisor.config, sockets)

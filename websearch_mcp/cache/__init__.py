@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from websearch_mcp.cache.base import Cache, CacheHit, NullCache, run_cleanup_loop
 from websearch_mcp.cache.keys import cache_key, config_fingerprint, normalise_query
@@ -40,7 +40,7 @@ def open_cache(settings: CacheSettings, *, clock: Callable[[], float] = time.tim
     """
     if settings.backend == "none":
         return NullCache()
-    limits = {
+    limits: dict[str, Any] = {
         "ttl_seconds": settings.ttl_seconds,
         "max_age_seconds": settings.max_age_seconds,
         "max_entries": settings.max_entries,

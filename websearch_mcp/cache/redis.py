@@ -14,6 +14,8 @@ import math
 import time
 from collections.abc import Callable
 
+from redis.typing import EncodableT
+
 from websearch_mcp.cache.base import CacheHit, StoringCache, decode_value, lifetime
 from websearch_mcp.failopen import CacheStats, FailOpen
 from websearch_mcp.redis_client import connect, report_failure
@@ -88,7 +90,13 @@ class RedisCache(StoringCache):
             return
         now = self._clock()
         life = lifetime(ttl, self._max_age)
-        record = {"v": data, "s": _num(now), "t": _num(ttl), "e": _num(now + life), "u": _num(now)}
+        record: dict[EncodableT, EncodableT] = {
+            "v": data,
+            "s": _num(now),
+            "t": _num(ttl),
+            "e": _num(now + life),
+            "u": _num(now),
+        }
         name = self.redis_key(namespace, key)
         try:
             async with self._client.pipeline(transaction=True) as pipe:

@@ -261,16 +261,16 @@ class SqliteCache(StoringCache):
             db = await self._connection()
             if len(entries) == 1:
                 ((namespace, key),) = entries
-                for row in await db.execute_fetchall(SELECT, (namespace, key, oldest)):
-                    rows[(namespace, key)] = tuple(row)  # type: ignore[assignment]
+                for found in await db.execute_fetchall(SELECT, (namespace, key, oldest)):
+                    rows[(namespace, key)] = (found[0], found[1], found[2], found[3])
             else:
                 by_namespace: dict[str, list[str]] = {}
                 for namespace, key in entries:
                     by_namespace.setdefault(namespace, []).append(key)
                 for namespace, keys in by_namespace.items():
                     query = select_keys(len(keys))
-                    for *row, key in await db.execute_fetchall(query, (namespace, *keys, oldest)):
-                        rows[(namespace, key)] = tuple(row)  # type: ignore[assignment]
+                    for found in await db.execute_fetchall(query, (namespace, *keys, oldest)):
+                        rows[(namespace, found[4])] = (found[0], found[1], found[2], found[3])
         except Exception as exc:
             await self._failed(exc, "all")
             return {}
@@ -279,8 +279,7 @@ class SqliteCache(StoringCache):
         for entry in entries:
             self._hot.forget(entry)
             row = rows.get(entry)
-            hit = None if row is None else self._hit(entry, row, now)
-            if hit is not None:
+            if row is not None and (hit := self._hit(entry, row, now)) is not None:
                 hits[entry] = (hit, row[0])
         return hits
 

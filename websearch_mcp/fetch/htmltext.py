@@ -16,7 +16,7 @@ from trafilatura.utils import load_html
 
 from websearch_mcp.fetch.document import Extracted
 
-_OPTIONS = {
+_OPTIONS: dict[str, Any] = {
     "output_format": "markdown",
     "include_links": True,
     "include_tables": True,

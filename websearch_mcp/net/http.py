@@ -8,7 +8,10 @@ import ssl
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 from urllib.parse import urlsplit
-from urllib.request import proxy_bypass_environment
+
+# NO_PROXY matching as urllib reads the environment; in urllib.request on every platform,
+# though typeshed leaves it out.
+from urllib.request import proxy_bypass_environment  # type: ignore[attr-defined]
 
 import httpx
 

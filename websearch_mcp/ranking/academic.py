@@ -230,7 +230,7 @@ def _key(scored: _Scored) -> str:
 
 def _result(scored: _Scored, key: str) -> RankedResult:
     paper, fields = scored.paper, scored.fields
-    scores = {}
+    scores: dict[str, float] = {}
     for entry in paper.entries:
         if entry.hit.score is not None:
             scores.setdefault(entry.engine, entry.hit.score)

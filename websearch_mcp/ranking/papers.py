@@ -248,10 +248,10 @@ def group_papers(entries: Sequence[Entry]) -> list[Paper]:
     for i, entry in enumerate(entries):
         papers.setdefault(uf.find(i), []).append(entry)
     out = []
-    for root, members in papers.items():
-        members.sort(key=lambda e: (e.rank, e.engine))
+    for root, found in papers.items():
+        found.sort(key=lambda e: (e.rank, e.engine))
         ranks: dict[str, int] = {}
-        for e in members:
+        for e in found:
             ranks.setdefault(e.engine, e.rank)
-        out.append(Paper(members, ranks, frozenset(uf.groups[root].links)))
+        out.append(Paper(found, ranks, frozenset(uf.groups[root].links)))
     return out

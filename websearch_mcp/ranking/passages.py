@@ -148,11 +148,11 @@ def best_passages(text: str, query: str) -> list[str]:
         return []
     candidates: list[_Chunk] = []
     seen: set[str] = set()
-    for index, chunk in enumerate(chunks(text)):
-        key = chunk.lower()
+    for index, piece in enumerate(chunks(text)):
+        key = piece.lower()
         if key not in seen:  # a sentence repeated within a line makes a repeated chunk
             seen.add(key)
-            candidates.append(_Chunk(index, chunk))
+            candidates.append(_Chunk(index, piece))
     docs = [analyze_doc("", c.text, "") for c in candidates]
     found = [frozenset(wanted.content_set.intersection(d.text)) for d in docs]
     weights = _weights(wanted, found)
