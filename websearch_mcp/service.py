@@ -179,22 +179,14 @@ class SearchService:
         answer also has `summary` (or `summary_error`); `on_progress` hears it as it streams.
         """
         started = time.monotonic()
-
         fuse = functools.partial(rank, search=self.settings.search, families=self.families)
 
-        def prepared_fuse(prepared: Preparation) -> Fuse:
+        def ahead(prepared: Preparation) -> Fuse:  # the lists read as they arrive
             return functools.partial(fuse, prepared=prepared)
 
         key_args = {"engines": args.engines, **_query_args(args.query)}
         answer = await self._search(
-            "web",
-            "web_search",
-            args.query,
-            args.engines,
-            key_args,
-            fuse,
-            args.explain,
-            prepared_fuse,
+            "web", "web_search", args.query, args.engines, key_args, fuse, args.explain, ahead
         )
         if args.read:
             left = self.settings.search.deadline_seconds - (time.monotonic() - started)
@@ -204,9 +196,8 @@ class SearchService:
             answer = {**answer, "results": results}
         summarized: SummarizedSearchOut = {**answer}
         if args.summarize and self.summarizer is not None:
-            summarized.update(
-                await self._summary(self.summarizer, answer, args.intent, on_progress)
-            )
+            summary = await self._summary(self.summarizer, answer, args.intent, on_progress)
+            summarized.update(summary)
         return summarized
 
     async def _summary(
