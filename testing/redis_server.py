@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+#: The bound of each Redis call in tests that are not about a slow Redis: on a loaded machine
+#: the default (`cache.redis_timeout_seconds`) can pass before a healthy server's answer is read.
+LENIENT_SECONDS = 2.0
+
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""

@@ -121,12 +121,14 @@ async def cache_reachable(cache: Any) -> bool:
 
 
 async def readyz(request: Request) -> Response:
-    """Ready when the cache is reachable (always, with `cache.backend: none`); 503 otherwise."""
+    """Ready when the cache is reachable (always, with `cache.backend: none`); 503 otherwise,
+    with the cause being waited out. The probe is bounded like every cache call."""
     cache = request.app.state.service.cache
     backend = cache.backend
     if await cache_reachable(cache):
         return JSONResponse({"status": "ready", "cache": backend})
-    return JSONResponse({"status": "not ready", "cache": backend}, status_code=503)
+    cause = cache.stats.cause or "error"
+    return JSONResponse({"status": "not ready", "cache": backend, "cause": cause}, status_code=503)
 
 
 async def metrics_endpoint(request: Request) -> Response:

@@ -28,7 +28,8 @@ class CacheStats:
 
     `hits + misses` is the number of `get` calls (a `get` that failed or was bypassed is a miss);
     `errors` counts failed operations by cause; `bypassed` counts calls skipped while a cause
-    was being waited out.
+    was being waited out. `cause` is the cause that stopped every operation, until one works
+    again (None while the store can be read).
     """
 
     hits: int = 0
@@ -36,6 +37,7 @@ class CacheStats:
     sets: int = 0
     bypassed: int = 0
     errors: Counter[str] = field(default_factory=Counter)
+    cause: str | None = None
 
     def counted(self, hit: T) -> T:
         """`hit` after counting it: a hit when it is not None, a miss when it is."""
@@ -105,6 +107,8 @@ class FailOpen:
         if scope is not None:
             self._paused_until[scope] = self._clock() + self._retry
             self._cause[scope] = cause
+        if scope == "all":
+            self._stats.cause = cause
         if cause in self._warned:
             LOG.debug("%s bypassed (%s): %s", self._label, cause, describe(exc))
             return
@@ -114,6 +118,7 @@ class FailOpen:
 
     def succeeded(self, scope: Scope) -> None:
         """Clear the pause that a success of `scope` proves over (a write proves both)."""
+        self._stats.cause = None
         for paused in ("all", "write") if scope == "write" else ("all",):
             cause = self._cause[paused]
             if cause is None:

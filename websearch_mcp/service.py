@@ -12,7 +12,7 @@ import functools
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from websearch_mcp import __version__
 from websearch_mcp.answer import (
@@ -46,6 +46,9 @@ from websearch_mcp.ranking.prepared import Preparation
 from websearch_mcp.reading import read_results
 from websearch_mcp.summarize import ProgressFn, Summarizer
 from websearch_mcp.workers import LeaderLock, runtime_dir
+
+if TYPE_CHECKING:
+    from websearch_mcp.redis_client import RedisLink
 
 #: Statuses that mean an engine was asked and did not answer.
 FAILED_STATUSES = frozenset({"error", "timeout", "blocked", "rate_limited"})
@@ -121,7 +124,8 @@ class SearchService:
         self.settings = settings
         # The cache first: it says what is missing when the Redis backend cannot be used.
         self.cache = cache if cache is not None else open_cache(settings.cache)
-        self._cooldowns = None if orchestrator else shared_cooldown_store(settings.cache)
+        link = getattr(self.cache, "link", None)  # the Redis cache's connection, shared
+        self._cooldowns = None if orchestrator else shared_cooldown_store(settings.cache, link)
         self.orchestrator = orchestrator or Orchestrator(settings, store=self._cooldowns)
         # Anything that changes an answer: a new version or config never serves an old ranking.
         self.fingerprint = config_fingerprint(
@@ -380,15 +384,19 @@ def _query_args(query: Query) -> dict[str, Any]:
     return {name: getattr(query, name) for name in _KEY_FIELDS}
 
 
-def shared_cooldown_store(settings: CacheSettings) -> RecentReads | None:
-    """The Redis cooldown store when the cache is in Redis (replicas share it); the SQLite one
-    in the runtime directory of a multi-process server (its workers share it); else None (the
+def shared_cooldown_store(
+    settings: CacheSettings, link: RedisLink | None = None
+) -> RecentReads | None:
+    """The Redis cooldown store when the cache is in Redis (replicas share it), on the cache's
+    `link` when given (a Redis the cache found dead is not waited for again); the SQLite one in
+    the runtime directory of a multi-process server (its workers share it); else None (the
     orchestrator keeps cooldowns in memory). A shared store's reads are reused for a moment
     (`RecentReads`)."""
     if settings.backend == "redis" and settings.redis_url:
         from websearch_mcp.net.cooldown_redis import RedisCooldownStore
 
-        return RecentReads(RedisCooldownStore(settings.redis_url))
+        timeout = settings.redis_timeout_seconds
+        return RecentReads(RedisCooldownStore(link or settings.redis_url, timeout_seconds=timeout))
     shared = runtime_dir()
     if shared is None:
         return None

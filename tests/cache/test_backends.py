@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from testing.cache_helpers import HOUR, FakeClock
-from testing.redis_server import RedisServer, redis_binary
+from testing.redis_server import LENIENT_SECONDS, RedisServer, redis_binary
 from websearch_mcp.cache import Cache, cache_key, open_cache
 from websearch_mcp.config import CacheSettings
 
@@ -37,7 +37,11 @@ async def make_cache(
 
     def make(**overrides: Any) -> Cache:
         settings = CacheSettings(
-            backend=request.param, path=tmp_path / "cache.sqlite3", redis_url=redis_url, **overrides
+            backend=request.param,
+            path=tmp_path / "cache.sqlite3",
+            redis_url=redis_url,
+            redis_timeout_seconds=LENIENT_SECONDS,
+            **overrides,
         )
         cache = open_cache(settings, clock=clock)
         made.append(cache)
@@ -241,7 +245,9 @@ async def test_redis_keys_are_prefixed_hashes_with_a_sliding_redis_expiry(
     import redis.asyncio as aioredis
 
     assert redis_server.command("FLUSHALL") == b"+OK"
-    settings = CacheSettings(backend="redis", redis_url=redis_server.url)
+    settings = CacheSettings(
+        backend="redis", redis_url=redis_server.url, redis_timeout_seconds=LENIENT_SECONDS
+    )
     cache = open_cache(settings, clock=clock)
     client = aioredis.Redis.from_url(redis_server.url)
     try:
@@ -275,7 +281,10 @@ async def test_redis_down_fails_open_then_recovers(
 ) -> None:
     server = RedisServer(redis_binary())
     server.start()
-    cache = open_cache(CacheSettings(backend="redis", redis_url=server.url), clock=clock)
+    settings = CacheSettings(
+        backend="redis", redis_url=server.url, redis_timeout_seconds=LENIENT_SECONDS
+    )
+    cache = open_cache(settings, clock=clock)
     try:
         await cache.set("web", key("q"), {"v": 1})
         assert await cache.get("web", key("q")) is not None
@@ -312,7 +321,10 @@ async def test_redis_refusing_writes_pauses_writes_only(
     redis_server: RedisServer, clock: FakeClock
 ) -> None:
     assert redis_server.command("FLUSHALL") == b"+OK"
-    cache = open_cache(CacheSettings(backend="redis", redis_url=redis_server.url), clock=clock)
+    settings = CacheSettings(
+        backend="redis", redis_url=redis_server.url, redis_timeout_seconds=LENIENT_SECONDS
+    )
+    cache = open_cache(settings, clock=clock)
     try:
         await cache.set("web", key("kept"), {"v": 1})
         assert redis_server.command("CONFIG", "SET", "maxmemory-policy", "noeviction") == b"+OK"

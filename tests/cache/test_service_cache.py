@@ -24,7 +24,7 @@ from testing.cache_helpers import FakeClock
 from testing.cache_service import KEY_A, call, config, make_settings, serve
 from testing.fake_engines import FakeEngines, Fault, base_urls, serve_fake_engines
 from testing.fetch_helpers import LocalServer, page
-from testing.redis_server import RedisServer, free_port
+from testing.redis_server import LENIENT_SECONDS, RedisServer, free_port
 from testing.server_helpers import MCP_HEADERS, results_for, tool_call
 from testing.serving import serve_app
 from websearch_mcp.app import create_app
@@ -376,7 +376,12 @@ def replicas(
     """Two service processes on one Redis and one set of fake engines; tavily has two keys."""
     directory = tmp_path_factory.mktemp("replicas")
     with serve_fake_engines(shared_fake) as engines_url:
-        raw = config(engines_url, {"backend": "redis", "redis_url": redis_server.url})
+        cache = {
+            "backend": "redis",
+            "redis_url": redis_server.url,
+            "redis_timeout_seconds": LENIENT_SECONDS,
+        }
+        raw = config(engines_url, cache)
         raw["engines"]["tavily"]["api_keys"] = [KEY_A, KEY_B]
         raw["engines"]["brave"] = {"enabled": False}
         raw["search"]["breaker"] = {"enabled": True}

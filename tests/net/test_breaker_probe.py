@@ -19,7 +19,7 @@ from mcp import Client
 
 from testing.cooldown_contract import check_store_contract
 from testing.fake_engines import FakeEngines, Fault, serve_fake_engines
-from testing.redis_server import RedisServer
+from testing.redis_server import LENIENT_SECONDS, RedisServer
 from testing.resilience_helpers import FakeClock, settings_for
 from testing.serving import serve_app
 from websearch_mcp.app import create_app
@@ -46,7 +46,9 @@ async def redis_stores(redis_server: RedisServer) -> AsyncIterator[tuple[Any, An
     from websearch_mcp.net.cooldown_redis import RedisCooldownStore
 
     assert redis_server.command("FLUSHALL") == b"+OK"
-    pair = (RedisCooldownStore(redis_server.url), RedisCooldownStore(redis_server.url))
+    pair = tuple(
+        RedisCooldownStore(redis_server.url, timeout_seconds=LENIENT_SECONDS) for _ in range(2)
+    )
     yield pair
     for store in pair:
         await store.close()
@@ -154,7 +156,10 @@ async def test_two_replicas_sharing_redis_send_one_probe(redis_server: RedisServ
 
     assert redis_server.command("FLUSHALL") == b"+OK"
     fake, clock = FakeEngines(results_for), FakeClock()
-    stores = [RedisCooldownStore(redis_server.url, clock=clock) for _ in range(2)]
+    stores = [
+        RedisCooldownStore(redis_server.url, clock=clock, timeout_seconds=LENIENT_SECONDS)
+        for _ in range(2)
+    ]
     with ExitStack() as stack:
         urls = serve_replicas(stack, fake, stores, clock)
         await run_half_open(fake, urls, clock)

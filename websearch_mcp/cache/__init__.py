@@ -58,7 +58,9 @@ def open_cache(settings: CacheSettings, *, clock: Callable[[], float] = time.tim
             ) from None
         if not settings.redis_url:
             raise ConfigError("cache.backend is 'redis' but cache.redis_url is not set")
-        return RedisCache(settings.redis_url, **limits)
+        return RedisCache(
+            settings.redis_url, timeout_seconds=settings.redis_timeout_seconds, **limits
+        )
     from websearch_mcp.cache.sqlite import SqliteCache
 
     return SqliteCache(settings.path, **limits)

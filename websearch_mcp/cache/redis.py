@@ -4,8 +4,9 @@ Each entry is a hash under `websearch-mcp:<namespace>:<key>` holding the JSON va
 it was stored (`s`), its TTL (`t`), its expiry (`e`) and its last use (`u`), all by the cache's
 clock. A hit runs one Lua script that checks the expiry and the absolute max age kept in the
 record, then slides `e` and the key's own Redis expiry (PEXPIRE), so expiry behaves as in the
-SQLite backend and Redis drops dead entries by itself. Redis being down, slow or refusing
-writes is bypassed (see `failopen`); the connection pool reconnects once Redis is back.
+SQLite backend and Redis drops dead entries by itself. Every call is bounded in time
+(`redis_client.RedisLink`); Redis being down, slow, unresolvable or refusing writes is bypassed
+(see `failopen`), and the link reconnects once Redis is back.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ import math
 import time
 from collections.abc import Callable
 
+from redis.asyncio import Redis
 from redis.typing import EncodableT
 
 from websearch_mcp.cache.base import CacheHit, StoringCache, decode_value, lifetime
 from websearch_mcp.failopen import CacheStats, FailOpen
-from websearch_mcp.redis_client import connect, report_failure
+from websearch_mcp.redis_client import CLEANUP_SECONDS, RedisLink, report_failure
 
 KEY_PREFIX = "websearch-mcp:"
 
@@ -48,22 +50,24 @@ def _num(value: float) -> str:
 class RedisCache(StoringCache):
     """A cache in Redis. See the module docstring; the API is `base.Cache`'s.
 
-    `timeout_seconds` bounds connecting and each command, so a dead Redis costs a request at
-    most that long before the cause is waited out for `retry_seconds`.
+    `redis` is the server's URL, or a link shared with the cooldown store (`link`). With a URL
+    the cache makes a link of its own, which `timeout_seconds` bounds every call of (name
+    lookup, connecting, the command), so a dead Redis costs a request at most that long before
+    the cause is waited out for `retry_seconds`.
     """
 
     backend = "redis"
 
     def __init__(
         self,
-        url: str,
+        redis: str | RedisLink,
         *,
         ttl_seconds: float,
         max_age_seconds: float,
         max_entries: int,
         clock: Callable[[], float] = time.time,
         retry_seconds: float = 30.0,
-        timeout_seconds: float = 1.0,
+        timeout_seconds: float = 0.25,
         prefix: str = KEY_PREFIX,
     ) -> None:
         self.stats = CacheStats()
@@ -74,8 +78,14 @@ class RedisCache(StoringCache):
         self._prefix = prefix
         # The URL may hold a password: it stays out of the label used in logs.
         self._guard = FailOpen("redis cache", self.stats, clock, retry_seconds)
-        self._client = connect(url, timeout_seconds)
-        self._get_script = self._client.register_script(_GET_SCRIPT)
+        self._owns_link = isinstance(redis, str)
+        self.link = (
+            RedisLink(
+                redis, timeout_seconds=timeout_seconds, retry_seconds=retry_seconds, clock=clock
+            )
+            if isinstance(redis, str)
+            else redis
+        )
         self._closed = False
 
     def redis_key(self, namespace: str, key: str) -> str:
@@ -98,12 +108,16 @@ class RedisCache(StoringCache):
             "u": _num(now),
         }
         name = self.redis_key(namespace, key)
-        try:
-            async with self._client.pipeline(transaction=True) as pipe:
+
+        async def store(client: Redis) -> None:
+            async with client.pipeline(transaction=True) as pipe:
                 pipe.delete(name)
                 pipe.hset(name, mapping=record)
                 pipe.pexpire(name, math.ceil(life * 1000))
                 await pipe.execute()
+
+        try:
+            await self.link.call(store)
         except Exception as exc:
             report_failure(self._guard, exc, "write")
             return
@@ -115,7 +129,9 @@ class RedisCache(StoringCache):
             return 0
         now = self._clock()
         try:
-            removed = await self._cleanup(now)
+            removed = await self.link.call(
+                lambda client: self._cleanup(client, now), timeout_seconds=CLEANUP_SECONDS
+            )
         except Exception as exc:
             report_failure(self._guard, exc, "write")
             return 0
@@ -125,15 +141,18 @@ class RedisCache(StoringCache):
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
-            await self._client.aclose()
+            if self._owns_link:
+                await self.link.aclose()
 
     async def _get(self, namespace: str, key: str) -> CacheHit | None:
         if self._closed or not self._guard.allows("all"):
             return None
         now = self._clock()
+        keys, args = [self.redis_key(namespace, key)], [_num(now), _num(self._max_age)]
         try:
-            found = await self._get_script(
-                keys=[self.redis_key(namespace, key)], args=[_num(now), _num(self._max_age)]
+            # A script object is a name and a hash: made per call, on the client of the moment.
+            found = await self.link.call(
+                lambda client: client.register_script(_GET_SCRIPT)(keys=keys, args=args)
             )
         except Exception as exc:
             report_failure(self._guard, exc, "all")
@@ -147,14 +166,14 @@ class RedisCache(StoringCache):
             return None
         return CacheHit(value=value, age_seconds=max(0.0, now - float(stored_at)))
 
-    async def _cleanup(self, now: float) -> int:
+    async def _cleanup(self, client: Redis, now: float) -> int:
         """Delete expired entries, then the least recently used beyond `max_entries`."""
         expired: list[bytes] = []
         live: list[tuple[float, bytes]] = []
-        names = [name async for name in self._client.scan_iter(match=f"{self._prefix}*")]
+        names = [name async for name in client.scan_iter(match=f"{self._prefix}*")]
         for start in range(0, len(names), _SCAN_BATCH):
             batch = names[start : start + _SCAN_BATCH]
-            async with self._client.pipeline(transaction=False) as pipe:
+            async with client.pipeline(transaction=False) as pipe:
                 for name in batch:
                     pipe.hmget(name, "s", "e", "u")
                 rows = await pipe.execute(raise_on_error=False)
@@ -171,5 +190,5 @@ class RedisCache(StoringCache):
         doomed = expired + [name for _, name in live[: max(0, len(live) - self._max_entries)]]
         removed = 0
         for start in range(0, len(doomed), _SCAN_BATCH):
-            removed += await self._client.unlink(*doomed[start : start + _SCAN_BATCH])
+            removed += await client.unlink(*doomed[start : start + _SCAN_BATCH])
         return removed

@@ -14,11 +14,14 @@ class CacheSettings(Section):
     """The result cache. An entry lives `ttl_seconds` after it was stored or last hit, never
     longer than `max_age_seconds` after it was stored; answers with missing engines live
     `partial_ttl_seconds`, fetched pages `page_ttl_seconds`. The URL may hold a password: it
-    is never shown in messages."""
+    is never shown in messages. `redis_timeout_seconds` bounds each call to Redis, its name
+    lookup and connecting included: a search waits no longer for the cache or the shared
+    cooldowns before going on without them."""
 
     backend: Literal["sqlite", "redis", "none"] = "sqlite"
     path: Path = Field(default_factory=lambda: default_data_dir() / "cache.sqlite3")
     redis_url: RedisUrl = Field(None, repr=False)
+    redis_timeout_seconds: float = Field(0.25, gt=0, le=10)
     ttl_seconds: int = Field(21_600, ge=1)
     max_age_seconds: int = Field(86_400, ge=1)
     partial_ttl_seconds: int = Field(600, ge=1)

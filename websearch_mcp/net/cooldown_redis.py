@@ -12,8 +12,9 @@ Redis is the shared truth while it answers. Every change is also kept in this pr
 replicas then cool keys and engines each on their own until Redis is back. A name changed here
 while Redis would not take the change is read from here, not from Redis, until a later change of
 it reaches Redis (with Redis answering reads but refusing writes, a key this process found
-refused would otherwise be tried again at once). Like the Redis cache,
-a failure is logged once per cause, counted in `stats` and waited out for `retry_seconds`.
+refused would otherwise be tried again at once). Like the Redis cache, every call is bounded in
+time (`redis_client.RedisLink`, which the cache's may share), and a failure is logged once per
+cause, counted in `stats` and waited out for `retry_seconds`.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ import math
 import time
 from collections.abc import Callable
 
+from redis.asyncio import Redis
+
 from websearch_mcp.failopen import CacheStats, FailOpen
 from websearch_mcp.net.cooldown import Cooldown, MemoryCooldownStore
-from websearch_mcp.redis_client import connect, report_failure
+from websearch_mcp.redis_client import RedisLink, report_failure
 
 KEY_PREFIX = "websearch-mcp-cooldown:"
 #: How long a cooldown is kept after it ended (its failure count grows the next one).
@@ -81,18 +84,19 @@ def load_cooldown(data: str | bytes) -> Cooldown:
 class RedisCooldownStore:
     """A `CooldownStore` shared through Redis, falling back to memory (see the module docstring).
 
-    `clock` is the wall clock that cooldowns are set on (it only sets Redis's expiry here);
-    `timeout_seconds` bounds connecting and each command, since every engine call reads this
-    store before it starts.
+    `redis` is the server's URL (the store then makes a link of its own, every call on which
+    `timeout_seconds` bounds, since every engine call reads this store before it starts) or the
+    cache's link. `clock` is the wall clock that cooldowns are set on (it only sets Redis's
+    expiry here).
     """
 
     def __init__(
         self,
-        url: str,
+        redis: str | RedisLink,
         *,
         clock: Callable[[], float] = time.time,
         retry_seconds: float = 30.0,
-        timeout_seconds: float = 0.5,
+        timeout_seconds: float = 0.25,
         keep_seconds: float = KEEP_SECONDS,
         prefix: str = KEY_PREFIX,
     ) -> None:
@@ -108,9 +112,14 @@ class RedisCooldownStore:
             clock,
             retry_seconds,
         )
-        self._client = connect(url, timeout_seconds)
-        self._claim = self._client.register_script(_CLAIM_PROBE)
-        self._count = self._client.register_script(_RECORD_FAILURE)
+        self._owns_link = isinstance(redis, str)
+        self.link = (
+            RedisLink(
+                redis, timeout_seconds=timeout_seconds, retry_seconds=retry_seconds, clock=clock
+            )
+            if isinstance(redis, str)
+            else redis
+        )
         self._closed = False
         self._local_only: set[str] = set()  # names whose latest change Redis did not take
 
@@ -130,7 +139,7 @@ class RedisCooldownStore:
         if self._closed or name in self._local_only or not self._guard.allows("all"):
             return await self.local.get(name)
         try:
-            data = await self._client.get(self.redis_key(name))
+            data = await self.link.call(lambda client: client.get(self.redis_key(name)))
         except Exception as exc:
             report_failure(self._guard, exc, "all")
             return await self.local.get(name)
@@ -148,12 +157,16 @@ class RedisCooldownStore:
         if self._closed or not self._guard.allows("write"):
             self._local_only.add(name)
             return
-        try:
-            async with self._client.pipeline(transaction=True) as pipe:
-                value = dump_cooldown(cooldown)
-                pipe.set(self.redis_key(name), value, px=self._expiry_ms(cooldown))
+        value, expiry_ms = dump_cooldown(cooldown), self._expiry_ms(cooldown)
+
+        async def store(client: Redis) -> None:
+            async with client.pipeline(transaction=True) as pipe:
+                pipe.set(self.redis_key(name), value, px=expiry_ms)
                 pipe.delete(self.lease_key(name))
                 await pipe.execute()
+
+        try:
+            await self.link.call(store)
         except Exception as exc:
             report_failure(self._guard, exc, "write")
             self._local_only.add(name)
@@ -166,7 +179,9 @@ class RedisCooldownStore:
             self._local_only.add(name)
             return
         try:
-            await self._client.delete(self.redis_key(name), self.lease_key(name))
+            await self.link.call(
+                lambda client: client.delete(self.redis_key(name), self.lease_key(name))
+            )
         except Exception as exc:
             report_failure(self._guard, exc, "write")
             self._local_only.add(name)
@@ -185,7 +200,9 @@ class RedisCooldownStore:
             self._local_only.add(name)
             return await self.local.record_failure(name, reason, until_for)
         try:
-            cooldown = await self._count_failure(name, reason, until_for)
+            cooldown = await self.link.call(
+                lambda client: self._count_failure(client, name, reason, until_for)
+            )
         except Exception as exc:
             report_failure(self._guard, exc, "write")
             self._local_only.add(name)
@@ -195,12 +212,13 @@ class RedisCooldownStore:
         return cooldown
 
     async def _count_failure(
-        self, name: str, reason: str, until_for: Callable[[int], float]
+        self, client: Redis, name: str, reason: str, until_for: Callable[[int], float]
     ) -> Cooldown:
         """Count one more failure in a Lua script (atomic in Redis). The script cannot call
         `until_for`, so it gets the entries for the next few counts and picks the one that
         follows the stored count; when that lies beyond them it says so and is sent again."""
         base = 0  # the count guessed to be stored; the script tells the true one
+        count = client.register_script(_RECORD_FAILURE)
         for _ in range(_COUNT_ATTEMPTS):
             candidates = [
                 Cooldown(until_for(n), reason, n) for n in range(base + 1, base + _CANDIDATES + 1)
@@ -208,7 +226,7 @@ class RedisCooldownStore:
             args: list[str | int] = [base]
             for cooldown in candidates:
                 args += [dump_cooldown(cooldown), self._expiry_ms(cooldown)]
-            done, failures = await self._count(
+            done, failures = await count(
                 keys=[self.redis_key(name), self.lease_key(name)], args=args
             )
             if done:
@@ -221,9 +239,11 @@ class RedisCooldownStore:
         if self._closed or name in self._local_only or not self._guard.allows("all"):
             return await self.local.claim_probe(name, lease_seconds, now)
         lease_ms = max(1, math.ceil(lease_seconds * 1000))
+        keys = [self.redis_key(name), self.lease_key(name)]
+        args: list[str | int] = [repr(now), lease_ms]
         try:
-            taken = await self._claim(
-                keys=[self.redis_key(name), self.lease_key(name)], args=[repr(now), lease_ms]
+            taken = await self.link.call(
+                lambda client: client.register_script(_CLAIM_PROBE)(keys=keys, args=args)
             )
         except Exception as exc:
             report_failure(self._guard, exc, "write")
@@ -235,4 +255,5 @@ class RedisCooldownStore:
         """Release the connections; later calls use the in-memory store only."""
         if not self._closed:
             self._closed = True
-            await self._client.aclose()
+            if self._owns_link:
+                await self.link.aclose()

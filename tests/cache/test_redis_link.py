@@ -1,0 +1,108 @@
+"""Every Redis call bounded in time, on real sockets: a server that accepts and never answers,
+a name looked up while the event loop's own lookup threads are all busy, and a real
+redis-server reached by name."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from threading import Event
+from urllib.parse import urlsplit
+
+import pytest
+
+from testing.cache_helpers import FakeClock
+from testing.redis_server import LENIENT_SECONDS, RedisServer
+from websearch_mcp.net.cooldown import Cooldown
+
+pytest.importorskip("redis", reason="the Redis backend needs the redis extra")
+
+from websearch_mcp.cache.redis import RedisCache
+from websearch_mcp.net.cooldown_redis import RedisCooldownStore
+from websearch_mcp.redis_client import RedisLink, _at_address
+
+BUDGET = 0.25
+
+
+@pytest.fixture
+async def silent_server() -> AsyncIterator[str]:
+    """A TCP server on 127.0.0.1 that accepts connections, reads, and never answers."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def swallow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+        while await reader.read(4096):
+            pass
+
+    server = await asyncio.start_server(swallow, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    yield f"redis://127.0.0.1:{port}/0"
+    for writer in held:
+        writer.close()
+    server.close()
+
+
+async def test_a_server_that_never_answers_costs_one_budget_per_link(
+    silent_server: str, clock: FakeClock
+) -> None:
+    link = RedisLink(silent_server, timeout_seconds=BUDGET, clock=clock)
+    cache = RedisCache(link, ttl_seconds=60, max_age_seconds=600, max_entries=10, clock=clock)
+    store = RedisCooldownStore(link, clock=clock)
+    try:
+        started = time.monotonic()
+        assert await cache.get("web", "k") is None
+        first = time.monotonic() - started
+        assert BUDGET <= first < BUDGET + 0.2
+        assert cache.stats.errors["timeout"] == 1 and cache.stats.cause == "timeout"
+
+        # The cooldown store on the same link does not wait for the same server again: it is
+        # told at once and answers from this process's memory.
+        started = time.monotonic()
+        await store.set("breaker:bing", Cooldown(clock() + 60, "error", 1))
+        cooldown = await store.get("breaker:bing")
+        assert time.monotonic() - started < 0.05
+        assert cooldown is not None and cooldown.reason == "error"
+        assert store.stats.errors["timeout"] == 1
+    finally:
+        await store.close()
+        await cache.close()
+        await link.aclose()
+
+
+async def test_the_name_is_looked_up_outside_the_event_loops_busy_lookup_threads(
+    redis_server: RedisServer, clock: FakeClock
+) -> None:
+    """asyncio looks names up in the loop's default executor, which engine requests share;
+    with every one of its threads held, the cache reached by name still answers."""
+    assert redis_server.command("FLUSHALL") == b"+OK"
+    url = redis_server.url.replace("127.0.0.1", "localhost")
+    loop = asyncio.get_running_loop()
+    release = Event()
+    busy = ThreadPoolExecutor(max_workers=1)
+    loop.set_default_executor(busy)
+    held = loop.run_in_executor(None, release.wait)
+    cache = RedisCache(
+        url,
+        ttl_seconds=60,
+        max_age_seconds=600,
+        max_entries=10,
+        clock=clock,
+        timeout_seconds=LENIENT_SECONDS,
+    )
+    try:
+        await cache.set("web", "k", {"results": [1]})
+        hit = await cache.get("web", "k")
+        assert hit is not None and hit.value == {"results": [1]}
+        assert cache.stats.errors == {}
+    finally:
+        release.set()
+        await held
+        await cache.close()
+
+
+def test_the_address_replaces_the_host_and_keeps_the_rest() -> None:
+    parts = urlsplit("redis://user:p%40ss@redis:6380/2?protocol=3")
+    assert _at_address(parts, "10.0.0.7") == "redis://user:p%40ss@10.0.0.7:6380/2?protocol=3"
+    assert _at_address(urlsplit("redis://redis/0"), "fd00::7") == "redis://[fd00::7]/0"
