@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # websearch-mcp in a container. Build: docker build -t websearch-mcp .
 # Run with compose.yaml (tokens and API keys from .env); see README, "Docker".
 
@@ -10,9 +9,10 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY websearch_mcp ./websearch_mcp
 RUN python -m venv /opt/venv \
-    && /opt/venv/bin/pip install --no-cache-dir ".[redis,pdf]"
+    && /opt/venv/bin/pip install --no-cache-dir ".[redis,pdf]" \
+    && /opt/venv/bin/pip uninstall -y pip setuptools
 
-# --- run: the virtualenv only, as an unprivileged user ----------------------------------------
+# --- run: the virtualenv only, as an unprivileged user, with no installer --------------------
 FROM python:3.11-slim
 LABEL org.opencontainers.image.title="websearch-mcp" \
       org.opencontainers.image.description="One MCP search tool: many engines fused, de-duplicated and explained" \
@@ -28,7 +28,10 @@ ENV PATH="/opt/venv/bin:${PATH}" \
     WEBSEARCH_MCP_SERVER__HOST=0.0.0.0 \
     WEBSEARCH_MCP_SERVER__WORKERS=auto \
     WEBSEARCH_MCP_SERVER__LOG_FORMAT=json
-RUN useradd --system --no-log-init --uid 10001 --user-group --home-dir /data \
+# The base image's own pip, setuptools and wheel are not needed to run (the virtualenv has
+# none either: nothing is installed at run time).
+RUN python -m pip uninstall -y --root-user-action=ignore pip setuptools wheel \
+    && useradd --system --no-log-init --uid 10001 --user-group --home-dir /data \
         --shell /usr/sbin/nologin websearch \
     && mkdir -p /data /config \
     && chown websearch:websearch /data

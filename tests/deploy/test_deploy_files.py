@@ -88,6 +88,17 @@ def test_dockerfile_shape() -> None:
     assert copies == ["--from=build /opt/venv /opt/venv"]
 
 
+def test_the_run_stage_ships_no_installer_and_the_build_needs_no_frontend() -> None:
+    # A `# syntax=` line makes BuildKit fetch a frontend image before building.
+    assert not DOCKERFILE.read_text(encoding="utf-8").lstrip().startswith("# syntax")
+    steps = _instructions()
+    second = [op for op, _ in steps].index("FROM", 1)
+    build = " ".join(arg for op, arg in steps[:second] if op == "RUN")
+    run = " ".join(arg for op, arg in steps[second:] if op == "RUN")
+    assert "/opt/venv/bin/pip uninstall -y pip setuptools" in build
+    assert "python -m pip uninstall -y --root-user-action=ignore pip setuptools wheel" in run
+
+
 def test_healthcheck_probe_is_valid_python() -> None:
     health = next(arg for op, arg in _instructions() if op == "HEALTHCHECK")
     command = re.search(r"CMD (\[.*\])", health)
