@@ -7,11 +7,14 @@ import asyncio
 import ipaddress
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import sysconfig
 import time
-from collections.abc import AsyncIterator
+import tomllib
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -161,7 +164,12 @@ def test_compose_service_volume_env_and_local_port() -> None:
     assert service["build"] == "."
     assert {"path": ".env", "required": False} in service["env_file"]
     (port,) = service["ports"]
-    assert port.startswith("${PUBLISH_ADDRESS:-127.0.0.1}:") and port.endswith(":8338")
+    assert port == "${PUBLISH_ADDRESS:-127.0.0.1}:${PUBLISH_PORT:-8338}:8338"
+    # The port inside stays the one published, whatever .env sets (environment wins over it).
+    for name in ("websearch", "websearch-replica"):
+        environment = data["services"][name]["environment"]
+        assert environment["WEBSEARCH_MCP_SERVER__PORT"] == "8338", name
+    assert data["services"]["websearch"]["restart"] == "unless-stopped"
     assert "cache:/data" in service["volumes"] and "cache" in data["volumes"]
     assert any(v.endswith(":/config:ro") for v in service["volumes"])
     assert service["read_only"] is True and service["cap_drop"] == ["ALL"]
@@ -242,11 +250,18 @@ def test_scale_profile_runs_redis_replicas_and_a_balancer() -> None:
     assert settings.cache.backend == "redis" and settings.cache.redis_url == "redis://redis:6379/0"
     assert replica["depends_on"]["redis"]["condition"] == "service_healthy"
 
+    assert settings.server.workers == 1 and replica["restart"] == "unless-stopped"
+
     balancer = services["balancer"]
     address = balancer["networks"]["scale"]["ipv4_address"]
     assert settings.server.trusted_proxies == [address]
     (subnet,) = data["networks"]["scale"]["ipam"]["config"]
     assert ipaddress.ip_address(address) in ipaddress.ip_network(subnet["subnet"])
+    # Docker hands out addresses from ip_range only: never the balancer's, taken before it starts.
+    assert ipaddress.ip_network(subnet["ip_range"]).subnet_of(
+        ipaddress.ip_network(subnet["subnet"])
+    )
+    assert ipaddress.ip_address(address) not in ipaddress.ip_network(subnet["ip_range"])
     assert balancer["ports"] == services["websearch"]["ports"]  # clients keep their address
     assert "./deploy/nginx.conf:/etc/nginx/nginx.conf:ro" in balancer["volumes"]
     assert balancer["depends_on"]["websearch-replica"]["condition"] == "service_healthy"
@@ -256,14 +271,18 @@ def test_scale_profile_runs_redis_replicas_and_a_balancer() -> None:
     assert "ports" not in redis  # reachable by the replicas only
     assert "redis://redis:6379" in env["WEBSEARCH_MCP_CACHE__REDIS_URL"]
 
-    # nginx sends every request to the replicas by the service name and port of compose.yaml.
+    # nginx sends every request to the replicas by the service name and port of compose.yaml,
+    # looked up again in Docker's DNS as replicas come and go, a failing one left alone a while.
     upstream = _nginx_block("upstream websearch {")
-    assert "least_conn" in upstream
+    assert "least_conn" in upstream and any(d.startswith("zone ") for d in upstream)
     assert any(d.startswith("keepalive ") for d in upstream)
-    assert any(d.startswith("server websearch-replica:8338") for d in upstream)
+    (replicas,) = [d.split() for d in upstream if d.startswith("server websearch-replica:8338")]
+    assert "resolve" in replicas and "max_fails=1" in replicas
+    assert any(d.startswith("resolver 127.0.0.11 valid=") for d in _nginx_block("http {"))
     server = _nginx_block("server {")
     for directive in (
         "listen 8338",
+        "proxy_connect_timeout 1s",
         "proxy_http_version 1.1",
         'proxy_set_header Connection ""',
         "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for",
@@ -285,11 +304,14 @@ def _nginx() -> str:
 
 def _local_nginx_conf(directory: Path, upstreams: list[str], port: int) -> Path:
     """deploy/nginx.conf with the replicas and the listening port of this machine, writing
-    under `directory` instead of /tmp."""
+    under `directory` instead of /tmp. Each address gets the replicas' parameters but `resolve`
+    (the addresses are fixed here, and the nginx installed may be older than 1.27.3)."""
     text = NGINX_CONF.read_text(encoding="utf-8")
-    servers = "".join(f"server {address};\n        " for address in upstreams)
-    text, count = re.subn(r"server websearch-replica:8338[^;]*;\n\s*", servers, text)
-    assert count == 1
+    replicas = re.search(r"server websearch-replica:8338([^;]*);\n\s*", text)
+    assert replicas is not None
+    parameters = replicas.group(1).replace(" resolve", "")
+    servers = "".join(f"server {address}{parameters};\n        " for address in upstreams)
+    text = text[: replicas.start()] + servers + text[replicas.end() :]
     text, count = re.subn(r"listen 8338;", f"listen 127.0.0.1:{port};", text)
     assert count == 1
     text = text.replace("/tmp/", f"{directory}/")
@@ -324,50 +346,92 @@ def _echo_app(name: str) -> Starlette:
 
         return StreamingResponse(parts(), media_type="text/event-stream")
 
-    return Starlette(routes=[Route("/mcp", stream, methods=["POST"]), Route("/{path:path}", echo)])
+    return Starlette(
+        routes=[
+            Route("/mcp", stream, methods=["POST"]),
+            Route("/{path:path}", echo, methods=["GET", "POST"]),
+        ]
+    )
+
+
+@contextmanager
+def _balancer(directory: Path, upstreams: list[str]) -> Iterator[str]:
+    """nginx running deploy/nginx.conf in front of `upstreams` (host:port); yields its URL once
+    it answers (the first request is not counted: it may have met a replica that is gone)."""
+    nginx = _nginx()
+    port = free_port()
+    conf = _local_nginx_conf(directory, upstreams, port)
+    process = subprocess.Popen(
+        [nginx, "-e", "stderr", "-p", str(directory), "-c", str(conf), "-g", "daemon off;"],
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                httpx.get(f"{base}/healthz", timeout=5)
+                break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@contextmanager
+def _gone_replica() -> Iterator[str]:
+    """An address on 127.0.0.1 where a connection is never taken, as at a killed container's
+    address: a listener whose queue one connection fills, so the kernel drops every later SYN."""
+    with socket.socket() as listener, socket.socket() as filler:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        filler.connect(listener.getsockname())
+        yield f"127.0.0.1:{listener.getsockname()[1]}"
 
 
 def test_nginx_balances_forwards_the_client_and_streams_mcp(tmp_path: Path) -> None:
-    nginx = _nginx()
     with (
         serve_app(_echo_app("a")) as first,
         serve_app(_echo_app("b")) as second,
     ):
-        port = free_port()
         upstreams = [first.removeprefix("http://"), second.removeprefix("http://")]
-        conf = _local_nginx_conf(tmp_path, upstreams, port)
-        process = subprocess.Popen(
-            [nginx, "-e", "stderr", "-p", str(tmp_path), "-c", str(conf), "-g", "daemon off;"],
-            stderr=subprocess.PIPE,
-        )
-        try:
-            base = f"http://127.0.0.1:{port}"
-            with httpx.Client(timeout=5) as client:
-                for _ in range(100):
-                    try:
-                        client.get(f"{base}/healthz")
-                        break
-                    except httpx.TransportError:
-                        time.sleep(0.05)
-                answers = [
-                    client.get(f"{base}/healthz", headers={"X-Forwarded-For": "203.0.113.9"})
-                    for _ in range(6)
-                ]
-                assert {a.json()["replica"] for a in answers} == {"a", "b"}
-                headers = answers[0].json()["headers"]
-                # The client's own chain, then the address nginx saw; the Host it asked for.
-                assert headers["x-forwarded-for"] == "203.0.113.9, 127.0.0.1"
-                assert headers["host"] == f"127.0.0.1:{port}"
-                assert headers.get("connection", "keep-alive") != "close"
+        with _balancer(tmp_path, upstreams) as base, httpx.Client(timeout=5) as client:
+            answers = [
+                client.get(f"{base}/healthz", headers={"X-Forwarded-For": "203.0.113.9"})
+                for _ in range(6)
+            ]
+            assert {a.json()["replica"] for a in answers} == {"a", "b"}
+            headers = answers[0].json()["headers"]
+            # The client's own chain, then the address nginx saw; the Host it asked for.
+            assert headers["x-forwarded-for"] == "203.0.113.9, 127.0.0.1"
+            assert headers["host"] == base.removeprefix("http://")
+            assert headers.get("connection", "keep-alive") != "close"
 
-                started = time.monotonic()
-                with client.stream("POST", f"{base}/mcp", content=b"{}") as response:
-                    chunks = response.iter_raw()
-                    first_part = next(chunks)
-                    first_at = time.monotonic() - started
-                    rest = b"".join(chunks)
-            assert b"data: first" in first_part and b"data: second" in rest
-            assert first_at < 0.6  # not held back until the answer is complete
-        finally:
-            process.terminate()
-            process.wait(timeout=10)
+            started = time.monotonic()
+            with client.stream("POST", f"{base}/mcp", content=b"{}") as response:
+                chunks = response.iter_raw()
+                first_part = next(chunks)
+                first_at = time.monotonic() - started
+                rest = b"".join(chunks)
+        assert b"data: first" in first_part and b"data: second" in rest
+        assert first_at < 0.6  # not held back until the answer is complete
+
+
+def test_a_replica_that_is_gone_costs_a_request_a_second_at_most(tmp_path: Path) -> None:
+    """Connecting to a replica that is gone fails over within proxy_connect_timeout, POSTs
+    included, and the replica is then left alone (max_fails), not met again by every request."""
+    timings = []
+    with (
+        serve_app(_echo_app("up")) as alive,
+        _gone_replica() as gone,
+        _balancer(tmp_path, [gone, alive.removeprefix("http://")]) as base,
+        httpx.Client(timeout=10) as client,
+    ):
+        for _ in range(12):
+            started = time.monotonic()
+            answer = client.post(f"{base}/search", content=b"{}")
+            timings.append(time.monotonic() - started)
+            assert answer.status_code == 200 and answer.json()["replica"] == "up"
+    assert max(timings) < 1.5, timings
+    assert sum(t > 0.5 for t in timings) <= 1, timings
