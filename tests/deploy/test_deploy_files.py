@@ -12,7 +12,6 @@ import subprocess
 import sys
 import sysconfig
 import time
-import tomllib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
