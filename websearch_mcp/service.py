@@ -12,7 +12,7 @@ import functools
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+from typing import Any, Protocol, TypedDict
 
 from websearch_mcp import __version__
 from websearch_mcp.answer import (
@@ -32,11 +32,11 @@ from websearch_mcp.cache import (
     open_cache,
     run_cleanup_loop,
 )
-from websearch_mcp.config import CacheSettings, Settings
+from websearch_mcp.config import Settings
 from websearch_mcp.fetch.extract import close_pools
 from websearch_mcp.flights import SingleFlight
 from websearch_mcp.models import EngineReport, Hit, Query, RankedResult
-from websearch_mcp.net.cooldown_reads import RecentReads
+from websearch_mcp.net.cooldown_reads import shared_cooldown_store
 from websearch_mcp.orchestrator import EngineRun, Orchestrator
 from websearch_mcp.pages import Pages
 from websearch_mcp.ranking.academic import rank_papers
@@ -46,9 +46,6 @@ from websearch_mcp.ranking.prepared import Preparation
 from websearch_mcp.reading import read_results
 from websearch_mcp.summarize import ProgressFn, Summarizer
 from websearch_mcp.workers import LeaderLock, runtime_dir
-
-if TYPE_CHECKING:
-    from websearch_mcp.redis_client import RedisLink
 
 #: Statuses that mean an engine was asked and did not answer.
 FAILED_STATUSES = frozenset({"error", "timeout", "blocked", "rate_limited"})
@@ -382,24 +379,3 @@ def _query_args(query: Query) -> dict[str, Any]:
     """The query's fields that change an answer, for the cache key. Each is a scalar: read as
     they are, not deep-copied as `dataclasses.asdict` would (a tenth of the time)."""
     return {name: getattr(query, name) for name in _KEY_FIELDS}
-
-
-def shared_cooldown_store(
-    settings: CacheSettings, link: RedisLink | None = None
-) -> RecentReads | None:
-    """The Redis cooldown store when the cache is in Redis (replicas share it), on the cache's
-    `link` when given (a Redis the cache found dead is not waited for again); the SQLite one in
-    the runtime directory of a multi-process server (its workers share it); else None (the
-    orchestrator keeps cooldowns in memory). A shared store's reads are reused for a moment
-    (`RecentReads`)."""
-    if settings.backend == "redis" and settings.redis_url:
-        from websearch_mcp.net.cooldown_redis import RedisCooldownStore
-
-        timeout = settings.redis_timeout_seconds
-        return RecentReads(RedisCooldownStore(link or settings.redis_url, timeout_seconds=timeout))
-    shared = runtime_dir()
-    if shared is None:
-        return None
-    from websearch_mcp.net.cooldown_sqlite import SqliteCooldownStore
-
-    return RecentReads(SqliteCooldownStore(shared / "cooldowns.sqlite3"))

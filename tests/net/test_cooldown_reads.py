@@ -11,9 +11,8 @@ from testing.cooldown_contract import check_store_contract
 from websearch_mcp.config import CacheSettings
 from websearch_mcp.net.breaker import CircuitBreaker
 from websearch_mcp.net.cooldown import Cooldown
-from websearch_mcp.net.cooldown_reads import MAX_AGE_SECONDS, RecentReads
+from websearch_mcp.net.cooldown_reads import MAX_AGE_SECONDS, RecentReads, shared_cooldown_store
 from websearch_mcp.net.cooldown_sqlite import SqliteCooldownStore
-from websearch_mcp.service import shared_cooldown_store
 from websearch_mcp.workers import RUNTIME_ENV
 
 NAME = "breaker:bing"

@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from websearch_mcp.config import CacheSettings
 from websearch_mcp.net.cooldown import Cooldown, CooldownStore
+from websearch_mcp.workers import runtime_dir
+
+if TYPE_CHECKING:
+    from websearch_mcp.redis_client import RedisLink
 
 #: How long a read answers again (seconds): another process's change is seen within this.
 MAX_AGE_SECONDS = 0.25
@@ -72,3 +77,24 @@ class RecentReads:
 
     async def close(self) -> None:
         await self.store.close()
+
+
+def shared_cooldown_store(
+    settings: CacheSettings, link: RedisLink | None = None
+) -> RecentReads | None:
+    """The Redis cooldown store when the cache is in Redis (replicas share it), on the cache's
+    `link` when given (a Redis the cache found dead is not waited for again); the SQLite one in
+    the runtime directory of a multi-process server (its workers share it); else None (the
+    orchestrator keeps cooldowns in memory). A shared store's reads are reused for a moment
+    (`RecentReads`)."""
+    if settings.backend == "redis" and settings.redis_url:
+        from websearch_mcp.net.cooldown_redis import RedisCooldownStore
+
+        timeout = settings.redis_timeout_seconds
+        return RecentReads(RedisCooldownStore(link or settings.redis_url, timeout_seconds=timeout))
+    shared = runtime_dir()
+    if shared is None:
+        return None
+    from websearch_mcp.net.cooldown_sqlite import SqliteCooldownStore
+
+    return RecentReads(SqliteCooldownStore(shared / "cooldowns.sqlite3"))
