@@ -32,8 +32,9 @@ from testing.fake_engines import FakeEngines, Fault, base_urls, serve_fake_engin
 from testing.fetch_helpers import LocalServer, send
 from testing.serving import serve_app
 from websearch_mcp.app import create_app
-from websearch_mcp.config import Settings, parse_config
+from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.search.configuration import parse_config
 
 PAGE_DELAY = 0.2
 READ = 5

@@ -16,8 +16,9 @@ from testing.server_helpers import MCP_HEADERS, tool_call
 from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.cache import open_cache
-from websearch_mcp.config import Settings, parse_config
+from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.service import SearchService
 
 KEY_A = "tvly-shared-key-a"

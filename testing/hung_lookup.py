@@ -28,7 +28,7 @@ from testing.fake_engines import FakeEngines, serve_fake_engines
 from testing.server_helpers import MCP_HEADERS, results_for, tool_call
 from testing.serving import serve_app
 from websearch_mcp.app import create_app
-from websearch_mcp.config import parse_config
+from websearch_mcp.search.configuration import parse_config
 
 #: The Redis host: asked of the resolver on 127.0.0.1 only, which never answers.
 REDIS_HOST = "redis.invalid"

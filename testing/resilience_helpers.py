@@ -10,8 +10,9 @@ import httpx
 from testing.cache_helpers import FakeClock as CacheFakeClock
 from testing.fake_engines import base_urls
 from testing.server_helpers import tool_call
-from websearch_mcp.config import Settings, parse_config
+from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.search.configuration import parse_config
 
 JSON_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 

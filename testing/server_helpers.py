@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from testing.fake_engines import base_urls
-from websearch_mcp.config import Settings, parse_config
+from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.search.configuration import parse_config
 
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 TAVILY_KEY = "tvly-test-key-1"

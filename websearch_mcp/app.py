@@ -27,11 +27,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from websearch_mcp import __version__, heap
 from websearch_mcp.body import read_body, replaying
 from websearch_mcp.coerce import long_numbers_as_text
-from websearch_mcp.config import Settings, load_config
+from websearch_mcp.config import Settings
 from websearch_mcp.guard import Guard
 from websearch_mcp.metrics import Metrics
 from websearch_mcp.observability import Observer, configure_logging
 from websearch_mcp.redaction import secrets_of
+from websearch_mcp.search.configuration import load_config
 from websearch_mcp.searxng_api import search_endpoint
 from websearch_mcp.security import check_exposure
 from websearch_mcp.service import SearchService

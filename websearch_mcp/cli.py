@@ -12,10 +12,11 @@ from typing import Any
 
 from websearch_mcp import __version__
 from websearch_mcp.arguments import MAX_READ, web_search_args
-from websearch_mcp.config import CONFIG_ENV, ENV_PREFIX, Settings, load_config
+from websearch_mcp.config import CONFIG_ENV, ENV_PREFIX, Settings
 from websearch_mcp.errors import ConfigError, ToolInputError
 from websearch_mcp.fetch import DEFAULT_MAX_CHARS, validate_fetch_args
 from websearch_mcp.render import page_text, search_text
+from websearch_mcp.search.configuration import load_config
 from websearch_mcp.service import SearchFailed, SearchService
 
 

@@ -10,8 +10,9 @@ import pytest
 
 from websearch_mcp.cache import NullCache, open_cache, run_cleanup_loop
 from websearch_mcp.cache.sqlite import SqliteCache
-from websearch_mcp.config import CacheSettings, parse_config
+from websearch_mcp.config import CacheSettings
 from websearch_mcp.errors import ConfigError
+from websearch_mcp.search.configuration import parse_config
 
 
 async def test_backend_none_keeps_nothing() -> None:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from websearch_mcp import service as service_module
 from websearch_mcp.answer import STORED_FORM, Answered, without_details
-from websearch_mcp.config import parse_config
+from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.service import SearchService
 
 _SCALARS = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8)

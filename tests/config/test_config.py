@@ -8,8 +8,8 @@ import pytest
 
 from testing.shared import REPO
 from websearch_mcp.cli import main
-from websearch_mcp.config import load_config, parse_config
 from websearch_mcp.errors import ConfigError
+from websearch_mcp.search.configuration import load_config, parse_config
 
 EXAMPLE = REPO / "config" / "websearch-mcp.example.yaml"
 

@@ -27,8 +27,8 @@ from starlette.routing import Route
 from testing.redis_server import free_port
 from testing.serving import serve_app
 from testing.shared import REPO
-from websearch_mcp.config import parse_config
 from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.search.configuration import parse_config
 
 DOCKERFILE = REPO / "Dockerfile"
 COMPOSE = REPO / "compose.yaml"

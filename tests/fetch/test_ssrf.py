@@ -11,7 +11,7 @@ import socket
 import httpx
 import pytest
 
-from websearch_mcp.config import FetchSettings, parse_config
+from websearch_mcp.config import FetchSettings
 from websearch_mcp.errors import ConfigError, ToolInputError
 from websearch_mcp.fetch import FetchRefused, fetch_page, validate_fetch_args
 from websearch_mcp.fetch.client import guarded_get
@@ -27,6 +27,7 @@ from websearch_mcp.fetch.ssrf import (
     check_url,
     embedded_ipv4,
 )
+from websearch_mcp.search.configuration import parse_config
 
 REFUSED = [
     ("127.0.0.1", LOOPBACK),

@@ -26,9 +26,10 @@ from testing.proxies import CountingSocks
 from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.arguments import MAX_INTENT_CHARS, as_intent, web_search_args
-from websearch_mcp.config import Settings, parse_config
+from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import ConfigError, ToolInputError
+from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.summarize import (
     CLOSE_MARK,
     OPEN_MARK,

@@ -22,8 +22,8 @@ from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.arguments import as_int
 from websearch_mcp.cli import main as cli_main
-from websearch_mcp.config import load_config, parse_config
 from websearch_mcp.errors import ConfigError, ToolInputError
+from websearch_mcp.search.configuration import load_config, parse_config
 from websearch_mcp.stalls import header_deadline_protocol
 
 TOKEN = "tok-hostile-requests-0123456789"

@@ -25,9 +25,9 @@ from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.cli import main as cli_main
 from websearch_mcp.coerce import check_query_length
-from websearch_mcp.config import parse_config
 from websearch_mcp.errors import ConfigError, ToolInputError
 from websearch_mcp.limits import ConcurrencyLimiter, RateLimiter
+from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.security import (
     OriginPolicy,
     TokenAuth,

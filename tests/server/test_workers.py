@@ -32,10 +32,10 @@ from testing.fake_engines import FakeEngines, Fault, base_urls
 from testing.server_helpers import MCP_HEADERS, TAVILY_KEY, tool_call
 from websearch_mcp.cache.base import run_cleanup_loop
 from websearch_mcp.cli import main
-from websearch_mcp.config import parse_config
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import ConfigError
 from websearch_mcp.metrics import forget_dead_workers
+from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.workers import LeaderLock, listening_sockets, worker_count
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads worker pids from /proc")

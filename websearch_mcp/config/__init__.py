@@ -2,19 +2,16 @@
 
 Every key is optional. Unknown keys and bad values are rejected with a message that names the
 key, the file and what is allowed. One module per section of the file; `types.py` holds the
-validator types they share and `loader.py` reads the file and the environment.
+validator types they share and `loader.py` reads the file and the environment. The engines
+the settings name are checked against the registry outside this package
+(`search.configuration`), which knows the engines.
 """
 
 from websearch_mcp.config.academic import AcademicSettings
 from websearch_mcp.config.cache import CacheSettings
 from websearch_mcp.config.engines import EngineSettings
 from websearch_mcp.config.llm import LLMSettings
-from websearch_mcp.config.loader import (
-    CONFIG_ENV,
-    ENV_PREFIX,
-    load_config,
-    parse_config,
-)
+from websearch_mcp.config.loader import CONFIG_ENV, ENV_PREFIX
 from websearch_mcp.config.network import FetchSettings, ProxySettings
 from websearch_mcp.config.ranking import MMRSettings, RankingSettings
 from websearch_mcp.config.search import (
@@ -47,6 +44,4 @@ __all__ = [
     "SequentialSettings",
     "ServerSettings",
     "Settings",
-    "load_config",
-    "parse_config",
 ]

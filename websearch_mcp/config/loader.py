@@ -1,6 +1,10 @@
 """Reading the configuration: the YAML file, environment overrides, secrets from the
 environment, and error messages that name the key, the file and what is allowed.
 
+This package knows no engine: the environment variables of the engines' keys are handed in, and
+the engines the settings name are checked against the registry by the caller
+(`search.configuration`).
+
 Any setting can come from the environment as `WEBSEARCH_MCP_<SECTION>__<KEY>` (nested keys
 joined by `__`, values parsed as YAML), engine keys from `<ENGINE>_API_KEYS=k1,k2`, bearer
 tokens from `WEBSEARCH_MCP_TOKENS` and the summary model's key from `LLM_API_KEY`.
@@ -18,7 +22,6 @@ from pydantic import BaseModel, ValidationError
 
 from websearch_mcp.config.engines import EngineSettings
 from websearch_mcp.config.settings import Settings
-from websearch_mcp.engines.checks import engine_problems, key_variables
 from websearch_mcp.errors import ConfigError
 
 ENV_PREFIX = "WEBSEARCH_MCP_"
@@ -53,12 +56,10 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
     return tree
 
 
-def _engine_keys(environ: dict[str, str]) -> dict[str, Any]:
-    """`<ENGINE>_API_KEYS=k1,k2` for every registered engine."""
+def _engine_keys(environ: dict[str, str], key_variables: Mapping[str, str]) -> dict[str, Any]:
+    """`<ENGINE>_API_KEYS=k1,k2` for every engine in `key_variables` (name -> variable)."""
     found = {
-        name: {"api_keys": environ[var]}
-        for name, var in key_variables().items()
-        if environ.get(var)
+        name: {"api_keys": environ[var]} for name, var in key_variables.items() if environ.get(var)
     }
     return {"engines": found} if found else {}
 
@@ -122,42 +123,46 @@ def _error_lines(err: ValidationError) -> list[str]:
     return lines
 
 
-def _invalid(source: str, lines: list[str]) -> ConfigError:
+def invalid(source: str, lines: list[str]) -> ConfigError:
+    """The error for a configuration with these problems, one line each."""
     return ConfigError(f"invalid configuration in {source}:\n  " + "\n  ".join(lines))
 
 
-def parse_config(data: Any, source: str, environ: dict[str, str] | None = None) -> Settings:
-    """Validate a parsed YAML document plus environment overrides into `Settings`, then check
-    the engines it names against the registered ones."""
+def read_config(
+    data: Any,
+    source: str,
+    environ: Mapping[str, str] | None = None,
+    key_variables: Mapping[str, str] | None = None,
+) -> Settings:
+    """Validate a parsed YAML document plus environment overrides into `Settings`;
+    `key_variables` names each engine's key variable (engine name -> variable)."""
     env = dict(os.environ if environ is None else environ)
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"invalid configuration in {source}: the top level must be a mapping")
-    merged = deep_merge(deep_merge(data, _engine_keys(env)), _env_overrides(env))
+    merged = deep_merge(
+        deep_merge(data, _engine_keys(env, key_variables or {})), _env_overrides(env)
+    )
     merged = deep_merge(merged, _secret_vars(env))
     try:
-        settings = Settings.model_validate(merged)
+        return Settings.model_validate(merged)
     except ValidationError as err:
-        raise _invalid(source, _error_lines(err)) from None
-    problems = engine_problems(settings)
-    if problems:
-        raise _invalid(source, problems)
-    return settings
+        raise invalid(source, _error_lines(err)) from None
 
 
-def load_config(path: str | os.PathLike[str] | None = None) -> Settings:
-    """Load the YAML file at `path` (or `$WEBSEARCH_MCP_CONFIG`); built-in defaults without one."""
+def read_config_file(path: str | os.PathLike[str] | None = None) -> tuple[Any, str]:
+    """The parsed YAML at `path` (or `$WEBSEARCH_MCP_CONFIG`) and its name for messages;
+    `({}, "built-in defaults")` without one."""
     chosen = path or os.environ.get(CONFIG_ENV)
     if not chosen:
-        return parse_config({}, "built-in defaults")
+        return {}, "built-in defaults"
     file = Path(chosen)
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as err:
         raise ConfigError(f"cannot read configuration file {file}: {err.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text), str(file)
     except (yaml.YAMLError, ValueError) as err:  # ValueError: a number of thousands of digits
         raise ConfigError(f"invalid YAML in {file}: {err}") from None
-    return parse_config(data, str(file))

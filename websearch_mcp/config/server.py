@@ -6,8 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field
 
+from websearch_mcp.config.patterns import parse_host_pattern, parse_origin_pattern
 from websearch_mcp.config.types import Section, TextList, as_texts, each, networks, split_commas
-from websearch_mcp.security import parse_host_pattern, parse_origin_pattern
 
 
 def _tokens(value: Any) -> Any:

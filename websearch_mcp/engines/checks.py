@@ -1,8 +1,8 @@
 """The settings checked against the registered engines: which names exist, where each may be
 named, and where each engine's keys come from in the environment.
 
-The configuration package knows no engine; its loader asks here once the file is valid. Each
-problem is one line of the loader's error message (`key: what is wrong`).
+The configuration package knows no engine; `search.configuration` asks here once the file is
+valid. Each problem is one line of the configuration error's message (`key: what is wrong`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,28 @@
+"""The configuration as the service runs it: read and validated by `config`, then the engines it
+names checked against the registered ones (which `config` does not know)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from websearch_mcp.config import Settings
+from websearch_mcp.config.loader import invalid, read_config, read_config_file
+from websearch_mcp.engines.checks import engine_problems, key_variables
+
+
+def parse_config(data: Any, source: str, environ: Mapping[str, str] | None = None) -> Settings:
+    """Validate a parsed YAML document plus environment overrides into `Settings`, then check
+    the engines it names against the registered ones."""
+    settings = read_config(data, source, environ, key_variables())
+    problems = engine_problems(settings)
+    if problems:
+        raise invalid(source, problems)
+    return settings
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Settings:
+    """Load the YAML file at `path` (or `$WEBSEARCH_MCP_CONFIG`); built-in defaults without one."""
+    data, source = read_config_file(path)
+    return parse_config(data, source)
