@@ -13,11 +13,11 @@ from typing import Any
 from websearch_mcp import __version__
 from websearch_mcp.arguments import MAX_READ, web_search_args
 from websearch_mcp.config import CONFIG_ENV, ENV_PREFIX, Settings
-from websearch_mcp.errors import ConfigError, ToolInputError
+from websearch_mcp.errors import ConfigError, FetchError, SearchFailed, ToolInputError
 from websearch_mcp.fetch import DEFAULT_MAX_CHARS, validate_fetch_args
 from websearch_mcp.render import page_text, search_text
 from websearch_mcp.search.configuration import load_config
-from websearch_mcp.service import SearchFailed, SearchService
+from websearch_mcp.service import SearchService
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -178,7 +178,7 @@ async def _fetch(settings: Settings, ns: argparse.Namespace) -> int:
     try:
         validate_fetch_args(ns.url, ns.max_chars, ns.start)
         page = await service.fetch_page(ns.url, max_chars=ns.max_chars, start=ns.start)
-    except ToolInputError as err:
+    except (ToolInputError, FetchError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     finally:

@@ -19,13 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from websearch_mcp.engine_run import EngineRun
-from websearch_mcp.errors import EngineError
+from websearch_mcp.errors import EngineError, KeyRefused
 from websearch_mcp.models import EngineReport, Hit, HttpRequest, Query
 from websearch_mcp.net.backoff import Backoff
 from websearch_mcp.net.breaker import RETRYABLE_STATUSES, classify
 from websearch_mcp.net.cooldown import format_seconds
 from websearch_mcp.net.engine_http import EngineClient, send
-from websearch_mcp.net.keypool import KeyPool, KeyRefused, PlannedKey
+from websearch_mcp.net.keypool import KeyPool, PlannedKey
 from websearch_mcp.net.useragents import UserAgentRotation
 from websearch_mcp.redaction import redact
 from websearch_mcp.strategies import Outcome

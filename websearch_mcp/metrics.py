@@ -22,9 +22,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
-from websearch_mcp.errors import ToolInputError
-from websearch_mcp.fetch.errors import FetchError, FetchRefused
-from websearch_mcp.service import SearchFailed
+from websearch_mcp.errors import FetchError, FetchRefused, SearchFailed, ToolInputError
 from websearch_mcp.workers import PROMETHEUS_ENV
 
 TOOL_LOG = logging.getLogger("websearch_mcp.tool")

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import cast
 
 from websearch_mcp.answer import PageReading, ResultOut
-from websearch_mcp.errors import ToolInputError
+from websearch_mcp.errors import FetchError, ToolInputError
 from websearch_mcp.fetch import Document
 from websearch_mcp.ranking.passages import best_passages
 
@@ -63,7 +63,7 @@ async def _read_one(url: str, query: str, load: LoadPage) -> PageReading:
         document = await load(url)
         # Off the event loop: scoring a long page is CPU work (bounded by the scorer's scan cap).
         passages = await asyncio.to_thread(best_passages, document.content, query)
-    except ToolInputError as err:  # FetchError and its kinds; a URL not fit to fetch is refused
+    except (FetchError, ToolInputError) as err:  # a URL not fit to fetch is refused
         status = getattr(err, "kind", "refused")
         return {"page_status": status, "passages": [], "page_error": str(err)}
     except Exception as err:  # an unexpected failure reading one page must not fail the search

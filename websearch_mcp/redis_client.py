@@ -32,6 +32,7 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
+from websearch_mcp.errors import NameLookupError, RedisDown
 from websearch_mcp.failopen import FailOpen, Scope
 
 T = TypeVar("T")
@@ -45,18 +46,6 @@ DOWN_CAUSES = frozenset({"timeout", "unavailable", "name_lookup", "auth"})
 REMEMBER_SECONDS = 60.0
 #: The bound of a cache cleanup, which scans every key in batches and holds no search up.
 CLEANUP_SECONDS = 120.0
-
-
-class NameLookupError(OSError):
-    """The server's name could not be looked up: not found, or no answer in time."""
-
-
-class RedisDown(OSError):
-    """A call refused without asking: a call on the same link failed for `cause` moments ago."""
-
-    def __init__(self, cause: str) -> None:
-        super().__init__(f"not asked again yet after the last call's {cause}")
-        self.cause = cause
 
 
 class NameLookup:

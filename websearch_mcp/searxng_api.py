@@ -27,8 +27,8 @@ from websearch_mcp.arguments import (
     as_int,
     web_search_args,
 )
-from websearch_mcp.errors import ToolInputError
-from websearch_mcp.service import FAILED_STATUSES, SearchFailed
+from websearch_mcp.errors import SearchFailed, ToolInputError
+from websearch_mcp.service import FAILED_STATUSES
 
 CATEGORIES = ("general", "science")
 MAX_PAGENO = 1000

@@ -33,6 +33,7 @@ from websearch_mcp.cache import (
     run_cleanup_loop,
 )
 from websearch_mcp.config import Settings
+from websearch_mcp.errors import SearchFailed
 from websearch_mcp.fetch.extract import close_pools
 from websearch_mcp.flights import SingleFlight
 from websearch_mcp.models import EngineReport, Hit, Query, RankedResult
@@ -78,17 +79,6 @@ class Fuse(Protocol):
         weights: Mapping[str, float],
         now: datetime,
     ) -> list[RankedResult]: ...
-
-
-class SearchFailed(Exception):
-    """No engine gave an answer; the message lists every engine's status."""
-
-    def __init__(self, reports: list[EngineReport]) -> None:
-        self.reports = reports
-        detail = "; ".join(
-            f"{r.name}: {r.status}" + (f" ({r.error})" if r.error else "") for r in reports
-        )
-        super().__init__(f"no engine answered: {detail}" if reports else "no engine is enabled")
 
 
 def _cached(hit: CacheHit | None) -> Answered | None:

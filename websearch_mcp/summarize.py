@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 
 from websearch_mcp.config import LLMSettings, Settings
+from websearch_mcp.errors import SummaryError
 from websearch_mcp.net.http import build_httpx_client, choose_proxy
 from websearch_mcp.redaction import redact
 
@@ -66,10 +67,6 @@ INTENT_GUIDANCE: Mapping[str, str] = {
     ),
 }
 GENERAL_GUIDANCE = "Answer the query directly first, then add the most useful details."
-
-
-class SummaryError(Exception):
-    """Why one attempt gave no summary; the text is safe to show (it never holds a key)."""
 
 
 @dataclass(frozen=True, slots=True)

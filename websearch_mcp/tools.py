@@ -49,11 +49,11 @@ from websearch_mcp.arguments import (
     web_search_args,
     web_search_params,
 )
-from websearch_mcp.errors import ToolInputError
+from websearch_mcp.errors import FetchError, SearchFailed, ToolInputError
 from websearch_mcp.mcp_adapter import without_spans
 from websearch_mcp.metrics import Metrics
 from websearch_mcp.render import page_text, papers_text, search_text
-from websearch_mcp.service import SearchFailed, SearchService
+from websearch_mcp.service import SearchService
 from websearch_mcp.summarize import ProgressFn
 
 log = logging.getLogger("websearch_mcp.tools")
@@ -228,7 +228,7 @@ def tool(spec: ToolSpec, metrics: Metrics) -> Tool:
         try:
             with metrics.track(spec.name, "mcp") as record:
                 record.answer = answer = await spec.work(given(spec.params, arguments), ctx)
-        except (ToolInputError, SearchFailed) as err:
+        except (ToolInputError, FetchError, SearchFailed) as err:
             log.info("tool %r failed: %r", spec.name, str(err))
             raise ToolError(str(err)) from err
         except MCPError:

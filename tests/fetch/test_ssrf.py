@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from websearch_mcp.config import FetchSettings
-from websearch_mcp.errors import ConfigError, ToolInputError
+from websearch_mcp.errors import ConfigError, FetchError, ToolInputError
 from websearch_mcp.fetch import FetchRefused, fetch_page, validate_fetch_args
 from websearch_mcp.fetch.client import guarded_get
 from websearch_mcp.fetch.ssrf import (
@@ -248,7 +248,7 @@ async def test_unresolvable_host_is_a_clear_error(connections: list[tuple[str, i
     async def resolver(host: str, port: int) -> list[str]:
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
 
-    with pytest.raises(ToolInputError, match=r"could not resolve the host nowhere\.example"):
+    with pytest.raises(FetchError, match=r"could not resolve the host nowhere\.example"):
         await fetch_page("http://nowhere.example/", settings=FetchSettings(), resolver=resolver)
     assert connections == []
 
@@ -268,7 +268,7 @@ async def test_url_refusals_before_connecting(
     settings = FetchSettings(allow_networks=["127.0.0.0/8"])
     with pytest.raises(FetchRefused, match=message):
         await guarded_get(url, settings, resolver=_numeric_only)
-    with pytest.raises(ToolInputError):
+    with pytest.raises((ToolInputError, FetchRefused)):  # a scheme is refused as an argument
         await fetch_page(url, settings=settings, resolver=_numeric_only)
     assert connections == []
 

@@ -9,9 +9,9 @@ from collections import Counter
 import pytest
 
 from testing.resilience_helpers import FakeClock
-from websearch_mcp.errors import EngineAuthError, EngineError, EngineRateLimited
+from websearch_mcp.errors import EngineAuthError, EngineError, EngineRateLimited, KeyRefused
 from websearch_mcp.net.cooldown import Cooldown, MemoryCooldownStore
-from websearch_mcp.net.keypool import KeyPool, KeyRefused
+from websearch_mcp.net.keypool import KeyPool
 from websearch_mcp.orchestrator import Orchestrator
 from websearch_mcp.search.configuration import parse_config
 

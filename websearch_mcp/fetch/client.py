@@ -24,14 +24,14 @@ import httpcore
 import httpx
 
 from websearch_mcp.config import FetchSettings
-from websearch_mcp.fetch.decoding import ACCEPT_ENCODING, CappedDecoder, capped_chunks, too_large
-from websearch_mcp.fetch.errors import (
+from websearch_mcp.errors import (
     FetchBlocked,
     FetchError,
     FetchRefused,
     FetchTimeout,
     FetchUnsupported,
 )
+from websearch_mcp.fetch.decoding import ACCEPT_ENCODING, CappedDecoder, capped_chunks, too_large
 from websearch_mcp.fetch.ssrf import AddressPolicy, check_url, default_port, parse_address
 
 logger = logging.getLogger(__name__)

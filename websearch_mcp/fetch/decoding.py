@@ -6,7 +6,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import AsyncIterable, AsyncIterator
 
-from websearch_mcp.fetch.errors import FetchError
+from websearch_mcp.errors import FetchError
 
 ACCEPT_ENCODING = "gzip, deflate"
 

@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass
 
 from websearch_mcp.config import FetchSettings
+from websearch_mcp.errors import FetchError, FetchUnsupported
 from websearch_mcp.fetch.client import FETCHED_TYPES, RawPage
 from websearch_mcp.fetch.document import Document, Extracted
-from websearch_mcp.fetch.errors import FetchError, FetchUnsupported
 from websearch_mcp.fetch.job import Job
 from websearch_mcp.fetch.pdf import is_pdf, require_pypdf
 from websearch_mcp.fetch.pool import ExtractorPool

@@ -14,10 +14,9 @@ from typing import Any
 import httpx
 
 from websearch_mcp.config import FetchSettings
-from websearch_mcp.errors import ToolInputError
+from websearch_mcp.errors import FetchError, ToolInputError
 from websearch_mcp.fetch.client import Resolver, guarded_get
 from websearch_mcp.fetch.document import Document
-from websearch_mcp.fetch.errors import FetchError
 from websearch_mcp.fetch.extract import ExtractLimits, extract
 from websearch_mcp.fetch.reader import read_via_reader
 

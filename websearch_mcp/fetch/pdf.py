@@ -6,8 +6,8 @@ import contextlib
 import io
 from typing import Any
 
+from websearch_mcp.errors import FetchError, FetchUnsupported
 from websearch_mcp.fetch.document import Extracted
-from websearch_mcp.fetch.errors import FetchError, FetchUnsupported
 
 
 def is_pdf(body: bytes) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
-from websearch_mcp.fetch.errors import FetchError
+from websearch_mcp.errors import FetchError
 from websearch_mcp.fetch.job import Job
 from websearch_mcp.fetch.worker import run_job
 

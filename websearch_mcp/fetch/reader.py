@@ -13,10 +13,10 @@ import httpx
 
 from websearch_mcp.config import FetchSettings
 from websearch_mcp.dates import iso_date
+from websearch_mcp.errors import FetchError, FetchTimeout
 from websearch_mcp.fetch.client import USER_AGENT
 from websearch_mcp.fetch.decoding import capped_chunks
 from websearch_mcp.fetch.document import Document
-from websearch_mcp.fetch.errors import FetchError, FetchTimeout
 
 
 async def read_via_reader(url: str, settings: FetchSettings) -> Document:

@@ -19,7 +19,7 @@ from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 
 import httpx
 
-from websearch_mcp.fetch.errors import FetchRefused
+from websearch_mcp.errors import FetchRefused
 
 IPAddress = IPv4Address | IPv6Address
 

@@ -12,8 +12,8 @@ import resource
 from multiprocessing.connection import Connection
 from typing import Any
 
+from websearch_mcp.errors import FetchError
 from websearch_mcp.fetch.document import Extracted
-from websearch_mcp.fetch.errors import FetchError
 from websearch_mcp.fetch.htmltext import extract_html
 from websearch_mcp.fetch.job import Job
 from websearch_mcp.fetch.pdf import extract_pdf

@@ -15,7 +15,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from websearch_mcp.errors import EngineAuthError, EngineError
+from websearch_mcp.errors import KeyRefused
 from websearch_mcp.net.cooldown import (
     Clock,
     Cooldown,
@@ -24,38 +24,9 @@ from websearch_mcp.net.cooldown import (
     format_seconds,
     system_clock,
 )
-from websearch_mcp.redaction import redact
 
 DEFAULT_COOLDOWN_SECONDS = 1800.0
 DEFAULT_REFUSED_COOLDOWN_SECONDS = 21_600.0
-
-
-class KeyRefused(EngineError):
-    """A provider refused one key. Carries the key for the pool; its text and repr never do.
-
-    The text names the key by position ("key 2 of 3") and holds the cause's text, from which the
-    key has been removed (an API may quote the key it refuses).
-    """
-
-    def __init__(self, provider: str, index: int, total: int, key: str, cause: EngineError) -> None:
-        text = redact(str(cause), (key,))
-        super().__init__(f"key {index + 1} of {total}: {text}", retry_after=cause.retry_after)
-        self.status = cause.status
-        self.provider = provider
-        self.index = index
-        self.refused = isinstance(cause, EngineAuthError)
-        self._key = key
-
-    @property
-    def key(self) -> str:
-        return self._key
-
-    def __repr__(self) -> str:
-        return f"KeyRefused({self.provider}, key {self.index + 1})"
-
-    def __reduce__(self) -> tuple[type[EngineError], tuple[str]]:
-        # Pickled (multiprocessing, some cache layers) as a plain error: the key stays behind.
-        return EngineError, (str(self),)
 
 
 @dataclass(frozen=True, slots=True)
