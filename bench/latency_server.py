@@ -31,7 +31,6 @@ from bench.synthetic import results_for
 from testing.lean_engines import engines_app
 from websearch_mcp.app import create_app
 from websearch_mcp.observability import configure_logging
-from websearch_mcp.redaction import secrets_of
 from websearch_mcp.search.configuration import load_config
 from websearch_mcp.tools import READ_ONLY
 from websearch_mcp.workers import listening_sockets, run_workers, shared_runtime
@@ -94,7 +93,7 @@ def service_app() -> ASGIApp:
     """The app as `websearch-mcp serve` builds it, with the benchmark's `noop` tool added."""
     settings = load_config(os.environ[CONFIG_ENV])
     server = settings.server
-    configure_logging(server.log_format, server.log_level, secrets_of(settings))
+    configure_logging(server.log_format, server.log_level, settings.secrets())
     app = create_app(settings, settle_heap=True)
 
     @app.state.mcp.tool(annotations=READ_ONLY)

@@ -31,7 +31,6 @@ from websearch_mcp.config import Settings
 from websearch_mcp.guard import Guard
 from websearch_mcp.metrics import Metrics
 from websearch_mcp.observability import Observer, configure_logging
-from websearch_mcp.redaction import secrets_of
 from websearch_mcp.search.configuration import load_config
 from websearch_mcp.searxng_api import search_endpoint
 from websearch_mcp.security import check_exposure
@@ -211,5 +210,5 @@ def worker_app() -> Starlette:
     the configuration the parent loaded."""
     settings = load_config()
     set_worker_read_timeout(settings.server.read_timeout_seconds)
-    configure_logging(settings.server.log_format, settings.server.log_level, secrets_of(settings))
+    configure_logging(settings.server.log_format, settings.server.log_level, settings.secrets())
     return create_app(settings, settle_heap=True)

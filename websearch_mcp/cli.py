@@ -85,7 +85,6 @@ def _serve(settings: Settings, ns: argparse.Namespace) -> int:
     import uvicorn
 
     from websearch_mcp.observability import configure_logging
-    from websearch_mcp.redaction import secrets_of
     from websearch_mcp.stalls import header_deadline_protocol
     from websearch_mcp.workers import worker_count
 
@@ -94,7 +93,7 @@ def _serve(settings: Settings, ns: argparse.Namespace) -> int:
         update={k: v for k, v in overrides.items() if v is not None}
     )
     settings = settings.model_copy(update={"server": server})
-    configure_logging(server.log_format, server.log_level, secrets_of(settings))
+    configure_logging(server.log_format, server.log_level, settings.secrets())
     # The app logs each request itself (with its request id) and reads X-Forwarded-For only
     # from `server.trusted_proxies`, so uvicorn's own access log and proxy handling stay off.
     options: dict[str, Any] = {

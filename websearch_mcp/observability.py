@@ -3,7 +3,7 @@ JSON) that never hold a secret.
 
 `Observer` feeds the app's `metrics.Metrics` with every HTTP request. `configure_logging`
 installs one root handler whose formatter stamps the request id on every record and replaces
-every configured secret (`redaction.secrets_of`) with `***`.
+every configured secret (`Settings.secrets()`) with `***`.
 """
 
 from __future__ import annotations

@@ -19,7 +19,6 @@ from mcp.server.stdio import stdio_server
 from websearch_mcp import heap
 from websearch_mcp.config import Settings
 from websearch_mcp.observability import configure_logging
-from websearch_mcp.redaction import secrets_of
 from websearch_mcp.service import SearchService
 from websearch_mcp.tools import build_mcp
 
@@ -50,9 +49,7 @@ def stdout_to_stderr() -> Iterator[None]:
 async def serve_stdio(settings: Settings) -> None:
     """Serve every tool of `settings` over stdin/stdout until stdin closes."""
     with stdout_to_stderr():
-        configure_logging(
-            settings.server.log_format, settings.server.log_level, secrets_of(settings)
-        )
+        configure_logging(settings.server.log_format, settings.server.log_level, settings.secrets())
         service = SearchService(settings)
         server = build_mcp(service, service.orchestrator.names("web")).server
         await service.start()

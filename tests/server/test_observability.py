@@ -22,7 +22,6 @@ from websearch_mcp.failopen import CacheStats
 from websearch_mcp.metrics import Metrics
 from websearch_mcp.observability import configure_logging, request_id_from
 from websearch_mcp.orchestrator import Orchestrator
-from websearch_mcp.redaction import secrets_of
 from websearch_mcp.service import SearchService
 
 TOKEN = "tok-PLANTED-token-4b2e8d19c0"
@@ -231,8 +230,8 @@ def test_json_logs_have_request_ids_and_no_secrets(
 ) -> None:
     settings = settings_for(engines_url, brave=True, server={"auth_tokens": [TOKEN]})
     settings.engines["tavily"] = settings.engines["tavily"].model_copy(update={"api_keys": [KEY]})
-    assert KEY in secrets_of(settings) and TOKEN in secrets_of(settings)
-    configure_logging("json", "debug", secrets_of(settings), stream=log_stream)
+    assert KEY in settings.secrets() and TOKEN in settings.secrets()
+    configure_logging("json", "debug", settings.secrets(), stream=log_stream)
     caplog.set_level(logging.DEBUG)
     # The engine echoes the key in its refusal, as some APIs do.
     fake.faults["tavily"] = Fault(status=401, body=json.dumps({"detail": f"invalid key {KEY}"}))

@@ -17,7 +17,6 @@ from testing.serving import serve_app
 from websearch_mcp.app import create_app
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.observability import configure_logging
-from websearch_mcp.redaction import secrets_of
 from websearch_mcp.search.configuration import parse_config
 
 TOKEN = "tok-PLANTED-bearer-5d1c7a20"
@@ -73,7 +72,7 @@ def test_debug_log_of_every_keyed_engine_holds_no_key(log_stream: io.StringIO) -
             "test",
             environ={},
         )
-        configure_logging("text", "debug", secrets_of(settings), stream=log_stream)
+        configure_logging("text", "debug", settings.secrets(), stream=log_stream)
         headers = {**MCP_HEADERS, "Authorization": f"Bearer {TOKEN}"}
         with serve_app(create_app(settings)) as url, httpx.Client(timeout=30) as http:
             for tool in ("web_search", "academic_search"):

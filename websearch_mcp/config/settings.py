@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Literal
+from urllib.parse import quote, quote_plus, unquote, urlsplit
 
 from pydantic import Field
 
@@ -14,6 +15,10 @@ from websearch_mcp.config.network import FetchSettings, ProxySettings
 from websearch_mcp.config.search import SearchSettings
 from websearch_mcp.config.server import ServerSettings
 from websearch_mcp.config.types import Section
+
+#: Parts of a combined credential shorter than this are not redacted on their own (they would
+#: match ordinary words); the whole entry still is.
+MIN_SECRET_PART = 8
 
 
 class Settings(Section):
@@ -32,3 +37,29 @@ class Settings(Section):
     def engine(self, name: str) -> EngineSettings:
         """The settings of one engine, defaults when the file says nothing of it."""
         return self.engines.get(name) or EngineSettings()
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret held here in every form it is sent in, longest first: bearer tokens,
+        API keys (and each half of a combined `<cx>:<key>` entry), passwords inside URLs, each
+        also percent-encoded as it appears in a request URL."""
+        found: list[str] = [*self.server.auth_tokens]
+        for engine in self.engines.values():
+            for key in engine.api_keys:
+                found.append(key)
+                parts = [*key.split(":"), *key.rpartition(":")[::2]]
+                found.extend(part for part in parts if len(part) >= MIN_SECRET_PART)
+        for value in (self.llm.api_key, self.fetch.reader_api_key):
+            if value:
+                found.append(value)
+        proxies = [e.proxy for e in self.engines.values() if isinstance(e.proxy, str)]
+        for url in (self.cache.redis_url, self.proxy.url, *proxies):
+            password = urlsplit(url).password if url else None
+            if password:
+                found.extend((password, unquote(password)))
+        forms = {form for secret in found if secret for form in _encodings(secret)}
+        return tuple(sorted(forms, key=len, reverse=True))
+
+
+def _encodings(secret: str) -> set[str]:
+    """`secret` as written and as URL encoders write it (query strings, form bodies)."""
+    return {secret, quote(secret, safe=""), quote(secret), quote_plus(secret), quote(secret, "~")}
