@@ -1,4 +1,7 @@
-"""One engine asked resiliently, as named steps; never raises.
+"""One engine, configured and asked resiliently, as named steps; never raises.
+
+`EngineRun` is one configured engine (the pure engine object, its settings and its resilience
+state), built once per process by `configure`; the fan-out keeps one per known engine.
 
 The steps of a call: admission (the keys that may be used, then the circuit breaker), a slot of
 the engine's rate limit, the request under the engine's own timeout and the search's deadline,
@@ -15,28 +18,132 @@ import functools
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from websearch_mcp.engine_run import EngineRun
+from websearch_mcp.config import EngineSettings, Settings
+from websearch_mcp.engines.base import Engine
 from websearch_mcp.errors import EngineError, KeyRefused
 from websearch_mcp.models import EngineReport, Hit, HttpRequest, Query
 from websearch_mcp.net.backoff import Backoff
-from websearch_mcp.net.breaker import RETRYABLE_STATUSES, classify
-from websearch_mcp.net.cooldown import format_seconds
+from websearch_mcp.net.breaker import RETRYABLE_STATUSES, BreakerPolicy, CircuitBreaker, classify
+from websearch_mcp.net.cooldown import Clock, CooldownStore, format_seconds
 from websearch_mcp.net.engine_http import EngineClient, send
+from websearch_mcp.net.http import choose_proxy
 from websearch_mcp.net.keypool import KeyPool, PlannedKey
+from websearch_mcp.net.ratelimit import TokenBucket
 from websearch_mcp.net.useragents import UserAgentRotation
 from websearch_mcp.redaction import redact
-from websearch_mcp.strategies import Outcome
 
-# Under the orchestrator's name, as ever: log filters select engine failures by it.
-log = logging.getLogger("websearch_mcp.orchestrator")
+log = logging.getLogger(__name__)
 
 #: Below this much time left, a request is not started (it could not finish).
 MIN_REQUEST_SECONDS = 0.05
 #: Waited beyond a key's rest before it is used again.
 REST_MARGIN_SECONDS = 0.02
+
+
+#: The pooled client for (proxy or None, engine name).
+ClientFor = Callable[[str | None, str], EngineClient]
+
+
+@dataclass(slots=True)
+class EngineRun:
+    """One configured engine: the pure engine object, its settings and its resilience state."""
+
+    engine: Engine
+    settings: EngineSettings
+    base_url: str
+    timeout: float
+    enabled: bool
+    proxy: str | None = None
+    client: EngineClient | None = None
+    breaker: CircuitBreaker | None = None
+    bucket: TokenBucket | None = None
+    pool: KeyPool | None = None
+
+    @property
+    def name(self) -> str:
+        return self.engine.name
+
+    @property
+    def keys(self) -> list[str]:
+        return self.settings.api_keys
+
+    def __repr__(self) -> str:
+        return f"EngineRun({self.name})"
+
+
+def configure(
+    engine_cls: type[Engine],
+    settings: Settings,
+    environ: Mapping[str, str],
+    store: CooldownStore,
+    clock: Clock,
+    client_for: ClientFor,
+) -> EngineRun:
+    """The run of `engine_cls` as `settings` configure it; cooldowns (keys, breaker) in `store`.
+
+    Only an enabled engine gets its client now; `environ` is where `HTTP(S)_PROXY` are read.
+    """
+    name = engine_cls.name
+    conf = settings.engine(name)
+    base_url = (conf.base_url or engine_cls.base_url).rstrip("/")
+    proxy = choose_proxy(base_url, conf.proxy, settings.proxy.url, settings.proxy.no_proxy, environ)
+    rate = engine_cls.rate_limit if conf.rate_limit is None else conf.rate_limit
+    enabled = engine_cls.default_enabled if conf.enabled is None else conf.enabled
+    return EngineRun(
+        engine=engine_cls(),
+        settings=conf,
+        base_url=base_url,
+        timeout=conf.timeout_seconds or engine_cls.default_timeout,
+        enabled=enabled,
+        proxy=proxy,
+        client=client_for(proxy, name) if enabled else None,
+        breaker=_breaker(name, settings, store, clock),
+        bucket=TokenBucket(rate) if rate else None,
+        pool=_key_pool(name, conf, settings, store, clock),
+    )
+
+
+def _breaker(
+    name: str, settings: Settings, store: CooldownStore, clock: Clock
+) -> CircuitBreaker | None:
+    conf = settings.search.breaker
+    if not conf.enabled:
+        return None
+    policy = BreakerPolicy(
+        conf.captcha_seconds, conf.denied_seconds, conf.error_step_seconds, conf.error_max_seconds
+    )
+    return CircuitBreaker(name, store, policy, clock=clock)
+
+
+def _key_pool(
+    name: str, conf: EngineSettings, settings: Settings, store: CooldownStore, clock: Clock
+) -> KeyPool | None:
+    if not conf.api_keys:
+        return None
+    keys = settings.search.keys
+    return KeyPool(
+        name,
+        conf.api_keys,
+        store,
+        clock=clock,
+        cooldown_seconds=keys.cooldown_seconds,
+        refused_seconds=keys.refused_cooldown_seconds,
+    )
+
+
+@dataclass(slots=True)
+class Outcome:
+    """One engine's report, and its hits when they go into the fusion (None otherwise).
+
+    `demoted`: the list seems to answer another query; it is fused with a much lower weight.
+    """
+
+    report: EngineReport
+    hits: list[Hit] | None
+    demoted: bool = False
 
 
 @dataclass(frozen=True, slots=True)

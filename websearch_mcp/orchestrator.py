@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from websearch_mcp.config import Settings
-from websearch_mcp.engine_call import CallKit, EngineCall
-from websearch_mcp.engine_run import EngineRun, configure
+from websearch_mcp.engine_call import CallKit, EngineCall, EngineRun, Outcome, configure
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import ToolInputError
 from websearch_mcp.models import EngineReport, Hit, Query
@@ -31,7 +30,7 @@ from websearch_mcp.net.engine_http import EngineClient, build_client
 from websearch_mcp.net.http import URL_LOGGERS
 from websearch_mcp.net.useragents import UserAgentRotation
 from websearch_mcp.redaction import RedactingFilter
-from websearch_mcp.strategies import STRATEGIES, Outcome, Search
+from websearch_mcp.strategies import STRATEGIES, Search
 
 __all__ = ["EngineRun", "FanOut", "Orchestrator"]
 

@@ -20,7 +20,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from websearch_mcp.config import (
     PoolSettings,
@@ -28,30 +28,16 @@ from websearch_mcp.config import (
     SearchSettings,
     SequentialSettings,
 )
-from websearch_mcp.models import EngineReport, Hit
+from websearch_mcp.engine_call import EngineRun, Outcome
+from websearch_mcp.models import EngineReport
 from websearch_mcp.ranking.quality import answers_another_query, list_quality
 from websearch_mcp.ranking.urls import canonical_key
-
-if TYPE_CHECKING:
-    from websearch_mcp.engine_run import EngineRun
 
 IRRELEVANT = "none of its results shares a word with the query: moved down in the fusion"
 TOO_LATE = "the deadline passed before its turn"
 
 
-@dataclass(slots=True)
-class Outcome:
-    """One engine's report, and its hits when they go into the fusion (None otherwise).
-
-    `demoted`: the list seems to answer another query; it is fused with a much lower weight.
-    """
-
-    report: EngineReport
-    hits: list[Hit] | None
-    demoted: bool = False
-
-
-Call = Callable[["EngineRun"], Coroutine[Any, Any, Outcome]]
+Call = Callable[[EngineRun], Coroutine[Any, Any, Outcome]]
 
 
 @dataclass(frozen=True, slots=True)

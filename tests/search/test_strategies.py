@@ -21,10 +21,10 @@ from testing.wire_formats import wikipedia_result
 from websearch_mcp import strategies
 from websearch_mcp.app import create_app
 from websearch_mcp.config import EngineSettings, PoolSettings, RankingSettings, SequentialSettings
+from websearch_mcp.engine_call import Outcome
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import EngineReport, Hit
 from websearch_mcp.orchestrator import EngineRun
-from websearch_mcp.strategies import Outcome
 
 QUERY = "python asyncio event loop"
 GOOD = ["python asyncio event loop"]  # quality 1.0
