@@ -1,7 +1,10 @@
-"""The command line's own options: `--version` and `search --intent` (summaries)."""
+"""The command line's own options: `--version`, `python -m websearch_mcp` and `search --intent`
+(summaries)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +23,18 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert done.value.code == 0
     assert capsys.readouterr().out.strip() == f"websearch-mcp {__version__}"
+
+
+def test_the_package_runs_as_a_module() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "websearch_mcp", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"websearch-mcp {__version__}"
 
 
 @pytest.fixture
