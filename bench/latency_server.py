@@ -31,9 +31,10 @@ from bench.synthetic import results_for
 from testing.lean_engines import engines_app
 from websearch_mcp.app import create_app
 from websearch_mcp.observability import configure_logging
+from websearch_mcp.runtime import shared_runtime
 from websearch_mcp.search.configuration import load_config
 from websearch_mcp.tools import READ_ONLY
-from websearch_mcp.workers import listening_sockets, run_workers, shared_runtime
+from websearch_mcp.workers import listening_sockets, run_workers
 
 
 def _exit_with_parent() -> None:

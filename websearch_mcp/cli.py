@@ -123,9 +123,10 @@ def _serve_workers(
 ) -> int:
     """Serve with `workers` processes; each loads the configuration again, with the command
     line's overrides passed as environment overrides."""
+    from websearch_mcp.runtime import shared_runtime
     from websearch_mcp.security import check_exposure
     from websearch_mcp.stalls import WORKER_PROTOCOL
-    from websearch_mcp.workers import run_workers, shared_runtime
+    from websearch_mcp.workers import run_workers
 
     check_exposure(settings.server)  # refuse here, once, rather than in every worker
     if ns.config:

@@ -23,7 +23,7 @@ from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
 from websearch_mcp.errors import FetchError, FetchRefused, SearchFailed, ToolInputError
-from websearch_mcp.workers import PROMETHEUS_ENV
+from websearch_mcp.runtime import PROMETHEUS_ENV
 
 TOOL_LOG = logging.getLogger("websearch_mcp.tool")
 

@@ -45,8 +45,8 @@ from websearch_mcp.ranking.domain import load_suffix_list
 from websearch_mcp.ranking.pipeline import rank
 from websearch_mcp.ranking.prepared import Preparation
 from websearch_mcp.reading import read_results
+from websearch_mcp.runtime import LeaderLock, runtime_dir
 from websearch_mcp.summarize import ProgressFn, Summarizer
-from websearch_mcp.workers import LeaderLock, runtime_dir
 
 #: Statuses that mean an engine was asked and did not answer.
 FAILED_STATUSES = frozenset({"error", "timeout", "blocked", "rate_limited"})

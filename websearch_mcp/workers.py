@@ -1,4 +1,4 @@
-"""Several server processes on one port: the parent's runtime directory and the supervisor.
+"""Several server processes on one port: how many, their sockets and the supervisor.
 
 `serve --workers N` (N > 1) makes a private runtime directory, names it in the environment and
 lets uvicorn start N workers on the port, each on a listening socket of its own. Each worker
@@ -10,27 +10,18 @@ overrides) and finds there:
 - `cooldowns.sqlite3`: key cooldowns and circuit breakers shared by the workers;
 - `cleanup.lock`: held by the one worker that runs the cache's periodic cleanup.
 
-The directory is removed when the parent exits. Each worker's app is `app.worker_app`.
+The directory is removed when the parent exits (`runtime.shared_runtime`). Each worker's app is
+`app.worker_app`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import math
 import os
-import shutil
 import socket
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
-
-#: Names the runtime directory shared by the workers of one server (set by the parent).
-RUNTIME_ENV = "WEBSEARCH_WORKER_DIR"
-#: Read by prometheus_client when it is imported: where the workers' metric files go.
-PROMETHEUS_ENV = "PROMETHEUS_MULTIPROC_DIR"
-
+from typing import Any
 
 #: The cgroup v2 CPU limit of this process's container ("<quota> <period>" or "max <period>").
 CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
@@ -53,63 +44,6 @@ def worker_count(setting: int | str, cpu_max: Path = CPU_MAX) -> int:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     quota = cpu_quota(cpu_max)
     return max(1, min(cores, quota) if quota else cores)
-
-
-def runtime_dir() -> Path | None:
-    """The shared runtime directory in a worker of a multi-process server, else None."""
-    value = os.environ.get(RUNTIME_ENV)
-    return Path(value) if value else None
-
-
-@contextlib.contextmanager
-def shared_runtime() -> Iterator[Path]:
-    """Make the runtime directory (private to this user), name it in the environment that the
-    workers inherit, and remove it afterwards."""
-    path = Path(tempfile.mkdtemp(prefix="websearch-mcp-"))
-    (path / "metrics").mkdir()
-    saved = {name: os.environ.get(name) for name in (RUNTIME_ENV, PROMETHEUS_ENV)}
-    os.environ[RUNTIME_ENV] = str(path)
-    os.environ[PROMETHEUS_ENV] = str(path / "metrics")
-    try:
-        yield path
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        shutil.rmtree(path, ignore_errors=True)
-
-
-class LeaderLock:
-    """An exclusive lock on a file, taken without waiting: whoever holds it does the shared work.
-
-    The kernel drops the lock when its holder exits, so another worker takes over on its next try.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._file: IO[bytes] | None = None
-
-    def acquire(self) -> bool:
-        """Whether this process holds the lock (taking it now if it is free)."""
-        if self._file is not None:
-            return True
-        import fcntl  # POSIX only, as are several workers on one port
-
-        file = self.path.open("ab")
-        try:
-            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            file.close()
-            return False
-        self._file = file
-        return True
-
-    def release(self) -> None:
-        if self._file is not None:
-            self._file.close()  # closing drops the lock
-            self._file = None
 
 
 def listening_sockets(host: str, port: int, count: int = 1) -> list[socket.socket]:

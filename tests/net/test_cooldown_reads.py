@@ -13,7 +13,7 @@ from websearch_mcp.net.breaker import CircuitBreaker
 from websearch_mcp.net.cooldown import Cooldown
 from websearch_mcp.net.cooldown_reads import MAX_AGE_SECONDS, RecentReads, shared_cooldown_store
 from websearch_mcp.net.cooldown_sqlite import SqliteCooldownStore
-from websearch_mcp.workers import RUNTIME_ENV
+from websearch_mcp.runtime import RUNTIME_ENV
 
 NAME = "breaker:bing"
 WALL = 1_800_000_000.0  # the stores' wall clock: cooldowns run until long after it

@@ -35,8 +35,9 @@ from websearch_mcp.cli import main
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import ConfigError
 from websearch_mcp.metrics import forget_dead_workers
+from websearch_mcp.runtime import LeaderLock
 from websearch_mcp.search.configuration import parse_config
-from websearch_mcp.workers import LeaderLock, listening_sockets, worker_count
+from websearch_mcp.workers import listening_sockets, worker_count
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads worker pids from /proc")
 

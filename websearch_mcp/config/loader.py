@@ -22,7 +22,6 @@ from pydantic import BaseModel, ValidationError
 
 from websearch_mcp.config.engines import EngineSettings
 from websearch_mcp.config.settings import Settings
-from websearch_mcp.errors import ConfigError
 
 ENV_PREFIX = "WEBSEARCH_MCP_"
 CONFIG_ENV = "WEBSEARCH_MCP_CONFIG"
@@ -51,7 +50,7 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
         for part in path[:-1]:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
-                raise ConfigError(f"environment variable {name}: conflicts with another variable")
+                raise ValueError(f"environment variable {name}: conflicts with another variable")
         node[path[-1]] = value
     return tree
 
@@ -123,9 +122,9 @@ def _error_lines(err: ValidationError) -> list[str]:
     return lines
 
 
-def invalid(source: str, lines: list[str]) -> ConfigError:
-    """The error for a configuration with these problems, one line each."""
-    return ConfigError(f"invalid configuration in {source}:\n  " + "\n  ".join(lines))
+def invalid(source: str, lines: list[str]) -> str:
+    """The message for a configuration with these problems, one line each."""
+    return f"invalid configuration in {source}:\n  " + "\n  ".join(lines)
 
 
 def read_config(
@@ -140,7 +139,7 @@ def read_config(
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError(f"invalid configuration in {source}: the top level must be a mapping")
+        raise ValueError(f"invalid configuration in {source}: the top level must be a mapping")
     merged = deep_merge(
         deep_merge(data, _engine_keys(env, key_variables or {})), _env_overrides(env)
     )
@@ -148,7 +147,7 @@ def read_config(
     try:
         return Settings.model_validate(merged)
     except ValidationError as err:
-        raise invalid(source, _error_lines(err)) from None
+        raise ValueError(invalid(source, _error_lines(err))) from None
 
 
 def read_config_file(path: str | os.PathLike[str] | None = None) -> tuple[Any, str]:
@@ -161,8 +160,8 @@ def read_config_file(path: str | os.PathLike[str] | None = None) -> tuple[Any, s
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as err:
-        raise ConfigError(f"cannot read configuration file {file}: {err.strerror}") from None
+        raise ValueError(f"cannot read configuration file {file}: {err.strerror}") from None
     try:
         return yaml.safe_load(text), str(file)
     except (yaml.YAMLError, ValueError) as err:  # ValueError: a number of thousands of digits
-        raise ConfigError(f"invalid YAML in {file}: {err}") from None
+        raise ValueError(f"invalid YAML in {file}: {err}") from None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from websearch_mcp.config import CacheSettings
 from websearch_mcp.net.cooldown import Cooldown, CooldownStore
-from websearch_mcp.workers import runtime_dir
+from websearch_mcp.runtime import runtime_dir
 
 if TYPE_CHECKING:
     from websearch_mcp.redis_client import RedisLink

@@ -10,19 +10,26 @@ from typing import Any
 from websearch_mcp.config import Settings
 from websearch_mcp.config.loader import invalid, read_config, read_config_file
 from websearch_mcp.engines.checks import engine_problems, key_variables
+from websearch_mcp.errors import ConfigError
 
 
 def parse_config(data: Any, source: str, environ: Mapping[str, str] | None = None) -> Settings:
     """Validate a parsed YAML document plus environment overrides into `Settings`, then check
     the engines it names against the registered ones."""
-    settings = read_config(data, source, environ, key_variables())
+    try:
+        settings = read_config(data, source, environ, key_variables())
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
     problems = engine_problems(settings)
     if problems:
-        raise invalid(source, problems)
+        raise ConfigError(invalid(source, problems))
     return settings
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> Settings:
     """Load the YAML file at `path` (or `$WEBSEARCH_MCP_CONFIG`); built-in defaults without one."""
-    data, source = read_config_file(path)
+    try:
+        data, source = read_config_file(path)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
     return parse_config(data, source)

@@ -1,0 +1,74 @@
+"""The runtime directory that the worker processes of one server share, and the lock that lets
+one of them do the shared work (`serve --workers N`, see `server.workers`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+#: Names the runtime directory shared by the workers of one server (set by the parent).
+RUNTIME_ENV = "WEBSEARCH_WORKER_DIR"
+#: Read by prometheus_client when it is imported: where the workers' metric files go.
+PROMETHEUS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def runtime_dir() -> Path | None:
+    """The shared runtime directory in a worker of a multi-process server, else None."""
+    value = os.environ.get(RUNTIME_ENV)
+    return Path(value) if value else None
+
+
+@contextlib.contextmanager
+def shared_runtime() -> Iterator[Path]:
+    """Make the runtime directory (private to this user), name it in the environment that the
+    workers inherit, and remove it afterwards."""
+    path = Path(tempfile.mkdtemp(prefix="websearch-mcp-"))
+    (path / "metrics").mkdir()
+    saved = {name: os.environ.get(name) for name in (RUNTIME_ENV, PROMETHEUS_ENV)}
+    os.environ[RUNTIME_ENV] = str(path)
+    os.environ[PROMETHEUS_ENV] = str(path / "metrics")
+    try:
+        yield path
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class LeaderLock:
+    """An exclusive lock on a file, taken without waiting: whoever holds it does the shared work.
+
+    The kernel drops the lock when its holder exits, so another worker takes over on its next try.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: IO[bytes] | None = None
+
+    def acquire(self) -> bool:
+        """Whether this process holds the lock (taking it now if it is free)."""
+        if self._file is not None:
+            return True
+        import fcntl  # POSIX only, as are several workers on one port
+
+        file = self.path.open("ab")
+        try:
+            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            file.close()
+            return False
+        self._file = file
+        return True
+
+    def release(self) -> None:
+        if self._file is not None:
+            self._file.close()  # closing drops the lock
+            self._file = None
