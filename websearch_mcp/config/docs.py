@@ -229,7 +229,12 @@ Every key is optional. The configuration is a YAML file given with `--config PAT
 [`config/websearch-mcp.example.yaml`](../config/websearch-mcp.example.yaml) shows every key
 with its default. An unknown key or a bad value stops the service at start with a message
 naming the key, the file and what is allowed; `websearch-mcp check-config PATH` checks a file
-without starting anything.
+without starting anything:
+
+```
+invalid configuration in conf.yaml:
+  search.max_resluts: unknown key (allowed: block_domains, deadline_seconds, max_results, ...)
+```
 
 The environment wins over the file. Any key can be set as
 `{ENV_PREFIX}<SECTION>__<KEY>`, nested keys joined by `__`, the value read as YAML
