@@ -382,7 +382,7 @@ def machine() -> str:
 
 
 def markdown(rows: list[Row], command: str) -> str:
-    """The figures as one Markdown table (for BENCHMARKS.md)."""
+    """The figures as one Markdown table (for docs/benchmarks.md)."""
     lines = [
         f"Machine: {machine()}. Command: `{command}`. Engines: {len(BENCH_ENGINES)} fake engines"
         f" ({', '.join(BENCH_ENGINES)}), each answering after {ENGINE_DELAY * 1000:.0f} ms.",

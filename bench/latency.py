@@ -19,7 +19,7 @@ again on queries answered before (cache hits); the benchmark's
 alone (what the official client speaks by default); `GET /healthz` (the HTTP floor); then cache
 hits and `/healthz` again, in turns, for their ratio (`Bench.turns`). The
 server's resident memory is sampled all along. Fusion alone (`rank()` on each engine's 20
-results) is timed in this process. BENCHMARKS.md says how to read each figure.
+results) is timed in this process. docs/benchmarks.md says how to read each figure.
 """
 
 from __future__ import annotations
@@ -65,8 +65,8 @@ from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import HttpResponse, Query
 from websearch_mcp.ranking.pipeline import rank
 
-#: Each engine's fixed answer delay, in seconds: eight engines from 50 to 400 ms, the line-up
-#: of every round in BENCHMARKS.md unless it says otherwise.
+#: Each engine's fixed answer delay, in seconds: eight engines from 50 to 400 ms unless
+#: `--engines` and `--slowest` say otherwise.
 DELAYS: dict[str, float] = {
     "wikipedia": 0.05,
     "searxng": 0.10,
@@ -684,7 +684,7 @@ def report(bench: Bench, fuse_ms: list[float], parse_ms: list[float]) -> dict[st
 
 
 def markdown(data: dict[str, Any], command: str) -> str:
-    """The figures as Markdown tables (for BENCHMARKS.md)."""
+    """The figures as Markdown tables (for docs/benchmarks.md)."""
     m = data["machine"]
     lines = [
         f"Machine: {m['nproc']} cores ({m['cpu']}), Python {m['python']}, {m['platform']}; "

@@ -10,7 +10,7 @@ from websearch_mcp.config.types import Days, Fraction, Section, Weight
 class MMRSettings(Section):
     """Maximal marginal relevance: pick `lambda * relevance - (1 - lambda) * similarity`, with
     the relevance min-max normalised over the candidates and token Jaccard similarity (words
-    shared with the query left out). 0.95 still demotes near-copies; on Cranfield (BENCHMARKS.md)
+    shared with the query left out). 0.95 still demotes near-copies; on Cranfield (bench.relevance)
     it costs 0.0006 nDCG@10 against MMR off, where 0.85 cost 0.005 and 0.7 cost 0.009."""
 
     enabled: bool = True
@@ -27,7 +27,7 @@ class RankingSettings(Section):
     extend built-in lists (so an empty list keeps the built-in protection).
     """
 
-    # Cranfield (BENCHMARKS.md): alignment 0.05 orders results with the same votes and ranks
+    # Cranfield (bench.relevance): alignment 0.05 orders results with the same votes and ranks
     # by their words (+0.001 nDCG@10, +0.004 MRR@10 against 0); 1.0 overrides the engines
     # (-0.014 MRR@10 against 0.05); phrase 0.2 costs 0.012 MRR@10.
     alignment_weight: Weight = Field(
@@ -50,7 +50,7 @@ class RankingSettings(Section):
     # RRF at k = 60 is nearly a vote count. Times a heavily weighted mean of the steep
     # (k + 1) / (k + rank) it comes close to RRF with that small k, whose top ranks count.
     # Chosen on the first half of the Cranfield queries at coverage 1.0, 0.8 and 0.6
-    # (BENCHMARKS.md), confirmed on the second.
+    # (bench.relevance), confirmed on the second.
     position_weight: float = Field(
         20.0,
         ge=0.0,
@@ -73,7 +73,7 @@ class RankingSettings(Section):
     # Relevant pages resemble each other: each of the fused list's first 20 keeps 1 - this of
     # its score and takes this times the mean score of its 5 most similar ones there (words
     # beyond the query's). Chosen on the first half of the Cranfield queries among weights
-    # below 0.5, where two near-copies keep their order (BENCHMARKS.md); confirmed on the second.
+    # below 0.5, where two near-copies keep their order (bench.relevance); confirmed on the second.
     neighbour_weight: Fraction = Field(
         0.4, description="share of a result's score taken from the top results most like it"
     )
