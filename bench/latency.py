@@ -591,7 +591,7 @@ def fusion_times(count: int, delays: dict[str, float]) -> tuple[list[float], lis
         bodies = {name: render(name, results_for(name, text), text) for name in delays}
         started = time.perf_counter()
         lists = {
-            name: parsers[name].parse(
+            name: parsers[name].hits(
                 HttpResponse(status=200, headers={"content-type": ctype}, content=body, url=""),
                 query,
             )

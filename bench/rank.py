@@ -60,7 +60,7 @@ def engine_lists(index: int, run: str = RUN) -> tuple[Query, dict[str, list[Hit]
     for name in DELAYS:
         body, content_type = render(name, results_for(name, text), text)
         response = HttpResponse(200, {"content-type": content_type}, body, url="")
-        lists[name] = ENGINES[name]().parse(response, query)
+        lists[name] = ENGINES[name]().hits(response, query)
     return query, lists
 
 

@@ -188,7 +188,7 @@ def parsed_lists(
         for name in ENGINE_MODELS:
             body, content_type = render(name, engines.results(name, text), text)
             response = HttpResponse(200, {"content-type": content_type}, body)
-            lists[name] = ENGINES[name]().parse(response, query)
+            lists[name] = ENGINES[name]().hits(response, query)
         out[qid] = lists
     return out
 

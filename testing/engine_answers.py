@@ -19,8 +19,9 @@ def parse(
     query: Query | None = None,
     **headers: str,
 ) -> list[Hit]:
-    """`engine`'s hits from an answer with `body` to `query` (by default "test query")."""
-    return engine.parse(resp(body, status, **headers), query or Query("test query"))
+    """`engine`'s hits from an answer with `body` to `query` (by default "test query"), their
+    titles and snippets made plain as the service makes them."""
+    return engine.hits(resp(body, status, **headers), query or Query("test query"))
 
 
 def assert_clean(hits: list[Hit], engine: str | None = None) -> None:

@@ -2,7 +2,9 @@
 
 `render(engine, results, query)` turns results (dicts with `title`, `url`, `snippet` and optional
 `score` / `published` as `YYYY-MM-DD`) into the body Tavily, Brave, Exa, SearXNG, DuckDuckGo,
-Bing, Wikipedia or Serper would send, with its content type.
+Bing, Wikipedia or Serper would send, with its content type. Titles and snippets are text as a
+reader sees it: formats that carry HTML escape it, unless a result gives the HTML an engine
+sends for it as `title_html` / `snippet_html` (highlighting tags, entities of its choice).
 """
 
 from __future__ import annotations
@@ -26,6 +28,12 @@ HTML_TYPE = "text/html; charset=utf-8"
 
 def _esc(text: Any) -> str:
     return html.escape(str(text or ""), quote=True)
+
+
+def _html(result: Result, key: str) -> str:
+    """The result's `key` as HTML: its own `<key>_html` when given, else the text escaped."""
+    given = result.get(f"{key}_html")
+    return given if given is not None else _esc(result.get(key, ""))
 
 
 def _published(result: Result) -> date | None:
@@ -67,15 +75,16 @@ def render_tavily(results: Sequence[Result], query: str) -> bytes:
 
 
 def render_brave(results: Sequence[Result], query: str) -> bytes:
-    """Brave web search JSON: `web.results[]` with HTML-escaped `description` and `page_age`."""
+    """Brave web search JSON: `web.results[]` with HTML `title` and `description` (`<strong>`
+    around the query's words, entities) and `page_age`."""
     items = []
     for r in results:
         item: dict[str, Any] = {
-            "title": r["title"],
+            "title": _html(r, "title"),
             "url": r["url"],
             "is_source_local": False,
             "is_source_both": False,
-            "description": _esc(r.get("snippet", "")),
+            "description": _html(r, "snippet"),
             "profile": {"name": urlsplit(r["url"]).hostname, "url": r["url"]},
             "language": "en",
             "family_friendly": True,
@@ -107,15 +116,16 @@ def render_brave(results: Sequence[Result], query: str) -> bytes:
 
 
 def render_exa(results: Sequence[Result], query: str) -> bytes:
-    """Exa `/search` JSON with `highlights` and `publishedDate` (ISO with milliseconds)."""
+    """Exa `/search` JSON with `highlights` and `publishedDate` (ISO with milliseconds); the
+    text is a page's, entities and all."""
     items = []
     for r in results:
-        item: dict[str, Any] = {"id": r["url"], "title": r["title"], "url": r["url"]}
+        item: dict[str, Any] = {"id": r["url"], "title": _html(r, "title"), "url": r["url"]}
         day = _published(r)
         if day:
             item["publishedDate"] = f"{day.isoformat()}T00:00:00.000Z"
         item["author"] = ""
-        item["highlights"] = [r.get("snippet", "")]
+        item["highlights"] = [_html(r, "snippet")]
         items.append(item)
     return _json(
         {
@@ -176,12 +186,12 @@ def render_duckduckgo(results: Sequence[Result], query: str) -> bytes:
             f"""<div class="result results_links results_links_deep web-result ">
   <div class="links_main links_deep result__body">
     <h2 class="result__title">
-      <a rel="nofollow" class="result__a" href="{href}">{_esc(r["title"])}</a>
+      <a rel="nofollow" class="result__a" href="{href}">{_html(r, "title")}</a>
     </h2>
     <div class="result__extras"><div class="result__extras__url">
       <a class="result__url" href="{href}">{display}</a>
     </div></div>
-    <a class="result__snippet" href="{href}">{_esc(r.get("snippet", ""))}</a>
+    <a class="result__snippet" href="{href}">{_html(r, "snippet")}</a>
     <div class="clear"></div>
   </div>
 </div>"""
@@ -217,9 +227,9 @@ def render_bing(results: Sequence[Result], query: str) -> bytes:
         )
         items.append(
             f'<li class="b_algo" data-id="" data-bm="{i + 6}"><h2><a href="{href}" '
-            f'h="ID=SERP,{5100 + i}.1">{_esc(r["title"])}</a></h2><div class="b_caption">'
+            f'h="ID=SERP,{5100 + i}.1">{_html(r, "title")}</a></h2><div class="b_caption">'
             f'<div class="b_attribution"><cite>{_esc(r["url"])}</cite></div>'
-            f'<p class="b_lineclamp2">{prefix}{_esc(r.get("snippet", ""))}</p></div></li>'
+            f'<p class="b_lineclamp2">{prefix}{_html(r, "snippet")}</p></div></li>'
         )
     body = "".join(items) or (
         f'<li class="b_no"><h1>There are no results for <strong>{_esc(query)}</strong></h1></li>'
@@ -236,7 +246,7 @@ def render_wikipedia(results: Sequence[Result], query: str) -> bytes:
     items = []
     for i, r in enumerate(results):
         day = _published(r) or date(2026, 1, 1)
-        snippet = _esc(r.get("snippet", ""))
+        snippet = _html(r, "snippet")
         items.append(
             {
                 "ns": 0,

@@ -2,9 +2,9 @@
 rendering and the cache all hold (plain dicts at run time, so JSON and the cache take them as
 they are).
 
-The same types are the tools' advertised output schemas. Their names are part of that schema
-(`$defs`), hence the `Out` suffix; a key marked `Hidden` is in answers but not advertised; a key
-with a `Field` default is advertised as optional with that default.
+The same types are the tools' advertised output schemas (made flat by `schemas.py`, so their
+names are titles only); a key marked `Hidden` is in answers but not advertised; a key with a
+`Field` default is advertised as optional with that default.
 """
 
 from __future__ import annotations

@@ -12,9 +12,7 @@ import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
-
-from pydantic import WithJsonSchema, create_model
+from typing import Any
 
 from websearch_mcp.coerce import (
     INTENTS,
@@ -106,16 +104,18 @@ def given(params: Sequence[Arg], sent: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def input_schema(tool: str, params: Sequence[Arg]) -> dict[str, Any]:
-    """The JSON Schema `tool`'s arguments are advertised under: each argument's own, those
-    without a default required (as the SDK writes a tool's schema from a signature)."""
-    fields: dict[str, Any] = {
-        arg.name: (
-            Annotated[Any, WithJsonSchema(arg.schema)],
-            ... if arg.default is REQUIRED else arg.default,
-        )
-        for arg in params
+    """The JSON Schema `tool`'s arguments are advertised under: each argument's own, flat (no
+    union, no reference: some clients refuse either), those without a default required. An
+    optional argument is simply not required; null sent for it still means "not given"."""
+    properties = {
+        arg.name: {"title": arg.name.replace("_", " ").title(), **arg.schema} for arg in params
     }
-    return create_model(f"{tool}Arguments", **fields).model_json_schema(by_alias=True)
+    return {
+        "type": "object",
+        "title": f"{tool}Arguments",
+        "properties": properties,
+        "required": [arg.name for arg in params if arg.default is REQUIRED],
+    }
 
 
 def _by_name(
@@ -139,11 +139,8 @@ def _query(description: str, limit: int) -> Arg:
 
 def _engines(names: Sequence[str], description: str) -> Arg:
     schema = {
-        "anyOf": [
-            {"type": "array", "items": {"type": "string", "enum": list(names)}},
-            {"type": "null"},
-        ],
-        "default": None,
+        "type": "array",
+        "items": {"type": "string", "enum": list(names)},
         "description": description,
     }
     # Unknown names are refused by the orchestrator, which knows which engines are enabled.
@@ -157,14 +154,14 @@ def _flag(name: str, description: str, default: bool | None = False) -> Arg:
     return Arg(name, {**schema, "default": default}, lambda v: as_bool(name, v), default)
 
 
-def _nullable(name: str, schema: dict[str, Any], description: str, check: Callable) -> Arg:
-    advertised = {"anyOf": [schema, {"type": "null"}], "default": None, "description": description}
-    return Arg(name, advertised, check, None)
+def _optional(name: str, schema: dict[str, Any], description: str, check: Callable) -> Arg:
+    """An argument that may be left out (or sent as null): not required, no default shown."""
+    return Arg(name, {**schema, "description": description}, check, None)
 
 
 def _year(name: str, description: str) -> Arg:
     schema = {"type": "integer", "minimum": MIN_YEAR, "maximum": max_year()}
-    return _nullable(name, schema, description, lambda v: as_year(name, v))
+    return _optional(name, schema, description, lambda v: as_year(name, v))
 
 
 def _count(name: str, low: int, high: int | None, default: int, description: str) -> Arg:
@@ -176,7 +173,7 @@ def _count(name: str, low: int, high: int | None, default: int, description: str
 
 def _summary_params() -> tuple[Arg, ...]:
     """`intent` and `summarize`: offered only with a configured model."""
-    intent = _nullable(
+    intent = _optional(
         "intent",
         {"type": "string", "maxLength": MAX_INTENT_CHARS, "examples": list(INTENTS)},
         "What the answer is for: research, code, news or howto, or a short phrase of your own. "
@@ -197,14 +194,14 @@ def web_search_params(limits: Limits, *, summaries: bool) -> tuple[Arg, ...]:
     return (
         _query("What to search for, in plain words.", limits.max_query_chars),
         _count("max_results", 1, MAX_RESULTS_LIMIT, 10, "How many fused results to return."),
-        _nullable(
+        _optional(
             "time_range",
             {"type": "string", "enum": list(TIME_RANGES)},
             "Only results from the last day, week, month or year.",
             as_time_range,
         ),
         _engines(limits.web_engines, "Engines to ask; all enabled engines when left out."),
-        _nullable(
+        _optional(
             "language",
             {"type": "string"},
             "Preferred result language, e.g. 'en' or 'zh-CN'.",

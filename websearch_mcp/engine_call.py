@@ -260,7 +260,7 @@ class EngineCall:
                     request = with_user_agent(run, nxt, kit.agents)
                     response = await send(client, run.base_url, request, budget, retried)
                     status = response.status
-                return apply_limits(run.engine.parse(response, query), run), None
+                return apply_limits(run.engine.hits(response, query), run), None
         except TimeoutError:
             return None, _Failure(None, status)
         except EngineError as err:

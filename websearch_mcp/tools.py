@@ -53,6 +53,7 @@ from websearch_mcp.errors import FetchError, SearchFailed, ToolInputError
 from websearch_mcp.mcp_adapter import without_spans
 from websearch_mcp.metrics import Metrics
 from websearch_mcp.render import page_text, papers_text, search_text
+from websearch_mcp.schemas import flat_schema
 from websearch_mcp.service import SearchService
 from websearch_mcp.summarize import ProgressFn
 
@@ -198,17 +199,21 @@ def _signature(params: Sequence[Arg], output: type) -> inspect.Signature:
     """What the tool layer reads a tool's arguments and answer by: every argument taken as it
     was sent, a missing one as its default (None when it must be given), the context, and the
     answer's type (its output schema, which every answer is checked against). An argument
-    advertised as plain text is typed `str`, which the layer does not read as JSON text (a
-    query "[1, 2]" stays the query typed); any other may come as JSON text for the array,
-    object or null it holds, which the layer reads (some clients send every argument as a
-    string)."""
+    advertised as plain text that cannot be left out (None) is typed `str`, which the layer
+    does not read as JSON text (a query "[1, 2]" stays the query typed); any other may come as
+    JSON text for the array, object or null it holds, which the layer reads (some clients send
+    every argument as a string, "null" for one they leave out)."""
     keyword = inspect.Parameter.KEYWORD_ONLY
     arguments = [
         inspect.Parameter(
             a.name,
             keyword,
             default=None if a.default is REQUIRED else a.default,
-            annotation=Annotated[str, _AS_SENT] if a.schema.get("type") == "string" else Any,
+            annotation=(
+                Annotated[str, _AS_SENT]
+                if a.schema.get("type") == "string" and a.default is not None
+                else Any
+            ),
         )
         for a in params
     ]
@@ -253,6 +258,9 @@ def tool(spec: ToolSpec, metrics: Metrics) -> Tool:
         structured_output=True,
     )
     made.parameters = input_schema(spec.name, spec.params)
+    # Advertised flat; answers are still checked against the answer's type, which accepts
+    # exactly what the flat schema does.
+    made.fn_metadata.output_schema = flat_schema(made.fn_metadata.output_schema or {})
     return made
 
 

@@ -808,7 +808,7 @@ def test_google_scholar_captcha_and_empty_pages() -> None:
     with pytest.raises(EngineBlocked):
         parse(GoogleScholar(), captcha)
     with pytest.raises(EngineBlocked):
-        GoogleScholar().parse(
+        GoogleScholar().hits(
             resp("", url="https://www.google.com/sorry/index?continue=x"), Query("q")
         )
     robot = "<html><body><p>Please show you're not a robot</p></body></html>"

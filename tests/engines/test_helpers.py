@@ -31,7 +31,13 @@ from websearch_mcp.engines.common import (
     unquote_plus,
     web_hit,
 )
-from websearch_mcp.engines.text import _INLINE_TAG_RE, _TAG_RE, clean_text, collapse_spaces
+from websearch_mcp.engines.text import (
+    _INLINE_TAG_RE,
+    _TAG_RE,
+    clean_text,
+    collapse_spaces,
+    plain_hits,
+)
 from websearch_mcp.engines.web import bing, duckduckgo, google
 from websearch_mcp.models import HttpResponse
 
@@ -48,6 +54,7 @@ def test_a_result_without_a_url_makes_no_hit_and_leaves_no_gap_in_the_ranks() ->
         "e",
         lambda item, rank, engine: web_hit(http_url(item["url"]), item["title"], "", rank, engine),
     )
+    plain_hits(hits, markup=True)
     assert [(h.url, h.title, h.rank) for h in hits] == [
         ("https://a.example/", "A & co", 1),
         ("https://b.example/x", "https://b.example/x", 2),  # no title: the URL stands for it

@@ -599,11 +599,11 @@ def test_wikipedia_urls() -> None:
     )
     assert article_url("C++") == "https://en.wikipedia.org/wiki/C%2B%2B"
     body = fixture_bytes("wikipedia/search_srlimit3.json")
-    german = Wikipedia().parse(
+    german = Wikipedia().hits(
         HttpResponse(200, {}, body, url="https://de.wikipedia.org/w/api.php?srsearch=x"), Query("x")
     )
     assert german[0].url == "https://de.wikipedia.org/wiki/Python_(programming_language)"
-    local = Wikipedia().parse(
+    local = Wikipedia().hits(
         HttpResponse(200, {}, body, url="http://127.0.0.1:9999/wikipedia/w/api.php"), Query("x")
     )
     assert local[0].url.startswith("https://en.wikipedia.org/wiki/")
@@ -727,7 +727,7 @@ def test_rendered_results_round_trip(name: str) -> None:
     if name == "wikipedia":  # the format carries titles only; URLs come from them
         results = [wikipedia_result(r["title"], r["snippet"]) for r in GENERIC]
     body, content_type = render(name, results, "tokio guide")
-    hits = ENGINES[name]().parse(
+    hits = ENGINES[name]().hits(
         HttpResponse(200, {"content-type": content_type}, body), Query("tokio guide")
     )
     assert [(h.title, h.url, h.snippet) for h in hits] == [
@@ -743,9 +743,7 @@ def test_rendered_results_round_trip(name: str) -> None:
 @pytest.mark.parametrize("name", ENGINE_NAMES)
 def test_rendered_empty_lists_parse_as_empty(name: str) -> None:
     body, content_type = render(name, [], "zzqx")
-    hits = ENGINES[name]().parse(
-        HttpResponse(200, {"content-type": content_type}, body), Query("q")
-    )
+    hits = ENGINES[name]().hits(HttpResponse(200, {"content-type": content_type}, body), Query("q"))
     assert hits == []
 
 
@@ -769,7 +767,7 @@ def test_fake_server_serves_every_engine_on_its_real_path() -> None:
         for name in ENGINE_NAMES:
             engine = ENGINES[name]()
             key = KEY if engine.needs_key else None
-            hits = engine.parse(fetch(client, urls[name], engine.request(query, key)), query)
+            hits = engine.hits(fetch(client, urls[name], engine.request(query, key)), query)
             expected = "pgvector hnsw (wiki)" if name == "wikipedia" else f"{name}: pgvector hnsw"
             assert hits[0].title == expected, name
             assert fake.counts[name] == 1
@@ -813,7 +811,7 @@ def test_fake_server_faults_and_fixed_bodies() -> None:
     def call(name: str, client: httpx.Client, base: str) -> list[Hit]:
         engine = ENGINES[name]()
         request = engine.request(query, KEY if engine.needs_key else None)
-        return engine.parse(fetch(client, base_urls(base)[name], request), query)
+        return engine.hits(fetch(client, base_urls(base)[name], request), query)
 
     with serve_fake_engines(fake) as base, httpx.Client(timeout=5) as client:
         with pytest.raises(EngineRateLimited) as limited:

@@ -574,7 +574,7 @@ def test_google_consent_and_captcha_are_blocked() -> None:
     with pytest.raises(EngineBlocked, match="consent"):
         parse(Google(), "", 302, location="https://consent.google.com/ml?continue=x")
     with pytest.raises(EngineBlocked, match="consent"):
-        Google().parse(resp("<html></html>", url="https://consent.google.com/ml?x=1"), Query("q"))
+        Google().hits(resp("<html></html>", url="https://consent.google.com/ml?x=1"), Query("q"))
     consent = '<html><body><form action="https://consent.google.com/save" method="POST"></form>'
     with pytest.raises(EngineBlocked, match="consent"):
         parse(Google(), consent)
@@ -585,7 +585,7 @@ def test_google_consent_and_captcha_are_blocked() -> None:
     with pytest.raises(EngineBlocked, match="unusual traffic"):
         parse(Google(), sorry, 429)
     with pytest.raises(EngineBlocked):
-        Google().parse(
+        Google().hits(
             resp("<html></html>", url="https://www.google.com/sorry/index?q=x"), Query("q")
         )
 

@@ -349,7 +349,7 @@ async def test_tools_list_shows_intent_only_with_a_model(engines_url: str, llm_u
     assert {"intent", "summarize"} <= set(with_llm.input_schema["properties"])
     assert not {"intent", "summarize"} & set(without.input_schema["properties"])
     assert "ctx" not in with_llm.input_schema["properties"]
-    intent = with_llm.input_schema["properties"]["intent"]["anyOf"][0]
+    intent = with_llm.input_schema["properties"]["intent"]
     assert intent["maxLength"] == MAX_INTENT_CHARS and "research" in intent["examples"]
     assert "summary" in with_llm.output_schema["properties"]
     assert "summary" not in without.output_schema["properties"]

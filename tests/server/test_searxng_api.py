@@ -311,7 +311,7 @@ def test_litellm_style_request_with_a_bearer_token(server: str) -> None:
 
 def test_this_projects_searxng_engine_reads_it(server: str) -> None:
     response = search(server, q="python asyncio event loop")
-    hits = SearXNG().parse(
+    hits = SearXNG().hits(
         HttpResponse(200, {"content-type": "application/json"}, response.content),
         Query("python asyncio event loop"),
     )

@@ -77,6 +77,22 @@ def test_arguments_are_read_as_the_tools_take_them(fake: FakeEngines, server: st
     assert outcomes(server) == {"ok": 2.0, "invalid": 1.0}
 
 
+def test_null_for_an_optional_argument_is_not_given(fake: FakeEngines, server: str) -> None:
+    # The schemas no longer say null, but clients that send it for "left out" still work.
+    nulls = {"time_range": None, "language": None, "engines": None}
+    searched = call(server, {"query": "asyncio", **nulls})
+    assert searched["isError"] is False and searched["structuredContent"]["results"]
+    assert fake.last["searxng"].query == "asyncio"
+    papers = call(server, {"query": "q", "year_from": None, "year_to": None}, "academic_search")
+    # Past the argument checks: this server has no academic index to ask.
+    assert papers["content"][0]["text"].endswith("academic_search: no engine is enabled")
+    wrong = call(server, {"query": "x", "time_range": "decade"})
+    assert wrong["content"][0]["text"] == (
+        "Error executing tool web_search: "
+        "time_range must be one of day, week, month, year or left out (got 'decade')"
+    )
+
+
 def test_an_unknown_tool_is_the_sdks_answer(server: str) -> None:
     result = call(server, {"query": "x"}, name="web_searches")
     assert result == {

@@ -66,6 +66,41 @@ async def test_tools_list_matches_the_snapshot() -> None:
     assert await current() == json.loads(SNAPSHOT.read_text())
 
 
+#: What some clients refuse or strip in a tool's schema.
+NESTING = {"$ref", "$defs", "anyOf", "oneOf", "allOf"}
+
+
+def nesting(node: Any, path: str = "") -> list[str]:
+    """Where `node` holds a nesting keyword, at any depth, as `path/keyword`."""
+    if isinstance(node, list):
+        return [found for i, item in enumerate(node) for found in nesting(item, f"{path}/{i}")]
+    if not isinstance(node, dict):
+        return []
+    here = [f"{path}/{key}" for key in node if key in NESTING]
+    below = [found for key, value in node.items() for found in nesting(value, f"{path}/{key}")]
+    return here + below
+
+
+def test_the_walk_finds_nesting_at_any_depth() -> None:
+    deep = {"properties": {"a": {"items": [{"type": "string"}, {"anyOf": []}]}}}
+    assert nesting(deep) == ["/properties/a/items/1/anyOf"]
+    assert nesting({"$defs": {}, "x": {"allOf": [{"oneOf": []}]}}) == [
+        "/$defs",
+        "/x/allOf",
+        "/x/allOf/0/oneOf",
+    ]
+
+
+async def test_every_schema_is_flat_with_and_without_a_model() -> None:
+    for llm in (False, True):
+        for tool in await listed(settings(llm=llm)):
+            for part in ("inputSchema", "outputSchema"):
+                assert nesting(tool[part]) == [], (llm, tool["name"], part)
+            # An optional argument is simply not required: no null among its types.
+            for name, schema in tool["inputSchema"]["properties"].items():
+                assert "null" not in str(schema.get("type")), (tool["name"], name)
+
+
 async def test_a_lowered_query_limit_is_advertised() -> None:
     tools = await listed(settings(llm=False, server={"max_query_chars": 120}))
     for tool in tools:

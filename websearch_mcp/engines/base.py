@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from websearch_mcp.dates import Clock, utc_today
+from websearch_mcp.engines.text import plain_hits
 from websearch_mcp.errors import EngineAuthError, EngineBlocked, EngineError, EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -46,6 +47,10 @@ class Engine:
     #: Search and the scraper; "bing" for DuckDuckGo's web results). Engines of one index vote
     #: once in fusion; None: unknown, counted as an index of its own.
     index: ClassVar[str | None] = None
+    #: The titles and snippets `parse()` returns are markup as the engine sent it (tags such as
+    #: Brave's `<strong>`, entities): made plain by stripping and unescaping. False: plain text
+    #: (an API's plain fields, a page's text read from its DOM), kept as it reads.
+    markup: ClassVar[bool] = True
     #: The environment variable holding comma-separated keys: `<NAME>_API_KEYS` for an engine
     #: that needs a key (`TAVILY_API_KEYS`) unless it names its own, else None.
     key_env: ClassVar[str | None] = None
@@ -74,8 +79,15 @@ class Engine:
         return None
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        """Turn a response into hits ranked 1..n, or raise a typed `EngineError`."""
+        """Turn a response into hits ranked 1..n, or raise a typed `EngineError`. Titles and
+        snippets as the engine sent them (see `markup`): `hits` makes them plain."""
         raise NotImplementedError
+
+    def hits(self, response: HttpResponse, query: Query) -> list[Hit]:
+        """`parse`'s hits with every title and snippet made plain: what the service uses."""
+        found = self.parse(response, query)
+        plain_hits(found, markup=self.markup)
+        return found
 
     @classmethod
     def check_status(cls, response: HttpResponse) -> None:

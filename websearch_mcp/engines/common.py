@@ -14,7 +14,7 @@ import orjson
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.engines.base import parse_retry_after
-from websearch_mcp.engines.text import clean_text
+from websearch_mcp.engines.text import clean_text, collapse_spaces
 from websearch_mcp.errors import EngineAuthError, EngineError, EngineParseError, EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse
 from websearch_mcp.redaction import KEY_LIKE as _TOKEN_RE
@@ -259,11 +259,11 @@ def web_hit(
     published: str | None = None,
     score: float | None = None,
 ) -> Hit | None:
-    """A web result, `title` cleaned (the URL when it has none); None without a URL to open."""
+    """A web result, its title and snippet as the engine sent them; None without a URL to open."""
     if not url:
         return None
     return Hit(
-        title=clean_text(title) or url,
+        title=title or "",
         url=url,
         snippet=snippet,
         rank=rank,
@@ -352,9 +352,10 @@ class ResultBlocks:
 
 
 def first_text(node: LexborNode, selectors: Iterable[str]) -> str:
-    """The cleaned text of the first of `selectors` that finds a non-empty element in `node`."""
+    """The text of the first of `selectors` that finds a non-empty element in `node`, its
+    whitespace collapsed."""
     for selector in selectors:
         found = node.css_first(selector)
-        if found is not None and (text := clean_text(found.text())):
+        if found is not None and (text := collapse_spaces(found.text())):
             return text
     return ""

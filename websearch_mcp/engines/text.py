@@ -1,10 +1,15 @@
-"""Text as engines send it, made plain: tags stripped, entities unescaped, whitespace collapsed,
-length bounded. Every parser calls these on every title and snippet."""
+"""Text as engines send it, made plain: tags stripped and entities unescaped where the engine
+sends markup, whitespace collapsed, length bounded. `plain_hits` does it to every title and
+snippet a parser returns, once, before anything reads them (`Engine.hits`): parsers hand over
+the text as the engine sent it, markup or plain, as the engine declares."""
 
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterable
+
+from websearch_mcp.models import Hit
 
 SNIPPET_MAX_CHARS = 500
 
@@ -15,16 +20,38 @@ _INLINE_TAG_RE = re.compile(
 )
 
 
+def plain_hits(hits: Iterable[Hit], *, markup: bool) -> None:
+    """Every hit's title and snippet made plain, in place: `clean_text` when the engine sends
+    markup, else `plain_text` (a literal "<b>" in plain text is text). A title that is empty
+    then is the URL."""
+    tidy = clean_text if markup else plain_text
+    for hit in hits:
+        hit.title = tidy(hit.title) or hit.url
+        hit.snippet = tidy(hit.snippet)
+
+
 def clean_text(value: str | None, limit: int = SNIPPET_MAX_CHARS) -> str:
-    """HTML tags stripped, entities unescaped, whitespace collapsed, bounded length."""
-    if not value:
-        return ""
+    """Markup made plain: HTML tags stripped, entities unescaped, whitespace collapsed, bounded
+    length."""
+    return plain_text(html_text(value), limit) if value else ""
+
+
+def html_text(value: str) -> str:
+    """An HTML fragment's text: tags stripped (highlighting inside a word without a space),
+    entities unescaped once, so that a page's literal "&lt;b&gt;" stays "<b>"."""
     text = value
     if "<" in text:
         text = _TAG_RE.sub(" ", _INLINE_TAG_RE.sub("", text))
     if "&" in text:  # what `html.unescape` first tests, without the call
         text = html.unescape(text)
-    text = collapse_spaces(text)
+    return text
+
+
+def plain_text(value: str | None, limit: int = SNIPPET_MAX_CHARS) -> str:
+    """Plain text with its whitespace collapsed, bounded length."""
+    if not value:
+        return ""
+    text = collapse_spaces(value)
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return text

@@ -21,7 +21,7 @@ def normalize_doi(value: Any) -> str | None:
 
 def title_text(value: Any) -> str:
     """A title as plain text, without the period that dblp and MEDLINE end every title with."""
-    title = clean_text(value if isinstance(value, str) else "")
+    title = value.strip() if isinstance(value, str) else ""
     return title[:-1] if title.endswith(".") and not title.endswith("..") else title
 
 

@@ -71,14 +71,14 @@ def _is_error(entry: ET.Element) -> bool:
 
 
 def _hit(entry: ET.Element, rank: int, engine: str) -> Hit | None:
-    title = clean_text(_text(entry, "atom:title"))
+    title = _text(entry, "atom:title").strip()
     if not title:
         return None
     journal = clean_text(_text(entry, "arxiv:journal_ref"))
     return Hit(
         title=title,
         url=_abs_url(entry),
-        snippet=clean_text(_text(entry, "atom:summary")),
+        snippet=_text(entry, "atom:summary"),
         rank=rank,
         engine=engine,
         published=publication_date(_text(entry, "atom:published")),
@@ -94,6 +94,7 @@ class ArXiv(Engine):
     `arxiv:journal_ref`, and a `link` titled "pdf"."""
 
     name = "arxiv"
+    markup = False
     kind = "academic"
     base_url = "https://export.arxiv.org"
     default_timeout = 8.0

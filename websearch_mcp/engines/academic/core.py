@@ -57,7 +57,7 @@ def _venue(work: dict[str, Any]) -> str | None:
 
 
 def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
-    title = clean_text(work.get("title"))
+    title = str(work.get("title") or "").strip()
     display = _links(work, "display")
     url = display[0] if display else None
     if not url and work.get("id") is not None:
@@ -67,7 +67,7 @@ def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
     return Hit(
         title=title,
         url=url,
-        snippet=clean_text(work.get("abstract")),
+        snippet=work.get("abstract") or "",
         rank=rank,
         engine=engine,
         published=publication_date(work.get("publishedDate"))

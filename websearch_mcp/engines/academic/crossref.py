@@ -16,7 +16,7 @@ from websearch_mcp.engines.common import (
     json_object,
     ranked_hits,
 )
-from websearch_mcp.engines.text import clean_text
+from websearch_mcp.engines.text import clean_text, collapse_spaces, html_text
 from websearch_mcp.errors import EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -67,7 +67,9 @@ def _failure(response: HttpResponse) -> str | None:
 def _hit(item: Any, rank: int, engine: str) -> Hit | None:
     if not isinstance(item, dict):
         return None
-    title = clean_text(_first(item.get("title")))
+    # Titles carry markup (<i>, <sub>) and abstracts JATS: read into text here, as the label
+    # that opens an abstract is taken off its text.
+    title = collapse_spaces(html_text(_first(item.get("title"))))
     doi = normalize_doi(item.get("DOI"))
     url = http_url(item.get("URL")) or (f"https://doi.org/{doi}" if doi else None)
     if not title or not url:
@@ -75,7 +77,7 @@ def _hit(item: Any, rank: int, engine: str) -> Hit | None:
     return Hit(
         title=title,
         url=url,
-        snippet=_ABSTRACT_LABEL_RE.sub("", clean_text(item.get("abstract"))),
+        snippet=_ABSTRACT_LABEL_RE.sub("", collapse_spaces(html_text(item.get("abstract") or ""))),
         rank=rank,
         engine=engine,
         published=_published(item),
@@ -91,6 +93,7 @@ class Crossref(Engine):
     `container-title` (a list), a JATS `abstract`, date-parts dates, citation counts."""
 
     name = "crossref"
+    markup = False
     kind = "academic"
     base_url = "https://api.crossref.org"
     returns_score = False  # its `score` is unbounded

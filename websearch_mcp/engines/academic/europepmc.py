@@ -64,7 +64,7 @@ def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     return Hit(
         title=title,
         url=f"https://europepmc.org/article/{item.get('source') or 'MED'}/{item['id']}",
-        snippet=clean_text(item.get("abstractText")),
+        snippet=item.get("abstractText") or "",
         rank=rank,
         engine=engine,
         published=publication_date(item.get("firstPublicationDate"))

@@ -62,9 +62,9 @@ def _hit(block: LexborNode, rank: int, engine: str) -> Hit | None:
     authors, venue, year = byline(clean_text(line.text(), 1000)) if line else ((), None, None)
     snippet = record.css_first("div.gs_rs")
     return Hit(
-        title=clean_text(link.text()) or url,
+        title=link.text(),
         url=url,
-        snippet=clean_text(snippet.text()) if snippet is not None else "",
+        snippet=snippet.text() if snippet is not None else "",
         rank=rank,
         engine=engine,
         published=year,
@@ -80,6 +80,7 @@ class GoogleScholar(Engine):
     year - host), `div.gs_rs` (snippet), "Cited by N" in `div.gs_fl`, a PDF in `div.gs_ggs`."""
 
     name = "google_scholar"
+    markup = False
     kind = "academic"
     base_url = "https://scholar.google.com"
     default_enabled = False

@@ -60,7 +60,7 @@ def year_filter(query: Query) -> str | None:
 
 
 def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
-    title = clean_text(work.get("display_name") or work.get("title"))
+    title = str(work.get("display_name") or work.get("title") or "").strip()
     primary = as_dict(work.get("primary_location"))
     url = http_url(primary.get("landing_page_url")) or http_url(work.get("doi"))
     url = url or http_url(work.get("id"))
@@ -70,7 +70,7 @@ def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
     return Hit(
         title=title,
         url=url,
-        snippet=clean_text(rebuild_abstract(work.get("abstract_inverted_index"))),
+        snippet=rebuild_abstract(work.get("abstract_inverted_index")),
         rank=rank,
         engine=engine,
         published=publication_date(work.get("publication_date"))

@@ -46,7 +46,7 @@ def external_ids(paper: dict[str, Any]) -> dict[str, str]:
 
 
 def _hit(paper: dict[str, Any], rank: int, engine: str) -> Hit | None:
-    title = clean_text(paper.get("title"))
+    title = str(paper.get("title") or "").strip()
     url = http_url(paper.get("url"))
     if not url and isinstance(paper.get("paperId"), str):
         url = f"https://www.semanticscholar.org/paper/{paper['paperId']}"
@@ -55,7 +55,7 @@ def _hit(paper: dict[str, Any], rank: int, engine: str) -> Hit | None:
     return Hit(
         title=title,
         url=url,
-        snippet=clean_text(paper.get("abstract")),
+        snippet=paper.get("abstract") or "",
         rank=rank,
         engine=engine,
         published=publication_date(paper.get("publicationDate"))

@@ -7,7 +7,6 @@ from typing import Any
 
 from websearch_mcp.dates import iso_date
 from websearch_mcp.engines.common import http_url, web_hit
-from websearch_mcp.engines.text import clean_text
 from websearch_mcp.models import Hit
 
 #: `tbs` values for a time range.
@@ -42,7 +41,7 @@ def language_params(language: str | None, *, restrict: bool = False) -> dict[str
 def organic_hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     """An organic result as Serper and SerpApi relay it: `link`, `title`, `snippet`, `date`."""
     url = http_url(item.get("link"))
-    snippet = clean_text(item.get("snippet"))
+    snippet = item.get("snippet") or ""
     return web_hit(
         url, item.get("title"), snippet, rank, engine, published=iso_date(item.get("date"))
     )

@@ -76,6 +76,7 @@ class Baidu(Engine):
     """
 
     name = "baidu"
+    markup = False
     index = "baidu"
     base_url = "https://www.baidu.com"
     supports_time_range = True

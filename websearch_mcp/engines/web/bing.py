@@ -18,7 +18,7 @@ from websearch_mcp.engines.common import (
     ranked_hits,
     web_hit,
 )
-from websearch_mcp.engines.text import clean_text
+from websearch_mcp.engines.text import collapse_spaces, html_text
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -52,6 +52,7 @@ class Bing(Engine):
     """Bing web results from the HTML page; dates come from snippet prefixes."""
 
     name = "bing"
+    markup = False
     index = "bing"
     base_url = "https://www.bing.com"
     supports_time_range = True
@@ -106,8 +107,10 @@ def _hit(parts: tuple[LexborNode | None, str], rank: int, engine: str) -> Hit | 
     if link is None:
         return None
     url = result_url(link.attributes.get("href"))
-    snippet, published = split_date_prefix(clean_text(snippet_html))
-    return web_hit(url, link.inner_html, snippet, rank, engine, published=published)
+    # The date that opens a snippet is read off its text: the page's markup is read here.
+    snippet, published = split_date_prefix(collapse_spaces(html_text(snippet_html)))
+    title = html_text(link.inner_html or "")
+    return web_hit(url, title, snippet, rank, engine, published=published)
 
 
 #: Where a result's snippet is, in order: the caption paragraph; for rich cards (no paragraph)

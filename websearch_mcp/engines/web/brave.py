@@ -14,7 +14,6 @@ from websearch_mcp.engines.common import (
     result_list,
     web_hit,
 )
-from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -86,5 +85,5 @@ def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     """A result; `page_age` is ISO, `age` a calendar date ("September 6, 2019") or "4 days ago"."""
     url = http_url(item.get("url"))
     published = iso_date(item.get("page_age")) or human_date(item.get("age"))
-    snippet = clean_text(item.get("description"))
+    snippet = item.get("description") or ""
     return web_hit(url, item.get("title"), snippet, rank, engine, published=published)

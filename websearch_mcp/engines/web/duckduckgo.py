@@ -13,7 +13,6 @@ from websearch_mcp.engines.common import (
     ranked_hits,
     web_hit,
 )
-from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -137,5 +136,5 @@ def _hit(
     if "result--ad" in (node.attributes.get("class") or "") or link is None:
         return None
     url = result_url(link.attributes.get("href"))
-    snippet_text = clean_text(snippet.inner_html) if snippet else ""
+    snippet_text = (snippet.inner_html or "") if snippet else ""
     return web_hit(url, link.inner_html, snippet_text, rank, engine)

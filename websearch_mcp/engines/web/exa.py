@@ -16,7 +16,6 @@ from websearch_mcp.engines.common import (
     strip_markdown,
     web_hit,
 )
-from websearch_mcp.engines.text import clean_text
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 _RANGE_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
@@ -61,7 +60,7 @@ class Exa(Engine):
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("url")) or http_url(item.get("id"))
-    snippet = clean_text(strip_markdown(_snippet_source(item)))
+    snippet = strip_markdown(_snippet_source(item))
     published = iso_date(item.get("publishedDate"))
     return web_hit(url, item.get("title"), snippet, rank, engine, published=published)
 

@@ -89,6 +89,7 @@ class Google(Engine):
     """Google web results: `div.g` blocks whose title is an `a` holding an `h3`."""
 
     name = "google"
+    markup = False
     index = "google"
     base_url = "https://www.google.com"
     supports_time_range = True

@@ -22,7 +22,7 @@ from websearch_mcp.engines.common import (
     ranked_hits,
     web_hit,
 )
-from websearch_mcp.engines.text import clean_text
+from websearch_mcp.engines.text import collapse_spaces
 from websearch_mcp.engines.web._google import language_params
 from websearch_mcp.errors import EngineAuthError, EngineError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
@@ -96,6 +96,7 @@ class GoogleCSE(Engine):
     metadata or a "May 5, 2018 ..." snippet prefix. `items` is absent when nothing matched."""
 
     name = "google_cse"
+    markup = False
     index = "google"
     base_url = "https://www.googleapis.com"
     needs_key = True
@@ -128,6 +129,6 @@ class GoogleCSE(Engine):
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("link"))
-    snippet, snippet_date = snippet_and_date(clean_text(item.get("snippet")))
+    snippet, snippet_date = snippet_and_date(collapse_spaces(str(item.get("snippet") or "")))
     published = _published(item) or snippet_date
     return web_hit(url, item.get("title"), snippet, rank, engine, published=published)

@@ -15,7 +15,6 @@ from websearch_mcp.engines.common import (
     ranked_hits,
     web_hit,
 )
-from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -28,6 +27,7 @@ class Jina(Engine):
     """
 
     name = "jina"
+    markup = False
     base_url = "https://s.jina.ai"
     needs_key = True
     semantic = True
@@ -57,6 +57,6 @@ class Jina(Engine):
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("url"))
-    snippet = clean_text(item.get("description") or item.get("content"))
+    snippet = item.get("description") or item.get("content") or ""
     published = iso_date(item.get("publishedTime") or item.get("date"))
     return web_hit(url, item.get("title"), snippet, rank, engine, published=published)

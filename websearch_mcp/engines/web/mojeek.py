@@ -9,7 +9,6 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import ResultBlocks, http_url, ranked_hits, web_hit
-from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -27,6 +26,7 @@ class Mojeek(Engine):
     """
 
     name = "mojeek"
+    markup = False
     index = "mojeek"
     base_url = "https://www.mojeek.com"
     supports_time_range = True
@@ -76,5 +76,5 @@ def _hit(
 ) -> Hit | None:
     item, title, link, snippet = parts  # the result, its heading link, its URL link, its text
     url = http_url((link or title or item).attributes.get("href"))
-    snippet_text = clean_text(snippet.text()) if snippet is not None else ""
+    snippet_text = snippet.text() if snippet is not None else ""
     return web_hit(url, title.text() if title is not None else None, snippet_text, rank, engine)

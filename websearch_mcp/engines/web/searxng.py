@@ -14,7 +14,7 @@ from websearch_mcp.engines.common import (
     result_list,
     web_hit,
 )
-from websearch_mcp.engines.text import clean_text
+from websearch_mcp.engines.text import clean_text, collapse_spaces
 from websearch_mcp.errors import EngineError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -31,6 +31,7 @@ class SearXNG(Engine):
     """
 
     name = "searxng"
+    markup = False
     # SearXNG's own default listen address (settings.yml `server.port: 8888`).
     base_url = "http://127.0.0.1:8888"
     returns_score = True
@@ -79,7 +80,7 @@ def unresponsive(value: Any, shown: int = 5) -> str:
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("url"))
     # Google results relayed by SearXNG keep the date in the text ("1 apr 2013 — ...").
-    snippet, printed = split_date_prefix(clean_text(item.get("content")))
+    snippet, printed = split_date_prefix(collapse_spaces(str(item.get("content") or "")))
     return web_hit(
         url,
         item.get("title"),

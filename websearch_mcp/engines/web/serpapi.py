@@ -27,6 +27,7 @@ class SerpApi(Engine):
     """
 
     name = "serpapi"
+    markup = False
     index = "google"
     base_url = "https://serpapi.com"
     needs_key = True

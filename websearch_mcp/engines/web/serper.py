@@ -20,6 +20,7 @@ class Serper(Engine):
     """Serper: `organic[]` with `title`, `link`, `snippet` and sometimes a `date`. No score."""
 
     name = "serper"
+    markup = False
     index = "google"
     base_url = "https://google.serper.dev"
     needs_key = True

@@ -16,7 +16,6 @@ from websearch_mcp.engines.common import (
     strip_markdown,
     web_hit,
 )
-from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -28,6 +27,7 @@ class Tavily(Engine):
     """Tavily: relevance scores in [0, 1]; `published_date` only for news topics."""
 
     name = "tavily"
+    markup = False
     base_url = "https://api.tavily.com"
     needs_key = True
     returns_score = True
@@ -64,7 +64,7 @@ def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     return web_hit(
         url,
         item.get("title"),
-        clean_text(strip_markdown(str(item.get("content") or ""))),
+        strip_markdown(str(item.get("content") or "")),
         rank,
         engine,
         score=as_float(item.get("score")),

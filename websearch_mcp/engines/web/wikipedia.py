@@ -8,7 +8,6 @@ from urllib.parse import quote, urlsplit
 
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import json_object, ranked_hits, result_list
-from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineError, EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -66,9 +65,9 @@ def _hit(item: dict[str, Any], rank: int, engine: str, origin: str) -> Hit | Non
     if not isinstance(title, str) or not title.strip():
         return None
     return Hit(
-        title=clean_text(title),
+        title=title,
         url=article_url(title, origin),
-        snippet=clean_text(item.get("snippet")),
+        snippet=item.get("snippet") or "",
         rank=rank,
         engine=engine,
     )

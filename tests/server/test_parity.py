@@ -1,0 +1,214 @@
+"""Both parts of an answer say the same thing. Claude Code, Codex and OpenCode give a model only
+`structuredContent` when there is one; Kimi Code and the OpenAI Agents SDK only the text; an
+error result is read as text by all. So every fact the text shows is in `structuredContent`,
+and an error's text names the argument and what it may be."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp import Client
+
+from testing.fake_engines import FakeEngines, Fault
+from testing.server_helpers import settings_for
+from testing.serving import serve_app
+from websearch_mcp.app import create_app
+from websearch_mcp.render import page_text, papers_text, search_text
+
+# Values are drawn from letters the rendering's own words never use, so that once the values
+# are taken out of the text, whatever is left is the rendering's and shows nothing of its own.
+WORD = st.text(alphabet="αβγδεζηθικλμνξπρστυφχψω", min_size=2, max_size=8)
+TEXT = st.lists(WORD, min_size=1, max_size=4).map(" ".join)
+URL = WORD.map(lambda word: f"https://{word}.test/{word}")
+STATUS = st.sampled_from(["ok", "empty", "error", "timeout", "blocked", "rate_limited"])
+PAGE_STATUS = st.sampled_from(["ok", "timeout", "refused", "blocked", "error", "unsupported"])
+SCORE = st.floats(0, 10, allow_nan=False).map(lambda x: round(x, 4))
+COUNT = st.integers(0, 5000)
+DAY = st.dates().map(lambda day: day.isoformat())
+
+ENGINE = st.fixed_dictionaries(
+    {"name": WORD, "status": STATUS, "results": COUNT},
+    optional={
+        "latency_ms": st.none() | COUNT,
+        "error": st.none() | TEXT,
+        "attempts": st.lists(TEXT, max_size=3),
+    },
+)
+RESULT = st.fixed_dictionaries(
+    {
+        "title": st.just("") | TEXT,
+        "url": URL,
+        "snippet": st.just("") | TEXT,
+        "engines": st.lists(WORD, min_size=1, max_size=3),
+        "score": SCORE,
+    },
+    optional={
+        "published": st.none() | DAY,
+        "passages": st.none() | st.lists(TEXT, max_size=3),
+        "page_status": st.none() | PAGE_STATUS,
+    },
+)
+SEARCH = st.fixed_dictionaries(
+    {
+        "query": TEXT,
+        "results": st.lists(RESULT, max_size=4),
+        "engines": st.lists(ENGINE, max_size=4),
+        "cached": st.booleans(),
+        "partial": st.booleans(),
+    },
+    optional={"note": st.none() | TEXT, "summary": st.none() | TEXT, "summary_error": TEXT},
+)
+PAPER_FACTS = st.fixed_dictionaries(
+    {},
+    optional={
+        "authors": st.none() | st.lists(TEXT, max_size=5),
+        "venue": st.none() | TEXT,
+        "doi": st.none() | WORD.map(lambda word: f"10.1000/{word}"),
+        "citations": st.none() | COUNT,
+        "pdf_url": st.none() | URL,
+        "ids": st.none() | st.fixed_dictionaries({}, optional={"arxiv": WORD}),
+    },
+)
+PAPERS = st.tuples(SEARCH, st.lists(st.tuples(RESULT, PAPER_FACTS), max_size=4)).map(
+    lambda made: {**made[0], "page": 1, "results": [{**r, **f} for r, f in made[1]]}
+)
+PAGE = st.fixed_dictionaries(
+    {
+        "url": URL,
+        "final_url": URL,
+        "content": TEXT,
+        "content_type": st.just("text/html"),
+        "total_chars": COUNT,
+        "start": COUNT,
+        "truncated": st.booleans(),
+    },
+    optional={"title": st.none() | TEXT, "next_start": st.none() | COUNT},
+)
+
+#: The rendering's own words: labels, and what a flag or a status reads as.
+SCAFFOLDING = (
+    "partial: some engines did not answer",
+    "(page read: nothing in it matches the query)",
+    "(page not read:",
+    "(no summary:",
+    "No results for",
+    "No papers for",
+    "call again with start=",
+    "to read on",
+    "characters",
+    "attempts:",
+    "engines:",
+    "cited by",
+    "et al.",
+    "cached",
+    "score",
+    "Note:",
+    "arXiv:",
+    "PDF:",
+    "doi:",
+    " of ",
+    "ms",
+)
+#: What may be left of a text once the facts and the labels are out: layout only.
+LAYOUT = re.compile(r"[\s\[\]();:,.>#'\"-]*")
+NUMBERING = re.compile(r"^\d+\. ", re.MULTILINE)
+
+
+def facts(value: Any) -> Iterator[str]:
+    """Every value in an answer as text (a date's year too, which a byline shows)."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from facts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from facts(item)
+    elif isinstance(value, str):
+        yield value
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            yield value[:4]
+    elif value is not None and not isinstance(value, bool):
+        yield str(value)
+
+
+def left_over(text: str, answer: dict[str, Any]) -> str:
+    """`text` without its numbering, the rendering's labels and every fact of `answer`."""
+    text = NUMBERING.sub("", text)
+    for label in SCAFFOLDING:
+        text = text.replace(label, " ")
+    for fact in sorted(set(facts(answer)), key=len, reverse=True):
+        text = text.replace(fact, " ")
+    return text
+
+
+@settings(max_examples=150, deadline=None)
+@given(SEARCH)
+def test_the_text_of_a_search_shows_nothing_the_structured_answer_lacks(answer: Any) -> None:
+    text = search_text(answer)
+    assert LAYOUT.fullmatch(left_over(text, answer)), text
+    assert ("cached" in text) == answer["cached"]
+    assert ("partial:" in text) == answer["partial"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(PAPERS)
+def test_the_text_of_papers_shows_nothing_the_structured_answer_lacks(answer: Any) -> None:
+    text = papers_text(answer)
+    assert LAYOUT.fullmatch(left_over(text, answer)), text
+
+
+@settings(max_examples=100, deadline=None)
+@given(PAGE)
+def test_the_text_of_a_page_shows_nothing_the_structured_answer_lacks(page: Any) -> None:
+    text = page_text(page)
+    assert LAYOUT.fullmatch(left_over(text, page)), text
+
+
+def test_the_scaffolding_check_catches_a_fact_only_the_text_has() -> None:
+    answer = {"query": "αβ", "results": [], "engines": [], "cached": False, "partial": False}
+    assert LAYOUT.fullmatch(left_over(search_text(answer), answer))
+    assert not LAYOUT.fullmatch(left_over(search_text(answer) + " took 12", answer))
+
+
+@pytest.fixture
+def server(fake: FakeEngines, engines_url: str) -> Iterator[str]:
+    fake.faults["brave"] = Fault(status=500, body=b"upstream broke")
+    with serve_app(create_app(settings_for(engines_url, brave=True))) as url:
+        yield url
+
+
+async def test_the_text_on_the_wire_is_the_rendering_of_the_structured_answer(server: str) -> None:
+    async with Client(f"{server}/mcp", mode="legacy", cache=None) as client:
+        result = await client.call_tool("web_search", {"query": "python asyncio"})
+    answer = result.structured_content
+    assert answer is not None and answer["results"]
+    assert {e["name"]: e["status"] for e in answer["engines"]}["brave"] == "error"
+    assert result.content[0].text == search_text(answer)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "named"),
+    [
+        ("web_search", {"time_range": "decade"}, ["time_range", "day, week, month, year"]),
+        ("web_search", {"max_results": 0}, ["max_results", "from 1 to 50"]),
+        ("web_search", {"read": 11}, ["read", "from 0 to 10"]),
+        ("web_search", {"explain": "maybe"}, ["explain", "true or false"]),
+        ("web_search", {"language": "english!"}, ["language", "'en', 'de' or 'zh-CN'"]),
+        ("web_search", {"engines": ["altavista"]}, ["engine 'altavista'", "allowed: baidu, bing"]),
+        ("academic_search", {"page": 51}, ["page", "from 1 to 50"]),
+        ("academic_search", {"year_from": 99}, ["year_from", "from 1000 to"]),
+        ("fetch_page", {"url": "https://a.test/", "max_chars": 0}, ["max_chars", "from 1 to"]),
+    ],
+)
+async def test_an_errors_text_names_the_argument_and_what_it_may_be(
+    server: str, tool: str, arguments: dict[str, Any], named: list[str]
+) -> None:
+    async with Client(f"{server}/mcp", mode="legacy", cache=None) as client:
+        result = await client.call_tool(tool, {"query": "q", **arguments})
+    assert result.is_error and result.structured_content is None
+    text = result.content[0].text
+    assert all(part in text for part in named), text
