@@ -44,11 +44,13 @@ class Outcome:
     """One engine's report, and its hits when they go into the fusion (None otherwise).
 
     `demoted`: the list seems to answer another query; it is fused with a much lower weight.
+    `asked`: False when no request was sent (breaker open, every key resting).
     """
 
     report: EngineReport
     hits: list[Hit] | None
     demoted: bool = False
+    asked: bool = True
 
 
 Call = Callable[["EngineRun"], Coroutine[Any, Any, Outcome]]
