@@ -19,9 +19,6 @@ from websearch_mcp.fetch import DEFAULT_MAX_CHARS, validate_fetch_args
 from websearch_mcp.render import page_text, search_text
 from websearch_mcp.service import SearchFailed, SearchService
 
-#: The token `websearch-mcp status` sends (else the first of the server's own tokens).
-TOKEN_ENV = "WEBSEARCH_MCP_TOKEN"
-
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="websearch-mcp", description=__doc__)
@@ -74,8 +71,8 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
     status.add_argument(
         "--url",
-        help="the server (default: http://127.0.0.1:<server.port>); the token is read from"
-        f" ${TOKEN_ENV}, else the first of ${TOKENS_ENV}",
+        help="the server (default: http://127.0.0.1:<server.port>); the token sent is the first"
+        f" of ${TOKENS_ENV}",
     )
     status.add_argument("--json", action="store_true", help="print /status.json as it is")
 
@@ -207,7 +204,7 @@ def _status(settings: Settings, ns: argparse.Namespace) -> int:
     from websearch_mcp.status.table import render_table
 
     base = (ns.url or f"http://127.0.0.1:{settings.server.port}").rstrip("/")
-    token = os.environ.get(TOKEN_ENV) or os.environ.get(TOKENS_ENV, "").split(",")[0].strip()
+    token = os.environ.get(TOKENS_ENV, "").split(",")[0].strip()
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
         response = httpx.get(f"{base}/status.json", headers=headers, timeout=10.0)
@@ -215,7 +212,7 @@ def _status(settings: Settings, ns: argparse.Namespace) -> int:
         print(f"error: cannot reach {base}: {type(err).__name__}", file=sys.stderr)
         return 1
     if response.status_code != 200:
-        hint = f" (set ${TOKEN_ENV})" if response.status_code == 401 else ""
+        hint = f" (set ${TOKENS_ENV})" if response.status_code == 401 else ""
         print(f"error: {base}/status.json answered {response.status_code}{hint}", file=sys.stderr)
         return 1
     print(response.text if ns.json else render_table(response.json()))

@@ -2,7 +2,8 @@
 
 No script, no external style, font or image: the styles are inline, the sparklines are inline
 SVG, and the page asks the browser to load it again every `REFRESH_SECONDS`. Narrow screens get
-one card per engine instead of a table row. Every text is escaped.
+one card per engine instead of a table row; disabled engines are named in one line below the
+table. Every text is escaped.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;background:
 padding:.6rem;margin:0}dt{color:#5b6275}dd{margin:0}svg{display:block}
 @media (max-width:700px){thead{display:none}table,tbody,tr,td{display:block;width:auto}
 tr{margin:0 0 .8rem;border:1px solid #e3e6ec;background:#fff}td{border:0;padding:.2rem .6rem}
-td.n{text-align:left}td[data-label]::before{content:attr(data-label) ": ";color:#5b6275}}
+td.n{display:inline-block;text-align:left}
+td[data-label]::before{content:attr(data-label) ": ";color:#5b6275}}
 """
 
 
@@ -162,7 +164,9 @@ def service_section(service: dict[str, Any]) -> str:
 
 def render_page(report: dict[str, Any]) -> str:
     """The whole page for `report` (as `status_report` makes it)."""
-    rows = "".join(engine_row(row) for row in report["engines"])
+    rows = "".join(engine_row(row) for row in report["engines"] if row["state"] != "disabled")
+    off = [escape(row["name"]) for row in report["engines"] if row["state"] == "disabled"]
+    disabled = ", ".join(f'<span data-engine="{n}" data-state="disabled">{n}</span>' for n in off)
     heads = (
         "Engine", "State", "Calls", "Success", "Results/call", "p50", "p95", "Keys", "Hour",
         "Last error",
@@ -179,5 +183,6 @@ def render_page(report: dict[str, Any]) -> str:
         f'<p class="sub">As of {escape(report["generated_at"])}; the last hour per engine;'
         f" refreshed every {REFRESH_SECONDS} s.</p>"
         f'<table id="engines"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
-        f"{service_section(service)}</body></html>"
+        + (f'<p class="sub" id="disabled">Disabled: {disabled}</p>' if disabled else "")
+        + f"{service_section(service)}</body></html>"
     )
