@@ -1,12 +1,12 @@
 """`Guard`: the one ASGI middleware that decides who may call the server, and how much.
 
-In this order: Host (421) and Origin (403) against DNS rebinding, the bearer token (401; 429 for
-an address that failed too often), then for the search routes (`/mcp`, `/search`) the per-client
-rate limit (429), the body (413 over the cap, 408 when it is not in within the read timeout) and
-only then the concurrency limits (429 per client, 503 overall). The MCP SDK's own Host/Origin
-check is switched off by the app so that the two can never disagree. `/healthz` passes
-untouched: it tells nothing but the version. The checks themselves are in `security` and
-`limits`.
+In this order: Host (421) and Origin (403) against DNS rebinding, the bearer token (401, whose
+challenge on the status page's paths offers Basic too; 429 for an address that failed too
+often), then for the search routes (`/mcp`, `/search`) the per-client rate limit (429), the body
+(413 over the cap, 408 when it is not in within the read timeout) and only then the concurrency
+limits (429 per client, 503 overall). The MCP SDK's own Host/Origin check is switched off by the
+app so that the two can never disagree. `/healthz` passes untouched: it tells nothing but the
+version. The checks themselves are in `security` and `limits`.
 """
 
 from __future__ import annotations

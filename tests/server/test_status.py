@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from testing.cache_helpers import FakeClock
 from testing.fake_engines import FakeEngines, Fault, base_urls
+from testing.redis_server import RedisServer
 from testing.server_helpers import BRAVE_KEY, MCP_HEADERS, tool_call
 from testing.serving import serve_app
 from testing.status_mix import EXPECTED, RETRY_AFTER, faulted, mix_settings, search
@@ -26,6 +28,9 @@ from websearch_mcp.cli import main as cli_main
 from websearch_mcp.config import parse_config
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import EngineReport
+from websearch_mcp.net.breaker import CircuitBreaker
+from websearch_mcp.net.cooldown import MemoryCooldownStore
+from websearch_mcp.net.cooldown_reads import MAX_AGE_SECONDS
 from websearch_mcp.status.activity import (
     LATENCY_BOUNDS_MS,
     MAX_ERROR_CHARS,
@@ -336,3 +341,45 @@ def test_the_cli_prints_the_table_with_the_token_from_the_environment(
     assert "blocked, 1 h left" in lines["bing"]
     assert "rate limited" in lines["brave"] and "ok" in lines["searxng"]
     assert TOKEN not in out and BRAVE_KEY not in out
+
+
+def test_replicas_share_breakers_and_keys_and_show_their_own_hour(
+    engines_url: str, fake: FakeEngines, redis_server: RedisServer
+) -> None:
+    assert redis_server.command("FLUSHALL") == b"+OK"
+    cache = {"backend": "redis", "redis_url": redis_server.url}
+    settings = mix_settings(engines_url).model_copy(
+        update={"cache": parse_config({"cache": cache}, "test", environ={}).cache}
+    )
+    with serve_app(create_app(settings)) as one, serve_app(create_app(settings)) as two:
+        search(one, "python asyncio event loop")
+        time.sleep(MAX_AGE_SECONDS + 0.1)  # the other replica's recent reads have aged
+        mine = _rows(httpx.get(f"{one}/status.json", timeout=10).json())
+        other = httpx.get(f"{two}/status.json", timeout=10).json()
+    assert other["service"]["shared_state"] == "redis"
+    theirs = _rows(other)
+    # The state is shared; which failure opened a breaker is known where it was seen.
+    assert {name: mine[name]["state"] for name in EXPECTED} == EXPECTED
+    assert {name: theirs[name]["state"] for name in EXPECTED} == {
+        **EXPECTED,
+        "bing": "breaker_open",
+    }
+    assert theirs["brave"]["keys"] == {"configured": 1, "resting": 1}
+    for name in ("searxng", "brave", "bing", "wikipedia"):
+        assert mine[name]["hour"]["calls"] == 1 and theirs[name]["hour"]["calls"] == 0, name
+
+
+async def test_the_breakers_state_is_read_without_claiming_its_probe() -> None:
+    clock = FakeClock(1_000_000.0)
+    breaker = CircuitBreaker("a", MemoryCooldownStore(), clock=clock)
+    assert await breaker.state() is None
+    await breaker.failure("error", "HTTP 500")
+    opened = await breaker.state()
+    assert opened is not None and not opened.probing and opened.seconds_left == 5.0
+    clock.advance(6)
+    for _ in range(2):  # looking twice claims nothing
+        half = await breaker.state()
+        assert half is not None and half.probing and half.seconds_left == 0.0
+    assert await breaker.check() is None  # the probe is still there for a search to take
+    await breaker.success()
+    assert await breaker.state() is None

@@ -93,13 +93,14 @@ async def engine_rows(source: StatusSource, merged: Snapshot, now: float) -> lis
     for run in shown_engines(source):
         last = merged["last_errors"].get(run.name)
         pool = run.pool
-        resting = len(pool) - await pool.usable() if pool is not None else 0
+        configured = len(pool) if pool is not None else 0
+        resting = configured - await pool.usable() if pool is not None else 0
         rows.append(
             {
                 "name": run.name,
                 "kind": run.engine.kind,
                 **await engine_state(source, run, last),
-                "keys": {"configured": len(run.keys), "resting": resting},
+                "keys": {"configured": configured, "resting": resting},
                 "last_error": (
                     {"at": iso(last[0]), "status": last[1], "text": last[2]} if last else None
                 ),
