@@ -189,7 +189,8 @@ def test_the_page_escapes_every_text_and_loads_nothing_from_outside() -> None:
     assert '<meta http-equiv="refresh" content="30">' in page
     assert 'name="viewport"' in page
     assert 'data-engine="a" data-state="blocked"' in page and "blocked, 50 min left" in page
-    assert "<svg" in page and "<rect" in page
+    # The hour's one minute: a bar all red (nothing answered) and a dot at its latency.
+    assert 'fill="#f8b4b4"' in page and "<circle" in page
 
 
 def test_the_table_has_a_line_per_engine() -> None:

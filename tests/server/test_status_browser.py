@@ -90,3 +90,15 @@ def test_chromium_shows_each_engines_state(status_url: str, tmp_path: Path) -> N
     keep = os.environ.get("STATUS_SCREENSHOT")
     if keep:
         shutil.copyfile(shot, keep)
+
+
+def test_chromium_opens_it_with_the_token_as_the_basic_password(
+    engines_url: str, tmp_path: Path
+) -> None:
+    token = "tok-browser-0123456789abcdef"
+    with serve_app(create_app(mix_settings(engines_url, {"auth_tokens": [token]}))) as url:
+        with_token = url.replace("http://", f"http://anyone:{token}@") + "/status"
+        opened = chromium(tmp_path, "--dump-dom", with_token).stdout
+        refused = chromium(tmp_path, "--dump-dom", f"{url}/status").stdout
+    assert '<tr data-engine="searxng" data-state="ok">' in opened
+    assert "data-engine" not in refused
