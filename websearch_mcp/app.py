@@ -1,16 +1,19 @@
 """The Starlette application: routes, middleware (request ids, auth, limits) and the lifespan.
 
 Routes: `POST /mcp` (MCP, stateless), `GET|POST /search` (SearXNG's JSON API), `GET /metrics`
-(Prometheus), `GET /readyz` (the cache answers), `GET /healthz` (the process answers; the only
-route that needs no token). Every request passes `Observer` (request id, access log, metrics)
-and then `Guard` (Host, Origin, token, rate and concurrency limits, body cap).
+(Prometheus), `GET /status` and `GET /status.json` (the engines' health, see `status`),
+`GET /readyz` (the cache answers), `GET /healthz` (the process answers; the only route that
+needs no token). Every request passes `Observer` (request id, access log, metrics) and then
+`Guard` (Host, Origin, token, rate and concurrency limits, body cap).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -20,7 +23,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -36,6 +39,9 @@ from websearch_mcp.searxng_api import search_endpoint
 from websearch_mcp.security import check_exposure
 from websearch_mcp.service import SearchService
 from websearch_mcp.stalls import set_worker_read_timeout
+from websearch_mcp.status.page import CONTENT_SECURITY_POLICY, render_page
+from websearch_mcp.status.report import StatusSource, status_report
+from websearch_mcp.status.shared import publish, status_dir
 from websearch_mcp.tools import build_mcp
 
 log = logging.getLogger("websearch_mcp.app")
@@ -131,6 +137,19 @@ async def readyz(request: Request) -> Response:
     return JSONResponse({"status": "not ready", "cache": backend, "cause": cause}, status_code=503)
 
 
+async def status_json(request: Request) -> Response:
+    """The status report (docs/status.md); never cached by a browser or proxy."""
+    report = await status_report(request.app.state.status, request.scope.get("server"))
+    return JSONResponse(report, headers={"Cache-Control": "no-store"})
+
+
+async def status_page(request: Request) -> Response:
+    """The status report as one self-contained HTML page, allowed nothing from outside."""
+    report = await status_report(request.app.state.status, request.scope.get("server"))
+    headers = {"Cache-Control": "no-store", "Content-Security-Policy": CONTENT_SECURITY_POLICY}
+    return HTMLResponse(render_page(report), headers=headers)
+
+
 async def metrics_endpoint(request: Request) -> Response:
     metrics = request.app.state.metrics
     await metrics.refresh()
@@ -169,12 +188,17 @@ def create_app(
         # Summaries stream: calls asking for progress get an SSE response (see MCPEndpoint).
         managers.append(StreamableHTTPSessionManager(mcp.server, json_response=False, **transport))
 
+    status = StatusSource(service, settings, metrics, time.time(), status_dir())
+
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
             for each in managers:
                 await stack.enter_async_context(each.run())
             await service.start()
+            if status.shared is not None:  # the other workers read this one's hour
+                hour = publish(status.shared, service.orchestrator.activity, status.process)
+                stack.push_async_callback(_cancelled, asyncio.create_task(hour))
             if settle_heap:
                 heap.settle()
             try:
@@ -191,6 +215,8 @@ def create_app(
             Route("/healthz", healthz, methods=["GET"]),
             Route("/readyz", readyz, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),
+            Route("/status", status_page, methods=["GET"]),
+            Route("/status.json", status_json, methods=["GET"]),
         ],
         middleware=[
             Middleware(Observer, metrics=metrics),
@@ -201,8 +227,15 @@ def create_app(
     app.state.service = service
     app.state.settings = settings
     app.state.metrics = metrics
+    app.state.status = status
     app.state.mcp = mcp.tools  # the tool layer (a benchmark adds a tool of its own)
     return app
+
+
+async def _cancelled(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 def worker_app() -> Starlette:

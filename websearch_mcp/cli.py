@@ -1,4 +1,4 @@
-"""Command line: `websearch-mcp serve | stdio | search | fetch | check-config`."""
+"""Command line: `websearch-mcp serve | stdio | search | fetch | status | check-config`."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 from websearch_mcp import __version__
 from websearch_mcp.arguments import MAX_READ, web_search_args
 from websearch_mcp.config import CONFIG_ENV, ENV_PREFIX, Settings
+from websearch_mcp.config.loader import TOKENS_ENV
 from websearch_mcp.errors import ConfigError, FetchError, SearchFailed, ToolInputError
 from websearch_mcp.fetch import DEFAULT_MAX_CHARS, validate_fetch_args
 from websearch_mcp.render import page_text, search_text
@@ -66,6 +67,15 @@ def _parser() -> argparse.ArgumentParser:
     fetch.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS)
     fetch.add_argument("--start", type=int, default=0)
     fetch.add_argument("--json", action="store_true", help="print the tool's structured JSON")
+
+    status = sub.add_parser("status", help="print each engine's state and last hour")
+    status.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
+    status.add_argument(
+        "--url",
+        help="the server (default: http://127.0.0.1:<server.port>); the token sent is the first"
+        f" of ${TOKENS_ENV}",
+    )
+    status.add_argument("--json", action="store_true", help="print /status.json as it is")
 
     check = sub.add_parser("check-config", help="validate a config file and print the result")
     check.add_argument("path", nargs="?", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
@@ -131,7 +141,8 @@ def _serve_workers(
     check_exposure(settings.server)  # refuse here, once, rather than in every worker
     if ns.config:
         os.environ[CONFIG_ENV] = str(ns.config)
-    for key, value in (("host", ns.host), ("port", ns.port)):
+    # The resolved count, so that each worker's status page says how many there are.
+    for key, value in (("host", ns.host), ("port", ns.port), ("workers", workers)):
         if value is not None:
             os.environ[f"{ENV_PREFIX}SERVER__{key.upper()}"] = json.dumps(value)
     with shared_runtime():
@@ -187,6 +198,28 @@ async def _fetch(settings: Settings, ns: argparse.Namespace) -> int:
     return 0
 
 
+def _status(settings: Settings, ns: argparse.Namespace) -> int:
+    """Fetch `/status.json` and print it as a table (or as it is, with `--json`)."""
+    import httpx
+
+    from websearch_mcp.status.table import render_table
+
+    base = (ns.url or f"http://127.0.0.1:{settings.server.port}").rstrip("/")
+    token = os.environ.get(TOKENS_ENV, "").split(",")[0].strip()
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        response = httpx.get(f"{base}/status.json", headers=headers, timeout=10.0)
+    except httpx.HTTPError as err:
+        print(f"error: cannot reach {base}: {type(err).__name__}", file=sys.stderr)
+        return 1
+    if response.status_code != 200:
+        hint = f" (set ${TOKENS_ENV})" if response.status_code == 401 else ""
+        print(f"error: {base}/status.json answered {response.status_code}{hint}", file=sys.stderr)
+        return 1
+    print(response.text if ns.json else render_table(response.json()))
+    return 0
+
+
 def _check(path: str | None) -> int:
     settings = load_config(path)
     enabled = [
@@ -215,6 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             asyncio.run(serve_stdio(settings))
             return 0
+        if ns.command == "status":
+            return _status(settings, ns)
         if ns.command == "fetch":
             return asyncio.run(_fetch(settings, ns))
         return asyncio.run(_search(settings, ns))

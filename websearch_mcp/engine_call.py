@@ -139,11 +139,13 @@ class Outcome:
     """One engine's report, and its hits when they go into the fusion (None otherwise).
 
     `demoted`: the list seems to answer another query; it is fused with a much lower weight.
+    `asked`: False when no request was sent (breaker open, every key resting).
     """
 
     report: EngineReport
     hits: list[Hit] | None
     demoted: bool = False
+    asked: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,12 +220,13 @@ class EngineCall:
         if not self.plan and run.pool is not None:
             status, text = await run.pool.resting()
             resting = EngineReport(run.name, status, latency_ms=0, error=text)  # type: ignore[arg-type]
-            return Outcome(resting, None)
+            return Outcome(resting, None, asked=False)
         self.planned = self.plan[0]
         # A probe may take until the deadline; its claim lapses a little after it.
         probe_seconds = max(0.0, self.until - time.monotonic()) + 1.0
         if run.breaker is not None and (state := await run.breaker.check(probe_seconds)):
-            return Outcome(EngineReport(run.name, "skipped", error=state.describe()), None)
+            skipped = EngineReport(run.name, "skipped", error=state.describe())
+            return Outcome(skipped, None, asked=False)
         return None
 
     async def _attempt(self) -> Outcome | None:

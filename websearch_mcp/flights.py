@@ -14,6 +14,7 @@ class SingleFlight:
 
     def __init__(self) -> None:
         self._flights: dict[str, asyncio.Future[Any]] = {}
+        self.joins = 0  # requests that joined a flight already under way
 
     async def run(self, key: str, make: Callable[[], Awaitable[T]]) -> T:
         """Join the flight for `key`, or start one with `make()`.
@@ -27,6 +28,8 @@ class SingleFlight:
             flight = asyncio.ensure_future(make())
             self._flights[key] = flight
             flight.add_done_callback(lambda done: self._landed(key, done))
+        else:
+            self.joins += 1
         return await asyncio.shield(flight)
 
     def _landed(self, key: str, flight: asyncio.Future[Any]) -> None:

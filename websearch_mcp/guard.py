@@ -1,12 +1,12 @@
 """`Guard`: the one ASGI middleware that decides who may call the server, and how much.
 
-In this order: Host (421) and Origin (403) against DNS rebinding, the bearer token (401; 429 for
-an address that failed too often), then for the search routes (`/mcp`, `/search`) the per-client
-rate limit (429), the body (413 over the cap, 408 when it is not in within the read timeout) and
-only then the concurrency limits (429 per client, 503 overall). The MCP SDK's own Host/Origin
-check is switched off by the app so that the two can never disagree. `/healthz` passes
-untouched: it tells nothing but the version. The checks themselves are in `security` and
-`limits`.
+In this order: Host (421) and Origin (403) against DNS rebinding, the bearer token (401, whose
+challenge on the status page's paths offers Basic too; 429 for an address that failed too
+often), then for the search routes (`/mcp`, `/search`) the per-client rate limit (429), the body
+(413 over the cap, 408 when it is not in within the read timeout) and only then the concurrency
+limits (429 per client, 503 overall). The MCP SDK's own Host/Origin check is switched off by the
+app so that the two can never disagree. `/healthz` passes untouched: it tells nothing but the
+version. The checks themselves are in `security` and `limits`.
 """
 
 from __future__ import annotations
@@ -42,16 +42,25 @@ LIMITED_PATHS = frozenset({"/mcp", "/search"})
 #: The scope key under which `Guard` leaves the caller's identity for the access log.
 CLIENT_KEY = "websearch.client"
 REALM = 'Bearer realm="websearch-mcp"'
+#: Paths a browser opens: their 401 also offers Basic (any user name, the token as password),
+#: so that the browser asks for it.
+BROWSER_PATHS = frozenset({"/status", "/status.json"})
+BASIC_REALM = 'Basic realm="websearch-mcp", charset="UTF-8"'
 
 
 async def _reject(
-    send: Send, status: int, message: str, headers: dict[str, str] | None = None
+    send: Send,
+    status: int,
+    message: str,
+    headers: dict[str, str] | None = None,
+    challenges: tuple[str, ...] = (),
 ) -> None:
     body = json.dumps({"error": message}).encode()
     raw = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
         *((k.lower().encode(), v.encode()) for k, v in (headers or {}).items()),
+        *((b"www-authenticate", challenge.encode()) for challenge in challenges),
     ]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
@@ -101,7 +110,8 @@ class Guard:
             return
         client = address
         if self.auth.enabled:
-            token_id = await self._authenticate(headers, address, send)
+            browser = scope["path"] in BROWSER_PATHS
+            token_id = await self._authenticate(headers, address, send, browser)
             if token_id is None:
                 return
             client = scope[CLIENT_KEY] = token_id
@@ -140,9 +150,12 @@ class Guard:
         finally:
             self.slots.leave(client)
 
-    async def _authenticate(self, headers: Headers, address: str, send: Send) -> str | None:
+    async def _authenticate(
+        self, headers: Headers, address: str, send: Send, browser: bool = False
+    ) -> str | None:
         """The caller's token id, or None once refused (401, or 429 while the address has
-        failed too often: then no token is even looked at, so guessing cannot go on)."""
+        failed too often: then no token is even looked at, so guessing cannot go on). A
+        `browser` path's 401 offers Basic as well as Bearer."""
         wait = self.failures.wait(address)
         if wait > 0:
             await self._refuse(
@@ -159,7 +172,8 @@ class Guard:
             given = "authorization" in headers
             challenge = REALM + (', error="invalid_token"' if given else "")
             message = "invalid bearer token" if given else "a bearer token is required"
-            await self._refuse(send, 401, "unauthorized", message, {"WWW-Authenticate": challenge})
+            challenges = (challenge, BASIC_REALM) if browser else (challenge,)
+            await self._refuse(send, 401, "unauthorized", message, challenges=challenges)
         return token_id
 
     async def _body(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
@@ -199,7 +213,8 @@ class Guard:
         reason: str,
         message: str,
         headers: dict[str, str] | None = None,
+        challenges: tuple[str, ...] = (),
     ) -> None:
         if self.on_reject is not None:
             self.on_reject(reason)
-        await _reject(send, status, message, headers)
+        await _reject(send, status, message, headers, challenges)

@@ -217,6 +217,16 @@ class Metrics:
             for engine, is_open in (await self._breaker_source()).items():
                 self.breaker_open.labels(engine).set(1 if is_open else 0)
 
+    def totals(self, *names: str) -> dict[str, float]:
+        """The totals of unlabelled counters `names` (every worker's, when shared), after
+        bringing this process's counts up to date."""
+        self._sync()
+        registry = self.registry
+        if self.shared_dir is not None:
+            registry = CollectorRegistry()
+            MultiProcessCollector(registry, self.shared_dir)
+        return {name: registry.get_sample_value(f"{name}_total") or 0.0 for name in names}
+
     def record_engines(self, reports: Iterable[Any]) -> None:
         """Count each engine's call by status and observe its latency (skipped engines: count)."""
         for report in map(_report_dict, reports):

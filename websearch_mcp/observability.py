@@ -34,9 +34,10 @@ ACCESS_LOG = logging.getLogger("websearch_mcp.access")
 REQUEST_ID: ContextVar[str] = ContextVar("websearch_request_id", default="-")
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 #: Routes with their own metric label; anything else is "other" (bounded label values).
-ROUTES = ("/mcp", "/search", "/metrics", "/readyz", "/healthz")
-#: Routes whose requests are not counted as in flight (probes and scrapes).
-QUIET_ROUTES = frozenset({"/healthz", "/metrics"})
+ROUTES = ("/mcp", "/search", "/metrics", "/readyz", "/healthz", "/status", "/status.json")
+#: Routes whose requests are not counted as in flight (probes, scrapes, the status page's
+#: refreshes).
+QUIET_ROUTES = frozenset({"/healthz", "/metrics", "/status", "/status.json"})
 #: The HTTP client's loggers: quiet unless the level is debug (see `configure_logging`).
 CLIENT_LOGGERS = ("httpx", "httpcore")
 

@@ -4,7 +4,7 @@ Per engine: a circuit breaker (skip an engine that just failed), a token bucket 
 rate limit), a key pool (rotate keys, cool refused ones and try the next), retries with backoff
 for 429/502/503, a proxy chosen per engine, rotating browser User-Agents for scraped pages. The
 strategy (`search.strategy`, see `strategies.py`) decides which engines are asked and in what
-order; `engine_call.py` runs one engine call for it, `engine_run.py` holds each engine's record.
+order; `engine_call.py` runs one engine call for it and holds each engine's record.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from websearch_mcp.net.engine_http import EngineClient, build_client
 from websearch_mcp.net.http import URL_LOGGERS
 from websearch_mcp.net.useragents import UserAgentRotation
 from websearch_mcp.redaction import RedactingFilter
+from websearch_mcp.status.activity import Activity
 from websearch_mcp.strategies import STRATEGIES, Search
 
 __all__ = ["EngineRun", "FanOut", "Orchestrator"]
@@ -71,6 +72,8 @@ class Orchestrator:
         self._searches = itertools.count()  # numbers the fan-outs (the pool's rotation)
         #: Requests sent again after a kept-alive connection turned out closed, per engine.
         self.stale_retries: collections.Counter[str] = collections.Counter()
+        #: The last hour of engine calls, for the status page.
+        self.activity = Activity()
         self._clients: dict[tuple[str | None, str | None], EngineClient] = {}
         env = os.environ if environ is None else environ
         self.runs: dict[str, EngineRun] = {
@@ -146,6 +149,10 @@ class Orchestrator:
             if family:
                 out[name] = family
         return out
+
+    def left_out(self, name: str) -> str | None:
+        """Why engine `name` is never asked (disabled, no key, no proxy), or None."""
+        return self._left_out(self.runs[name])
 
     async def breaker_states(self) -> dict[str, bool]:
         """Each enabled engine that has a circuit breaker: whether it is open now. Claims no
@@ -235,4 +242,6 @@ class Orchestrator:
 
         `until` is the overall deadline on the `time.monotonic()` clock.
         """
-        return await EngineCall(run, query, until, self._kit).outcome()
+        outcome = await EngineCall(run, query, until, self._kit).outcome()
+        self.activity.record(outcome.report, query.text, asked=outcome.asked)
+        return outcome

@@ -132,6 +132,11 @@ class SearchService:
         self._fan_outs = 0  # fresh searches waiting for their engines in this process
         self._cleanup: asyncio.Task[None] | None = None
 
+    @property
+    def single_flight_joins(self) -> int:
+        """Requests that shared a search or summary already under way in this process."""
+        return self._in_flight.joins
+
     async def start(self) -> None:
         """Start background work (the cache's periodic cleanup), and load what the first search
         would otherwise load (the public suffix list)."""
@@ -276,6 +281,7 @@ class SearchService:
         first so a bad engine name is an error even when a cached answer exists. `prepare`:
         `fuse` with a `Preparation`, for a ranking that reads lists ahead (see `_fresh`)."""
         runs, skipped = self.orchestrator.choose(kind, engines)
+        self.orchestrator.activity.searched()
         key = cache_key(tool, query.text, key_args, self.fingerprint)
         # An answer the cache holds in memory needs no flight: a flight's answer is there
         # only once it is stored.

@@ -37,6 +37,7 @@ from websearch_mcp.errors import ConfigError
 from websearch_mcp.metrics import forget_dead_workers
 from websearch_mcp.runtime import LeaderLock
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.status.shared import PUBLISH_SECONDS
 from websearch_mcp.workers import listening_sockets, worker_count
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads worker pids from /proc")
@@ -375,3 +376,30 @@ def test_a_killed_workers_requests_in_flight_stop_counting(tmp_path: Path) -> No
     child.wait()
     forget_dead_workers(str(tmp_path))
     assert _in_flight(tmp_path) == 0.0
+
+
+def test_either_workers_status_page_shows_the_whole_machine(
+    server: dict[str, Any], fake: FakeEngines
+) -> None:
+    url = server["url"]
+    first, second = server["workers"]
+    health: list[int] = []
+    with on_worker(server, first, health) as client:
+        fake.faults["searxng"] = Fault(status=429, retry_after="120")
+        _search(client, url, "python asyncio event loop")
+    fake.faults.clear()
+    with on_worker(server, second, health) as client:
+        _search(client, url, "python asyncio coroutines")
+    time.sleep(PUBLISH_SECONDS + 0.5)  # each worker has left its hour for the other
+    for pid in (first, second):
+        with on_worker(server, pid, health) as client:
+            report = client.get(f"{url}/status.json").json()
+        service = report["service"]
+        assert service["workers"] == {"configured": 2, "reporting": 2}
+        assert (service["figures"], service["shared_state"]) == ("machine", "sqlite")
+        rows = {row["name"]: row for row in report["engines"]}
+        # The first worker's failure opened the shared breaker: the second skipped searxng.
+        assert rows["searxng"]["state"] == "rate_limited"
+        assert rows["searxng"]["hour"]["calls"] == fake.counts["searxng"] == 1
+        assert rows["searxng"]["hour"]["skipped"] == 1
+        assert rows["tavily"]["hour"]["calls"] == fake.counts["tavily"] == 2

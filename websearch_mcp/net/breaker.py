@@ -125,6 +125,15 @@ class CircuitBreaker:
         cooldown = await self._store.record_failure(self.name, reason, until_for)
         return cooldown.until - now
 
+    async def state(self) -> Open | None:
+        """The failure on record, if any: open with the time left, or half-open (`probing`
+        once the cooldown is over). Claims nothing (for the status page)."""
+        entry = await self._store.get(self.name)
+        if entry is None:
+            return None
+        left = entry.until - self._clock()
+        return Open(entry.reason, max(0.0, left), probing=left <= 0)
+
     async def is_open(self) -> bool:
         """Whether the cooldown is still running (for metrics); claims nothing."""
         entry = await self._store.get(self.name)

@@ -1,0 +1,386 @@
+"""The status page: the hour's buckets, the page and table, then a real server over fake engines
+in every state (states, figures adding up, who may open it, no secret shown, the CLI)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from testing.cache_helpers import FakeClock
+from testing.fake_engines import FakeEngines, Fault, base_urls
+from testing.redis_server import RedisServer
+from testing.server_helpers import BRAVE_KEY, MCP_HEADERS, tool_call
+from testing.serving import serve_app
+from testing.status_mix import EXPECTED, RETRY_AFTER, faulted, mix_settings, search
+from websearch_mcp.app import create_app
+from websearch_mcp.cli import main as cli_main
+from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.models import EngineReport
+from websearch_mcp.net.breaker import CircuitBreaker
+from websearch_mcp.net.cooldown import MemoryCooldownStore
+from websearch_mcp.net.cooldown_reads import MAX_AGE_SECONDS
+from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.status.activity import (
+    LATENCY_BOUNDS_MS,
+    MAX_ERROR_CHARS,
+    MINUTES,
+    Activity,
+    hour_figures,
+    merge,
+    percentile,
+)
+from websearch_mcp.status.page import render_page
+from websearch_mcp.status.shared import read_snapshots, write_snapshot
+from websearch_mcp.status.table import render_table
+
+TOKEN = "tok-status-0123456789abcdef"
+STATUSES = ("ok", "empty", "irrelevant", "error", "timeout", "blocked", "rate_limited", "skipped")
+
+# --- the hour's buckets ---------------------------------------------------------------------
+
+calls = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b"]),
+        st.sampled_from(STATUSES),
+        st.integers(0, 20),
+        st.integers(0, 90_000),
+        st.booleans(),
+    ),
+    max_size=40,
+)
+
+
+def _feed(activity: Activity, items: list[tuple[str, str, int, int, bool]]) -> None:
+    for name, status, results, latency, asked in items:
+        report = EngineReport(name, status, results=results, latency_ms=latency, error="x")  # type: ignore[arg-type]
+        activity.record(report, "the query", asked=asked)
+
+
+@given(calls, st.integers(0, 40))
+def test_the_hours_figures_add_up_and_merge_like_one_process(items: list, cut: int) -> None:
+    clock = FakeClock(1_000_000.0)
+    whole, first, second = Activity(clock), Activity(clock), Activity(clock)
+    _feed(whole, items)
+    _feed(first, items[:cut])
+    _feed(second, items[cut:])
+    merged = merge([first.snapshot(), second.snapshot()])
+    for name in ("a", "b"):
+        mine = [i for i in items if i[0] == name]
+        figures = hour_figures(merge([whole.snapshot()]), name, clock())
+        assert figures == hour_figures(merged, name, clock())
+        skipped = sum(1 for i in mine if i[1] == "skipped" or not i[4])
+        assert figures["skipped"] == skipped
+        assert figures["calls"] == len(mine) - skipped
+        assert sum(figures["statuses"].values()) == len(mine)
+        answered = sum(1 for i in mine if i[4] and i[1] in ("ok", "empty", "irrelevant"))
+        assert figures["answered"] == answered
+        if figures["calls"]:
+            assert figures["success_share"] == round(answered / figures["calls"], 3)
+            assert figures["latency_p50_ms"] <= figures["latency_p95_ms"]
+
+
+def test_minutes_older_than_the_hour_are_dropped() -> None:
+    clock = FakeClock(1_000_000.0)
+    activity = Activity(clock)
+    for _ in range(MINUTES + 5):
+        activity.record(EngineReport("a", "ok", latency_ms=120), "q")
+        activity.searched()
+        clock.advance(60)
+    assert len(activity.engines) == MINUTES and len(activity.searches) == MINUTES
+    figures = hour_figures(merge([activity.snapshot()]), "a", clock())
+    # The current minute has had no call yet: the hour holds the 59 minutes before it.
+    assert figures["calls"] == MINUTES - 1
+    assert figures["minutes"]["success_share"] == [1.0] * (MINUTES - 1) + [None]
+
+
+def test_a_kept_error_has_no_query_and_is_short() -> None:
+    activity = Activity(FakeClock(1_000_000.0))
+    query = "where is my secret garden"
+    error = f"bad request for {query}: " + "x" * 500
+    activity.record(EngineReport("a", "error", latency_ms=5, error=error), query)
+    _, status, text = activity.last_errors["a"]
+    assert status == "error" and query not in text and "<query>" in text
+    assert len(text) == MAX_ERROR_CHARS
+
+
+def test_percentiles_read_from_the_histogram_are_within_a_bucket() -> None:
+    assert percentile({}, 0.5) is None
+    activity = Activity(FakeClock(1_000_000.0))
+    for ms in range(1, 1001):  # 1 ms .. 1 s, evenly
+        activity.record(EngineReport("a", "ok", latency_ms=ms), "q")
+    figures = hour_figures(merge([activity.snapshot()]), "a", 1_000_000.0)
+    assert 500 <= figures["latency_p50_ms"] <= 500 * 1.25
+    assert 950 <= figures["latency_p95_ms"] <= 950 * 1.25
+    assert figures["latency_p95_ms"] in LATENCY_BOUNDS_MS
+
+
+def test_worker_snapshots_are_read_together(tmp_path: Path) -> None:
+    clock = FakeClock(1_000_000.0)
+    one, two = Activity(clock), Activity(clock)
+    one.record(EngineReport("a", "ok", latency_ms=50), "q")
+    two.record(EngineReport("a", "error", latency_ms=70, error="HTTP 500"), "q")
+    write_snapshot(tmp_path, one.snapshot(), pid=11)
+    write_snapshot(tmp_path, two.snapshot(), pid=12)
+    (tmp_path / "13.json").write_text("{half a fi")  # being replaced: skipped
+    snapshots = read_snapshots(tmp_path)
+    assert len(snapshots) == 2
+    figures = hour_figures(merge(snapshots), "a", clock())
+    assert figures["calls"] == 2 and figures["statuses"] == {"error": 1, "ok": 1}
+
+
+# --- the page and the table -----------------------------------------------------------------
+
+
+def _report(text: str) -> dict[str, Any]:
+    activity = Activity(FakeClock(1_000_000.0))
+    activity.record(EngineReport("a", "blocked", latency_ms=50, error=text), "q")
+    return {
+        "generated_at": "2026-01-01T00:00:00Z",
+        "service": {
+            "version": "1",
+            "replica": "<host>",
+            "pid": 1,
+            "started_at": "2026-01-01T00:00:00Z",
+            "uptime_seconds": 5,
+            "workers": {"configured": 1, "reporting": 1},
+            "figures": "process",
+            "shared_state": "memory",
+            "searches_per_minute": 1.0,
+            "cache": {
+                "backend": "none",
+                "hits": 0,
+                "misses": 0,
+                "hit_share": None,
+                "size_bytes": 0,
+            },
+            "single_flight_joins": 0,
+            "extract_workers": 2,
+            "exposure": {"address": "127.0.0.1:1", "tokens_required": True, "tokens": 2},
+        },
+        "engines": [
+            {
+                "name": "a",
+                "state": "blocked",
+                "seconds_left": 3000.0,
+                "keys": {"configured": 0, "resting": 0},
+                "last_error": {"at": "2026-01-01T00:00:00Z", "status": "blocked", "text": text},
+                "hour": hour_figures(merge([activity.snapshot()]), "a", 1_000_000.0),
+            }
+        ],
+    }
+
+
+def test_the_page_escapes_every_text_and_loads_nothing_from_outside() -> None:
+    page = render_page(_report('<script>alert("x")</script> <img src="https://evil.example/">'))
+    assert "<script>" not in page and "<img" not in page
+    assert "&lt;script&gt;" in page and "&lt;host&gt;" in page
+    assert not re.search(r"""<[^>]*\s(src|href)\s*=|url\(|@import|<script|<link""", page)
+    assert '<meta http-equiv="refresh" content="30">' in page
+    assert 'name="viewport"' in page
+    assert 'data-engine="a" data-state="blocked"' in page and "blocked, 50 min left" in page
+    # The hour's one minute: a bar all red (nothing answered) and a dot at its latency.
+    assert 'fill="#f8b4b4"' in page and "<circle" in page
+
+
+def test_the_table_has_a_line_per_engine() -> None:
+    text = render_table(_report("CAPTCHA page"))
+    head, row = text.splitlines()[:2]
+    assert head.split()[:3] == ["engine", "state", "calls"]
+    assert row.startswith("a ") and "blocked, 50 min left" in row and "CAPTCHA page" in row
+    assert "tokens required" in text
+
+
+# --- a real server over fake engines in every state -----------------------------------------
+
+
+@pytest.fixture
+def fake(engine_results: Any) -> FakeEngines:
+    return faulted(FakeEngines(engine_results))
+
+
+@pytest.fixture
+def mix(engines_url: str) -> Iterator[str]:
+    """The service on the faulted engines, open (loopback, no tokens); each engine asked."""
+    with serve_app(create_app(mix_settings(engines_url))) as url:
+        search(url, "python asyncio event loop")
+        yield url
+
+
+def _rows(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {row["name"]: row for row in report["engines"]}
+
+
+def test_each_engine_shows_its_true_state_and_the_hour_adds_up(mix: str, fake: FakeEngines) -> None:
+    for query in ("asyncio coroutines", "asyncio tasks and futures"):
+        search(mix, query)
+    report = httpx.get(f"{mix}/status.json", timeout=10).json()
+    rows = _rows(report)
+    assert {name: rows[name]["state"] for name in EXPECTED} == EXPECTED
+    assert RETRY_AFTER - 30 < rows["brave"]["seconds_left"] <= RETRY_AFTER
+    assert rows["brave"]["keys"] == {"configured": 1, "resting": 1}
+    assert 3000 < rows["bing"]["seconds_left"] <= 3600
+    assert 500 < rows["wikipedia"]["seconds_left"] <= 600
+    # Every request an engine received is one call; the searches after a failure skip it.
+    for name in ("searxng", "brave", "bing", "wikipedia"):
+        hour = rows[name]["hour"]
+        assert hour["calls"] == fake.counts[name], name
+        assert hour["calls"] + hour["skipped"] == 3, name
+    assert rows["searxng"]["hour"]["success_share"] == 1.0
+    assert rows["searxng"]["hour"]["results_per_call"] == 3.0
+    assert rows["bing"]["last_error"]["status"] == "blocked"
+    assert rows["brave"]["last_error"]["status"] == "rate_limited"
+    assert rows["tavily"]["hour"]["calls"] == 0 and rows["tavily"]["keys"]["configured"] == 0
+    service = report["service"]
+    assert service["searches_per_minute"] == 3.0
+    assert service["exposure"]["tokens_required"] is False
+    assert service["figures"] == "process" and service["workers"]["reporting"] == 1
+    page = httpx.get(f"{mix}/status", timeout=10)
+    assert page.headers["content-type"].startswith("text/html")
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    shown = dict(re.findall(r'data-engine="(\w+)" data-state="(\w+)"', page.text))
+    assert {name: shown[name] for name in EXPECTED} == EXPECTED
+
+
+def _basic(user: str, password: str) -> dict[str, str]:
+    encoded = base64.b64encode(f"{user}:{password}".encode()).decode()
+    return {"Authorization": f"Basic {encoded}"}
+
+
+def test_basic_and_bearer_open_it_and_nothing_else_does(engines_url: str) -> None:
+    server = {"auth_tokens": [TOKEN], "auth_failures_per_minute": 1, "auth_failure_burst": 4}
+    with serve_app(create_app(mix_settings(engines_url, server))) as url:
+        for path in ("/status", "/status.json"):
+            for headers in ({"Authorization": f"Bearer {TOKEN}"}, _basic("anyone", TOKEN)):
+                assert httpx.get(url + path, headers=headers).status_code == 200, path
+            refused = httpx.get(url + path)
+            assert refused.status_code == 401
+            challenges = refused.headers.get_list("www-authenticate")
+            assert any(c.startswith("Basic ") for c in challenges)
+            assert any(c.startswith("Bearer ") for c in challenges)
+            assert httpx.get(url + path, headers=_basic(TOKEN, "wrong")).status_code == 401
+        # Failed attempts count toward the throttle: four refused, then even the token waits.
+        throttled = httpx.get(f"{url}/status", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert throttled.status_code == 429 and "retry-after" in throttled.headers
+
+
+def _planted() -> dict[str, str]:
+    """A distinct key for every keyed engine (Google's CSE takes `<cx>:<key>`)."""
+    keys = {name: f"PLANTED{name.upper()}x0123456789secret" for name in ENGINES}
+    keys["google_cse"] = "cx0123456789planted:" + keys["google_cse"]
+    return {name: key for name, key in keys.items() if ENGINES[name].needs_key}
+
+
+def _secret_settings(engines_url: str, keys: dict[str, str]) -> Any:
+    urls = base_urls(engines_url)
+    engines: dict[str, Any] = {name: {"enabled": False} for name in ENGINES}
+    for name, key in keys.items():
+        base = urls.get(name, f"{engines_url}/other/{name}")
+        engines[name] = {"enabled": True, "api_keys": [key], "base_url": base}
+    return parse_config(
+        {
+            "engines": engines,
+            "search": {"deadline_seconds": 3},
+            "cache": {"backend": "none"},
+            "proxy": {"url": "http://user:proxy-pass-0123456789@127.0.0.1:9", "no_proxy": "*"},
+            "server": {"auth_tokens": [TOKEN], "rate_limit_per_minute": 0},
+        },
+        "test",
+        environ={},
+    )
+
+
+def test_no_key_token_proxy_password_or_query_is_shown(engines_url: str, fake: FakeEngines) -> None:
+    keys = _planted()
+    query = "zebra quasar marmalade"
+    for name, key in keys.items():  # every keyed API refuses its key, quoting it and the query
+        body = json.dumps({"error": f"invalid api key {key} for {query}", "message": key})
+        fake.faults[name] = Fault(status=401, body=body)
+    settings = _secret_settings(engines_url, keys)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with serve_app(create_app(settings)) as url:
+        # Every engine fails: the searches' own answers are not what this test looks at.
+        httpx.get(f"{url}/search", params={"q": query, "format": "json"}, headers=auth, timeout=20)
+        academic = tool_call({"query": query}, "academic_search")
+        httpx.post(f"{url}/mcp", json=academic, headers={**MCP_HEADERS, **auth}, timeout=20)
+        shown = [
+            httpx.get(f"{url}/status.json", headers=auth).text,
+            httpx.get(f"{url}/status", headers=auth).text,
+        ]
+    rows = _rows(json.loads(shown[0]))
+    assert all(rows[name]["last_error"] for name in keys), "every keyed engine failed"
+    secrets = [*keys.values(), TOKEN, "proxy-pass-0123456789", query]
+    secrets += [part for key in keys.values() for part in key.split(":")]
+    for text in shown:
+        for secret in secrets:
+            for form in {secret, quote(secret, safe=""), json.dumps(secret)[1:-1]}:
+                assert form not in text, secret
+
+
+def test_the_cli_prints_the_table_with_the_token_from_the_environment(
+    engines_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with serve_app(create_app(mix_settings(engines_url, {"auth_tokens": [TOKEN]}))) as url:
+        search(url, "python asyncio", {"Authorization": f"Bearer {TOKEN}"})
+        monkeypatch.delenv("WEBSEARCH_MCP_TOKENS", raising=False)
+        assert cli_main(["status", "--url", url]) == 1
+        assert "answered 401" in capsys.readouterr().err
+        monkeypatch.setenv("WEBSEARCH_MCP_TOKENS", f"{TOKEN},another-token-0123456789")
+        assert cli_main(["status", "--url", url]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    assert "blocked, 1 h left" in lines["bing"]
+    assert "rate limited" in lines["brave"] and "ok" in lines["searxng"]
+    assert TOKEN not in out and BRAVE_KEY not in out
+
+
+def test_replicas_share_breakers_and_keys_and_show_their_own_hour(
+    engines_url: str, fake: FakeEngines, redis_server: RedisServer
+) -> None:
+    assert redis_server.command("FLUSHALL") == b"+OK"
+    cache = {"backend": "redis", "redis_url": redis_server.url}
+    settings = mix_settings(engines_url).model_copy(
+        update={"cache": parse_config({"cache": cache}, "test", environ={}).cache}
+    )
+    with serve_app(create_app(settings)) as one, serve_app(create_app(settings)) as two:
+        search(one, "python asyncio event loop")
+        time.sleep(MAX_AGE_SECONDS + 0.1)  # the other replica's recent reads have aged
+        mine = _rows(httpx.get(f"{one}/status.json", timeout=10).json())
+        other = httpx.get(f"{two}/status.json", timeout=10).json()
+    assert other["service"]["shared_state"] == "redis"
+    theirs = _rows(other)
+    # The state is shared; which failure opened a breaker is known where it was seen.
+    assert {name: mine[name]["state"] for name in EXPECTED} == EXPECTED
+    assert {name: theirs[name]["state"] for name in EXPECTED} == {
+        **EXPECTED,
+        "bing": "breaker_open",
+    }
+    assert theirs["brave"]["keys"] == {"configured": 1, "resting": 1}
+    for name in ("searxng", "brave", "bing", "wikipedia"):
+        assert mine[name]["hour"]["calls"] == 1 and theirs[name]["hour"]["calls"] == 0, name
+
+
+async def test_the_breakers_state_is_read_without_claiming_its_probe() -> None:
+    clock = FakeClock(1_000_000.0)
+    breaker = CircuitBreaker("a", MemoryCooldownStore(), clock=clock)
+    assert await breaker.state() is None
+    await breaker.failure("error", "HTTP 500")
+    opened = await breaker.state()
+    assert opened is not None and not opened.probing and opened.seconds_left == 5.0
+    clock.advance(6)
+    for _ in range(2):  # looking twice claims nothing
+        half = await breaker.state()
+        assert half is not None and half.probing and half.seconds_left == 0.0
+    assert await breaker.check() is None  # the probe is still there for a search to take
+    await breaker.success()
+    assert await breaker.state() is None
