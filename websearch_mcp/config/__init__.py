@@ -16,6 +16,7 @@ from websearch_mcp.config.loader import (
     parse_config,
 )
 from websearch_mcp.config.network import FetchSettings, ProxySettings
+from websearch_mcp.config.news import NewsSettings
 from websearch_mcp.config.ranking import MMRSettings, RankingSettings
 from websearch_mcp.config.search import (
     BreakerSettings,
@@ -39,6 +40,7 @@ __all__ = [
     "KeySettings",
     "LLMSettings",
     "MMRSettings",
+    "NewsSettings",
     "PoolSettings",
     "ProxySettings",
     "RankingSettings",
