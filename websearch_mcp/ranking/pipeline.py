@@ -339,9 +339,9 @@ def rank(
     head: tuple[list[list[int]], list[int]] | None = None
     if search.ranking.neighbour_weight > 0 and len(scored) > 1:
         head = _regularise(scored, ctx)
-    scored = scored[: kept_count([r.score for r in scored], search.relevance_threshold)]
-    if ctx.news is not None and ctx.news.fold:
+    if ctx.news is not None and ctx.news.fold:  # before the threshold: copies rank low
         scored = _fold_stories(scored, ctx.news)
+    scored = scored[: kept_count([r.score for r in scored], search.relevance_threshold)]
     limit = max(0, query.max_results)
     if search.mmr.enabled and len(scored) > 1 and limit > 1:
         order, sims = mmr(

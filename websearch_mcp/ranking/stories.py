@@ -107,13 +107,19 @@ def same_story(a: Report, b: Report, settings: NewsSettings) -> bool:
 def fold(reports: Sequence[Report], settings: NewsSettings) -> list[list[int]]:
     """Groups of indexes into `reports` (best first): each group's first is the best-ranked
     report of a story, the rest the later ones folded into it, in order. Each report is
-    compared with the groups' first reports only, so a group never drifts from its lead."""
+    compared with the groups' first reports only, so a group never drifts from its lead, and
+    only with those sharing a title word (both rules need one)."""
     groups: list[list[int]] = []
+    leads: dict[str, list[int]] = {}  # title word -> the groups whose lead has it
     for index, report in enumerate(reports):
-        for group in groups:
-            if same_story(reports[group[0]], report, settings):
-                group.append(index)
+        words = report.title_words
+        candidates = sorted({g for word in words for g in leads.get(word, ())})
+        for g in candidates:
+            if same_story(reports[groups[g][0]], report, settings):
+                groups[g].append(index)
                 break
         else:
+            for word in words:
+                leads.setdefault(word, []).append(len(groups))
             groups.append([index])
     return groups
