@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from testing.engine_answers import assert_clean, parse, resp
 from testing.shared import fixture_bytes
+from websearch_mcp.dates import parse_date
 from websearch_mcp.engines.news import news_time, relative_time, without_source
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.engines.web.brave import Brave
@@ -132,12 +133,24 @@ def test_the_unusual_traffic_page_is_a_block_with_any_status() -> None:
 def test_an_empty_feed_is_no_results_and_other_bodies_are_errors() -> None:
     empty = b'<rss version="2.0"><channel><title>"zzqx" - Google News</title></channel></rss>'
     assert parse(GoogleNews(), empty, query=NEWS) == []
-    with pytest.raises(EngineParseError, match="not XML"):
-        parse(GoogleNews(), b"{}", query=NEWS)
-    with pytest.raises(EngineParseError, match="not an RSS feed"):
-        parse(GoogleNews(), b"<feed/>", query=NEWS)
+    for body in (b"{}", b"<feed/>", b"<html><p>Sorry, something went wrong</p></html>"):
+        with pytest.raises(EngineParseError, match="not an RSS feed"):
+            parse(GoogleNews(), body, query=NEWS)
+    with pytest.raises(EngineParseError, match="without a channel"):
+        parse(GoogleNews(), b"<rss/>", query=NEWS)
     with pytest.raises(EngineError, match="HTTP 503"):
         parse(GoogleNews(), b"", 503, query=NEWS)
+
+
+def test_a_feed_whose_articles_quote_the_block_page_is_still_a_feed() -> None:
+    item = (
+        "<item><title>Why Google says: unusual traffic from your computer network - The Verge"
+        "</title><link>https://news.google.com/rss/articles/x</link><source>The Verge</source>"
+        "</item>"
+    )
+    feed = f'<rss version="2.0"><channel>{item}</channel></rss>'
+    (hit,) = parse(GoogleNews(), feed, query=NEWS)
+    assert hit.source == "The Verge" and "unusual traffic" in hit.title
 
 
 # --- Brave -------------------------------------------------------------------------------------
@@ -262,6 +275,10 @@ NOW = clock(2026, 7, 14, 4, 0)
         ("", None),
         ("soon", None),
         ("3 fortnights ago", None),
+        ("99999999999 years ago", None),
+        ("3000 years ago", None),
+        ("01/01/0001, 01:00 AM, +0500 UTC", None),
+        ("0001-01-01T00:00:00+05:00", None),
         (None, None),
     ],
 )
@@ -288,3 +305,9 @@ def test_a_google_news_title_loses_only_the_publisher_it_names() -> None:
     assert without_source("Cats - dogs - AP News", None) == ("Cats - dogs", "AP News")
     assert without_source("Storm - hits", "AP News") == ("Storm - hits", "AP News")
     assert without_source("No ending", None) == ("No ending", None)
+
+
+@given(st.one_of(st.text(max_size=60), st.from_regex(r"\d{1,12} [a-z]{1,8}s? ago", fullmatch=True)))
+def test_any_printed_time_reads_as_a_date_or_nothing(printed: str) -> None:
+    read = news_time(printed, NOW)
+    assert read is None or parse_date(read) is not None

@@ -68,7 +68,10 @@ def relative_time(text: str, now: datetime) -> str | None:
     if not match or match[2] not in _UNITS:
         return None
     count = int(match[1]) if match[1].isdigit() else 1
-    return stamp(now - timedelta(seconds=count * _UNITS[match[2]]))
+    try:
+        return stamp(now - timedelta(seconds=count * _UNITS[match[2]]))
+    except OverflowError:  # before year 1
+        return None
 
 
 def _us_stamp(text: str) -> str | None:
@@ -91,7 +94,13 @@ def news_time(value: Any, now: datetime) -> str | None:
     """A news item's publication time as UTC (see the module's doc), else None."""
     if not isinstance(value, str) or not value.strip():
         return None
-    text = value.strip()
+    try:
+        return _read_time(value.strip(), now)
+    except OverflowError:  # a stamp before year 1 or after 9999 once in UTC
+        return None
+
+
+def _read_time(text: str, now: datetime) -> str | None:
     if found := relative_time(text, now) or _us_stamp(text):
         return found
     if text[:4].isdigit() and "T" in text:

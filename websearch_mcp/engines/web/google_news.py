@@ -19,6 +19,7 @@ from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineBlocked, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
+BLOCKED = "Google 'unusual traffic' CAPTCHA"
 # Markup and text of Google's "unusual traffic" page (served for any Google host, /sorry/).
 _BLOCK_MARKERS = ('id="captcha-form"', "/sorry/index", "unusual traffic from your computer")
 # The country of a bare language tag where it is not the language code in capitals.
@@ -73,18 +74,29 @@ class GoogleNews(Engine):
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
         """RSS items -> hits; the "unusual traffic" page is a block, whatever its status."""
         target = response.headers.get("location", "") or response.url
-        if "/sorry/" in target or any(m in response.text[:20_000] for m in _BLOCK_MARKERS):
-            raise EngineBlocked("Google 'unusual traffic' CAPTCHA")
+        if "/sorry/" in target:
+            raise EngineBlocked(BLOCKED)
+        feed = _feed(response)
+        if feed is None:  # a page, not a feed: a block, or an error by its status
+            if any(marker in response.text for marker in _BLOCK_MARKERS):
+                raise EngineBlocked(BLOCKED)
+            self.check_status(response)
+            raise EngineParseError("Google News answered with a body that is not an RSS feed")
         self.check_status(response)
-        try:
-            # ElementTree never fetches external entities and expat bounds entity expansion.
-            feed = ET.fromstring(response.content)
-        except ET.ParseError:
-            raise EngineParseError("Google News answered with a body that is not XML") from None
         channel = feed.find("channel")
-        if feed.tag != "rss" or channel is None:
-            raise EngineParseError("Google News answered with XML that is not an RSS feed")
+        if channel is None:
+            raise EngineParseError("Google News answered with an RSS feed without a channel")
         return ranked_hits(channel.findall("item"), self.name, partial(_hit, now=self.now()))
+
+
+def _feed(response: HttpResponse) -> ET.Element | None:
+    """The RSS document, or None when the body is not one."""
+    try:
+        # ElementTree never fetches external entities and expat bounds entity expansion.
+        root = ET.fromstring(response.content)
+    except ET.ParseError:
+        return None
+    return root if root.tag == "rss" else None
 
 
 def _hit(item: ET.Element, rank: int, engine: str, now: datetime) -> Hit | None:
