@@ -46,6 +46,11 @@ class ResultOut(TypedDict):
     engines: list[str]
     score: float
     published: NotRequired[Annotated[str | None, _NONE]]
+    #: A news result's publisher; `undated` when no engine dated it; `also`: the same story
+    #: from other publishers (source, url, published).
+    source: NotRequired[str]
+    undated: NotRequired[bool]
+    also: NotRequired[list[dict[str, Any]]]
     score_details: NotRequired[Annotated[dict[str, Any] | None, _NONE]]
     passages: NotRequired[Annotated[list[str] | None, _NONE]]
     page_status: NotRequired[Annotated[str | None, _NONE]]

@@ -23,6 +23,7 @@ from websearch_mcp.coerce import (
     MAX_RESULTS_LIMIT,
     MIN_YEAR,
     as_bool,
+    as_category,
     as_engine_list,
     as_int,
     as_intent,
@@ -34,7 +35,7 @@ from websearch_mcp.coerce import (
 )
 from websearch_mcp.errors import ToolInputError
 from websearch_mcp.fetch import DEFAULT_MAX_CHARS, MAX_CHARS_LIMIT, validate_fetch_args
-from websearch_mcp.models import TIME_RANGES, Query
+from websearch_mcp.models import CATEGORIES, TIME_RANGES, Query
 
 __all__ = [
     "INTENTS",
@@ -189,6 +190,19 @@ def _summary_params() -> tuple[Arg, ...]:
     return intent, summarize
 
 
+def _category() -> Arg:
+    schema = {
+        "type": "string",
+        "enum": list(CATEGORIES),
+        "default": "general",
+        "description": "general: the web. news: the engines' news indexes only (engines "
+        "without one are skipped); each result has published (UTC) and source, newest "
+        "relevant first, and one story from several publishers takes one place, the others "
+        "listed in also.",
+    }
+    return Arg("category", schema, as_category, "general")
+
+
 def web_search_params(limits: Limits, *, summaries: bool) -> tuple[Arg, ...]:
     """`web_search`'s arguments; `intent` and `summarize` only with `summaries`."""
     return (
@@ -216,6 +230,7 @@ def web_search_params(limits: Limits, *, summaries: bool) -> tuple[Arg, ...]:
             "Also read the pages of this many top results and add passages that answer the "
             "query (costs up to the search's time limit; 0 reads none).",
         ),
+        _category(),
         *(_summary_params() if summaries else ()),
     )
 
@@ -295,6 +310,7 @@ def web_search_args(
             max_results=values["max_results"],
             time_range=values["time_range"],
             language=values["language"],
+            category=values["category"],
         ),
         engines=values["engines"],
         explain=values["explain"],

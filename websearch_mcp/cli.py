@@ -46,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--max-results", type=int, default=10)
     search.add_argument("--time-range", choices=["day", "week", "month", "year"])
     search.add_argument("--language")
+    search.add_argument(
+        "--category", choices=["general", "news"], default="general", help="news: news indexes"
+    )
     search.add_argument("--json", action="store_true", help="print the tool's structured JSON")
     search.add_argument("--explain", action="store_true", help="include every score's details")
     search.add_argument(
@@ -167,6 +170,7 @@ async def _search(settings: Settings, ns: argparse.Namespace) -> int:
             ns.explain,
             intent=ns.intent,
             read=ns.read,
+            category=ns.category,
         )
         answer = await service.web_search(args)
     except (ToolInputError, SearchFailed) as err:

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from websearch_mcp.errors import ToolInputError
-from websearch_mcp.models import TIME_RANGES
+from websearch_mcp.models import CATEGORIES, TIME_RANGES
 
 MAX_QUERY_CHARS = 500
 MAX_RESULTS_LIMIT = 50
@@ -157,6 +157,18 @@ def as_time_range(value: Any) -> str | None:
             f"time_range must be one of {', '.join(TIME_RANGES)} or left out (got {_shown(value)})"
         )
     return value
+
+
+def as_category(value: Any) -> str:
+    """One of `CATEGORIES` (any case); `general` when left out."""
+    if value is None:
+        return "general"
+    text = value.strip().lower() if isinstance(value, str) else value
+    if text not in CATEGORIES:
+        raise ToolInputError(
+            f"category must be one of {', '.join(CATEGORIES)} (got {_shown(value)})"
+        )
+    return str(text)
 
 
 def as_language(value: Any) -> str | None:

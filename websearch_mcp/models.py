@@ -7,6 +7,9 @@ from typing import Any, Literal
 
 TimeRange = Literal["day", "week", "month", "year"]
 TIME_RANGES: tuple[str, ...] = ("day", "week", "month", "year")
+#: What a web search searches: the engines' web indexes, or their news indexes.
+Category = Literal["general", "news"]
+CATEGORIES: tuple[str, ...] = ("general", "news")
 
 EngineStatus = Literal[
     "ok", "empty", "error", "timeout", "blocked", "rate_limited", "irrelevant", "skipped"
@@ -24,6 +27,7 @@ class Query:
     page: int = 1
     year_from: int | None = None
     year_to: int | None = None
+    category: Category = "general"
 
 
 @dataclass(slots=True)
@@ -45,6 +49,8 @@ class Hit:
     #: Other identifiers of a paper than its DOI, where the index gives them:
     #: `{"arxiv": "1706.03762", "pmid": "14760269"}`.
     ids: dict[str, str] = field(default_factory=dict)
+    #: The publisher's name, for a news result.
+    source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +142,11 @@ class RankedResult:
     #: A paper's identifiers merged from every index that returned it (doi, arxiv, pmid).
     ids: dict[str, str] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
+    source: str | None = None
+    #: A news result: the same story from other publishers (source, url, published), folded in.
+    also: list[dict[str, str | None]] = field(default_factory=list)
+    #: A news result whose date no engine gave.
+    undated: bool = False
 
     def to_dict(self, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -155,6 +166,12 @@ class RankedResult:
             out["authors"] = list(self.authors)
         if self.ids:
             out["ids"] = dict(self.ids)
+        if self.source:
+            out["source"] = self.source
+        if self.undated:
+            out["undated"] = True
+        if self.also:
+            out["also"] = [dict(other) for other in self.also]
         if explain:
             out["score_details"] = self.details
         return out

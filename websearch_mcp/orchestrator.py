@@ -175,10 +175,12 @@ class Orchestrator:
     # --- a search ---------------------------------------------------------------------------
 
     def choose(
-        self, kind: str, asked: Sequence[str] | None
+        self, kind: str, asked: Sequence[str] | None, category: str = "general"
     ) -> tuple[list[EngineRun], list[EngineReport]]:
         """The engines to query, and reports for those that will not be (disabled, no key, no
-        proxy on a restricted network)."""
+        proxy on a restricted network, no search of `category`). An engine serving only
+        another category is reported only when named: a general search never mentions
+        `google_news`."""
         lineup = self._lineups.get(kind, [])
         if asked is not None:
             known = [run.name for run, _ in lineup]
@@ -192,6 +194,10 @@ class Orchestrator:
         for run, reason in lineup:
             if asked is not None and run.name not in asked:
                 continue
+            if category not in run.engine.categories:
+                if asked is None and category == "general":
+                    continue
+                reason = f"has no {category} search"
             if reason is None:
                 chosen.append(run)
             elif run.enabled or asked is not None:

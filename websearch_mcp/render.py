@@ -47,9 +47,16 @@ def search_text(answer: SummarizedSearchOut) -> str:
         if result.get("snippet"):
             lines.append(f"   {result['snippet']}")
         meta = ", ".join(result["engines"])
+        if result.get("source"):
+            meta = f"{result['source']} via {meta}"
         if result.get("published"):
             meta += f"; {result['published']}"
+        elif result.get("undated"):
+            meta += "; undated"
         lines.append(f"   [{meta}; score {result['score']}]")
+        if also := result.get("also"):
+            names = ", ".join(str(other.get("source") or other.get("url")) for other in also)
+            lines.append(f"   also reported by: {names}")
         lines += _page_lines(result)
     if not answer["results"]:
         lines.append(f"No results for {answer['query']!r}.")

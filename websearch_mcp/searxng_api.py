@@ -3,7 +3,7 @@
 Open WebUI, LiteLLM, LangChain's SearxSearchWrapper and other SearXNG clients can point at this
 server unchanged. Parameters: `q`, `format` (json only), `pageno`, `time_range`, `language`,
 `engines` (names this server does not know are ignored, as SearXNG does) and `categories`
-(`general`, or `science` for the academic search). POST with the same
+(`general`, `news` for the news search, or `science` for the academic search). POST with the same
 parameters in the query string or a form body works too, as on SearXNG.
 """
 
@@ -30,7 +30,7 @@ from websearch_mcp.arguments import (
 from websearch_mcp.errors import SearchFailed, ToolInputError
 from websearch_mcp.service import FAILED_STATUSES
 
-CATEGORIES = ("general", "science")
+CATEGORIES = ("general", "news", "science")
 MAX_PAGENO = 1000
 _NO_LANGUAGE = frozenset({"", "all", "auto"})
 #: SearXNG's own words for an engine that did not answer.
@@ -80,9 +80,10 @@ def parse_params(
     known = academic if science else [name for name in asked if name in web_engines]
     language = (params.get("language") or "").strip()
     time_range = (params.get("time_range") or "").strip().lower()
+    news = not science and "news" in categories and "general" not in categories
     return SearxParams(
         query=query,
-        category="science" if science else "general",
+        category="science" if science else "news" if news else "general",
         pageno=as_int("pageno", params.get("pageno") or 1, 1, MAX_PAGENO),
         time_range=time_range or None,
         language=None if language.lower() in _NO_LANGUAGE else language,
@@ -118,6 +119,7 @@ def searxng_result(result: ResultOut | PaperOut, category: str) -> dict[str, Any
         "score": result.get("score", 0.0),
         "category": category,
         "publishedDate": published_date(result.get("published")),
+        **({"source": result["source"]} if result.get("source") else {}),
         "parsed_url": list(urlparse(result["url"])),
         "template": "paper.html" if category == "science" else "default.html",
         "thumbnail": None,
@@ -241,6 +243,7 @@ def _search_args(
         params.engines,
         params.language,
         True,
+        category=params.category,
         max_query_chars=max_query_chars,
     )
 

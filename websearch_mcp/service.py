@@ -81,10 +81,12 @@ class Fuse(Protocol):
     ) -> list[RankedResult]: ...
 
 
-def _cached(hit: CacheHit | None) -> Answered | None:
+def _cached(hit: CacheHit | None, max_age: float | None = None) -> Answered | None:
     """A stored answer (`Answered.stored`) as a cached one; None without one (a value of
-    another shape is none)."""
-    if hit is None or (stored := Answered.from_stored(hit.value)) is None:
+    another shape is none) or when it was made more than `max_age` seconds ago."""
+    if hit is None or (max_age is not None and hit.age_seconds >= max_age):
+        return None
+    if (stored := Answered.from_stored(hit.value)) is None:
         return None
     age = round(hit.age_seconds)
     return Answered({**stored.answer, "cached": True, "cache_age_seconds": age}, stored.details)
@@ -280,25 +282,37 @@ class SearchService:
         """Single-flight around the cache lookup and a fresh fan-out. Engine choice is validated
         first so a bad engine name is an error even when a cached answer exists. `prepare`:
         `fuse` with a `Preparation`, for a ranking that reads lists ahead (see `_fresh`)."""
-        runs, skipped = self.orchestrator.choose(kind, engines)
+        runs, skipped = self.orchestrator.choose(kind, engines, query.category)
         self.orchestrator.activity.searched()
         key = cache_key(tool, query.text, key_args, self.fingerprint)
+        # Expiry slides with every hit: a news answer is also refused once it is older than
+        # the news TTL, however often it was read.
+        max_age = self._max_age(query)
         # An answer the cache holds in memory needs no flight: a flight's answer is there
         # only once it is stored.
-        answered = _cached(self.cache.remembered(kind, key))
+        answered = _cached(self.cache.remembered(kind, key), max_age)
         if answered is None:
             # A flight ends only after its answer is stored: an identical request either joins
             # it or finds the answer cached.
             fresh = functools.partial(self._fresh, kind, query, runs, skipped, fuse, key, prepare)
-            flight = functools.partial(self._answer, kind, key, fresh)
+            flight = functools.partial(self._answer, kind, key, fresh, max_age)
             answered = await self._in_flight.run(key, flight)
         return answered.explained() if explain else answered.answer
 
+    def _max_age(self, query: Query) -> int | None:
+        """How long an answer to `query` may be served after it was made (None: as the cache
+        keeps it)."""
+        return self.settings.cache.news_ttl_seconds if query.category == "news" else None
+
     async def _answer(
-        self, kind: str, key: str, fresh: Callable[[], Awaitable[Answered]]
+        self,
+        kind: str,
+        key: str,
+        fresh: Callable[[], Awaitable[Answered]],
+        max_age: float | None = None,
     ) -> Answered:
         """The cached answer, else a `fresh` one (stored before it is returned)."""
-        cached = _cached(await self.cache.get(kind, key))
+        cached = _cached(await self.cache.get(kind, key), max_age)
         return cached if cached is not None else await fresh()
 
     async def _fresh(
@@ -358,6 +372,8 @@ class SearchService:
         left_out = (r.name for r in fan.reports if r.status == "skipped")
         brief = partial or await orchestrator.any_breaker_tripped(left_out)
         ttl = self.settings.cache.partial_ttl_seconds if brief else None
+        if (news_ttl := self._max_age(query)) is not None:
+            ttl = min(ttl or news_ttl, news_ttl)
         answered = Answered.of(answer)
         await self.cache.set(kind, key, answered.stored(), ttl_seconds=ttl)
         return answered

@@ -74,7 +74,10 @@ WEB_SEARCH_DOC = (
     "With read: N the pages of the top N results are read as well (as fetch_page reads them, "
     "within the search's time limit) and each of those results gains passages, the few short "
     "parts of its page that best answer the query, and page_status (ok, timeout, refused, "
-    "blocked, error or unsupported)."
+    "blocked, error or unsupported).\n\n"
+    "With category: news only the engines' news indexes are asked: results carry published "
+    "(UTC) and source, newer ones rank higher, and one story reported by several publishers "
+    "takes one place, listing the others in also."
 )
 WEB_SEARCH_SUMMARY_DOC = (
     f"{WEB_SEARCH_DOC}\n\n"

@@ -35,6 +35,8 @@ _CHECKS = {
     "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
     "float | None": lambda v: v is None or (isinstance(v, int | float) and v > 0),
     "Literal['web', 'academic']": lambda v: v in ("web", "academic"),
+    # The categories of a web search: a non-empty set of known ones.
+    "frozenset[str]": lambda v: isinstance(v, frozenset) and v and v <= {"general", "news"},
 }
 
 

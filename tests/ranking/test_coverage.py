@@ -288,7 +288,7 @@ def test_the_service_reads_each_engines_index_family() -> None:
     settings = parse_config({"engines": {"searxng": {"base_url": "http://127.0.0.1:9"}}}, "t", {})
     families = Orchestrator(settings, environ={}).index_families()
     assert {e for e, f in families.items() if f == "google"} == {
-        "serper", "serpapi", "google_cse", "google"
+        "serper", "serpapi", "google_cse", "google", "google_news"
     }  # fmt: skip
     assert families["duckduckgo"] == families["bing"] == "bing"
     assert "searxng" not in families  # unknown upstream: an index of its own

@@ -29,6 +29,7 @@ STRICT_CALL = {
     "language": "en",
     "explain": False,
     "read": 0,
+    "category": "general",
 }
 
 

@@ -215,3 +215,17 @@ async def test_the_tool_layer_hands_a_tool_its_arguments_as_sent() -> None:
         {**defaults, "query": "q", "engines": deep, "language": "nan"},
         {**defaults, "query": "q", "engines": "[bing", "time_range": 5},
     ]
+
+
+def test_category_is_general_unless_news_is_asked() -> None:
+    assert web_search_args("q").query.category == "general"
+    assert web_search_args("q", category=None).query.category == "general"
+    assert web_search_args("q", category=" News ").query.category == "news"
+    for wrong in ("sports", 1, ["news"]):
+        with pytest.raises(ToolInputError, match="category must be one of general, news"):
+            web_search_args("q", category=wrong)
+    (schema,) = [
+        a.schema for a in web_search_params(Limits(), summaries=False) if a.name == "category"
+    ]
+    assert schema["enum"] == ["general", "news"] and schema["default"] == "general"
+    assert "anyOf" not in schema

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from testing.config_files import write_config
+from testing.fake_engines import FakeEngines
 from testing.fake_llm import STREAMED, FakeLLM
 from testing.serving import serve_app
 from websearch_mcp import __version__
@@ -74,3 +75,14 @@ def test_search_rejects_an_over_long_intent(
     code = main(["search", "python asyncio", "--config", str(config), "--intent", "x" * 500])
     assert code == 1 and "intent" in capsys.readouterr().err
     assert not llm.requests
+
+
+def test_search_with_category_news_asks_only_the_news_engines(
+    fake: FakeEngines, engines_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write_config(tmp_path / "c.yaml", engines_url)
+    assert main(["search", "python asyncio", "--config", str(config), "--category", "news"]) == 0
+    out = capsys.readouterr().out
+    assert "undated" in out  # the fake SearXNG prints no dates
+    assert "tavily skipped (has no news search)" in out
+    assert fake.counts["tavily"] == 0 and fake.last["searxng"].params["categories"] == "news"

@@ -13,6 +13,7 @@ from websearch_mcp.config.engines import EngineSettings
 from websearch_mcp.config.llm import LLMSettings
 from websearch_mcp.config.loader import CONFIG_ENV, ENV_PREFIX
 from websearch_mcp.config.network import FetchSettings, ProxySettings
+from websearch_mcp.config.news import NewsSettings
 from websearch_mcp.config.ranking import MMRSettings, RankingSettings
 from websearch_mcp.config.search import (
     BreakerSettings,
@@ -36,6 +37,7 @@ __all__ = [
     "KeySettings",
     "LLMSettings",
     "MMRSettings",
+    "NewsSettings",
     "PoolSettings",
     "ProxySettings",
     "RankingSettings",

@@ -13,7 +13,8 @@ from websearch_mcp.config.types import RedisUrl, Section, default_data_dir
 class CacheSettings(Section):
     """The result cache. An entry lives `ttl_seconds` after it was stored or last hit, never
     longer than `max_age_seconds` after it was stored; answers with missing engines live
-    `partial_ttl_seconds`, fetched pages `page_ttl_seconds`. The URL may hold a password: it
+    `partial_ttl_seconds`, fetched pages `page_ttl_seconds`, news answers at most
+    `news_ttl_seconds` after they were made. The URL may hold a password: it
     is never shown in messages. `redis_timeout_seconds` bounds each call to Redis, its name
     lookup and connecting included: a search waits no longer for the cache or the shared
     cooldowns before going on without them."""
@@ -25,6 +26,8 @@ class CacheSettings(Section):
     ttl_seconds: int = Field(21_600, ge=1)
     max_age_seconds: int = Field(86_400, ge=1)
     partial_ttl_seconds: int = Field(600, ge=1)
+    # A news answer is stale within the hour: kept this long after it was made, hits or not.
+    news_ttl_seconds: int = Field(900, ge=1)
     # Pages change more often than search results settle; fetch_page entries live this long.
     page_ttl_seconds: int = Field(3_600, ge=1)
     cleanup_interval_seconds: int = Field(1_800, ge=1)

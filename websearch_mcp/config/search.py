@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import AliasChoices, Field
 
+from websearch_mcp.config.news import NewsSettings
 from websearch_mcp.config.ranking import MMRSettings, RankingSettings
 from websearch_mcp.config.types import Fraction, Section
 
@@ -69,6 +70,7 @@ class SearchSettings(Section):
     # query), so that it stays below the lists that answer this one.
     irrelevant_weight: Fraction = 0.05
     ranking: RankingSettings = Field(default_factory=RankingSettings)
+    news: NewsSettings = Field(default_factory=NewsSettings)
     pool: PoolSettings = Field(default_factory=PoolSettings)
     sequential: SequentialSettings = Field(default_factory=SequentialSettings)
     keys: KeySettings = Field(default_factory=KeySettings)

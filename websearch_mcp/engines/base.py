@@ -6,12 +6,19 @@ An engine never does I/O. The orchestrator sends what `request()` builds to the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import ClassVar, Literal
 
 from websearch_mcp.dates import Clock, utc_today
 from websearch_mcp.engines.text import plain_hits
 from websearch_mcp.errors import EngineAuthError, EngineBlocked, EngineError, EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
+
+
+def utc_now() -> datetime:
+    """The current time in UTC: what a news engine's relative dates ("3 hours ago") count from."""
+    return datetime.now(UTC)
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -40,6 +47,9 @@ class Engine:
     semantic: ClassVar[bool] = False
     supports_time_range: ClassVar[bool] = False
     supports_language: ClassVar[bool] = False
+    #: The categories of a web search the engine serves: `general` (its web index) and, where it
+    #: has a news endpoint, `news`. A search of another category does not ask it.
+    categories: ClassVar[frozenset[str]] = frozenset({"general"})
     default_enabled: ClassVar[bool] = True
     default_timeout: ClassVar[float] = 5.0
     rate_limit: ClassVar[float | None] = None  # requests per second, None = unlimited
@@ -55,10 +65,11 @@ class Engine:
     #: that needs a key (`TAVILY_API_KEYS`) unless it names its own, else None.
     key_env: ClassVar[str | None] = None
 
-    def __init__(self, today: Clock = utc_today) -> None:
+    def __init__(self, today: Clock = utc_today, now: Callable[[], datetime] = utc_now) -> None:
         # Engines that read relative dates ("3 days ago") or compute a time range need today's
-        # date; tests pin it.
+        # date (news engines the time: "3 hours ago"); tests pin them.
         self.today = today
+        self.now = now
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

@@ -19,6 +19,7 @@ from websearch_mcp.engines.web.duckduckgo import DuckDuckGo
 from websearch_mcp.engines.web.exa import Exa
 from websearch_mcp.engines.web.google import Google
 from websearch_mcp.engines.web.google_cse import GoogleCSE
+from websearch_mcp.engines.web.google_news import GoogleNews
 from websearch_mcp.engines.web.jina import Jina
 from websearch_mcp.engines.web.mojeek import Mojeek
 from websearch_mcp.engines.web.searxng import SearXNG
@@ -44,6 +45,7 @@ ENGINES: dict[str, type[Engine]] = {
         GoogleCSE,
         Jina,
         Google,
+        GoogleNews,
         ArXiv,
         Crossref,
         OpenAlex,

@@ -11,7 +11,7 @@ import re
 from datetime import datetime
 from typing import Final
 
-from websearch_mcp.config import RankingSettings
+from websearch_mcp.config import NewsSettings, RankingSettings
 from websearch_mcp.ranking.domain import DomainInfo, DomainLists, host_facts
 from websearch_mcp.ranking.lexical import QueryTerms
 
@@ -59,3 +59,12 @@ def freshness(
     half_life = TIME_RANGE_DAYS.get(time_range or "", settings.freshness_half_life_days)
     age_days = (now - published).total_seconds() / 86_400
     return 0.5 ** (max(0.0, age_days) / half_life)
+
+
+def news_freshness(published: datetime | None, now: datetime, settings: NewsSettings) -> float:
+    """0.5 ** (age / half-life) in hours, as `freshness` is in days: a news search asks for
+    what is recent whatever its words; undated results get `settings.undated`."""
+    if published is None:
+        return settings.undated
+    age_hours = (now - published).total_seconds() / 3600
+    return 0.5 ** (max(0.0, age_hours) / settings.half_life_hours)

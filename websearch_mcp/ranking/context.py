@@ -10,7 +10,7 @@ from datetime import datetime
 
 from websearch_mcp.config import RankingSettings, SearchSettings
 from websearch_mcp.models import Hit, Query
-from websearch_mcp.ranking.boosts import freshness, wants_recent
+from websearch_mcp.ranking.boosts import freshness, news_freshness, wants_recent
 from websearch_mcp.ranking.coverage import Unseen
 from websearch_mcp.ranking.domain import (
     DomainVerdict,
@@ -47,7 +47,7 @@ class Factor:
 
 
 class Factors:
-    def __init__(self, s: RankingSettings) -> None:
+    def __init__(self, s: RankingSettings, freshness_weight: float | None = None) -> None:
         self.alignment = Factor(s.alignment_weight)
         self.rare = Factor(s.rare_term_weight)
         self.phrase = Factor(s.phrase_weight)
@@ -55,7 +55,9 @@ class Factors:
         self.position = Factor(s.position_weight)
         self.engine_score = Factor(s.engine_score_weight)
         self.authority = Factor(s.authority_weight)
-        self.freshness = Factor(s.freshness_weight)
+        self.freshness = Factor(
+            s.freshness_weight if freshness_weight is None else freshness_weight
+        )
 
 
 class Context:
@@ -78,7 +80,9 @@ class Context:
         self.query = query
         self.terms: QueryTerms = analyze_query(query.text)
         self.error_code = is_error_code_query(query.text)
-        self.recent = wants_recent(self.terms, query.time_range, now)
+        #: A news search: freshness always on, in hours (`search.news`).
+        self.news = search.news if query.category == "news" else None
+        self.recent = self.news is not None or wants_recent(self.terms, query.time_range, now)
         self.now = now
         self.families = {e: family_of(e, families) for e in lists}
         # The engines voting under another name (DuckDuckGo as Bing): a result none of them
@@ -97,7 +101,9 @@ class Context:
         self.evidence = EngineEvidence(lists, weights, self.settings.position_k)
         self.unseen: Unseen | None = None  # with the coverage credit on
         self.domains = domain_lists(self.settings, search.block_domains)
-        self.factors = Factors(self.settings)
+        self.factors = Factors(
+            self.settings, None if self.news is None else self.news.freshness_weight
+        )
         self._hosts: dict[str, tuple[DomainVerdict, float]] = {}
 
     def site(self, host: str) -> tuple[DomainVerdict, float]:
@@ -134,4 +140,6 @@ class Context:
         """The result's freshness, when the query asks for recent results."""
         if not self.recent:
             return None
+        if self.news is not None:
+            return news_freshness(item.published_at, self.now, self.news)
         return freshness(item.published_at, self.now, self.query.time_range, self.settings)

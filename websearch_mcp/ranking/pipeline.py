@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from websearch_mcp.config import SearchSettings
+from websearch_mcp.config import NewsSettings, SearchSettings
 from websearch_mcp.models import Hit, Query, RankedResult
 from websearch_mcp.ranking.boosts import authority, consensus
 from websearch_mcp.ranking.context import Context
@@ -37,6 +37,7 @@ from websearch_mcp.ranking.lexical import (
 from websearch_mcp.ranking.mmr import Shared, mmr
 from websearch_mcp.ranking.neighbours import POOL, overlap, regularised
 from websearch_mcp.ranking.prepared import Preparation
+from websearch_mcp.ranking.stories import Report, fold
 
 MIN_KEPT = 2  # the threshold never leaves fewer results than this (when there are as many)
 
@@ -73,6 +74,7 @@ class _Scored:
     score: float = 0.0
     similarity: float | None = None
     unasked_terms: AbstractSet[str] | None = None
+    also: list[dict[str, str | None]] | None = None  # a news story's other reports
 
     def unasked(self, asked: AbstractSet[str]) -> AbstractSet[str]:
         """The result's content terms less the query's (`asked`): the words every result shares
@@ -271,7 +273,31 @@ def _result(scored: _Scored, ctx: Context) -> RankedResult:
         citations=citations,
         pdf_url=pdf_url,
         details=scored.details(),
+        source=_source(item),
+        also=scored.also or [],
+        undated=ctx.news is not None and item.published is None,
     )
+
+
+def _source(item: Merged) -> str | None:
+    """The publisher's name as the best-ranked engine that names one gives it."""
+    return next((item.hits[e].source for e in item.engines if item.hits[e].source), None)
+
+
+def _fold_stories(scored: list[_Scored], settings: NewsSettings) -> list[_Scored]:
+    """The news results with each story once: its best-ranked report, which lists the others
+    in `also` (see `stories.py`)."""
+    reports = [Report(r.item.title, r.item.snippet, r.item.published_at) for r in scored]
+    heads = []
+    for group in fold(reports, settings):
+        head = scored[group[0]]
+        if len(group) > 1:
+            head.also = [
+                {"source": _source(o.item), "url": o.item.url, "published": o.item.published}
+                for o in (scored[i] for i in group[1:])
+            ]
+        heads.append(head)
+    return heads
 
 
 def rank(
@@ -313,6 +339,8 @@ def rank(
     head: tuple[list[list[int]], list[int]] | None = None
     if search.ranking.neighbour_weight > 0 and len(scored) > 1:
         head = _regularise(scored, ctx)
+    if ctx.news is not None and ctx.news.fold:  # before the threshold: copies rank low
+        scored = _fold_stories(scored, ctx.news)
     scored = scored[: kept_count([r.score for r in scored], search.relevance_threshold)]
     limit = max(0, query.max_results)
     if search.mmr.enabled and len(scored) > 1 and limit > 1:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from functools import partial
 from typing import Any, ClassVar
 
 from websearch_mcp.dates import human_date, iso_date
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
+    as_dict,
     http_url,
     json_object,
     keyed_request,
@@ -14,6 +17,7 @@ from websearch_mcp.engines.common import (
     result_list,
     web_hit,
 )
+from websearch_mcp.engines.news import news_hit, news_time
 from websearch_mcp.errors import EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -49,12 +53,14 @@ class Brave(Engine):
     needs_key = True
     supports_time_range = True
     supports_language = True
+    categories = frozenset({"general", "news"})
 
     max_count: ClassVar[int] = 20  # the API's maximum `count`
     max_offset: ClassVar[int] = 9  # the API's maximum page `offset`
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
-        """Query parameters: `q`, `count`, `offset` (page index), `freshness`, `search_lang`."""
+        """Query parameters: `q`, `count`, `offset` (page index), `freshness`, `search_lang`;
+        a news search asks the news endpoint with the same parameters."""
         params: dict[str, Any] = {"q": query.text, "count": min(query.max_results, self.max_count)}
         if query.page > 1:
             params["offset"] = min(query.page - 1, self.max_offset)
@@ -62,9 +68,8 @@ class Brave(Engine):
             params["freshness"] = _FRESHNESS[query.time_range]
         if query.language:
             params["search_lang"] = search_lang(query.language)
-        return keyed_request(
-            "GET", "/res/v1/web/search", key, key_header="X-Subscription-Token", params=params
-        )
+        path = "/res/v1/news/search" if query.category == "news" else "/res/v1/web/search"
+        return keyed_request("GET", path, key, key_header="X-Subscription-Token", params=params)
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
         """`web.results[]` (or a news answer's top-level `results[]`) -> hits."""
@@ -78,7 +83,10 @@ class Brave(Engine):
             return []  # Brave leaves the `web` section out when it found nothing
         else:
             raise EngineParseError("Brave answered without a 'web' section")
-        return ranked_hits(result_list(section, "results", "Brave"), self.name, _hit)
+        items = result_list(section, "results", "Brave")
+        if query.category == "news":
+            return ranked_hits(items, self.name, partial(_news, now=self.now()))
+        return ranked_hits(items, self.name, _hit)
 
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
@@ -87,3 +95,16 @@ def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     published = iso_date(item.get("page_age")) or human_date(item.get("age"))
     snippet = item.get("description") or ""
     return web_hit(url, item.get("title"), snippet, rank, engine, published=published)
+
+
+def _news(item: dict[str, Any], rank: int, engine: str, now: datetime) -> Hit | None:
+    """A news result: `page_age` is an ISO stamp in UTC, `age` "48 minutes ago" or a date; the
+    publisher is `source` where given, else the site's name."""
+    site = as_dict(item.get("meta_url"))
+    published = news_time(item.get("page_age"), now) or news_time(item.get("age"), now)
+    source = item.get("source") or site.get("netloc") or site.get("hostname")
+    snippet = str(item.get("description") or "")
+    url = http_url(item.get("url"))
+    return news_hit(
+        url, item.get("title"), snippet, rank, engine, published=published, source=source
+    )

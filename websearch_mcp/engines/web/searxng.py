@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from functools import partial
 from typing import Any
 
 from websearch_mcp.dates import iso_date, split_date_prefix
@@ -14,6 +16,7 @@ from websearch_mcp.engines.common import (
     result_list,
     web_hit,
 )
+from websearch_mcp.engines.news import news_hit, news_time
 from websearch_mcp.engines.text import clean_text, collapse_spaces
 from websearch_mcp.errors import EngineError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
@@ -37,12 +40,16 @@ class SearXNG(Engine):
     returns_score = True
     supports_time_range = True
     supports_language = True
+    categories = frozenset({"general", "news"})
     default_enabled = False
     default_timeout = 6.0
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
-        """`q`, `format=json`, `pageno`, and `time_range` / `language` when asked for."""
+        """`q`, `format=json`, `pageno`, and `time_range` / `language` when asked for;
+        `categories=news` for a news search."""
         params: dict[str, Any] = {"q": query.text, "format": "json", "pageno": query.page}
+        if query.category == "news":
+            params["categories"] = "news"
         if query.time_range:
             params["time_range"] = query.time_range
         if query.language:
@@ -56,7 +63,10 @@ class SearXNG(Engine):
         self.check_status(response)
         data = json_object(response, "SearXNG")
         items = result_list(data, "results", "SearXNG")
-        hits = ranked_hits(items, self.name, _hit)
+        if query.category == "news":
+            hits = ranked_hits(items, self.name, partial(_news, now=self.now()))
+        else:
+            hits = ranked_hits(items, self.name, _hit)
         if not hits and (silent := unresponsive(data.get("unresponsive_engines"))):
             # The instance's own engines failed: that is no evidence there are no results.
             raise EngineError(f"no results; the instance's engines did not answer: {silent}")
@@ -90,3 +100,22 @@ def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
         score=as_float(item.get("score")),
         published=iso_date(item.get("publishedDate")) or printed,
     )
+
+
+def _news(item: dict[str, Any], rank: int, engine: str, now: datetime) -> Hit | None:
+    """A news result: `publishedDate`, else the time in `metadata` ("13 hours ago | Barchart
+    on MSN"), whose other part names the publisher."""
+    when, _, source = str(item.get("metadata") or "").partition(" | ")
+    published = news_time(item.get("publishedDate"), now) or news_time(when, now)
+    hit = news_hit(
+        http_url(item.get("url")),
+        item.get("title"),
+        str(item.get("content") or ""),
+        rank,
+        engine,
+        published=published,
+        source=source,
+    )
+    if hit is not None:
+        hit.score = as_float(item.get("score"))
+    return hit

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from functools import partial
 from typing import Any, ClassVar
 
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     api_error,
+    as_dict,
     error_message,
+    http_url,
     json_object,
     object_list,
     ranked_hits,
 )
+from websearch_mcp.engines.news import GOOGLE_WHEN, news_hit, news_time
 from websearch_mcp.engines.web._google import QDR, language_params, organic_hit
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -34,17 +39,31 @@ class SerpApi(Engine):
     supports_time_range = True
     supports_language = True
     default_timeout = 8.0
+    categories = frozenset({"general", "news"})
 
     max_num: ClassVar[int] = 100
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """Parameters: `engine=google`, `q`, `num`, `start`, `tbs`, `hl`/`gl`, and `api_key`."""
+        if query.category == "news":
+            return self._news_request(query, key)
         num = min(query.max_results, self.max_num)
         params: dict[str, Any] = {"engine": "google", "q": query.text, "num": num}
         if query.page > 1:
             params["start"] = (query.page - 1) * num
         if query.time_range:
             params["tbs"] = QDR[query.time_range]
+        params.update(language_params(query.language))
+        params["api_key"] = key or ""
+        return HttpRequest("GET", "/search.json", params=params, secrets=(key,) if key else ())
+
+    def _news_request(self, query: Query, key: str | None) -> HttpRequest:
+        """`engine=google_news`, `q` (with `when:` for a time range, as Google News reads it),
+        `hl`/`gl`, and `api_key`."""
+        text = query.text
+        if query.time_range:
+            text = f"{text} when:{GOOGLE_WHEN[query.time_range]}"
+        params: dict[str, Any] = {"engine": "google_news", "q": text}
         params.update(language_params(query.language))
         params["api_key"] = key or ""
         return HttpRequest("GET", "/search.json", params=params, secrets=(key,) if key else ())
@@ -57,6 +76,28 @@ class SerpApi(Engine):
         if message:
             raise api_error(message, response)
         self.check_status(response)
-        organic = json_object(response, "SerpApi").get("organic_results", [])
+        data = json_object(response, "SerpApi")
+        if query.category == "news":
+            items = object_list(data.get("news_results", []), "SerpApi", "news_results")
+            return ranked_hits(items, self.name, partial(_news, now=self.now()))
+        organic = data.get("organic_results", [])
         items = object_list(organic, "SerpApi", "organic_results")
         return ranked_hits(items, self.name, organic_hit)
+
+
+def _news(item: dict[str, Any], rank: int, engine: str, now: datetime) -> Hit | None:
+    """A `news_results[]` entry: an article, or a story whose `highlight` is its lead article
+    (its other `stories` are the same story elsewhere, left to the lead)."""
+    lead = as_dict(item.get("highlight")) or item
+    if not lead.get("link"):
+        stories = item.get("stories")
+        lead = as_dict(stories[0]) if isinstance(stories, list) and stories else lead
+    return news_hit(
+        http_url(lead.get("link")),
+        lead.get("title"),
+        str(lead.get("snippet") or ""),
+        rank,
+        engine,
+        published=news_time(lead.get("date"), now),
+        source=as_dict(lead.get("source")).get("name"),
+    )

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from functools import partial
 from typing import Any, ClassVar
 
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     check_error_body,
+    http_url,
     json_object,
     keyed_request,
     object_list,
     ranked_hits,
 )
+from websearch_mcp.engines.news import news_hit, news_time
 from websearch_mcp.engines.web._google import QDR, language_params, organic_hit
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
@@ -26,22 +30,42 @@ class Serper(Engine):
     needs_key = True
     supports_time_range = True
     supports_language = True
+    categories = frozenset({"general", "news"})
 
     max_num: ClassVar[int] = 100
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
-        """Body: `q`, `num`, `page`, `tbs` (qdr:d/w/m/y), `hl` and `gl` from the language tag."""
+        """Body: `q`, `num`, `page`, `tbs` (qdr:d/w/m/y), `hl` and `gl` from the language tag;
+        sent to `/news` for a news search."""
         body: dict[str, Any] = {"q": query.text, "num": min(query.max_results, self.max_num)}
         if query.page > 1:
             body["page"] = query.page
         if query.time_range:
             body["tbs"] = QDR[query.time_range]
         body.update(language_params(query.language))
-        return keyed_request("POST", "/search", key, key_header="X-API-KEY", body=body)
+        path = "/news" if query.category == "news" else "/search"
+        return keyed_request("POST", path, key, key_header="X-API-KEY", body=body)
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
         """`organic[]` -> hits; a refusal's `message` ("Not enough credits") names the cause."""
         check_error_body(response, "message")
         self.check_status(response)
-        organic = json_object(response, "Serper").get("organic", [])
+        data = json_object(response, "Serper")
+        if query.category == "news":
+            items = object_list(data.get("news", []), "Serper", "news")
+            return ranked_hits(items, self.name, partial(_news, now=self.now()))
+        organic = data.get("organic", [])
         return ranked_hits(object_list(organic, "Serper", "organic"), self.name, organic_hit)
+
+
+def _news(item: dict[str, Any], rank: int, engine: str, now: datetime) -> Hit | None:
+    """`news[]`: `title`, `link`, `snippet`, `source` and a `date` ("5 mins ago", "1 day ago")."""
+    return news_hit(
+        http_url(item.get("link")),
+        item.get("title"),
+        str(item.get("snippet") or ""),
+        rank,
+        engine,
+        published=news_time(item.get("date"), now),
+        source=item.get("source"),
+    )

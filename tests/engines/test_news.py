@@ -1,0 +1,313 @@
+"""News engines: Google News RSS and the news endpoints of Brave, SearXNG, Serper and SerpApi.
+
+Every parser runs on the recorded answers in shared/fixtures/news (SOURCES.md there says where
+each comes from); the clock is pinned to the recording time, for the relative dates."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from testing.engine_answers import assert_clean, parse, resp
+from testing.shared import fixture_bytes
+from websearch_mcp.dates import parse_date
+from websearch_mcp.engines.news import news_time, relative_time, without_source
+from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.engines.web.brave import Brave
+from websearch_mcp.engines.web.google_news import GoogleNews, edition
+from websearch_mcp.engines.web.searxng import SearXNG
+from websearch_mcp.engines.web.serpapi import SerpApi
+from websearch_mcp.engines.web.serper import Serper
+from websearch_mcp.errors import EngineBlocked, EngineError, EngineParseError
+from websearch_mcp.models import Query
+
+NEWS = Query("bears ears", category="news")
+KEY = "news-test-key-5f1e2d"
+BEARS_EARS = "news/google_news/monument-watch_bears-ears_2026-07-14.xml"
+LEGACY = "news/google_news/jkl_legacy-NFE1_topic-vladimir-putin_2012.xml"
+TOP_STORIES = "news/google_news/RSS-Parser_topstories_fr-BE_2020-03-08_trimmed.xml"
+CAPTCHA = "news/blocked/unlim-proxy-engine_google_sorry_captcha_2026-07-25.html"
+BRAVE = "news/brave/brave-search-python-client_news_hello-world.json"
+SEARXNG = "news/searxng/browse-API_searxng_news_artificial-intelligence.json"
+SERPER = "news/serper/langchain-docs_serper_news_tesla-inc.json"
+SERPER_HOUR = "news/serper/langchain-docs_serper_news_tesla-inc_tbs-qdr-h.json"
+SERPAPI = "news/serpapi/serpapi-tutorials_google_news_topic_technology_2025-10-07.json"
+SERPAPI_SPORTS = "news/serpapi/serpapi-tutorials_google_news_topic_sports_2025-10-07.json"
+
+
+def clock(*args: int) -> datetime:
+    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
+
+
+def pinned(moment: datetime) -> dict[str, object]:
+    return {"now": lambda: moment}
+
+
+def assert_news(hits: list, engine: str) -> None:
+    """What every news parser promises besides `assert_clean`: a source, UTC times."""
+    assert_clean(hits, engine)
+    for hit in hits:
+        assert hit.source and hit.source == hit.source.strip(" |"), hit
+        assert hit.published is None or hit.published.endswith("Z") or len(hit.published) == 10
+
+
+# --- which engines serve news ------------------------------------------------------------------
+
+
+def test_the_engines_with_a_news_endpoint_declare_it_and_google_news_serves_only_news() -> None:
+    news = {name for name, cls in ENGINES.items() if "news" in cls.categories}
+    assert news == {"google_news", "brave", "searxng", "serper", "serpapi"}
+    assert ENGINES["google_news"].categories == frozenset({"news"})
+    assert not ENGINES["google_news"].needs_key
+    assert all("general" in ENGINES[name].categories for name in news - {"google_news"})
+    assert ENGINES["bing"].categories == frozenset({"general"})
+
+
+# --- Google News RSS ---------------------------------------------------------------------------
+
+
+def test_google_news_asks_the_rss_search_with_the_edition_of_the_language() -> None:
+    req = GoogleNews().request(Query('"Bears Ears" monument', category="news"), None)
+    assert (req.method, req.path) == ("GET", "/rss/search")
+    # As in the recorded feed's own request (SOURCES.md).
+    assert req.params == {"q": '"Bears Ears" monument', "hl": "en-US", "gl": "US", "ceid": "US:en"}
+    assert edition("fr-BE") == {"hl": "fr-BE", "gl": "BE", "ceid": "BE:fr"}
+    assert edition("de") == {"hl": "de", "gl": "DE", "ceid": "DE:de"}
+    assert edition("ja") == {"hl": "ja", "gl": "JP", "ceid": "JP:ja"}
+
+
+@pytest.mark.parametrize(("time_range", "when"), [("day", "1d"), ("week", "7d"), ("month", "30d")])
+def test_google_news_narrows_a_time_range_in_the_query(time_range: str, when: str) -> None:
+    query = Query("bears ears", time_range=time_range, category="news")  # type: ignore[arg-type]
+    assert GoogleNews().request(query, None).params["q"] == f"bears ears when:{when}"  # type: ignore[index]
+
+
+def test_google_news_reads_the_recorded_search_feed() -> None:
+    engine = GoogleNews(**pinned(clock(2026, 7, 14, 4, 8, 56)))  # type: ignore[arg-type]
+    hits = parse(engine, fixture_bytes(BEARS_EARS), query=NEWS)
+    assert len(hits) == 92
+    assert_news(hits, "google_news")
+    first = hits[0]
+    assert first.title == "Trump again shrinks two national monuments in Utah"
+    assert first.source == "The Washington Post"
+    assert first.published == "2026-07-14T03:33:16Z"
+    # Google's redirect link, kept as given: the publisher's address is not in it.
+    assert first.url.startswith("https://news.google.com/rss/articles/CBMi")
+    # The first item's description lists the story's other reports; a lone item's repeats it.
+    assert "The Salt Lake Tribune" in first.snippet
+    assert hits[1].snippet == ""
+    assert hits[1].source == "San Juan Record"  # recorded as "San Juan Record |"
+    assert all(hit.published for hit in hits)
+
+
+def test_google_news_takes_the_publisher_url_and_name_from_the_legacy_feed() -> None:
+    hits = parse(GoogleNews(), fixture_bytes(LEGACY), query=NEWS)
+    assert len(hits) == 10
+    assert_news(hits, "google_news")
+    first = hits[0]
+    assert first.url.startswith("http://www.telegraph.co.uk/news/worldnews/vladimir-putin/")
+    assert first.source == "Telegraph.co.uk"  # no <source>: the title's ending
+    assert first.title == "Russia election loser 'outraged' as Putin loses patience with protesters"
+    assert first.published == "2012-03-06T10:52:50Z"
+
+
+def test_google_news_reads_a_top_stories_feed_too() -> None:
+    (hit,) = parse(GoogleNews(), fixture_bytes(TOP_STORIES), query=NEWS)
+    assert hit.source == "RTBF" and hit.published == "2020-03-08T10:32:07Z"
+    assert hit.title.startswith("Coronavirus en Belgique")
+
+
+def test_the_unusual_traffic_page_is_a_block_with_any_status() -> None:
+    page = fixture_bytes(CAPTCHA)
+    for status in (200, 429):
+        with pytest.raises(EngineBlocked, match="unusual traffic"):
+            parse(GoogleNews(), page, status, query=NEWS)
+    moved = resp(b"", 302, location="https://www.google.com/sorry/index?continue=x")
+    with pytest.raises(EngineBlocked):
+        GoogleNews().parse(moved, NEWS)
+
+
+def test_an_empty_feed_is_no_results_and_other_bodies_are_errors() -> None:
+    empty = b'<rss version="2.0"><channel><title>"zzqx" - Google News</title></channel></rss>'
+    assert parse(GoogleNews(), empty, query=NEWS) == []
+    for body in (b"{}", b"<feed/>", b"<html><p>Sorry, something went wrong</p></html>"):
+        with pytest.raises(EngineParseError, match="not an RSS feed"):
+            parse(GoogleNews(), body, query=NEWS)
+    with pytest.raises(EngineParseError, match="without a channel"):
+        parse(GoogleNews(), b"<rss/>", query=NEWS)
+    with pytest.raises(EngineError, match="HTTP 503"):
+        parse(GoogleNews(), b"", 503, query=NEWS)
+
+
+def test_a_feed_whose_articles_quote_the_block_page_is_still_a_feed() -> None:
+    item = (
+        "<item><title>Why Google says: unusual traffic from your computer network - The Verge"
+        "</title><link>https://news.google.com/rss/articles/x</link><source>The Verge</source>"
+        "</item>"
+    )
+    feed = f'<rss version="2.0"><channel>{item}</channel></rss>'
+    (hit,) = parse(GoogleNews(), feed, query=NEWS)
+    assert hit.source == "The Verge" and "unusual traffic" in hit.title
+
+
+# --- Brave -------------------------------------------------------------------------------------
+
+
+def test_brave_asks_its_news_endpoint_for_news_and_its_web_endpoint_otherwise() -> None:
+    news = Brave().request(Query("hello world", time_range="day", category="news"), KEY)
+    assert news.path == "/res/v1/news/search" and news.params["freshness"] == "pd"  # type: ignore[index]
+    assert Brave().request(Query("hello world"), KEY).path == "/res/v1/web/search"
+    assert KEY in news.secrets and KEY not in repr(news)
+
+
+def test_brave_reads_the_recorded_news_answer() -> None:
+    engine = Brave(**pinned(clock(2024, 12, 31, 17, 57)))  # type: ignore[arg-type]
+    hits = parse(engine, fixture_bytes(BRAVE), query=NEWS)
+    assert len(hits) == 20
+    assert_news(hits, "brave")
+    assert hits[0].published == "2024-12-31T17:09:03Z"  # page_age, UTC
+    assert hits[0].source == "npr.org"
+    assert [h.published[:10] for h in hits[:3]] == ["2024-12-31", "2024-12-31", "2024-12-27"]  # type: ignore[index]
+
+
+# --- SearXNG -----------------------------------------------------------------------------------
+
+
+def test_searxng_asks_the_news_category() -> None:
+    req = SearXNG().request(Query("artificial intelligence", category="news"), None)
+    assert req.params["categories"] == "news"  # type: ignore[index]
+    assert "categories" not in SearXNG().request(Query("x"), None).params  # type: ignore[operator]
+
+
+def test_searxng_news_dates_come_from_the_printed_metadata() -> None:
+    now = clock(2026, 8, 14, 12, 0)
+    hits = parse(SearXNG(**pinned(now)), fixture_bytes(SEARXNG), query=NEWS)  # type: ignore[arg-type]
+    assert len(hits) == 10
+    assert_news(hits, "searxng")
+    # "13 hours ago | Barchart on MSN", with publishedDate null.
+    assert hits[0].source == "Barchart on MSN"
+    assert hits[0].published == "2026-08-13T23:00:00Z"
+    by_source = {h.source: h.published for h in hits}
+    assert by_source["The Wall Street Journal"] == "2023-06-13"  # "6/13/2023 | ..."
+    assert hits[0].score == 1.0
+
+
+# --- Serper ------------------------------------------------------------------------------------
+
+
+def test_serper_posts_news_searches_to_its_news_path() -> None:
+    req = Serper().request(Query("Tesla Inc.", time_range="day", category="news"), KEY)
+    assert (req.method, req.path) == ("POST", "/news")
+    assert req.json["q"] == "Tesla Inc." and req.json["tbs"] == "qdr:d"
+    assert Serper().request(Query("Tesla Inc."), KEY).path == "/search"
+
+
+@pytest.mark.parametrize("recorded", [SERPER, SERPER_HOUR])
+def test_serper_reads_the_recorded_news_answers(recorded: str) -> None:
+    now = clock(2023, 5, 4, 15, 0)
+    hits = parse(Serper(**pinned(now)), fixture_bytes(recorded), query=NEWS)  # type: ignore[arg-type]
+    assert hits and all(h.published for h in hits)
+    assert_news(hits, "serper")
+    if recorded == SERPER:
+        assert hits[0].source == "Reuters" and hits[0].published == "2023-05-04T14:55:00Z"
+        assert hits[1].published == "2023-05-03T15:00:00Z"  # "1 day ago"
+
+
+# --- SerpApi -----------------------------------------------------------------------------------
+
+
+def test_serpapi_asks_the_google_news_engine_with_when_for_a_time_range() -> None:
+    req = SerpApi().request(
+        Query("tesla", time_range="week", language="en-US", category="news"), KEY
+    )
+    assert req.params == {  # type: ignore[comparison-overlap]
+        "engine": "google_news",
+        "q": "tesla when:7d",
+        "hl": "en",
+        "gl": "us",
+        "api_key": KEY,
+    }
+    assert KEY in req.secrets
+
+
+@pytest.mark.parametrize(("recorded", "count"), [(SERPAPI, 70), (SERPAPI_SPORTS, 46)])
+def test_serpapi_reads_the_recorded_topic_pages(recorded: str, count: int) -> None:
+    hits = parse(SerpApi(), fixture_bytes(recorded), query=NEWS)
+    assert len(hits) == count
+    assert_news(hits, "serpapi")
+    assert all(h.published and h.published.startswith("2025-10-0") for h in hits)
+    if recorded == SERPAPI:
+        # A story's lead article (its `highlight`), "10/07/2025, 01:25 PM, +0000 UTC".
+        assert hits[0].source == "Engadget" and hits[0].published == "2025-10-07T13:25:00Z"
+
+
+def test_serpapi_reports_no_news_as_no_results() -> None:
+    body = '{"error": "Google News hasn\'t returned any results for this query."}'
+    assert parse(SerpApi(), body, query=NEWS) == []
+
+
+# --- publication times -------------------------------------------------------------------------
+
+NOW = clock(2026, 7, 14, 4, 0)
+
+
+@pytest.mark.parametrize(
+    ("printed", "expected"),
+    [
+        ("Tue, 14 Jul 2026 03:33:16 GMT", "2026-07-14T03:33:16Z"),
+        ("Tue, 14 Jul 2026 05:33:16 +0200", "2026-07-14T03:33:16Z"),
+        ("2024-12-31T17:09:03", "2024-12-31T17:09:03Z"),
+        ("2024-12-31T17:09:03+01:00", "2024-12-31T16:09:03Z"),
+        ("2024-12-31T17:09:03Z", "2024-12-31T17:09:03Z"),
+        ("3 hours ago", "2026-07-14T01:00:00Z"),
+        ("5 mins ago", "2026-07-14T03:55:00Z"),
+        ("an hour ago", "2026-07-14T03:00:00Z"),
+        ("48 minutes ago", "2026-07-14T03:12:00Z"),
+        ("2 weeks ago", "2026-06-30T04:00:00Z"),
+        ("yesterday", "2026-07-13T04:00:00Z"),
+        ("10/07/2025, 01:25 PM, +0000 UTC", "2025-10-07T13:25:00Z"),
+        ("10/07/2025, 12:05 AM, -0500 UTC", "2025-10-07T05:05:00Z"),
+        ("June 3, 2024", "2024-06-03"),
+        ("6/13/2023", "2023-06-13"),
+        ("", None),
+        ("soon", None),
+        ("3 fortnights ago", None),
+        ("99999999999 years ago", None),
+        ("3000 years ago", None),
+        ("01/01/0001, 01:00 AM, +0500 UTC", None),
+        ("0001-01-01T00:00:00+05:00", None),
+        (None, None),
+    ],
+)
+def test_a_news_time_is_read_in_every_printed_form(
+    printed: str | None, expected: str | None
+) -> None:
+    assert news_time(printed, NOW) == expected
+
+
+@given(st.integers(1, 10_000), st.sampled_from(["minute", "hour", "day", "week"]))
+def test_a_relative_time_is_that_long_before_now(count: int, unit: str) -> None:
+    text = f"{count} {unit}{'s' if count > 1 else ''} ago"
+    seconds = {"minute": 60, "hour": 3600, "day": 86_400, "week": 604_800}[unit] * count
+    read = relative_time(text, NOW)
+    assert read is not None
+    assert datetime.fromisoformat(read) == NOW - timedelta(seconds=seconds)
+
+
+def test_a_google_news_title_loses_only_the_publisher_it_names() -> None:
+    assert without_source("Storm hits coast - AP News", "AP News") == (
+        "Storm hits coast",
+        "AP News",
+    )
+    assert without_source("Cats - dogs - AP News", None) == ("Cats - dogs", "AP News")
+    assert without_source("Storm - hits", "AP News") == ("Storm - hits", "AP News")
+    assert without_source("No ending", None) == ("No ending", None)
+
+
+@given(st.one_of(st.text(max_size=60), st.from_regex(r"\d{1,12} [a-z]{1,8}s? ago", fullmatch=True)))
+def test_any_printed_time_reads_as_a_date_or_nothing(printed: str) -> None:
+    read = news_time(printed, NOW)
+    assert read is None or parse_date(read) is not None

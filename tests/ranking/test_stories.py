@@ -1,0 +1,169 @@
+"""One story, one place: the fold of news results, on near-miss headlines that must stay apart
+and on the recorded Google News feed, where many publishers ran one wire story."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from testing.engine_answers import parse
+from testing.shared import fixture_bytes
+from websearch_mcp.config import NewsSettings, SearchSettings
+from websearch_mcp.engines.web.google_news import GoogleNews
+from websearch_mcp.models import Hit, Query
+from websearch_mcp.ranking.pipeline import rank
+from websearch_mcp.ranking.stories import Report, content_words, fold, same_story
+
+NOW = datetime(2026, 7, 14, 4, 8, 56, tzinfo=UTC)
+SETTINGS = NewsSettings()
+BEARS_EARS = "news/google_news/monument-watch_bears-ears_2026-07-14.xml"
+
+
+def report(title: str, snippet: str = "", hours_ago: float | None = 1.0) -> Report:
+    published = None if hours_ago is None else NOW - timedelta(hours=hours_ago)
+    return Report(title, snippet, published)
+
+
+# Two stories each: one word replaced, another number, a negation, or too few words to tell.
+NEAR_MISSES = [
+    (
+        "Storm hits Florida coast, thousands lose power",
+        "Storm hits Texas coast, thousands lose power",
+    ),
+    ("Apple shares rise after earnings beat", "Apple shares fall after earnings miss"),
+    ("Fed raises interest rates by 0.25 points", "Fed raises interest rates by 0.5 points"),
+    ("Fed raises rates", "Fed cuts rates"),
+    ("Senate passes border security bill", "Senate does not pass border security bill"),
+    ("Trump shrinks Bears Ears monument", "Biden restores Bears Ears monument"),
+    ("Earthquake of magnitude 6.1 strikes Japan", "Earthquake of magnitude 7.4 strikes Japan"),
+    ("Bears win", "Bears win again"),
+]
+
+
+@pytest.mark.parametrize(("first", "second"), NEAR_MISSES)
+def test_near_miss_headlines_do_not_fold(first: str, second: str) -> None:
+    a, b = report(first), report(second, hours_ago=2)
+    assert not same_story(a, b, SETTINGS)
+    assert fold([a, b], SETTINGS) == [[0], [1]]
+
+
+def test_one_headline_reworded_by_an_added_word_folds_within_the_window_only() -> None:
+    wire = "Trump reduces size of 2 national monuments in Utah"
+    retold = "President Trump reduces size of 2 national monuments in Utah"
+    assert same_story(report(wire), report(retold, hours_ago=30), SETTINGS)
+    assert not same_story(report(wire), report(retold, hours_ago=60), SETTINGS)
+    assert not same_story(report(wire, hours_ago=None), report(wire), SETTINGS)  # undated
+
+
+def test_one_wire_text_folds_under_different_titles() -> None:
+    lead = (
+        "The administration removed nearly three million acres from two national monuments in "
+        "southern Utah on Monday, the second cut in a decade"
+    )
+    a = report("Trump cuts two Utah monuments", lead)
+    b = report("Two Utah monuments cut by Trump administration", lead + ".", hours_ago=3)
+    assert same_story(a, b, SETTINGS)
+    # The same lead under unrelated titles is boilerplate, not one story.
+    assert not same_story(a, report("Weather service warns of heat", lead), SETTINGS)
+
+
+def test_content_words_keep_numbers_whole_and_drop_function_words() -> None:
+    assert content_words("Trump reduces Bears Ears to 121,100 acres in 2026") == {
+        "trump",
+        "reduces",
+        "bears",
+        "ears",
+        "121,100",
+        "acres",
+        "2026",
+    }
+
+
+titles = st.lists(
+    st.sampled_from(["storm", "hits", "coast", "florida", "texas", "2", "3", "not", "again"]),
+    min_size=1,
+    max_size=6,
+).map(" ".join)
+
+
+@given(st.lists(st.tuples(titles, st.one_of(st.none(), st.floats(0, 100))), max_size=12))
+def test_the_fold_is_a_partition_led_by_the_best_ranked_report(
+    items: list[tuple[str, float | None]],
+) -> None:
+    reports = [report(title, hours_ago=age) for title, age in items]
+    groups = fold(reports, SETTINGS)
+    flat = [i for group in groups for i in group]
+    assert sorted(flat) == list(range(len(reports)))
+    assert [group[0] for group in groups] == sorted(group[0] for group in groups)
+    for group in groups:
+        assert group == sorted(group)
+        for member in group[1:]:
+            assert same_story(reports[group[0]], reports[member], SETTINGS)
+            assert reports[member].published is not None
+
+
+def test_the_recorded_feed_gives_one_place_to_the_wire_story_run_by_many_publishers() -> None:
+    engine = GoogleNews(now=lambda: NOW)
+    hits = parse(engine, fixture_bytes(BEARS_EARS), query=Query("x", category="news"))
+    query = Query("Bears Ears monument", max_results=50, category="news")
+    results = rank({"google_news": hits}, query, SearchSettings(), weights={}, now=NOW)
+    titles = [r.title for r in results]
+    assert len(titles) == len(set(titles))  # every headline once
+    ap = next(r for r in results if r.title.startswith("Trump reduces size of 2 national"))
+    assert ap.source == "AP News"
+    others = {other["source"] for other in ap.also}
+    assert {"Boston Herald", "Times-Standard", "KHBS", "WXII"} <= others
+    assert all(other["url"] and other["published"] for other in ap.also)
+    # "What to know about Trump's move to shrink ...": another story, with copies of its own.
+    explainer = [r for r in results if r.title.startswith("What to know about Trump's move")]
+    assert len(explainer) == 1 and explainer[0].also
+    # Reworded reports of the same event stay apart: the fold is conservative.
+    assert sum("Grand Staircase" in t for t in titles) > 5
+    folded = sum(len(r.also) for r in results)
+    assert folded + len(results) <= len(hits)
+
+
+def test_only_a_news_search_folds_and_marks_undated_results() -> None:
+    stamp = "2026-07-14T03:00:00Z"
+    hits = [
+        Hit(
+            "Storm hits coast again today",
+            f"https://{host}.example/a",
+            "",
+            1,
+            host,
+            published=stamp,
+        )
+        for host in ("one", "two")
+    ]
+    hits.append(Hit("Storm season outlook", "https://three.example/b", "", 1, "three"))
+    lists = {h.engine: [h] for h in hits}
+    general = rank(lists, Query("storm"), SearchSettings(), weights={}, now=NOW)
+    assert len(general) == 3 and not any(r.also or r.undated for r in general)
+    news = rank(lists, Query("storm", category="news"), SearchSettings(), weights={}, now=NOW)
+    assert len(news) == 2
+    assert [len(r.also) for r in news] == [1, 0]
+    assert news[0].also[0]["published"] == stamp
+    assert news[1].undated and "undated" in news[1].to_dict()
+
+
+def test_a_news_search_puts_the_newer_of_two_close_results_first() -> None:
+    older = Hit(
+        "Utah monument ruling", "https://a.example/1", "", 1, "e", published="2026-07-09T04:00:00Z"
+    )
+    newer = Hit(
+        "Utah monument appeal", "https://b.example/2", "", 2, "e", published="2026-07-14T03:00:00Z"
+    )
+    lists = {"e": [older, newer]}
+    general = rank(lists, Query("utah monument"), SearchSettings(), weights={}, now=NOW)
+    assert [r.url for r in general] == [older.url, newer.url]
+    query = Query("utah monument", category="news")
+    news = rank(lists, query, SearchSettings(), weights={}, now=NOW)
+    assert [r.url for r in news] == [newer.url, older.url]
+    assert news[0].details["freshness"] > 0.9 > 0.1 > news[1].details["freshness"]
+    # A half-life of weeks makes five days little: the engine's order stands.
+    slow = SearchSettings.model_validate({"news": {"half_life_hours": 2000}})
+    assert [r.url for r in rank(lists, query, slow, weights={}, now=NOW)] == [older.url, newer.url]

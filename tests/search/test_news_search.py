@@ -1,0 +1,205 @@
+"""`web_search` with `category: news` end to end: the real app under uvicorn, asked with the
+official MCP client, over fake engines on 127.0.0.1 that replay the recorded news answers of
+Google News, Brave, SearXNG, Serper and SerpApi (shared/fixtures/news) at their news paths."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from mcp import Client
+
+from testing.cache_helpers import FakeClock
+from testing.fake_engines import Body, FakeEngines
+from testing.resilience_helpers import settings_for, statuses
+from testing.serving import serve_app
+from testing.shared import fixture_bytes
+from websearch_mcp.app import create_app
+from websearch_mcp.cache import open_cache
+from websearch_mcp.config import Settings
+from websearch_mcp.service import SearchService
+
+QUERY = "Bears Ears monument"
+RECORDED = {
+    "google_news": "news/google_news/monument-watch_bears-ears_2026-07-14.xml",
+    "brave": "news/brave/brave-search-python-client_news_hello-world.json",
+    "searxng": "news/searxng/browse-API_searxng_news_artificial-intelligence.json",
+    "serper": "news/serper/langchain-docs_serper_news_tesla-inc.json",
+    "serpapi": "news/serpapi/serpapi-tutorials_google_news_topic_technology_2025-10-07.json",
+}
+RSS = "application/rss+xml; charset=UTF-8"
+CAPTCHA = "news/blocked/unlim-proxy-engine_google_sorry_captcha_2026-07-25.html"
+
+
+@pytest.fixture
+def recorded(fake: FakeEngines) -> FakeEngines:
+    """The fake engines answering with the recorded news answers (any path under /other)."""
+    for name, path in RECORDED.items():
+        content_type = RSS if name == "google_news" else "application/json"
+        fake.bodies[name] = Body(fixture_bytes(path), content_type=content_type)
+    return fake
+
+
+def news_settings(engines_url: str, cache: dict[str, Any] | None = None, **search: Any) -> Settings:
+    """The five news engines at the recorded answers, and Tavily, which has no news search."""
+    other = f"{engines_url}/other"
+    engines: dict[str, dict[str, Any]] = {
+        name: {"base_url": f"{other}/{name}"} for name in RECORDED
+    }
+    for name in ("brave", "serper", "serpapi"):
+        engines[name]["api_keys"] = [f"{name}-news-key-0a1b2c"]
+    engines["tavily"] = {"api_keys": ["tvly-news-key-3d4e5f"]}
+    top = {"cache": cache} if cache else None
+    return settings_for(engines_url, engines, top=top, deadline_seconds=4, **search)
+
+
+@contextmanager
+def serving(settings: Settings, clock: FakeClock | None = None) -> Iterator[str]:
+    cache = open_cache(settings.cache, clock=clock) if clock else None
+    with serve_app(create_app(settings, SearchService(settings, cache=cache))) as url:
+        yield url
+
+
+async def search(url: str, **arguments: Any) -> dict[str, Any]:
+    async with Client(f"{url}/mcp", mode="legacy", cache=None) as client:
+        result = await client.call_tool("web_search", {"query": QUERY, **arguments})
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def test_a_news_search_returns_dated_results_with_sources_one_place_per_story(
+    recorded: FakeEngines, engines_url: str
+) -> None:
+    with serving(news_settings(engines_url)) as url:
+        answer = await search(url, category="news", max_results=30)
+    reports = statuses(answer)
+    assert reports["google_news"] == "ok"
+    assert {reports[name] for name in ("brave", "searxng", "serper", "serpapi")} <= {
+        "ok",
+        "irrelevant",  # the other recordings answer other queries ("hello world", Tesla, ...)
+    }
+    tavily = next(e for e in answer["engines"] if e["name"] == "tavily")
+    assert tavily["status"] == "skipped" and tavily["error"] == "has no news search"
+    assert recorded.counts["tavily"] == 0
+    results = answer["results"]
+    assert len(results) == 30
+    # UTC times ("...Z"), or the day where the engine printed only a day ("6/13/2023").
+    assert all(r["source"] and (r["published"].endswith("Z") or len(r["published"]) == 10)
+               for r in results)  # fmt: skip
+    titles = [r["title"] for r in results]
+    assert len(set(titles)) == len(titles)
+    wire = next(r for r in results if r["title"].startswith("Trump reduces size of 2 national"))
+    assert wire["source"] == "AP News" and len(wire["also"]) >= 8
+    assert {"source", "url", "published"} <= set(wire["also"][0])
+    # Newest relevant first: SearXNG's reports of hours ago ("13 hours ago", counted from
+    # the request) lead; of the feed's, its newest, and the off-topic lists come after.
+    assert results[0]["engines"] == ["searxng"]
+    assert results[0]["published"] >= max(
+        r["published"] for r in results if "brave" in r["engines"]
+    )
+    feed = [r for r in results if r["engines"] == ["google_news"]]
+    assert feed[0]["title"] == "Trump again shrinks two national monuments in Utah"
+    assert feed[0]["published"] == max(r["published"] for r in feed)
+
+
+async def test_each_engine_is_asked_at_its_news_endpoint_and_google_news_with_when(
+    recorded: FakeEngines, engines_url: str
+) -> None:
+    with serving(news_settings(engines_url)) as url:
+        await search(url, category="news", time_range="day", language="en-US")
+    last = recorded.last
+    assert last["google_news"].path.endswith("/rss/search")
+    assert last["google_news"].params == {
+        "q": f"{QUERY} when:1d",
+        "hl": "en-US",
+        "gl": "US",
+        "ceid": "US:en",
+    }
+    assert last["brave"].path.endswith("/res/v1/news/search")
+    assert last["brave"].params["freshness"] == "pd"
+    assert last["searxng"].params["categories"] == "news"
+    assert last["serper"].path.endswith("/news") and last["serper"].json["tbs"] == "qdr:d"
+    assert last["serpapi"].params["engine"] == "google_news"
+    assert last["serpapi"].params["q"] == f"{QUERY} when:1d"
+
+
+async def test_a_general_search_never_asks_google_news_nor_mentions_it(
+    recorded: FakeEngines, engines_url: str
+) -> None:
+    recorded.bodies.pop("google_news")  # asked, it would answer 404
+    with serving(news_settings(engines_url)) as url:
+        answer = await search(url)
+    assert recorded.counts["google_news"] == 0
+    assert "google_news" not in statuses(answer)
+    assert recorded.last["brave"].path.endswith("/res/v1/web/search")
+    assert all("also" not in r and "undated" not in r for r in answer["results"])
+
+
+async def test_naming_an_engine_without_news_is_skipped_with_the_reason(
+    recorded: FakeEngines, engines_url: str
+) -> None:
+    with serving(news_settings(engines_url)) as url:
+        news = await search(url, category="news", engines=["google_news", "tavily"])
+        general = await search(url, engines=["google_news", "tavily"])
+    assert statuses(news) == {"google_news": "ok", "tavily": "skipped"}
+    only_news = next(e for e in general["engines"] if e["name"] == "google_news")
+    assert only_news == {"name": "google_news", "status": "skipped", "results": 0,
+                         "error": "has no general search"}  # fmt: skip
+
+
+async def test_a_blocked_or_empty_news_answer_is_that_engines_status(
+    recorded: FakeEngines, engines_url: str
+) -> None:
+    recorded.bodies["google_news"] = Body(fixture_bytes(CAPTCHA), content_type="text/html")
+    # Without breakers: a block would otherwise leave Google News out of the next search.
+    with serving(news_settings(engines_url, breaker={"enabled": False})) as url:
+        blocked = await search(url, category="news")
+        empty = b'<rss version="2.0"><channel><title>x</title></channel></rss>'
+        recorded.bodies["google_news"] = Body(empty, content_type=RSS)
+        answered = await search(url, category="news", query="Bears Ears monument news")
+    report = next(e for e in blocked["engines"] if e["name"] == "google_news")
+    assert report["status"] == "blocked" and "unusual traffic" in report["error"]
+    assert blocked["partial"] is True and blocked["results"]  # the other engines answered
+    assert statuses(answered)["google_news"] == "empty"
+
+
+async def test_a_news_answer_is_served_from_the_cache_for_at_most_the_news_ttl(
+    recorded: FakeEngines, engines_url: str, tmp_path: Path
+) -> None:
+    clock = FakeClock()
+    cache = {"backend": "sqlite", "path": str(tmp_path / "cache.sqlite3"), "news_ttl_seconds": 900}
+    with serving(news_settings(engines_url, cache), clock) as url:
+        first = await search(url, category="news", engines=["google_news"])
+        clock.advance(600)
+        again = await search(url, category="news", engines=["google_news"])  # a hit: slides
+        clock.advance(301)
+        later = await search(url, category="news", engines=["google_news"])
+        general = await search(url, engines=["serper"])
+        clock.advance(1000)
+        general_again = await search(url, engines=["serper"])
+    assert (first["cached"], again["cached"], later["cached"]) == (False, True, False)
+    assert recorded.counts["google_news"] == 2
+    assert (general["cached"], general_again["cached"]) == (False, True)  # the general TTL
+
+
+def test_the_searxng_endpoint_maps_categories_news(recorded: FakeEngines, engines_url: str) -> None:
+    with serving(news_settings(engines_url)) as url:
+        response = httpx.get(
+            f"{url}/search",
+            params={"q": QUERY, "format": "json", "categories": "news", "engines": "google_news"},
+            timeout=20,
+        )
+    body = response.json()
+    assert response.status_code == 200, body
+    assert body["results"] and all(r["category"] == "news" for r in body["results"])
+    first = body["results"][0]
+    assert first["publishedDate"].startswith("2026-07-14T03:33:16")
+    assert first["source"] == "The Washington Post"
+    assert recorded.counts["google_news"] == 1
+    assert json.dumps(body).count("tavily") == 0

@@ -1,0 +1,124 @@
+"""Google News search as RSS: `GET /rss/search?q=..&hl=..&gl=..&ceid=..`, no key.
+
+A time range is written into the query as Google News reads it (`when:1d`). Items link to
+Google's redirect pages (`news.google.com/rss/articles/...`): kept as given, since the
+publisher's address is not in them; the legacy feed's links carry it as `url=`, which is used.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+from websearch_mcp.engines.base import Engine
+from websearch_mcp.engines.common import http_url, link_parts, query_value, ranked_hits
+from websearch_mcp.engines.news import GOOGLE_WHEN, news_hit, news_time, without_source
+from websearch_mcp.engines.text import clean_text
+from websearch_mcp.errors import EngineBlocked, EngineParseError
+from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
+
+BLOCKED = "Google 'unusual traffic' CAPTCHA"
+# Markup and text of Google's "unusual traffic" page (served for any Google host, /sorry/).
+_BLOCK_MARKERS = ('id="captcha-form"', "/sorry/index", "unusual traffic from your computer")
+# The country of a bare language tag where it is not the language code in capitals.
+_COUNTRIES = {
+    "en": "US",
+    "ja": "JP",
+    "zh": "CN",
+    "ko": "KR",
+    "sv": "SE",
+    "da": "DK",
+    "el": "GR",
+    "he": "IL",
+    "uk": "UA",
+    "cs": "CZ",
+    "hi": "IN",
+    "vi": "VN",
+    "ar": "EG",
+    "fa": "IR",
+}
+
+
+def edition(language: str | None) -> dict[str, str]:
+    """`hl`, `gl` and `ceid` for a language tag: `de` -> de, DE, DE:de; `en-GB` -> en-GB, GB,
+    GB:en; none -> the US edition in English."""
+    parts = (language or "en-US").strip().replace("_", "-").split("-")
+    lang = parts[0].lower()
+    region = next((p.upper() for p in parts[1:] if len(p) == 2 and p.isalpha()), None)
+    country = region or _COUNTRIES.get(lang, lang.upper())
+    hl = f"{lang}-{region}" if region else lang
+    return {"hl": hl, "gl": country, "ceid": f"{country}:{lang}"}
+
+
+class GoogleNews(Engine):
+    """Google News: an RSS item per article with `pubDate` and the publisher in `<source>`."""
+
+    name = "google_news"
+    # Serper's and SerpApi's news answers come from the same index: one voter in the fusion.
+    index = "google"
+    base_url = "https://news.google.com"
+    categories = frozenset({"news"})
+    supports_time_range = True
+    supports_language = True
+
+    def request(self, query: Query, key: str | None) -> HttpRequest:
+        """`q` (with `when:` for a time range) and the edition of the query's language."""
+        text = query.text
+        if query.time_range:
+            text = f"{text} when:{GOOGLE_WHEN[query.time_range]}"
+        params: dict[str, Any] = {"q": text, **edition(query.language)}
+        return HttpRequest("GET", "/rss/search", params=params)
+
+    def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
+        """RSS items -> hits; the "unusual traffic" page is a block, whatever its status."""
+        target = response.headers.get("location", "") or response.url
+        if "/sorry/" in target:
+            raise EngineBlocked(BLOCKED)
+        feed = _feed(response)
+        if feed is None:  # a page, not a feed: a block, or an error by its status
+            if any(marker in response.text for marker in _BLOCK_MARKERS):
+                raise EngineBlocked(BLOCKED)
+            self.check_status(response)
+            raise EngineParseError("Google News answered with a body that is not an RSS feed")
+        self.check_status(response)
+        channel = feed.find("channel")
+        if channel is None:
+            raise EngineParseError("Google News answered with an RSS feed without a channel")
+        return ranked_hits(channel.findall("item"), self.name, partial(_hit, now=self.now()))
+
+
+def _feed(response: HttpResponse) -> ET.Element | None:
+    """The RSS document, or None when the body is not one."""
+    try:
+        # ElementTree never fetches external entities and expat bounds entity expansion.
+        root = ET.fromstring(response.content)
+    except ET.ParseError:
+        return None
+    return root if root.tag == "rss" else None
+
+
+def _hit(item: ET.Element, rank: int, engine: str, now: datetime) -> Hit | None:
+    link = (item.findtext("link") or "").strip()
+    url = _publisher_url(link) or http_url(link)
+    source_node = item.find("source")
+    given = source_node.text if source_node is not None and source_node.text else None
+    title, source = without_source(clean_text(item.findtext("title")), clean_text(given) or None)
+    snippet = clean_text(item.findtext("description"))
+    # The description of a lone article is its title and publisher again: no snippet.
+    if snippet in (f"{title} {source}", title, clean_text(item.findtext("title"))):
+        snippet = ""
+    published = news_time(item.findtext("pubDate"), now)
+    return news_hit(url, title, snippet, rank, engine, published=published, source=source)
+
+
+def _publisher_url(link: str) -> str | None:
+    """The article's own address where a Google link carries it (`news/url?...&url=...`)."""
+    try:
+        host, _, params = link_parts(link)
+    except ValueError:
+        return None
+    if not host.endswith("google.com") or not params:
+        return None
+    return http_url(query_value(params, "url"))

@@ -1,0 +1,125 @@
+"""One story, one place: news results reporting the same story folded into the best-ranked one.
+
+Two results are one story when both are dated within the window of each other and either
+their titles or their snippets say the same thing:
+
+- titles: every content word of the shorter title is in the longer one (the longer may add
+  words, never replace one), the shorter has at least `MIN_WORDS` of them, the shared words
+  are at least `fold_min_overlap` of all their words (Jaccard), they carry the same numbers,
+  and the longer adds no negation. "President Trump reduces size of 2 monuments" folds into "Trump
+  reduces size of 2 monuments"; "Storm hits Texas coast" and "Storm hits Florida coast" stay
+  apart (a word replaced), as do "Fed raises rates by 0.25" and "by 0.5" (another number).
+- snippets: both have at least `MIN_SNIPPET_WORDS` content words, share
+  `SNIPPET_OVERLAP` of them with the same numbers (one wire text), and the titles still share a
+  third of their words.
+
+Content words are lower-cased words and numbers less a short list of English function words;
+numbers keep their separators ("121,100", "0.25"). An undated result never folds: nothing shows
+it is this story rather than an older one. Pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+
+from websearch_mcp.config import NewsSettings
+
+MIN_WORDS = 3
+MIN_SNIPPET_WORDS = 8
+SNIPPET_OVERLAP = 0.8
+TITLE_OVERLAP_WITH_SNIPPET = 1 / 3
+
+_WORD_RE = re.compile(r"\d+(?:[.,:]\d+)*|[^\W\d_]+")
+# English function words, and the words that turn a headline into its opposite.
+_FUNCTION_TEXT = (
+    "a an the of in on at to for and or as by with from is are was were be been its it this "
+    "that these those after over about into s his her their our your amid says say said"
+)
+_FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
+_NEGATION_TEXT = "not no never nor without denies deny denied rejects won t isn"
+_NEGATIONS = frozenset(_NEGATION_TEXT.split())
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The content words of `text` (see the module's doc)."""
+    return frozenset(word for word in _WORD_RE.findall(text.lower()) if word not in _FUNCTION_WORDS)
+
+
+def _numbers(words: frozenset[str]) -> frozenset[str]:
+    return frozenset(word for word in words if word[0].isdigit())
+
+
+@dataclass(frozen=True)
+class Report:
+    """What the fold reads of one result."""
+
+    title: str
+    snippet: str
+    published: datetime | None
+
+    @cached_property
+    def title_words(self) -> frozenset[str]:
+        return content_words(self.title)
+
+    @cached_property
+    def snippet_words(self) -> frozenset[str]:
+        return content_words(self.snippet)
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+def same_title(a: frozenset[str], b: frozenset[str], min_overlap: float) -> bool:
+    """Whether two titles' content words say one thing (see the module's doc)."""
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    if len(short) < MIN_WORDS or not short <= long or _numbers(short) != _numbers(long):
+        return False
+    return _jaccard(a, b) >= min_overlap and not (long - short) & _NEGATIONS
+
+
+def same_snippet(a: Report, b: Report) -> bool:
+    """Whether two snippets are one text (with titles that still resemble each other)."""
+    x, y = a.snippet_words, b.snippet_words
+    if min(len(x), len(y)) < MIN_SNIPPET_WORDS or _numbers(x) != _numbers(y):
+        return False
+    return (
+        _jaccard(x, y) >= SNIPPET_OVERLAP
+        and _jaccard(a.title_words, b.title_words) >= TITLE_OVERLAP_WITH_SNIPPET
+    )
+
+
+def same_story(a: Report, b: Report, settings: NewsSettings) -> bool:
+    """Whether `a` and `b` report one story: dated within the window, titles or snippets alike."""
+    if a.published is None or b.published is None:
+        return False
+    apart = abs((a.published - b.published).total_seconds()) / 3600
+    if apart > settings.fold_window_hours:
+        return False
+    return same_title(a.title_words, b.title_words, settings.fold_min_overlap) or same_snippet(a, b)
+
+
+def fold(reports: Sequence[Report], settings: NewsSettings) -> list[list[int]]:
+    """Groups of indexes into `reports` (best first): each group's first is the best-ranked
+    report of a story, the rest the later ones folded into it, in order. Each report is
+    compared with the groups' first reports only, so a group never drifts from its lead, and
+    only with those sharing a title word (both rules need one)."""
+    groups: list[list[int]] = []
+    leads: dict[str, list[int]] = {}  # title word -> the groups whose lead has it
+    for index, report in enumerate(reports):
+        words = report.title_words
+        candidates = sorted({g for word in words for g in leads.get(word, ())})
+        for g in candidates:
+            if same_story(reports[groups[g][0]], report, settings):
+                groups[g].append(index)
+                break
+        else:
+            for word in words:
+                leads.setdefault(word, []).append(len(groups))
+            groups.append([index])
+    return groups
