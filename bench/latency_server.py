@@ -29,12 +29,12 @@ from starlette.types import ASGIApp
 
 from bench.synthetic import results_for
 from testing.lean_engines import engines_app
-from websearch_mcp.app import create_app
-from websearch_mcp.observability import configure_logging
 from websearch_mcp.runtime import shared_runtime
 from websearch_mcp.search.configuration import load_config
-from websearch_mcp.tools import READ_ONLY
-from websearch_mcp.workers import listening_sockets, run_workers
+from websearch_mcp.server.app import create_app
+from websearch_mcp.server.observability import configure_logging
+from websearch_mcp.server.tools import READ_ONLY
+from websearch_mcp.server.workers import listening_sockets, run_workers
 
 
 def _exit_with_parent() -> None:
@@ -95,7 +95,7 @@ def service_app() -> ASGIApp:
     settings = load_config(os.environ[CONFIG_ENV])
     server = settings.server
     configure_logging(server.log_format, server.log_level, settings.secrets())
-    app = create_app(settings, settle_heap=True)
+    app = create_app(settings, settle_gc=True)
 
     @app.state.mcp.tool(annotations=READ_ONLY)
     async def noop() -> str:

@@ -5,15 +5,15 @@
 
 The eight engines of `bench.latency` answer every query with 20 results each
 (`bench.synthetic`: overlapping lists, URL variants to canonicalise, dates), in their own wire
-formats, read by the engines' own parsers. Each query is new, as for a fresh search, and its
-lists are fused once with the default settings. Three runs, each on queries of its own (a query
-fused before would find its URLs, dates and words in the caches): with the index families the
-engines declare (DuckDuckGo's results are Bing's, Serper's Google's), as the service fuses
-them, first under CPython's default collector settings, then under the server's (`heap.settle`,
-which every server process applies at start); then, still under the server's, with every engine
-an index of its own. Time is the process's CPU time (`time.process_time`), not wall time: on a
-shared machine the other jobs' load then inflates the figures less. The first `WARM_UP` queries
-of each run fill the first-use caches and are not counted. `--profile` prints where the time of
+formats, read by the engines' own parsers. Each query is new, as for a fresh search, and its lists
+are fused once with the default settings. Three runs, each on queries of its own (a query fused
+before would find its URLs, dates and words in the caches): with the index families the engines
+declare (DuckDuckGo's results are Bing's, Serper's Google's), as the service fuses them, first under
+CPython's default collector settings, then under the server's (`gc_settings.settle`, which every
+server process applies at start); then, still under the server's, with every engine an index of its
+own. Time is the process's CPU time (`time.process_time`), not wall time: on a shared machine the
+other jobs' load then inflates the figures less. The first `WARM_UP` queries of each run fill the
+first-use caches and are not counted. `--profile` prints where the time of
 the last run goes (cProfile, by own time).
 
 `--digest` times nothing: it prints one SHA-256 of `rank()`'s whole output (every result's fields
@@ -41,12 +41,12 @@ from bench.latency import DELAYS
 from bench.loadgen import percentile
 from bench.synthetic import query_text, results_for
 from testing.wire_formats import render
-from websearch_mcp import heap
 from websearch_mcp.config import SearchSettings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import Hit, HttpResponse, Query
 from websearch_mcp.ranking.pipeline import rank
 from websearch_mcp.ranking.prepared import Preparation
+from websearch_mcp.server import gc_settings
 
 WARM_UP = 20
 RUN = "rank"
@@ -182,9 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     default = cpu_times(queries, families=FAMILIES, run="default-gc")
     _report(f"index families ({named}), CPython's default collector", default)
-    heap.settle()
+    gc_settings.settle()
     _report(
-        "the same, the server's collector (heap.settle)",
+        "the same, the server's collector (gc_settings.settle)",
         cpu_times(queries, families=FAMILIES, run="families"),
     )
     profile = cProfile.Profile() if args.profile else None

@@ -31,10 +31,10 @@ from bench.loadgen import percentile
 from testing.fake_engines import FakeEngines, Fault, base_urls, serve_fake_engines
 from testing.fetch_helpers import LocalServer, send
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
 from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.server.app import create_app
 
 PAGE_DELAY = 0.2
 READ = 5

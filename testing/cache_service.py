@@ -14,12 +14,12 @@ from testing.cache_helpers import FakeClock
 from testing.fake_engines import base_urls
 from testing.server_helpers import MCP_HEADERS, tool_call
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
 from websearch_mcp.cache import open_cache
 from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.search.configuration import parse_config
-from websearch_mcp.service import SearchService
+from websearch_mcp.search.service import SearchService
+from websearch_mcp.server.app import create_app
 
 KEY_A = "tvly-shared-key-a"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from websearch_mcp.net.cooldown import Cooldown
+from websearch_mcp.net.cooldowns.store import Cooldown
 
 NAME = "breaker:bing"
 

@@ -22,10 +22,10 @@ from mcp import Client
 from testing.cranfield import Collection, Document, Model, models, ndcg
 from testing.fake_engines import FakeEngines, base_urls, serve_fake_engines
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
 from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.server.app import create_app
 
 #: Which model answers as which engine (four wire formats: Tavily, Brave, SearXNG JSON; DDG HTML).
 ENGINE_MODELS: dict[str, str] = {

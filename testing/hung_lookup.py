@@ -27,8 +27,8 @@ from testing.cache_service import config
 from testing.fake_engines import FakeEngines, serve_fake_engines
 from testing.server_helpers import MCP_HEADERS, results_for, tool_call
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.server.app import create_app
 
 #: The Redis host: asked of the resolver on 127.0.0.1 only, which never answers.
 REDIS_HOST = "redis.invalid"

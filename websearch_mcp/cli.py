@@ -11,14 +11,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from websearch_mcp import __version__
-from websearch_mcp.arguments import MAX_READ, web_search_args
 from websearch_mcp.config import CONFIG_ENV, ENV_PREFIX, Settings
 from websearch_mcp.config.loader import TOKENS_ENV
 from websearch_mcp.errors import ConfigError, FetchError, SearchFailed, ToolInputError
 from websearch_mcp.fetch import DEFAULT_MAX_CHARS, validate_fetch_args
-from websearch_mcp.render import page_text, search_text
 from websearch_mcp.search.configuration import load_config
-from websearch_mcp.service import SearchService
+from websearch_mcp.search.service import SearchService
+from websearch_mcp.server.arguments import MAX_READ, web_search_args
+from websearch_mcp.server.rendering import page_text, search_text
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -97,9 +97,9 @@ def _workers_arg(text: str) -> int | str:
 def _serve(settings: Settings, ns: argparse.Namespace) -> int:
     import uvicorn
 
-    from websearch_mcp.observability import configure_logging
-    from websearch_mcp.stalls import header_deadline_protocol
-    from websearch_mcp.workers import worker_count
+    from websearch_mcp.server.middleware.slow_clients import header_deadline_protocol
+    from websearch_mcp.server.observability import configure_logging
+    from websearch_mcp.server.workers import worker_count
 
     overrides = {"host": ns.host, "port": ns.port, "workers": ns.workers}
     server = settings.server.model_copy(
@@ -120,10 +120,10 @@ def _serve(settings: Settings, ns: argparse.Namespace) -> int:
     }
     workers = worker_count(server.workers)
     if workers == 1:
-        from websearch_mcp.app import create_app
+        from websearch_mcp.server.app import create_app
 
         uvicorn.run(
-            create_app(settings, settle_heap=True),
+            create_app(settings, settle_gc=True),
             http=header_deadline_protocol(server.read_timeout_seconds),
             **options,
         )
@@ -137,9 +137,9 @@ def _serve_workers(
     """Serve with `workers` processes; each loads the configuration again, with the command
     line's overrides passed as environment overrides."""
     from websearch_mcp.runtime import shared_runtime
-    from websearch_mcp.security import check_exposure
-    from websearch_mcp.stalls import WORKER_PROTOCOL
-    from websearch_mcp.workers import run_workers
+    from websearch_mcp.server.middleware.security import check_exposure
+    from websearch_mcp.server.middleware.slow_clients import WORKER_PROTOCOL
+    from websearch_mcp.server.workers import run_workers
 
     check_exposure(settings.server)  # refuse here, once, rather than in every worker
     if ns.config:
@@ -151,7 +151,7 @@ def _serve_workers(
     with shared_runtime():
         # Workers get the protocol by name (a class made at run time cannot be sent to them) and
         # set its deadline from their own configuration.
-        run_workers("websearch_mcp.app:worker_app", workers, http=WORKER_PROTOCOL, **options)
+        run_workers("websearch_mcp.server.app:worker_app", workers, http=WORKER_PROTOCOL, **options)
     return 0
 
 
@@ -206,7 +206,7 @@ def _status(settings: Settings, ns: argparse.Namespace) -> int:
     """Fetch `/status.json` and print it as a table (or as it is, with `--json`)."""
     import httpx
 
-    from websearch_mcp.status.table import render_table
+    from websearch_mcp.server.status.table import render_table
 
     base = (ns.url or f"http://127.0.0.1:{settings.server.port}").rstrip("/")
     token = os.environ.get(TOKENS_ENV, "").split(",")[0].strip()
@@ -248,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ns.command == "serve":
             return _serve(settings, ns)
         if ns.command == "stdio":
-            from websearch_mcp.stdio import serve_stdio
+            from websearch_mcp.server.stdio import serve_stdio
 
             asyncio.run(serve_stdio(settings))
             return 0

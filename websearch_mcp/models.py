@@ -175,3 +175,26 @@ class RankedResult:
         if explain:
             out["score_details"] = self.details
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class WebSearchArgs:
+    """`web_search` arguments after validation. `summarize` asks for an LLM summary shaped by
+    `intent` (both offered only when a model is configured). `read` is how many of the top
+    results' pages to read for passages."""
+
+    query: Query
+    engines: list[str] | None
+    explain: bool
+    intent: str | None = None
+    summarize: bool = False
+    read: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AcademicSearchArgs:
+    """`academic_search` arguments after validation."""
+
+    query: Query
+    engines: list[str] | None
+    explain: bool

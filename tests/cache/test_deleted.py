@@ -10,7 +10,7 @@ import httpx
 
 from testing.server_helpers import MCP_HEADERS, settings_for, tool_call
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
+from websearch_mcp.server.app import create_app
 
 
 def rows(path: Path) -> int:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from websearch_mcp.cache import cache_key, config_fingerprint, normalise_query
 from websearch_mcp.config import EngineSettings, SearchSettings
 from websearch_mcp.models import Query
-from websearch_mcp.service import _query_args
+from websearch_mcp.search.service import _query_args
 
 
 @pytest.mark.parametrize(

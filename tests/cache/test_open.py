@@ -43,7 +43,7 @@ def test_redis_backend_without_the_package_says_what_to_install(
 ) -> None:
     monkeypatch.setitem(sys.modules, "redis", None)  # makes `import redis` fail
     monkeypatch.delitem(sys.modules, "websearch_mcp.cache.redis", raising=False)
-    monkeypatch.delitem(sys.modules, "websearch_mcp.redis_client", raising=False)
+    monkeypatch.delitem(sys.modules, "websearch_mcp.net.redis_link", raising=False)
     settings = CacheSettings(backend="redis", redis_url="redis://127.0.0.1:1/0")
     with pytest.raises(ConfigError, match=r"websearch-mcp\[redis\]"):
         open_cache(settings)

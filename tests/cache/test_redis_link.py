@@ -15,13 +15,13 @@ import pytest
 
 from testing.cache_helpers import FakeClock
 from testing.redis_server import LENIENT_SECONDS, RedisServer
-from websearch_mcp.net.cooldown import Cooldown
+from websearch_mcp.net.cooldowns.store import Cooldown
 
 pytest.importorskip("redis", reason="the Redis backend needs the redis extra")
 
 from websearch_mcp.cache.redis import RedisCache
-from websearch_mcp.net.cooldown_redis import RedisCooldownStore
-from websearch_mcp.redis_client import RedisLink, _at_address
+from websearch_mcp.net.cooldowns.redis import RedisCooldownStore
+from websearch_mcp.net.redis_link import RedisLink, _at_address
 
 BUDGET = 0.25
 

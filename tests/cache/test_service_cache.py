@@ -27,10 +27,10 @@ from testing.fetch_helpers import LocalServer, page
 from testing.redis_server import LENIENT_SECONDS, RedisServer, free_port
 from testing.server_helpers import MCP_HEADERS, results_for, tool_call
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
-from websearch_mcp.arguments import web_search_args
-from websearch_mcp.net.cooldown_reads import MAX_AGE_SECONDS
-from websearch_mcp.service import SearchService
+from websearch_mcp.net.cooldowns.recent_reads import MAX_AGE_SECONDS
+from websearch_mcp.search.service import SearchService
+from websearch_mcp.server.app import create_app
+from websearch_mcp.server.arguments import web_search_args
 
 ENGINES_USED = ("tavily", "brave", "searxng")
 QUERY = "python asyncio"

@@ -8,10 +8,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from websearch_mcp import service as service_module
-from websearch_mcp.answer import STORED_FORM, Answered, without_details
+from websearch_mcp.search import service as service_module
+from websearch_mcp.search.answer import STORED_FORM, Answered, without_details
 from websearch_mcp.search.configuration import parse_config
-from websearch_mcp.service import SearchService
+from websearch_mcp.search.service import SearchService
 
 _SCALARS = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8)
 _VALUES = st.recursive(

@@ -1,6 +1,6 @@
-"""ARCHITECTURE.md's rules for the code's shape: no module over 400 lines, no function over 80,
-no import cycles among the package's modules (imports at module level, outside
-`if TYPE_CHECKING:`; a package's `__init__` imported on the way to its modules is not an edge)."""
+"""ARCHITECTURE.md's rules for the code's shape: no function over 80 lines, each layer imports only
+the layers below it, and no import cycle at all. Every import counts: at module level, inside
+functions and under `if TYPE_CHECKING:`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,42 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "websearch_mcp"
-MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
+MAX_TOP_MODULES = 8
+
+#: Each layer, and the layers its modules may import besides their own.
+BELOW: dict[str, set[str]] = {
+    "foundation": set(),
+    "config": set(),
+    "engines": {"foundation", "config"},
+    "ranking": {"foundation", "config"},
+    "stores": {"foundation", "config"},
+    "search": {"foundation", "config", "engines", "ranking", "stores"},
+    "server": {"foundation", "config", "engines", "ranking", "stores", "search"},
+    "entry": {"foundation", "config", "engines", "ranking", "stores", "search", "server"},
+}
+#: The top-level modules and the layer of each.
+TOP = {
+    "websearch_mcp": "foundation",
+    "websearch_mcp.models": "foundation",
+    "websearch_mcp.errors": "foundation",
+    "websearch_mcp.dates": "foundation",
+    "websearch_mcp.redaction": "foundation",
+    "websearch_mcp.runtime": "foundation",
+    "websearch_mcp.cli": "entry",
+    "websearch_mcp.__main__": "entry",
+}
+#: The packages and the layer of each.
+PACKAGES = {
+    "config": "config",
+    "engines": "engines",
+    "ranking": "ranking",
+    "fetch": "stores",
+    "net": "stores",
+    "cache": "stores",
+    "search": "search",
+    "server": "server",
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -22,12 +56,16 @@ def _modules() -> dict[str, Path]:
     return found
 
 
+def _layer(name: str) -> str:
+    if name in TOP:
+        return TOP[name]
+    return PACKAGES[name.split(".")[1]]
+
+
 def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The package's modules that `name` (at `path`) imports when it is imported."""
+    """The package's modules that `name` (at `path`) imports anywhere in its text."""
     out = set()
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            continue
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names if alias.name in modules)
         elif isinstance(node, ast.ImportFrom):
@@ -41,13 +79,28 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     return out - {name}
 
 
-def test_no_module_is_over_the_line_limit() -> None:
-    long = {
-        str(path.relative_to(ROOT)): count
-        for path in _modules().values()
-        if (count := len(path.read_text().splitlines())) > MAX_MODULE_LINES
-    }
-    assert long == {}
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def test_every_module_has_a_layer_and_few_lie_at_the_top() -> None:
+    modules = _modules()
+    unplaced = [n for n in modules if n not in TOP and n.split(".")[1] not in PACKAGES]
+    assert unplaced == []
+    top = [n for n in modules if n.count(".") == 1 and n.split(".")[1] not in PACKAGES]
+    assert len(top) <= MAX_TOP_MODULES, top
+
+
+def test_each_layer_imports_only_the_layers_below_it() -> None:
+    wrong = []
+    for name, targets in _graph().items():
+        layer = _layer(name)
+        for target in sorted(targets):
+            other = _layer(target)
+            if other != layer and other not in BELOW[layer]:
+                wrong.append(f"{name} ({layer}) imports {target} ({other})")
+    assert wrong == []
 
 
 def test_no_function_is_over_the_line_limit() -> None:
@@ -62,8 +115,7 @@ def test_no_function_is_over_the_line_limit() -> None:
 
 
 def test_no_import_cycles() -> None:
-    modules = _modules()
-    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+    graph = _graph()
     cycles = []
     state: dict[str, int] = {}  # 1: on the current path, 2: done
 
@@ -80,3 +132,16 @@ def test_no_import_cycles() -> None:
         if name not in state:
             visit(name, [name])
     assert cycles == []
+
+
+def test_the_rules_catch_a_cycle_and_a_layer_broken_by_a_lazy_import(tmp_path: Path) -> None:
+    # The checks themselves: an import inside a function and one under TYPE_CHECKING both count.
+    a = tmp_path / "a.py"
+    a.write_text("def f():\n    from websearch_mcp.b import x\n")
+    b = tmp_path / "b.py"
+    b.write_text(
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from websearch_mcp.a import f\n"
+    )
+    modules = {"websearch_mcp.a": a, "websearch_mcp.b": b}
+    assert _imports("websearch_mcp.a", a, modules) == {"websearch_mcp.b"}
+    assert _imports("websearch_mcp.b", b, modules) == {"websearch_mcp.a"}

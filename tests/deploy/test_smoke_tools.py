@@ -15,8 +15,8 @@ import pytest
 from testing.redis_server import free_port
 from testing.serving import serve_app
 from testing.shared import REPO
-from websearch_mcp.app import create_app
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.server.app import create_app
 
 DEPLOY = REPO / "deploy"
 

@@ -20,7 +20,7 @@ from testing.fetch_helpers import LocalServer, make_pdf, page
 from testing.memory import PeakMemory, resident_bytes
 from testing.server_helpers import MCP_HEADERS, results_for, settings_for, tool_call
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
+from websearch_mcp.server.app import create_app
 
 TIMEOUT = 3.0
 SMALL = "<html><head><title>Small</title></head><body><article><p>A small page.</p></article>"

@@ -8,7 +8,7 @@ import copy
 import time
 
 from websearch_mcp.fetch import Document, FetchBlocked, FetchRefused
-from websearch_mcp.reading import PAGE_STATUSES, read_results
+from websearch_mcp.search.read_pages import PAGE_STATUSES, read_results
 
 TEXT = "The glacier survey measured the meltwater flow of the northern rivers every June."
 RESULTS = [{"url": f"https://example.org/{name}", "snippet": name} for name in "abcde"]

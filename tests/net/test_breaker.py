@@ -16,7 +16,7 @@ from websearch_mcp.errors import (
 )
 from websearch_mcp.net.backoff import Backoff
 from websearch_mcp.net.breaker import BreakerPolicy, CircuitBreaker, classify
-from websearch_mcp.net.cooldown import MemoryCooldownStore, format_seconds
+from websearch_mcp.net.cooldowns.store import MemoryCooldownStore, format_seconds
 
 
 @pytest.mark.parametrize(

@@ -22,11 +22,11 @@ from testing.fake_engines import FakeEngines, Fault, serve_fake_engines
 from testing.redis_server import LENIENT_SECONDS, RedisServer
 from testing.resilience_helpers import FakeClock, settings_for
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
 from websearch_mcp.net.breaker import CircuitBreaker
-from websearch_mcp.net.cooldown import MemoryCooldownStore
-from websearch_mcp.orchestrator import Orchestrator
-from websearch_mcp.service import SearchService
+from websearch_mcp.net.cooldowns.store import MemoryCooldownStore
+from websearch_mcp.search.fan_out import Orchestrator
+from websearch_mcp.search.service import SearchService
+from websearch_mcp.server.app import create_app
 
 NAME = "breaker:bing"
 
@@ -43,7 +43,7 @@ def results_for(engine: str, query: str) -> list[dict[str, Any]]:
 
 @pytest.fixture
 async def redis_stores(redis_server: RedisServer) -> AsyncIterator[tuple[Any, Any]]:
-    from websearch_mcp.net.cooldown_redis import RedisCooldownStore
+    from websearch_mcp.net.cooldowns.redis import RedisCooldownStore
 
     assert redis_server.command("FLUSHALL") == b"+OK"
     pair = tuple(
@@ -152,7 +152,7 @@ async def test_one_probe_after_the_cooldown_then_reopen_or_close() -> None:
 
 
 async def test_two_replicas_sharing_redis_send_one_probe(redis_server: RedisServer) -> None:
-    from websearch_mcp.net.cooldown_redis import RedisCooldownStore
+    from websearch_mcp.net.cooldowns.redis import RedisCooldownStore
 
     assert redis_server.command("FLUSHALL") == b"+OK"
     fake, clock = FakeEngines(results_for), FakeClock()

@@ -10,9 +10,13 @@ import pytest
 from testing.cooldown_contract import check_store_contract
 from websearch_mcp.config import CacheSettings
 from websearch_mcp.net.breaker import CircuitBreaker
-from websearch_mcp.net.cooldown import Cooldown
-from websearch_mcp.net.cooldown_reads import MAX_AGE_SECONDS, RecentReads, shared_cooldown_store
-from websearch_mcp.net.cooldown_sqlite import SqliteCooldownStore
+from websearch_mcp.net.cooldowns.recent_reads import (
+    MAX_AGE_SECONDS,
+    RecentReads,
+    shared_cooldown_store,
+)
+from websearch_mcp.net.cooldowns.sqlite import SqliteCooldownStore
+from websearch_mcp.net.cooldowns.store import Cooldown
 from websearch_mcp.runtime import RUNTIME_ENV
 
 NAME = "breaker:bing"

@@ -16,8 +16,8 @@ from testing.cache_helpers import FakeClock
 from testing.redis_server import LENIENT_SECONDS, RedisServer, redis_binary
 from websearch_mcp.errors import EngineAuthError, KeyRefused
 from websearch_mcp.net.breaker import CircuitBreaker
-from websearch_mcp.net.cooldown import Cooldown
-from websearch_mcp.net.cooldown_redis import KEEP_SECONDS, RedisCooldownStore
+from websearch_mcp.net.cooldowns.redis import KEEP_SECONDS, RedisCooldownStore
+from websearch_mcp.net.cooldowns.store import Cooldown
 from websearch_mcp.net.keypool import KeyPool
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from testing.cooldown_contract import check_store_contract
 from websearch_mcp.net.breaker import CircuitBreaker
-from websearch_mcp.net.cooldown import Cooldown
-from websearch_mcp.net.cooldown_sqlite import KEEP_SECONDS, SqliteCooldownStore
+from websearch_mcp.net.cooldowns.sqlite import KEEP_SECONDS, SqliteCooldownStore
+from websearch_mcp.net.cooldowns.store import Cooldown
 
 
 @pytest.fixture
@@ -107,7 +107,7 @@ async def test_a_breaker_opened_through_one_store_is_open_through_another(
 
 _HAMMER = """
 import asyncio, sys
-from websearch_mcp.net.cooldown_sqlite import SqliteCooldownStore
+from websearch_mcp.net.cooldowns.sqlite import SqliteCooldownStore
 
 async def main():
     store = SqliteCooldownStore(sys.argv[1])

@@ -18,11 +18,11 @@ from testing.server_helpers import RESULTS
 from testing.wire_formats import render
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import EngineError
-from websearch_mcp.metrics import Metrics
 from websearch_mcp.models import HttpRequest, Query
 from websearch_mcp.net.engine_http import build_client, query_string, send
-from websearch_mcp.orchestrator import Orchestrator
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.search.fan_out import Orchestrator
+from websearch_mcp.server.metrics import Metrics
 
 SEARXNG_BODY, _ = render("searxng", RESULTS["searxng"])
 

@@ -10,10 +10,10 @@ import pytest
 
 from testing.resilience_helpers import FakeClock
 from websearch_mcp.errors import EngineAuthError, EngineError, EngineRateLimited, KeyRefused
-from websearch_mcp.net.cooldown import Cooldown, MemoryCooldownStore
+from websearch_mcp.net.cooldowns.store import Cooldown, MemoryCooldownStore
 from websearch_mcp.net.keypool import KeyPool
-from websearch_mcp.orchestrator import Orchestrator
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.search.fan_out import Orchestrator
 
 KEYS = ("tvly-key-aaaa", "tvly-key-bbbb", "tvly-key-cccc")
 

@@ -17,13 +17,13 @@ from testing.proxies import CountingProxy, CountingSocks
 from testing.resilience_helpers import settings_for, statuses, web_search
 from testing.serving import serve_app
 from testing.wire_formats import wikipedia_result
-from websearch_mcp.app import create_app
 from websearch_mcp.config import Settings
 from websearch_mcp.models import Query
 from websearch_mcp.net.http import USER_AGENT, bypasses_proxy, choose_proxy
 from websearch_mcp.net.useragents import BROWSER_USER_AGENTS
-from websearch_mcp.orchestrator import FanOut, Orchestrator
-from websearch_mcp.service import SearchService
+from websearch_mcp.search.fan_out import FanOut, Orchestrator
+from websearch_mcp.search.service import SearchService
+from websearch_mcp.server.app import create_app
 
 PROXY = "http://proxy.corp:3128"
 

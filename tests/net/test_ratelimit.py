@@ -10,7 +10,7 @@ from testing.fake_engines import FakeEngines, serve_fake_engines
 from testing.resilience_helpers import settings_for
 from websearch_mcp.models import Query
 from websearch_mcp.net.ratelimit import TokenBucket
-from websearch_mcp.orchestrator import Orchestrator
+from websearch_mcp.search.fan_out import Orchestrator
 
 
 class Ticker:

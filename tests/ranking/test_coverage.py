@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 from websearch_mcp.config import SearchSettings
 from websearch_mcp.errors import ConfigError
 from websearch_mcp.models import Hit, Query
-from websearch_mcp.orchestrator import Orchestrator
 from websearch_mcp.ranking.context import Context
 from websearch_mcp.ranking.coverage import Unseen, containment, credited
 from websearch_mcp.ranking.families import family_weights, one_vote_per_family
 from websearch_mcp.ranking.pipeline import rank
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.search.fan_out import Orchestrator
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 GOOGLE = {"serper": "google", "serpapi": "google", "google_cse": "google", "google": "google"}

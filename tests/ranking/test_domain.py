@@ -19,7 +19,7 @@ from websearch_mcp.ranking.domain import (
     normalise_domain,
 )
 from websearch_mcp.ranking.lexical import analyze_query, is_shouted
-from websearch_mcp.service import SearchService
+from websearch_mcp.search.service import SearchService
 
 SETTINGS = RankingSettings()
 LISTS = domain_lists(SETTINGS, ["Blocked.example", "https://www.spam.test/path"])

@@ -14,8 +14,8 @@ from mcp import Client
 from testing.fake_engines import FakeEngines, serve_fake_engines
 from testing.resilience_helpers import settings_for
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
-from websearch_mcp.service import UNCERTAIN
+from websearch_mcp.search.service import UNCERTAIN
+from websearch_mcp.server.app import create_app
 
 ASYNCIO = [
     {

@@ -15,11 +15,11 @@ from testing.fake_academic import ENGINE_NAMES, FakeAcademic, Paper, base_urls
 from testing.fake_engines import Fault
 from testing.serving import serve_app
 from testing.shared import fixture_bytes
-from websearch_mcp.app import create_app
-from websearch_mcp.arguments import academic_search_args, max_year
 from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.server.app import create_app
+from websearch_mcp.server.arguments import academic_search_args, max_year
 
 JSON_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 CORE_KEY = "core-test-key-7f3a9c1e"

@@ -19,10 +19,10 @@ from testing.fake_engines import Body, FakeEngines
 from testing.resilience_helpers import settings_for, statuses
 from testing.serving import serve_app
 from testing.shared import fixture_bytes
-from websearch_mcp.app import create_app
 from websearch_mcp.cache import open_cache
 from websearch_mcp.config import Settings
-from websearch_mcp.service import SearchService
+from websearch_mcp.search.service import SearchService
+from websearch_mcp.server.app import create_app
 
 QUERY = "Bears Ears monument"
 RECORDED = {

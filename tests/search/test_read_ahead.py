@@ -11,10 +11,10 @@ import pytest
 
 from testing.fake_engines import FakeEngines, Fault
 from testing.server_helpers import settings_for
-from websearch_mcp.arguments import web_search_args
 from websearch_mcp.models import Hit
 from websearch_mcp.ranking.prepared import Preparation
-from websearch_mcp.service import PREPARE_BELOW, SearchService
+from websearch_mcp.search.service import PREPARE_BELOW, SearchService
+from websearch_mcp.server.arguments import web_search_args
 
 
 @pytest.fixture

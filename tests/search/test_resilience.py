@@ -25,12 +25,12 @@ from testing.resilience_helpers import FakeClock, report, settings_for, statuses
 from testing.serving import serve_app
 from testing.wire_formats import render
 from testing.wire_formats import wikipedia_result as wiki
-from websearch_mcp.app import create_app
 from websearch_mcp.config import Settings
-from websearch_mcp.net.cooldown import MemoryCooldownStore
+from websearch_mcp.net.cooldowns.store import MemoryCooldownStore
 from websearch_mcp.net.http import URL_LOGGERS
-from websearch_mcp.orchestrator import Orchestrator
-from websearch_mcp.service import SearchService
+from websearch_mcp.search.fan_out import Orchestrator
+from websearch_mcp.search.service import SearchService
+from websearch_mcp.server.app import create_app
 
 DEADLINE = 1.5
 #: Time a search may take beyond the deadline (fusion, MCP framing, a loaded machine).

@@ -18,13 +18,13 @@ from testing.fake_engines import FakeEngines, Fault, ResultsFn
 from testing.resilience_helpers import report, settings_for, statuses, web_search
 from testing.serving import serve_app
 from testing.wire_formats import wikipedia_result
-from websearch_mcp import strategies
-from websearch_mcp.app import create_app
 from websearch_mcp.config import EngineSettings, PoolSettings, RankingSettings, SequentialSettings
-from websearch_mcp.engine_call import Outcome
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import EngineReport, Hit
-from websearch_mcp.orchestrator import EngineRun
+from websearch_mcp.search import strategies
+from websearch_mcp.search.engine_call import Outcome
+from websearch_mcp.search.fan_out import EngineRun
+from websearch_mcp.server.app import create_app
 
 QUERY = "python asyncio event loop"
 GOOD = ["python asyncio event loop"]  # quality 1.0

@@ -24,19 +24,19 @@ from testing.fake_engines import FakeEngines, base_urls
 from testing.fake_llm import PLAIN, STREAMED, FakeLLM
 from testing.proxies import CountingSocks
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
-from websearch_mcp.arguments import MAX_INTENT_CHARS, as_intent, web_search_args
 from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import ConfigError, ToolInputError
 from websearch_mcp.search.configuration import parse_config
-from websearch_mcp.summarize import (
+from websearch_mcp.search.summary import (
     CLOSE_MARK,
     OPEN_MARK,
     Summarizer,
     build_messages,
     with_sources,
 )
+from websearch_mcp.server.app import create_app
+from websearch_mcp.server.arguments import MAX_INTENT_CHARS, as_intent, web_search_args
 
 LLM_KEY = "sk-planted-llm-key-7f3a9c0d2e"
 QUERY = "python asyncio event loop"

@@ -15,7 +15,7 @@ from agents.tool_context import ToolContext
 
 from testing.server_helpers import settings_for
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
+from websearch_mcp.server.app import create_app
 
 # Nothing is sent to OpenAI: no model is asked, and no trace is kept to be exported.
 set_tracing_disabled(True)

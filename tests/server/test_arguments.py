@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 from mcp.server.mcpserver import MCPServer
 
-from websearch_mcp.answer import PageOut
-from websearch_mcp.arguments import (
+from websearch_mcp.errors import ToolInputError
+from websearch_mcp.search.answer import PageOut
+from websearch_mcp.server.argument_checks import long_numbers_as_text
+from websearch_mcp.server.arguments import (
     REQUIRED,
     Arg,
     Limits,
@@ -20,10 +22,8 @@ from websearch_mcp.arguments import (
     web_search_args,
     web_search_params,
 )
-from websearch_mcp.coerce import long_numbers_as_text
-from websearch_mcp.errors import ToolInputError
-from websearch_mcp.metrics import Metrics
-from websearch_mcp.tools import ToolSpec, tool
+from websearch_mcp.server.metrics import Metrics
+from websearch_mcp.server.tools import ToolSpec, tool
 
 
 def test_lenient_coercion() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from websearch_mcp.body import read_body, read_body_within
+from websearch_mcp.server.middleware.body_limit import read_body, read_body_within
 
 Message = dict[str, Any]
 

@@ -16,7 +16,7 @@ from testing.fake_llm import STREAMED, FakeLLM
 from testing.serving import serve_app
 from websearch_mcp import __version__
 from websearch_mcp.cli import main
-from websearch_mcp.summarize import INTENT_GUIDANCE
+from websearch_mcp.search.summary import INTENT_GUIDANCE
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

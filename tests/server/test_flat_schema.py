@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict
 
-from websearch_mcp.answer import PapersOut, SummarizedSearchOut
-from websearch_mcp.schemas import flat_schema
+from websearch_mcp.search.answer import PapersOut, SummarizedSearchOut
+from websearch_mcp.server.schemas import flat_schema
 
 
 class Inner(TypedDict):

@@ -13,8 +13,8 @@ from mcp import Client
 
 from testing.server_helpers import INITIALIZE, MCP_HEADERS, settings_for
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
-from websearch_mcp.tools import TOOLS_CACHE
+from websearch_mcp.server.app import create_app
+from websearch_mcp.server.tools import TOOLS_CACHE
 
 
 @pytest.fixture

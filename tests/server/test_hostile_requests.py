@@ -19,12 +19,12 @@ import uvicorn
 from testing.server_helpers import MCP_HEADERS, TOOLS_LIST, bearer, settings_for
 from testing.server_helpers import tool_call as call_body
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
-from websearch_mcp.arguments import as_int
 from websearch_mcp.cli import main as cli_main
 from websearch_mcp.errors import ConfigError, ToolInputError
 from websearch_mcp.search.configuration import load_config, parse_config
-from websearch_mcp.stalls import header_deadline_protocol
+from websearch_mcp.server.app import create_app
+from websearch_mcp.server.arguments import as_int
+from websearch_mcp.server.middleware.slow_clients import header_deadline_protocol
 
 TOKEN = "tok-hostile-requests-0123456789"
 HUGE = "9" * 5000

@@ -15,10 +15,10 @@ import pytest
 from testing.fake_engines import FakeEngines, Fault
 from testing.server_helpers import MCP_HEADERS, bearer, results_for, settings_for, tool_call
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
 from websearch_mcp.config import ServerSettings
-from websearch_mcp.guard import Guard
-from websearch_mcp.security import serves_this_machine_only
+from websearch_mcp.server.app import create_app
+from websearch_mcp.server.middleware.guard import Guard
+from websearch_mcp.server.middleware.security import serves_this_machine_only
 
 TOKEN = "tok-local-0123456789abcdef"
 AT_ONCE = 20

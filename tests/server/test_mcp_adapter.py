@@ -18,8 +18,8 @@ from mcp.server._otel import OpenTelemetryMiddleware
 
 from testing.server_helpers import MCP_HEADERS, settings_for, tool_call
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
-from websearch_mcp.mcp_adapter import without_spans
+from websearch_mcp.server.app import create_app
+from websearch_mcp.server.mcp_adapter import without_spans
 
 PACKAGE = Path(__file__).resolve().parents[2] / "websearch_mcp"
 #: The SDK objects' private attributes a server might be tempted to reach.
@@ -82,4 +82,4 @@ def test_no_private_sdk_name_is_used_outside_the_adapter() -> None:
         for path in sorted(PACKAGE.rglob("*.py"))
         if (names := _private_sdk_names(path))
     }
-    assert used == {"mcp_adapter.py": {"mcp.server._otel"}}
+    assert used == {"server/mcp_adapter.py": {"mcp.server._otel"}}

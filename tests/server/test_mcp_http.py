@@ -15,11 +15,11 @@ from testing.fake_engines import Body, FakeEngines, Fault, ResultsFn, base_urls
 from testing.fetch_helpers import LocalServer, page
 from testing.server_helpers import tool_call
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
 from websearch_mcp.cli import main as cli_main
 from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.server.app import create_app
 
 JSON_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 SHARED_URL = "https://docs.python.org/3/library/asyncio.html"

@@ -17,12 +17,12 @@ from testing.fake_engines import FakeEngines, Fault
 from testing.resilience_helpers import FakeClock
 from testing.server_helpers import TAVILY_KEY, bearer, settings_for, tool_call
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
-from websearch_mcp.failopen import CacheStats
-from websearch_mcp.metrics import Metrics
-from websearch_mcp.observability import configure_logging, request_id_from
-from websearch_mcp.orchestrator import Orchestrator
-from websearch_mcp.service import SearchService
+from websearch_mcp.net.store_failures import CacheStats
+from websearch_mcp.search.fan_out import Orchestrator
+from websearch_mcp.search.service import SearchService
+from websearch_mcp.server.app import create_app
+from websearch_mcp.server.metrics import Metrics
+from websearch_mcp.server.observability import configure_logging, request_id_from
 
 TOKEN = "tok-PLANTED-token-4b2e8d19c0"
 KEY = "tvly-PLANTED-key-7f3a9c55e1"

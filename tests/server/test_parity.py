@@ -17,8 +17,8 @@ from mcp import Client
 from testing.fake_engines import FakeEngines, Fault
 from testing.server_helpers import settings_for
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
-from websearch_mcp.render import page_text, papers_text, search_text
+from websearch_mcp.server.app import create_app
+from websearch_mcp.server.rendering import page_text, papers_text, search_text
 
 # Values are drawn from letters the rendering's own words never use, so that once the values
 # are taken out of the text, whatever is left is the rendering's and shows nothing of its own.

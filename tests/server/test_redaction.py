@@ -14,10 +14,10 @@ from testing import fake_academic, fake_engines
 from testing.fake_engines import FakeEngines, serve_fake_engines
 from testing.server_helpers import MCP_HEADERS, results_for, tool_call
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
 from websearch_mcp.engines.registry import ENGINES
-from websearch_mcp.observability import configure_logging
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.server.app import create_app
+from websearch_mcp.server.observability import configure_logging
 
 TOKEN = "tok-PLANTED-bearer-5d1c7a20"
 CX = "017576662512468239146:PLANTEDcx"  # an old-style engine id, with a colon of its own

@@ -13,12 +13,12 @@ from searxng_search import SearXNGSearch
 from testing.fake_engines import FakeEngines, Fault
 from testing.server_helpers import settings_for
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
 from websearch_mcp.engines.web.searxng import SearXNG
 from websearch_mcp.errors import ToolInputError
 from websearch_mcp.models import HttpResponse, Query
-from websearch_mcp.searxng_api import parse_params, published_date
-from websearch_mcp.service import SearchService
+from websearch_mcp.search.service import SearchService
+from websearch_mcp.server.app import create_app
+from websearch_mcp.server.searxng_api import parse_params, published_date
 
 TOKEN = "searx-client-token-0123456789"
 WEB = ["tavily", "brave", "searxng", "duckduckgo"]

@@ -22,13 +22,13 @@ from testing.server_helpers import (
     tool_call,
 )
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
 from websearch_mcp.cli import main as cli_main
-from websearch_mcp.coerce import check_query_length
 from websearch_mcp.errors import ConfigError, ToolInputError
-from websearch_mcp.limits import ConcurrencyLimiter, RateLimiter
 from websearch_mcp.search.configuration import parse_config
-from websearch_mcp.security import (
+from websearch_mcp.server.app import create_app
+from websearch_mcp.server.argument_checks import check_query_length
+from websearch_mcp.server.middleware.rate_limits import ConcurrencyLimiter, RateLimiter
+from websearch_mcp.server.middleware.security import (
     OriginPolicy,
     TokenAuth,
     client_address,

@@ -23,15 +23,13 @@ from testing.redis_server import RedisServer
 from testing.server_helpers import BRAVE_KEY, MCP_HEADERS, tool_call
 from testing.serving import serve_app
 from testing.status_mix import EXPECTED, RETRY_AFTER, faulted, mix_settings, search
-from websearch_mcp.app import create_app
 from websearch_mcp.cli import main as cli_main
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import EngineReport
 from websearch_mcp.net.breaker import CircuitBreaker
-from websearch_mcp.net.cooldown import MemoryCooldownStore
-from websearch_mcp.net.cooldown_reads import MAX_AGE_SECONDS
-from websearch_mcp.search.configuration import parse_config
-from websearch_mcp.status.activity import (
+from websearch_mcp.net.cooldowns.recent_reads import MAX_AGE_SECONDS
+from websearch_mcp.net.cooldowns.store import MemoryCooldownStore
+from websearch_mcp.search.activity import (
     LATENCY_BOUNDS_MS,
     MAX_ERROR_CHARS,
     MINUTES,
@@ -40,9 +38,11 @@ from websearch_mcp.status.activity import (
     merge,
     percentile,
 )
-from websearch_mcp.status.page import render_page
-from websearch_mcp.status.shared import read_snapshots, write_snapshot
-from websearch_mcp.status.table import render_table
+from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.server.app import create_app
+from websearch_mcp.server.status.page import render_page
+from websearch_mcp.server.status.shared import read_snapshots, write_snapshot
+from websearch_mcp.server.status.table import render_table
 
 TOKEN = "tok-status-0123456789abcdef"
 STATUSES = ("ok", "empty", "irrelevant", "error", "timeout", "blocked", "rate_limited", "skipped")

@@ -19,7 +19,7 @@ import pytest
 from testing.fake_engines import FakeEngines
 from testing.serving import serve_app
 from testing.status_mix import EXPECTED, faulted, mix_settings, search
-from websearch_mcp.app import create_app
+from websearch_mcp.server.app import create_app
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(

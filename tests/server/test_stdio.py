@@ -19,7 +19,7 @@ from testing.config_files import write_config
 from testing.fake_llm import STREAMED, FakeLLM
 from testing.server_helpers import INITIALIZE
 from testing.serving import serve_app
-from websearch_mcp.stdio import stdout_to_stderr
+from websearch_mcp.server.stdio import stdout_to_stderr
 
 
 def initialize_alone(argv: list[str]) -> subprocess.CompletedProcess[str]:
@@ -103,7 +103,7 @@ def test_a_bare_initialize_gets_exactly_one_line_and_stdin_closing_ends_it(
 # it serves a call and while it stops, as a chatty library would.
 CHATTY = """
 import os, sys
-from websearch_mcp import service
+from websearch_mcp.search import service
 from websearch_mcp.cli import main
 
 def chatty(method):

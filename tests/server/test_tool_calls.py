@@ -18,9 +18,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from testing.fake_engines import FakeEngines
 from testing.server_helpers import MCP_HEADERS, settings_for, tool_call
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
-from websearch_mcp.service import SearchService
-from websearch_mcp.tools import build_mcp
+from websearch_mcp.search.service import SearchService
+from websearch_mcp.server.app import create_app
+from websearch_mcp.server.tools import build_mcp
 
 SECRET = "tvly-PLANTED-crash-2c8e41f07a"
 
@@ -119,7 +119,7 @@ def test_a_crash_says_only_the_tools_name_and_is_logged(
 
     monkeypatch.setattr(SearchService, "web_search", crash)
     with (
-        caplog.at_level(logging.ERROR, logger="websearch_mcp.tools"),
+        caplog.at_level(logging.ERROR, logger="websearch_mcp.server.tools"),
         serve_app(create_app(settings_for(engines_url))) as url,
     ):
         result = call(url, {"query": "python"})
@@ -128,7 +128,7 @@ def test_a_crash_says_only_the_tools_name_and_is_logged(
         "content": [{"type": "text", "text": "Error executing tool web_search"}],
         "isError": True,
     }
-    crashed = [r for r in caplog.records if r.name == "websearch_mcp.tools"]
+    crashed = [r for r in caplog.records if r.name == "websearch_mcp.server.tools"]
     assert len(crashed) == 1 and crashed[0].exc_info is not None
     assert crashed[0].getMessage() == "tool 'web_search' raised an unexpected exception"
 

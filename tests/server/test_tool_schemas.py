@@ -16,11 +16,11 @@ from mcp import Client
 
 from testing.fake_engines import base_urls
 from testing.serving import serve_app
-from websearch_mcp.app import create_app
-from websearch_mcp.arguments import max_year
 from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.server.app import create_app
+from websearch_mcp.server.arguments import max_year
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tool_schemas.json"
 #: Where the latest accepted year stands in the snapshot: it moves every new year.

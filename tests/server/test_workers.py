@@ -34,11 +34,11 @@ from websearch_mcp.cache.base import run_cleanup_loop
 from websearch_mcp.cli import main
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import ConfigError
-from websearch_mcp.metrics import forget_dead_workers
 from websearch_mcp.runtime import LeaderLock
 from websearch_mcp.search.configuration import parse_config
-from websearch_mcp.status.shared import PUBLISH_SECONDS
-from websearch_mcp.workers import listening_sockets, worker_count
+from websearch_mcp.server.metrics import forget_dead_workers
+from websearch_mcp.server.status.shared import PUBLISH_SECONDS
+from websearch_mcp.server.workers import listening_sockets, worker_count
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads worker pids from /proc")
 
@@ -347,7 +347,7 @@ def test_a_bad_worker_count_is_refused_naming_it(capsys: pytest.CaptureFixture[s
 
 _IN_FLIGHT_WORKER = """
 import sys
-from websearch_mcp.metrics import Metrics
+from websearch_mcp.server.metrics import Metrics
 Metrics().in_flight.inc()  # written to the shared files at once
 print("counted", flush=True)
 sys.stdin.read()  # killed here, mid-request

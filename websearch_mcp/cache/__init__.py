@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from websearch_mcp.cache.base import Cache, CacheHit, NullCache, run_cleanup_loop
 from websearch_mcp.cache.keys import cache_key, config_fingerprint, normalise_query
 from websearch_mcp.errors import ConfigError
-from websearch_mcp.failopen import CacheStats
+from websearch_mcp.net.store_failures import CacheStats
 
 if TYPE_CHECKING:
     from websearch_mcp.config import CacheSettings

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from websearch_mcp.failopen import LOG, CacheStats, FailOpen
+from websearch_mcp.net.store_failures import LOG, CacheStats, StoreFailures
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +64,7 @@ def dump_value(value: dict[str, Any]) -> str:
     if not isinstance(value, dict):
         raise TypeError(f"a cache value must be a dict, not {type(value).__name__}")
     try:
-        # orjson: every fresh search stores its answer, about eight times faster than `json`.
+        # orjson: every fresh search stores its answer, and orjson is much faster than `json`.
         return orjson.dumps(value).decode()
     except TypeError:
         # What orjson does not write (keys that are not strings, integers past 64 bits, lone
@@ -72,7 +72,7 @@ def dump_value(value: dict[str, Any]) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def encode_value(value: dict[str, Any], guard: FailOpen) -> str | None:
+def encode_value(value: dict[str, Any], guard: StoreFailures) -> str | None:
     """`dump_value(value)`, or None (the failure reported to `guard`) when it is not JSON data."""
     try:
         return dump_value(value)
@@ -81,7 +81,7 @@ def encode_value(value: dict[str, Any], guard: FailOpen) -> str | None:
         return None
 
 
-def decode_value(data: str | bytes, guard: FailOpen) -> dict[str, Any] | None:
+def decode_value(data: str | bytes, guard: StoreFailures) -> dict[str, Any] | None:
     """`load_value(data)`, or None (the failure reported to `guard`) when not a JSON object."""
     try:
         return load_value(data)
@@ -92,7 +92,7 @@ def decode_value(data: str | bytes, guard: FailOpen) -> dict[str, Any] | None:
 
 def load_value(data: str | bytes) -> dict[str, Any]:
     """The dict stored as `data` (ValueError when it is not a JSON object)."""
-    # orjson: every hit parses its answer, two to three times faster than `json`.
+    # orjson: every hit parses its answer, and orjson is faster than `json` (docs/benchmarks.md).
     value = orjson.loads(data)
     if not isinstance(value, dict):
         raise ValueError("stored value is not a JSON object")
@@ -109,7 +109,7 @@ class StoringCache(ABC):
     then hands both to the backend's `_store`."""
 
     _ttl: float
-    _guard: FailOpen
+    _guard: StoreFailures
 
     async def set(
         self, namespace: str, key: str, value: dict[str, Any], *, ttl_seconds: int | None = None

@@ -6,7 +6,7 @@ clock. A hit runs one Lua script that checks the expiry and the absolute max age
 record, then slides `e` and the key's own Redis expiry (PEXPIRE), so expiry behaves as in the
 SQLite backend and Redis drops dead entries by itself. Every call is bounded in time
 (`redis_client.RedisLink`); Redis being down, slow, unresolvable or refusing writes is bypassed
-(see `failopen`), and the link reconnects once Redis is back.
+(see `net.store_failures`), and the link reconnects once Redis is back.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from redis.asyncio import Redis
 from redis.typing import EncodableT
 
 from websearch_mcp.cache.base import CacheHit, StoringCache, decode_value, lifetime
-from websearch_mcp.failopen import CacheStats, FailOpen
-from websearch_mcp.redis_client import CLEANUP_SECONDS, RedisLink, report_failure
+from websearch_mcp.net.redis_link import CLEANUP_SECONDS, RedisLink, report_failure
+from websearch_mcp.net.store_failures import CacheStats, StoreFailures
 
 KEY_PREFIX = "websearch-mcp:"
 
@@ -77,7 +77,7 @@ class RedisCache(StoringCache):
         self._clock = clock
         self._prefix = prefix
         # The URL may hold a password: it stays out of the label used in logs.
-        self._guard = FailOpen("redis cache", self.stats, clock, retry_seconds)
+        self._guard = StoreFailures("redis cache", self.stats, clock, retry_seconds)
         self._owns_link = isinstance(redis, str)
         self.link = (
             RedisLink(

@@ -3,8 +3,8 @@
 WAL lets readers go on while another process writes; `synchronous=NORMAL` is safe with WAL and
 spares a disk flush per write (a power cut may lose the last writes, never the file). The file and
 its directory are created on first use. A corrupt, missing, locked or read-only file, or a full
-disk, is bypassed (see `failopen`), and the file is opened again once the pause is over, so
-replacing a corrupt file or giving back write permission is picked up without a restart. A file
+disk, is bypassed (see `net.store_failures`), and the file is opened again once the pause is over,
+so replacing a corrupt file or giving back write permission is picked up without a restart. A file
 deleted or replaced while open is noticed at the next read or write (the path is checked to still
 name the open file), and opened or created afresh.
 
@@ -51,7 +51,7 @@ from websearch_mcp.cache.sqlite_file import (
     select_keys,
 )
 from websearch_mcp.cache.waiting import Write, answer, release
-from websearch_mcp.failopen import CacheStats, FailOpen, Scope
+from websearch_mcp.net.store_failures import CacheStats, Scope, StoreFailures
 
 #: The most keys read from the file in one query (SQLite's oldest limit is 999 parameters).
 MAX_READ_BATCH = 200
@@ -87,7 +87,7 @@ class SqliteCache(StoringCache):
         self._max_entries = max_entries
         self._clock = clock
         self._busy_timeout_ms = int(busy_timeout_ms)
-        self._guard = FailOpen(f"sqlite cache {self.path}", self.stats, clock, retry_seconds)
+        self._guard = StoreFailures(f"sqlite cache {self.path}", self.stats, clock, retry_seconds)
         # One connection runs one statement at a time anyway; the lock also keeps a reconnect
         # from pulling the connection from under another call.
         self._lock = asyncio.Lock()
@@ -124,9 +124,8 @@ class SqliteCache(StoringCache):
         """Read `entry` from the file, together with every read asked for meanwhile.
 
         Under load each trip to the connection's thread waits, several times, for the busy event
-        loop to hand over the interpreter (5 to 60 ms a read, timed under the benchmark's load),
-        and reads one by one queued behind each other. Reads that wait for the lock go in one
-        query per namespace once it is free.
+        loop to hand over the interpreter, and reads one by one queued behind each other. Reads that
+        wait for the lock go in one query per namespace once it is free.
         """
         waiting: asyncio.Future[CacheHit | None] = asyncio.get_running_loop().create_future()
         self._reads.setdefault(entry, []).append(waiting)
@@ -156,8 +155,8 @@ class SqliteCache(StoringCache):
         """Store `data`, together with every store asked for meanwhile.
 
         Stores took the lock one at a time, a trip to the connection's thread each, and under
-        load every trip waits for the busy event loop to come round: at 32 searches at once, a
-        store waited for 4 to 7 others on average (up to 15) and took 39 to 62 ms at p50.
+        load every trip waits for the busy event loop to come round, so under many searches at once
+        each store waited for several others.
         Stores that wait for the lock go in one trip once it is free (`_write_waiting`).
         """
         entry = (namespace, key)

@@ -59,8 +59,8 @@ def plain_text(value: str | None, limit: int = SNIPPET_MAX_CHARS) -> str:
 
 def collapse_spaces(text: str) -> str:
     """Every run of whitespace one space, the ends trimmed. `split()` breaks on exactly what `\\s`
-    matches and is five times faster than a substitution; most texts have nothing to collapse,
-    and saying so (no whitespace but single inner spaces) takes half the time of splitting."""
+    matches and is faster than a substitution; most texts have nothing to collapse, and saying so
+    (no whitespace but single inner spaces) is cheaper than splitting."""
     if text.isascii():
         # The ASCII whitespace `split()` breaks on, but " ": nine C-level searches cost about
         # half of `isprintable()`'s look-up per character.

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from websearch_mcp.errors import EngineAuthError, EngineBlocked, EngineError, EngineRateLimited
-from websearch_mcp.net.cooldown import Clock, CooldownStore, format_seconds, system_clock
+from websearch_mcp.net.cooldowns.store import Clock, CooldownStore, format_seconds, system_clock
 
 #: Why an engine failed, as far as retries, keys and the breaker are concerned.
 Cause = Literal["captcha", "denied", "throttled", "key", "transient", "error"]

@@ -1,8 +1,8 @@
 """Engine requests on the wire: one keep-alive pool per engine and proxy, and `send`.
 
-Engine requests go through aiohttp rather than httpx: its client spends about a seventh of
-httpx's CPU time per request (docs/benchmarks.md, `bench.client`), and a search sends one per
-engine. httpx stays for `fetch_page` (its pinned connections) and the summary model.
+Engine requests go through aiohttp rather than httpx: its client spends much less CPU time per
+request (docs/benchmarks.md, `bench.client`), and a search sends one per engine. httpx stays for
+`fetch_page` (its pinned connections) and the summary model.
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ async def send(
 
     The caller bounds the call: it runs under the caller's `asyncio.timeout` of `timeout`
     seconds, which raises `TimeoutError`. aiohttp's own timer would be a second one per request,
-    about a tenth of the request's CPU time (`bench.client`).
+    at a cost every request would pay (`bench.client`).
     """
     url = _quoted(base_url + request.path)
     if request.params:

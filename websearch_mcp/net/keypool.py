@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from websearch_mcp.errors import KeyRefused
-from websearch_mcp.net.cooldown import (
+from websearch_mcp.net.cooldowns.store import (
     Clock,
     Cooldown,
     CooldownStore,

@@ -1,0 +1,141 @@
+"""Cooldowns in one SQLite file, so that the worker processes of one server agree on them.
+
+`serve --workers N` runs N processes on one port; each must skip an engine whose breaker another
+opened and a key another found exhausted, without a Redis. They share this small WAL-mode file
+(in the server's runtime directory, made by the parent process and removed at exit).
+
+The file is local and each statement touches one row, so calls are synchronous: a query takes
+microseconds, less than handing it to a thread would. Changes that read before they write
+(`record_failure`, `claim_probe`) run in one `BEGIN IMMEDIATE` transaction, so two workers
+never both count the same failure or both take a probe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from websearch_mcp.net.cooldowns.store import Cooldown
+
+#: How long a cooldown is kept after it ended (its failure count grows the next one).
+KEEP_SECONDS = 3600.0
+#: How long a worker waits for another's write to finish (writes are single-row and short).
+BUSY_TIMEOUT_MS = 2000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cooldowns (
+    name TEXT PRIMARY KEY,
+    until REAL NOT NULL,
+    reason TEXT NOT NULL,
+    failures INTEGER NOT NULL,
+    probe_until REAL
+)
+"""
+
+
+class SqliteCooldownStore:
+    """A `CooldownStore` in the SQLite file at `path`, shared by the processes that open it.
+
+    `clock` is the wall clock; it only decides when ended cooldowns are forgotten.
+    """
+
+    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
+        self.path = Path(path)
+        self._clock = clock
+        # Autocommit mode: single statements commit at once; transactions are explicit.
+        self._db = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+        self._prepare()
+
+    def _prepare(self) -> None:
+        """WAL mode and the table. Workers that open a new file at once may each hold the lock
+        the other needs to switch it to WAL: SQLite then fails one at once instead of waiting
+        ("database is locked"), and that one tries again, within the busy timeout."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.execute(_SCHEMA)
+                return
+            except sqlite3.OperationalError as exc:
+                busy = (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_BUSY
+                if not busy or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.005)
+
+    async def get(self, name: str) -> Cooldown | None:
+        row = self._db.execute(
+            "SELECT until, reason, failures FROM cooldowns WHERE name = ?", (name,)
+        ).fetchone()
+        return None if row is None else Cooldown(row[0], row[1], row[2])
+
+    async def set(self, name: str, cooldown: Cooldown) -> None:
+        with self._transaction():
+            self._put(name, cooldown)
+            # Forget what ended long ago, here rather than in a loop of its own: sets are rare.
+            self._db.execute(
+                "DELETE FROM cooldowns WHERE until < ?", (self._clock() - KEEP_SECONDS,)
+            )
+
+    async def delete(self, name: str) -> None:
+        self._db.execute("DELETE FROM cooldowns WHERE name = ?", (name,))
+
+    async def record_failure(
+        self, name: str, reason: str, until_for: Callable[[int], float]
+    ) -> Cooldown:
+        """Count one more failure of `name` and cool it until `until_for(failures)`, atomically.
+
+        Ends any probe lease on `name`.
+        """
+        with self._transaction():
+            row = self._db.execute(
+                "SELECT failures FROM cooldowns WHERE name = ?", (name,)
+            ).fetchone()
+            failures = (row[0] if row else 0) + 1
+            cooldown = Cooldown(until_for(failures), reason, failures)
+            self._put(name, cooldown)
+        return cooldown
+
+    async def claim_probe(self, name: str, lease_seconds: float, now: float) -> bool:
+        """Take the probe lease of `name` when its cooldown has ended and nobody holds one.
+
+        True when taken (it lasts until `now + lease_seconds`); False when `name` has no
+        cooldown, the cooldown still runs, or another caller's lease has not expired.
+        """
+        with self._transaction():
+            row = self._db.execute(
+                "SELECT until, probe_until FROM cooldowns WHERE name = ?", (name,)
+            ).fetchone()
+            if row is None or row[0] > now or (row[1] is not None and row[1] > now):
+                return False
+            self._db.execute(
+                "UPDATE cooldowns SET probe_until = ? WHERE name = ?", (now + lease_seconds, name)
+            )
+        return True
+
+    async def close(self) -> None:
+        self._db.close()
+
+    def _put(self, name: str, cooldown: Cooldown) -> None:
+        # A new value ends any probe lease (probe_until back to NULL).
+        self._db.execute(
+            "INSERT OR REPLACE INTO cooldowns (name, until, reason, failures, probe_until)"
+            " VALUES (?, ?, ?, ?, NULL)",
+            (name, cooldown.until, str(cooldown.reason), cooldown.failures),
+        )
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """`BEGIN IMMEDIATE` (the write lock at once) ... `COMMIT`, or `ROLLBACK` on an error."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")

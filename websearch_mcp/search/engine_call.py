@@ -1,0 +1,371 @@
+"""One engine, configured and asked resiliently, as named steps; never raises.
+
+`EngineRun` is one configured engine (the pure engine object, its settings and its resilience
+state), built once per process by `configure`; the fan-out keeps one per known engine.
+
+The steps of a call: admission (the keys that may be used, then the circuit breaker), a slot of
+the engine's rate limit, the request under the engine's own timeout and the search's deadline,
+the classification of a failure, and then one of: the next key, a retry after a backoff, or the
+breaker's record of the failure. Every way a call ends is an `Outcome` with the engine's report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import functools
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from websearch_mcp.config import EngineSettings, Settings
+from websearch_mcp.engines.base import Engine
+from websearch_mcp.errors import EngineError, KeyRefused
+from websearch_mcp.models import EngineReport, Hit, HttpRequest, Query
+from websearch_mcp.net.backoff import Backoff
+from websearch_mcp.net.breaker import RETRYABLE_STATUSES, BreakerPolicy, CircuitBreaker, classify
+from websearch_mcp.net.cooldowns.store import Clock, CooldownStore, format_seconds
+from websearch_mcp.net.engine_http import EngineClient, send
+from websearch_mcp.net.http import choose_proxy
+from websearch_mcp.net.keypool import KeyPool, PlannedKey
+from websearch_mcp.net.ratelimit import TokenBucket
+from websearch_mcp.net.useragents import UserAgentRotation
+from websearch_mcp.redaction import redact
+
+log = logging.getLogger(__name__)
+
+#: Below this much time left, a request is not started (it could not finish).
+MIN_REQUEST_SECONDS = 0.05
+#: Waited beyond a key's rest before it is used again.
+REST_MARGIN_SECONDS = 0.02
+
+
+#: The pooled client for (proxy or None, engine name).
+ClientFor = Callable[[str | None, str], EngineClient]
+
+
+@dataclass(slots=True)
+class EngineRun:
+    """One configured engine: the pure engine object, its settings and its resilience state."""
+
+    engine: Engine
+    settings: EngineSettings
+    base_url: str
+    timeout: float
+    enabled: bool
+    proxy: str | None = None
+    client: EngineClient | None = None
+    breaker: CircuitBreaker | None = None
+    bucket: TokenBucket | None = None
+    pool: KeyPool | None = None
+
+    @property
+    def name(self) -> str:
+        return self.engine.name
+
+    @property
+    def keys(self) -> list[str]:
+        return self.settings.api_keys
+
+    def __repr__(self) -> str:
+        return f"EngineRun({self.name})"
+
+
+def configure(
+    engine_cls: type[Engine],
+    settings: Settings,
+    environ: Mapping[str, str],
+    store: CooldownStore,
+    clock: Clock,
+    client_for: ClientFor,
+) -> EngineRun:
+    """The run of `engine_cls` as `settings` configure it; cooldowns (keys, breaker) in `store`.
+
+    Only an enabled engine gets its client now; `environ` is where `HTTP(S)_PROXY` are read.
+    """
+    name = engine_cls.name
+    conf = settings.engine(name)
+    base_url = (conf.base_url or engine_cls.base_url).rstrip("/")
+    proxy = choose_proxy(base_url, conf.proxy, settings.proxy.url, settings.proxy.no_proxy, environ)
+    rate = engine_cls.rate_limit if conf.rate_limit is None else conf.rate_limit
+    enabled = engine_cls.default_enabled if conf.enabled is None else conf.enabled
+    return EngineRun(
+        engine=engine_cls(),
+        settings=conf,
+        base_url=base_url,
+        timeout=conf.timeout_seconds or engine_cls.default_timeout,
+        enabled=enabled,
+        proxy=proxy,
+        client=client_for(proxy, name) if enabled else None,
+        breaker=_breaker(name, settings, store, clock),
+        bucket=TokenBucket(rate) if rate else None,
+        pool=_key_pool(name, conf, settings, store, clock),
+    )
+
+
+def _breaker(
+    name: str, settings: Settings, store: CooldownStore, clock: Clock
+) -> CircuitBreaker | None:
+    conf = settings.search.breaker
+    if not conf.enabled:
+        return None
+    policy = BreakerPolicy(
+        conf.captcha_seconds, conf.denied_seconds, conf.error_step_seconds, conf.error_max_seconds
+    )
+    return CircuitBreaker(name, store, policy, clock=clock)
+
+
+def _key_pool(
+    name: str, conf: EngineSettings, settings: Settings, store: CooldownStore, clock: Clock
+) -> KeyPool | None:
+    if not conf.api_keys:
+        return None
+    keys = settings.search.keys
+    return KeyPool(
+        name,
+        conf.api_keys,
+        store,
+        clock=clock,
+        cooldown_seconds=keys.cooldown_seconds,
+        refused_seconds=keys.refused_cooldown_seconds,
+    )
+
+
+@dataclass(slots=True)
+class Outcome:
+    """One engine's report, and its hits when they go into the fusion (None otherwise).
+
+    `demoted`: the list seems to answer another query; it is fused with a much lower weight.
+    `asked`: False when no request was sent (breaker open, every key resting).
+    """
+
+    report: EngineReport
+    hits: list[Hit] | None
+    demoted: bool = False
+    asked: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class CallKit:
+    """What every engine call shares: the retry policy and its randomness, the secrets to
+    redact, the User-Agent rotation, the client of a run, and the count of requests sent again
+    after a kept-alive connection turned out closed (per engine)."""
+
+    backoff: Backoff
+    rng: random.Random
+    secrets: tuple[str, ...]
+    agents: UserAgentRotation
+    client_for: Callable[[EngineRun], EngineClient]
+    stale_retries: collections.Counter[str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    error: EngineError | None  # None: timed out
+    http_status: int | None
+
+
+def apply_limits(hits: list[Hit], run: EngineRun) -> list[Hit]:
+    """Per-engine `min_score` (only for engines that return scores) and `max_size`."""
+    if run.engine.returns_score and run.settings.min_score > 0:
+        hits = [h for h in hits if h.score is None or h.score >= run.settings.min_score]
+    return hits if run.settings.max_size is None else hits[: run.settings.max_size]
+
+
+def with_user_agent(run: EngineRun, request: HttpRequest, agents: UserAgentRotation) -> HttpRequest:
+    """Scraped pages go out with a browser's User-Agent (a different one each time)."""
+    if not run.engine.scraped or any(k.lower() == "user-agent" for k in request.headers):
+        return request
+    return dataclasses.replace(request, headers={**request.headers, "User-Agent": agents.next()})
+
+
+class EngineCall:
+    """One call of `run` for `query`, to be over by `until` (on the `time.monotonic()` clock).
+
+    State of the call: the keys planned (`plan`, in the pool's order; `[None]` without keys),
+    the one in use, those refused since the plan was made, the retries so far and what each
+    try did (`attempts`, reported when there was more than one).
+    """
+
+    def __init__(self, run: EngineRun, query: Query, until: float, kit: CallKit) -> None:
+        self.run = run
+        self.query = query
+        self.until = until
+        self.kit = kit
+        self.started = time.monotonic()
+        self.attempts: list[str] = []
+        self.plan: list[PlannedKey | None] = []
+        self.planned: PlannedKey | None = None
+        self.tried: set[int] = set()
+        self.retry = 0
+
+    async def outcome(self) -> Outcome:
+        """Run the call to its end: admitted, then one try after another until one decides."""
+        outcome = await self._admit()
+        while outcome is None:
+            outcome = await self._attempt()
+        return outcome
+
+    # --- the steps --------------------------------------------------------------------------
+
+    async def _admit(self) -> Outcome | None:
+        """Plan the keys, or say why the engine is not asked at all: every key resting, or its
+        breaker open (or half-open with another request probing it)."""
+        run = self.run
+        # Keys first: a provider whose every key rests is not asked, and takes no breaker probe.
+        self.plan = list(await run.pool.plan()) if run.pool else [None]
+        if not self.plan and run.pool is not None:
+            status, text = await run.pool.resting()
+            resting = EngineReport(run.name, status, latency_ms=0, error=text)  # type: ignore[arg-type]
+            return Outcome(resting, None, asked=False)
+        self.planned = self.plan[0]
+        # A probe may take until the deadline; its claim lapses a little after it.
+        probe_seconds = max(0.0, self.until - time.monotonic()) + 1.0
+        if run.breaker is not None and (state := await run.breaker.check(probe_seconds)):
+            skipped = EngineReport(run.name, "skipped", error=state.describe())
+            return Outcome(skipped, None, asked=False)
+        return None
+
+    async def _attempt(self) -> Outcome | None:
+        """One try with the key in use: how the call ended, or None to try again."""
+        left = self.until - time.monotonic()
+        if left < MIN_REQUEST_SECONDS:
+            return self._report("timeout", "no answer before the deadline")
+        bucket = self.run.bucket
+        if bucket is not None and not await bucket.acquire(left - MIN_REQUEST_SECONDS):
+            return self._report(
+                "rate_limited", f"{bucket.describe()}: no free slot before the deadline"
+            )
+        budget = min(self.run.timeout, self.until - time.monotonic())
+        hits, failure = await self._request(budget)
+        if failure is None:
+            return await self._answered(hits)
+        if failure.error is None:
+            return await self._timed_out(budget)
+        return await self._failed(failure.error, failure.http_status)
+
+    async def _request(self, budget: float) -> tuple[list[Hit] | None, _Failure | None]:
+        """One request (and its follow-ups) and the parse: hits, or what went wrong."""
+        run, query, kit = self.run, self.query, self.kit
+        key = self.planned.key if self.planned else None
+        client = kit.client_for(run)
+        retried = functools.partial(kit.stale_retries.update, (run.name,))
+        status: int | None = None
+        try:
+            async with asyncio.timeout(budget):
+                request = with_user_agent(run, run.engine.request(query, key), kit.agents)
+                response = await send(client, run.base_url, request, budget, retried)
+                status = response.status
+                while (nxt := run.engine.follow_up(response, query, key)) is not None:
+                    request = with_user_agent(run, nxt, kit.agents)
+                    response = await send(client, run.base_url, request, budget, retried)
+                    status = response.status
+                return apply_limits(run.engine.hits(response, query), run), None
+        except TimeoutError:
+            return None, _Failure(None, status)
+        except EngineError as err:
+            return None, _Failure(err, status)
+        except Exception as err:  # a parser bug must not fail the whole search
+            log.warning("engine %s raised %s", run.name, type(err).__name__)
+            return None, _Failure(EngineError(f"unexpected {type(err).__name__}"), status)
+
+    async def _answered(self, hits: list[Hit] | None) -> Outcome:
+        if self.run.breaker is not None:
+            await self.run.breaker.success()
+        self.attempts.append(f"{self._label}{len(hits or ())} results")
+        return self._report("ok" if hits else "empty", hits=hits)
+
+    async def _timed_out(self, budget: float) -> Outcome:
+        run = self.run
+        self.attempts.append(f"{self._label}timeout")
+        if budget >= run.timeout and run.breaker is not None:
+            # Its own timeout, not the request's deadline: the engine is slow.
+            await run.breaker.failure("error", f"a timeout after {run.timeout:g} s")
+        return self._report("timeout", f"no answer within {budget:.3g} s")
+
+    async def _failed(self, err: EngineError, http_status: int | None) -> Outcome | None:
+        """Classify a failure: the next key, a retry (None), or the end recorded by the breaker."""
+        text = redact(str(err), self.kit.secrets)
+        log.info("engine %s failed: %s", self.run.name, text)
+        cause = classify(err, http_status, keyed=self.planned is not None)
+        if cause == "key" and self.planned is not None and self.run.pool is not None:
+            return await self._key_refused(self.run.pool, self.planned, err)
+        if http_status in RETRYABLE_STATUSES and cause != "captcha":
+            wait = self._backoff(err.retry_after)
+            if wait is not None:
+                self.attempts.append(f"{self._label}{text} (retried after {wait:.2g} s)")
+                await self._pause(wait)
+                return None
+        self.attempts.append(f"{self._label}{text}")
+        if self.run.breaker is not None:
+            await self.run.breaker.failure(cause, text, err.retry_after)
+        return self._report(err.status, text)
+
+    async def _key_refused(
+        self, pool: KeyPool, planned: PlannedKey, err: EngineError
+    ) -> Outcome | None:
+        """The key in use was refused: cool it, then the next planned key; after the last one,
+        wait for a key to recover (None: try again) or end the call."""
+        refused = KeyRefused(self.run.name, planned.index, planned.total, planned.key, err)
+        seconds = await pool.cool(refused)
+        text = redact(str(refused), self.kit.secrets)
+        self.attempts.append(f"{text} (key cooled for {format_seconds(seconds)})")
+        self.tried.add(planned.index)
+        untried = [p for p in self.plan if p is not None and p.index not in self.tried]
+        if untried:
+            self.planned = untried[0]
+            return None
+        wait = await self._key_recovery(pool, refused)
+        if wait is None:
+            return self._report(refused.status, text)
+        await self._pause(wait)
+        self.plan = list(await pool.plan())
+        if not self.plan:
+            return self._report(*await pool.resting())
+        self.planned, self.tried = self.plan[0], set()
+        return None
+
+    async def _key_recovery(self, pool: KeyPool, refused: KeyRefused) -> float | None:
+        """After every key failed: how long to wait for one to recover, or None to give up.
+
+        Only rate limits are waited out (a refused key will not recover in seconds).
+        """
+        if refused.refused:
+            return None
+        # A hair past the rest: the loop's timers may fire a little early by the wall clock.
+        return self._backoff(await pool.recovers_in() + REST_MARGIN_SECONDS)
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _backoff(self, hint: float | None) -> float | None:
+        """The wait before the next retry (at least `hint`), or None when none fits in time."""
+        left = self.until - time.monotonic()
+        return self.kit.backoff.next_delay(self.retry, hint, left, self.kit.rng)
+
+    async def _pause(self, seconds: float) -> None:
+        self.retry += 1
+        await asyncio.sleep(seconds)
+
+    @property
+    def _label(self) -> str:
+        """Which key a try used, when there is more than one."""
+        planned = self.planned
+        return f"{planned.label}: " if planned and planned.total > 1 else ""
+
+    def _report(
+        self, status: str, error: str | None = None, hits: list[Hit] | None = None
+    ) -> Outcome:
+        return Outcome(
+            EngineReport(
+                self.run.name,
+                status,  # type: ignore[arg-type]
+                results=len(hits or ()),
+                latency_ms=int((time.monotonic() - self.started) * 1000),
+                error=error,
+                attempts=self.attempts if len(self.attempts) > 1 else [],
+            ),
+            hits,
+        )

@@ -1,0 +1,258 @@
+"""The engines at work: each under its own timeout, all under one deadline, kept answering.
+
+Per engine: a circuit breaker (skip an engine that just failed), a token bucket (stay under its
+rate limit), a key pool (rotate keys, cool refused ones and try the next), retries with backoff
+for 429/502/503, a proxy chosen per engine, rotating browser User-Agents for scraped pages. The
+strategy (`search.strategy`, see `strategies.py`) decides which engines are asked and in what
+order; `engine_call.py` runs one engine call for it and holds each engine's record.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import logging
+import os
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from websearch_mcp.config import Settings
+from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.errors import ToolInputError
+from websearch_mcp.models import EngineReport, Hit, Query
+from websearch_mcp.net.backoff import Backoff
+from websearch_mcp.net.cooldowns.store import (
+    Clock,
+    CooldownStore,
+    MemoryCooldownStore,
+    system_clock,
+)
+from websearch_mcp.net.engine_http import EngineClient, build_client
+from websearch_mcp.net.http import URL_LOGGERS
+from websearch_mcp.net.useragents import UserAgentRotation
+from websearch_mcp.redaction import RedactingFilter
+from websearch_mcp.search.activity import Activity
+from websearch_mcp.search.engine_call import CallKit, EngineCall, EngineRun, Outcome, configure
+from websearch_mcp.search.strategies import STRATEGIES, Search
+
+__all__ = ["EngineRun", "FanOut", "Orchestrator"]
+
+
+@dataclass(slots=True)
+class FanOut:
+    """What a fan-out gathered: hits of the engines that answered, and a report for every engine."""
+
+    lists: dict[str, list[Hit]]
+    reports: list[EngineReport]
+    #: Engines whose lists seem to answer another query (reported `irrelevant`).
+    demoted: frozenset[str] = frozenset()
+
+
+class Orchestrator:
+    """The configured engines, their shared clients and state; runs the configured strategy.
+
+    `store` holds key and breaker cooldowns (in memory by default; a shared one lets replicas
+    agree), `clock` is the wall clock for cooldowns, `rng` drives jitter and weighted choice,
+    `environ` is where `HTTP(S)_PROXY` and friends are read (the process environment by default).
+
+    The rest of the service asks it questions (`names`, `weights`, `breaker_states`, ...); the
+    run records (`runs`) are for the strategies and the engine calls.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: CooldownStore | None = None,
+        clock: Clock = system_clock,
+        rng: random.Random | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.settings = settings
+        store = store or MemoryCooldownStore()
+        rng = rng or random.Random()
+        self._searches = itertools.count()  # numbers the fan-outs (the pool's rotation)
+        #: Requests sent again after a kept-alive connection turned out closed, per engine.
+        self.stale_retries: collections.Counter[str] = collections.Counter()
+        #: The last hour of engine calls, for the status page.
+        self.activity = Activity()
+        self._clients: dict[tuple[str | None, str | None], EngineClient] = {}
+        env = os.environ if environ is None else environ
+        self.runs: dict[str, EngineRun] = {
+            name: configure(engine_cls, settings, env, store, clock, self._client)
+            for name, engine_cls in ENGINES.items()
+        }
+        secrets = tuple(key for run in self.runs.values() for key in run.keys if key)
+        retry = settings.search.retry
+        self._kit = CallKit(
+            backoff=Backoff(retry.retries, retry.base_seconds, retry.max_seconds),
+            rng=rng,
+            secrets=secrets,
+            agents=UserAgentRotation(),
+            client_for=lambda run: run.client or self._client(run.proxy, run.name),
+            stale_retries=self.stale_retries,
+        )
+        # Each kind's engines, and why any of them is never asked: the configuration decides
+        # both, and every search reads them.
+        self._lineups: dict[str, list[tuple[EngineRun, str | None]]] = {}
+        for run in self.runs.values():
+            self._lineups.setdefault(run.engine.kind, []).append((run, self._left_out(run)))
+        # HTTP clients may log request URLs; some APIs take the key in the URL.
+        self._log_filter = RedactingFilter(secrets)
+        for name in URL_LOGGERS:
+            logging.getLogger(name).addFilter(self._log_filter)
+
+    def _client(self, proxy: str | None, engine: str | None = None) -> EngineClient:
+        """A pooled keep-alive client per engine and proxy (None: direct), made on first use.
+
+        Per engine, so that each engine's cookies stay its own and a slow engine's connections
+        never hold up another's.
+        """
+        key = (engine, proxy)
+        if key not in self._clients:
+            self._clients[key] = build_client(proxy=proxy)
+        return self._clients[key]
+
+    async def close(self) -> None:
+        for name in URL_LOGGERS:
+            logging.getLogger(name).removeFilter(self._log_filter)
+        for client in self._clients.values():
+            await client.aclose()
+
+    # --- questions --------------------------------------------------------------------------
+
+    def names(self, kind: str) -> list[str]:
+        """Every known engine of `kind` ("web" or "academic")."""
+        return [run.name for run, _ in self._lineups.get(kind, ())]
+
+    def weights(self, names: Iterable[str]) -> dict[str, float]:
+        """The fusion weight of each of `names`."""
+        return {name: self.runs[name].settings.weight for name in names}
+
+    def configuration(self) -> dict[str, dict[str, Any]]:
+        """Per engine, what decides whether and how it takes part (its keys only as present or
+        not): part of the cache's fingerprint."""
+        return {
+            name: {
+                "settings": run.settings,
+                "enabled": run.enabled,
+                "keyed": bool(run.keys),
+                "proxied": run.proxy is not None,
+            }
+            for name, run in self.runs.items()
+        }
+
+    def index_families(self) -> dict[str, str]:
+        """Engine -> the index family it serves: `engines.<name>.index`, else the engine's own
+        declaration; engines with neither are left out (each counts as a family of its own)."""
+        out = {}
+        for name, run in self.runs.items():
+            family = run.settings.index or run.engine.index
+            if family:
+                out[name] = family
+        return out
+
+    def left_out(self, name: str) -> str | None:
+        """Why engine `name` is never asked (disabled, no key, no proxy), or None."""
+        return self._left_out(self.runs[name])
+
+    async def breaker_states(self) -> dict[str, bool]:
+        """Each enabled engine that has a circuit breaker: whether it is open now. Claims no
+        probe of a half-open breaker (for metrics)."""
+        return {
+            name: await run.breaker.is_open()
+            for name, run in self.runs.items()
+            if run.breaker is not None and run.enabled
+        }
+
+    async def any_breaker_tripped(self, names: Iterable[str]) -> bool:
+        """Whether one of `names` has a failure on its breaker's record (open or half-open).
+        Claims no probe."""
+        for name in names:
+            breaker = self.runs[name].breaker
+            if breaker is not None and not await breaker.closed():
+                return True
+        return False
+
+    # --- a search ---------------------------------------------------------------------------
+
+    def choose(
+        self, kind: str, asked: Sequence[str] | None, category: str = "general"
+    ) -> tuple[list[EngineRun], list[EngineReport]]:
+        """The engines to query, and reports for those that will not be (disabled, no key, no
+        proxy on a restricted network, no search of `category`). An engine serving only
+        another category is reported only when named: a general search never mentions
+        `google_news`."""
+        lineup = self._lineups.get(kind, [])
+        if asked is not None:
+            known = [run.name for run, _ in lineup]
+            unknown = [n for n in asked if n not in known]
+            if unknown:
+                raise ToolInputError(
+                    f"unknown engine {unknown[0]!r}; allowed: {', '.join(sorted(known))}"
+                )
+        chosen: list[EngineRun] = []
+        skipped: list[EngineReport] = []
+        for run, reason in lineup:
+            if asked is not None and run.name not in asked:
+                continue
+            if category not in run.engine.categories:
+                if asked is None and category == "general":
+                    continue
+                reason = f"has no {category} search"
+            if reason is None:
+                chosen.append(run)
+            elif run.enabled or asked is not None:
+                skipped.append(EngineReport(run.name, "skipped", error=reason))
+        return chosen, skipped
+
+    def _left_out(self, run: EngineRun) -> str | None:
+        """Why `run` is not asked at all, or None."""
+        if not run.enabled:
+            return "disabled in the configuration"
+        if run.engine.needs_key and not run.keys:
+            return "no API key configured"
+        if self.settings.network == "restricted" and run.engine.needs_proxy and not run.proxy:
+            return (
+                "needs a proxy on this restricted network"
+                f" (set proxy.url or engines.{run.name}.proxy)"
+            )
+        return None
+
+    async def fan_out(
+        self,
+        query: Query,
+        runs: Sequence[EngineRun],
+        deadline: float,
+        on_list: Callable[[list[Hit]], None] | None = None,
+    ) -> FanOut:
+        """Ask `runs` as the configured strategy says; what arrived by the deadline counts.
+        `on_list` is given each list that will be fused, as it arrives."""
+        until = time.monotonic() + deadline
+
+        async def call(run: EngineRun) -> Outcome:
+            outcome = await self.call(run, query, until)
+            if on_list is not None and outcome.hits:
+                on_list(outcome.hits)
+            return outcome
+
+        conf = self.settings.search
+        search = Search(
+            runs, query.text, until, deadline, call, conf, next(self._searches), self._kit.rng
+        )
+        outcomes = await STRATEGIES[conf.strategy](search)
+        lists = {o.report.name: o.hits for o in outcomes if o.hits is not None}
+        demoted = frozenset(o.report.name for o in outcomes if o.demoted and o.hits is not None)
+        return FanOut(lists, [o.report for o in outcomes], demoted)
+
+    async def call(self, run: EngineRun, query: Query, until: float) -> Outcome:
+        """One engine, with its breaker, rate limit, keys and retries; never raises.
+
+        `until` is the overall deadline on the `time.monotonic()` clock.
+        """
+        outcome = await EngineCall(run, query, until, self._kit).outcome()
+        self.activity.record(outcome.report, query.text, asked=outcome.asked)
+        return outcome

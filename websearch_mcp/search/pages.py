@@ -1,0 +1,77 @@
+"""Pages for `fetch_page` and for `web_search` with `read`: each page's whole text fetched once,
+kept in the page cache (namespace "page"), every window cut from it."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+from websearch_mcp import __version__
+from websearch_mcp.cache import Cache, cache_key, config_fingerprint
+from websearch_mcp.config import Settings
+from websearch_mcp.fetch import Document, fetch_document
+from websearch_mcp.search.answer import PageOut
+from websearch_mcp.search.single_flight import SingleFlight
+
+#: Pages larger than this are fetched every time rather than cached.
+MAX_CACHED_PAGE_CHARS = 2_000_000
+
+
+class Pages:
+    """The pages one service reads; `fetch_page` and `read` share them, so a page read by one
+    is not fetched again for the other."""
+
+    def __init__(self, settings: Settings, cache: Cache) -> None:
+        self.settings = settings
+        self.cache = cache
+        # Anything that changes a page's text: a new version or fetch configuration.
+        self.fingerprint = config_fingerprint(__version__, settings.fetch)
+        self._flights = SingleFlight()
+
+    async def window(self, url: str, *, max_chars: int, start: int) -> PageOut:
+        """One page as clean text, the window [start, start + max_chars) of it.
+
+        Raises `FetchError` (a `ToolInputError`) for refused or unreadable pages.
+        """
+        document, cached = await self._page(url)
+        window: PageOut = document.window(max_chars=max_chars, start=start)  # type: ignore[assignment]
+        return {**window, "cached": True} if cached else window
+
+    async def document(self, url: str) -> Document:
+        """A page's whole text."""
+        return (await self._page(url))[0]
+
+    async def _page(self, url: str) -> tuple[Document, bool]:
+        """A page's whole text from the page cache (True), else fetched and stored (False).
+
+        Identical concurrent loads share one fetch, which goes on to fill the cache when a
+        caller stops waiting."""
+        key = self._key(url)
+        return await self._flights.run(key, functools.partial(self._load, url, key))
+
+    def _key(self, url: str) -> str:
+        # The URL goes in exactly (as an argument): paths and queries are case-sensitive.
+        return cache_key("fetch_page", url, {"url": url}, self.fingerprint)
+
+    async def _cached(self, key: str) -> Document | None:
+        hit = await self.cache.get("page", key)
+        if hit is None:
+            return None
+        try:
+            return Document(**hit.value)
+        except TypeError:  # stored by a version whose Document had other fields
+            return None
+
+    async def _load(self, url: str, key: str) -> tuple[Document, bool]:
+        cached = await self._cached(key)
+        if cached is not None:
+            return cached, True
+        document = await fetch_document(url, settings=self.settings.fetch)
+        if len(document.content) <= MAX_CACHED_PAGE_CHARS:
+            await self.cache.set(
+                "page",
+                key,
+                dataclasses.asdict(document),
+                ttl_seconds=self.settings.cache.page_ttl_seconds,
+            )
+        return document, False

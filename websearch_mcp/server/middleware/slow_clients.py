@@ -1,0 +1,80 @@
+"""Slow clients: a request whose headers or body have not arrived in time gets 408 and is closed.
+
+uvicorn has no deadline for a request's headers (its keep-alive timeout covers only idle
+connections, and stops once a byte arrives), so `header_deadline_protocol` wraps uvicorn's HTTP
+protocol: from a connection's first byte, or the first byte of its next request, the headers
+must be complete within `server.read_timeout_seconds`. The body's deadline is kept by `Guard`
+(`body.read_body_within`), which reads it before the request takes a concurrency slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+_BODY = b'{"error": "request not received in time"}'
+TIMEOUT_RESPONSE = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\nconnection: close\r\n"
+    b"content-length: %d\r\n\r\n%s" % (len(_BODY), _BODY)
+)
+
+
+def header_deadline_protocol(
+    seconds: float, base: type[asyncio.Protocol] = AutoHTTPProtocol
+) -> type[Any]:
+    """uvicorn's HTTP protocol (`base`, httptools or h11) with a deadline for request headers
+    (its class attribute `read_timeout`); pass it as `uvicorn.run(..., http=...)`."""
+
+    class HeaderDeadline(base):  # type: ignore[valid-type,misc]
+        read_timeout = seconds
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._header_timer: asyncio.TimerHandle | None = None
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._waiting_for_headers():
+                if self._header_timer is None:
+                    self._arm()
+            elif self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+            super().connection_lost(exc)
+
+        def _waiting_for_headers(self) -> bool:
+            cycle = getattr(self, "cycle", None)
+            return cycle is None or cycle.response_complete
+
+        def _arm(self) -> None:
+            self._header_timer = self.loop.call_later(self.read_timeout, self._stalled)
+
+        def _stalled(self) -> None:
+            self._header_timer = None
+            if self.transport.is_closing() or not self._waiting_for_headers():
+                return
+            self.transport.write(TIMEOUT_RESPONSE)
+            self.transport.close()
+
+    HeaderDeadline.__name__ = f"HeaderDeadline{base.__name__}"
+    return HeaderDeadline
+
+
+#: `serve --workers` names the protocol by import string, since a class made at run time cannot
+#: be sent to worker processes; each worker sets its deadline from its configuration
+#: (`set_worker_read_timeout`) while building its app, before any connection is served.
+WorkerHeaderDeadline = header_deadline_protocol(10.0)
+WORKER_PROTOCOL = "websearch_mcp.server.middleware.slow_clients:WorkerHeaderDeadline"
+
+
+def set_worker_read_timeout(seconds: float) -> None:
+    """The header deadline of `WorkerHeaderDeadline` in this process."""
+    WorkerHeaderDeadline.read_timeout = seconds

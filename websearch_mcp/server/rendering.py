@@ -1,0 +1,141 @@
+"""Compact text renderings of tool answers, for clients that read only text content."""
+
+from __future__ import annotations
+
+from websearch_mcp.search.answer import (
+    EngineOut,
+    PageOut,
+    PaperOut,
+    PapersOut,
+    ResultOut,
+    SearchOut,
+    SummarizedSearchOut,
+)
+
+AUTHORS_SHOWN = 3  # more are summed up as "et al."
+
+
+def engine_line(engines: list[EngineOut]) -> str:
+    """`engines: bing ok 8 (412 ms), duckduckgo blocked (CAPTCHA page)`, and each try of an
+    engine that needed several: `tavily ok 3 (812 ms) [attempts: key 1 of 2: HTTP 429; ...]`."""
+    parts = []
+    for e in engines:
+        text = f"{e['name']} {e['status']}"
+        if e.get("status") in ("ok", "irrelevant"):
+            text += f" {e.get('results', 0)}"
+        if e.get("error"):
+            text += f" ({e['error']})"
+        elif e.get("latency_ms") is not None:
+            text += f" ({e['latency_ms']} ms)"
+        if e.get("attempts"):
+            text += f" [attempts: {'; '.join(e['attempts'])}]"
+        parts.append(text)
+    return "engines: " + ", ".join(parts)
+
+
+def search_text(answer: SummarizedSearchOut) -> str:
+    """Numbered results with URL, snippet, provenance and, for pages read, their passages (or
+    why the page was not read); then one line of engine statuses."""
+    lines: list[str] = []
+    if summary := answer.get("summary"):
+        lines += [summary, ""]
+    elif error := answer.get("summary_error"):
+        lines += [f"(no summary: {error})", ""]
+    for i, result in enumerate(answer["results"], 1):
+        lines.append(f"{i}. {result['title'] or result['url']}")
+        lines.append(f"   {result['url']}")
+        if result.get("snippet"):
+            lines.append(f"   {result['snippet']}")
+        meta = ", ".join(result["engines"])
+        if result.get("source"):
+            meta = f"{result['source']} via {meta}"
+        if result.get("published"):
+            meta += f"; {result['published']}"
+        elif result.get("undated"):
+            meta += "; undated"
+        lines.append(f"   [{meta}; score {result['score']}]")
+        if also := result.get("also"):
+            names = ", ".join(str(other.get("source") or other.get("url")) for other in also)
+            lines.append(f"   also reported by: {names}")
+        lines += _page_lines(result)
+    if not answer["results"]:
+        lines.append(f"No results for {answer['query']!r}.")
+    if answer.get("note"):
+        lines.append(f"Note: {answer['note']}.")
+    lines.append(status_line(answer))
+    return "\n".join(lines)
+
+
+def _page_lines(result: ResultOut) -> list[str]:
+    """The passages of a result whose page was read, each quoted; or why it was not read."""
+    status = result.get("page_status")
+    if status is None:
+        return []
+    if status != "ok":
+        return [f"   (page not read: {status})"]
+    passages = result.get("passages")
+    if not passages:
+        return ["   (page read: nothing in it matches the query)"]
+    return [f"   > {passage}" for passage in passages]
+
+
+def status_line(answer: SearchOut | PapersOut) -> str:
+    """The engine statuses, flagged `cached` and `partial` where that applies."""
+    flags = []
+    if answer.get("cached"):
+        flags.append("cached")
+    if answer.get("partial"):
+        flags.append("partial: some engines did not answer")
+    return engine_line(answer["engines"]) + (f" [{'; '.join(flags)}]" if flags else "")
+
+
+def _byline(paper: PaperOut) -> str:
+    """`A. Author, B. Author, C. Author et al. (2017). Venue. doi:10.x/y; cited by 12`."""
+    authors = paper.get("authors") or []
+    text = ", ".join(authors[:AUTHORS_SHOWN]) + (" et al." if len(authors) > AUTHORS_SHOWN else "")
+    if published := paper.get("published"):
+        text += f" ({published[:4]})"
+    text = text.strip()
+    if venue := paper.get("venue"):
+        text += (". " if text else "") + venue
+    facts = []
+    if paper.get("doi"):
+        facts.append(f"doi:{paper['doi']}")
+    if arxiv := (paper.get("ids") or {}).get("arxiv"):
+        facts.append(f"arXiv:{arxiv}")
+    if paper.get("citations") is not None:
+        facts.append(f"cited by {paper['citations']}")
+    return "; ".join(filter(None, [text, *facts]))
+
+
+def papers_text(answer: PapersOut) -> str:
+    """Numbered papers: title, link, authors (year), venue, DOI, citations, PDF and abstract,
+    provenance; then one line of engine statuses."""
+    lines: list[str] = []
+    for i, paper in enumerate(answer["results"], 1):
+        lines.append(f"{i}. {paper['title'] or paper['url']}")
+        lines.append(f"   {paper['url']}")
+        if byline := _byline(paper):
+            lines.append(f"   {byline}")
+        if paper.get("pdf_url"):
+            lines.append(f"   PDF: {paper['pdf_url']}")
+        if paper.get("snippet"):
+            lines.append(f"   {paper['snippet']}")
+        lines.append(f"   [{', '.join(paper['engines'])}; score {paper['score']}]")
+    if not answer["results"]:
+        lines.append(f"No papers for {answer['query']!r}.")
+    lines.append(status_line(answer))
+    return "\n".join(lines)
+
+
+def page_text(page: PageOut) -> str:
+    """Title and URL, the content window, and where to read on."""
+    head = f"# {page['title']}\n" if page.get("title") else ""
+    head += f"{page['final_url']}\n\n"
+    tail = ""
+    if page.get("next_start") is not None:
+        tail = (
+            f"\n\n[characters {page['start']}-{page['next_start']} of {page['total_chars']}; "
+            f"call again with start={page['next_start']} to read on]"
+        )
+    return head + page["content"] + tail
