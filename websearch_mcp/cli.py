@@ -137,7 +137,7 @@ def _serve_workers(
     """Serve with `workers` processes; each loads the configuration again, with the command
     line's overrides passed as environment overrides."""
     from websearch_mcp.runtime import shared_runtime
-    from websearch_mcp.server.middleware.security import check_exposure
+    from websearch_mcp.server.middleware.exposure import check_exposure
     from websearch_mcp.server.middleware.slow_clients import WORKER_PROTOCOL
     from websearch_mcp.server.workers import run_workers
 

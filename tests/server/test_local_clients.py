@@ -17,8 +17,8 @@ from testing.server_helpers import MCP_HEADERS, bearer, results_for, settings_fo
 from testing.serving import serve_app
 from websearch_mcp.config import ServerSettings
 from websearch_mcp.server.app import create_app
+from websearch_mcp.server.middleware.exposure import serves_this_machine_only
 from websearch_mcp.server.middleware.guard import Guard
-from websearch_mcp.server.middleware.security import serves_this_machine_only
 
 TOKEN = "tok-local-0123456789abcdef"
 AT_ONCE = 20

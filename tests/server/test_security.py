@@ -23,20 +23,15 @@ from testing.server_helpers import (
 )
 from testing.serving import serve_app
 from websearch_mcp.cli import main as cli_main
+from websearch_mcp.config.patterns import parse_host_pattern, parse_origin_pattern
 from websearch_mcp.errors import ConfigError, ToolInputError
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.server.app import create_app
 from websearch_mcp.server.argument_checks import check_query_length
+from websearch_mcp.server.middleware.auth import TokenAuth, client_address, parse_networks
+from websearch_mcp.server.middleware.exposure import is_loopback
+from websearch_mcp.server.middleware.origin_host import OriginPolicy
 from websearch_mcp.server.middleware.rate_limits import ConcurrencyLimiter, RateLimiter
-from websearch_mcp.server.middleware.security import (
-    OriginPolicy,
-    TokenAuth,
-    client_address,
-    is_loopback,
-    parse_host_pattern,
-    parse_networks,
-    parse_origin_pattern,
-)
 
 TOKEN = "tok-alpha-0123456789abcdef"
 OTHER = "tok-beta-0123456789abcdef0"

@@ -35,8 +35,8 @@ from websearch_mcp.server import gc_settings
 from websearch_mcp.server.argument_checks import long_numbers_as_text
 from websearch_mcp.server.metrics import Metrics
 from websearch_mcp.server.middleware.body_limit import read_body, replaying
+from websearch_mcp.server.middleware.exposure import check_exposure
 from websearch_mcp.server.middleware.guard import Guard
-from websearch_mcp.server.middleware.security import check_exposure
 from websearch_mcp.server.middleware.slow_clients import set_worker_read_timeout
 from websearch_mcp.server.observability import Observer, configure_logging
 from websearch_mcp.server.searxng_api import search_endpoint

@@ -6,7 +6,7 @@ often), then for the search routes (`/mcp`, `/search`) the per-client rate limit
 (413 over the cap, 408 when it is not in within the read timeout) and only then the concurrency
 limits (429 per client, 503 overall). The MCP SDK's own Host/Origin check is switched off by the
 app so that the two can never disagree. `/healthz` passes untouched: it tells nothing but the
-version. The checks themselves are in `security` and `limits`.
+version. The checks themselves are in `origin_host`, `auth`, `exposure` and `rate_limits`.
 """
 
 from __future__ import annotations
@@ -19,15 +19,11 @@ from typing import TYPE_CHECKING
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from websearch_mcp.server.middleware.auth import TokenAuth, client_address, parse_networks
 from websearch_mcp.server.middleware.body_limit import read_body_within
+from websearch_mcp.server.middleware.exposure import serves_this_machine_only
+from websearch_mcp.server.middleware.origin_host import OriginPolicy
 from websearch_mcp.server.middleware.rate_limits import ConcurrencyLimiter, RateLimiter
-from websearch_mcp.server.middleware.security import (
-    OriginPolicy,
-    TokenAuth,
-    client_address,
-    parse_networks,
-    serves_this_machine_only,
-)
 
 if TYPE_CHECKING:
     from websearch_mcp.config import ServerSettings

@@ -26,7 +26,7 @@ from websearch_mcp.search.activity import Snapshot, hour_figures, merge, searche
 from websearch_mcp.search.engine_call import EngineRun
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.server.metrics import Metrics
-from websearch_mcp.server.middleware.security import is_loopback
+from websearch_mcp.server.middleware.exposure import is_loopback
 from websearch_mcp.server.status.shared import read_snapshots
 from websearch_mcp.server.workers import worker_count
 

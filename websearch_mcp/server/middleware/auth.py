@@ -1,0 +1,93 @@
+"""Who is calling: the bearer token (or HTTP Basic password) presented and checked in constant
+time, and the client's address behind trusted proxies."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import ipaddress
+from collections.abc import Iterable, Sequence
+
+from starlette.datastructures import Headers
+from starlette.types import Scope
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def presented_token(authorization: str | None) -> str | None:
+    """The token of `Authorization: Bearer <token>`, or of `Basic` credentials `<any>:<token>`.
+
+    Basic is for clients that cannot set headers but take credentials in a URL
+    (`http://user:<token>@host:8338/search`, as Open WebUI's SearXNG client does); a lone
+    user name (`http://<token>@host`) counts as the token too.
+    """
+    scheme, _, value = (authorization or "").strip().partition(" ")
+    value = value.strip()
+    if scheme.lower() == "bearer":
+        return value or None
+    if scheme.lower() != "basic":
+        return None
+    try:
+        user, _, password = base64.b64decode(value, validate=True).decode("utf-8").partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    return password or user or None
+
+
+class TokenAuth:
+    """Bearer tokens compared in constant time (digests of equal length, every token tried)."""
+
+    def __init__(self, tokens: Sequence[str]) -> None:
+        self._digests = [_digest(t) for t in tokens if t]
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self._digests)
+
+    def identify(self, authorization: str | None) -> str | None:
+        """The caller's id (`token:` + a digest prefix, never the token) or None when refused."""
+        presented = presented_token(authorization)
+        if presented is None:
+            return None
+        digest = _digest(presented)
+        found = False
+        for known in self._digests:
+            found |= hmac.compare_digest(digest, known)
+        return f"token:{digest.hex()[:12]}" if found else None
+
+
+def parse_networks(items: Iterable[str]) -> list[IPNetwork]:
+    """Addresses or CIDR ranges as networks (validated by the config already)."""
+    return [ipaddress.ip_network(item, strict=False) for item in items]
+
+
+def _in(networks: Sequence[IPNetwork], address: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in net for net in networks)
+
+
+def client_address(scope: Scope, trusted: Sequence[IPNetwork]) -> str:
+    """The caller's IP: the peer, or when the peer is a trusted proxy, the right-most address of
+    `X-Forwarded-For` that is not itself a trusted proxy (the left-most when all are)."""
+    peer = (scope.get("client") or ("unknown", 0))[0]
+    if not trusted or not _in(trusted, peer):
+        return peer
+    values = Headers(scope=scope).getlist("x-forwarded-for")
+    hops = [hop.strip() for value in values for hop in value.split(",") if hop.strip()]
+    for hop in reversed(hops):
+        try:
+            ipaddress.ip_address(hop)
+        except ValueError:
+            return peer  # a forged or garbled chain: trust only what we saw
+        if not _in(trusted, hop):
+            return hop
+    return hops[0] if hops else peer
