@@ -50,7 +50,7 @@ class ServerSettings(Section):
     auth_failure_burst: int = Field(20, ge=1)
     # Headers and body of a request must arrive within this, else 408 and the connection closes.
     read_timeout_seconds: float = Field(10.0, gt=0, le=300)
-    # The per-client limits also on a server only this machine reaches (see server/middleware/exposure.py).
+    # The per-client limits also on a server only this machine reaches (middleware `exposure`).
     limit_local_clients: bool = False
     # The tools' own limit is 500 characters; this may only lower it.
     max_query_chars: int = Field(500, ge=1, le=500)
