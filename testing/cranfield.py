@@ -121,6 +121,7 @@ def load(eval_dir: Path | None = None) -> Collection:
 
 
 COLLECTIONS = ("cranfield", "cacm", "med", "npl", "lisa")
+MAX_QUERY_CHARS = 500  # the tools' limit: a few CACM queries are longer
 TITLE_WORDS = 10  # a title made of a document's first words, where the collection has none
 
 
@@ -143,14 +144,19 @@ def _load_json_lines(folder: Path) -> Collection:
     return Collection(documents, queries, qrels)
 
 
+def _cut(text: str, limit: int = MAX_QUERY_CHARS) -> str:
+    """The query within the tools' length limit, cut at a word boundary."""
+    return text if len(text) <= limit else text[: limit + 1].rsplit(" ", 1)[0]
+
+
 def load_collection(name: str, eval_dir: Path | None = None) -> Collection:
     """One of `COLLECTIONS` from `eval_dir` (default: `default_eval_dir()`), with only the
-    queries that have judgments."""
+    queries that have judgments, each cut to `MAX_QUERY_CHARS`."""
     if name not in COLLECTIONS:
         raise ValueError(f"unknown collection {name!r}, expected one of {', '.join(COLLECTIONS)}")
     eval_dir = eval_dir or default_eval_dir()
     loaded = load(eval_dir) if name == "cranfield" else _load_json_lines(eval_dir / name)
-    judged = {q: text for q, text in loaded.queries.items() if loaded.qrels.get(q)}
+    judged = {q: _cut(text) for q, text in loaded.queries.items() if loaded.qrels.get(q)}
     return Collection(loaded.documents, judged, loaded.qrels)
 
 
