@@ -59,7 +59,7 @@ CANDIDATES: dict[str, dict[str, Any]] = {
         f"agreement {a:g}, position_k {k:g}, weight {w:g}": {
             "ranking": {"agreement_weight": a, "position_k": k, "position_weight": w}
         }
-        for a in (0.0, 0.5, 1.0)
+        for a in (0.0, 0.5, 0.9, 1.0)
         for k in (2.0, 3.0, 5.0)
         for w in (10.0, 20.0)
     },

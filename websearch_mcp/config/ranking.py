@@ -78,8 +78,9 @@ class RankingSettings(Section):
     )
     # An engine whose list agrees with none of the others' on this query counts for less:
     # a poor engine's list stands apart, a good one's shares its head with other good ones.
+    # Below 1, so that an engine whose list shares nothing with the others' still votes.
     agreement_weight: Fraction = Field(
-        1.0, description="how much an engine's weight follows its list's agreement with the others"
+        0.9, description="how much an engine's weight follows its list's agreement with the others"
     )
     authority_weight: Weight = Field(
         0.1, description="official documentation or the query's own site"
