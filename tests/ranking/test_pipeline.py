@@ -41,7 +41,7 @@ PLAIN = {
     "alignment_weight": 0.0, "rare_term_weight": 0.0, "phrase_weight": 0.0,
     "domain_penalty": 0.0, "consensus_weight": 0.0, "position_weight": 0.0, "coverage_weight": 0.0,
     "engine_score_weight": 0.0, "authority_weight": 0.0, "freshness_weight": 0.0,
-    "neighbour_weight": 0.0,
+    "neighbour_weight": 0.0, "agreement_weight": 0.0,
 }  # fmt: skip
 
 
@@ -132,12 +132,17 @@ def test_rrf_stays_the_backbone() -> None:
     assert results[0].url == "https://x.com/consensus"
 
 
-def test_text_signals_reorder_equal_rrf() -> None:
+def test_text_signals_reorder_equal_rrf_when_switched_on() -> None:
     lists = {
         "a": [hit("https://x.com/off", 1, "a", "Cooking pasta", "recipes")],
         "b": [hit("https://x.com/on", 1, "b", "pgvector HNSW index", "tuning pgvector hnsw index")],
     }
-    results = rank(lists, Query("pgvector hnsw index"), SearchSettings(), weights={})
+    default = rank(lists, Query("pgvector hnsw index"), SearchSettings(), weights={})
+    assert urls(default) == ["https://x.com/off", "https://x.com/on"]  # off by default: by key
+    text = SearchSettings.model_validate(
+        {"ranking": {"alignment_weight": 0.05, "rare_term_weight": 0.3}}
+    )
+    results = rank(lists, Query("pgvector hnsw index"), text, weights={})
     assert urls(results)[0] == "https://x.com/on"
     on, off = results
     assert on.details["alignment"] == 1.0 and off.details["alignment"] == 0.0
