@@ -150,10 +150,13 @@ def print_ablations(cells: Sequence[Cell], overrides: Mapping[str, Any]) -> None
         mean = statistics.fmean(deltas)
         worst = max(range(len(cells)), key=lambda i: deltas[i])  # where the signal helps least
         keep = -mean >= KEEP_GAIN and max(deltas) <= KEEP_COST
+        verdict = "keep" if keep else "fails the rule"
+        if not any(deltas):
+            verdict = "no effect in any cell"
         per_regime = " | ".join(f"{d:+.4f}" for d in _by_regime(cells, deltas))
         print(
             f"| {label} | {mean:+.4f} | {cells[worst].label} {deltas[worst]:+.4f} | "
-            f"{per_regime} | {'keep' if keep else 'fails the rule'} |"
+            f"{per_regime} | {verdict} |"
         )
 
 
