@@ -213,7 +213,7 @@ def plot(measured: Sequence[Measured], path: Path) -> None:
             )
             if cells:
                 _panel(axes[row][column], cells, f"{name}, {lineup}")
-    handles, labels = axes[0][0].get_legend_handles_labels()
+    handles, labels = axes[-1][0].get_legend_handles_labels()  # the widest line-up, last
     fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=7)
     fig.supxlabel("coverage: share of the documents each engine indexes", y=0.06, fontsize=9)
     fig.tight_layout(rect=(0, 0.09, 1, 1))
