@@ -1,10 +1,12 @@
-"""The Cranfield models as search engines, and the real service asked over MCP.
+"""The retrieval models as search engines, and the real service asked over MCP.
 
 Each model plays one engine behind the fake engine server of `testing/fake_engines.py`, which
 answers in that engine's real wire format; the service is the real app under uvicorn, configured
-like any deployment (only those four engines, each `base_url` pointing at the fake server), and
-every query goes through the `web_search` tool with the official MCP client. Used by
-`bench.relevance` and by the relevance floor test, so both measure exactly the same thing.
+like any deployment (only the line-up's engines, each `base_url` pointing at the fake server),
+and every query goes through the `web_search` tool with the official MCP client. Line-ups
+(`LINEUPS`): the four lexical models, with the semantic one (`testing.semantic.LSA`, as Exa), and
+with the weak one too (`testing.semantic.Weak`, as Bing). Used by `bench.relevance` and by the
+relevance floor test, so both measure exactly the same thing.
 """
 
 from __future__ import annotations
