@@ -66,7 +66,7 @@ def agreement(ranked: Sequence[Mapping[str, int]]) -> dict[str, float]:
 
 
 def reliability(agreed: Mapping[str, float], weight: float) -> dict[str, float]:
-    """Voter -> a multiplier of its weight in (1 - weight, 1]: 1 - weight + weight * a / top,
+    """Voter -> a multiplier of its weight in [1 - weight, 1]: 1 - weight + weight * a / top,
     `a` its agreement and `top` the largest; 1 for every voter when no two lists overlap."""
     top = max(agreed.values(), default=0.0)
     if top <= 0 or weight <= 0:
