@@ -1,4 +1,5 @@
-"""What `bench.relevance` prints and draws: a table per coverage, the margins, the plot."""
+"""What `bench.relevance` prints and draws: a table per cell, a summary per regime with the
+goals, the plot."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scipy.stats import ttest_rel
 
@@ -21,16 +23,18 @@ COMBSUM = "CombSUM, min-max (ranx)"
 
 @dataclass
 class Measured:
-    """One coverage's figures: the table's rows (label -> mean per metric), per-query scores
-    of the service and of ranx's fusions (for the paired tests), ablations and timings."""
+    """One cell's figures (collection x line-up x coverage): the table's rows (label -> mean
+    per metric), per-query scores of the service and of ranx's fusions (for the paired tests),
+    and timings."""
 
+    collection: str
+    lineup: str
     coverage: float
     seeds: dict[str, int]  # engine -> the seed of its model's share (empty at coverage 1)
     rows: list[tuple[str, dict[str, float]]]
     engines: dict[str, dict[str, float]]
     service: dict[str, list[float]]
     references: dict[str, dict[str, list[float]]]
-    ablations: dict[str, dict[str, float]]
     fusion_seconds: list[float]
     latencies: list[float]
     same: int
@@ -39,8 +43,16 @@ class Measured:
     def mean(self, label: str) -> dict[str, float]:
         return dict(self.rows)[label]
 
+    def ndcg(self, label: str) -> float:
+        return dict(self.rows)[label]["ndcg@10"]
+
     def best_engine(self) -> tuple[str, dict[str, float]]:
         return max(self.engines.items(), key=lambda item: item[1]["ndcg@10"])
+
+    def best_rank_only(self) -> tuple[str, float]:
+        """The rank-only ranx fusion with the best nDCG@10 in this cell."""
+        found = [(label, v["ndcg@10"]) for label, v in self.rows if "ranks only" in label]
+        return max(found, key=lambda item: item[1])
 
 
 def machine() -> str:
@@ -71,90 +83,159 @@ def _margins(m: Measured) -> str:
 
 
 def print_measured(m: Measured) -> None:
-    """The table of one coverage, its timings, paired tests and ablations."""
+    """The table of one cell, its timings and paired tests."""
     seeds = ", ".join(f"{e} {s}" for e, s in m.seeds.items()) or "none (every engine sees all)"
-    print(f"\n## coverage {m.coverage:g} (seeds: {seeds})\n")
+    print(f"\n## {m.collection}, {m.lineup}, coverage {m.coverage:g} (seeds: {seeds})\n")
     print("| run | nDCG@10 | MRR@10 | Recall@10 |\n|---|---:|---:|---:|")
     print("\n".join(_row(label, values) for label, values in m.rows))
     seconds = m.fusion_seconds
     print(
         f"\nfusion, rank() in-process on the same lists: median "
         f"{statistics.median(seconds) * 1000:.2f} ms, p95 {percentile(seconds, 0.95) * 1000:.2f}"
-        f" ms per query"
-    )
-    print(
-        f"end to end, web_search over MCP (one client, fake engines on 127.0.0.1): median "
-        f"{statistics.median(m.latencies) * 1000:.1f} ms, "
-        f"p95 {percentile(m.latencies, 0.95) * 1000:.1f} ms per query"
+        f" ms per query; web_search over MCP (one client): median "
+        f"{statistics.median(m.latencies) * 1000:.1f} ms"
     )
     print(f"in-process rank() gives the service's list for {m.same}/{m.queries} queries")
     for name in (RRF, COMBSUM):
-        for metric in ("ndcg@10", "mrr@10"):
-            reference = m.references[name][metric]
-            if m.service[metric] == reference:
-                print(f"service vs {name}, {metric}: the same for every query")
-                continue
-            test = ttest_rel(m.service[metric], reference)
-            print(f"service vs {name}, {metric}: paired t-test p = {test.pvalue:.3f}")
+        reference = m.references[name]["ndcg@10"]
+        if m.service["ndcg@10"] != reference:
+            test = ttest_rel(m.service["ndcg@10"], reference)
+            print(f"service vs {name}, nDCG@10: paired t-test p = {test.pvalue:.3f}")
     print(_margins(m))
-    if m.ablations:
-        base = m.mean(SERVICE)
-        print(
-            "\n| variant (in-process rank()) | nDCG@10 | delta | MRR@10 | delta | Recall@10 "
-            "| delta |"
-        )
-        print("|---|---:|---:|---:|---:|---:|---:|")
-        for label, values in m.ablations.items():
-            cells = " | ".join(f"{values[x]:.4f} | {values[x] - base[x]:+.4f}" for x in METRICS)
-            print(f"| {label} | {cells} |")
 
 
-def print_sweep(measured: Sequence[Measured]) -> None:
-    """nDCG@10 of every run at every coverage, and the service's margins."""
-    print("\n## nDCG@10 by coverage\n")
-    print("| run | " + " | ".join(f"{m.coverage:g}" for m in measured) + " |")
-    print("|---|" + "---:|" * len(measured))
-    for label, _ in measured[0].rows:
-        print(
-            f"| {label} | " + " | ".join(f"{m.mean(label)['ndcg@10']:.4f}" for m in measured) + " |"
-        )
-    print()
+def _summary_row(label: str, cells: Sequence[Measured]) -> tuple[str, list[float]]:
+    figures = [
+        statistics.fmean(m.ndcg(SERVICE) for m in cells),
+        statistics.fmean(m.best_engine()[1]["ndcg@10"] for m in cells),
+        statistics.fmean(m.ndcg(RRF) for m in cells),
+        statistics.fmean(m.ndcg(COMBSUM) for m in cells),
+        statistics.fmean(m.best_rank_only()[1] for m in cells),
+    ]
+    return label, figures
+
+
+def print_summary(measured: Sequence[Measured]) -> None:
+    """Per regime (line-up x coverage): the service against the best engine, plain RRF,
+    CombSUM and the best rank-only fusion, per collection and on average; the goals; and
+    what the weak engine costs the service."""
+    regimes: dict[tuple[str, float], list[Measured]] = {}
     for m in measured:
-        print(_margins(m))
-    if measured[0].ablations:
-        print("\n## what each variant changes, nDCG@10 delta by coverage\n")
-        print("| variant | " + " | ".join(f"{m.coverage:g}" for m in measured) + " |")
-        print("|---|" + "---:|" * len(measured))
-        for label in measured[0].ablations:
-            deltas = [m.ablations[label]["ndcg@10"] - m.mean(SERVICE)["ndcg@10"] for m in measured]
-            print(f"| {label} | " + " | ".join(f"{d:+.4f}" for d in deltas) + " |")
+        regimes.setdefault((m.lineup, m.coverage), []).append(m)
+    missed: list[str] = []
+    for (lineup, coverage), cells in regimes.items():
+        print(f"\n## summary: {lineup}, coverage {coverage:g} (nDCG@10)\n")
+        print(
+            "| collection | service | best engine | plain RRF k=60 | CombSUM | best rank-only "
+            "| - best engine | - RRF | - best rank-only | - CombSUM |"
+        )
+        print("|---|" + "---:|" * 9)
+        rows = [_summary_row(m.collection, [m]) for m in cells]
+        rows.append(_summary_row("**average**", cells))
+        for label, (service, best, rrf, combsum, rank_only) in rows:
+            print(
+                f"| {label} | {service:.4f} | {best:.4f} | {rrf:.4f} | {combsum:.4f} | "
+                f"{rank_only:.4f} | {service - best:+.4f} | {service - rrf:+.4f} | "
+                f"{service - rank_only:+.4f} | {service - combsum:+.4f} |"
+            )
+        for m in cells:
+            name, value = m.best_rank_only()
+            print(f"- {m.collection}: best rank-only {name} {value:.4f}")
+        missed += _goals(lineup, coverage, rows)
+    missed += _weak_cost(measured)
+    print("\ngoals missed:" if missed else "\ngoals: every one measured is met")
+    for line in missed:
+        print(f"- {line}")
+
+
+def _goals(lineup: str, coverage: float, rows: Sequence[tuple[str, list[float]]]) -> list[str]:
+    """The issue's goals for one regime's rows (the last is the average); the ones missed."""
+    missed = []
+    where = f"{lineup}, coverage {coverage:g}"
+    for label, (service, _, rrf, _, rank_only) in rows[:-1]:
+        if service < rrf + 0.005:
+            missed.append(f"{label}, {where}: {service - rrf:+.4f} over plain RRF (goal +0.005)")
+        if service < rank_only - 0.015:
+            missed.append(
+                f"{label}, {where}: {service - rank_only:+.4f} against the best rank-only fusion"
+                " (goal -0.015)"
+            )
+    service, best, _, combsum, _ = rows[-1][1]
+    goal = 0.03 if coverage < 1 else -0.01
+    if service < best + goal:
+        missed.append(f"average, {where}: {service - best:+.4f} over the best engine ({goal:+})")
+    if service < combsum:
+        missed.append(f"average, {where}: {service - combsum:+.4f} against CombSUM (goal 0)")
+    return missed
+
+
+def _weak_cost(measured: Sequence[Measured]) -> list[str]:
+    """The service's nDCG@10 with the weak engine added to the mixed line-up, minus without."""
+    mixed = {(m.collection, m.coverage): m for m in measured if m.lineup == "mixed"}
+    pairs = [(m, mixed[(m.collection, m.coverage)]) for m in measured if m.lineup == "mixed+weak"
+             if (m.collection, m.coverage) in mixed]  # fmt: skip
+    missed: list[str] = []
+    if not pairs:
+        return missed
+    print("\n## the weak engine added to mixed: the service's nDCG@10 change (goal >= -0.005)\n")
+    print("| collection | coverage | mixed | mixed+weak | change |\n|---|---:|---:|---:|---:|")
+    for weak, plain in pairs:
+        before, after = plain.ndcg(SERVICE), weak.ndcg(SERVICE)
+        print(
+            f"| {weak.collection} | {weak.coverage:g} | {before:.4f} | {after:.4f} | "
+            f"{after - before:+.4f} |"
+        )
+        if after - before < -0.005:
+            missed.append(f"{weak.collection}, coverage {weak.coverage:g}: the weak engine costs"
+                          f" {before - after:.4f} (goal at most 0.005)")  # fmt: skip
+    return missed
 
 
 def plot(measured: Sequence[Measured], path: Path) -> None:
-    """nDCG@10 against coverage: each engine, plain RRF, CombSUM and the service."""
+    """nDCG@10 against coverage, a panel per collection and line-up: each engine, plain RRF,
+    CombSUM, the best rank-only fusion and the service."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display: write the file only
     import matplotlib.pyplot as plt
 
-    ordered = sorted(measured, key=lambda m: m.coverage)
-    x = [m.coverage for m in ordered]
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
-    shades = ("0.35", "0.5", "0.65", "0.8")  # the single engines in greys, fusions in colour
-    for engine, shade in zip(ordered[0].engines, shades, strict=False):
-        ax.plot(x, [m.engines[engine]["ndcg@10"] for m in ordered], "--", marker=".",
-                color=shade, linewidth=1, label=f"{engine} alone")  # fmt: skip
-    for label, name, style in ((RRF, "plain RRF k=60", "tab:orange"),
-                               (COMBSUM, "CombSUM min-max (sees scores)", "tab:green"),
-                               (SERVICE, "websearch-mcp", "tab:blue")):  # fmt: skip
-        ax.plot(x, [m.mean(label)["ndcg@10"] for m in ordered], marker="o", linewidth=2,
-                color=style, label=name)  # fmt: skip
-    ax.set_xlabel("coverage: share of the documents each engine indexes")
-    ax.set_ylabel("nDCG@10")
-    ax.set_xticks(x)
-    ax.set_title("Cranfield 1400: fusion when engines see different parts of the collection")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    collections = list(dict.fromkeys(m.collection for m in measured))
+    lineups = list(dict.fromkeys(m.lineup for m in measured))
+    fig, axes = plt.subplots(
+        len(lineups), len(collections), figsize=(3.2 * len(collections), 2.8 * len(lineups)),
+        dpi=110, squeeze=False, sharex=True,
+    )  # fmt: skip
+    for row, lineup in enumerate(lineups):
+        for column, name in enumerate(collections):
+            cells = sorted(
+                (m for m in measured if m.lineup == lineup and m.collection == name),
+                key=lambda m: m.coverage,
+            )
+            if cells:
+                _panel(axes[row][column], cells, f"{name}, {lineup}")
+    handles, labels = axes[-1][0].get_legend_handles_labels()  # the widest line-up, last
+    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=7)
+    fig.supxlabel("coverage: share of the documents each engine indexes", y=0.06, fontsize=9)
+    fig.tight_layout(rect=(0, 0.09, 1, 1))
     fig.savefig(path)
     plt.close(fig)
+
+
+def _panel(ax: Any, cells: Sequence[Measured], title: str) -> None:
+    x = [m.coverage for m in cells]
+    shades = ("0.3", "0.4", "0.5", "0.6", "0.7", "0.8")  # the single engines in greys
+    for engine, shade in zip(cells[0].engines, shades, strict=False):
+        ax.plot(x, [m.engines[engine]["ndcg@10"] for m in cells], "--", marker=".",
+                color=shade, linewidth=1, label=f"{engine} alone")  # fmt: skip
+    lines = (
+        ("plain RRF k=60", "tab:orange", [m.ndcg(RRF) for m in cells]),
+        ("CombSUM (sees scores)", "tab:green", [m.ndcg(COMBSUM) for m in cells]),
+        ("best rank-only fusion", "tab:purple", [m.best_rank_only()[1] for m in cells]),
+        ("websearch-mcp", "tab:blue", [m.ndcg(SERVICE) for m in cells]),
+    )
+    for label, colour, values in lines:
+        ax.plot(x, values, marker="o", linewidth=1.8, color=colour, label=label)
+    ax.set_title(title, fontsize=8)
+    ax.set_xticks(x)
+    ax.tick_params(labelsize=7)
+    ax.grid(alpha=0.3)

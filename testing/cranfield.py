@@ -1,10 +1,16 @@
-"""The Cranfield 1400 test collection, four simple retrieval models over it, and nDCG.
+"""The judged test collections (Cranfield 1400 and the JSON-lines ones), four simple retrieval
+models over them, and nDCG.
 
 Files (in `<shared>/eval/cranfield`): `cran.all.1400` (documents: `.I id`, `.T` title, `.A`,
 `.B`, `.W` text, the text repeating the title first), `cran.qry` (225 queries whose `.I` labels
 run 001..365 with gaps: the judgments number them 1..225 by position) and `cranqrel`
 (`<query position> <doc id> <code>`, code 1 = complete answer .. 4 = minimal interest, -1 = no
 judgment). The graded gain is `5 - code`.
+
+The other collections (`cacm`, `med`, `npl`, `lisa`) share one layout: `docs.jsonl` (`{"id",
+"title", "text"}`), `queries.jsonl` (`{"id", "text"}`) and `qrels.tsv` (`qid 0 docid rel`); only
+judged queries are kept. A document without a title gets its first words as one, as every web
+result has a title.
 
 The models, each playing one search engine in the benchmark: BM25 on title + text, TF-IDF
 cosine, query likelihood with Dirichlet smoothing, and BM25 on titles only. Plain Python: the
@@ -13,6 +19,7 @@ collection is small enough that a query takes about a millisecond.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import re
@@ -20,6 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from testing.shared import shared_dir
 
@@ -112,6 +120,46 @@ def load(eval_dir: Path | None = None) -> Collection:
     return Collection(documents, queries, qrels)
 
 
+COLLECTIONS = ("cranfield", "cacm", "med", "npl", "lisa")
+MAX_QUERY_CHARS = 500  # the tools' limit: a few CACM queries are longer
+TITLE_WORDS = 10  # a title made of a document's first words, where the collection has none
+
+
+def _json_lines(path: Path) -> list[dict[str, str]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _load_json_lines(folder: Path) -> Collection:
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (folder / "qrels.tsv").read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if len(parts) == 4 and int(parts[3]) > 0:
+            qrels.setdefault(parts[0], {})[parts[2]] = int(parts[3])
+    documents = {}
+    for record in _json_lines(folder / "docs.jsonl"):
+        text = record["text"]
+        title = record["title"] or " ".join(text.split()[:TITLE_WORDS])
+        documents[record["id"]] = Document(record["id"], title, text)
+    queries = {r["id"]: r["text"] for r in _json_lines(folder / "queries.jsonl")}
+    return Collection(documents, queries, qrels)
+
+
+def _cut(text: str, limit: int = MAX_QUERY_CHARS) -> str:
+    """The query within the tools' length limit, cut at a word boundary."""
+    return text if len(text) <= limit else text[: limit + 1].rsplit(" ", 1)[0]
+
+
+def load_collection(name: str, eval_dir: Path | None = None) -> Collection:
+    """One of `COLLECTIONS` from `eval_dir` (default: `default_eval_dir()`), with only the
+    queries that have judgments, each cut to `MAX_QUERY_CHARS`."""
+    if name not in COLLECTIONS:
+        raise ValueError(f"unknown collection {name!r}, expected one of {', '.join(COLLECTIONS)}")
+    eval_dir = eval_dir or default_eval_dir()
+    loaded = load(eval_dir) if name == "cranfield" else _load_json_lines(eval_dir / name)
+    judged = {q: _cut(text) for q, text in loaded.queries.items() if loaded.qrels.get(q)}
+    return Collection(loaded.documents, judged, loaded.qrels)
+
+
 def tokens(text: str) -> list[str]:
     """Lower-cased words without stop words, a plural `s` removed (a minimal stemmer)."""
     out = []
@@ -199,6 +247,14 @@ def query_likelihood(index: Index, query: Counter[str], mu: float = 300.0) -> di
     return {d: s + size * math.log(mu / (index.lengths[d] + mu)) for d, s in scores.items()}
 
 
+class Searcher(Protocol):
+    """What plays an engine: a named model that returns its best documents for a text."""
+
+    name: str
+
+    def search(self, text: str, k: int = 20) -> list[tuple[str, float]]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Model:
     """A retrieval model over one index."""
@@ -219,11 +275,13 @@ class Model:
 
 
 MODEL_NAMES = ("bm25", "tfidf", "ql_dirichlet", "bm25_title")
+#: With the semantic and the weak model of `testing.semantic`, seeded after the four.
+EVERY_MODEL = (*MODEL_NAMES, "lsa", "weak")
 
 
 def coverage_seeds(seed: int) -> dict[str, int]:
-    """One seed per model for partial coverage: `seed`, `seed + 1`, ... in `MODEL_NAMES` order."""
-    return {name: seed + i for i, name in enumerate(MODEL_NAMES)}
+    """One seed per model for partial coverage: `seed`, `seed + 1`, ... in `EVERY_MODEL` order."""
+    return {name: seed + i for i, name in enumerate(EVERY_MODEL)}
 
 
 def covered(collection: Collection, coverage: float, seed: int) -> list[Document]:

@@ -1,10 +1,12 @@
-"""The Cranfield models as search engines, and the real service asked over MCP.
+"""The retrieval models as search engines, and the real service asked over MCP.
 
 Each model plays one engine behind the fake engine server of `testing/fake_engines.py`, which
 answers in that engine's real wire format; the service is the real app under uvicorn, configured
-like any deployment (only those four engines, each `base_url` pointing at the fake server), and
-every query goes through the `web_search` tool with the official MCP client. Used by
-`bench.relevance` and by the relevance floor test, so both measure exactly the same thing.
+like any deployment (only the line-up's engines, each `base_url` pointing at the fake server),
+and every query goes through the `web_search` tool with the official MCP client. Line-ups
+(`LINEUPS`): the four lexical models, with the semantic one (`testing.semantic.LSA`, as Exa), and
+with the weak one too (`testing.semantic.Weak`, as Bing). Used by `bench.relevance` and by the
+relevance floor test, so both measure exactly the same thing.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from mcp import Client
 
-from testing.cranfield import Collection, Document, Model, models, ndcg
+from testing.cranfield import Collection, Document, Searcher, coverage_seeds, covered, models, ndcg
 from testing.fake_engines import FakeEngines, base_urls, serve_fake_engines
 from testing.serving import serve_app
 from websearch_mcp.config import Settings
@@ -34,6 +36,13 @@ ENGINE_MODELS: dict[str, str] = {
     "searxng": "ql_dirichlet",
     "duckduckgo": "bm25_title",
 }
+#: Engine line-ups: the four lexical models; with a semantic engine (LSA, in Exa's format); and
+#: with a weak one too (BM25 on each document's first words, noisy; in Bing's format).
+LINEUPS: dict[str, dict[str, str]] = {
+    "lexical": ENGINE_MODELS,
+    "mixed": {**ENGINE_MODELS, "exa": "lsa"},
+    "mixed+weak": {**ENGINE_MODELS, "exa": "lsa", "bing": "weak"},
+}
 DEPTH = 20  # results per engine
 SNIPPET_CHARS = 300
 MAX_RESULTS = 10
@@ -41,10 +50,10 @@ DOC_URL = "https://cranfield.test/doc/"
 TEST_KEY = "cranfield-bench-key"
 
 
-def engine_families() -> dict[str, str]:
-    """The index family of each benchmark engine, as the service derives it (no
-    `engines.<name>.index` is configured here)."""
-    return {name: family for name in ENGINE_MODELS if (family := ENGINES[name].index)}
+def engine_families(lineup: str = "lexical") -> dict[str, str]:
+    """The index family of each benchmark engine: its own (`engines.<name>.index` is set to the
+    engine's name), as every model indexes on its own; DuckDuckGo would otherwise be Bing's."""
+    return {name: name for name in LINEUPS[lineup]}
 
 
 def doc_url(doc_id: str) -> str:
@@ -59,7 +68,7 @@ def doc_id(url: str) -> str | None:
 
 def snippet(document: Document, limit: int = SNIPPET_CHARS) -> str:
     """The start of the abstract (without the repeated title), cut at a word boundary."""
-    text = document.abstract()
+    text = document.abstract() or document.title
     if len(text) <= limit:
         return text
     return text[:limit].rsplit(" ", 1)[0] + " ..."
@@ -84,22 +93,48 @@ def wire_score(engine: str, position: int, score: float, top: float) -> float | 
     return None
 
 
+def lineup_models(
+    collection: Collection,
+    lineup: str = "lexical",
+    coverage: float = 1.0,
+    seeds: Mapping[str, int] | None = None,
+) -> list[Searcher]:
+    """The models a line-up needs, each indexing its own share `coverage` of the documents
+    below 1 (drawn with its seed, `seeds`: model name -> seed, default `coverage_seeds(1)`)."""
+    # Imported here: numpy and scipy only for the line-ups with the semantic engine.
+    from testing.semantic import LSA, Weak
+
+    seeds = seeds or coverage_seeds(1)
+    needed = set(LINEUPS[lineup].values())
+    out: list[Searcher] = list(models(collection, coverage, seeds))
+    if "lsa" in needed:
+        out.append(LSA("lsa", covered(collection, coverage, seeds["lsa"])))
+    if "weak" in needed:
+        out.append(Weak("weak", covered(collection, coverage, seeds["weak"]), seeds["weak"]))
+    return out
+
+
 class CranfieldEngines:
     """The models as engines: what each engine returns for a query text (its top `DEPTH`)."""
 
     def __init__(
         self,
         collection: Collection,
-        chosen: Sequence[Model] | None = None,
+        chosen: Sequence[Searcher] | None = None,
         *,
         coverage: float = 1.0,
         seeds: Mapping[str, int] | None = None,
+        lineup: str = "lexical",
     ) -> None:
-        """`coverage` < 1: each model indexes its own random share of the documents, drawn
-        with its seed (`seeds`: model name -> seed, see `testing.cranfield.coverage_seeds`)."""
+        """`chosen`: the models (default: `lineup_models`); `coverage` < 1: each model indexes
+        its own random share of the documents, drawn with its seed (`seeds`: model name ->
+        seed, see `testing.cranfield.coverage_seeds`)."""
         self.collection = collection
-        by_name = {m.name: m for m in (chosen or models(collection, coverage, seeds))}
-        self.models = {engine: by_name[name] for engine, name in ENGINE_MODELS.items()}
+        self.lineup = lineup
+        if chosen is None:
+            chosen = lineup_models(collection, lineup, coverage, seeds)
+        by_name = {m.name: m for m in chosen}
+        self.models = {engine: by_name[name] for engine, name in LINEUPS[lineup].items()}
         self.ranked = lru_cache(maxsize=8192)(self._ranked)
 
     def _ranked(self, engine: str, text: str) -> tuple[tuple[str, float], ...]:
@@ -126,20 +161,24 @@ class CranfieldEngines:
         return out
 
 
-def service_settings(engines_url: str, search: Mapping[str, Any] | None = None) -> Settings:
-    """A deployment's configuration: the four engines at the fake server, every other engine
-    off, no cache, no per-client rate limit, a generous deadline; `search` overrides (nested)."""
+def service_settings(
+    engines_url: str, search: Mapping[str, Any] | None = None, lineup: str = "lexical"
+) -> Settings:
+    """A deployment's configuration: the line-up's engines at the fake server, each its own
+    index, every other engine off, no cache, no per-client rate limit, a generous deadline;
+    `search` overrides (nested)."""
     urls = base_urls(engines_url)
     engines: dict[str, Any] = {name: {"enabled": False} for name in ENGINES}
-    for name in ENGINE_MODELS:
+    for name in LINEUPS[lineup]:
         engines[name] = {
             "enabled": True,
             "base_url": urls[name],
             "rate_limit": 0,
             "timeout_seconds": 30,
+            "index": name,
         }
-    for name in ("tavily", "brave"):
-        engines[name]["api_keys"] = [TEST_KEY]
+        if ENGINES[name].needs_key:
+            engines[name]["api_keys"] = [TEST_KEY]
     return parse_config(
         {
             "engines": engines,
@@ -160,9 +199,11 @@ def fake_engine_server(engines: CranfieldEngines) -> Iterator[str]:
 
 
 @contextmanager
-def service(engines_url: str, search: Mapping[str, Any] | None = None) -> Iterator[str]:
-    """The real service under uvicorn; yields its MCP endpoint URL."""
-    with serve_app(create_app(service_settings(engines_url, search))) as url:
+def service(
+    engines_url: str, search: Mapping[str, Any] | None = None, lineup: str = "lexical"
+) -> Iterator[str]:
+    """The real service under uvicorn with the line-up's engines; yields its MCP endpoint URL."""
+    with serve_app(create_app(service_settings(engines_url, search, lineup))) as url:
         yield f"{url}/mcp"
 
 

@@ -37,7 +37,7 @@ def only(**ranking: float) -> SearchSettings:
     off = dict.fromkeys(
         ("alignment_weight", "rare_term_weight", "phrase_weight", "domain_penalty",
          "consensus_weight", "position_weight", "coverage_weight", "engine_score_weight",
-         "authority_weight", "freshness_weight", "neighbour_weight"),
+         "authority_weight", "freshness_weight", "neighbour_weight", "agreement_weight"),
         0.0,
     )  # fmt: skip
     return SearchSettings.model_validate(

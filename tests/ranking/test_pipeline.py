@@ -41,7 +41,7 @@ PLAIN = {
     "alignment_weight": 0.0, "rare_term_weight": 0.0, "phrase_weight": 0.0,
     "domain_penalty": 0.0, "consensus_weight": 0.0, "position_weight": 0.0, "coverage_weight": 0.0,
     "engine_score_weight": 0.0, "authority_weight": 0.0, "freshness_weight": 0.0,
-    "neighbour_weight": 0.0,
+    "neighbour_weight": 0.0, "agreement_weight": 0.0,
 }  # fmt: skip
 
 
@@ -137,11 +137,21 @@ def test_text_signals_reorder_equal_rrf() -> None:
         "a": [hit("https://x.com/off", 1, "a", "Cooking pasta", "recipes")],
         "b": [hit("https://x.com/on", 1, "b", "pgvector HNSW index", "tuning pgvector hnsw index")],
     }
-    results = rank(lists, Query("pgvector hnsw index"), SearchSettings(), weights={})
-    assert urls(results)[0] == "https://x.com/on"
-    on, off = results
-    assert on.details["alignment"] == 1.0 and off.details["alignment"] == 0.0
+    query = Query("pgvector hnsw index")
+    # Rare terms are on by default: the result holding the query's identifier comes first.
+    on, off = rank(lists, query, SearchSettings(), weights={})
+    assert on.url == "https://x.com/on"
     assert on.details["rare"] == 1.0 and off.details["rare"] == 0.0
+    # With no text signal the two tie and come by key.
+    plain = SearchSettings.model_validate({"ranking": {"rare_term_weight": 0}})
+    assert urls(rank(lists, query, plain, weights={})) == ["https://x.com/off", "https://x.com/on"]
+    # Alignment, off by default, reorders them alone when switched on.
+    aligned = SearchSettings.model_validate(
+        {"ranking": {"alignment_weight": 0.05, "rare_term_weight": 0}}
+    )
+    on, off = rank(lists, query, aligned, weights={})
+    assert on.url == "https://x.com/on"
+    assert on.details["alignment"] == 1.0 and off.details["alignment"] == 0.0
     assert on.details["phrase"] == 1.0
 
 

@@ -30,7 +30,7 @@ def search(**ranking: float) -> SearchSettings:
         ("alignment_weight", "rare_term_weight", "phrase_weight", "domain_penalty",
          "consensus_weight", "position_weight", "coverage_weight", "engine_score_weight",
          "authority_weight",
-         "freshness_weight", "neighbour_weight"),
+         "freshness_weight", "neighbour_weight", "agreement_weight"),
         0.0,
     )  # fmt: skip
     return SearchSettings.model_validate(
@@ -89,16 +89,21 @@ def test_position_lets_an_engines_first_result_pass_two_engines_last_ones() -> N
 
 @pytest.mark.parametrize("voters", [1, 2, 4, 8, 16])
 def test_a_last_ranked_vote_never_lowers_the_score_in_lists_up_to_20_deep(voters: int) -> None:
-    """The bound for the default position signal without the coverage credit, whose whole point
-    is that a vote can lower a score (tests/ranking/test_coverage.py): (k + 1) / (k + depth) >=
-    w * (1 - place(depth)) / (1 + w), k = 60, w = 20, position_k = 5: up to 22 deep."""
+    """The bound for the default position signal without the coverage credit and the engines'
+    agreement, whose whole point is that a vote can lower a score (tests/ranking/test_coverage.py,
+    test_agreement.py): (k + 1) / (k + depth) >= w * (1 - place(depth)) / (1 + w), k = 60,
+    w = 10, position_k = 3: up to 20 deep."""
     target = Hit("Target", "https://target.org/", "", 1, "x")
     lists = {f"e{i}": [target, *hits(f"e{i}", 20)[1:]] for i in range(voters)}
     deep = hits("late", 20)
     without = {**lists, "late": deep}
     with_vote = {**lists, "late": [*deep[:-1], Hit("Target", target.url, "", 20, "late")]}
     settings_ = SearchSettings.model_validate(
-        {"relevance_threshold": 0.0, "mmr": {"enabled": False}, "ranking": {"coverage_weight": 0}}
+        {
+            "relevance_threshold": 0.0,
+            "mmr": {"enabled": False},
+            "ranking": {"coverage_weight": 0, "agreement_weight": 0},
+        }
     )
     query = Query("target", max_results=50)
 
@@ -160,7 +165,7 @@ def test_engine_scores_reorder_results_with_the_same_ranks() -> None:
     query = Query("x")
     plain = [r.url for r in rank(lists, query, search(), weights={})]
     assert plain.index("https://brave.com/2") < plain.index("https://t.com/2")  # tie: by key
-    scored = rank(lists, query, search(engine_score_weight=1.0), weights={})
+    scored = rank(lists, query, search(engine_score_weight=1.0, position_k=5.0), weights={})
     order = [r.url for r in scored]
     assert order.index("https://t.com/2") < order.index("https://brave.com/2")
     details = {r.url: r.details for r in scored}
@@ -174,7 +179,7 @@ def test_engine_scores_reorder_results_with_the_same_ranks() -> None:
 def test_details_show_both_signals() -> None:
     lists = {"brave": hits("brave", 3)}
     results = rank(lists, Query("x"), SearchSettings(), weights={})
-    assert [r.details["position"] for r in results] == [1.0, 0.8571, 0.75]  # k = 5
+    assert [r.details["position"] for r in results] == [1.0, 0.8, 0.6667]  # k = 3
     assert all(r.details["engine_score"] is None for r in results)
 
 

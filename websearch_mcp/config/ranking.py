@@ -10,8 +10,9 @@ from websearch_mcp.config.types import Days, Fraction, Section, Weight
 class MMRSettings(Section):
     """Maximal marginal relevance: pick `lambda * relevance - (1 - lambda) * similarity`, with
     the relevance min-max normalised over the candidates and token Jaccard similarity (words
-    shared with the query left out). 0.95 still demotes near-copies; on Cranfield (bench.relevance)
-    it costs 0.0006 nDCG@10 against MMR off, where 0.85 cost 0.005 and 0.7 cost 0.009."""
+    shared with the query left out). 0.95 still demotes near-copies. On by default for the open
+    web's near-copies, which the judged collections do not hold: there it can only cost, and
+    costs next to nothing (docs/benchmarks.md, the ablation)."""
 
     enabled: bool = True
     lambda_: Fraction = Field(0.95, alias="lambda")
@@ -27,12 +28,13 @@ class RankingSettings(Section):
     extend built-in lists (so an empty list keeps the built-in protection).
     """
 
-    # Cranfield (bench.relevance): alignment 0.05 orders results with the same votes and ranks
-    # by their words (+0.001 nDCG@10, +0.004 MRR@10 against 0); 1.0 overrides the engines
-    # (-0.014 MRR@10 against 0.05); phrase 0.2 costs 0.012 MRR@10.
+    # Off, as are phrases: across the judged collections neither adds enough nDCG@10 to stay
+    # on (docs/benchmarks.md, the ablation).
     alignment_weight: Weight = Field(
-        0.05, description="share of the query's content words in the result"
+        0.0, description="share of the query's content words in the result"
     )
+    # On for the open web's identifiers (error codes, package names), which the judged
+    # collections' queries do not hold: there it never acts.
     rare_term_weight: Weight = Field(
         0.3, description="share of rare/compound query terms (pgvector, pg18)"
     )
@@ -43,39 +45,44 @@ class RankingSettings(Section):
         0.5, description="a penalised site's score is multiplied by 1 - this"
     )
     # Off: it repeats RRF's vote count, and where engines index different parts of the web,
-    # counting votes is what misleads (Cranfield at 60% coverage: +0.003 nDCG@10 without it).
+    # counting votes is what misleads.
     consensus_weight: Weight = Field(
         0.0, description="share of the other answering index families that agree"
     )
     # RRF at k = 60 is nearly a vote count. Times a heavily weighted mean of the steep
     # (k + 1) / (k + rank) it comes close to RRF with that small k, whose top ranks count.
-    # Chosen on the first half of the Cranfield queries at coverage 1.0, 0.8 and 0.6
-    # (bench.relevance), confirmed on the second.
+    # Weight and k chosen with the agreement below by leave-one-collection-out over five judged
+    # collections, two engine line-ups and two coverages (docs/benchmarks.md).
     position_weight: float = Field(
-        20.0,
+        10.0,
         ge=0.0,
         le=100.0,
         description="how high the engines that returned the result ranked it",
     )
     position_k: float = Field(
-        5.0, ge=0.0, le=100.0, description="steepness of the position scale (k + 1) / (k + rank)"
+        3.0, ge=0.0, le=100.0, description="steepness of the position scale (k + 1) / (k + rank)"
     )
     # Engines that likely do not index a result vote as the ones that returned it did on
     # average; at most 1 (a full vote each). Worth most when engines see different documents.
     coverage_weight: Fraction = Field(
         0.5, description="credit for the engines that likely do not index a result"
     )
-    # Off: on Cranfield the reported scores (Tavily's relevance, SearXNG's 1/position) cost
-    # nDCG@10 and MRR@10 next to the position signal.
+    # Off: the reported scores (Tavily's relevance, SearXNG's 1/position) cost nDCG@10 and
+    # MRR@10 next to the position signal.
     engine_score_weight: Weight = Field(
         0.0, description="the engines' own relevance scores in place of ranks"
     )
     # Relevant pages resemble each other: each of the fused list's first 20 keeps 1 - this of
     # its score and takes this times the mean score of its 5 most similar ones there (words
-    # beyond the query's). Chosen on the first half of the Cranfield queries among weights
-    # below 0.5, where two near-copies keep their order (bench.relevance); confirmed on the second.
+    # beyond the query's). Below 0.5, where two near-copies keep their order.
     neighbour_weight: Fraction = Field(
         0.4, description="share of a result's score taken from the top results most like it"
+    )
+    # An engine whose list agrees with none of the others' on this query counts for less:
+    # a poor engine's list stands apart, a good one's shares its head with other good ones.
+    # Below 1, so that an engine whose list shares nothing with the others' still votes.
+    agreement_weight: Fraction = Field(
+        0.9, description="how much an engine's weight follows its list's agreement with the others"
     )
     authority_weight: Weight = Field(
         0.1, description="official documentation or the query's own site"

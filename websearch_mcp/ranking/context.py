@@ -71,7 +71,10 @@ class Context:
         weights: Mapping[str, float],
         families: Mapping[str, str],
         now: datetime,
+        configured: Mapping[str, float] | None = None,
     ) -> None:
+        """`weights`: each engine's weight for this request; `configured`, the weights before
+        the agreement between the lists changed them (default: `weights`)."""
         self.search = search
         self.settings: RankingSettings = search.ranking
         self.rrf_k = search.rrf_k
@@ -95,6 +98,13 @@ class Context:
         self.sharing = frozenset(e for e, f in self.families.items() if members[f] > 1)
         # Voters are index families, each with its best member's weight.
         self.family_weights = family_weights(lists, weights, families)
+        # The coverage credit counts the unseen voters by their configured weights: a result's
+        # credit then scales with its returning voters' own votes, not against them.
+        self.counted = (
+            self.family_weights
+            if configured is None
+            else family_weights(lists, configured, families)
+        )
         self.best = sum(w / (search.rrf_k + 1) for w in self.family_weights.values())
         self.voters = sum(1 for w in self.family_weights.values() if w > 0)
         self.every_engine_votes = self.voters == len(lists)

@@ -22,6 +22,7 @@ from typing import Any
 
 from websearch_mcp.config import NewsSettings, SearchSettings
 from websearch_mcp.models import Hit, Query, RankedResult
+from websearch_mcp.ranking.agreement import reliable_weights
 from websearch_mcp.ranking.boosts import authority, consensus
 from websearch_mcp.ranking.context import Context
 from websearch_mcp.ranking.coverage import Unseen, containment, credited
@@ -158,7 +159,7 @@ def _score(
     missing, covered = None, rrf
     if ctx.unseen is not None:
         missing = ctx.unseen.weight(voted)
-        covered = credited(rrf, voted, ctx.family_weights, missing, ctx.coverage_weight)
+        covered = credited(rrf, voted, ctx.counted, missing, ctx.coverage_weight)
     s = _Scored(item, votes, doc, rrf, missing, covered, verdict, authority(site, item.path))
     # Each factor is `Factor.__call__` written out; a signal that does not apply (None) is a
     # factor of exactly 1, and multiplying by it is left out: the same float either way.
@@ -321,8 +322,13 @@ def rank(
     now = now or datetime.now(UTC)
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
-    ctx = Context(lists, query, search, weights, families or {}, now)
     merged = merge(lists, prepared.canonical) if prepared else merge(lists)
+    configured = None
+    if search.ranking.agreement_weight > 0 and len(lists) > 2:
+        configured = weights
+        ranked = [item.ranks for item in merged]
+        weights = reliable_weights(ranked, weights, families or {}, search.ranking.agreement_weight)
+    ctx = Context(lists, query, search, weights, families or {}, now, configured)
     texts = prepared.texts if prepared else None
     items = [item for item in merged if not matches(item.host, ctx.domains.blocked)]
     votes = [ctx.votes(item.ranks) for item in items]
@@ -330,7 +336,7 @@ def rank(
     if search.ranking.coverage_weight > 0 and ctx.voters > 1:
         contained = containment(voted)
         if contained:
-            ctx.unseen = Unseen(ctx.family_weights, contained)
+            ctx.unseen = Unseen(ctx.counted, contained)
     scored = [
         _score(item, vote, family, analyze_doc(item.title, item.snippet, item.key, texts), ctx)
         for item, vote, family in zip(items, votes, voted, strict=True)
