@@ -3,7 +3,8 @@
 # and python3: builds the image from this checkout, brings up the single service, then the
 # "scale" profile (Redis, three replicas, nginx), and checks each: health, 401 without the
 # token, a web_search answered, a repeat answered from the cache (on every replica, with the
-# engine asked once), then tears everything down. The only engine is a fake SearXNG
+# engine asked once), searches that go on while a replica is killed (none may fail or take 1.5 s),
+# then tears everything down. The only engine is a fake SearXNG
 # (deploy/fake_searxng.py) in a container of its own: nothing but the build needs the internet.
 #
 #   deploy/smoke.sh                 # SMOKE_PORT (18338) is the published port it uses
@@ -79,6 +80,11 @@ done
 made=$(searches_made)
 echo "engine: $made"
 case "$made" in *'"searches": 1}'*) ;; *) fail "the engine was asked more than once" ;; esac
+
+step "losing a replica: docker kill of one while searches go on through nginx"
+victim=$(compose ps -q websearch-replica | head -n 1)
+python3 deploy/smoke_failover.py "$BASE" "$SMOKE_TOKEN" 20 1.5 -- docker kill "$victim" \
+  || fail "a search failed, or took 1.5 s or more, while a replica was killed"
 
 step "tear down"
 teardown

@@ -69,3 +69,48 @@ def test_the_smoke_client_searches_the_fake_engine_then_hits_the_cache(
     assert first == "cached=false results=3 engines=searxng:ok"
     assert again == "cached=true results=3 engines=searxng:ok"
     assert httpx.get(f"{fake_searxng}/count").json() == {"searches": 1}
+
+
+def _failover(base: str, token: str, limit: str, command: list[str]) -> tuple[int, str]:
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(DEPLOY / "smoke_failover.py"),
+            base,
+            token,
+            "3",
+            limit,
+            "--",
+            *command,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return run.returncode, run.stdout.strip()
+
+
+def test_the_failover_check_searches_while_its_command_runs_and_judges_by_the_limit(
+    fake_searxng: str, tmp_path: Path
+) -> None:
+    token = "smoke-test-token-0123456789"
+    marker = tmp_path / "ran"
+    raw = {
+        "engines": {"searxng": {"enabled": True, "base_url": fake_searxng}},
+        "cache": {"backend": "none"},
+        "server": {"auth_tokens": [token], "rate_limit_per_minute": 0},
+    }
+    settings = parse_config(raw, "smoke", environ={})
+    with serve_app(create_app(settings)) as url:
+        code, report = _failover(url, token, "1.5", ["touch", str(marker)])
+        assert code == 0 and marker.exists(), report
+        calls = int(report.split()[0].removeprefix("calls="))
+        assert report.split()[1] == "failed=0" and calls > 3
+        # Fresh queries only: each call reached the engine.
+        assert httpx.get(f"{fake_searxng}/count").json() == {"searches": calls}
+        # A limit no call can meet, a command that fails, a wrong token: each fails the check.
+        assert _failover(url, token, "0.000001", ["true"])[0] == 1
+        assert _failover(url, token, "1.5", ["false"])[0] == 1
+        code, report = _failover(url, "wrong-token-0123456789", "1.5", ["true"])
+        assert code == 1 and "failed=0" not in report

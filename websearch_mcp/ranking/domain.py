@@ -56,8 +56,8 @@ LOW_QUALITY_TLDS = (
     "bond", "lol", "quest",
 )  # fmt: skip
 
-# One extractor for the process. It reads the bundled suffix list on first use (about 50 ms):
-# a server does that at start (`load_suffix_list`), not in its first search.
+# One extractor for the process. It reads the bundled suffix list on first use, which takes a
+# while: a server does that at start (`load_suffix_list`), not in its first search.
 _EXTRACT = tldextract.TLDExtract(cache_dir=None, suffix_list_urls=())
 
 # Error codes as typed: errno names (ENOENT), vendor codes (ORA-00942, TS2345, E0277) ...
