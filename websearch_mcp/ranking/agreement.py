@@ -11,6 +11,7 @@ only which lists stand apart from the rest in it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
 from websearch_mcp.ranking.families import family_of
@@ -25,24 +26,40 @@ def rbo(first: Sequence[int], second: Sequence[int], p: float = PERSISTENCE) -> 
     depth = min(DEPTH, max(len(first), len(second)))
     if depth == 0:
         return 0.0
-    seen_first: set[int] = set()
-    seen_second: set[int] = set()
+    # An item in both lists counts from the depth where the later of its two ranks is reached.
+    where = {item: k for k, item in enumerate(first[:depth])}
+    joins = [0] * depth
+    for k, item in enumerate(second[:depth]):
+        j = where.get(item)
+        if j is not None:
+            joins[max(j, k)] += 1
+    steps = _steps(p)
     shared = 0
-    total = weight = 0.0
-    step = 1.0
+    total = 0.0
     for k in range(depth):
-        a = first[k] if k < len(first) else None
-        b = second[k] if k < len(second) else None
-        if a is not None:
-            shared += a in seen_second
-            seen_first.add(a)
-        if b is not None:
-            shared += b in seen_first
-            seen_second.add(b)
-        total += step * shared / (k + 1)
-        weight += step
-        step *= p
-    return total / weight
+        shared += joins[k]
+        total += steps[k] * shared / (k + 1)
+    return total / _weights(p)[depth - 1]
+
+
+@functools.cache
+def _steps(p: float) -> tuple[float, ...]:
+    """p ** k for the ranks compared, each the previous times p."""
+    steps = [1.0]
+    for _ in range(DEPTH - 1):
+        steps.append(steps[-1] * p)
+    return tuple(steps)
+
+
+@functools.cache
+def _weights(p: float) -> tuple[float, ...]:
+    """The sums of `_steps(p)` up to each depth, added in order."""
+    sums = []
+    total = 0.0
+    for step in _steps(p):
+        total += step
+        sums.append(total)
+    return tuple(sums)
 
 
 def agreement(ranked: Sequence[Mapping[str, int]]) -> dict[str, float]:
