@@ -12,7 +12,8 @@ import sys
 import urllib.request
 
 
-def main(base: str, token: str, query: str) -> int:
+def call(base: str, token: str, query: str) -> dict:
+    """The JSON-RPC answer to one `web_search` of `query`, over MCP with the bearer `token`."""
     body = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -30,7 +31,11 @@ def main(base: str, token: str, query: str) -> int:
         },
     )
     with urllib.request.urlopen(request, timeout=30) as response:
-        answer = json.load(response)
+        return json.load(response)
+
+
+def main(base: str, token: str, query: str) -> int:
+    answer = call(base, token, query)
     result = answer.get("result", {})
     found = result.get("structuredContent") or {}
     if result.get("isError") or not found.get("results"):

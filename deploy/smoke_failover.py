@@ -10,12 +10,12 @@ took `limit` seconds or more.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
+
+from smoke_call import call  # beside this file
 
 CLIENTS = 3
 #: Calls go on this long before the command runs, so that it finds some in progress.
@@ -24,24 +24,8 @@ COMMAND_AFTER = 2.0
 
 def search(base: str, token: str, query: str) -> bool:
     """One fresh search; true when the fake engine's results came back."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "web_search", "arguments": {"query": query, "engines": ["searxng"]}},
-    }
-    request = urllib.request.Request(
-        f"{base}/mcp",
-        data=json.dumps(body).encode(),
-        headers={
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-            "Authorization": f"Bearer {token}",
-        },
-    )
     try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            result = json.load(response).get("result", {})
+        result = call(base, token, query).get("result", {})
     except (OSError, ValueError):
         return False
     return not result.get("isError") and bool(result.get("structuredContent", {}).get("results"))
