@@ -477,3 +477,28 @@ def test_planted_keys_never_leak(
     for text in seen:
         for key in PLANTED:
             assert key not in text
+
+
+def test_a_query_an_api_quotes_in_its_error_is_not_logged(
+    fake: FakeEngines, engines_url: str, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    query = "unmistakable query words 4711"
+    fake.bodies["serpapi"] = Body(
+        json.dumps({"error": f"Unsupported query: {query}"}).encode(), status=400
+    )
+    conf = {
+        "serpapi": {
+            "api_keys": ["serp-key-0123456789"],
+            "base_url": f"{engines_url}/other/serpapi",
+        },
+        "searxng": {},
+    }
+    settings = settings_for(engines_url, conf, deadline_seconds=DEADLINE)
+    with serving(settings, clock, MemoryCooldownStore()) as url:
+        answer = web_search(url, query)["structuredContent"]
+    # The agent's own report keeps the engine's words; the log does not.
+    assert query in report(answer, "serpapi")["error"]
+    failed = [r.getMessage() for r in caplog.records if "engine serpapi failed" in r.getMessage()]
+    assert failed and all(query not in message for message in failed)
+    assert all(query not in record.getMessage() for record in caplog.records)

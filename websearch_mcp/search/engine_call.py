@@ -289,7 +289,8 @@ class EngineCall:
     async def _failed(self, err: EngineError, http_status: int | None) -> Outcome | None:
         """Classify a failure: the next key, a retry (None), or the end recorded by the breaker."""
         text = redact(str(err), self.kit.secrets)
-        log.info("engine %s failed: %s", self.run.name, text)
+        # An API may quote the query in its error: the log never holds it.
+        log.info("engine %s failed: %s", self.run.name, redact(text, (self.query.text.strip(),)))
         cause = classify(err, http_status, keyed=self.planned is not None)
         if cause == "key" and self.planned is not None and self.run.pool is not None:
             return await self._key_refused(self.run.pool, self.planned, err)
