@@ -127,7 +127,7 @@ async def run_half_open(fake: FakeEngines, urls: list[str], clock: FakeClock) ->
     (first,) = await searches(urls, 1, "a")
     assert first["status"] == "error" and fake.counts["bing"] == 1
     clock.advance(5)  # the first cooldown (5 s) is over
-    fake.faults["bing"] = Fault(status=500, delay=0.6)  # the probe takes a while and fails
+    fake.faults["bing"] = Fault(status=500, delay=1.5)  # the probe takes a while and fails
     reports = await searches(urls, 10, "b")
     assert fake.counts["bing"] == 2  # exactly one probe reached the engine
     assert sorted(r["status"] for r in reports) == ["error"] + ["skipped"] * 9
@@ -135,7 +135,7 @@ async def run_half_open(fake: FakeEngines, urls: list[str], clock: FakeClock) ->
     (reopened,) = await searches(urls, 1, "c")
     assert reopened["error"] == "circuit open after HTTP 500; next try in 10 s"
     clock.advance(10)
-    fake.faults["bing"] = Fault(delay=0.6)  # now the probe succeeds
+    fake.faults["bing"] = Fault(delay=1.5)  # now the probe succeeds
     reports = await searches(urls, 6, "d")
     assert sorted(r["status"] for r in reports) == ["ok"] + ["skipped"] * 5
     assert fake.counts["bing"] == 3
