@@ -5,7 +5,7 @@ it was stored (`s`), its TTL (`t`), its expiry (`e`) and its last use (`u`), all
 clock. A hit runs one Lua script that checks the expiry and the absolute max age kept in the
 record, then slides `e` and the key's own Redis expiry (PEXPIRE), so expiry behaves as in the
 SQLite backend and Redis drops dead entries by itself. Every call is bounded in time
-(`redis_client.RedisLink`); Redis being down, slow, unresolvable or refusing writes is bypassed
+(`net.redis_link.RedisLink`); Redis being down, slow, unresolvable or refusing writes is bypassed
 (see `net.store_failures`), and the link reconnects once Redis is back.
 """
 

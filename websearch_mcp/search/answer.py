@@ -2,7 +2,7 @@
 rendering and the cache all hold (plain dicts at run time, so JSON and the cache take them as
 they are).
 
-The same types are the tools' advertised output schemas (made flat by `schemas.py`, so their
+The same types are the tools' advertised output schemas (made flat by `server.schemas`, so their
 names are titles only); a key marked `Hidden` is in answers but not advertised; a key with a
 `Field` default is advertised as optional with that default.
 """

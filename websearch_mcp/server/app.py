@@ -75,7 +75,7 @@ class MCPEndpoint:
     when summaries can stream), a request that asks for progress from a client accepting
     `text/event-stream` is answered as a stream instead, so that its progress notifications
     reach the client before the result. A tool call's arguments holding integers too long to
-    read go to the tools as text (`coerce.long_numbers_as_text`).
+    read go to the tools as text (`argument_checks.long_numbers_as_text`).
     """
 
     def __init__(self, handle: ASGIApp, progress_handle: ASGIApp | None = None) -> None:

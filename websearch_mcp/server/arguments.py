@@ -3,7 +3,7 @@ passes, and what the configuration narrows (a lowered `server.max_query_chars`, 
 that can be named) applied to both.
 
 Arguments are advertised strictly and checked leniently (a model may send "5" for 5); the checks
-are in `coerce.py` and word the errors.
+are in `argument_checks.py` and word the errors.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The MCP server and its tools, each defined once: a name, a description, its arguments (from
-`arguments.py`, schema and check together), its answer's type (from `answer.py`) and the
+`arguments.py`, schema and check together), its answer's type (from `search.answer`) and the
 service call it wires to.
 
 The tools live in the SDK's tool layer (`MCPServer.add_tool`, `call_tool`): it advertises them,
@@ -140,7 +140,7 @@ class ToolSpec:
     name: str
     description: str
     params: Sequence[Arg]
-    #: The answer's type (from `answer.py`): the advertised output schema.
+    #: The answer's type (from `search.answer`): the advertised output schema.
     output: type
     work: Work
     render: Callable[[Any], str]

@@ -13,7 +13,7 @@ replicas then cool keys and engines each on their own until Redis is back. A nam
 while Redis would not take the change is read from here, not from Redis, until a later change of
 it reaches Redis (with Redis answering reads but refusing writes, a key this process found
 refused would otherwise be tried again at once). Like the Redis cache, every call is bounded in
-time (`redis_client.RedisLink`, which the cache's may share), and a failure is logged once per
+time (`net.redis_link.RedisLink`, which the cache's may share), and a failure is logged once per
 cause, counted in `stats` and waited out for `retry_seconds`.
 """
 

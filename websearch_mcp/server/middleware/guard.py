@@ -67,7 +67,7 @@ def _retry_after(seconds: float) -> dict[str, str]:
 
 
 class Guard:
-    """The ASGI middleware applying every check of this module and of `limits` (see top)."""
+    """The ASGI middleware applying every check of this module and of `rate_limits` (see top)."""
 
     def __init__(
         self, app: ASGIApp, server: ServerSettings, on_reject: RejectHook | None = None

@@ -4,7 +4,7 @@ uvicorn has no deadline for a request's headers (its keep-alive timeout covers o
 connections, and stops once a byte arrives), so `header_deadline_protocol` wraps uvicorn's HTTP
 protocol: from a connection's first byte, or the first byte of its next request, the headers
 must be complete within `server.read_timeout_seconds`. The body's deadline is kept by `Guard`
-(`body.read_body_within`), which reads it before the request takes a concurrency slot.
+(`body_limit.read_body_within`), which reads it before the request takes a concurrency slot.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each worker writes its `Activity` snapshot (and its own counters) to `status/<pid>.json` about
 once a second when something changed, replacing the file whole; whichever worker serves
 `/status` reads every file and adds them up. A worker that ended leaves its file: its calls of
-the last hour still happened. The directory goes with the server (`workers.shared_runtime`).
+the last hour still happened. The directory goes with the server (`runtime.shared_runtime`).
 """
 
 from __future__ import annotations
