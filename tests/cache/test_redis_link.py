@@ -106,3 +106,25 @@ def test_the_address_replaces_the_host_and_keeps_the_rest() -> None:
     parts = urlsplit("redis://user:p%40ss@redis:6380/2?protocol=3")
     assert _at_address(parts, "10.0.0.7") == "redis://user:p%40ss@10.0.0.7:6380/2?protocol=3"
     assert _at_address(urlsplit("redis://redis/0"), "fd00::7") == "redis://[fd00::7]/0"
+
+
+async def test_a_store_closes_the_link_it_made_and_leaves_a_shared_one_open(
+    redis_server: RedisServer, clock: FakeClock
+) -> None:
+    own = RedisCooldownStore(redis_server.url, clock=clock)
+    await own.set("breaker:bing", Cooldown(clock() + 60, "error", 1))
+    await own.close()
+    with pytest.raises(OSError):  # its own link went with it
+        await own.link.call(lambda client: client.ping())
+
+    shared = RedisLink(redis_server.url, timeout_seconds=BUDGET, clock=clock)
+    cache = RedisCache(shared, ttl_seconds=60, max_age_seconds=600, max_entries=10, clock=clock)
+    store = RedisCooldownStore(shared, clock=clock)
+    try:
+        await cache.close()
+        # The cache did not own the link: the cooldown store still reaches Redis through it.
+        await store.set("breaker:bing", Cooldown(clock() + 60, "error", 1))
+        assert await shared.call(lambda client: client.exists(store.redis_key("breaker:bing")))
+    finally:
+        await store.close()
+        await shared.aclose()

@@ -19,7 +19,7 @@ from redis.asyncio import Redis
 from redis.typing import EncodableT
 
 from websearch_mcp.cache.base import CacheHit, StoringCache, decode_value, lifetime
-from websearch_mcp.net.redis_link import CLEANUP_SECONDS, RedisLink, report_failure
+from websearch_mcp.net.redis_link import CLEANUP_SECONDS, RedisLink, link_for, report_failure
 from websearch_mcp.net.store_failures import CacheStats, StoreFailures
 
 KEY_PREFIX = "websearch-mcp:"
@@ -78,14 +78,7 @@ class RedisCache(StoringCache):
         self._prefix = prefix
         # The URL may hold a password: it stays out of the label used in logs.
         self._guard = StoreFailures("redis cache", self.stats, clock, retry_seconds)
-        self._owns_link = isinstance(redis, str)
-        self.link = (
-            RedisLink(
-                redis, timeout_seconds=timeout_seconds, retry_seconds=retry_seconds, clock=clock
-            )
-            if isinstance(redis, str)
-            else redis
-        )
+        self.link, self._owns_link = link_for(redis, timeout_seconds, retry_seconds, clock)
         self._closed = False
 
     def redis_key(self, namespace: str, key: str) -> str:

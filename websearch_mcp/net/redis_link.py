@@ -236,6 +236,19 @@ class RedisLink:
             await client.aclose()
 
 
+def link_for(
+    redis: str | RedisLink, timeout_seconds: float, retry_seconds: float, clock: Callable[[], float]
+) -> tuple[RedisLink, bool]:
+    """A store's link: one of its own for a URL (true: the store closes it), or the link it was
+    handed, shared with another store (false: its owner closes it)."""
+    if isinstance(redis, RedisLink):
+        return redis, False
+    link = RedisLink(
+        redis, timeout_seconds=timeout_seconds, retry_seconds=retry_seconds, clock=clock
+    )
+    return link, True
+
+
 def classify(exc: BaseException) -> str:
     """The cause of a failed Redis operation, as counted in `stats.errors`."""
     if isinstance(exc, RedisDown):

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from redis.asyncio import Redis
 
 from websearch_mcp.net.cooldowns.store import Cooldown, MemoryCooldownStore
-from websearch_mcp.net.redis_link import RedisLink, report_failure
+from websearch_mcp.net.redis_link import RedisLink, link_for, report_failure
 from websearch_mcp.net.store_failures import CacheStats, StoreFailures
 
 KEY_PREFIX = "websearch-mcp-cooldown:"
@@ -112,14 +112,7 @@ class RedisCooldownStore:
             clock,
             retry_seconds,
         )
-        self._owns_link = isinstance(redis, str)
-        self.link = (
-            RedisLink(
-                redis, timeout_seconds=timeout_seconds, retry_seconds=retry_seconds, clock=clock
-            )
-            if isinstance(redis, str)
-            else redis
-        )
+        self.link, self._owns_link = link_for(redis, timeout_seconds, retry_seconds, clock)
         self._closed = False
         self._local_only: set[str] = set()  # names whose latest change Redis did not take
 
