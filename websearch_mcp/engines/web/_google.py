@@ -3,10 +3,12 @@ share: the time-range and language parameters, and the organic result's fields."
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from websearch_mcp.dates import iso_date
 from websearch_mcp.engines.common import http_url, web_hit
+from websearch_mcp.engines.news import news_hit, news_time
 from websearch_mcp.models import Hit
 
 #: `tbs` values for a time range.
@@ -44,4 +46,20 @@ def organic_hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     snippet = item.get("snippet") or ""
     return web_hit(
         url, item.get("title"), snippet, rank, engine, published=iso_date(item.get("date"))
+    )
+
+
+def news_article_hit(
+    item: dict[str, Any], rank: int, engine: str, now: datetime, source: Any
+) -> Hit | None:
+    """A Google News article as Serper and SerpApi relay it: `link`, `title`, `snippet` and a
+    `date` ("5 mins ago", a stamp), published by `source`."""
+    return news_hit(
+        http_url(item.get("link")),
+        item.get("title"),
+        str(item.get("snippet") or ""),
+        rank,
+        engine,
+        published=news_time(item.get("date"), now),
+        source=source,
     )

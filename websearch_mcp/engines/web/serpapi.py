@@ -11,13 +11,17 @@ from websearch_mcp.engines.common import (
     api_error,
     as_dict,
     error_message,
-    http_url,
     json_object,
     object_list,
     ranked_hits,
 )
-from websearch_mcp.engines.news import GOOGLE_WHEN, news_hit, news_time
-from websearch_mcp.engines.web._google import QDR, language_params, organic_hit
+from websearch_mcp.engines.news import GOOGLE_WHEN
+from websearch_mcp.engines.web._google import (
+    QDR,
+    language_params,
+    news_article_hit,
+    organic_hit,
+)
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 # SerpApi reports an empty result page as an error message, not as an empty list.
@@ -92,12 +96,4 @@ def _news(item: dict[str, Any], rank: int, engine: str, now: datetime) -> Hit | 
     if not lead.get("link"):
         stories = item.get("stories")
         lead = as_dict(stories[0]) if isinstance(stories, list) and stories else lead
-    return news_hit(
-        http_url(lead.get("link")),
-        lead.get("title"),
-        str(lead.get("snippet") or ""),
-        rank,
-        engine,
-        published=news_time(lead.get("date"), now),
-        source=as_dict(lead.get("source")).get("name"),
-    )
+    return news_article_hit(lead, rank, engine, now, as_dict(lead.get("source")).get("name"))

@@ -9,14 +9,17 @@ from typing import Any, ClassVar
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     check_error_body,
-    http_url,
     json_object,
     keyed_request,
     object_list,
     ranked_hits,
 )
-from websearch_mcp.engines.news import news_hit, news_time
-from websearch_mcp.engines.web._google import QDR, language_params, organic_hit
+from websearch_mcp.engines.web._google import (
+    QDR,
+    language_params,
+    news_article_hit,
+    organic_hit,
+)
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 
@@ -60,12 +63,4 @@ class Serper(Engine):
 
 def _news(item: dict[str, Any], rank: int, engine: str, now: datetime) -> Hit | None:
     """`news[]`: `title`, `link`, `snippet`, `source` and a `date` ("5 mins ago", "1 day ago")."""
-    return news_hit(
-        http_url(item.get("link")),
-        item.get("title"),
-        str(item.get("snippet") or ""),
-        rank,
-        engine,
-        published=news_time(item.get("date"), now),
-        source=item.get("source"),
-    )
+    return news_article_hit(item, rank, engine, now, item.get("source"))
