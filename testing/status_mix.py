@@ -8,15 +8,19 @@ row must show once every engine has been asked once.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import httpx
 
 from testing.fake_engines import FakeEngines, Fault, base_urls
 from testing.server_helpers import BRAVE_KEY, MCP_HEADERS, tool_call
+from testing.serving import serve_app
 from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.server.app import create_app
 
 #: Seconds the rate-limited engine asks to be left alone.
 RETRY_AFTER = 120
@@ -73,3 +77,13 @@ def search(url: str, query: str, headers: dict[str, str] | None = None) -> dict[
     response.raise_for_status()
     result = response.json()["result"]
     return {e["name"]: e for e in result["structuredContent"]["engines"]}
+
+
+@contextlib.contextmanager
+def serving_mix(engines_url: str, queries: Sequence[str]) -> Iterator[str]:
+    """The service on the faulted engines, open (loopback, no tokens), after a search of each
+    query (each engine asked); yields its base URL."""
+    with serve_app(create_app(mix_settings(engines_url))) as url:
+        for query in queries:
+            search(url, query)
+        yield url

@@ -22,7 +22,14 @@ from testing.fake_engines import FakeEngines, Fault, base_urls
 from testing.redis_server import RedisServer
 from testing.server_helpers import BRAVE_KEY, MCP_HEADERS, tool_call
 from testing.serving import serve_app
-from testing.status_mix import EXPECTED, RETRY_AFTER, faulted, mix_settings, search
+from testing.status_mix import (
+    EXPECTED,
+    RETRY_AFTER,
+    faulted,
+    mix_settings,
+    search,
+    serving_mix,
+)
 from websearch_mcp.cli import main as cli_main
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import EngineReport
@@ -212,8 +219,7 @@ def fake(engine_results: Any) -> FakeEngines:
 @pytest.fixture
 def mix(engines_url: str) -> Iterator[str]:
     """The service on the faulted engines, open (loopback, no tokens); each engine asked."""
-    with serve_app(create_app(mix_settings(engines_url))) as url:
-        search(url, "python asyncio event loop")
+    with serving_mix(engines_url, ["python asyncio event loop"]) as url:
         yield url
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from testing.fake_engines import FakeEngines
 from testing.serving import serve_app
-from testing.status_mix import EXPECTED, faulted, mix_settings, search
+from testing.status_mix import EXPECTED, faulted, mix_settings, serving_mix
 from websearch_mcp.server.app import create_app
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -47,9 +47,8 @@ def fake(engine_results: Any) -> FakeEngines:
 
 @pytest.fixture
 def status_url(engines_url: str) -> Iterator[str]:
-    with serve_app(create_app(mix_settings(engines_url))) as url:
-        for query in ("python asyncio event loop", "asyncio coroutines", "asyncio tasks"):
-            search(url, query)
+    queries = ("python asyncio event loop", "asyncio coroutines", "asyncio tasks")
+    with serving_mix(engines_url, queries) as url:
         yield f"{url}/status"
 
 
