@@ -231,7 +231,8 @@ def measure(
         fusion_seconds = time_fusion(lists, queries, search, lineup)
         answers = run_service(engines_url, queries, overrides, lineup)
     service_scores = evaluate(qrels, ranked_run({q: a.docs for q, a in answers.items()}, "s"))
-    engine_means = {run.name: means(evaluate(qrels, run)) for run in runs}
+    engine_scores = {run.name: evaluate(qrels, run) for run in runs}
+    engine_means = {name: means(scores) for name, scores in engine_scores.items()}
     models = {e: m.name for e, m in engines.models.items()}
     rows = [(f"{e}: {MODEL_LABELS[models[e]]}", v) for e, v in engine_means.items()]
     rows += [(label, means(scores)) for label, scores in refs.items()]
@@ -243,6 +244,7 @@ def measure(
         seeds={e: seeds[m] for e, m in models.items()} if coverage < 1 else {},
         rows=rows,
         engines=engine_means,
+        engine_queries={name: scores["ndcg@10"] for name, scores in engine_scores.items()},
         service=service_scores,
         references=refs,
         fusion_seconds=fusion_seconds,

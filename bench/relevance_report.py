@@ -1,8 +1,16 @@
 """What `bench.relevance` prints and draws: a table per cell, a summary per regime with the
-goals, the plot."""
+goals, the plot.
+
+Every margin is printed with its paired standard error over the cell's queries (the standard
+deviation of the per-query differences over the square root of their number; for an average
+over collections, the root of the sum of the collections' squared errors over their number):
+with 30 to 225 judged queries a collection, a margin smaller than about twice its error is not
+told apart from a different sample of queries.
+"""
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import statistics
@@ -33,6 +41,7 @@ class Measured:
     seeds: dict[str, int]  # engine -> the seed of its model's share (empty at coverage 1)
     rows: list[tuple[str, dict[str, float]]]
     engines: dict[str, dict[str, float]]
+    engine_queries: dict[str, list[float]]  # engine -> its nDCG@10 per query
     service: dict[str, list[float]]
     references: dict[str, dict[str, list[float]]]
     fusion_seconds: list[float]
@@ -53,6 +62,31 @@ class Measured:
         """The rank-only ranx fusion with the best nDCG@10 in this cell."""
         found = [(label, v["ndcg@10"]) for label, v in self.rows if "ranks only" in label]
         return max(found, key=lambda item: item[1])
+
+    def errors(self) -> list[float]:
+        """The paired standard errors of the service's margins over the best engine, plain RRF,
+        the best rank-only fusion and CombSUM (nDCG@10), in that order."""
+        service = self.service["ndcg@10"]
+        others = (
+            self.engine_queries[self.best_engine()[0]],
+            self.references[RRF]["ndcg@10"],
+            self.references[self.best_rank_only()[0]]["ndcg@10"],
+            self.references[COMBSUM]["ndcg@10"],
+        )
+        return [paired_error(service, other) for other in others]
+
+
+def paired_error(first: Sequence[float], second: Sequence[float]) -> float:
+    """The standard error of the mean of the per-query differences first - second."""
+    differences = [a - b for a, b in zip(first, second, strict=True)]
+    if len(differences) < 2:
+        return 0.0
+    return statistics.stdev(differences) / math.sqrt(len(differences))
+
+
+def combined_error(errors: Sequence[float]) -> float:
+    """The standard error of a mean of independent margins, each with its own error."""
+    return math.sqrt(sum(e * e for e in errors)) / len(errors) if errors else 0.0
 
 
 def machine() -> str:
@@ -104,7 +138,9 @@ def print_measured(m: Measured) -> None:
     print(_margins(m))
 
 
-def _summary_row(label: str, cells: Sequence[Measured]) -> tuple[str, list[float]]:
+def _summary_row(label: str, cells: Sequence[Measured]) -> tuple[str, list[float], list[float]]:
+    """The row's means (service, best engine, RRF, CombSUM, best rank-only) and the standard
+    errors of the service's margins (over the best engine, RRF, best rank-only, CombSUM)."""
     figures = [
         statistics.fmean(m.ndcg(SERVICE) for m in cells),
         statistics.fmean(m.best_engine()[1]["ndcg@10"] for m in cells),
@@ -112,7 +148,9 @@ def _summary_row(label: str, cells: Sequence[Measured]) -> tuple[str, list[float
         statistics.fmean(m.ndcg(COMBSUM) for m in cells),
         statistics.fmean(m.best_rank_only()[1] for m in cells),
     ]
-    return label, figures
+    per_cell = [m.errors() for m in cells]
+    errors = [combined_error([e[i] for e in per_cell]) for i in range(4)]
+    return label, figures, errors
 
 
 def print_summary(measured: Sequence[Measured]) -> None:
@@ -127,16 +165,17 @@ def print_summary(measured: Sequence[Measured]) -> None:
         print(f"\n## summary: {lineup}, coverage {coverage:g} (nDCG@10)\n")
         print(
             "| collection | service | best engine | plain RRF k=60 | CombSUM | best rank-only "
-            "| - best engine | - RRF | - best rank-only | - CombSUM |"
+            "| - best engine (s.e.) | - RRF (s.e.) | - best rank-only (s.e.) | - CombSUM (s.e.) |"
         )
         print("|---|" + "---:|" * 9)
         rows = [_summary_row(m.collection, [m]) for m in cells]
         rows.append(_summary_row("**average**", cells))
-        for label, (service, best, rrf, combsum, rank_only) in rows:
+        for label, (service, best, rrf, combsum, rank_only), errors in rows:
+            margins = (service - best, service - rrf, service - rank_only, service - combsum)
+            shown = " | ".join(f"{d:+.4f} ({e:.4f})" for d, e in zip(margins, errors, strict=True))
             print(
                 f"| {label} | {service:.4f} | {best:.4f} | {rrf:.4f} | {combsum:.4f} | "
-                f"{rank_only:.4f} | {service - best:+.4f} | {service - rrf:+.4f} | "
-                f"{service - rank_only:+.4f} | {service - combsum:+.4f} |"
+                f"{rank_only:.4f} | {shown} |"
             )
         for m in cells:
             name, value = m.best_rank_only()
@@ -148,24 +187,36 @@ def print_summary(measured: Sequence[Measured]) -> None:
         print(f"- {line}")
 
 
-def _goals(lineup: str, coverage: float, rows: Sequence[tuple[str, list[float]]]) -> list[str]:
-    """The issue's goals for one regime's rows (the last is the average); the ones missed."""
+def _goals(
+    lineup: str, coverage: float, rows: Sequence[tuple[str, list[float], list[float]]]
+) -> list[str]:
+    """The goals for one regime's rows (the last is the average); the ones missed, each with
+    its margin's standard error."""
     missed = []
     where = f"{lineup}, coverage {coverage:g}"
-    for label, (service, _, rrf, _, rank_only) in rows[:-1]:
+    for label, (service, _, rrf, _, rank_only), errors in rows[:-1]:
         if service < rrf + 0.005:
-            missed.append(f"{label}, {where}: {service - rrf:+.4f} over plain RRF (goal +0.005)")
+            missed.append(
+                f"{label}, {where}: {service - rrf:+.4f} (s.e. {errors[1]:.4f}) over plain RRF"
+                " (goal +0.005)"
+            )
         if service < rank_only - 0.015:
             missed.append(
-                f"{label}, {where}: {service - rank_only:+.4f} against the best rank-only fusion"
-                " (goal -0.015)"
+                f"{label}, {where}: {service - rank_only:+.4f} (s.e. {errors[2]:.4f}) against the"
+                " best rank-only fusion (goal -0.015)"
             )
-    service, best, _, combsum, _ = rows[-1][1]
+    _, (service, best, _, combsum, _), errors = rows[-1]
     goal = 0.03 if coverage < 1 else -0.01
     if service < best + goal:
-        missed.append(f"average, {where}: {service - best:+.4f} over the best engine ({goal:+})")
+        missed.append(
+            f"average, {where}: {service - best:+.4f} (s.e. {errors[0]:.4f}) over the best"
+            f" engine ({goal:+})"
+        )
     if service < combsum:
-        missed.append(f"average, {where}: {service - combsum:+.4f} against CombSUM (goal 0)")
+        missed.append(
+            f"average, {where}: {service - combsum:+.4f} (s.e. {errors[3]:.4f}) against CombSUM"
+            " (goal 0)"
+        )
     return missed
 
 
@@ -178,16 +229,20 @@ def _weak_cost(measured: Sequence[Measured]) -> list[str]:
     if not pairs:
         return missed
     print("\n## the weak engine added to mixed: the service's nDCG@10 change (goal >= -0.005)\n")
-    print("| collection | coverage | mixed | mixed+weak | change |\n|---|---:|---:|---:|---:|")
+    print("| collection | coverage | mixed | mixed+weak | change (s.e.) |")
+    print("|---|---:|---:|---:|---:|")
     for weak, plain in pairs:
         before, after = plain.ndcg(SERVICE), weak.ndcg(SERVICE)
+        error = paired_error(weak.service["ndcg@10"], plain.service["ndcg@10"])
         print(
             f"| {weak.collection} | {weak.coverage:g} | {before:.4f} | {after:.4f} | "
-            f"{after - before:+.4f} |"
+            f"{after - before:+.4f} ({error:.4f}) |"
         )
         if after - before < -0.005:
-            missed.append(f"{weak.collection}, coverage {weak.coverage:g}: the weak engine costs"
-                          f" {before - after:.4f} (goal at most 0.005)")  # fmt: skip
+            missed.append(
+                f"{weak.collection}, coverage {weak.coverage:g}: the weak engine costs"
+                f" {before - after:.4f} (s.e. {error:.4f}; goal at most 0.005)"
+            )
     return missed
 
 
