@@ -5,8 +5,8 @@
                               [--queries N] [--half 1|2] [--plot PNG] [--shared PATH]
                               [--set KEY=VALUE ...]
 
-Collections (`testing.cranfield.COLLECTIONS`, in `../shared/eval`): Cranfield, CACM, MED, NPL and
-LISA; only judged queries. Line-ups (`testing.cranfield_harness.LINEUPS`): `lexical`, four
+Collections (`testing.judged.COLLECTIONS`, in `../shared/eval`): Cranfield, CACM, MED, NPL and
+LISA; only judged queries. Line-ups (`testing.judged_harness.LINEUPS`): `lexical`, four
 retrieval models playing Tavily, Brave, SearXNG and DuckDuckGo; `mixed`, with a semantic engine
 (LSA, `testing.semantic`) as Exa; `mixed+weak`, with a weak engine (BM25 on each document's first
 words, noisy) as Bing too. Each engine answers in its wire format with its top 20 behind the fake
@@ -51,18 +51,18 @@ from bench.relevance_report import (
     print_summary,
 )
 from bench.relevance_select import Cell, fused, print_ablations, print_loco
-from testing.cranfield import (
+from testing.judged import (
     COLLECTIONS,
     Collection,
     coverage_seeds,
     default_eval_dir,
     load_collection,
 )
-from testing.cranfield_harness import (
+from testing.judged_harness import (
     LINEUPS,
     MAX_RESULTS,
     Answer,
-    CranfieldEngines,
+    CollectionEngines,
     ask_all,
     engine_families,
     fake_engine_server,
@@ -123,7 +123,7 @@ def ranked_run(ranked: Mapping[str, Sequence[str]], name: str) -> ranx.Run:
     )
 
 
-def engine_runs(engines: CranfieldEngines, queries: Mapping[str, str]) -> list[ranx.Run]:
+def engine_runs(engines: CollectionEngines, queries: Mapping[str, str]) -> list[ranx.Run]:
     """Each engine's top 20 with its model's scores (ties nudged so ranx keeps list order)."""
     runs = []
     for engine in engines.models:
@@ -165,7 +165,7 @@ def references(qrels: ranx.Qrels, runs: list[ranx.Run]) -> dict[str, dict[str, l
 
 
 def parsed_lists(
-    engines: CranfieldEngines, queries: Mapping[str, str]
+    engines: CollectionEngines, queries: Mapping[str, str]
 ) -> dict[str, dict[str, list[Hit]]]:
     """What the service gets from each engine: the rendered answer through the engine's parser."""
     out: dict[str, dict[str, list[Hit]]] = {}
@@ -215,7 +215,7 @@ def run_service(
 
 
 def measure(
-    name: str, collection: Collection, engines: CranfieldEngines, queries: Mapping[str, str],
+    name: str, collection: Collection, engines: CollectionEngines, queries: Mapping[str, str],
     coverage: float, seeds: Mapping[str, int], overrides: Mapping[str, Any],
 ) -> tuple[Measured, Cell]:  # fmt: skip
     """Every figure of one cell: the engines (each indexing its share `coverage`), ranx's
@@ -312,7 +312,7 @@ def measure_all(args: argparse.Namespace, eval_dir: Path) -> tuple[list[Measured
             seeds = coverage_seeds(args.seed)
             built = lineup_models(collection, widest, coverage, seeds)
             for lineup in lineups:
-                engines = CranfieldEngines(collection, built, lineup=lineup)
+                engines = CollectionEngines(collection, built, lineup=lineup)
                 m, cell = measure(name, collection, engines, queries, coverage, seeds, overrides)
                 print_measured(m)
                 measured.append(m)

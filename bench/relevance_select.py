@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from testing.cranfield import ndcg
-from testing.cranfield_harness import MAX_RESULTS, doc_id, engine_families, service_settings
+from testing.judged import ndcg
+from testing.judged_harness import MAX_RESULTS, doc_id, engine_families, service_settings
 from websearch_mcp.config.loader import deep_merge
 from websearch_mcp.models import Hit, Query
 from websearch_mcp.ranking.pipeline import rank

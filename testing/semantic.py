@@ -8,7 +8,7 @@
   log-normal noise (sigma `WEAK_SIGMA`) drawn with a seed and the query: an engine that saw little
   of each page and orders loosely.
 
-Both have the interface of `testing.cranfield.Model`: `name` and `search(text, k)`.
+Both have the interface of `testing.judged.Model`: `name` and `search(text, k)`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.linalg import svds
 
-from testing.cranfield import Document, Index, bm25, tokens
+from testing.judged import Document, Index, bm25, tokens
 
 DIMENSIONS = 200
 WEAK_WORDS = 12

@@ -26,9 +26,9 @@ if not all((EVAL / name).is_dir() for name in ("cranfield", "med")):
         allow_module_level=True,
     )
 
-from testing.cranfield import Collection, coverage_seeds, load_collection
-from testing.cranfield_harness import (
-    CranfieldEngines,
+from testing.judged import Collection, coverage_seeds, load_collection
+from testing.judged_harness import (
+    CollectionEngines,
     ask_all,
     fake_engine_server,
     mean_ndcg,
@@ -54,7 +54,7 @@ def collections() -> dict[str, Collection]:
 @pytest.fixture(scope="module", params=list(FLOORS), ids=lambda c: "-".join(map(str, c)))
 def cell(request, collections) -> Iterator[tuple[str, Collection, tuple[str, str, float]]]:
     name, lineup, coverage = request.param
-    engines = CranfieldEngines(
+    engines = CollectionEngines(
         collections[name], coverage=coverage, seeds=coverage_seeds(1), lineup=lineup
     )
     with fake_engine_server(engines) as engines_url, service(engines_url, None, lineup) as url:

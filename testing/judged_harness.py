@@ -21,8 +21,8 @@ from typing import Any
 
 from mcp import Client
 
-from testing.cranfield import Collection, Document, Searcher, coverage_seeds, covered, models, ndcg
 from testing.fake_engines import FakeEngines, base_urls, serve_fake_engines
+from testing.judged import Collection, Document, Searcher, coverage_seeds, covered, models, ndcg
 from testing.serving import serve_app
 from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
@@ -46,8 +46,8 @@ LINEUPS: dict[str, dict[str, str]] = {
 DEPTH = 20  # results per engine
 SNIPPET_CHARS = 300
 MAX_RESULTS = 10
-DOC_URL = "https://cranfield.test/doc/"
-TEST_KEY = "cranfield-bench-key"
+DOC_URL = "https://judged.test/doc/"
+TEST_KEY = "judged-bench-key"
 
 
 def engine_families(lineup: str = "lexical") -> dict[str, str]:
@@ -63,7 +63,7 @@ def doc_url(doc_id: str) -> str:
 def doc_id(url: str) -> str | None:
     """The document id in a result URL, or None for any other URL."""
     prefix, _, rest = url.rstrip("/").rpartition("/doc/")
-    return rest if prefix.endswith("cranfield.test") and rest.isdigit() else None
+    return rest if prefix.endswith("judged.test") and rest.isdigit() else None
 
 
 def snippet(document: Document, limit: int = SNIPPET_CHARS) -> str:
@@ -114,7 +114,7 @@ def lineup_models(
     return out
 
 
-class CranfieldEngines:
+class CollectionEngines:
     """The models as engines: what each engine returns for a query text (its top `DEPTH`)."""
 
     def __init__(
@@ -128,7 +128,7 @@ class CranfieldEngines:
     ) -> None:
         """`chosen`: the models (default: `lineup_models`); `coverage` < 1: each model indexes
         its own random share of the documents, drawn with its seed (`seeds`: model name ->
-        seed, see `testing.cranfield.coverage_seeds`)."""
+        seed, see `testing.judged.coverage_seeds`)."""
         self.collection = collection
         self.lineup = lineup
         if chosen is None:
@@ -186,13 +186,13 @@ def service_settings(
             "cache": {"backend": "none"},
             "server": {"rate_limit_per_minute": 0},
         },
-        "cranfield benchmark",
+        "relevance benchmark",
         environ={},
     )
 
 
 @contextmanager
-def fake_engine_server(engines: CranfieldEngines) -> Iterator[str]:
+def fake_engine_server(engines: CollectionEngines) -> Iterator[str]:
     """The fake engine server answering with the models' lists; yields its base URL."""
     with serve_fake_engines(FakeEngines(engines.results)) as url:
         yield url
