@@ -177,26 +177,37 @@ def _metric(text: str, name: str, labels: str) -> float:
     return sum(values)
 
 
+def _fault_then_search(
+    server: dict[str, Any], fake: FakeEngines, fault: Fault, health: list[int]
+) -> tuple[dict[str, Any], dict[str, Any], int]:
+    """A search on the first worker while searxng answers with `fault`, then one on the second
+    with searxng well again: both searches' engine reports, and how many requests searxng had
+    taken before the second."""
+    url = server["url"]
+    first, second = server["workers"]
+    with on_worker(server, first, health) as client:
+        fake.faults["searxng"] = fault
+        failed = _search(client, url, "python asyncio event loop")
+    fake.faults.clear()
+    asked = fake.counts["searxng"]
+    with on_worker(server, second, health) as client:
+        after = _search(client, url, "python asyncio coroutines")
+    return failed, after, asked
+
+
 def test_two_workers_share_breakers_and_add_up_metrics(
     server: dict[str, Any], fake: FakeEngines
 ) -> None:
     url = server["url"]
-    first, second = server["workers"]
     health: list[int] = []
-    with on_worker(server, first, health) as client:
-        fake.faults["searxng"] = Fault(status=403)
-        reports = _search(client, url, "python asyncio event loop")
-    assert reports["searxng"]["status"] in ("blocked", "error")
-    assert reports["tavily"]["status"] == "ok"
-    fake.faults.clear()
-    asked = fake.counts["searxng"]
-    with on_worker(server, second, health) as client:
-        reports = _search(client, url, "python asyncio coroutines")
+    failed, reports, asked = _fault_then_search(server, fake, Fault(status=403), health)
+    assert failed["searxng"]["status"] in ("blocked", "error")
+    assert failed["tavily"]["status"] == "ok"
     # The breaker the first worker opened keeps the second from asking searxng.
     assert reports["searxng"]["status"] == "skipped"
     assert "circuit open" in reports["searxng"]["error"]
     assert fake.counts["searxng"] == asked
-    with on_worker(server, first, health) as client:
+    with on_worker(server, server["workers"][0], health) as client:
         text = client.get(f"{url}/metrics").text
     # One search was served by each worker; /metrics from one of them counts both.
     assert _metric(text, "websearch_tool_requests_total", 'tool="web_search"') == 2
@@ -382,16 +393,10 @@ def test_either_workers_status_page_shows_the_whole_machine(
     server: dict[str, Any], fake: FakeEngines
 ) -> None:
     url = server["url"]
-    first, second = server["workers"]
     health: list[int] = []
-    with on_worker(server, first, health) as client:
-        fake.faults["searxng"] = Fault(status=429, retry_after="120")
-        _search(client, url, "python asyncio event loop")
-    fake.faults.clear()
-    with on_worker(server, second, health) as client:
-        _search(client, url, "python asyncio coroutines")
+    _fault_then_search(server, fake, Fault(status=429, retry_after="120"), health)
     time.sleep(PUBLISH_SECONDS + 0.5)  # each worker has left its hour for the other
-    for pid in (first, second):
+    for pid in server["workers"]:
         with on_worker(server, pid, health) as client:
             report = client.get(f"{url}/status.json").json()
         service = report["service"]
