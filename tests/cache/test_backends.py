@@ -86,6 +86,19 @@ async def test_what_is_remembered_is_what_get_returns(
     assert cache.remembered("academic", key("a")) is None
 
 
+async def test_an_entry_older_than_the_callers_max_age_is_a_miss(
+    make_cache: MakeCache, clock: FakeClock
+) -> None:
+    cache = make_cache()
+    await cache.set("web", key("a"), {"v": 1})
+    clock.advance(100)
+    assert cache.remembered("web", key("a"), max_age_seconds=100) is None  # not counted
+    assert await cache.get("web", key("a"), max_age_seconds=100) is None
+    young = await cache.get("web", key("a"), max_age_seconds=101)
+    assert young is not None and young.value == {"v": 1}
+    assert (cache.stats.hits, cache.stats.misses) == (1, 1)
+
+
 async def test_namespaces_are_apart(make_cache: MakeCache) -> None:
     cache = make_cache()
     await cache.set("web", key("q"), {"from": "web"})

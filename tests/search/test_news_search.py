@@ -20,6 +20,7 @@ from testing.resilience_helpers import settings_for, statuses
 from testing.serving import serve_app
 from testing.shared import fixture_bytes
 from websearch_mcp.cache import open_cache
+from websearch_mcp.cache.base import Cache
 from websearch_mcp.config import Settings
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.server.app import create_app
@@ -59,8 +60,7 @@ def news_settings(engines_url: str, cache: dict[str, Any] | None = None, **searc
 
 
 @contextmanager
-def serving(settings: Settings, clock: FakeClock | None = None) -> Iterator[str]:
-    cache = open_cache(settings.cache, clock=clock) if clock else None
+def serving(settings: Settings, cache: Cache | None = None) -> Iterator[str]:
     with serve_app(create_app(settings, SearchService(settings, cache=cache))) as url:
         yield url
 
@@ -173,8 +173,10 @@ async def test_a_news_answer_is_served_from_the_cache_for_at_most_the_news_ttl(
     recorded: FakeEngines, engines_url: str, tmp_path: Path
 ) -> None:
     clock = FakeClock()
-    cache = {"backend": "sqlite", "path": str(tmp_path / "cache.sqlite3"), "news_ttl_seconds": 900}
-    with serving(news_settings(engines_url, cache), clock) as url:
+    stored = {"backend": "sqlite", "path": str(tmp_path / "cache.sqlite3"), "news_ttl_seconds": 900}
+    settings = news_settings(engines_url, stored)
+    cache = open_cache(settings.cache, clock=clock)
+    with serving(settings, cache) as url:
         first = await search(url, category="news", engines=["google_news"])
         clock.advance(600)
         again = await search(url, category="news", engines=["google_news"])  # a hit: slides
@@ -186,6 +188,8 @@ async def test_a_news_answer_is_served_from_the_cache_for_at_most_the_news_ttl(
     assert (first["cached"], again["cached"], later["cached"]) == (False, True, False)
     assert recorded.counts["google_news"] == 2
     assert (general["cached"], general_again["cached"]) == (False, True)  # the general TTL
+    # The news answer refused for its age is a miss, not a hit.
+    assert (cache.stats.hits, cache.stats.misses) == (2, 3)
 
 
 def test_the_searxng_endpoint_maps_categories_news(recorded: FakeEngines, engines_url: str) -> None:

@@ -116,12 +116,12 @@ class StubCache:
         self.stats.errors["locked"] = 1
         self.broken = False
 
-    async def get(self, namespace: str, key: str) -> None:
+    async def get(self, namespace: str, key: str, *, max_age_seconds: Any = None) -> None:
         if self.broken:
             self.stats.errors["unavailable"] += 1
         self.stats.misses += 1
 
-    def remembered(self, namespace: str, key: str) -> None:
+    def remembered(self, namespace: str, key: str, *, max_age_seconds: Any = None) -> None:
         return None
 
     async def set(self, namespace: str, key: str, value: Any, *, ttl_seconds: Any = None) -> None:

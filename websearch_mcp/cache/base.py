@@ -34,11 +34,16 @@ class Cache(Protocol):
     backend: str
     stats: CacheStats
 
-    async def get(self, namespace: str, key: str) -> CacheHit | None:
-        """The live entry under `namespace`/`key` (refreshing its sliding expiry), or None."""
+    async def get(
+        self, namespace: str, key: str, *, max_age_seconds: float | None = None
+    ) -> CacheHit | None:
+        """The live entry under `namespace`/`key` (refreshing its sliding expiry), or None; an
+        entry stored `max_age_seconds` or more ago is a miss (counted as one)."""
         ...
 
-    def remembered(self, namespace: str, key: str) -> CacheHit | None:
+    def remembered(
+        self, namespace: str, key: str, *, max_age_seconds: float | None = None
+    ) -> CacheHit | None:
         """What `get` would return, when this process may answer it from its memory without a
         read (counted and refreshed as `get` does); None otherwise, and `get` decides."""
         ...
@@ -99,6 +104,13 @@ def load_value(data: str | bytes) -> dict[str, Any]:
     return value
 
 
+def young(hit: CacheHit | None, max_age_seconds: float | None) -> CacheHit | None:
+    """`hit`, unless it was stored `max_age_seconds` or more ago (None: any age will do)."""
+    if hit is None or (max_age_seconds is not None and hit.age_seconds >= max_age_seconds):
+        return None
+    return hit
+
+
 def lifetime(ttl_seconds: float, max_age_seconds: float) -> float:
     """How long a fresh entry lives: its TTL, capped by the maximum age."""
     return min(ttl_seconds, max_age_seconds)
@@ -121,7 +133,9 @@ class StoringCache(ABC):
         if data is not None:
             await self._store(namespace, key, ttl, data)
 
-    def remembered(self, namespace: str, key: str) -> CacheHit | None:
+    def remembered(
+        self, namespace: str, key: str, *, max_age_seconds: float | None = None
+    ) -> CacheHit | None:
         return None
 
     @abstractmethod
@@ -137,11 +151,15 @@ class NullCache:
     def __init__(self) -> None:
         self.stats = CacheStats()
 
-    async def get(self, namespace: str, key: str) -> CacheHit | None:
+    async def get(
+        self, namespace: str, key: str, *, max_age_seconds: float | None = None
+    ) -> CacheHit | None:
         self.stats.misses += 1
         return None
 
-    def remembered(self, namespace: str, key: str) -> CacheHit | None:
+    def remembered(
+        self, namespace: str, key: str, *, max_age_seconds: float | None = None
+    ) -> CacheHit | None:
         return None
 
     async def set(

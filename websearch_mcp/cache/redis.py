@@ -18,7 +18,7 @@ from collections.abc import Callable
 from redis.asyncio import Redis
 from redis.typing import EncodableT
 
-from websearch_mcp.cache.base import CacheHit, StoringCache, decode_value, lifetime
+from websearch_mcp.cache.base import CacheHit, StoringCache, decode_value, lifetime, young
 from websearch_mcp.net.redis_link import CLEANUP_SECONDS, RedisLink, link_for, report_failure
 from websearch_mcp.net.store_failures import CacheStats, StoreFailures
 
@@ -85,8 +85,10 @@ class RedisCache(StoringCache):
         """The Redis key of an entry."""
         return f"{self._prefix}{namespace}:{key}"
 
-    async def get(self, namespace: str, key: str) -> CacheHit | None:
-        return self.stats.counted(await self._get(namespace, key))
+    async def get(
+        self, namespace: str, key: str, *, max_age_seconds: float | None = None
+    ) -> CacheHit | None:
+        return self.stats.counted(young(await self._get(namespace, key), max_age_seconds))
 
     async def _store(self, namespace: str, key: str, ttl: float, data: str) -> None:
         if self._closed or not self._guard.allows("write"):

@@ -34,7 +34,14 @@ from pathlib import Path
 
 import aiosqlite
 
-from websearch_mcp.cache.base import CacheHit, StoringCache, decode_value, lifetime, load_value
+from websearch_mcp.cache.base import (
+    CacheHit,
+    StoringCache,
+    decode_value,
+    lifetime,
+    load_value,
+    young,
+)
 from websearch_mcp.cache.hot import HotEntries, HotEntry
 from websearch_mcp.cache.sqlite_file import (
     DELETE_EXPIRED,
@@ -109,15 +116,20 @@ class SqliteCache(StoringCache):
         self._writes: list[Write] = []
         self._writer: asyncio.Task[None] | None = None
 
-    async def get(self, namespace: str, key: str) -> CacheHit | None:
+    async def get(
+        self, namespace: str, key: str, *, max_age_seconds: float | None = None
+    ) -> CacheHit | None:
         entry = (namespace, key)
         hit = self._recall(entry)
         if hit is None:
             hit = await self._read(entry)
-        return self.stats.counted(hit)
+        return self.stats.counted(young(hit, max_age_seconds))
 
-    def remembered(self, namespace: str, key: str) -> CacheHit | None:
-        hit = self._recall((namespace, key))
+    def remembered(
+        self, namespace: str, key: str, *, max_age_seconds: float | None = None
+    ) -> CacheHit | None:
+        # Too old: not counted here, `get` reads the entry and counts the miss.
+        hit = young(self._recall((namespace, key)), max_age_seconds)
         return None if hit is None else self.stats.counted(hit)
 
     async def _read(self, entry: tuple[str, str]) -> CacheHit | None:

@@ -87,10 +87,10 @@ class Fuse(Protocol):
     ) -> list[RankedResult]: ...
 
 
-def _cached(hit: CacheHit | None, max_age: float | None = None) -> Answered | None:
+def _cached(hit: CacheHit | None) -> Answered | None:
     """A stored answer (`Answered.stored`) as a cached one; None without one (a value of
-    another shape is none) or when it was made more than `max_age` seconds ago."""
-    if hit is None or (max_age is not None and hit.age_seconds >= max_age):
+    another shape is none)."""
+    if hit is None:
         return None
     if (stored := Answered.from_stored(hit.value)) is None:
         return None
@@ -296,7 +296,7 @@ class SearchService:
         max_age = self._max_age(query)
         # An answer the cache holds in memory needs no flight: a flight's answer is there
         # only once it is stored.
-        answered = _cached(self.cache.remembered(kind, key), max_age)
+        answered = _cached(self.cache.remembered(kind, key, max_age_seconds=max_age))
         if answered is None:
             # A flight ends only after its answer is stored: an identical request either joins
             # it or finds the answer cached.
@@ -318,7 +318,7 @@ class SearchService:
         max_age: float | None = None,
     ) -> Answered:
         """The cached answer, else a `fresh` one (stored before it is returned)."""
-        cached = _cached(await self.cache.get(kind, key), max_age)
+        cached = _cached(await self.cache.get(kind, key, max_age_seconds=max_age))
         return cached if cached is not None else await fresh()
 
     async def _fresh(
