@@ -51,6 +51,8 @@ class Hit:
     ids: dict[str, str] = field(default_factory=dict)
     #: The publisher's name, for a news result.
     source: str | None = None
+    #: Other reports of the same news story, as the engine grouped them with this one.
+    grouped: tuple[Hit, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ each comes from); the clock is pinned to the recording time, for the relative da
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -242,6 +243,33 @@ def test_serpapi_reads_the_recorded_topic_pages(recorded: str, count: int) -> No
     if recorded == SERPAPI:
         # A story's lead article (its `highlight`), "10/07/2025, 01:25 PM, +0000 UTC".
         assert hits[0].source == "Engadget" and hits[0].published == "2025-10-07T13:25:00Z"
+
+
+def test_serpapi_keeps_a_storys_other_reports_with_its_lead() -> None:
+    hits = parse(SerpApi(), fixture_bytes(SERPAPI), query=NEWS)
+    lead = hits[0]
+    assert [(o.source, o.published) for o in lead.grouped] == [
+        ("The New York Times", "2025-10-07T10:00:00Z"),
+        ("The Verge", "2025-10-07T16:37:00Z"),
+        ("AOL.com", "2025-10-02T15:25:00Z"),
+    ]
+    assert lead.grouped[1].url.startswith("https://www.theverge.com/tech/794046/")
+    assert sum(len(h.grouped) for h in hits) == 188
+    assert all(o.url != h.url and not o.grouped for h in hits for o in h.grouped)
+
+
+def test_serpapi_reads_a_story_from_its_stories_alone_and_skips_broken_ones() -> None:
+    story = {"title": "Dam breaks upstream", "link": "https://a.example/dam", "date": "2 hours ago",
+             "source": {"name": "A"}}  # fmt: skip
+    other = {"title": "Dam breaks", "link": "https://b.example/dam", "source": {"name": "B"}}
+    body = {"news_results": [
+        {"stories": [story, 7, None, {"link": "ftp://c.example/x"}, other, dict(story)]},
+        {"highlight": {"title": "Lead", "link": "https://d.example/lead"}, "stories": "x"},
+    ]}  # fmt: skip
+    first, second = parse(SerpApi(), json.dumps(body), query=NEWS)
+    assert (first.url, first.source) == ("https://a.example/dam", "A")
+    assert [o.url for o in first.grouped] == ["https://b.example/dam"]  # not the lead again
+    assert second.url == "https://d.example/lead" and second.grouped == ()
 
 
 def test_serpapi_reports_no_news_as_no_results() -> None:

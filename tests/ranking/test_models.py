@@ -68,6 +68,7 @@ def test_the_fields_are_listed_in_order() -> None:
         "pdf_url",
         "ids",
         "source",
+        "grouped",
     ]
 
 

@@ -150,6 +150,35 @@ def test_only_a_news_search_folds_and_marks_undated_results() -> None:
     assert news[1].undated and "undated" in news[1].to_dict()
 
 
+def test_the_reports_an_engine_grouped_with_a_story_join_its_also_once_never_a_shown_one() -> None:
+    stamp = "2026-07-14T03:00:00Z"
+
+    def hit(title: str, url: str, rank: int = 1) -> Hit:
+        return Hit(title, url, "", rank, "serpapi", published=stamp, source="S")
+
+    lead = hit("Dam breaks upstream of the valley", "https://a.example/dam")
+    shown = hit("River floods farmland below the town", "https://b.example/flood", 2)
+    lead.grouped = (
+        hit("Dam gives way", "https://c.example/dam?utm_source=feed"),
+        hit("Floods", "https://b.example/flood/"),  # shown on its own
+        hit("Dam gives way", "https://c.example/dam"),  # the same page again
+    )
+    shown.grouped = (hit("x", "https://c.example/dam"), hit("y", "https://d.example/farms"))
+    lists = {"serpapi": [lead, shown]}
+    query = Query("dam flood", category="news")
+    news = rank(lists, query, SearchSettings(), weights={}, now=NOW)
+    also = {r.url: r.also for r in news}
+    assert also == {
+        lead.url: [
+            {"source": "S", "url": "https://c.example/dam?utm_source=feed", "published": stamp}
+        ],
+        shown.url: [{"source": "S", "url": "https://d.example/farms", "published": stamp}],
+    }
+    unfolded = SearchSettings.model_validate({"news": {"fold": False}})
+    assert not any(r.also for r in rank(lists, query, unfolded, weights={}, now=NOW))
+    assert not any(r.also for r in rank(lists, Query("dam flood"), SearchSettings(), weights={}))
+
+
 def test_a_news_search_puts_the_newer_of_two_close_results_first() -> None:
     older = Hit(
         "Utah monument ruling", "https://a.example/1", "", 1, "e", published="2026-07-09T04:00:00Z"

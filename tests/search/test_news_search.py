@@ -108,6 +108,19 @@ async def test_a_news_search_returns_dated_results_with_sources_one_place_per_st
     assert feed[0]["published"] == max(r["published"] for r in feed)
 
 
+async def test_a_serpapi_story_lists_the_reports_google_grouped_with_it(
+    recorded: FakeEngines, engines_url: str
+) -> None:
+    with serving(news_settings(engines_url)) as url:
+        answer = await search(url, category="news", engines=["serpapi"], max_results=50)
+    results = answer["results"]
+    deal = next(r for r in results if r["title"].startswith("Prime Day Apple deals include"))
+    assert [o["source"] for o in deal["also"]] == ["The New York Times", "The Verge", "AOL.com"]
+    listed = [o["url"] for r in results for o in r.get("also", [])]
+    assert len(listed) == len(set(listed)) > len(results)  # most stories have three more
+    assert not set(listed) & {r["url"] for r in results}
+
+
 async def test_each_engine_is_asked_at_its_news_endpoint_and_google_news_with_when(
     recorded: FakeEngines, engines_url: str
 ) -> None:

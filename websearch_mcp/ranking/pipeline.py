@@ -39,6 +39,7 @@ from websearch_mcp.ranking.mmr import Shared, mmr
 from websearch_mcp.ranking.neighbours import POOL, overlap, regularised
 from websearch_mcp.ranking.prepared import Preparation
 from websearch_mcp.ranking.stories import Report, fold
+from websearch_mcp.ranking.urls import canonical_key
 
 MIN_KEPT = 2  # the threshold never leaves fewer results than this (when there are as many)
 
@@ -294,11 +295,30 @@ def _fold_stories(scored: list[_Scored], settings: NewsSettings) -> list[_Scored
         head = scored[group[0]]
         if len(group) > 1:
             head.also = [
-                {"source": _source(o.item), "url": o.item.url, "published": o.item.published}
+                _report(_source(o.item), o.item.url, o.item.published)
                 for o in (scored[i] for i in group[1:])
             ]
         heads.append(head)
     return heads
+
+
+def _add_grouped(shown: list[_Scored]) -> None:
+    """Each shown news result's `also` gains the reports its engines grouped with it (SerpApi's
+    stories), each once in the answer and none that is shown or listed already."""
+    listed = {r.item.key for r in shown}
+    listed.update(canonical_key(str(o["url"])) for r in shown for o in r.also or ())
+    for r in shown:
+        for engine in r.item.engines:
+            for other in r.item.hits[engine].grouped:
+                if (key := canonical_key(other.url)) not in listed:
+                    listed.add(key)
+                    report = _report(other.source, other.url, other.published)
+                    r.also = [*(r.also or []), report]
+
+
+def _report(source: str | None, url: str, published: str | None) -> dict[str, str | None]:
+    """One entry of a news result's `also`."""
+    return {"source": source, "url": url, "published": published}
 
 
 def rank(
@@ -360,4 +380,7 @@ def rank(
         for index, sim in zip(order, sims, strict=True):
             scored[index].similarity = sim
         scored = [scored[i] for i in order]
-    return [_result(r, ctx) for r in scored[:limit]]
+    shown = scored[:limit]
+    if ctx.news is not None and ctx.news.fold:
+        _add_grouped(shown)
+    return [_result(r, ctx) for r in shown]

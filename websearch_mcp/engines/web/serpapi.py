@@ -91,9 +91,18 @@ class SerpApi(Engine):
 
 def _news(item: dict[str, Any], rank: int, engine: str, now: datetime) -> Hit | None:
     """A `news_results[]` entry: an article, or a story whose `highlight` is its lead article
-    (its other `stories` are the same story elsewhere, left to the lead)."""
+    and whose `stories` are the same story elsewhere (the lead's `grouped`)."""
+    listed = item.get("stories")
+    stories = [s for s in listed if isinstance(s, dict)] if isinstance(listed, list) else []
     lead = as_dict(item.get("highlight")) or item
-    if not lead.get("link"):
-        stories = item.get("stories")
-        lead = as_dict(stories[0]) if isinstance(stories, list) and stories else lead
-    return news_article_hit(lead, rank, engine, now, as_dict(lead.get("source")).get("name"))
+    if not lead.get("link") and stories:
+        lead = stories[0]
+    hit = _article(lead, rank, engine, now)
+    if hit is not None:
+        others = (_article(story, rank, engine, now) for story in stories if story is not lead)
+        hit.grouped = tuple(o for o in others if o is not None and o.url != hit.url)
+    return hit
+
+
+def _article(item: dict[str, Any], rank: int, engine: str, now: datetime) -> Hit | None:
+    return news_article_hit(item, rank, engine, now, as_dict(item.get("source")).get("name"))
