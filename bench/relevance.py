@@ -1,7 +1,8 @@
 """Relevance benchmark on the judged collections: is the fused list better than any engine?
 
     python -m bench.relevance [--collection NAME|all] [--engines LINEUP|all]
-                              [--coverage F [F ...] | --sweep] [--seed S] [--ablate] [--loco]
+                              [--coverage F [F ...] | --sweep] [--seed S [S ...]] [--ablate]
+                              [--loco]
                               [--queries N] [--half 1|2] [--plot PNG] [--shared PATH]
                               [--set KEY=VALUE ...]
 
@@ -18,7 +19,10 @@ RRF k 1 / 10 / 60, RBC and Borda), and of the service; then a summary per regime
 coverage), the goals, and what the weak engine costs.
 
 `--coverage F ...` gives each model its own random share F of the documents (one seed per model,
-`--seed S` gives S, S + 1, ...; printed); `--sweep` is coverage 1.0 and 0.6. `--ablate` switches
+`--seed S` gives S, S + 1, ...; printed); `--sweep` is coverage 1.0 and 0.6. `--seed S1 S2 ...`
+measures each cell below coverage 1 once per draw and counts it as their mean, per query, in the
+summary, the goals, `--ablate` and `--loco` (at coverage 1 every model holds every document:
+the first seed only, which also draws the weak engine's noise). `--ablate` switches
 one ranking signal off at a time in every cell, `--loco` chooses among candidate settings with
 leave-one-collection-out: both with the pipeline's `rank()` in-process on the lists the service
 parsed (the run checks it returns the service's own lists). `--set` overrides a `search` setting
@@ -47,6 +51,7 @@ from bench.relevance_report import (
     Measured,
     machine,
     plot,
+    pool_draws,
     print_measured,
     print_summary,
 )
@@ -241,7 +246,8 @@ def measure(
         collection=name,
         lineup=lineup,
         coverage=coverage,
-        seeds={e: seeds[m] for e, m in models.items()} if coverage < 1 else {},
+        # Below coverage 1 every model draws its share; the weak model's noise is drawn always.
+        seeds={e: seeds[m] for e, m in models.items() if coverage < 1 or m == "weak"},
         rows=rows,
         engines=engine_means,
         engine_queries={name: scores["ndcg@10"] for name, scores in engine_scores.items()},
@@ -282,7 +288,10 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the share of the documents each engine indexes, in (0, 1] (default 1)",
     )  # fmt: skip
     parser.add_argument("--sweep", action="store_true", help=f"coverage {SWEEP}")
-    parser.add_argument("--seed", type=int, default=1, help="first per-model seed (default 1)")
+    parser.add_argument(
+        "--seed", type=int, nargs="+", default=[1],
+        help="first per-model seed, one per coverage draw (default 1)",
+    )  # fmt: skip
     parser.add_argument("--plot", type=Path, default=None, help="write nDCG@10 by coverage here")
     parser.add_argument(
         "--shared", type=Path, default=None, help=f"the shared/ folder (default: ${SHARED_ENV})"
@@ -298,7 +307,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def measure_all(args: argparse.Namespace, eval_dir: Path) -> tuple[list[Measured], list[Cell]]:
-    """Every cell: per collection and coverage the models are built once, for every line-up."""
+    """Every cell and coverage draw: per collection, coverage and draw the models are built
+    once, for every line-up."""
     overrides = parse_overrides(args.set)
     names = COLLECTIONS if args.collection == "all" else (args.collection,)
     lineups = list(LINEUPS) if args.engines == "all" else [args.engines]
@@ -309,14 +319,16 @@ def measure_all(args: argparse.Namespace, eval_dir: Path) -> tuple[list[Measured
         queries = chosen_queries(collection, args.queries, args.half)
         print(f"\n# {name}: {len(collection.documents)} documents, {len(queries)} judged queries")
         for coverage in SWEEP if args.sweep else args.coverage:
-            seeds = coverage_seeds(args.seed)
-            built = lineup_models(collection, widest, coverage, seeds)
-            for lineup in lineups:
-                engines = CollectionEngines(collection, built, lineup=lineup)
-                m, cell = measure(name, collection, engines, queries, coverage, seeds, overrides)
-                print_measured(m)
-                measured.append(m)
-                cells.append(cell)
+            for seed in args.seed if coverage < 1 else args.seed[:1]:
+                seeds = coverage_seeds(seed)
+                built = lineup_models(collection, widest, coverage, seeds)
+                for lineup in lineups:
+                    engines = CollectionEngines(collection, built, lineup=lineup)
+                    m, cell = measure(name, collection, engines, queries, coverage, seeds,
+                                      overrides)  # fmt: skip
+                    print_measured(m)
+                    measured.append(m)
+                    cells.append(cell)
     return measured, cells
 
 
@@ -331,6 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     print(f"engines' top 20, max_results {MAX_RESULTS}; machine: {machine()}")
     measured, cells = measure_all(args, eval_dir)
+    measured = pool_draws(measured)
     print_summary(measured)
     overrides = parse_overrides(args.set)
     if args.ablate:

@@ -1,5 +1,5 @@
-"""What `bench.relevance` prints and draws: a table per cell, a summary per regime with the
-goals, the plot.
+"""What `bench.relevance` prints and draws: a table per cell and coverage draw, a summary per
+regime with the goals, the plot (both with each cell as the mean of its draws).
 
 Every margin is printed with its paired standard error over the cell's queries (the standard
 deviation of the per-query differences over the square root of their number; for an average
@@ -38,7 +38,7 @@ class Measured:
     collection: str
     lineup: str
     coverage: float
-    seeds: dict[str, int]  # engine -> the seed of its model's share (empty at coverage 1)
+    seeds: dict[str, int]  # engine -> the seed of its model's share or noise
     rows: list[tuple[str, dict[str, float]]]
     engines: dict[str, dict[str, float]]
     engine_queries: dict[str, list[float]]  # engine -> its nDCG@10 per query
@@ -48,6 +48,7 @@ class Measured:
     latencies: list[float]
     same: int
     queries: int
+    draws: int = 1  # coverage draws averaged into these figures (`pool_draws`)
 
     def mean(self, label: str) -> dict[str, float]:
         return dict(self.rows)[label]
@@ -87,6 +88,50 @@ def paired_error(first: Sequence[float], second: Sequence[float]) -> float:
 def combined_error(errors: Sequence[float]) -> float:
     """The standard error of a mean of independent margins, each with its own error."""
     return math.sqrt(sum(e * e for e in errors)) / len(errors) if errors else 0.0
+
+
+def pool_draws(measured: Sequence[Measured]) -> list[Measured]:
+    """One `Measured` per cell: a cell measured with several coverage draws becomes their mean,
+    taken per query, so its margins' errors stay errors over the cell's queries, and its best
+    engine is the engine best on average over the draws."""
+    groups: dict[tuple[str, str, float], list[Measured]] = {}
+    for m in measured:
+        groups.setdefault((m.collection, m.lineup, m.coverage), []).append(m)
+    return [draws[0] if len(draws) == 1 else _mean_of(draws) for draws in groups.values()]
+
+
+def _per_query(values: Sequence[Sequence[float]]) -> list[float]:
+    return [statistics.fmean(draws) for draws in zip(*values, strict=True)]
+
+
+def _per_metric(values: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    return {metric: statistics.fmean(v[metric] for v in values) for metric in values[0]}
+
+
+def _mean_of(draws: Sequence[Measured]) -> Measured:
+    first = draws[0]
+    references = {
+        label: {metric: _per_query([m.references[label][metric] for m in draws]) for metric in by}
+        for label, by in first.references.items()
+    }
+    return Measured(
+        collection=first.collection,
+        lineup=first.lineup,
+        coverage=first.coverage,
+        seeds={},
+        rows=[(label, _per_metric([m.mean(label) for m in draws])) for label, _ in first.rows],
+        engines={e: _per_metric([m.engines[e] for m in draws]) for e in first.engines},
+        engine_queries={
+            e: _per_query([m.engine_queries[e] for m in draws]) for e in first.engine_queries
+        },
+        service={k: _per_query([m.service[k] for m in draws]) for k in first.service},
+        references=references,
+        fusion_seconds=[s for m in draws for s in m.fusion_seconds],
+        latencies=[s for m in draws for s in m.latencies],
+        same=sum(m.same for m in draws),
+        queries=sum(m.queries for m in draws),
+        draws=len(draws),
+    )
 
 
 def machine() -> str:
@@ -162,7 +207,8 @@ def print_summary(measured: Sequence[Measured]) -> None:
         regimes.setdefault((m.lineup, m.coverage), []).append(m)
     missed: list[str] = []
     for (lineup, coverage), cells in regimes.items():
-        print(f"\n## summary: {lineup}, coverage {coverage:g} (nDCG@10)\n")
+        draws = f", the mean of {cells[0].draws} coverage draws" if cells[0].draws > 1 else ""
+        print(f"\n## summary: {lineup}, coverage {coverage:g} (nDCG@10{draws})\n")
         print(
             "| collection | service | best engine | plain RRF k=60 | CombSUM | best rank-only "
             "| - best engine (s.e.) | - RRF (s.e.) | - best rank-only (s.e.) | - CombSUM (s.e.) |"

@@ -1,6 +1,6 @@
 """What `bench.relevance --ablate` and `--loco` compute: the pipeline's `rank()` in-process on the
-lists the service parsed, in every cell (collection x line-up x coverage), with one setting
-changed at a time.
+lists the service parsed, in every cell (collection x line-up x coverage; a cell measured with
+several coverage draws counts as their mean), with one setting changed at a time.
 
 `--ablate` switches one signal off at a time: a signal stays on by default only if it adds at
 least `KEEP_GAIN` nDCG@10 averaged over the cells and costs no cell more than `KEEP_COST`.
@@ -115,8 +115,20 @@ def cell_ndcg(cell: Cell, overrides: Mapping[str, Any]) -> float:
     return statistics.fmean(ndcg(ranked[q], cell.qrels.get(q, {})) for q in cell.queries)
 
 
+def distinct(cells: Sequence[Cell]) -> list[Cell]:
+    """Each cell once (the first of its coverage draws), in the order of `scores`."""
+    first: dict[str, Cell] = {}
+    for cell in cells:
+        first.setdefault(cell.label, cell)
+    return list(first.values())
+
+
 def scores(cells: Sequence[Cell], overrides: Mapping[str, Any]) -> list[float]:
-    return [cell_ndcg(cell, overrides) for cell in cells]
+    """Mean nDCG@10 per cell of `distinct(cells)`: the mean over its coverage draws."""
+    draws: dict[str, list[float]] = {}
+    for cell in cells:
+        draws.setdefault(cell.label, []).append(cell_ndcg(cell, overrides))
+    return [statistics.fmean(values) for values in draws.values()]
 
 
 def _regimes(cells: Sequence[Cell]) -> list[tuple[str, float]]:
@@ -136,8 +148,9 @@ def _by_regime(cells: Sequence[Cell], deltas: Sequence[float]) -> list[float]:
 def print_ablations(cells: Sequence[Cell], overrides: Mapping[str, Any]) -> None:
     """Each signal off in every cell: its mean effect, its worst cell, and the verdict."""
     base = scores(cells, overrides)
-    regimes = _regimes(cells)
-    print(f"\n## one signal off at a time, nDCG@10 change over {len(cells)} cells\n")
+    shown = distinct(cells)
+    regimes = _regimes(shown)
+    print(f"\n## one signal off at a time, nDCG@10 change over {len(shown)} cells\n")
     heads = " | ".join(f"{lineup} {coverage:g}" for lineup, coverage in regimes)
     print(f"| signal off | mean | worst cell | {heads} | verdict |")
     print("|---|---:|---|" + "---:|" * len(regimes) + "---|")
@@ -148,14 +161,14 @@ def print_ablations(cells: Sequence[Cell], overrides: Mapping[str, Any]) -> None
             continue
         deltas = [a - b for a, b in zip(scores(cells, changed), base, strict=True)]
         mean = statistics.fmean(deltas)
-        worst = max(range(len(cells)), key=lambda i: deltas[i])  # where the signal helps least
+        worst = max(range(len(shown)), key=lambda i: deltas[i])  # where the signal helps least
         keep = -mean >= KEEP_GAIN and max(deltas) <= KEEP_COST
         verdict = "keep" if keep else "fails the rule"
         if not any(deltas):
             verdict = "no effect in any cell"
-        per_regime = " | ".join(f"{d:+.4f}" for d in _by_regime(cells, deltas))
+        per_regime = " | ".join(f"{d:+.4f}" for d in _by_regime(shown, deltas))
         print(
-            f"| {label} | {mean:+.4f} | {cells[worst].label} {deltas[worst]:+.4f} | "
+            f"| {label} | {mean:+.4f} | {shown[worst].label} {deltas[worst]:+.4f} | "
             f"{per_regime} | {verdict} |"
         )
 
@@ -166,11 +179,12 @@ def print_loco(cells: Sequence[Cell], overrides: Mapping[str, Any]) -> None:
     table = {
         label: scores(cells, deep_merge(overrides, change)) for label, change in candidates.items()
     }
-    collections = list(dict.fromkeys(c.collection for c in cells))
+    shown = distinct(cells)
+    collections = list(dict.fromkeys(c.collection for c in shown))
 
     def mean_over(label: str, names: Sequence[str]) -> float:
         values = table[label]
-        return statistics.fmean(v for c, v in zip(cells, values, strict=True)
+        return statistics.fmean(v for c, v in zip(shown, values, strict=True)
                                 if c.collection in names)  # fmt: skip
 
     print("\n## candidates: mean nDCG@10 change against the defaults, per collection\n")
@@ -185,7 +199,7 @@ def print_loco(cells: Sequence[Cell], overrides: Mapping[str, Any]) -> None:
         return
     print("\n## leave one collection out: chosen on the others, measured on the one left out\n")
     print("| left out | chosen | left out: chosen | defaults | change |\n|---|---|---:|---:|---:|")
-    limited = _within_cranfield_limit(cells, table)
+    limited = _within_cranfield_limit(shown, table)
     for allowed in (list(candidates), limited) if len(limited) < len(candidates) else (limited,):
         if allowed is limited:
             print(f"| among the {len(allowed)} settings within {CRANFIELD_LIMIT} of the previous "
