@@ -303,6 +303,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not all(0 < c <= 1 for c in args.coverage):
         parser.error(f"--coverage must be in (0, 1], got {args.coverage}")
+    if len(set(args.seed)) < len(args.seed):
+        parser.error(f"--seed values must differ (each is one coverage draw), got {args.seed}")
     return args
 
 
