@@ -28,20 +28,24 @@ KEEP_COST = 0.01
 CRANFIELD_LIMIT = 0.005  # how far the Cranfield figures of the lexical line-up may fall
 UNUSED_URL = "http://127.0.0.1:9"  # the `search` settings do not depend on the engines' address
 
+#: The ranking signals a weight of 0 switches off: name -> its `search.ranking` key.
+RANKING_SIGNALS = {
+    "lexical alignment": "alignment_weight",
+    "rare terms": "rare_term_weight",
+    "phrase contiguity": "phrase_weight",
+    "domain quality": "domain_penalty",
+    "consensus": "consensus_weight",
+    "rank position": "position_weight",
+    "coverage credit": "coverage_weight",
+    "engine scores": "engine_score_weight",
+    "authority": "authority_weight",
+    "freshness": "freshness_weight",
+    "neighbours": "neighbour_weight",
+    "engine agreement": "agreement_weight",
+}
 #: One signal off at a time: the `search` settings that switch it off.
 ABLATIONS: dict[str, dict[str, Any]] = {
-    "lexical alignment": {"ranking": {"alignment_weight": 0}},
-    "rare terms": {"ranking": {"rare_term_weight": 0}},
-    "phrase contiguity": {"ranking": {"phrase_weight": 0}},
-    "domain quality": {"ranking": {"domain_penalty": 0}},
-    "consensus": {"ranking": {"consensus_weight": 0}},
-    "rank position": {"ranking": {"position_weight": 0}},
-    "coverage credit": {"ranking": {"coverage_weight": 0}},
-    "engine scores": {"ranking": {"engine_score_weight": 0}},
-    "authority": {"ranking": {"authority_weight": 0}},
-    "freshness": {"ranking": {"freshness_weight": 0}},
-    "neighbours": {"ranking": {"neighbour_weight": 0}},
-    "engine agreement": {"ranking": {"agreement_weight": 0}},
+    **{name: {"ranking": {key: 0}} for name, key in RANKING_SIGNALS.items()},
     "MMR": {"mmr": {"enabled": False}},
     "threshold": {"relevance_threshold": 0},
 }
