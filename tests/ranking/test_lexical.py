@@ -76,9 +76,22 @@ def test_rare_terms(word: str) -> None:
     assert is_rare(word)
 
 
-@pytest.mark.parametrize("word", ["database", "performance", "index", "python", "2024", "speed"])
+@pytest.mark.parametrize(
+    "word", ["database", "performance", "index", "python", "2024", "speed", "square", "squeeze"]
+)
 def test_common_words_are_not_rare(word: str) -> None:
     assert not is_rare(word)
+
+
+def test_every_english_onset_is_read_as_one() -> None:
+    # An onset the vowel scan cannot produce ("squ": u is a vowel) would mark its words rare.
+    assert [o for o in sorted(lexical._ENGLISH_ONSETS) if is_rare(o + "ade")] == []
+
+
+def test_latin_abbreviations_are_not_terms() -> None:
+    query = analyze_query("selective dissemination, e.g. SDI, i.e. current awareness, cf. KWIC")
+    assert query.rare == ("sdi", "kwic")
+    assert not {"e.g", "i.e", "cf"} & query.content_set
 
 
 def test_case_as_typed_marks_names_and_acronyms() -> None:

@@ -54,7 +54,7 @@ _ENGLISH_ONSETS = frozenset(
         "b", "bl", "br", "c", "ch", "chr", "cl", "cr", "cz", "d", "dr", "dw", "f", "fl", "fr", "g",
         "gh", "gl", "gn", "gr", "h", "j", "k", "kh", "kl", "kn", "kr", "l", "m", "n", "p", "ph",
         "phr", "pl", "pn", "pr", "ps", "pt", "q", "r", "rh", "s", "sc", "sch", "scr", "sh", "shr",
-        "sk", "sl", "sm", "sn", "sp", "sph", "spl", "spr", "squ", "st", "str", "sv", "sw", "t",
+        "sk", "sl", "sm", "sn", "sp", "sph", "spl", "spr", "sq", "st", "str", "sv", "sw", "t",
         "th", "thr", "tr", "ts", "tw", "v", "w", "wh", "wr", "x", "y", "z", "zh", "mn", "scl",
         "thw"
     }

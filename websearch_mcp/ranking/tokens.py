@@ -28,7 +28,8 @@ _JOINERS = re.compile(r"[._\-+#']+")
 #: A chunk's content terms, in order.
 Terms = tuple[str, ...]
 
-# Search filler ("latest", "current", "please find") is not a content word either.
+# Search filler ("latest", "current", "please find") is not a content word either, nor are the
+# Latin abbreviations of running text ("i.e.", "e.g."): no identifier a result must hold.
 STOP_WORDS_EN = frozenset(
     {
         "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and",
@@ -48,6 +49,7 @@ STOP_WORDS_EN = frozenset(
         "latest", "newest", "recent", "recently", "current", "currently", "nowadays", "today",
         "now", "please", "tell", "show", "find", "search", "know", "want", "need", "way", "ways",
         "thing", "things", "something", "anything", "someone", "anyone", "somebody",
+        "e.g", "i.e", "cf", "viz",
     }
 )  # fmt: skip
 # Chinese stop words as bigrams: Chinese text is split into character bigrams before this check.
