@@ -265,7 +265,7 @@ async def object_rows(cache: Cache, backend: str, answer: dict[str, Any], plan: 
     sets = await _timed(plan.entries, lambda i: cache.set("web", keys[i], answer))
     gets = await _timed(plan.entries, lambda i: cache.get("web", keys[i]))
     misses = await _timed(plan.entries, lambda i: cache.get("web", absent[i]))
-    if cache.stats.hits != plan.entries or sum(cache.stats.errors.values()):
+    if cache.stats.hits != plan.entries or any(cache.stats.errors.values()):
         raise RuntimeError(f"{backend} cache did not work: {cache.stats.as_dict()}")
 
     counter = iter(range(plan.object_gets))
@@ -304,7 +304,7 @@ async def bench_backend(
     engines_url: str,
     workdir: Path,
     plan: Plan,
-    reset: Callable[[], None],
+    reset: Callable[[], object],
 ) -> list[Row]:
     print(f"{backend}: service ...", flush=True)
     port = free_port()
@@ -333,13 +333,18 @@ async def run(plan: Plan, workdir: Path) -> list[Row]:
     rows: list[Row] = []
     try:
         path = workdir / "sqlite" / "cache.sqlite3"
+
+        def remove_sqlite_files() -> None:
+            for file in path.parent.glob("cache.sqlite3*"):
+                file.unlink()
+
         rows += await bench_backend(
             "sqlite",
             {"backend": "sqlite", "path": str(path)},
             engines_url,
             workdir,
             plan,
-            lambda: [p.unlink() for p in path.parent.glob("cache.sqlite3*")],
+            remove_sqlite_files,
         )
         binary = shutil.which("redis-server")
         if binary is None:

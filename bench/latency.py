@@ -512,9 +512,12 @@ class Bench:
                 # Clients start over one slowest-engine delay, as independent users would:
                 # all at once, the phase's first searches would be one burst of every client's
                 # engine requests.
+                def request(i: int, run: str = label) -> bytes:
+                    return self.search_request(query_text(i, run))
+
                 await self.phase(
                     label,
-                    lambda i, run=label: self.search_request(query_text(i, run)),
+                    request,
                     count,
                     concurrency,
                     MissCheck(),

@@ -250,7 +250,8 @@ def query_likelihood(index: Index, query: Counter[str], mu: float = 300.0) -> di
 class Searcher(Protocol):
     """What plays an engine: a named model that returns its best documents for a text."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def search(self, text: str, k: int = 20) -> list[tuple[str, float]]: ...
 
