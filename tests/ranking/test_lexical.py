@@ -77,7 +77,19 @@ def test_rare_terms(word: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "word", ["database", "performance", "index", "python", "2024", "speed", "square", "squeeze"]
+    "word",
+    [
+        "database",
+        "performance",
+        "index",
+        "python",
+        "2024",
+        "speed",
+        "square",
+        "squeeze",
+        "chloride",
+        "phlebitis",
+    ],
 )
 def test_common_words_are_not_rare(word: str) -> None:
     assert not is_rare(word)

@@ -51,12 +51,12 @@ RECENCY_WORDS = frozenset(
 # English words begin with a vowel or one of these consonant clusters; "pgvector", "nginx" do not.
 _ENGLISH_ONSETS = frozenset(
     {
-        "b", "bl", "br", "c", "ch", "chr", "cl", "cr", "cz", "d", "dr", "dw", "f", "fl", "fr", "g",
-        "gh", "gl", "gn", "gr", "h", "j", "k", "kh", "kl", "kn", "kr", "l", "m", "n", "p", "ph",
-        "phr", "pl", "pn", "pr", "ps", "pt", "q", "r", "rh", "s", "sc", "sch", "scr", "sh", "shr",
-        "sk", "sl", "sm", "sn", "sp", "sph", "spl", "spr", "sq", "st", "str", "sv", "sw", "t",
-        "th", "thr", "tr", "ts", "tw", "v", "w", "wh", "wr", "x", "y", "z", "zh", "mn", "scl",
-        "thw"
+        "b", "bl", "br", "c", "ch", "chl", "chr", "cl", "cr", "cz", "d", "dr", "dw", "f", "fl",
+        "fr", "g", "gh", "gl", "gn", "gr", "h", "j", "k", "kh", "kl", "kn", "kr", "l", "m", "mn",
+        "n", "p", "ph", "phl", "phr", "pl", "pn", "pr", "ps", "pt", "q", "r", "rh", "s", "sc",
+        "sch", "scl", "scr", "sh", "shr", "sk", "sl", "sm", "sn", "sp", "sph", "spl", "spr", "sq",
+        "st", "str", "sv", "sw", "t", "th", "thr", "thw", "tr", "ts", "tw", "v", "w", "wh", "wr",
+        "x", "y", "z", "zh"
     }
 )  # fmt: skip
 
