@@ -1,15 +1,24 @@
-"""Engine answers made by hand for the parser tests, and parsing them the way the service does."""
+"""Engine answers made by hand for the parser tests, parsing them the way the service does, and
+the parameters of the engines' requests."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from websearch_mcp.engines.base import Engine
-from websearch_mcp.models import Hit, HttpResponse, Query
+from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 
 def resp(body: bytes | str, status: int = 200, url: str = "", **headers: str) -> HttpResponse:
     """An answer with `body`; header names as keywords, `_` for `-` (`retry_after=...`)."""
     content = body.encode() if isinstance(body, str) else body
     return HttpResponse(status, {k.replace("_", "-"): v for k, v in headers.items()}, content, url)
+
+
+def params_of(request: HttpRequest) -> dict[str, Any]:
+    """The query parameters of `request`, an engine's GET request (which always has them)."""
+    assert request.params is not None, request
+    return request.params
 
 
 def parse(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp.types import CallToolResult, TextContent
+
 from testing.fake_engines import base_urls
 from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
@@ -112,6 +114,13 @@ INITIALIZE = {
         "clientInfo": {"name": "test", "version": "1"},
     },
 }
+
+
+def text_of(result: CallToolResult) -> str:
+    """The text of a tool result: its first content block, the text every tool answers with."""
+    block = result.content[0]
+    assert isinstance(block, TextContent), block
+    return block.text
 
 
 def bearer(token: str) -> dict[str, str]:

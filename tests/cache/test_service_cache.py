@@ -101,7 +101,7 @@ def test_normalised_query_variants_hit(fake: FakeEngines, server: str, variant: 
 
 def test_different_arguments_miss_and_are_kept_apart(fake: FakeEngines, server: str) -> None:
     search(server)
-    variants = [
+    variants: list[dict[str, Any]] = [
         {"max_results": 5},
         {"time_range": "week"},
         {"language": "de"},
@@ -220,7 +220,9 @@ async def test_an_answer_held_in_memory_is_returned_without_a_flight(
     finally:
         await service.close()
     assert first["cached"] is False and plain["cached"] is explained["cached"] is True
-    assert all("final" in r["score_details"] for r in first["results"])
+    assert all(
+        r["score_details"] is not None and "final" in r["score_details"] for r in first["results"]
+    )
     assert explained["results"] == first["results"]  # the details as they were ranked
     assert plain["results"] == [
         {k: v for k, v in r.items() if k != "score_details"} for r in first["results"]

@@ -57,7 +57,7 @@ def without_root() -> Iterator[None]:
         os.seteuid(0)
 
 
-def make(path: Path, clock: FakeClock, **options: float) -> SqliteCache:
+def make(path: Path, clock: FakeClock, **options: int) -> SqliteCache:
     return SqliteCache(
         path, ttl_seconds=21_600, max_age_seconds=86_400, max_entries=1000, clock=clock, **options
     )
@@ -371,7 +371,7 @@ async def test_opening_a_file_another_is_writing_waits_for_the_wal_switch(tmp_pa
         loop = asyncio.get_running_loop()
         loop.call_later(0.2, other.execute, "COMMIT")
         db, _ = await open_file(path, busy_timeout_ms=3000)
-    assert (await db.execute_fetchall("PRAGMA journal_mode"))[0][0] == "wal"
+    assert next(iter(await db.execute_fetchall("PRAGMA journal_mode")))[0] == "wal"
     await db.close()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from testing.shared import REPO
 from websearch_mcp.cli import main
@@ -167,10 +168,8 @@ def test_unknown_engines_in_strategy_lists_name_the_list_and_the_allowed(tmp_pat
     assert len(lines) == 3
 
 
-def _documented_keys(model: type, prefix: str = "") -> list[str]:
+def _documented_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
     """Dotted paths of every setting (nested sections walked; engines as `engines.*`)."""
-    from pydantic import BaseModel
-
     paths = []
     for name, field in model.model_fields.items():
         key = field.alias or name

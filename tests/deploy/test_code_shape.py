@@ -64,7 +64,7 @@ def _layer(name: str) -> str:
 
 def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """The package's modules that `name` (at `path`) imports anywhere in its text."""
-    out = set()
+    out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names if alias.name in modules)

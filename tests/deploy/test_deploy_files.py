@@ -257,8 +257,8 @@ def test_scale_profile_runs_redis_replicas_and_a_balancer() -> None:
     (subnet,) = data["networks"]["scale"]["ipam"]["config"]
     assert ipaddress.ip_address(address) in ipaddress.ip_network(subnet["subnet"])
     # Docker hands out addresses from ip_range only: never the balancer's, taken before it starts.
-    assert ipaddress.ip_network(subnet["ip_range"]).subnet_of(
-        ipaddress.ip_network(subnet["subnet"])
+    assert ipaddress.IPv4Network(subnet["ip_range"]).subnet_of(
+        ipaddress.IPv4Network(subnet["subnet"])
     )
     assert ipaddress.ip_address(address) not in ipaddress.ip_network(subnet["ip_range"])
     assert balancer["ports"] == services["websearch"]["ports"]  # clients keep their address

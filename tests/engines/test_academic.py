@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from testing.engine_answers import assert_clean, parse, resp
+from testing.engine_answers import assert_clean, params_of, parse, resp
 from testing.shared import fixture_bytes
 from websearch_mcp.dates import date_from_parts, publication_date
 from websearch_mcp.engines.academic._common import names, normalize_doi, title_text
@@ -250,10 +250,10 @@ def test_crossref_request() -> None:
     params = dict(req.params or {})
     assert params.pop("select").startswith("DOI,URL,title,author,container-title,abstract")
     assert params == {"query": "ecology", "rows": 20, "offset": 20, "filter": "from-pub-date:2010"}
-    both = Crossref().request(Query("x", year_from=2019, year_to=2021), None).params
+    both = params_of(Crossref().request(Query("x", year_from=2019, year_to=2021), None))
     assert both["filter"] == "from-pub-date:2019,until-pub-date:2021"
-    assert "filter" not in Crossref().request(Query("x"), None).params
-    assert "offset" not in Crossref().request(Query("x"), None).params
+    assert "filter" not in params_of(Crossref().request(Query("x"), None))
+    assert "offset" not in params_of(Crossref().request(Query("x"), None))
 
 
 # --- OpenAlex -------------------------------------------------------------------------------------
@@ -331,7 +331,7 @@ def test_openalex_request() -> None:
     assert params == {"search": "open access", "per-page": 25, "page": 2}
 
     def years(**kw: Any) -> str | None:
-        return OpenAlex().request(Query("x", **kw), None).params.get("filter")
+        return params_of(OpenAlex().request(Query("x", **kw), None)).get("filter")
 
     assert years(year_from=2019, year_to=2021) == "publication_year:2019-2021"
     assert years(year_from=2019) == "publication_year:>2018"
@@ -406,7 +406,7 @@ def test_semantic_scholar_request_with_and_without_key() -> None:
     assert "x-api-key" not in keyless.headers and keyless.secrets == ()
 
     def years(**kw: Any) -> str | None:
-        return SemanticScholar().request(Query("x", **kw), None).params.get("year")
+        return params_of(SemanticScholar().request(Query("x", **kw), None)).get("year")
 
     assert years(year_from=2019, year_to=2021) == "2019-2021"
     assert years(year_from=2019) == "2019-"
@@ -433,12 +433,12 @@ def test_pubmed_search_request() -> None:
     assert req.secrets == (KEY,) and KEY not in repr(req)
     assert all(KEY not in v for v in req.headers.values())
     keyless = PubMed().request(Query("x"), None)
-    assert "api_key" not in keyless.params and keyless.secrets == ()
+    assert "api_key" not in params_of(keyless) and keyless.secrets == ()
 
 
 def test_pubmed_year_range_uses_publication_dates() -> None:
     def dates(**kw: Any) -> tuple[Any, ...]:
-        params = PubMed().request(Query("x", **kw), None).params
+        params = params_of(PubMed().request(Query("x", **kw), None))
         return params.get("datetype"), params.get("mindate"), params.get("maxdate")
 
     assert dates(year_from=2001, year_to=2005) == ("pdat", 2001, 2005)
@@ -457,7 +457,7 @@ def test_pubmed_follow_up_asks_for_the_summaries_of_the_found_ids() -> None:
     assert req.params == {"db": "pubmed", "id": ",".join(ids), "retmode": "json", "api_key": KEY}
     assert req.secrets == (KEY,)
     keyless = PubMed().follow_up(esearch, Query("x"), None)
-    assert keyless is not None and "api_key" not in keyless.params and keyless.secrets == ()
+    assert keyless is not None and "api_key" not in params_of(keyless) and keyless.secrets == ()
 
 
 def test_pubmed_follow_up_stops_at_the_summary_and_on_nothing_to_summarise() -> None:
@@ -584,7 +584,7 @@ def test_europepmc_core_result_fields() -> None:
 def test_europepmc_paging_asks_for_all_pages_and_keeps_the_last() -> None:
     query = Query("cancer", max_results=10, page=2)
     req = EuropePMC().request(query, None)
-    assert req.params["pageSize"] == 20
+    assert params_of(req)["pageSize"] == 20
     hits = parse(EuropePMC(), fixture_bytes("europepmc/search_cancer_lite.json"), query=query)
     everything = parse(EuropePMC(), fixture_bytes("europepmc/search_cancer_lite.json"))
     assert [h.url for h in hits] == [h.url for h in everything[10:20]]
@@ -601,11 +601,12 @@ def test_europepmc_request() -> None:
         "pageSize": 25,
     }
     ranged = EuropePMC().request(Query("cancer", year_from=2019, year_to=2021), None)
-    assert ranged.params["query"] == "(cancer) AND (PUB_YEAR:[2019 TO 2021])"
+    assert params_of(ranged)["query"] == "(cancer) AND (PUB_YEAR:[2019 TO 2021])"
     since = EuropePMC().request(Query("cancer", year_from=2019), None)
-    assert since.params["query"] == "(cancer) AND (PUB_YEAR:[2019 TO 9999])"
+    assert params_of(since)["query"] == "(cancer) AND (PUB_YEAR:[2019 TO 9999])"
     assert (
-        EuropePMC().request(Query("x", max_results=100, page=50), None).params["pageSize"] == 1000
+        params_of(EuropePMC().request(Query("x", max_results=100, page=50), None))["pageSize"]
+        == 1000
     )
 
 
@@ -688,7 +689,7 @@ def test_dblp_request() -> None:
     req = DBLP().request(Query("test*", max_results=30, page=3), None)
     assert (req.method, req.path) == ("GET", "/search/publ/api")
     assert req.params == {"q": "test*", "format": "json", "h": 30, "f": 60}
-    assert "f" not in DBLP().request(Query("x"), None).params
+    assert "f" not in params_of(DBLP().request(Query("x"), None))
 
 
 # --- CORE -----------------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ from websearch_mcp.models import HttpResponse
 
 
 def test_a_result_without_a_url_makes_no_hit_and_leaves_no_gap_in_the_ranks() -> None:
-    items = [
+    items: list[dict[str, str | None]] = [
         {"url": "https://a.example/", "title": "<b>A</b> &amp; co"},
         {"url": "javascript:void(0)", "title": "not a link"},
         {"url": None, "title": "no link"},

@@ -39,8 +39,8 @@ SERPAPI = "news/serpapi/serpapi-tutorials_google_news_topic_technology_2025-10-0
 SERPAPI_SPORTS = "news/serpapi/serpapi-tutorials_google_news_topic_sports_2025-10-07.json"
 
 
-def clock(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
+def clock(year: int, month: int, day: int, hour: int, minute: int, second: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
 
 
 def pinned(moment: datetime) -> dict[str, object]:

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from testing.engine_answers import assert_clean, parse
+from testing.engine_answers import assert_clean, params_of, parse
 from testing.fake_engines import (
     ENGINE_NAMES,
     Body,
@@ -197,12 +197,12 @@ def test_brave_request() -> None:
     assert req.params == {"q": "hello world", "count": 20, "offset": 2, "freshness": "pm"}
     assert req.headers["X-Subscription-Token"] == KEY
     freshness = {
-        tr: brave.request(Query("x", time_range=tr), KEY).params["freshness"]
+        tr: params_of(brave.request(Query("x", time_range=tr), KEY))["freshness"]
         for tr in ("day", "week", "month", "year")
     }
     assert freshness == {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
     langs = {
-        lang: brave.request(Query("x", language=lang), KEY).params["search_lang"]
+        lang: params_of(brave.request(Query("x", language=lang), KEY))["search_lang"]
         for lang in ("de", "de-AT", "ja", "zh-CN", "zh-TW", "pt-BR", "en_GB")
     }
     assert langs == {
@@ -472,7 +472,7 @@ def test_duckduckgo_request() -> None:
     assert req.params is None and req.json is None
     assert ddg.request(Query("x"), None).data == {"q": "x", "b": ""}
     ranges = {
-        tr: ddg.request(Query("x", time_range=tr), None).data["df"]
+        tr: (ddg.request(Query("x", time_range=tr), None).data or {})["df"]
         for tr in ("day", "week", "month", "year")
     }
     assert ranges == {"day": "d", "week": "w", "month": "m", "year": "y"}
@@ -568,7 +568,7 @@ def test_bing_request() -> None:
         "cc": "AT",
     }
     days = (date(2026, 3, 10) - date(1970, 1, 1)).days
-    year = bing.request(Query("x", time_range="year"), None).params["filters"]
+    year = params_of(bing.request(Query("x", time_range="year"), None))["filters"]
     assert year == f'ex1:"ez5_{days - 365}_{days}"'
     assert bing.request(Query("x", language="fr"), None).params == {"q": "x", "setlang": "fr"}
 
@@ -633,7 +633,7 @@ def test_wikipedia_request() -> None:
         "utf8": 1,
         "sroffset": 100,
     }
-    assert "sroffset" not in Wikipedia().request(Query("x"), None).params
+    assert "sroffset" not in params_of(Wikipedia().request(Query("x"), None))
 
 
 # --- every engine: status mapping, broken bodies, keys --------------------------------------------
@@ -652,7 +652,7 @@ def test_server_error_is_an_engine_error(name: str) -> None:
         parse(ENGINES[name](), "<html>bad gateway</html>", 502)
 
 
-BROKEN_JSON = {
+BROKEN_JSON: dict[str, str | bytes] = {
     "truncated": '{"results": [{"title": "secret-looking body", "url": "https://a',
     "html": "<!DOCTYPE html><html><body><h1>secret-looking body</h1></body></html>",
     "wrong json": '["secret-looking body"]',
@@ -697,7 +697,7 @@ def test_keyless_requests_have_no_secrets(name: str) -> None:
 
 # --- fake engines: wire formats round-trip through the parsers -----------------------------------
 
-GENERIC = [
+GENERIC: list[dict[str, Any]] = [
     {
         "title": 'Tokio & "async" I/O guide',
         "url": "https://example.com/guide?x=1&y=two",

@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from testing.engine_answers import assert_clean, parse, resp
+from testing.engine_answers import assert_clean, params_of, parse, resp
 from testing.shared import fixture_bytes
 from websearch_mcp.dates import split_cjk_date
 from websearch_mcp.engines.registry import ENGINES
@@ -195,11 +195,11 @@ def test_baidu_request() -> None:
     req = engine.request(Query("向量 数据库", max_results=20, page=3), None)
     assert (req.method, req.path) == ("GET", "/s")
     assert req.params == {"wd": "向量 数据库", "rn": 20, "ie": "utf-8", "pn": 40}
-    assert "pn" not in engine.request(Query("q"), None).params
-    week = engine.request(Query("q", time_range="week"), None).params["gpc"]
+    assert "pn" not in params_of(engine.request(Query("q"), None))
+    week = params_of(engine.request(Query("q", time_range="week"), None))["gpc"]
     end = int(datetime(2024, 5, 11, tzinfo=UTC).timestamp())
     assert week == f"stf={end - 8 * 86400},{end}|stftype=1"
-    assert "gpc" not in engine.request(Query("q"), None).params
+    assert "gpc" not in params_of(engine.request(Query("q"), None))
 
 
 # --- Mojeek ---------------------------------------------------------------------------------------
@@ -251,7 +251,7 @@ def test_mojeek_request() -> None:
     assert (req.method, req.path, req.params) == ("GET", "/search", {"q": "rust async"})
     params = engine.request(Query("q", page=3, time_range="month", language="de-AT"), None).params
     assert params == {"q": "q", "s": 20, "since": "20240130", "lb": "de"}
-    assert engine.request(Query("q", time_range="day"), None).params["since"] == "20240229"
+    assert params_of(engine.request(Query("q", time_range="day"), None))["since"] == "20240229"
 
 
 # --- Serper ---------------------------------------------------------------------------------------
@@ -478,11 +478,11 @@ def test_google_cse_request_puts_the_key_only_in_params() -> None:
     assert all(KEY not in value for value in req.headers.values())
     assert_secret_safe(req, KEY)
     ranges = {
-        r: GoogleCSE().request(Query("q", time_range=r), entry).params["dateRestrict"]
+        r: params_of(GoogleCSE().request(Query("q", time_range=r), entry))["dateRestrict"]
         for r in ("day", "week", "month", "year")
     }
     assert ranges == {"day": "d1", "week": "w1", "month": "m1", "year": "y1"}
-    assert GoogleCSE().request(Query("q", max_results=50), entry).params["num"] == 10
+    assert params_of(GoogleCSE().request(Query("q", max_results=50), entry))["num"] == 10
 
 
 # --- Jina -----------------------------------------------------------------------------------------

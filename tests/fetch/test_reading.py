@@ -8,10 +8,15 @@ import copy
 import time
 
 from websearch_mcp.fetch import Document, FetchBlocked, FetchRefused
+from websearch_mcp.search.answer import ResultOut
 from websearch_mcp.search.read_pages import PAGE_STATUSES, read_results
 
 TEXT = "The glacier survey measured the meltwater flow of the northern rivers every June."
-RESULTS = [{"url": f"https://example.org/{name}", "snippet": name} for name in "abcde"]
+# Results cut down to what `read_results` reads, the url (the snippet tells them apart).
+RESULTS: list[ResultOut] = [
+    {"url": f"https://example.org/{name}", "snippet": name}  # type: ignore[typeddict-item]
+    for name in "abcde"
+]
 
 
 async def load(url: str) -> Document:
@@ -42,7 +47,8 @@ def test_each_page_gets_a_status_within_the_budget_and_the_rest_stay_as_they_wer
 def test_an_unexpected_failure_is_an_error_status_not_a_crash() -> None:
     read = asyncio.run(read_results(RESULTS[4:], "glacier", 1, 1.0, load))
     assert read[0]["page_status"] == "error"
-    assert "extractor" not in read[0]["page_error"]  # internals stay out of the answer
+    error = read[0]["page_error"]
+    assert error is not None and "extractor" not in error  # internals stay out of the answer
 
 
 def test_no_time_left_reads_nothing() -> None:

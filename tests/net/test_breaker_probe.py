@@ -46,11 +46,11 @@ async def redis_stores(redis_server: RedisServer) -> AsyncIterator[tuple[Any, An
     from websearch_mcp.net.cooldowns.redis import RedisCooldownStore
 
     assert redis_server.command("FLUSHALL") == b"+OK"
-    pair = tuple(
+    one, other = (
         RedisCooldownStore(redis_server.url, timeout_seconds=LENIENT_SECONDS) for _ in range(2)
     )
-    yield pair
-    for store in pair:
+    yield one, other
+    for store in (one, other):
         await store.close()
 
 
@@ -85,7 +85,8 @@ async def test_a_probe_whose_lease_ran_out_lets_the_next_through() -> None:
     clock.advance(3)  # the probe never answered
     assert await breaker.check() is None
     assert await breaker.failure("error", "HTTP 500") == 10  # the next cooldown
-    assert (await breaker.check()).seconds_left == 10
+    state = await breaker.check()
+    assert state is not None and state.seconds_left == 10
 
 
 # --- end to end -------------------------------------------------------------------------------

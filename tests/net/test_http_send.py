@@ -162,7 +162,7 @@ async def test_searches_survive_closed_connections_and_metrics_count_the_retries
 
 
 def test_query_string_encodes_as_httpx_does() -> None:
-    params = {
+    params: dict[str, str | bool | int | list[str] | None] = {
         "q": "a b/c 中文 %20",
         "safe": True,
         "off": False,

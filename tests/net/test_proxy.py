@@ -222,7 +222,7 @@ async def test_socks5_proxy_carries_engine_requests(
 async def test_engines_needing_a_proxy_join_a_restricted_network_only_with_one(
     fake: FakeEngines, engines_url: str, proxy: CountingProxy
 ) -> None:
-    engines = {"duckduckgo": {}, "searxng": {}}
+    engines: dict[str, dict[str, Any]] = {"duckduckgo": {}, "searxng": {}}
     restricted = settings_for(engines_url, engines, top={"network": "restricted"})
     fan = await search(restricted)
     ddg = next(r for r in fan.reports if r.name == "duckduckgo")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,7 +30,7 @@ def rank(
     lists: dict[str, list[Hit]],
     text: str = "graph neural networks",
     academic: AcademicSettings = DEFAULTS,
-    **query: object,
+    **query: Any,
 ) -> list[RankedResult]:
     return rank_papers(
         lists,

@@ -56,7 +56,8 @@ class _Recorded(dict[int, frozenset[str]]):
 
     def __init__(self, tokens: list[frozenset[str]]) -> None:
         super().__init__()
-        self.tokens, self.read = tokens, []
+        self.tokens = tokens
+        self.read: list[int] = []
 
     def __missing__(self, index: int) -> frozenset[str]:
         self.read.append(index)

@@ -4,6 +4,7 @@ passed by position, the defaults of a result without paper fields, one dict per 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from websearch_mcp.models import Hit, RankedResult
 
@@ -95,7 +96,7 @@ def test_a_ranked_result_has_the_defaults_of_a_result_without_paper_fields() -> 
 
 
 def test_a_ranked_result_by_keywords_is_the_one_by_positions() -> None:
-    values = (
+    values: tuple[Any, ...] = (
         "k", "T", "u", "s", ["e"], {"e": 1}, 0.5, "2024", {"e": 0.9}, ("A",), "10.1/x", "V", 7,
         "p", {"arxiv": "1"}, {"final": 0.5},
     )  # fmt: skip

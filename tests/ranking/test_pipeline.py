@@ -273,7 +273,7 @@ def test_each_field_comes_from_the_best_ranked_hit_that_has_it(answers: dict) ->
 
 
 def _scored(score: float, url: str) -> _Scored:
-    item = Merged(url, "example.org", "/", {}, {}, 0)
+    item = Merged(url, "example.org", "/", {}, {})
     result = _Scored(item, {}, DocTerms([], set(), url), 0.0, None, 0.0, DomainVerdict(1.0), 0.0)
     result.score = score
     return result

@@ -13,6 +13,7 @@ from mcp import Client
 
 from testing.fake_engines import FakeEngines, serve_fake_engines
 from testing.resilience_helpers import settings_for
+from testing.server_helpers import text_of
 from testing.serving import serve_app
 from websearch_mcp.search.service import UNCERTAIN
 from websearch_mcp.server.app import create_app
@@ -104,7 +105,7 @@ def serve() -> Iterator[Any]:
 async def search(url: str, query: str) -> tuple[dict[str, Any], str, bool]:
     async with Client(f"{url}/mcp", mode="legacy", cache=None) as client:
         result = await client.call_tool("web_search", {"query": query, "max_results": 10})
-    return result.structured_content, result.content[0].text, result.is_error
+    return result.structured_content, text_of(result), result.is_error
 
 
 def status_of(answer: dict[str, Any]) -> dict[str, str]:

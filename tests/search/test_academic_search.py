@@ -134,6 +134,7 @@ async def test_tool_is_listed_with_its_schema(server: str) -> None:
     async with Client(f"{server}/mcp", mode="legacy", cache=None) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     tool = tools["academic_search"]
+    assert tool.annotations is not None
     assert tool.annotations.read_only_hint and tool.annotations.open_world_hint
     props = tool.input_schema["properties"]
     assert set(props) == {
@@ -144,7 +145,7 @@ async def test_tool_is_listed_with_its_schema(server: str) -> None:
     assert (year["minimum"], year["maximum"]) == (1000, max_year())
     engine_enum = props["engines"]["items"]["enum"]
     assert set(engine_enum) == set(ENGINE_NAMES)
-    assert "results" in tool.output_schema["properties"]
+    assert tool.output_schema is not None and "results" in tool.output_schema["properties"]
 
 
 # Each index once, replaying its recorded answer: (engine, query, fixture routes, a title).

@@ -439,7 +439,7 @@ def test_planted_keys_never_leak(
     fake.bodies["serpapi"] = Body(
         json.dumps({"error": f"Invalid API key {serp}"}).encode(), status=401
     )
-    conf = {
+    conf: dict[str, dict[str, Any]] = {
         "tavily": {"api_keys": [one, two]},
         "brave": {"api_keys": [brave]},
         "serpapi": {"api_keys": [serp], "base_url": f"{engines_url}/other/serpapi"},

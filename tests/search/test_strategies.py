@@ -125,8 +125,8 @@ async def test_hybrid_an_answer_in_another_script_is_no_evidence() -> None:
     # In the query's own script, sharing no word is evidence.
     script = Script({"tavily": answered("tavily", ["天氣預報"]), "brave": answered("brave", [])})
     until = time.monotonic() + 1
-    outcomes = by_name(await strategies.hybrid(runs, "機器學習入門", until, 1, script))
-    assert outcomes["tavily"].demoted and outcomes["tavily"].report.status == "irrelevant"
+    named = by_name(await strategies.hybrid(runs, "機器學習入門", until, 1, script))
+    assert named["tavily"].demoted and named["tavily"].report.status == "irrelevant"
 
 
 async def test_hybrid_a_page_another_list_vouches_for_is_not_demoted() -> None:

@@ -23,6 +23,7 @@ from mcp.types import CallToolResult
 from testing.fake_engines import FakeEngines, base_urls
 from testing.fake_llm import PLAIN, STREAMED, FakeLLM
 from testing.proxies import CountingSocks
+from testing.server_helpers import text_of
 from testing.serving import serve_app
 from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
@@ -83,10 +84,6 @@ def make_settings(
 async def call(url: str, arguments: dict[str, Any], **options: Any) -> CallToolResult:
     async with Client(f"{url}/mcp", mode="legacy", cache=None) as client:
         return await client.call_tool("web_search", arguments, **options)
-
-
-def text_of(result: CallToolResult) -> str:
-    return result.content[0].text  # type: ignore[union-attr]
 
 
 def free_port() -> int:

@@ -186,7 +186,7 @@ async def test_the_tool_layer_hands_a_tool_its_arguments_as_sent() -> None:
     spec = ToolSpec("echo", "Echo.", params, PageOut, work, lambda answer: "ok")
     layer = MCPServer("test", tools=[tool(spec, Metrics())])
     deep = "[" * 100_000
-    calls = [
+    calls: list[dict[str, Any]] = [
         {
             "query": '["not", "a", "list"]',
             "engines": ' ["bing"]',

@@ -64,7 +64,7 @@ def _private(name: str) -> bool:
 def _private_sdk_names(path: Path) -> set[str]:
     """The SDK's private modules and names imported, and its private attributes read, in
     `path`."""
-    found = set()
+    found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module:
             names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]

@@ -13,7 +13,7 @@ from mcp import Client
 
 from testing.fake_engines import Body, FakeEngines, Fault, ResultsFn, base_urls
 from testing.fetch_helpers import LocalServer, page
-from testing.server_helpers import tool_call
+from testing.server_helpers import text_of, tool_call
 from testing.serving import serve_app
 from websearch_mcp.cli import main as cli_main
 from websearch_mcp.config import Settings
@@ -111,6 +111,7 @@ async def test_official_client_lists_and_calls_web_search(server: str) -> None:
     async with Client(f"{server}/mcp", mode="legacy", cache=None) as client:
         tools = await client.list_tools()
         tool = next(t for t in tools.tools if t.name == "web_search")
+        assert tool.annotations is not None
         assert tool.annotations.read_only_hint and tool.annotations.idempotent_hint
         assert tool.input_schema["properties"]["max_results"]["maximum"] == 50
         assert tool.output_schema is not None
@@ -137,7 +138,7 @@ async def test_official_client_lists_and_calls_web_search(server: str) -> None:
     }
     assert answer["cached"] is False and answer["partial"] is False
     # The text rendering carries the same list for text-only clients.
-    text = result.content[0].text
+    text = text_of(result)
     assert "1. " in text and top["url"] in text and "engines: " in text
 
 
@@ -378,9 +379,9 @@ async def test_fetch_page_tool_reads_in_windows_and_refuses_private(engines_url:
     assert page1["truncated"] is True and page1["next_start"] == 1000
     assert second.structured_content["start"] == 1000
     assert (page1["content"] + second.structured_content["content"]).startswith(page1["content"])
-    assert "start=1000" in first.content[0].text
-    assert refused.is_error and "refused" in refused.content[0].text
-    assert bad.is_error and "only http and https" in bad.content[0].text
+    assert "start=1000" in text_of(first)
+    assert refused.is_error and "refused" in text_of(refused)
+    assert bad.is_error and "only http and https" in text_of(bad)
 
 
 def test_cli_fetch(tmp_path, monkeypatch, capsys) -> None:

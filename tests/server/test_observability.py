@@ -93,7 +93,8 @@ def test_metrics_after_traffic(fake: FakeEngines, engines_url: str) -> None:
     latency = "websearch_engine_latency_seconds"
     assert value(samples, f"{latency}_count", engine="tavily") == 5
     assert value(samples, f"{latency}_bucket", engine="tavily", le="+Inf") == 5
-    assert value(samples, f"{latency}_sum", engine="tavily") > 0
+    latency_sum = value(samples, f"{latency}_sum", engine="tavily")
+    assert latency_sum is not None and latency_sum > 0
 
     # The 429 opened searxng's breaker for minutes.
     assert value(samples, "websearch_breaker_open", engine="searxng") == 1

@@ -6,7 +6,7 @@ and an error's text names the argument and what it may be."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from testing.fake_engines import FakeEngines, Fault
-from testing.server_helpers import settings_for
+from testing.server_helpers import settings_for, text_of
 from testing.serving import serve_app
+from websearch_mcp.search.answer import SummarizedSearchOut
 from websearch_mcp.server.app import create_app
 from websearch_mcp.server.rendering import page_text, papers_text, search_text
 
@@ -135,7 +136,7 @@ def facts(value: Any) -> Iterator[str]:
         yield str(value)
 
 
-def left_over(text: str, answer: dict[str, Any]) -> str:
+def left_over(text: str, answer: Mapping[str, Any]) -> str:
     """`text` without its numbering, the rendering's labels and every fact of `answer`."""
     text = NUMBERING.sub("", text)
     for label in SCAFFOLDING:
@@ -169,7 +170,13 @@ def test_the_text_of_a_page_shows_nothing_the_structured_answer_lacks(page: Any)
 
 
 def test_the_scaffolding_check_catches_a_fact_only_the_text_has() -> None:
-    answer = {"query": "αβ", "results": [], "engines": [], "cached": False, "partial": False}
+    answer: SummarizedSearchOut = {
+        "query": "αβ",
+        "results": [],
+        "engines": [],
+        "cached": False,
+        "partial": False,
+    }
     assert LAYOUT.fullmatch(left_over(search_text(answer), answer))
     assert not LAYOUT.fullmatch(left_over(search_text(answer) + " took 12", answer))
 
@@ -187,7 +194,7 @@ async def test_the_text_on_the_wire_is_the_rendering_of_the_structured_answer(se
     answer = result.structured_content
     assert answer is not None and answer["results"]
     assert {e["name"]: e["status"] for e in answer["engines"]}["brave"] == "error"
-    assert result.content[0].text == search_text(answer)
+    assert text_of(result) == search_text(answer)
 
 
 @pytest.mark.parametrize(
@@ -210,5 +217,5 @@ async def test_an_errors_text_names_the_argument_and_what_it_may_be(
     async with Client(f"{server}/mcp", mode="legacy", cache=None) as client:
         result = await client.call_tool(tool, {"query": "q", **arguments})
     assert result.is_error and result.structured_content is None
-    text = result.content[0].text
+    text = text_of(result)
     assert all(part in text for part in named), text

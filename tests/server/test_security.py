@@ -61,8 +61,8 @@ def test_host_policy_defaults_allow_only_loopback_names() -> None:
     policy = OriginPolicy([], [])
     for host in ("127.0.0.1:8338", "localhost:8338", "[::1]:8338", "localhost", "LOCALHOST:1"):
         assert policy.host_allowed(host), host
-    for host in ("evil.example:8338", "127.0.0.1.evil.example", "10.0.0.5:8338", "", None, "[::1"):
-        assert not policy.host_allowed(host), host
+    for other in ("evil.example:8338", "127.0.0.1.evil.example", "10.0.0.5:8338", "", None, "[::1"):
+        assert not policy.host_allowed(other), other
 
 
 def test_host_patterns() -> None:

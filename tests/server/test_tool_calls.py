@@ -16,7 +16,7 @@ from mcp.types import CallToolResult
 from prometheus_client.parser import text_string_to_metric_families
 
 from testing.fake_engines import FakeEngines
-from testing.server_helpers import MCP_HEADERS, settings_for, tool_call
+from testing.server_helpers import MCP_HEADERS, settings_for, text_of, tool_call
 from testing.serving import serve_app
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.server.app import create_app
@@ -106,9 +106,9 @@ async def test_the_official_client_gets_answers_and_errors(server: str) -> None:
         answer = await client.call_tool("web_search", {"query": "python asyncio"})
         refused = await client.call_tool("fetch_page", {"url": "http://10.0.0.1/"})
     assert not answer.is_error and answer.structured_content["results"]
-    assert answer.content[0].text.startswith("1. ")
+    assert text_of(answer).startswith("1. ")
     assert refused.is_error
-    assert refused.content[0].text.startswith("Error executing tool fetch_page: refused:")
+    assert text_of(refused).startswith("Error executing tool fetch_page: refused:")
 
 
 def test_a_crash_says_only_the_tools_name_and_is_logged(
@@ -163,7 +163,7 @@ async def test_the_sdks_own_call_tool_answers_as_the_wire_does(engines_url: str)
         await service.close()
     assert isinstance(answer, CallToolResult) and not answer.is_error
     assert answer.structured_content["results"]
-    assert answer.content[0].text.startswith("1. ")
+    assert text_of(answer).startswith("1. ")
     assert str(refused.value) == (
         "Error executing tool web_search: max_results must be an integer from 1 to 50 (got 0)"
     )
