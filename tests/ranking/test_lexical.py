@@ -106,6 +106,15 @@ def test_latin_abbreviations_are_not_terms() -> None:
     assert not {"e.g", "i.e", "cf"} & query.content_set
 
 
+def test_initials_are_not_rare_terms() -> None:
+    # Spelled with or without the dots alike ("U.S."/"US"), so a result is not rewarded for one.
+    assert analyze_query("U.S. tariffs and a.m. trading hours").rare == ()
+    assert analyze_query("H.C. Andrews on image processing").rare == ()
+    assert "u.s" in analyze_query("U.S. tariffs").content_set
+    # Names with a longer part stay rare.
+    assert analyze_query("io.js, node.js and a.out").rare == ("io.js", "node.js", "a.out")
+
+
 def test_case_as_typed_marks_names_and_acronyms() -> None:
     assert analyze_query("PostgreSQL WAL archiving").rare == ("postgresql", "wal")
     assert analyze_query("HOW TO INSTALL PYTHON").rare == ()  # shouting is not acronyms

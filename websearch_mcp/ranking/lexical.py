@@ -40,6 +40,9 @@ _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
 _ACRONYM = re.compile(r"\b[A-Z]{2,6}s?\b")
 _SHOUTED_WORD = re.compile(r"[A-Z]{2,}")
 _SHOUTED_WORDS = 3
+# Initials and dotted abbreviations ("H.C.", "U.S.", "a.m."): names and common words, spelled
+# without the dots just as often, so no identifier a result must hold.
+_INITIALS = re.compile(r"[a-z](?:\.[a-z])+")
 
 RECENCY_WORDS = frozenset(
     {
@@ -156,7 +159,7 @@ def is_rare(word: str, original: str = "") -> bool:
     `original` is the word as typed (case kept) for camelCase and acronym checks. Rare are:
     letters mixed with digits (pg18, fts5), joined parts (fts5_virtual, node.js), camelCase
     (PostgreSQL), acronyms (WAL), words without vowels (sql, npm) and words that begin the way
-    no English word does (pgvector, nginx)."""
+    no English word does (pgvector, nginx). Initials (h.c, u.s) are not."""
     if not word.isascii() or len(word) < 2:
         return False
     letters = digits = joiners = False
@@ -168,7 +171,7 @@ def is_rare(word: str, original: str = "") -> bool:
         elif char in _NAME_JOINERS:
             joiners = True
     if joiners and letters:
-        return True
+        return _INITIALS.fullmatch(word) is None
     if digits:
         return letters
     # Both patterns need a capital: a word typed in lower case runs neither.
