@@ -58,6 +58,18 @@ def test_identifiers_stay_whole_and_yield_parts() -> None:
     assert {"node.js", "c++", "c#", "gpt-4o"} <= terms("Node.js, C++ and C# with gpt-4o.")
 
 
+def test_names_joined_by_an_ampersand_are_terms() -> None:
+    # Their parts are single letters and stop words: split, "AT&T outage" would be "outage".
+    q = analyze_query("AT&T outage and S&P 500 R&D")
+    assert q.content == ("at&t", stem("outage"), "s&p", "500", "r&d")
+    assert q.rare == ("at&t", "s&p", "r&d")
+    assert alignment(q, analyze_doc("AT&T outage hits S&P 500 R&D", "", "")) == 1.0
+    assert alignment(q, analyze_doc("Verizon outage", "500 users", "")) == pytest.approx(2 / 5)
+    # Words with "&" standing between them are words apart.
+    assert terms("Tom & Jerry, salt&&pepper") == {"tom", "jerry", "salt", "pepper"}
+    assert terms("rock&roll") == {"rock&roll", "rock", "roll"}
+
+
 def test_hyphenated_words_split_but_names_do_not() -> None:
     assert terms("boundary-layer control") == {"boundary", "layer", "control"}
     assert "utf-8" in terms("UTF-8 encoding")
@@ -284,12 +296,12 @@ def test_reading_apart_where_the_two_texts_meet(title: str, snippet: str) -> Non
     assert (apart.text, apart.joined) == (together.text, together.joined)
 
 
-_JOINER, _DIGIT, _LETTER = re.compile(r"[._\-+#]"), re.compile(r"\d"), re.compile(r"[^\W\d_]")
+_JOINER, _DIGIT, _LETTER = re.compile(r"[._\-+#&]"), re.compile(r"\d"), re.compile(r"[^\W\d_]")
 _DOTTED_INITIALS = re.compile(r"[a-z](\.[a-z])+")
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.text(alphabet="abxyzAEIOUQ019._-+#'", min_size=2, max_size=8))
+@given(st.text(alphabet="abxyzAEIOUQ019._-+#&'", min_size=2, max_size=8))
 def test_joined_and_numbered_words_are_read_as_the_patterns_read_them(word: str) -> None:
     """Joined parts with a letter, or a digit with a letter, make a word rare; a digit without
     one does not; nor do initials. (Checked a character at a time; these are the patterns they

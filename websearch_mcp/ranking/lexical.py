@@ -32,7 +32,7 @@ from websearch_mcp.ranking.tokens import (
 )
 
 # What `is_rare` looks for in an ASCII word, a character at a time (no pattern run per word).
-_NAME_JOINERS = frozenset("._-+#")
+_NAME_JOINERS = frozenset("._-+#&")
 _DIGITS = frozenset(string.digits)
 _LETTERS = frozenset(string.ascii_letters)
 _VOWELS = frozenset("aeiouy")

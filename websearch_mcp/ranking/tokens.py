@@ -1,10 +1,10 @@
 """Words and terms: text as the ranking reads it.
 
 Text is NFKC-normalised and lower-cased, split into words (identifiers such as `fts5_virtual`,
-`node.js`, `c++` stay whole and also yield their parts) and Chinese/Japanese runs into character
-bigrams. English and Chinese stop words, including search filler such as "latest" or "最新", are
-not content words. A light plural stemmer lets "models" match "model". A cache of chunks makes a
-text its terms in a few C-level calls: tokenising is the ranking's hot path.
+`node.js`, `c++`, `AT&T` stay whole and also yield their parts) and Chinese/Japanese runs into
+character bigrams. English and Chinese stop words, including search filler such as "latest" or
+"最新", are not content words. A light plural stemmer lets "models" match "model". A cache of
+chunks makes a text its terms in a few C-level calls: tokenising is the ranking's hot path.
 """
 
 from __future__ import annotations
@@ -17,13 +17,15 @@ from urllib.parse import unquote
 
 _CJK_CHARS = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD = rf"[^\W_{_CJK_CHARS}]"
-# A CJK run, or a word with optional joined parts (fts5_virtual, node.js, gpt-4o) and c++ / c#.
-TOKEN = re.compile(rf"[{_CJK_CHARS}]+|{_WORD}+(?:[._\-+#']{_WORD}+)*[+#]*")
+# A CJK run, or a word with optional joined parts (fts5_virtual, node.js, gpt-4o, at&t) and
+# c++ / c#. Names joined by "&" (AT&T, S&P, R&D) would otherwise be lost whole: their parts are
+# single letters and stop words.
+TOKEN = re.compile(rf"[{_CJK_CHARS}]+|{_WORD}+(?:[._\-+#'&]{_WORD}+)*[+#]*")
 CJK = re.compile(rf"[{_CJK_CHARS}]")
 # A hyphen between two letters joins ordinary words (boundary-layer = boundary layer); one next
 # to a digit is part of a name (gpt-4o, ORA-00942, utf-8).
 LETTER_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
-_JOINERS = re.compile(r"[._\-+#']+")
+_JOINERS = re.compile(r"[._\-+#'&]+")
 
 #: A chunk's content terms, in order.
 Terms = tuple[str, ...]
@@ -94,7 +96,7 @@ def _is_content(word: str) -> bool:
 
 # ASCII characters that never occur inside a token become spaces, so a text splits into chunks
 # (at C speed) that the cache below turns into terms: "(fts5_virtual)," -> "fts5_virtual".
-_KEEP = frozenset(c for c in range(128) if chr(c).isalnum() or chr(c) in "._-+#'")
+_KEEP = frozenset(c for c in range(128) if chr(c).isalnum() or chr(c) in "._-+#'&")
 _SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if c not in _KEEP})
 # For ASCII text one C-level pass both lower-cases and separates.
 _BYTE_TABLE = bytes(
