@@ -305,6 +305,9 @@ NOW = clock(2026, 7, 14, 4, 0)
         ("3 fortnights ago", None),
         ("99999999999 years ago", None),
         ("3000 years ago", None),
+        ("1200 years ago", "0827-05-01T04:00:00Z"),  # a year before 1000 has four digits too
+        ("0999-12-31T23:00:00-02:00", "1000-01-01T01:00:00Z"),
+        ("0999-12-31T23:00:00Z", "0999-12-31T23:00:00Z"),
         ("01/01/0001, 01:00 AM, +0500 UTC", None),
         ("0001-01-01T00:00:00+05:00", None),
         (None, None),

@@ -53,7 +53,8 @@ def stamp(moment: datetime) -> str:
     """`moment` in UTC as `YYYY-MM-DDTHH:MM:SSZ` (a naive one is taken as UTC)."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # isoformat, not strftime: "%Y" does not pad a year before 1000 to four digits.
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
 def relative_time(text: str, now: datetime) -> str | None:
