@@ -75,6 +75,23 @@ def test_hyphenated_words_split_but_names_do_not() -> None:
     assert "utf-8" in terms("UTF-8 encoding")
 
 
+def test_a_lone_letter_before_a_hyphen_stays_with_its_word() -> None:
+    # Split off, the letter was dropped: "B-tree" read as "tree", "p-value" as "value".
+    q = analyze_query("B-tree index, p-value of a t-test")
+    assert q.content == ("btre", "index", "pvalu", "ttest")
+    assert q.rare == ("btre", "pvalu", "ttest")
+    assert alignment(q, analyze_doc("Tree index", "the value of a test", "")) == pytest.approx(0.25)
+    assert alignment(q, analyze_doc("Btree index", "its p-value, a t-test", "")) == 1.0
+    # Closed up, both spellings meet, in text and in a URL's slug.
+    assert terms("e-mail") == terms("E-Mail") == terms("email") == {"email"}
+    assert terms("k-means") == terms("kmeans") == {"kmean"}
+    doc = analyze_doc("", "", "https://example.com/x-ray-guide")
+    assert doc.url_may_hold({"xray"}) and doc.url == {"xray", stem("guide"), "com", "exampl"}
+    # "a" and "i" are words; a letter within a word's parts, or before one letter, is not lone.
+    assert terms("a-guide-to-python") == {stem("guide"), "python"}
+    assert terms("vitamin-b-complex x-y") == {"vitamin", "complex"}
+
+
 def test_plural_stemming_meets_singular() -> None:
     assert stem("models") == stem("model")
     assert stem("studies") == stem("study")
@@ -175,7 +192,8 @@ _PIECES = st.sampled_from(
     [
         "fts5_virtual", "node.js", "c++", "gpt-4o", "boundary-layer", "it's", "studies",
         "indexes", "models", "最新的向量数据库", "ＦＵＬＬ", "Straße", "%C3%BC", "how-to-fix",
-        "_to_use", "ORA-00942", "/", ".", " ", "-", "_", "%", "über", "Loop_stream:",
+        "_to_use", "ORA-00942", "/", ".", " ", "-", "_", "%", "über", "Loop_stream:", "B-tree",
+        "e-mail",
     ]
 )  # fmt: skip
 _TEXTS = st.lists(st.one_of(_PIECES, st.text(max_size=8)), max_size=12).map("".join)
@@ -194,7 +212,9 @@ def test_url_words_are_the_host_and_path_before_any_query_or_fragment(url: str) 
 def test_a_url_term_less_its_last_character_is_in_the_folded_url(url: str, word: str) -> None:
     """Why `url_may_hold` may skip tokenising a URL: stemming only changes a word's end."""
     doc = analyze_doc("", "", url)
-    folded = unicodedata.normalize("NFKC", url_words(url)).lower()
+    lowered = unicodedata.normalize("NFKC", url_words(url)).lower()
+    folded = tokens.folded(url_words(url))  # lone letters' hyphens closed up too
+    assert folded.replace("-", "") == lowered.replace("-", "")
     assert all(term[:-1] in folded for term in doc.url)
     wanted = terms(word) | {word}
     assert analyze_doc("", "", url).url_may_hold(wanted) >= bool(wanted & doc.url)

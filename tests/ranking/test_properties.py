@@ -185,7 +185,17 @@ def test_url_variants_merge_into_one_result(variants: list[str]) -> None:
 #: hyphenated and joined words, CJK.
 odd_texts = st.lists(
     st.sampled_from(
-        [*WORDS, "ΟΔΟΣ", "\u0301né", "pg-vector", "fts5_virtual", "Node.js", "向量数据库", "x-"]
+        [
+            *WORDS,
+            "ΟΔΟΣ",
+            "\u0301né",
+            "pg-vector",
+            "fts5_virtual",
+            "Node.js",
+            "向量数据库",
+            "x-",
+            "k-means",
+        ]
     ),
     max_size=6,
 ).map(" ".join)

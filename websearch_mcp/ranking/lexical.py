@@ -19,7 +19,6 @@ from itertools import chain, pairwise
 
 from websearch_mcp.ranking.tokens import (
     CJK,
-    LETTER_HYPHEN,
     TOKEN,
     Terms,
     Texts,
@@ -28,6 +27,7 @@ from websearch_mcp.ranking.tokens import (
     read,
     sequence,
     stem,
+    unhyphenated,
     url_words,
 )
 
@@ -205,7 +205,7 @@ def analyze_query(text: str) -> QueryTerms:
     joined, every = sequence(text)
     seq = joined.split()
     content = tuple(dict.fromkeys(seq))
-    typed = LETTER_HYPHEN.sub(" ", unicodedata.normalize("NFKC", text))
+    typed = unhyphenated(unicodedata.normalize("NFKC", text))
     originals = {} if is_shouted(text) else {stem(t.lower()): t for t in TOKEN.findall(typed)}
     raw: set[str] = set()
     for token in TOKEN.findall(typed.lower()):

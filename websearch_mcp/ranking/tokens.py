@@ -1,10 +1,11 @@
 """Words and terms: text as the ranking reads it.
 
 Text is NFKC-normalised and lower-cased, split into words (identifiers such as `fts5_virtual`,
-`node.js`, `c++`, `AT&T` stay whole and also yield their parts) and Chinese/Japanese runs into
-character bigrams. English and Chinese stop words, including search filler such as "latest" or
-"最新", are not content words. A light plural stemmer lets "models" match "model". A cache of
-chunks makes a text its terms in a few C-level calls: tokenising is the ranking's hot path.
+`node.js`, `c++`, `AT&T` stay whole and also yield their parts; "boundary-layer" is two words,
+"B-tree" one, "btree") and Chinese/Japanese runs into character bigrams. English and Chinese
+stop words, including search filler such as "latest" or "最新", are not content words. A light
+plural stemmer lets "models" match "model". A cache of chunks makes a text its terms in a few
+C-level calls: tokenising is the ranking's hot path.
 """
 
 from __future__ import annotations
@@ -24,7 +25,11 @@ TOKEN = re.compile(rf"[{_CJK_CHARS}]+|{_WORD}+(?:[._\-+#'&]{_WORD}+)*[+#]*")
 CJK = re.compile(rf"[{_CJK_CHARS}]")
 # A hyphen between two letters joins ordinary words (boundary-layer = boundary layer); one next
 # to a digit is part of a name (gpt-4o, ORA-00942, utf-8).
-LETTER_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
+_LETTER_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
+# But a lone letter before a hyphen is part of the word (B-tree, k-means, p-value, e-mail): split
+# off, it would be dropped as a single letter and "B-tree" read as "tree". Closed up, the word
+# also meets its spelling without the hyphen (email). "a" and "i" are words ("a-guide-to").
+_LONE_LETTER = re.compile(r"(?<![\w.'&+#-])([^\W\d_aAiI])-(?=[^\W\d_]{2})")
 _JOINERS = re.compile(r"[._\-+#'&]+")
 
 #: A chunk's content terms, in order.
@@ -111,9 +116,16 @@ def _chunks(text: str) -> list[str] | list[bytes]:
     return unicodedata.normalize("NFKC", text).lower().translate(_SEPARATORS).split()
 
 
+def unhyphenated(text: str) -> str:
+    """`text` with its hyphens between letters read: closed up after a lone letter, else spaces."""
+    return _LETTER_HYPHEN.sub(" ", _LONE_LETTER.sub(r"\1", text))
+
+
 def folded(text: str) -> str:
-    """`text` as `_chunks` reads it, separators kept: every term of it is made of its parts."""
-    return text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower()
+    """`text` as `_chunks` reads it, separators kept and lone letters' hyphens closed up: every
+    term of it is made of its parts."""
+    lowered = text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower()
+    return _LONE_LETTER.sub(r"\1", lowered) if "-" in lowered else lowered
 
 
 def _term_of(token: str) -> Terms:
@@ -174,12 +186,17 @@ class _TermCache(dict[str | bytes, Terms]):
         text = chunk.decode("ascii") if isinstance(chunk, bytes) else chunk
         if text.isascii() and text.isalnum():  # a plain word: most chunks
             value = _term_of(text)
-        elif isinstance(chunk, bytes) and all(map(bytes.isalpha, parts := chunk.split(b"-"))):
-            # Words joined by hyphens (a URL's slug): every hyphen is between two letters, so
-            # the chunk's terms are its words', each a plain word of this cache.
+        elif (
+            isinstance(chunk, bytes)
+            and all(map(bytes.isalpha, parts := chunk.split(b"-")))
+            and len(parts[0]) > 1
+        ):
+            # Words joined by hyphens (a URL's slug), none a lone letter to close up: every
+            # hyphen is between two letters, so the chunk's terms are its words', each a plain
+            # word of this cache.
             value = tuple(chain.from_iterable(map(self.__getitem__, parts)))
         else:
-            text = LETTER_HYPHEN.sub(" ", text) if "-" in text else text
+            text = unhyphenated(text) if "-" in text else text
             value = tuple(chain.from_iterable(map(_term_of, TOKEN.findall(text))))
         self[chunk] = value
         return value
