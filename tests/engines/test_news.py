@@ -102,6 +102,11 @@ def test_google_news_reads_the_recorded_search_feed() -> None:
     assert hits[1].snippet == ""
     assert hits[1].source == "San Juan Record"  # recorded as "San Juan Record |"
     assert all(hit.published for hit in hits)
+    # Publishers named with " - " leave the title too, and a lone item repeats no more of it.
+    notus = next(h for h in hits if h.source == "News of the United States - NOTUS")
+    assert notus.title == "Trump Cuts Two Utah National Monuments by More Than 90%"
+    assert notus.snippet == ""
+    assert [h.title for h in hits if h.source and h.title.endswith(f" - {h.source}")] == []
 
 
 def test_google_news_takes_the_publisher_url_and_name_from_the_legacy_feed() -> None:
@@ -335,6 +340,12 @@ def test_a_google_news_title_loses_only_the_publisher_it_names() -> None:
     )
     assert without_source("Cats - dogs - AP News", None) == ("Cats - dogs", "AP News")
     assert without_source("Storm - hits", "AP News") == ("Storm - hits", "AP News")
+    assert without_source(" - AP News", "AP News") == (" - AP News", "AP News")
+    # A publisher whose name holds the separator itself.
+    assert without_source("Utah cuts - News of the US - NOTUS", "News of the US - NOTUS") == (
+        "Utah cuts",
+        "News of the US - NOTUS",
+    )
     assert without_source("No ending", None) == ("No ending", None)
 
 

@@ -119,13 +119,16 @@ def _read_time(text: str, now: datetime) -> str | None:
 
 def without_source(title: str, source: str | None) -> tuple[str, str | None]:
     """A Google News title without its " - Publisher" ending, and the publisher: `source` when
-    given (the ending is removed only when it names it), else the ending itself."""
+    given (the ending is removed only when it names it, which may hold " - " itself: "News of
+    the United States - NOTUS"), else the text after the last " - "."""
+    if source is not None:
+        kept = title.rstrip()
+        head = kept.removesuffix(f" - {source.strip()}")
+        return (head.strip(), source) if head != kept and head.strip() else (title, source)
     head, dash, tail = title.rpartition(" - ")
     if not dash or not head.strip():
         return title, source
-    if source is None:
-        return head.strip(), tail.strip() or None
-    return (head.strip(), source) if tail.strip() == source.strip() else (title, source)
+    return head.strip(), tail.strip() or None
 
 
 def news_hit(
