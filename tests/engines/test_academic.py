@@ -229,7 +229,8 @@ def test_crossref_jats_abstract_partial_dates_and_organisations() -> None:
         "DOI": "10.5555/ABC",
         "title": ["  Graph\n neural   networks "],
         "abstract": "<jats:title>Abstract</jats:title><jats:p>We <jats:italic>study</jats:italic>"
-        " graphs &amp; nets.</jats:p>",
+        " graphs &amp; nets of CO<jats:sub>2</jats:sub> in <jats:italic>E. coli</jats:italic>."
+        "</jats:p>",
         "author": [{"name": "The GNN Consortium"}, {"family": "Solo"}],
         "issued": {"date-parts": [[2019]]},
         "container-title": [],
@@ -238,7 +239,8 @@ def test_crossref_jats_abstract_partial_dates_and_organisations() -> None:
     [hit] = parse(Crossref(), json.dumps(body))
     assert hit.title == "Graph neural networks"
     assert hit.url == "https://doi.org/10.5555/abc"  # built from the DOI
-    assert hit.snippet == "We study graphs & nets."
+    # Inline tags are dropped without a space, as inside words; block tags leave one.
+    assert hit.snippet == "We study graphs & nets of CO2 in E. coli."
     assert hit.authors == ("The GNN Consortium", "Solo")
     assert hit.published == "2019" and hit.venue is None
     assert parse(Crossref(), json.dumps({"status": "ok", "message": {"items": []}})) == []

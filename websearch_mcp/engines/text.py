@@ -14,9 +14,12 @@ from websearch_mcp.models import Hit
 SNIPPET_MAX_CHARS = 500
 
 _TAG_RE = re.compile(r"<[^>]+>")
-# Highlighting tags sit inside words ("hello-<b>world</b>.com"): drop them without a space.
+# Highlighting tags sit inside words ("hello-<b>world</b>.com"): drop them without a space. So
+# do JATS's inline tags, which Crossref's abstracts carry ("CO<jats:sub>2</jats:sub>").
 _INLINE_TAG_RE = re.compile(
-    r"</?(?:a|abbr|b|code|em|i|mark|q|s|small|span|strong|sub|sup|u)(?:\s[^>]*)?>", re.IGNORECASE
+    r"</?(?:jats:)?(?:a|abbr|b|bold|code|em|i|italic|mark|monospace|q|s|sc|small|span|strong"
+    r"|sub|sup|u|underline)(?:\s[^>]*)?>",
+    re.IGNORECASE,
 )
 
 
