@@ -114,6 +114,11 @@ def test_different_arguments_miss_and_are_kept_apart(fake: FakeEngines, server: 
     for arguments in variants:
         assert search(server, **{"query": QUERY, **arguments})["cached"] is True, arguments
     assert fake.counts["searxng"] == 1 + len(variants)
+    # The same engines named in another order are the same search: asked and listed alike.
+    again = search(server, query=QUERY, engines=["searxng", "tavily"])
+    assert again["cached"] is True
+    assert [e["name"] for e in again["engines"]] == ["tavily", "searxng"]
+    assert fake.counts["searxng"] == 1 + len(variants)
 
 
 def test_a_config_change_misses_and_the_same_config_hits(

@@ -188,7 +188,7 @@ class SearchService:
         def ahead(prepared: Preparation) -> Fuse:  # the lists read as they arrive
             return functools.partial(fuse, prepared=prepared)
 
-        key_args = {"engines": args.engines, **_query_args(args.query)}
+        key_args = {"engines": _engine_set(args.engines), **_query_args(args.query)}
         answer = await self._search(
             "web", "web_search", args.query, args.engines, key_args, fuse, args.explain, ahead
         )
@@ -268,7 +268,7 @@ class SearchService:
             rrf_k=self.settings.search.rrf_k,
             block_domains=self.settings.search.block_domains,
         )
-        key_args = {"engines": args.engines, **_query_args(args.query)}
+        key_args = {"engines": _engine_set(args.engines), **_query_args(args.query)}
         answer = await self._search(
             "academic", "academic_search", args.query, args.engines, key_args, fuse, args.explain
         )
@@ -391,6 +391,12 @@ class SearchService:
 
 #: The query's fields that change an answer besides its text (which the key takes normalised).
 _KEY_FIELDS = tuple(f.name for f in dataclasses.fields(Query) if f.name != "text")
+
+
+def _engine_set(engines: list[str] | None) -> frozenset[str] | None:
+    """The engines named, for the cache key: a set, as the configuration's order and not the
+    caller's decides in what order they are asked and listed."""
+    return None if engines is None else frozenset(engines)
 
 
 def _query_args(query: Query) -> dict[str, Any]:
