@@ -29,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve MCP over streamable HTTP")
     serve.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
     serve.add_argument("--host", help="address to listen on (overrides server.host)")
-    serve.add_argument("--port", type=int, help="port to listen on (overrides server.port)")
+    serve.add_argument("--port", type=_port_arg, help="port to listen on (overrides server.port)")
     serve.add_argument(
         "--workers",
         type=_workers_arg,
@@ -43,7 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("query")
     search.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
     search.add_argument("--engines", help="comma-separated engine names (default: all enabled)")
-    search.add_argument("--max-results", type=int, default=10)
+    search.add_argument(
+        "--max-results", type=int, help="results to print (default: search.max_results)"
+    )
     search.add_argument("--time-range", choices=["day", "week", "month", "year"])
     search.add_argument("--language")
     search.add_argument(
@@ -83,6 +85,13 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check-config", help="validate a config file and print the result")
     check.add_argument("path", nargs="?", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
     return parser
+
+
+def _port_arg(text: str) -> int:
+    """`--port`: a number from 1 to 65535, as `server.port`."""
+    if text.isdigit() and 1 <= int(text) <= 65535:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"must be a number from 1 to 65535 (got {text!r})")
 
 
 def _workers_arg(text: str) -> int | str:
@@ -163,7 +172,7 @@ async def _search(settings: Settings, ns: argparse.Namespace) -> int:
     try:
         args = web_search_args(
             ns.query,
-            ns.max_results,
+            settings.search.max_results if ns.max_results is None else ns.max_results,
             ns.time_range,
             ns.engines,
             ns.language,
@@ -229,7 +238,7 @@ def _check(path: str | None) -> int:
     enabled = [
         name for name in sorted(settings.engines) if settings.engines[name].enabled is not False
     ]
-    print(f"configuration OK: {path or 'built-in defaults'}")
+    print(f"configuration OK: {path or os.environ.get(CONFIG_ENV) or 'built-in defaults'}")
     print(
         f"server: {settings.server.host}:{settings.server.port}; strategy: "
         f"{settings.search.strategy}; cache: {settings.cache.backend}"

@@ -75,6 +75,55 @@ def test_secret_values_are_not_echoed_in_errors(tmp_path: Path) -> None:
     assert "tvly-SECRET-123" not in str(err.value)
 
 
+SECRET = "tvly-SECRET-123"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"engines:\n  tavily:\n    api_keys: [{SECRET}\n",  # an unclosed list
+        f"server:\n  auth_tokens: [{SECRET}] x\n",  # something after the list
+        f'llm:\n  api_key: "{SECRET}\n',  # an unclosed quote
+    ],
+)
+def test_a_yaml_error_says_where_without_quoting_the_line(
+    tmp_path: Path, text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError, match=r"(?s)invalid YAML.*line \d+, column \d+") as err:
+        load_config(path)
+    assert SECRET not in str(err.value)
+    assert main(["check-config", str(path)]) == 2
+    assert SECRET not in capsys.readouterr().err
+
+
+def test_a_value_in_place_of_a_section_is_not_echoed() -> None:
+    with pytest.raises(ConfigError, match=r"engines\.tavily: .*dictionary") as err:
+        parse_config({"engines": {"tavily": SECRET}}, "test", environ={})
+    assert SECRET not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("data", "where"),
+    [
+        ({"llm": {"api_key": ["sk-one"]}}, "llm.api_key"),
+        ({"llm": {"api_key": {"key": "sk-one"}}}, "llm.api_key"),
+        ({"fetch": {"reader_api_key": ["jina-one"]}}, "fetch.reader_api_key"),
+        ({"server": {"auth_tokens": [["token-one"]]}}, "server.auth_tokens"),
+    ],
+)
+def test_a_secret_that_is_not_text_is_refused_unseen(data: dict, where: str) -> None:
+    # Taken as its Python text, a list would have been sent as the key "['sk-one']".
+    with pytest.raises(ConfigError, match=where.replace(".", r"\.")) as err:
+        parse_config(data, "test", environ={})
+    assert "-one" not in str(err.value)
+
+
+def test_a_numeric_secret_is_its_text() -> None:
+    settings = parse_config({"llm": {"api_key": 12345}}, "test", environ={})
+    assert settings.llm.api_key == "12345"
+
+
 def test_aliases_min_score_max_size(tmp_path: Path) -> None:
     settings = load_config(write(tmp_path, "engines:\n  tavily: {minScore: 0.3, maxSize: 4}\n"))
     assert settings.engines["tavily"].min_score == 0.3
@@ -93,6 +142,37 @@ def test_environment_overrides_and_keys() -> None:
     assert settings.search.mmr.lambda_ == 0.5
     assert settings.engines["bing"].weight == 2.0
     assert settings.engines["tavily"].api_keys == ["k1", "k2"]
+
+
+def test_every_list_takes_a_comma_list_from_the_environment() -> None:
+    env = {
+        "WEBSEARCH_MCP_SEARCH__BLOCK_DOMAINS": "a.com, b.com",
+        "WEBSEARCH_MCP_SEARCH__POOL__PROVIDERS": "tavily,brave",
+        "TAVILY_API_KEYS": "k1",
+        "BRAVE_API_KEYS": "k2",
+        "WEBSEARCH_MCP_SEARCH__RANKING__PENALIZED_DOMAINS": "shop.example",
+        "WEBSEARCH_MCP_FETCH__ALLOW_NETWORKS": "10.0.0.0/8,192.168.0.0/16",
+        "WEBSEARCH_MCP_FETCH__ALLOWED_PORTS": "80, 8080",
+        "WEBSEARCH_MCP_ACADEMIC__VENUES": "NeurIPS,ICML",
+    }
+    settings = parse_config({}, "test", environ=env)
+    assert settings.search.block_domains == ["a.com", "b.com"]
+    assert settings.search.pool.providers == ["tavily", "brave"]
+    assert settings.search.ranking.penalized_domains == ["shop.example"]
+    assert settings.fetch.allow_networks == ["10.0.0.0/8", "192.168.0.0/16"]
+    assert settings.fetch.allowed_ports == [80, 8080]
+    assert settings.academic.venues == ["NeurIPS", "ICML"]
+    with pytest.raises(ConfigError, match=r"fetch\.allowed_ports\.1: .*less than or equal"):
+        parse_config({}, "test", environ={"WEBSEARCH_MCP_FETCH__ALLOWED_PORTS": "80,70000"})
+
+
+@pytest.mark.parametrize("value", ["0", "65", "many", "1.5"])
+def test_a_bad_worker_count_is_one_line_saying_what_is_allowed(value: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_config({}, "test", environ={"WEBSEARCH_MCP_SERVER__WORKERS": value})
+    lines = str(err.value).splitlines()
+    (line,) = [line for line in lines if "server.workers" in line]
+    assert line.startswith("  server.workers: Value error, must be a number from 1 to 64 or auto")
 
 
 def test_environment_unknown_key_is_reported() -> None:
@@ -114,6 +194,17 @@ def test_check_config_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["check-config", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "cache.backend" in err and "'sqlite', 'redis' or 'none'" in err
+
+
+def test_check_config_names_the_file_the_environment_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "search:\n  strategy: sequential\n")
+    monkeypatch.setenv("WEBSEARCH_MCP_CONFIG", str(path))
+    assert main(["check-config"]) == 0
+    out = capsys.readouterr().out
+    assert f"configuration OK: {path}\n" in out
+    assert "strategy: sequential" in out
 
 
 def test_strategy_engines_of_the_other_kind_or_disabled_stop_the_start(

@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import uvicorn
+import yaml
 
 from testing.config_files import write_config
 from testing.fake_engines import FakeEngines
@@ -86,3 +90,30 @@ def test_search_with_category_news_asks_only_the_news_engines(
     assert "undated" in out  # the fake SearXNG prints no dates
     assert "tavily skipped (has no news search)" in out
     assert fake.counts["tavily"] == 0 and fake.last["searxng"].params["categories"] == "news"
+
+
+def test_search_returns_search_max_results_unless_told(
+    engines_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write_config(tmp_path / "c.yaml", engines_url)
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["search"]["max_results"] = 2
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert main(["search", "python asyncio", "--config", str(config), "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["results"]) == 2
+    told = ["search", "python asyncio", "--config", str(config), "--json", "--max-results", "3"]
+    assert main(told) == 0
+    assert len(json.loads(capsys.readouterr().out)["results"]) == 3
+
+
+@pytest.mark.parametrize("port", ["70000", "0", "-1", "http"])
+def test_serve_refuses_a_port_out_of_range(
+    port: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # server.port is 1-65535 in a file or the environment; --port is held to the same.
+    started: list[dict[str, Any]] = []
+    monkeypatch.setattr(uvicorn, "run", lambda _app, **options: started.append(options))
+    with pytest.raises(SystemExit) as done:
+        main(["serve", "--port", port])
+    assert done.value.code == 2 and started == []
+    assert "--port: must be a number from 1 to 65535" in capsys.readouterr().err

@@ -152,6 +152,20 @@ async def test_modern_protocol_revision(server: str) -> None:
     assert len(result.structured_content["results"]) == 2
 
 
+async def test_search_max_results_is_the_default_the_tool_advertises_and_uses(
+    engines_url: str,
+) -> None:
+    with serve_app(create_app(make_settings(engines_url, max_results=2))) as url:
+        async with Client(f"{url}/mcp", mode="legacy", cache=None) as client:
+            tools = await client.list_tools()
+            web = next(t for t in tools.tools if t.name == "web_search")
+            result = await client.call_tool("web_search", {"query": "asyncio"})
+            more = await client.call_tool("web_search", {"query": "asyncio", "max_results": 4})
+    assert web.input_schema["properties"]["max_results"]["default"] == 2
+    assert len(result.structured_content["results"]) == 2
+    assert len(more.structured_content["results"]) == 4
+
+
 def test_stateless_http_without_initialize(server: str) -> None:
     with httpx.Client(timeout=10) as http:
         listed = http.post(

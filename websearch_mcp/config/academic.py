@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from websearch_mcp.config.types import Days, Fraction, Section, Weight
+from websearch_mcp.config.types import CommaList, Days, Fraction, Section, Weight
 
 
 class AcademicSettings(Section):
@@ -48,7 +48,7 @@ class AcademicSettings(Section):
     freshness_undated: Fraction = Field(
         0.5, description="freshness of a paper without a known date"
     )
-    venues: list[str] = Field(
+    venues: CommaList = Field(
         default_factory=list,
         description="added to the built-in top venues: acronyms (NeurIPS) match as a word, "
         "names of three or more words as a phrase, shorter names exactly",

@@ -12,6 +12,7 @@ tokens from `WEBSEARCH_MCP_TOKENS` and the summary model's key from `LLM_API_KEY
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,7 +31,11 @@ TOKENS_ENV = "WEBSEARCH_MCP_TOKENS"
 #: The key of the summary model, the same as `llm.api_key`.
 LLM_KEY_ENV = "LLM_API_KEY"
 #: Keys whose values are never shown in an error (and everything below them).
-SECRET_KEYS = frozenset({"api_keys", "api_key", "auth_tokens", "redis_url", "url", "proxy"})
+SECRET_KEYS = frozenset(
+    {"api_keys", "api_key", "reader_api_key", "auth_tokens", "redis_url", "url", "proxy"}
+)
+#: Errors of a value given where a section (a mapping) was expected.
+SECTION_ERRORS = frozenset({"dict_type", "model_type", "model_attributes_type"})
 
 
 def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
@@ -116,7 +121,9 @@ def _error_lines(err: ValidationError) -> list[str]:
             lines.append(f"{key}: unknown key{hint}")
         else:
             got = item.get("input")
-            secret = any(str(p) in SECRET_KEYS for p in loc)
+            # A value written where a section was expected may be anything (an engine's key
+            # in place of its block): never shown either.
+            secret = any(str(p) in SECRET_KEYS for p in loc) or item["type"] in SECTION_ERRORS
             shown = "" if secret or isinstance(got, dict) else f" (got {got!r})"
             lines.append(f"{key}: {item['msg']}{shown}")
     return lines
@@ -161,7 +168,11 @@ def read_config_file(path: str | os.PathLike[str] | None = None) -> tuple[Any, s
         text = file.read_text(encoding="utf-8")
     except OSError as err:
         raise ValueError(f"cannot read configuration file {file}: {err.strerror}") from None
+    # Read from a stream: PyYAML then marks an error by file, line and column only, without
+    # quoting the line, which may hold a key or a token.
+    stream = io.StringIO(text)
+    stream.name = str(file)
     try:
-        return yaml.safe_load(text), str(file)
+        return yaml.safe_load(stream), str(file)
     except (yaml.YAMLError, ValueError) as err:  # ValueError: a number of thousands of digits
         raise ValueError(f"invalid YAML in {file}: {err}") from None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from websearch_mcp.config.types import (
     CommaList,
@@ -13,6 +13,7 @@ from websearch_mcp.config.types import (
     SecretText,
     Section,
     networks,
+    split_commas,
 )
 
 
@@ -24,13 +25,13 @@ class ProxySettings(Section):
 
 
 class FetchSettings(Section):
-    allow_networks: Annotated[list[str], networks("a CIDR network")] = Field(default_factory=list)
+    allow_networks: Annotated[CommaList, networks("a CIDR network")] = Field(default_factory=list)
     max_bytes: int = Field(10_485_760, ge=1024)
     timeout_seconds: float = Field(15.0, gt=0, le=300)
     max_redirects: int = Field(5, ge=0, le=20)
-    allowed_ports: list[Annotated[int, Field(ge=1, le=65535)]] = Field(
-        default_factory=lambda: [80, 443], min_length=1
-    )
+    allowed_ports: Annotated[
+        list[Annotated[int, Field(ge=1, le=65535)]], BeforeValidator(split_commas)
+    ] = Field(default_factory=lambda: [80, 443], min_length=1)
     connect_timeout_seconds: float = Field(5.0, gt=0, le=120)
     read_timeout_seconds: float = Field(10.0, gt=0, le=300)
     reader_fallback: bool = False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from websearch_mcp.config.types import Days, Fraction, Section, Weight
+from websearch_mcp.config.types import CommaList, Days, Fraction, Section, Weight
 
 
 class MMRSettings(Section):
@@ -103,18 +103,18 @@ class RankingSettings(Section):
         0.5, description="engine list quality: a hit with an off-topic word"
     )
     # Lists extend the built-in ones in websearch_mcp/ranking/domain.py and quality.py.
-    penalized_domains: list[str] = Field(
+    penalized_domains: CommaList = Field(
         default_factory=list, description="added to the built-in e-commerce and brand sites"
     )
-    dictionary_domains: list[str] = Field(
+    dictionary_domains: CommaList = Field(
         default_factory=list, description="added to the dictionaries penalised on error codes"
     )
-    authority_domains: list[str] = Field(
+    authority_domains: CommaList = Field(
         default_factory=list, description="added to the built-in official and reference sites"
     )
-    low_quality_tlds: list[str] = Field(
+    low_quality_tlds: CommaList = Field(
         default_factory=list, description="added to the built-in low-quality suffixes"
     )
-    offtopic_words: list[str] = Field(
+    offtopic_words: CommaList = Field(
         default_factory=list, description="added to the built-in off-topic words (list quality)"
     )

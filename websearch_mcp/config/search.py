@@ -9,7 +9,7 @@ from pydantic import AliasChoices, Field
 
 from websearch_mcp.config.news import NewsSettings
 from websearch_mcp.config.ranking import MMRSettings, RankingSettings
-from websearch_mcp.config.types import Fraction, Section
+from websearch_mcp.config.types import CommaList, Fraction, Section
 
 
 class PoolSettings(Section):
@@ -17,14 +17,14 @@ class PoolSettings(Section):
 
     order: Literal["round_robin", "priority", "weighted"] = "round_robin"
     # `priority`: these first, in this order; the other keyed providers follow.
-    providers: list[str] = Field(default_factory=list)
+    providers: CommaList = Field(default_factory=list)
 
 
 class SequentialSettings(Section):
     """The `sequential` strategy: engines one after another until a list is good enough."""
 
     # These first, in this order; the other chosen engines follow in the built-in order.
-    order: list[str] = Field(default_factory=list)
+    order: CommaList = Field(default_factory=list)
     quality_stop: Fraction = 0.8
     quality_accept: Fraction = Field(
         0.3, validation_alias=AliasChoices("quality_accept", "relevance_threshold")
@@ -65,7 +65,7 @@ class SearchSettings(Section):
     relevance_threshold: Fraction = 0.05
     rrf_k: int = Field(60, ge=1, le=1000)
     mmr: MMRSettings = Field(default_factory=MMRSettings)
-    block_domains: list[str] = Field(default_factory=list)
+    block_domains: CommaList = Field(default_factory=list)
     # Multiplies the fusion weight of a list reported `irrelevant` (it seems to answer another
     # query), so that it stays below the lists that answer this one.
     irrelevant_weight: Fraction = 0.05

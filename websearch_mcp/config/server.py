@@ -25,6 +25,18 @@ def _tokens(value: Any) -> Any:
     return as_texts(value)
 
 
+def _workers(value: Any) -> Any:
+    # One message for both kinds, rather than one per branch of the union
+    # ("server.workers.constrained-int: ...", "server.workers.literal['auto']: ...").
+    if value == "auto":
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 64:
+        return value
+    raise ValueError("must be a number from 1 to 64 or auto")
+
+
 class ServerSettings(Section):
     """The HTTP server: where it listens, who may call it, how much, and how it logs."""
 
@@ -61,4 +73,6 @@ class ServerSettings(Section):
     tracing: bool = False
     # Processes serving one port (`auto`: one per core); they share the cache file, cooldowns,
     # breakers and metrics.
-    workers: Annotated[int, Field(ge=1, le=64)] | Literal["auto"] = 1
+    workers: Annotated[
+        Annotated[int, Field(ge=1, le=64)] | Literal["auto"], BeforeValidator(_workers)
+    ] = 1

@@ -38,18 +38,27 @@ def split_commas(value: Any) -> Any:
     return value
 
 
+def _number_as_text(value: Any) -> Any:
+    """A number as its text; anything else (text, a list, a mapping, true) unchanged, for the
+    validation to refuse what is not text."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
 def as_texts(value: Any) -> Any:
-    """Every item of a list as text. A numeric-looking token parses from YAML as a number: taking
-    it as text means a validation error never echoes a token back."""
+    """Every number in a list as text. A numeric-looking token parses from YAML as a number:
+    taking it as text means a validation error never echoes a token back."""
     if isinstance(value, list):
-        return [item if isinstance(item, str) else str(item) for item in value]
+        return [_number_as_text(item) for item in value]
     return value
 
 
 def as_text(value: Any) -> Any:
     """A secret as text. A numeric-looking key parses from YAML as a number; taking it as text
-    means a validation error can never echo the key back."""
-    return value if value is None or isinstance(value, str) else str(value)
+    means a validation error can never echo the key back. A list or a mapping is left to be
+    refused, not sent as its Python text."""
+    return _number_as_text(value)
 
 
 def starts_with(

@@ -82,11 +82,13 @@ class Arg:
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """What the configuration narrows: the longest query and the engines that can be named."""
+    """What the configuration sets: the longest query, the engines that can be named and how
+    many web results a search returns when the caller does not say (`search.max_results`)."""
 
     max_query_chars: int = MAX_QUERY_CHARS
     web_engines: Sequence[str] = ()
     academic_engines: Sequence[str] = ()
+    default_results: int = 10
 
 
 def checked(params: Sequence[Arg], raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -207,7 +209,13 @@ def web_search_params(limits: Limits, *, summaries: bool) -> tuple[Arg, ...]:
     """`web_search`'s arguments; `intent` and `summarize` only with `summaries`."""
     return (
         _query("What to search for, in plain words.", limits.max_query_chars),
-        _count("max_results", 1, MAX_RESULTS_LIMIT, 10, "How many fused results to return."),
+        _count(
+            "max_results",
+            1,
+            MAX_RESULTS_LIMIT,
+            limits.default_results,
+            "How many fused results to return.",
+        ),
         _optional(
             "time_range",
             {"type": "string", "enum": list(TIME_RANGES)},
@@ -270,8 +278,9 @@ def fetch_page_params() -> tuple[Arg, ...]:
 # cost more than the checks. The checks read the clock themselves (`max_year`), so a list built
 # last year checks this year's bounds.
 @functools.lru_cache(maxsize=8)
-def _web_search_checks(max_query_chars: int) -> tuple[Arg, ...]:
-    return web_search_params(Limits(max_query_chars), summaries=True)
+def _web_search_checks(max_query_chars: int, default_results: int) -> tuple[Arg, ...]:
+    limits = Limits(max_query_chars, default_results=default_results)
+    return web_search_params(limits, summaries=True)
 
 
 @functools.lru_cache(maxsize=8)
@@ -280,14 +289,18 @@ def _academic_search_checks(max_query_chars: int) -> tuple[Arg, ...]:
 
 
 def web_search_args(
-    *given: Any, max_query_chars: int = MAX_QUERY_CHARS, **named: Any
+    *given: Any,
+    max_query_chars: int = MAX_QUERY_CHARS,
+    default_results: int = 10,
+    **named: Any,
 ) -> WebSearchArgs:
     """Validate `web_search` arguments (in `web_search_params` order, or by name; left out:
-    their defaults); `ToolInputError` names the argument and what is allowed.
+    their defaults, `default_results` for `max_results`); `ToolInputError` names the argument
+    and what is allowed.
 
     `summarize` defaults to true when an intent is given, false otherwise.
     """
-    params = _web_search_checks(max_query_chars)
+    params = _web_search_checks(max_query_chars, default_results)
     values = checked(params, _by_name(params, given, named))
     chosen = values["intent"]
     return WebSearchArgs(

@@ -152,7 +152,11 @@ def tool_specs(service: SearchService, limits: Limits) -> list[ToolSpec]:
     async def web_search(
         arguments: dict[str, Any], progress: Progress | None
     ) -> SummarizedSearchOut:
-        args = web_search_args(**arguments, max_query_chars=limits.max_query_chars)
+        args = web_search_args(
+            **arguments,
+            max_query_chars=limits.max_query_chars,
+            default_results=limits.default_results,
+        )
         return await service.web_search(args, _progress_reporter(progress))
 
     async def academic_search(arguments: dict[str, Any], _: Progress | None) -> PapersOut:
@@ -283,7 +287,10 @@ def build_mcp(
     OpenTelemetry span is opened per message (`mcp_adapter`)."""
     metrics = metrics or Metrics()
     limits = Limits(
-        service.settings.server.max_query_chars, web_engines, service.orchestrator.names("academic")
+        service.settings.server.max_query_chars,
+        web_engines,
+        service.orchestrator.names("academic"),
+        service.settings.search.max_results,
     )
     made = [tool(spec, metrics) for spec in tool_specs(service, limits)]
     tools = MCPServer("websearch-mcp", version=__version__, tools=made)
