@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
 from websearch_mcp.dates import _partial_date
+from websearch_mcp.engines.base import parse_retry_after
 from websearch_mcp.engines.common import (
     _MD_EMPHASIS_RE,
     _MD_HEADING_RE,
@@ -235,3 +236,23 @@ def test_a_partial_date_prints_the_numbers_it_was_given(
     expected = f"{year:04d}" + (f"-{month:02d}" if month is not None else "")
     expected += f"-{day:02d}" if month is not None and day is not None else ""
     assert _partial_date(year, month, day) == expected
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [
+        ("30", 30.0),
+        (" 1.5 ", 1.5),
+        ("-4", 0.0),
+        ("inf", 86_400.0),
+        ("1e400", 86_400.0),
+        ("nan", None),
+        ("Wed, 21 Oct 2026 07:28:00 GMT", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_retry_after_is_seconds_from_none_to_a_day(
+    header: str | None, seconds: float | None
+) -> None:
+    assert parse_retry_after(header) == seconds

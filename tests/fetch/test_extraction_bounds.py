@@ -5,6 +5,7 @@ meanwhile, and memory comes back."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Iterator
@@ -20,6 +21,8 @@ from testing.fetch_helpers import LocalServer, make_pdf, page
 from testing.memory import PeakMemory, resident_bytes
 from testing.server_helpers import MCP_HEADERS, results_for, settings_for, tool_call
 from testing.serving import serve_app
+from websearch_mcp.fetch.job import Job
+from websearch_mcp.fetch.pool import ExtractorPool
 from websearch_mcp.server.app import create_app
 
 TIMEOUT = 3.0
@@ -136,3 +139,27 @@ def test_memory_grows_little_and_comes_back(site: LocalServer, service: str) -> 
     mib = 1024 * 1024
     assert peak - baseline <= 300 * mib, f"peak {(peak - baseline) / mib:.0f} MiB over baseline"
     assert after - baseline <= 100 * mib, f"{(after - baseline) / mib:.0f} MiB left over"
+
+
+async def test_a_job_cancelled_while_it_waits_gives_back_its_turn() -> None:
+    def job(body: bytes) -> Job:
+        return Job("html", body, "http://127.0.0.1/", 2_000_000, 50_000, 1, 65536)
+
+    pool = ExtractorPool(1, 768 * 1024 * 1024)
+    try:
+        assert (await pool.run(job(SMALL.encode()), time.monotonic() + 20))[0] == "ok"  # warmed up
+        slow = asyncio.ensure_future(pool.run(job(hostile_docs.flat_html(150_000)), deadline(8)))
+        await asyncio.sleep(0.1)
+        waiting = asyncio.ensure_future(pool.run(job(SMALL.encode()), deadline(8)))
+        await asyncio.sleep(0.1)
+        waiting.cancel()  # its caller went away while it waited for the one worker
+        await asyncio.gather(waiting, return_exceptions=True)
+        # The slow job, paused for the waiting one, gets the worker back, and so does the next.
+        assert (await slow)[0] == "ok"
+        assert (await pool.run(job(SMALL.encode()), deadline(3)))[0] == "ok"
+    finally:
+        pool.close()
+
+
+def deadline(seconds: float) -> float:
+    return time.monotonic() + seconds

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from collections.abc import Iterator
 
@@ -16,6 +17,7 @@ from testing.fetch_helpers import (
     settings_for,
 )
 from websearch_mcp.fetch import FetchError, FetchRefused, fetch_document, fetch_page
+from websearch_mcp.fetch.pdf import extract_pdf
 
 ARTICLE = """<!doctype html>
 <html><head>
@@ -130,6 +132,38 @@ async def test_plain_text_and_json_pass_through(server: LocalServer) -> None:
     assert text["content"] == "Line one\nLine two" and text["content_type"] == "text/plain"
     latin = await fetch_page(server.url("/latin"), settings=settings)
     assert latin["content"] == "Café crème"
+
+
+@pytest.mark.parametrize("charset", ["iso-8859-1", "latin1", "us-ascii", "windows-1252"])
+@pytest.mark.parametrize("media", ["text/plain", "text/html"])
+async def test_latin_labels_read_as_windows_1252_as_browsers_do(
+    server: LocalServer, charset: str, media: str
+) -> None:
+    # The WHATWG Encoding Standard reads these labels as windows-1252: 0x93 and 0x94 are
+    # quotation marks and 0x80 the euro sign, not control characters.
+    text = b"<html><body><article><p>" + b"The \x93new\x94 price is \x80 5 a unit. " * 20
+    server.routes["/latin"] = page(text + b"</p></article>", f"{media}; charset={charset}")
+    result = await fetch_page(server.url("/latin"), settings=settings_for(server))
+    assert "The \u201cnew\u201d price is \u20ac 5 a unit." in result["content"]
+
+
+@pytest.mark.parametrize("charset", ["idna", "punycode", "undefined", "rot13", "no-such-codec"])
+async def test_a_charset_that_cannot_decode_a_page_reads_it_as_utf_8(
+    server: LocalServer, charset: str
+) -> None:
+    body = "Crème brûlée, a page in a codec that cannot read it. ".encode() * 20
+    server.routes["/odd"] = page(body + b"\xff", f"text/plain; charset={charset}")
+    result = await fetch_page(server.url("/odd"), settings=settings_for(server))
+    assert result["content"].startswith("Crème brûlée, a page in a codec")
+    assert result["content"].endswith("\ufffd")
+
+
+def test_pdf_text_cut_with_its_page_markers_says_so() -> None:
+    cut = "text cut at 100 characters (fetch.max_text_chars)"
+    found = extract_pdf(make_pdf([["a" * 45], ["b" * 45]]), max_chars=100)
+    assert len(found.content) == 100 and found.capped == cut
+    both = extract_pdf(make_pdf([["a" * 45], ["b" * 45], ["c"]]), max_pages=2, max_chars=100)
+    assert both.capped == f"read 2 of 3 pages (fetch.max_pdf_pages); {cut}"
 
 
 async def test_html_without_content_type_is_sniffed(server: LocalServer) -> None:
@@ -248,6 +282,15 @@ async def test_reader_never_sees_refused_urls(
         )
     with pytest.raises(FetchRefused):
         await fetch_page(f"http://169.254.169.254:{server.port}/", settings=settings)
+
+    async def unresolvable(host: str, port: int) -> list[str]:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    # An address with a trailing dot is that address, not a name whose lookup failed.
+    with pytest.raises(FetchRefused):
+        await fetch_page(
+            f"http://169.254.169.254.:{server.port}/", settings=settings, resolver=unresolvable
+        )
     assert server.seen == [] and connections == []
 
 

@@ -205,6 +205,9 @@ async def _numeric_only(host: str, port: int) -> list[str]:
         ("http://2130706433/", LOOPBACK),
         ("http://0x7f.1/", LOOPBACK),
         ("http://127.1/", LOOPBACK),
+        # A fully qualified address, with its trailing dot, as browsers read it
+        ("http://169.254.169.254./latest/meta-data/", LINK_LOCAL),
+        ("http://127.0.0.1./", LOOPBACK),
     ],
 )
 async def test_refused_addresses_never_connect(

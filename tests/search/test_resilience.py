@@ -235,6 +235,26 @@ def test_a_rate_limited_engine_rests_as_long_as_retry_after_says(
     assert fake.counts["bing"] == 2 and fake.counts["duckduckgo"] == 1
 
 
+@pytest.mark.parametrize("value", ["inf", "1e400", "99999999"])
+def test_an_endless_retry_after_rests_the_engine_a_day_at_most(
+    fake: FakeEngines, engines_url: str, clock: FakeClock, value: str
+) -> None:
+    fake.faults["bing"] = Fault(status=429, retry_after=value)
+    settings = settings_for(engines_url, engines_conf(), deadline_seconds=DEADLINE)
+    with serving(settings, clock) as url:
+        assert report(web_search(url, QUERY)["structuredContent"], "bing")["status"] == (
+            "rate_limited"
+        )
+        second = web_search(url, QUERY)
+        assert not second.get("isError"), second
+        assert report(second["structuredContent"], "bing")["error"] == (
+            "circuit open after HTTP 429 Too Many Requests; next try in 24 h"
+        )
+        del fake.faults["bing"]
+        clock.advance(86_400)
+        assert report(web_search(url, QUERY)["structuredContent"], "bing")["status"] == "ok"
+
+
 def test_other_errors_open_the_breaker_for_longer_each_time(
     fake: FakeEngines, engines_url: str, clock: FakeClock
 ) -> None:

@@ -6,6 +6,7 @@ An engine never does I/O. The orchestrator sends what `request()` builds to the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import ClassVar, Literal
@@ -21,14 +22,23 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+#: The longest rest an engine's `Retry-After` can set: a key or a breaker resting longer (or for
+#: ever, `inf`) would stay silent across restarts in a shared store, and its report unreadable.
+RETRY_AFTER_MAX_SECONDS = 86_400.0
+
+
 def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a `Retry-After` header given in seconds; None when absent or a date."""
+    """Seconds from a `Retry-After` header given in seconds, at most a day; None when absent, a
+    date or not a number (`nan`)."""
     if not value:
         return None
     try:
-        return max(0.0, float(value.strip()))
+        seconds = float(value.strip())
     except ValueError:
         return None
+    if math.isnan(seconds):
+        return None
+    return min(RETRY_AFTER_MAX_SECONDS, max(0.0, seconds))
 
 
 class Engine:

@@ -11,6 +11,7 @@ Any number of callers may await `extract` at once; jobs share the workers shorte
 from __future__ import annotations
 
 import asyncio
+import codecs
 import time
 from dataclasses import dataclass
 
@@ -69,12 +70,18 @@ def _sniff(body: bytes, declared: str) -> str:
     return "text/plain"
 
 
+#: Codecs that browsers read as windows-1252 (the WHATWG Encoding Standard's labels).
+_AS_WINDOWS_1252 = frozenset({"iso8859-1", "ascii"})
+
+
 def _decode(body: bytes, charset: str) -> str:
     # utf-8-sig drops a byte-order mark that would otherwise lead the text.
     codec = "utf-8-sig" if charset.lower() in ("utf-8", "utf8") else charset
     try:
+        if codecs.lookup(codec).name in _AS_WINDOWS_1252:
+            codec = "cp1252"
         return body.decode(codec, "replace")
-    except LookupError:
+    except (LookupError, UnicodeError):  # unknown, or a codec without "replace" (idna, ...)
         return body.decode("utf-8", "replace")
 
 

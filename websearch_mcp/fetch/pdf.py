@@ -71,8 +71,10 @@ def extract_pdf(
             reader_may_help=False,
         )
     content = "\n\n".join(f"{page_marker(n)}\n\n{text}" for n, text in enumerate(pages, 1))
-    if len(content) > max_chars:
+    if len(content) > max_chars:  # the page markers count too
         content = content[:max_chars]
+        cut = f"text cut at {max_chars} characters (fetch.max_text_chars)"
+        capped = cut if capped in (None, cut) else f"{capped}; {cut}"
     return Extracted(
         content=content, title=_title(metadata), published=_created(metadata), capped=capped
     )

@@ -179,10 +179,17 @@ class ExtractorPool:
                 await ticket.turn.wait()
             return True
         except TimeoutError:
-            if ticket in self._waiting:
-                self._waiting.remove(ticket)
-            self._release(ticket)  # the turn may have come as the time ran out
+            self._leave_line(ticket)
             return False
+        except asyncio.CancelledError:  # the caller went away: nobody would release its turn
+            self._leave_line(ticket)
+            raise
+
+    def _leave_line(self, ticket: _Ticket) -> None:
+        """`ticket` stops waiting, and gives back the turn that may have come meanwhile."""
+        if ticket in self._waiting:
+            self._waiting.remove(ticket)
+        self._release(ticket)
 
     def _release(self, ticket: _Ticket) -> None:
         if ticket.holding:

@@ -90,8 +90,9 @@ def embedded_ipv4(address: IPv6Address) -> IPv4Address | None:
 
 
 def parse_address(text: str) -> IPAddress | None:
-    """An address from a resolver or a URL host (brackets and IPv6 zone ids tolerated)."""
-    text = text.strip().strip("[]").split("%", 1)[0]
+    """An address from a resolver or a URL host (brackets, IPv6 zone ids and the trailing dot
+    of a fully qualified `127.0.0.1.` tolerated)."""
+    text = text.strip().strip("[]").split("%", 1)[0].removesuffix(".")
     try:
         return ipaddress.ip_address(text)
     except ValueError:
