@@ -174,6 +174,11 @@ def test_a_broken_engine_never_breaks_the_search(
         assert answer["partial"] is True
         others = set(statuses(answer)) - {engine}
         assert {statuses(answer)[name] for name in others} == {"ok"}
+        # The status page counts the failed call, one cut off at the deadline too.
+        rows = httpx.get(f"{url}/status.json", timeout=5).json()["engines"]
+        (row,) = [row for row in rows if row["name"] == engine]
+        assert row["hour"]["statuses"] == {status: 1}
+        assert row["last_error"]["status"] == status
         # The process keeps serving: health, and a second search (the broken engine now
         # skipped by its breaker, or failing again just as fast).
         assert httpx.get(f"{url}/healthz", timeout=5).status_code == 200

@@ -52,6 +52,8 @@ def test_lenient_coercion() -> None:
             "time_range must be one of day, week, month, year",
         ),
         ({"query": "q", "language": "english please"}, "language must be a language code"),
+        ({"query": "q", "language": "en\n"}, "language must be a language code"),
+        ({"query": "q", "language": "zh-CN\n"}, "language must be a language code"),
         ({"query": "q", "explain": "maybe"}, "explain must be true or false"),
         ({"query": "q", "engines": []}, "engines must name at least one engine"),
         ({"query": "q", "engines": [1, 2]}, "engines must be a list of engine names"),

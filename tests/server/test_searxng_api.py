@@ -256,6 +256,14 @@ def test_science_uses_academic_search(engines_url: str) -> None:
     assert paper["publishedDate"] == "2017-06-12T00:00:00"
 
 
+def test_a_science_page_past_the_last_is_empty_as_on_the_web(server: str) -> None:
+    web = search(server, q="transformers", pageno="51")
+    science = search(server, q="transformers", categories="science", pageno="51")
+    for answer in (web, science):
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["results"] == [] and answer.json()["number_of_results"] == 0
+
+
 # --- real consumers -------------------------------------------------------------------------
 
 

@@ -32,6 +32,7 @@ from testing.status_mix import (
 )
 from websearch_mcp.cli import main as cli_main
 from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.engines.text import plain_text
 from websearch_mcp.models import EngineReport
 from websearch_mcp.net.breaker import CircuitBreaker
 from websearch_mcp.net.cooldowns.recent_reads import MAX_AGE_SECONDS
@@ -119,6 +120,14 @@ def test_a_kept_error_has_no_query_and_is_short() -> None:
     _, status, text = activity.last_errors["a"]
     assert status == "error" and query not in text and "<query>" in text
     assert len(text) == MAX_ERROR_CHARS
+
+
+def test_a_query_an_api_error_quotes_and_cuts_short_is_masked_too() -> None:
+    activity = Activity(FakeClock(1_000_000.0))
+    query = " ".join(["marmalade zebra quasar lighthouse"] * 9)
+    error = plain_text(f"bad query: {query}", 200)  # an API's error, as an engine keeps it
+    activity.record(EngineReport("a", "error", latency_ms=5, error=error), query)
+    assert activity.last_errors["a"][2] == "bad query: <query>…"
 
 
 def test_percentiles_read_from_the_histogram_are_within_a_bucket() -> None:

@@ -86,6 +86,16 @@ def test_null_for_an_optional_argument_is_not_given(fake: FakeEngines, server: s
     papers = call(server, {"query": "q", "year_from": None, "year_to": None}, "academic_search")
     # Past the argument checks: this server has no academic index to ask.
     assert papers["content"][0]["text"].endswith("academic_search: no engine is enabled")
+    # Arguments with a default take it for null, sent as JSON or as its text.
+    for null in (None, "null"):
+        defaults = {"max_results": null, "explain": null, "read": null, "category": null}
+        answer = call(server, {"query": "asyncio", **defaults})
+        assert answer["isError"] is False, answer["content"]
+        assert answer["structuredContent"]["results"]
+        page = call(
+            server, {"url": "http://10.0.0.1/", "max_chars": null, "start": null}, "fetch_page"
+        )
+        assert page["content"][0]["text"].startswith("Error executing tool fetch_page: refused:")
     wrong = call(server, {"query": "x", "time_range": "decade"})
     assert wrong["content"][0]["text"] == (
         "Error executing tool web_search: "

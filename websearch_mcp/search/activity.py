@@ -42,8 +42,17 @@ def latency_bucket(ms: int) -> int:
 
 def clean_error(text: str, query: str) -> str:
     """An error text to keep: without the query's text, and not too long."""
-    if query.strip():
+    query = query.strip()
+    if query:
         text = text.replace(query, QUERY_MASK)
+        # A text cut short (an API's error is kept to 200 characters) may end in the query's
+        # start: that is the query's text too.
+        if text.endswith("…"):
+            body = text[:-1]
+            for size in range(min(len(query), len(body)), 2, -1):
+                if body.endswith(query[:size]):
+                    text = body[:-size] + QUERY_MASK + "…"
+                    break
     return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
 
 

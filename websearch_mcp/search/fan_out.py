@@ -232,9 +232,12 @@ class Orchestrator:
         """Ask `runs` as the configured strategy says; what arrived by the deadline counts.
         `on_list` is given each list that will be fused, as it arrives."""
         until = time.monotonic() + deadline
+        ended: dict[str, bool] = {}  # engine asked -> whether its call ended (and was recorded)
 
         async def call(run: EngineRun) -> Outcome:
+            ended[run.name] = False
             outcome = await self.call(run, query, until)
+            ended[run.name] = True
             if on_list is not None and outcome.hits:
                 on_list(outcome.hits)
             return outcome
@@ -244,6 +247,9 @@ class Orchestrator:
             runs, query.text, until, deadline, call, conf, next(self._searches), self._kit.rng
         )
         outcomes = await STRATEGIES[conf.strategy](search)
+        for outcome in outcomes:
+            if ended.get(outcome.report.name) is False:  # cut off at the deadline: its timeout
+                self.activity.record(outcome.report, query.text)
         lists = {o.report.name: o.hits for o in outcomes if o.hits is not None}
         demoted = frozenset(o.report.name for o in outcomes if o.demoted and o.hits is not None)
         return FanOut(lists, [o.report for o in outcomes], demoted)

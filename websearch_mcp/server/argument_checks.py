@@ -173,7 +173,7 @@ def as_category(value: Any) -> str:
 
 def as_language(value: Any) -> str | None:
     """A language code such as `en` or `zh-CN`, or None when left out."""
-    if value is not None and (not isinstance(value, str) or not _LANGUAGE_RE.match(value)):
+    if value is not None and (not isinstance(value, str) or not _LANGUAGE_RE.fullmatch(value)):
         raise ToolInputError(
             f"language must be a language code such as 'en', 'de' or 'zh-CN' (got {_shown(value)})"
         )

@@ -92,8 +92,13 @@ class Limits:
 
 
 def checked(params: Sequence[Arg], raw: Mapping[str, Any]) -> dict[str, Any]:
-    """Each argument's value after its check, in the order advertised; left out: its default."""
-    return {arg.name: arg.check(raw.get(arg.name, arg.default)) for arg in params}
+    """Each argument's value after its check, in the order advertised; left out (or null, for
+    an argument that may be left out): its default."""
+    return {arg.name: arg.check(_value(arg, raw.get(arg.name))) for arg in params}
+
+
+def _value(arg: Arg, value: Any) -> Any:
+    return arg.default if value is None and arg.default is not REQUIRED else value
 
 
 def given(params: Sequence[Arg], sent: Mapping[str, Any]) -> dict[str, Any]:

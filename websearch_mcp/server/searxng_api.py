@@ -22,6 +22,7 @@ from websearch_mcp.errors import SearchFailed, ToolInputError
 from websearch_mcp.search.answer import EngineOut, PaperOut, ResultOut, SearchOut
 from websearch_mcp.search.service import FAILED_STATUSES
 from websearch_mcp.server.arguments import (
+    MAX_PAGE,
     MAX_RESULTS_LIMIT,
     AcademicSearchArgs,
     WebSearchArgs,
@@ -205,7 +206,8 @@ async def search_endpoint(request: Request) -> Response:
     science = params.category == "science"
     tool = "academic_search" if science else "web_search"
     first = 0 if science else (params.pageno - 1) * size
-    if first >= MAX_RESULTS_LIMIT:  # past the last page there is nothing to fetch
+    past = params.pageno > MAX_PAGE if science else first >= MAX_RESULTS_LIMIT
+    if past:  # past the last page there is nothing to fetch
         return JSONResponse(searxng_answer(params.query, [], [], params.category, 0))
     try:
         with metrics.track(tool, "searxng") as record:

@@ -218,7 +218,7 @@ def _signature(params: Sequence[Arg], output: type) -> inspect.Signature:
             default=None if a.default is REQUIRED else a.default,
             annotation=(
                 Annotated[str, _AS_SENT]
-                if a.schema.get("type") == "string" and a.default is not None
+                if a.schema.get("type") == "string" and a.default is REQUIRED
                 else Any
             ),
         )
