@@ -89,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _port_arg(text: str) -> int:
     """`--port`: a number from 1 to 65535, as `server.port`."""
-    if text.isdigit() and 1 <= int(text) <= 65535:
+    if text.isdecimal() and 1 <= int(text) <= 65535:
         return int(text)
     raise argparse.ArgumentTypeError(f"must be a number from 1 to 65535 (got {text!r})")
 
@@ -98,7 +98,7 @@ def _workers_arg(text: str) -> int | str:
     """`--workers`: a number from 1 to 64, or auto."""
     if text == "auto":
         return text
-    if text.isdigit() and 1 <= int(text) <= 64:
+    if text.isdecimal() and 1 <= int(text) <= 64:
         return int(text)
     raise argparse.ArgumentTypeError(f"must be a number from 1 to 64 or auto (got {text!r})")
 

@@ -166,7 +166,7 @@ def test_every_list_takes_a_comma_list_from_the_environment() -> None:
         parse_config({}, "test", environ={"WEBSEARCH_MCP_FETCH__ALLOWED_PORTS": "80,70000"})
 
 
-@pytest.mark.parametrize("value", ["0", "65", "many", "1.5"])
+@pytest.mark.parametrize("value", ["0", "65", "many", "1.5", "²"])
 def test_a_bad_worker_count_is_one_line_saying_what_is_allowed(value: str) -> None:
     with pytest.raises(ConfigError) as err:
         parse_config({}, "test", environ={"WEBSEARCH_MCP_SERVER__WORKERS": value})

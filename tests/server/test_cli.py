@@ -106,7 +106,7 @@ def test_search_returns_search_max_results_unless_told(
     assert len(json.loads(capsys.readouterr().out)["results"]) == 3
 
 
-@pytest.mark.parametrize("port", ["70000", "0", "-1", "http"])
+@pytest.mark.parametrize("port", ["70000", "0", "-1", "http", "²"])
 def test_serve_refuses_a_port_out_of_range(
     port: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

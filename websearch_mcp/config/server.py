@@ -30,7 +30,7 @@ def _workers(value: Any) -> Any:
     # ("server.workers.constrained-int: ...", "server.workers.literal['auto']: ...").
     if value == "auto":
         return value
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isdecimal():
         value = int(value)
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 64:
         return value
