@@ -3,8 +3,10 @@
 `FakeLLM.app` serves `POST /v1/chat/completions`: with `stream: true` server-sent `data:` events
 ending in `[DONE]`, otherwise one JSON completion. What each kind of request does is set per
 kind (`stream_mode`, `plain_mode`): answer (`ok`), drop the connection after the first chunks
-(`break`), end the stream cleanly but early, without `[DONE]` (`cut`), answer 500 (`fail`),
-refuse the key (`refuse`), or not answer until `release()` (`hang`). Every request is kept.
+(`break`), end the stream cleanly but early, without `[DONE]` (`cut`), send well-formed JSON
+events that are not completion chunks (`garble`: a `delta` that is text, not an object), answer
+500 (`fail`), refuse the key (`refuse`), or not answer until `release()` (`hang`). Every request
+is kept.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-Mode = Literal["ok", "break", "cut", "fail", "refuse", "hang"]
+Mode = Literal["ok", "break", "cut", "garble", "fail", "refuse", "hang"]
 
 STREAMED = "asyncio runs coroutines on an event loop [1]. A tutorial walks through tasks [2]."
 PLAIN = "From the plain completion: asyncio is the standard library for async I/O [1][3]."
@@ -97,6 +99,11 @@ def _chunk(model: str, delta: dict[str, Any], finish: str | None = None) -> str:
 
 
 async def _events(model: str, mode: Mode) -> AsyncIterator[str]:
+    if mode == "garble":
+        event = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": STREAMED}]}
+        yield f"data: {json.dumps(event)}\n\n"
+        yield "data: [DONE]\n\n"
+        return
     yield _chunk(model, {"role": "assistant", "content": ""})
     words = STREAMED.split(" ")
     for i, word in enumerate(words):

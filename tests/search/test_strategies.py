@@ -382,6 +382,19 @@ async def test_sequential_never_stops_at_a_demoted_list() -> None:
     assert outcomes["duckduckgo"].hits
 
 
+async def test_sequential_keeps_an_answer_in_another_script_over_a_demoted_list() -> None:
+    """Both lists score 0, but only bing's is evidence of answering another query: the list
+    kept is the other engine's (docs/engines.md: a gated list "is kept only when no other
+    engine answers")."""
+    outcomes, called = await sequential(
+        {"bing": answered("bing", UNRELATED), "baidu": answered("baidu", ["异步 事件 循环 教程"])},
+        order=["bing", "baidu"],
+    )
+    assert called == ["bing", "baidu"]
+    assert outcomes["bing"].demoted and outcomes["bing"].hits is None
+    assert outcomes["baidu"].hits
+
+
 # --- end to end ----------------------------------------------------------------------------------
 
 KEY_A, KEY_B, KEY_C = "tvly-pool-key-A", "tvly-pool-key-B", "brave-pool-key-C"

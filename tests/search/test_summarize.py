@@ -292,6 +292,21 @@ async def test_mid_stream_failure_falls_back_to_a_plain_completion(
     assert llm.requests[1]["messages"] == llm.requests[0]["messages"]
 
 
+async def test_a_stream_of_events_that_are_not_chunks_falls_back_to_a_plain_completion(
+    engines_url: str, llm: FakeLLM, llm_url: str
+) -> None:
+    """A model server whose stream is JSON but not completion chunks is the model's problem:
+    it never makes the tool call fail (docs/tools.md, Summaries)."""
+    llm.stream_mode = "garble"
+    with serve_app(create_app(make_settings(engines_url, llm_url))) as url:
+        outcome = await call(url, {"query": QUERY, "intent": "code"})
+    assert not outcome.is_error, text_of(outcome)
+    answer = outcome.structured_content
+    assert len(answer["results"]) >= 3
+    assert answer["summary"].startswith(PLAIN)
+    assert (llm.count(stream=True), llm.count(stream=False)) == (1, 1)
+
+
 @pytest.mark.parametrize(
     ("stream_mode", "plain_mode", "reason"),
     [

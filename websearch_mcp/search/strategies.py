@@ -167,7 +167,8 @@ def _keep_best(
 ) -> None:
     """Only the best judged list goes into the fusion; the others below `accept` are reported
     `irrelevant` (a demoted one keeps its own reason)."""
-    _, kept = max(judged, key=lambda j: j[0])  # the first of equals: earlier in the order
+    # A demoted list only when every judged list is; the first of equals: earlier in the order.
+    _, kept = max(judged, key=lambda j: (not j[1].demoted, j[0]))
     _keep_only(outcomes, kept)
     for quality, outcome in judged:
         if outcome is kept or outcome.demoted:

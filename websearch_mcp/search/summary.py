@@ -343,21 +343,33 @@ async def _read_stream(response: httpx.Response, on_progress: ProgressFn | None)
         if "error" in event:
             detail = _error_detail(data.encode())
             raise SummaryError("error mid-stream" + (f": {detail}" if detail else ""))
-        choices = event.get("choices") or [{}]
-        choice = choices[0] if isinstance(choices[0], dict) else {}
-        delta = (choice.get("delta") or {}).get("content") or ""
+        delta, ends = _chunk(event)
         if delta:
             parts.append(delta)
             size += len(delta)
             if on_progress is not None:
                 on_progress = await _report(on_progress, size, delta)
-        finished = finished or bool(choice.get("finish_reason"))
+        finished = finished or ends
     if not finished:
         raise SummaryError("the stream broke off before the end")
     text = "".join(parts)
     if not text.strip():
         raise SummaryError("the answer is empty")
     return text
+
+
+def _chunk(event: dict[str, Any]) -> tuple[str, bool]:
+    """A streamed completion chunk's text, and whether it ends the answer (a finish reason); an
+    event of another shape is a `SummaryError`."""
+    try:
+        choice = (event.get("choices") or [{}])[0]
+        text = (choice.get("delta") or {}).get("content") or ""
+        ends = bool(choice.get("finish_reason"))
+    except (AttributeError, KeyError, IndexError, TypeError):
+        raise SummaryError("the stream sent an event that is not a completion chunk") from None
+    if not isinstance(text, str):
+        raise SummaryError("the stream sent an event that is not a completion chunk")
+    return text, ends
 
 
 async def _report(on_progress: ProgressFn, size: int, delta: str) -> ProgressFn | None:
