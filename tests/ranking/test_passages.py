@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +14,7 @@ from websearch_mcp.ranking.passages import (
     PASSAGE_BUDGET,
     best_passages,
     chunks,
+    plain_lines,
 )
 from websearch_mcp.ranking.tokens import terms
 
@@ -113,3 +116,19 @@ def test_a_long_sentence_is_cut_at_words_and_its_end_stays_in_reach() -> None:
     assert text.startswith(found[:-1])
     (end,) = best_passages(text, "fjord tromsø")
     assert end.endswith("into the fjord of Tromsø at last.") and len(end) <= MAX_PASSAGE_CHARS
+
+
+def test_a_line_of_unclosed_brackets_is_read_in_linear_time() -> None:
+    # Untrusted page text: the link pattern must not scan the rest of the line again from
+    # every bracket, which took seconds here and half an hour at `SCAN_CHARS`.
+    answer = "The pgvector index is fast: it keeps the vectors in a graph the planner walks."
+    for text in ("[" * 20_000, "[a](" * 10_000, "a\n" * 150_000):
+        start = time.perf_counter()
+        (found,) = best_passages(f"{text}\n\n{answer}", "pgvector index")
+        assert time.perf_counter() - start < 1.0
+        assert found == answer
+
+
+def test_a_link_is_read_as_its_text_whatever_its_target_holds() -> None:
+    text = "See [Foo](https://en.wikipedia.org/wiki/Foo_(bar)) and [x](/y) or ![logo](/l.png)."
+    assert plain_lines(text) == ["See Foo and x or ."]

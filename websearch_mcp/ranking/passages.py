@@ -36,7 +36,9 @@ PHRASE_BONUS = 0.5
 MAX_LINK_SHARE = 0.6
 ELLIPSIS = "…"
 
-_LINK = re.compile(r"(!?)\[([^\]\n]*)\]\([^)\n]*\)")
+# A link's text holds no bracket and its target only balanced parentheses (Foo_(bar)): every
+# bracket or parenthesis ends a scan, so a line of unclosed ones is read in linear time.
+_LINK = re.compile(r"(!?)\[([^\[\]\n]*)\]\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)")
 _EMPHASIS = re.compile(r"\*\*|__|`")
 _LINE_MARKER = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d{1,3}[.)]\s+|>\s*)+")
 _PAGE_MARKER = re.compile(r"^-+\s*page \d+\s*-+$", re.IGNORECASE)
@@ -56,7 +58,7 @@ class _Chunk:
 def _logical_lines(text: str) -> list[str]:
     """Markdown lines with a wrapped paragraph (or list item) joined back into one line;
     headings and table rows stand alone."""
-    out: list[str] = []
+    out: list[list[str]] = []  # each line's parts, joined once: no copy per wrapped line
     open_line = False
     for raw in text[:SCAN_CHARS].splitlines():
         stripped = raw.strip()
@@ -66,11 +68,11 @@ def _logical_lines(text: str) -> list[str]:
         heading, row = stripped.startswith("#"), stripped.startswith("|")
         marked = heading or row or bool(_LINE_MARKER.match(raw))
         if open_line and not marked:
-            out[-1] += " " + stripped
+            out[-1].append(stripped)
         else:
-            out.append(stripped)
+            out.append([stripped])
         open_line = not (heading or row)
-    return out
+    return [" ".join(parts) for parts in out]
 
 
 def plain_lines(text: str) -> list[str]:
