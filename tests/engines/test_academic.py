@@ -716,6 +716,14 @@ def test_core_recorded_search() -> None:
     )
     assert second.pdf_url == "https://core.ac.uk/download/143956574.pdf"
     assert second.doi is None
+    # Its arXiv id, as for every work here, is what merges it with arXiv's record.
+    assert [h.ids for h in hits] == [
+        {"arxiv": "1010.1833"},
+        {"arxiv": "1312.4233"},
+        {"arxiv": "1509.06726"},
+        {"arxiv": "1903.03298"},
+        {"arxiv": "1708.06987"},
+    ]
     assert hits[3].title == "Modeling and Simulation of a Fluttering Cantilever in Channel Flow"
 
 

@@ -21,6 +21,7 @@ from websearch_mcp.engines.base import parse_retry_after
 from websearch_mcp.engines.common import (
     _MD_EMPHASIS_RE,
     _MD_HEADING_RE,
+    _MD_ITALIC_RE,
     _MD_LINK_RE,
     ResultBlocks,
     http_url,
@@ -175,10 +176,11 @@ _MARKDOWN_PARTS = [*"ab []()#*_\n\t", "**", "__", "](", "## ", "[x](https://e.ex
 
 @settings(max_examples=500)
 @given(st.lists(st.sampled_from(_MARKDOWN_PARTS), max_size=20).map("".join))
-def test_strip_markdown_does_what_its_three_substitutions_do(value: str) -> None:
+def test_strip_markdown_does_what_its_four_substitutions_do(value: str) -> None:
     # The reference runs every substitution; the function skips those whose marker is absent.
     expected = _MD_LINK_RE.sub(r"\1", value)
     expected = _MD_EMPHASIS_RE.sub("", _MD_HEADING_RE.sub(r"\1", expected))
+    expected = _MD_ITALIC_RE.sub(r"\1", expected)
     assert strip_markdown(value) == expected
 
 
@@ -256,3 +258,11 @@ def test_retry_after_is_seconds_from_none_to_a_day(
     header: str | None, seconds: float | None
 ) -> None:
     assert parse_retry_after(header) == seconds
+
+
+def test_markdown_italics_lose_their_stars_and_other_stars_stay() -> None:
+    assert strip_markdown('an *emphasised* word, *"a quote."*.') == (
+        'an emphasised word, "a quote.".'
+    )
+    for kept in ("2 * 3 * 4", "*nix and *BSD", "* item one\n* item two", "a*b*c"):
+        assert strip_markdown(kept) == kept

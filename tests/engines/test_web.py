@@ -101,6 +101,9 @@ def test_tavily_recorded_search() -> None:
         " Python applications."
     )
     assert hits[4].title == "Pydantic AI : r/LLMDevs"
+    # A quotation in markdown italics (*"..."*) loses its stars too.
+    assert hits[3].snippet.startswith('"Pydantic AI is a Python agent framework designed')
+    assert "*" not in hits[3].snippet
 
 
 def test_tavily_news_dates_and_skipped_items() -> None:

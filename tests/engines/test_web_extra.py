@@ -387,6 +387,9 @@ def test_google_cse_recorded_search() -> None:
     assert gambino.title == "Childish Gambino - This Is America (Official Video) - YouTube"
     assert gambino.published == "2018-05-05"  # pagemap videoobject upload date
     assert gambino.snippet.startswith('"This Is America" by Childish Gambino')  # date cut off
+    # Google wraps its snippets: after a space, or inside a long link, which is joined again.
+    assert "https://ChildishGambino.lnk.to/listenYDWatch" in gambino.snippet
+    assert hits[0].snippet.endswith("greatest music videos, trends and channels from YouTube.")
     assert [h.published for h in hits] == [
         None,
         None,

@@ -290,6 +290,8 @@ def ranked_hits(
 _MD_LINK_RE = re.compile(r"\[([^\]]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")
 _MD_HEADING_RE = re.compile(r"(^|\s)#{1,6}(?=\s)")
 _MD_EMPHASIS_RE = re.compile(r"\*\*|__")
+# `*italic*`: a star next to a word's first or last character, not one between words ("2 * 3").
+_MD_ITALIC_RE = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])")
 
 
 def strip_markdown(text: str) -> str:
@@ -302,6 +304,8 @@ def strip_markdown(text: str) -> str:
         text = _MD_HEADING_RE.sub(r"\1", text)
     if "**" in text or "__" in text:
         text = _MD_EMPHASIS_RE.sub("", text)
+    if "*" in text:
+        text = _MD_ITALIC_RE.sub(r"\1", text)
     return text
 
 

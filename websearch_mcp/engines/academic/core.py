@@ -56,6 +56,14 @@ def _venue(work: dict[str, Any]) -> str | None:
     return None
 
 
+def _ids(work: dict[str, Any]) -> dict[str, str]:
+    """The work's arXiv id and PubMed id (`arxivId`, `pubmedId`), for merging with other indexes."""
+    found = {"arxiv": str(work.get("arxivId") or "").strip()}
+    if (pmid := str(work.get("pubmedId") or "").strip()).isdigit():
+        found["pmid"] = pmid
+    return {name: value for name, value in found.items() if value}
+
+
 def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
     title = str(work.get("title") or "").strip()
     display = _links(work, "display")
@@ -77,6 +85,7 @@ def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
         venue=_venue(work),
         citations=as_int(work.get("citationCount")),
         pdf_url=_pdf_url(work),
+        ids=_ids(work),
     )
 
 

@@ -129,6 +129,9 @@ class GoogleCSE(Engine):
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("link"))
-    snippet, snippet_date = snippet_and_date(collapse_spaces(str(item.get("snippet") or "")))
+    # Google wraps snippets with "\n" after a space, or inside a long word (a link): dropping
+    # the line breaks keeps the one space and joins the word.
+    text = str(item.get("snippet") or "").replace("\n", "")
+    snippet, snippet_date = snippet_and_date(collapse_spaces(text))
     published = _published(item) or snippet_date
     return web_hit(url, item.get("title"), snippet, rank, engine, published=published)
