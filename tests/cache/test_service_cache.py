@@ -275,6 +275,21 @@ def test_a_corrupt_cache_file_fails_open(
     assert cache_path.read_bytes().startswith(b"this is not")  # never deleted for the user
 
 
+def test_readiness_probes_are_not_counted_as_lookups(
+    fake: FakeEngines, engines_url: str, cache_path: Path
+) -> None:
+    settings = make_settings(engines_url, cache_path)
+    service = SearchService(settings)
+    with serve_app(create_app(settings, service)) as url:
+        search(url)
+        search(url)
+        for _ in range(3):
+            assert httpx.get(f"{url}/readyz", timeout=5).status_code == 200
+        shown = httpx.get(f"{url}/status.json", timeout=5).json()["service"]["cache"]
+    assert (service.cache.stats.hits, service.cache.stats.misses) == (1, 1)
+    assert shown["hit_share"] == 0.5
+
+
 def test_fetch_page_reads_a_page_once(engines_url: str, cache_path: Path) -> None:
     html = "<html><head><title>Rivers</title></head><body><article><h1>Rivers</h1>"
     html += "".join(f"<p>Paragraph {i} about rivers and long winters.</p>" for i in range(30))

@@ -7,6 +7,7 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -105,6 +106,39 @@ def test_metrics_after_traffic(fake: FakeEngines, engines_url: str) -> None:
     assert value(samples, http_total, route="/search", status="200") == 1
     assert value(samples, "websearch_in_flight_requests") == 0
     assert value(samples, "websearch_http_request_duration_seconds_count", route="/mcp") == 7
+
+
+def test_engines_of_a_search_shared_by_several_requests_are_counted_once(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    fake.faults["searxng"] = Fault(delay=0.5)  # long enough for the others to join the flight
+    service = SearchService(settings_for(engines_url, server={"auth_tokens": [TOKEN]}))
+    with serve_app(create_app(service.settings, service)) as url:
+        with ThreadPoolExecutor(3) as pool:
+            body = tool_call({"query": "python asyncio"})
+            answers = list(
+                pool.map(
+                    lambda _: httpx.post(
+                        f"{url}/mcp", headers=bearer(TOKEN), json=body, timeout=10
+                    ),
+                    range(3),
+                )
+            )
+        samples = scrape(url)
+    assert all(a.json()["result"]["isError"] is False for a in answers)
+    assert service.single_flight_joins == 2 and fake.counts["searxng"] == 1
+    calls = "websearch_engine_calls_total"
+    assert value(samples, calls, engine="searxng", status="ok") == 1
+    assert (
+        value(
+            samples,
+            "websearch_tool_requests_total",
+            tool="web_search",
+            interface="mcp",
+            outcome="ok",
+        )
+        == 3
+    )
 
 
 class StubCache:

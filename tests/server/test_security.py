@@ -163,6 +163,10 @@ def test_client_address_trusts_forwarded_for_only_from_proxies() -> None:
     assert client_address(_scope("10.0.0.2", ["garbage"]), trusted) == "10.0.0.2"
     assert client_address(_scope("10.0.0.2", []), trusted) == "10.0.0.2"
     assert client_address(_scope("127.0.0.1", ["1.2.3.4"]), []) == "127.0.0.1"
+    # A dual-stack socket (`serve --host :: --workers N`) sees IPv4 peers as mapped addresses.
+    assert client_address(_scope("::ffff:10.0.0.2", ["198.51.100.7"]), trusted) == "198.51.100.7"
+    assert client_address(_scope("::ffff:203.0.113.9", ["1.2.3.4"]), trusted) == "203.0.113.9"
+    assert client_address(_scope("10.0.0.2", ["1.2.3.4", "::ffff:10.0.0.3"]), trusted) == "1.2.3.4"
 
 
 def test_rate_limiter_bucket() -> None:

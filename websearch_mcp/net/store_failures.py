@@ -47,6 +47,13 @@ class CacheStats:
             self.hits += 1
         return hit
 
+    def uncount(self, hit: object) -> None:
+        """Take back what `counted(hit)` counted: a lookup that was no search's."""
+        if hit is None:
+            self.misses -= 1
+        else:
+            self.hits -= 1
+
     def as_dict(self) -> dict[str, object]:
         """The counters as plain data (for metrics and health output)."""
         return {

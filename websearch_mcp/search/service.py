@@ -138,6 +138,9 @@ class SearchService:
         # Searches and summaries, by cache key.
         self._in_flight = SingleFlight()
         self._fan_outs = 0  # fresh searches waiting for their engines in this process
+        #: Told every fresh search's engine reports once, however many requests shared it
+        #: (the metrics' engine calls).
+        self.on_engine_reports: Callable[[Sequence[EngineReport]], None] = lambda reports: None
         self._cleanup: asyncio.Task[None] | None = None
 
     @property
@@ -334,6 +337,7 @@ class SearchService:
         orchestrator = self.orchestrator
         order = orchestrator.names(kind)
         if not runs:
+            self.on_engine_reports(skipped)
             raise SearchFailed(_ordered(skipped, order))
         started = time.perf_counter()
         # With few searches in flight the process idles while it waits for the engines: each
@@ -354,6 +358,7 @@ class SearchService:
         finally:
             self._fan_outs -= 1
         reports = _ordered(fan.reports + skipped, order)
+        self.on_engine_reports(reports)
         if not fan.lists:
             raise SearchFailed(reports)  # an all-failed answer is never cached
         weights = orchestrator.weights(fan.lists)

@@ -123,7 +123,9 @@ async def cache_reachable(cache: Any) -> bool:
         return bool(await ping())
     stats = cache.stats
     before = (sum(stats.errors.values()), stats.bypassed)
-    await cache.get("readyz", "probe")
+    # The probe is no search's lookup: the hit or miss it counted is taken back at once (no
+    # await between), so the hit share on /metrics and /status counts searches only.
+    stats.uncount(await cache.get("readyz", "probe"))
     return (sum(stats.errors.values()), stats.bypassed) == before
 
 
@@ -175,6 +177,7 @@ def create_app(
     metrics.watch_cache(service.cache)
     metrics.watch_breakers(service.orchestrator.breaker_states)
     metrics.watch_retries(service.orchestrator.stale_retries)
+    metrics.watch_engines(service)
     mcp = build_mcp(service, service.orchestrator.names("web"), metrics=metrics)
     transport: dict[str, Any] = {
         "stateless": True,

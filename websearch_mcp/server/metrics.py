@@ -195,6 +195,11 @@ class Metrics:
         """Export breaker states at every scrape: `await source()` maps engine -> is it open."""
         self._breaker_source = source
 
+    def watch_engines(self, service: Any) -> None:
+        """Count engine calls as `service` reports them: once per fresh search, however many
+        requests shared it (single-flight), and never for an answer from the cache."""
+        service.on_engine_reports = self.record_engines
+
     def watch_retries(self, counts: Mapping[str, int]) -> None:
         """Export `counts` (engine -> stale-connection retries, kept by the orchestrator)."""
         self._retry_source = counts
@@ -241,8 +246,8 @@ class Metrics:
 
         Outcomes: ok, partial, cached, failed (no engine answered, or the page could not be
         read), refused (a page refused by policy), invalid (bad input), error (anything
-        unexpected) or what the block set. Engines are counted from the answer's reports unless
-        it came from the cache.
+        unexpected) or what the block set. The log line names the engines of the answer (unless
+        it came from the cache); their calls are counted where they are made (`watch_engines`).
         """
         record = ToolRecord()
         started = time.perf_counter()
@@ -270,7 +275,6 @@ class Metrics:
         finally:
             self._tool_request(tool, interface, outcome).inc()
             self._sync()
-            self.record_engines(reports)
             _log_call(tool, interface, outcome, record.answer, reports, started)
 
     def render(self) -> bytes:

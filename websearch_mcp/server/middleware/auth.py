@@ -67,18 +67,27 @@ def parse_networks(items: Iterable[str]) -> list[IPNetwork]:
     return [ipaddress.ip_network(item, strict=False) for item in items]
 
 
-def _in(networks: Sequence[IPNetwork], address: str) -> bool:
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """An IP address, or None; an IPv4-mapped one (`::ffff:10.0.0.2`: how a dual-stack `::`
+    socket sees an IPv4 peer) is the IPv4 address it maps."""
     try:
-        ip = ipaddress.ip_address(address)
+        ip = ipaddress.ip_address(text)
     except ValueError:
-        return False
-    return any(ip in net for net in networks)
+        return None
+    return (ip.ipv4_mapped or ip) if isinstance(ip, ipaddress.IPv6Address) else ip
+
+
+def _in(networks: Sequence[IPNetwork], address: str) -> bool:
+    ip = _address(address)
+    return ip is not None and any(ip in net for net in networks)
 
 
 def client_address(scope: Scope, trusted: Sequence[IPNetwork]) -> str:
     """The caller's IP: the peer, or when the peer is a trusted proxy, the right-most address of
-    `X-Forwarded-For` that is not itself a trusted proxy (the left-most when all are)."""
+    `X-Forwarded-For` that is not itself a trusted proxy (the left-most when all are). An IPv4
+    peer of a dual-stack socket is named by its IPv4 address."""
     peer = (scope.get("client") or ("unknown", 0))[0]
+    peer = str(_address(peer) or peer)
     if not trusted or not _in(trusted, peer):
         return peer
     values = Headers(scope=scope).getlist("x-forwarded-for")
