@@ -124,6 +124,12 @@ def test_a_numeric_secret_is_its_text() -> None:
     assert settings.llm.api_key == "12345"
 
 
+def test_a_numeric_engine_key_is_its_text(tmp_path: Path) -> None:
+    # A bare all-digit key is a number in YAML: it is taken as text, as every secret is.
+    settings = load_config(write(tmp_path, "engines:\n  tavily: {api_keys: [987654321]}\n"))
+    assert settings.engines["tavily"].api_keys == ["987654321"]
+
+
 def test_aliases_min_score_max_size(tmp_path: Path) -> None:
     settings = load_config(write(tmp_path, "engines:\n  tavily: {minScore: 0.3, maxSize: 4}\n"))
     assert settings.engines["tavily"].min_score == 0.3
