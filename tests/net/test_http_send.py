@@ -9,6 +9,7 @@ import gzip
 import json
 import tracemalloc
 from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any, Self
 
 import httpx
@@ -19,6 +20,7 @@ from testing.wire_formats import render
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import EngineError
 from websearch_mcp.models import HttpRequest, Query
+from websearch_mcp.net import engine_http
 from websearch_mcp.net.engine_http import build_client, query_string, send
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.search.fan_out import Orchestrator
@@ -107,18 +109,24 @@ async def test_a_closed_kept_alive_connection_is_retried_once_and_counted(
     assert closing.answered == 3 and closing.connections == 3
 
 
-async def test_no_retry_once_the_deadline_has_passed(closing: ClosingServer) -> None:
+async def test_no_retry_once_the_deadline_has_passed(
+    closing: ClosingServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     client = build_client()
     retries: list[int] = []
     try:
-        await send(client, closing.url, REQUEST, 5.0)
+        await send(client, closing.url, REQUEST, 5.0)  # leaves a connection the server closes
+        # The reused connection fails once the budget is spent: `send`'s clock reads the start,
+        # then a moment past the deadline (a zero budget would time out before sending at all).
+        ticks = iter([0.0])
+        clock = SimpleNamespace(monotonic=lambda: next(ticks, 10.0))
+        monkeypatch.setattr(engine_http, "time", clock)
         with pytest.raises(EngineError, match="connection failed"):
-            await send(client, closing.url, REQUEST, 0.0, lambda: retries.append(1))
-    except TimeoutError:
-        pass  # a zero budget may also time out first: either way nothing was sent again
+            await send(client, closing.url, REQUEST, 5.0, lambda: retries.append(1))
     finally:
         await client.aclose()
     assert retries == []
+    assert closing.answered == 1 and closing.connections == 1
 
 
 async def test_an_answer_cut_short_is_an_error_not_a_retry() -> None:
