@@ -20,8 +20,9 @@ coverage), the goals, and what the weak engine costs.
 
 `--coverage F ...` gives each model its own random share F of the documents (one seed per model,
 `--seed S` gives S, S + 1, ...; printed); `--sweep` is coverage 1.0 and 0.6. `--seed S1 S2 ...`
-measures each cell below coverage 1 once per draw and counts it as their mean, per query, in the
-summary, the goals, `--ablate` and `--loco` (at coverage 1 every model holds every document:
+(far enough apart that no two draws share a model's seed) measures each cell below coverage 1
+once per draw and counts it as their mean, per query, in the summary, the goals, `--ablate` and
+`--loco` (at coverage 1 every model holds every document:
 the first seed only, which also draws the weak engine's noise). `--ablate` switches
 one ranking signal off at a time in every cell, `--loco` chooses among candidate settings with
 leave-one-collection-out: both with the pipeline's `rank()` in-process on the lists the service
@@ -58,6 +59,7 @@ from bench.relevance_report import (
 from bench.relevance_select import Cell, fused, print_ablations, print_loco
 from testing.judged import (
     COLLECTIONS,
+    EVERY_MODEL,
     Collection,
     coverage_seeds,
     default_eval_dir,
@@ -303,8 +305,12 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not all(0 < c <= 1 for c in args.coverage):
         parser.error(f"--coverage must be in (0, 1], got {args.coverage}")
-    if len(set(args.seed)) < len(args.seed):
-        parser.error(f"--seed values must differ (each is one coverage draw), got {args.seed}")
+    gaps = [b - a for a, b in zip(sorted(args.seed), sorted(args.seed)[1:], strict=False)]
+    if min(gaps, default=len(EVERY_MODEL)) < len(EVERY_MODEL):
+        parser.error(
+            f"--seed values must be at least {len(EVERY_MODEL)} apart (a draw gives its models"
+            f" S, S + 1, ... S + {len(EVERY_MODEL) - 1}), got {args.seed}"
+        )
     return args
 
 

@@ -83,11 +83,14 @@ def _records(path: Path) -> list[dict[str, str]]:
     field = ""
     for line in path.read_text(encoding="latin-1").splitlines():
         marker = _FIELD.match(line)
-        if marker:
-            field = marker.group(1)
-            if field == "I":
-                records.append({"I": marker.group(2) or ""})
-            else:
+        if marker and marker.group(1) == "I":
+            field = "I"
+            records.append({"I": marker.group(2) or ""})
+        elif marker:
+            # A field marked again inside its record (documents 576 and 578: a second `.W`;
+            # 240: `.A` and `.B` inside its text) goes on with the field being read.
+            if marker.group(1) not in records[-1]:
+                field = marker.group(1)
                 records[-1][field] = ""
         elif records and field:
             records[-1][field] += line + " "
