@@ -423,3 +423,51 @@ def test_engine_order_never_changes_the_output(data, text, rnd: random.Random) -
     shared = [r.ids.get(kind) for r in first for kind in ("doi", "arxiv", "pmid")]
     shared = [value for value in shared if value]
     assert len(shared) == len(set(shared))  # no identifier is left on two papers
+
+
+def test_a_paper_dated_after_now_is_no_fresher_than_one_of_today() -> None:
+    """Freshness is "1 for this day": a date in the future (an index's announced issue) never
+    earns more, which would lift the score above what RRF allows."""
+    from datetime import timedelta
+
+    from websearch_mcp.ranking.academic import freshness
+
+    assert freshness(NOW, NOW, DEFAULTS) == 1.0
+    assert freshness(NOW + timedelta(days=90), NOW, DEFAULTS) == 1.0
+
+
+def test_of_two_equally_good_links_the_secure_one_is_shown() -> None:
+    """The same publisher page from two indexes: https before http, whatever the ranks."""
+    title, secure = "Graph neural networks at scale", "https://journal.example/a?x=1"
+    lists = {
+        "crossref": [hit("crossref", 1, title, "http://journal.example/a", doi="10.1/gnn")],
+        "openalex": [hit("openalex", 3, title, secure, doi="10.1/gnn")],
+    }
+    (paper,) = rank(lists)
+    assert paper.url == "https://journal.example/a?x=1"
+
+
+def test_a_two_word_title_is_too_generic_to_merge_on() -> None:
+    """Title + year joins papers only for titles of `MIN_TITLE_WORDS` (3) words or more."""
+    assert title_key("Transformers Revisited", 2020) is None
+    assert title_key("Transformers Revisited Again", 2020) == "transformers revisited again|2020"
+    title = "Transformers Revisited"
+    lists = {
+        "crossref": [hit("crossref", 1, title, "https://a.org/1", published="2020")],
+        "openalex": [hit("openalex", 1, title, "https://b.org/2", published="2020")],
+    }
+    assert len(rank(lists, "transformers revisited")) == 2
+
+
+def test_each_identifier_comes_from_the_best_ranked_entry_that_has_one() -> None:
+    """Two records joined by their arXiv id name different DOIs: the paper shows the DOI of the
+    better-ranked one (papers.py: "One identifier per kind, from the best-ranked entry")."""
+    arxiv = {"arxiv": "2101.00001"}
+    title = "Graph neural networks"
+    lists = {
+        "crossref": [hit("crossref", 1, title, "https://a.org/1", doi="10.1/first", ids=arxiv)],
+        "openalex": [hit("openalex", 4, title, "https://b.org/2", doi="10.1/second", ids=arxiv)],
+    }
+    (paper,) = rank(lists)
+    assert paper.doi == "10.1/first"
+    assert paper.ids["doi"] == "10.1/first"

@@ -96,3 +96,19 @@ def test_a_list_that_agrees_with_no_other_is_outvoted() -> None:
     noise = "https://noise1.org/"
     assert agreed.index(noise) > plain.index(noise)
     assert set(agreed[:5]) == {f"https://{s}.org/" for s in good}
+
+
+def test_a_family_agrees_by_its_best_rank_for_each_result() -> None:
+    """A family's list is "a family's best rank for every result": two Google-family engines
+    whose best ranks together repeat the other lists' order agree with them fully."""
+    # Four results: every engine ranks them 1 to 4, except SerpApi, which has them at 8 to 5.
+    ranked = [{"bing": r, "brave": r, "serpapi": 9 - r, "serper": r} for r in range(1, 5)]
+    families = {"serper": "google", "serpapi": "google"}
+    weights = reliable_weights(ranked, {}, families, 0.9)
+    assert weights == {name: pytest.approx(1.0) for name in ranked[0]}
+
+
+def test_rbo_compares_the_first_twenty_ranks() -> None:
+    """Two lists that differ only between ranks 11 and 20 do not agree fully."""
+    base = list(range(20))
+    assert rbo(base, base[:10] + base[10:][::-1]) < 1.0 - 1e-6

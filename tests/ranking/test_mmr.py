@@ -94,3 +94,13 @@ def test_counted_pairs_give_the_same_order_without_reading_their_terms(
     assert mmr(relevance, lazy, lambda_, limit, shared) == mmr(relevance, tokens, lambda_, limit)
     if head == len(tokens):  # every pair counted: no candidate's terms are read
         assert lazy.read == []
+
+
+def test_relevance_is_compared_with_similarity_on_the_normalised_scale() -> None:
+    """A slightly similar result close in relevance to the best stays ahead of a distinct but
+    far less relevant one: on raw RRF-sized scores the similarity would outweigh relevance."""
+    relevance = [0.030, 0.029, 0.010]
+    tokens = [frozenset("abcde"), frozenset("afghi"), frozenset("xyz")]  # 1 shares 1/9 with 0
+    order, sims = mmr(relevance, tokens, 0.7, 3)
+    assert order == [0, 1, 2]
+    assert sims[1] == pytest.approx(1 / 9)

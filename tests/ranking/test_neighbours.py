@@ -136,3 +136,39 @@ def test_only_the_head_takes_part_and_details_show_the_neighbours() -> None:
     assert means[POOL:] == [None] * (30 - POOL)
     off = rank(lists, Query("words", max_results=30), search(0.0), weights={})
     assert all(r.details["neighbours"] is None for r in off)
+
+
+def test_the_neighbours_mean_is_weighted_by_similarity() -> None:
+    """Two neighbours of very different likeness: the nearer one's score counts for more
+    (docs/ranking.md: "the mean score of its five most similar results there ... weighted
+    by similarity")."""
+    texts = [{"a", "b", "c", "d"}, {"a", "b", "c", "d", "e"}, {"a", "x", "y", "z", "w"}]
+    scores = [0.2, 1.0, 0.0]
+    near = nearest(texts, 5)
+    (score, mean) = regularised(scores, near, 0.4)[0]
+    close, far = 4 / 5, 1 / 8
+    expected = (close * 1.0 + far * 0.0) / (close + far)
+    assert mean == pytest.approx(expected)  # an unweighted mean would be 0.5
+    assert score == pytest.approx(0.6 * 0.2 + 0.4 * expected)
+
+
+def test_a_result_shares_the_scores_of_its_five_most_similar_results_only() -> None:
+    """`overlap` keeps each result's five nearest (the docs' "five most similar results")."""
+    texts = [{"a", "b", str(i)} for i in range(9)]
+    near = overlap(texts)[0]
+    assert [len(row) for row in near] == [5] * 9
+
+
+def test_only_the_first_twenty_results_take_part() -> None:
+    """docs/ranking.md: "each of the fused list's first 20 results" is regularised; further
+    down a result keeps its score and shows no neighbours."""
+    lists = {
+        "e": [
+            hit("e", i, f"site{i:02d}", "shared words about the same topic") for i in range(1, 26)
+        ]
+    }
+    results = rank(lists, Query("query", max_results=30), search(0.4), weights={})
+    assert len(results) == 25
+    shown = [r.details["neighbours"] for r in results]
+    assert all(value is not None for value in shown[:20])
+    assert shown[20:] == [None] * 5

@@ -300,3 +300,39 @@ def test_results_are_sorted_best_first_with_ties_by_url(pairs, at) -> None:
         first, second = scored[at % len(scored)], scored[(at + 1) % len(scored)]
         order = (-first.score, first.item.key) > (-second.score, second.item.key)
         assert _behind(first, second) == order
+
+
+def test_a_score_equal_to_the_threshold_passes() -> None:
+    """Results "scoring under `search.relevance_threshold` are dropped": one at it stays."""
+    assert kept_count([0.9, 0.5, 0.3, 0.2], 0.3) == 3
+    assert kept_count([0.9, 0.5, 0.3, 0.2], 0.31) == 2
+
+
+def _alone(url: str, text: str = "python tutorial", **ranking: object) -> tuple[float, dict]:
+    """The score and details of `url`, ranked second of two by one engine (no neighbours)."""
+    lists = {
+        "e": [
+            hit("https://a.org/x", 1, "e", "python tutorial"),
+            hit(url, 2, "e", "python tutorial"),
+        ]
+    }
+    results = rank(
+        lists, Query(text), settings(neighbour_weight=0.0, **ranking), weights={}, now=NOW
+    )
+    (found,) = [r for r in results if r.url == url]
+    return found.score, found.details
+
+
+def test_the_domain_verdict_multiplies_the_score() -> None:
+    """A penalised domain keeps `1 - domain_penalty` of its score."""
+    plain, _ = _alone("https://spam.xyz/a", domain_penalty=0.0)
+    penalised, details = _alone("https://spam.xyz/a", domain_penalty=0.5)
+    assert details["domain"] == 0.5
+    assert penalised == pytest.approx(plain * 0.5)
+
+
+def test_authority_is_a_bounded_factor_of_the_score() -> None:
+    """`authority_weight` w turns the site's authority a into (1 + w*a) / (1 + w)."""
+    off, _ = _alone("https://b.org/y", authority_weight=0.0)
+    on, details = _alone("https://b.org/y", authority_weight=1.0)
+    assert on == pytest.approx(off * (1 + details["authority"]) / 2)

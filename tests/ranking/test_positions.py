@@ -259,3 +259,16 @@ def test_rrf_and_position_in_one_pass_are_the_same_floats(depths, weights, k, rr
         rrf(ranks, weights, rrf_k),
         evidence.position(ranks),
     )
+
+
+def test_scores_spread_over_the_ranks_an_engine_returned_even_on_a_later_page() -> None:
+    """An engine's answer ranked 11 to 15 (a second page): its lowest score sits where its last
+    rank does on the position scale, at rank 15, not at rank 5."""
+    answer = [
+        Hit(title=f"t{i}", url=f"https://x.com/{i}", snippet="", rank=i, engine="x", score=s)
+        for i, s in zip(range(11, 16), [0.9, 0.7, 0.5, 0.3, 0.1], strict=True)
+    ]
+    evidence = EngineEvidence({"x": answer}, {}, 3.0)
+    last = answer[-1]
+    assert evidence.engine_score({"x": last}, {"x": 15}) == pytest.approx(place(15, 3.0))
+    assert evidence.engine_score({"x": answer[0]}, {"x": 11}) == pytest.approx(1.0)

@@ -196,3 +196,56 @@ def test_a_news_search_puts_the_newer_of_two_close_results_first() -> None:
     # A half-life of weeks makes five days little: the engine's order stands.
     slow = SearchSettings.model_validate({"news": {"half_life_hours": 2000}})
     assert [r.url for r in rank(lists, query, slow, weights={}, now=NOW)] == [older.url, newer.url]
+
+
+def test_a_longer_headline_adding_a_negation_does_not_fold() -> None:
+    """stories.py: a title folds only when "the longer adds no negation"."""
+    plain = report("Apple to release new iPhone in September")
+    denied = report("Apple not to release new iPhone in September", hours_ago=2)
+    assert not same_story(plain, denied, SETTINGS)
+    assert fold([plain, denied], SETTINGS) == [[0], [1]]
+
+
+# Ten content words of one wire text; the other reports change some of them.
+WIRE = (
+    "officials reported heavy flooding across northern counties forcing thousands residents"
+    " evacuate"
+)
+
+
+def test_snippets_fold_only_when_they_share_most_of_their_words() -> None:
+    """Snippets are one text at a Jaccard of `SNIPPET_OVERLAP` (0.8): a third of the words
+    rewritten is another text, even under titles that still resemble each other."""
+    a = report("Storm hits Florida coast tonight", WIRE)
+    rewritten = WIRE.replace("northern counties", "southern parishes")  # 8 of 12 words shared
+    b = report("Storm hits Texas coast tonight", rewritten, hours_ago=2)
+    assert not same_story(a, b, SETTINGS)
+    same = report("Storm hits Texas coast tonight", WIRE.replace("heavy", "severe"), hours_ago=2)
+    assert same_story(a, same, SETTINGS)  # 10 of 11 words shared: one wire text
+
+
+def test_snippets_with_other_numbers_are_another_story() -> None:
+    """Snippets fold "with the same numbers (one wire text)"."""
+    a = report("Storm hits Florida coast tonight", f"{WIRE} after 12 inches fell")
+    b = report("Storm hits Texas coast tonight", f"{WIRE} after 15 inches fell", hours_ago=2)
+    assert not same_story(a, b, SETTINGS)
+    c = report("Storm hits Texas coast tonight", f"{WIRE} after 12 inches fell", hours_ago=2)
+    assert same_story(a, c, SETTINGS)
+
+
+def test_a_group_never_drifts_from_its_lead() -> None:
+    """Each report is compared with the groups' first reports only: one that resembles the
+    lead's retelling but not the lead itself starts a story of its own."""
+    lead = report("Trump reduces size of monuments")
+    retold = report("President Trump reduces size of monuments", hours_ago=2)
+    further = report("President Trump reduces size of national monuments in Utah", hours_ago=3)
+    assert same_story(lead, retold, SETTINGS) and same_story(retold, further, SETTINGS)
+    assert not same_story(lead, further, SETTINGS)
+    assert fold([lead, retold, further], SETTINGS) == [[0, 1], [2]]
+
+
+def test_reports_exactly_the_window_apart_still_fold() -> None:
+    """ "dated within the window of each other": the window's edge is inside it."""
+    wire = "Trump reduces size of 2 national monuments in Utah"
+    edge = SETTINGS.fold_window_hours
+    assert same_story(report(wire, hours_ago=0), report(wire, hours_ago=edge), SETTINGS)

@@ -127,3 +127,22 @@ def test_plain_queries_key_as_the_full_parse(scheme: str, host: str, path: str, 
     # through `urlsplit`, `parse_qsl` and `urlencode`, which must agree with it.
     url = f"{scheme}{host}{path}?{query}"
     assert canonicalize(url) == canonicalize(f"{url}#frag")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.com/docs/page?pk_campaign=spring&pk_kwd=x",
+        "https://example.com/docs/page?mtm_source=news&mtm_medium=email",
+        "https://example.com/docs/page?PK_Source=a",
+    ],
+)
+def test_matomo_and_piwik_campaign_parameters_are_tracking(url: str) -> None:
+    assert canonical_key(url) == "https://example.com/docs/page"
+
+
+def test_a_host_that_is_only_a_prefix_and_a_suffix_keeps_it() -> None:
+    """`www.`/`m.` are dropped only before a registered name: `m.me` is a site of its own."""
+    assert canonicalize("https://m.me/page").host == "m.me"
+    assert canonicalize("https://www.m.me/page").host == "m.me"
+    assert canonical_key("https://m.me/page") != canonical_key("https://me/page")

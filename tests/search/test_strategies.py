@@ -500,3 +500,42 @@ def test_hybrid_end_to_end_reports_an_unrelated_list_irrelevant(
     engines = [r["engines"] for r in answer["results"]]
     assert engines[-1] == ["bing"] and all(e == ["searxng"] for e in engines[:-1])
     assert answer["partial"] is False and "note" not in answer
+
+
+def test_min_score_drops_only_scored_results_under_it_of_engines_that_score() -> None:
+    """docs/engines.md: `min_score` drops "results scored under this, applied only to engines
+    that return scores": a result at it stays, one without a score stays, and an engine that
+    returns no scores is never filtered."""
+    from websearch_mcp.search.engine_call import apply_limits
+
+    def listed(name: str, scores: list[float | None]) -> list[Hit]:
+        return [
+            Hit(f"t{i}", f"https://{name}.example/{i}", "", i + 1, name, score=s)
+            for i, s in enumerate(scores)
+        ]
+
+    tavily = engine_run("tavily")
+    assert tavily.engine.returns_score
+    tavily.settings = EngineSettings(min_score=0.5)
+    kept = apply_limits(listed("tavily", [0.9, 0.5, None, 0.49]), tavily)
+    assert [h.score for h in kept] == [0.9, 0.5, None]
+    bing = engine_run("bing")
+    assert not bing.engine.returns_score
+    bing.settings = EngineSettings(min_score=0.5)
+    assert len(apply_limits(listed("bing", [0.1, 0.2]), bing)) == 2
+
+
+def test_a_configured_index_overrides_the_engines_own_declaration() -> None:
+    """docs/ranking.md: "any engine's declaration can be overridden the same way"
+    (`engines.<name>.index`)."""
+    from websearch_mcp.config import Settings
+    from websearch_mcp.search.fan_out import Orchestrator
+
+    settings = Settings.model_validate({"engines": {"duckduckgo": {"index": "ddg"}}})
+    orchestrator = Orchestrator(settings, environ={})
+    try:
+        families = orchestrator.index_families()
+        assert families["duckduckgo"] == "ddg"  # it declares "bing"
+        assert families["serper"] == "google"  # the declaration where none is configured
+    finally:
+        asyncio.run(orchestrator.close())
