@@ -353,3 +353,26 @@ async def test_redis_refusing_writes_pauses_writes_only(
     finally:
         redis_server.command("CONFIG", "SET", "maxmemory", "0")
         await cache.close()
+
+
+async def test_a_redis_password_stays_out_of_the_bypass_log(
+    clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = CacheSettings(
+        backend="redis",
+        redis_url=f"redis://:hunter2-secret@127.0.0.1:{port}/0",
+        redis_timeout_seconds=LENIENT_SECONDS,
+    )
+    cache = open_cache(settings, clock=clock)
+    try:
+        with caplog.at_level(logging.DEBUG):
+            assert await cache.get("web", key("q")) is None
+        assert cache.stats.errors["unavailable"] == 1
+        assert caplog.records and all("hunter2" not in r.getMessage() for r in caplog.records)
+    finally:
+        await cache.close()

@@ -259,3 +259,15 @@ async def test_entries_past_the_trust_window_are_not_kept_in_memory(
     assert (await cache.get("web", "old")).value == {"text": "o" * 500}  # type: ignore[union-attr]
     assert len(reads) == 1
     await cache.close()
+
+
+async def test_an_entry_read_from_the_file_is_not_answered_from_memory_past_its_max_age(
+    make: Make, tmp_path: Path, clock: FakeClock
+) -> None:
+    cache = make(tmp_path / "cache.sqlite3", ttl_seconds=3, max_age_seconds=4)
+    await cache.set("web", "k", {"v": 1})  # expires at 3 s, never lives past 4 s
+    clock.advance(2.5)  # past the trust window: this read goes to the file and slides the expiry
+    assert await cache.get("web", "k") is not None
+    clock.advance(1.7)  # 4.2 s: within the trust window of that read, past the maximum age
+    assert await cache.get("web", "k") is None
+    await cache.close()

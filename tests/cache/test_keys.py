@@ -23,6 +23,7 @@ from websearch_mcp.search.service import _query_args
         ("Straße", "strasse"),  # case folding, not just lower-casing
         ("ﬁle\u00a0system", "file system"),  # ligature and no-break space
         ("e\u0301clair", "éclair"),  # combining accent composed
+        ("\u01f0", "\u01f0"),  # case folding decomposes it; NFKC composes it again
         ("", ""),
     ],
 )
@@ -128,3 +129,20 @@ def test_keys_stay_the_same_from_one_version_to_the_next() -> None:
     assert cache_key("web_search", "Rust  ASYNC", arguments, fingerprint) == (
         "5506504d606a929d4b3a130278b0c9219941d42b94de0639dc576f1cc78e48ff"
     )
+
+
+@pytest.mark.parametrize(
+    "secret",
+    ["api_key", "api_keys", "auth_tokens", "password", "reader_api_key", "redis_url", "token"],
+)
+def test_every_secret_field_is_left_out_of_the_fingerprint(secret: str) -> None:
+    assert config_fingerprint({secret: "one", "k": 1}) == config_fingerprint(
+        {secret: "two", "k": 1}
+    )
+
+
+def test_the_reader_key_is_left_out_of_the_page_cache_fingerprint() -> None:
+    from websearch_mcp.config import FetchSettings
+
+    one = config_fingerprint(FetchSettings(reader_api_key="jina-key-one"))
+    assert one == config_fingerprint(FetchSettings(reader_api_key="jina-key-two"))

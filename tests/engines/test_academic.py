@@ -161,6 +161,17 @@ def test_arxiv_error_entry_is_an_error_whatever_the_status(status: int) -> None:
     assert type(caught.value) is EngineError
 
 
+def test_arxiv_leaves_out_stop_words_in_any_case() -> None:
+    assert search_query(Query("The Theory OF everything")) == "all:Theory AND all:everything"
+
+
+def test_arxiv_drops_a_version_suffix_of_several_digits() -> None:
+    body = fixture_bytes("arxiv/search_testing_m10.xml").replace(
+        b"https://arxiv.org/abs/2202.12139v1", b"https://arxiv.org/abs/2202.12139v12"
+    )
+    assert parse(ArXiv(), body)[0].url == "https://arxiv.org/abs/2202.12139"
+
+
 def test_arxiv_paper_titled_error_is_a_result() -> None:
     body = fixture_bytes("arxiv/search_testing_m10.xml").replace(
         b"<title>Microcontroller Based Testing of Digital IP-Core</title>", b"<title>Error</title>"

@@ -266,3 +266,11 @@ def test_markdown_italics_lose_their_stars_and_other_stars_stay() -> None:
     )
     for kept in ("2 * 3 * 4", "*nix and *BSD", "* item one\n* item two", "a*b*c"):
         assert strip_markdown(kept) == kept
+
+
+def test_as_float_takes_only_finite_numbers() -> None:
+    from websearch_mcp.engines.common import as_float
+
+    assert as_float(3) == 3.0 and as_float(0.5) == 0.5
+    for value in (float("inf"), float("-inf"), float("nan"), True, "1.0", None):
+        assert as_float(value) is None, value

@@ -300,6 +300,8 @@ NOW = clock(2026, 7, 14, 4, 0)
         ("an hour ago", "2026-07-14T03:00:00Z"),
         ("48 minutes ago", "2026-07-14T03:12:00Z"),
         ("2 weeks ago", "2026-06-30T04:00:00Z"),
+        ("2 mo ago", "2026-05-15T04:00:00Z"),  # a month counts 30 days
+        ("1 month ago", "2026-06-14T04:00:00Z"),
         ("yesterday", "2026-07-13T04:00:00Z"),
         ("10/07/2025, 01:25 PM, +0000 UTC", "2025-10-07T13:25:00Z"),
         ("10/07/2025, 12:05 AM, -0500 UTC", "2025-10-07T05:05:00Z"),
@@ -353,3 +355,17 @@ def test_a_google_news_title_loses_only_the_publisher_it_names() -> None:
 def test_any_printed_time_reads_as_a_date_or_nothing(printed: str) -> None:
     read = news_time(printed, NOW)
     assert read is None or parse_date(read) is not None
+
+
+def test_a_time_without_an_offset_is_utc_whatever_the_servers_zone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import time
+
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        assert news_time("2024-12-31T17:09:03", NOW) == "2024-12-31T17:09:03Z"
+    finally:
+        monkeypatch.undo()
+        time.tzset()

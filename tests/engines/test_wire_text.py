@@ -112,3 +112,9 @@ def test_a_title_left_empty_is_the_url_and_long_text_is_bounded() -> None:
     assert hits[0].title == "https://a.example/"
     assert len(hits[0].snippet) == SNIPPET_MAX_CHARS and hits[0].snippet.endswith("…")
     assert clean_text("a &amp;lt;b&amp;gt; c") == "a &lt;b&gt; c"  # unescaped once
+
+
+def test_a_long_text_is_cut_to_the_limit_with_its_ellipsis() -> None:
+    cut = plain_text("x" * (SNIPPET_MAX_CHARS + 100))
+    assert len(cut) == SNIPPET_MAX_CHARS and cut == "x" * (SNIPPET_MAX_CHARS - 1) + "…"
+    assert plain_text("x" * SNIPPET_MAX_CHARS) == "x" * SNIPPET_MAX_CHARS

@@ -229,6 +229,20 @@ async def test_declared_oversize_body_is_refused_early(server: LocalServer) -> N
         await fetch_page(server.url("/declared"), settings=settings_for(server, max_bytes=MB))
 
 
+async def test_declared_oversize_is_refused_from_the_header_alone(server: LocalServer) -> None:
+    # Content-Length one byte past the cap, and a short body: only the header can say too large.
+    def liar(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/plain")
+        handler.send_header("Content-Length", str(MB + 1))
+        handler.end_headers()
+        handler.wfile.write(b"short")  # then the connection closes
+
+    server.routes["/liar"] = liar
+    with pytest.raises(FetchError, match="too large: the page is bigger than the 1,048,576-byte"):
+        await fetch_page(server.url("/liar"), settings=settings_for(server, max_bytes=MB))
+
+
 @functools.cache
 def gzip_bomb(decoded: int = 200 * MB) -> bytes:
     packer = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
@@ -332,6 +346,10 @@ def test_decoder_handles_deflate_forms_and_chains() -> None:
     chained = gzip.compress(zlib.compress(data))  # deflate applied first, then gzip
     assert CappedDecoder("deflate, gzip", MB).feed(chained) == data
     assert CappedDecoder("identity", MB).feed(data) == data
+
+
+def test_decoder_reads_x_gzip_as_gzip() -> None:
+    assert CappedDecoder("x-gzip", 100).feed(gzip.compress(b"legacy label")) == b"legacy label"
 
 
 def test_decoder_rejects_unknown_and_corrupt_encodings() -> None:

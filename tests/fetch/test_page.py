@@ -16,8 +16,10 @@ from testing.fetch_helpers import (
     send,
     settings_for,
 )
+from websearch_mcp.errors import FetchBlocked
 from websearch_mcp.fetch import FetchError, FetchRefused, fetch_document, fetch_page
-from websearch_mcp.fetch.pdf import extract_pdf
+from websearch_mcp.fetch.htmltext import extract_html
+from websearch_mcp.fetch.pdf import extract_pdf, is_pdf
 
 ARTICLE = """<!doctype html>
 <html><head>
@@ -317,3 +319,70 @@ async def test_fetch_document_gives_the_whole_text_once(server: LocalServer) -> 
     assert window["content"] == document.content[50:150]
     assert window["next_start"] == 150 and window["total_chars"] == len(document.content)
     assert len(server.seen) == 1
+
+
+@pytest.mark.parametrize("status", [401, 403, 407, 429, 451])
+async def test_statuses_that_turn_a_reader_away_are_blocked(
+    server: LocalServer, status: int
+) -> None:
+    # tools.md: page_status `blocked` (HTTP 401/403/407/429/451).
+    server.routes["/turned-away"] = lambda h: send(h, status, b"go away", "text/html")
+    with pytest.raises(FetchBlocked, match=f"HTTP {status}"):
+        await fetch_page(server.url("/turned-away"), settings=settings_for(server))
+
+
+async def test_http_400_is_an_error_not_a_page(server: LocalServer) -> None:
+    server.routes["/bad"] = lambda h: send(h, 400, b"<html><body>Bad request</body>", "text/html")
+    with pytest.raises(FetchError, match="HTTP 400") as caught:
+        await fetch_page(server.url("/bad"), settings=settings_for(server))
+    assert not isinstance(caught.value, FetchBlocked)
+
+
+async def test_a_utf_8_byte_order_mark_does_not_lead_the_text(server: LocalServer) -> None:
+    server.routes["/bom.txt"] = page(b"\xef\xbb\xbfFirst line", "text/plain; charset=utf-8")
+    result = await fetch_page(server.url("/bom.txt"), settings=settings_for(server))
+    assert result["content"] == "First line"
+
+
+def test_visible_text_of_a_large_page_leaves_out_scripts_and_styles() -> None:
+    rows = "".join(f"<p>row {i}</p>" for i in range(30))
+    html = (
+        "<html><head><title>Big</title><style>.x{color:red}</style></head><body>"
+        f"<script>var hidden = 'SCRIPT-TEXT';</script><noscript>NOSCRIPT-TEXT</noscript>{rows}"
+        "</body></html>"
+    )
+    found = extract_html(html, "https://example.com/", max_nodes=10)
+    assert found.capped is not None and "fetch.max_html_nodes" in found.capped
+    assert "row 29" in found.content
+    for hidden in ("SCRIPT-TEXT", "NOSCRIPT-TEXT", "color:red"):
+        assert hidden not in found.content
+
+
+def test_pdf_reading_stops_once_the_content_streams_pass_the_decoded_budget() -> None:
+    # Each page's content stream is about 133 bytes: two fit in 300, the third passes it.
+    pdf = make_pdf([["a" * 100], ["b" * 100], ["c" * 100]])
+    found = extract_pdf(pdf, max_decoded_bytes=300)
+    assert "a" * 100 in found.content and "b" * 100 in found.content
+    assert "c" * 100 not in found.content
+    assert found.capped == (
+        "read 2 of 3 pages: the content streams inflate past 300 bytes"
+        " (fetch.max_pdf_decoded_bytes)"
+    )
+
+
+def test_a_pdf_encrypted_with_a_password_says_so() -> None:
+    import io
+
+    import pypdf
+
+    writer = pypdf.PdfWriter(clone_from=io.BytesIO(make_pdf(PDF_PAGES)))
+    writer.encrypt("user-secret", algorithm="RC4-128")
+    out = io.BytesIO()
+    writer.write(out)
+    with pytest.raises(FetchError, match="encrypted with a password"):
+        extract_pdf(out.getvalue())
+
+
+def test_pdf_magic_bytes_after_leading_whitespace() -> None:
+    assert is_pdf(b"\r\n  %PDF-1.4\n")
+    assert not is_pdf(b"<html>%PDF-1.4")

@@ -49,6 +49,7 @@ REFUSED = [
     ("192.0.0.8", RESERVED),
     ("192.0.2.10", RESERVED),
     ("198.18.0.1", RESERVED),
+    ("198.19.255.255", RESERVED),  # the last of benchmarking's 198.18.0.0/15
     ("198.51.100.7", RESERVED),
     ("203.0.113.9", RESERVED),
     ("192.88.99.1", RESERVED),
@@ -179,6 +180,8 @@ def test_validate_fetch_args_bounds(url: str, max_chars: object, start: object, 
 def test_validate_fetch_args_accepts_the_bounds() -> None:
     validate_fetch_args("https://example.com/a?b=c", 1, 0)
     validate_fetch_args("http://example.com", 200_000, 10**9)
+    at_limit = "https://example.com/" + "a" * (8192 - len("https://example.com/"))
+    validate_fetch_args(at_limit, 100, 0)  # "at most 8192 characters": 8192 is allowed
 
 
 async def _numeric_only(host: str, port: int) -> list[str]:

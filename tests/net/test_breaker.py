@@ -133,3 +133,6 @@ def test_backoff_gives_up_when_out_of_retries_or_time() -> None:
     assert backoff.next_delay(2, None, 10.0, rng) is None  # out of retries
     assert backoff.next_delay(0, 30.0, 10.0, rng) is None  # Retry-After beyond the deadline
     assert backoff.next_delay(0, None, 0.4, rng) is None  # no time left for the request
+    # A wait of 2 s fits 2.5 s left, but would leave less than a quarter of it for the request.
+    assert backoff.next_delay(0, 2.0, 2.5, rng) is None
+    assert backoff.next_delay(0, 2.0, 2.7, rng) == 2.0

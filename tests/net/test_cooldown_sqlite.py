@@ -46,6 +46,18 @@ async def test_long_ended_cooldowns_are_forgotten_on_the_next_set(tmp_path: Path
     await store.close()
 
 
+async def test_recently_ended_cooldowns_are_kept_for_their_failure_count(tmp_path: Path) -> None:
+    now = [10_000.0]
+    store = SqliteCooldownStore(tmp_path / "c.sqlite3", clock=lambda: now[0])
+    await store.record_failure("breaker:bing", "HTTP 503", lambda n: 10_005.0)
+    now[0] = 10_005.0 + KEEP_SECONDS / 2  # ended, but not long ago
+    await store.set("key:tavily:b", Cooldown(now[0] + 5, "429", 1))
+    assert await store.get("breaker:bing") == Cooldown(10_005.0, "HTTP 503", 1)
+    second = await store.record_failure("breaker:bing", "HTTP 503", lambda n: now[0] + 5 * n)
+    assert second.failures == 2
+    await store.close()
+
+
 async def test_record_failure_counts_failures_in_a_row(store: SqliteCooldownStore) -> None:
     asked: list[int] = []
 

@@ -231,3 +231,22 @@ def test_category_is_general_unless_news_is_asked() -> None:
     ]
     assert schema["enum"] == ["general", "news"] and schema["default"] == "general"
     assert "anyOf" not in schema
+
+
+@pytest.mark.parametrize("text", ["\u00b2", "\u0661\u0662", "\uff11\uff12"])
+def test_integers_take_only_ascii_digits(text: str) -> None:
+    from websearch_mcp.server.argument_checks import as_int
+
+    with pytest.raises(ToolInputError, match="max_results must be an integer from 1 to 50"):
+        as_int("max_results", text, 1, 50)
+
+
+def test_a_year_may_be_next_year_and_no_later() -> None:
+    from datetime import UTC, datetime
+
+    from websearch_mcp.server.argument_checks import as_year
+
+    next_year = datetime.now(UTC).year + 1
+    assert as_year("year_to", next_year) == next_year
+    with pytest.raises(ToolInputError, match="year_to"):
+        as_year("year_to", next_year + 1)

@@ -88,3 +88,40 @@ def test_debug_log_of_every_keyed_engine_holds_no_key(log_stream: io.StringIO) -
         for form in every_form(name, key):
             assert form not in log, f"{name}'s key appears in the debug log as {form!r}"
     assert TOKEN not in log
+
+
+def test_every_configured_secret_is_listed_in_the_forms_it_is_sent_in() -> None:
+    settings = parse_config(
+        {
+            "engines": {"bing": {"proxy": "http://user:pr%40xy-PLANTED-1@proxy.example:8080"}},
+            "cache": {"backend": "none", "redis_url": "redis://:re%2Fdis-PLANTED-2@redis:6379/0"},
+            "llm": {"api_key": "llm-PLANTED-key-3"},
+            "fetch": {"reader_api_key": "reader-PLANTED-key-4"},
+        },
+        "test",
+        environ={},
+    )
+    secrets = settings.secrets()
+    for secret in (
+        "pr@xy-PLANTED-1",
+        "re/dis-PLANTED-2",
+        "llm-PLANTED-key-3",
+        "reader-PLANTED-key-4",
+    ):
+        assert secret in secrets, secret
+    assert "re%2Fdis-PLANTED-2" in secrets  # as written in the URL too
+
+
+def test_the_longest_secret_is_masked_first() -> None:
+    from websearch_mcp.redaction import Redactor
+
+    mask = Redactor(["PLANTED-secret-1", "PLANTED-secret-1-and-its-tail"])
+    assert mask("key=PLANTED-secret-1-and-its-tail") == "key=***"
+
+
+def test_a_key_like_token_of_twelve_characters_is_masked_in_an_api_error() -> None:
+    from websearch_mcp.engines.common import api_error
+    from websearch_mcp.models import HttpResponse
+
+    error = api_error("bad request for abc123def456", HttpResponse(400, {}, b""))
+    assert "abc123def456" not in str(error) and "***" in str(error)

@@ -91,6 +91,8 @@ def test_origin_policy() -> None:
     assert not policy.origin_allowed("https://app.example.org")
     assert not policy.origin_allowed("null")
     assert not policy.origin_allowed("https://evil.example")
+    assert not policy.origin_allowed("http://localhost:3000/page")  # an origin has no path
+    assert not policy.origin_allowed("http://localhost:3000?x=1")
 
 
 @pytest.mark.parametrize(
@@ -201,6 +203,25 @@ def test_concurrency_limiter() -> None:
     for client in ("a", "b", "c"):
         slots.leave(client)
     assert slots.in_flight == 0 and slots.enter("a") is None
+
+
+def test_concurrency_limiter_counts_what_a_client_still_holds() -> None:
+    slots = ConcurrencyLimiter(total=10, per_client=2)
+    assert slots.enter("a") is None and slots.enter("a") is None
+    slots.leave("a")  # one of two ends: one still in flight
+    assert slots.enter("a") is None
+    assert slots.enter("a") == "client"
+
+
+def test_a_loopback_server_behind_a_proxy_limits_each_client() -> None:
+    # operations.md: per-client limits apply when server.trusted_proxies is set.
+    from websearch_mcp.config import ServerSettings
+    from websearch_mcp.server.middleware.exposure import serves_this_machine_only
+
+    assert serves_this_machine_only(ServerSettings(host="127.0.0.1"))
+    assert not serves_this_machine_only(
+        ServerSettings(host="127.0.0.1", trusted_proxies=["127.0.0.1"])
+    )
 
 
 def test_check_query_length() -> None:

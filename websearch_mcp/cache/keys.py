@@ -18,7 +18,9 @@ from typing import Any
 
 # Fields left out of a fingerprint: rotating a key must not empty the cache, and no secret feeds
 # a hash that ends up in the cache's keys.
-SECRET_FIELDS = frozenset({"api_key", "api_keys", "auth_tokens", "password", "redis_url", "token"})
+SECRET_FIELDS = frozenset(
+    {"api_key", "api_keys", "auth_tokens", "password", "reader_api_key", "redis_url", "token"}
+)
 
 
 def normalise_query(text: str) -> str:
