@@ -59,11 +59,11 @@ from bench.relevance_report import (
 from bench.relevance_select import Cell, fused, print_ablations, print_loco
 from testing.judged import (
     COLLECTIONS,
-    EVERY_MODEL,
     Collection,
     coverage_seeds,
     default_eval_dir,
     load_collection,
+    shared_seed_error,
 )
 from testing.judged_harness import (
     LINEUPS,
@@ -305,12 +305,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not all(0 < c <= 1 for c in args.coverage):
         parser.error(f"--coverage must be in (0, 1], got {args.coverage}")
-    gaps = [b - a for a, b in zip(sorted(args.seed), sorted(args.seed)[1:], strict=False)]
-    if min(gaps, default=len(EVERY_MODEL)) < len(EVERY_MODEL):
-        parser.error(
-            f"--seed values must be at least {len(EVERY_MODEL)} apart (a draw gives its models"
-            f" S, S + 1, ... S + {len(EVERY_MODEL) - 1}), got {args.seed}"
-        )
+    if (shared := shared_seed_error(args.seed)) is not None:
+        parser.error(shared)
     return args
 
 

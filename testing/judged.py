@@ -19,6 +19,7 @@ collection is small enough that a query takes about a millisecond.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -286,6 +287,18 @@ EVERY_MODEL = (*MODEL_NAMES, "lsa", "weak")
 def coverage_seeds(seed: int) -> dict[str, int]:
     """One seed per model for partial coverage: `seed`, `seed + 1`, ... in `EVERY_MODEL` order."""
     return {name: seed + i for i, name in enumerate(EVERY_MODEL)}
+
+
+def shared_seed_error(seeds: Sequence[int]) -> str | None:
+    """Why draws starting at `seeds` would give two models one seed (`coverage_seeds`), or
+    None when they would not."""
+    ordered = sorted(seeds)
+    if all(b - a >= len(EVERY_MODEL) for a, b in itertools.pairwise(ordered)):
+        return None
+    return (
+        f"--seed values must be at least {len(EVERY_MODEL)} apart (a draw gives its models"
+        f" S, S + 1, ... S + {len(EVERY_MODEL) - 1}), got {list(seeds)}"
+    )
 
 
 def covered(collection: Collection, coverage: float, seed: int) -> list[Document]:

@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 
 import bench.relevance_select as select
-from bench.relevance import _arguments
 from bench.relevance_select import Cell
-from testing.judged import load
+from testing.judged import load, shared_seed_error
 
 CRAN_DOCS = """.I 1
 .T
@@ -83,8 +82,7 @@ def test_loco_choice_for_a_collection_does_not_read_that_collection(monkeypatch,
     assert low == high == ["A"]
 
 
-@pytest.mark.parametrize("seeds", [["1", "1"], ["1", "2"], ["11", "6"]])
-def test_draws_whose_models_would_share_a_seed_are_refused(seeds: list[str]) -> None:
-    with pytest.raises(SystemExit):
-        _arguments(["--seed", *seeds])
-    assert _arguments(["--seed", "1", "11", "21"]).seed == [1, 11, 21]
+@pytest.mark.parametrize("seeds", [[1, 1], [1, 2], [11, 6], [1, 11, 16]])
+def test_draws_whose_models_would_share_a_seed_are_refused(seeds: list[int]) -> None:
+    assert "at least 6 apart" in (shared_seed_error(seeds) or "")
+    assert shared_seed_error([1, 11, 21]) is None and shared_seed_error([5]) is None
