@@ -46,6 +46,11 @@ class EngineBlocked(EngineError):
     status = "blocked"
 
 
+class EngineCaptcha(EngineBlocked):
+    """A challenge page (a CAPTCHA, an "unusual traffic" check), whatever its HTTP status: never
+    retried, and the engine rests for `search.breaker.captcha_seconds`."""
+
+
 class EngineRateLimited(EngineError):
     """HTTP 429 or a quota message; `retry_after` in seconds when the engine said."""
 

@@ -10,6 +10,7 @@ from testing.resilience_helpers import FakeClock
 from websearch_mcp.errors import (
     EngineAuthError,
     EngineBlocked,
+    EngineCaptcha,
     EngineError,
     EngineParseError,
     EngineRateLimited,
@@ -26,6 +27,9 @@ from websearch_mcp.net.cooldowns.store import MemoryCooldownStore, format_second
         (EngineBlocked("unusual traffic"), None, False, "captcha"),
         (EngineBlocked("HTTP 403: access denied"), 403, False, "denied"),
         (EngineBlocked("HTTP 202 with an empty page"), 202, False, "throttled"),
+        # A challenge page is a CAPTCHA whatever its status (Google's comes with 429).
+        (EngineCaptcha("Google 'unusual traffic' CAPTCHA"), 429, False, "captcha"),
+        (EngineCaptcha("CAPTCHA page"), 403, False, "captcha"),
         (EngineRateLimited("HTTP 429"), 429, False, "throttled"),
         (EngineRateLimited("HTTP 429"), 429, True, "key"),
         (EngineRateLimited("quota used up"), 432, True, "key"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import AsyncIterator
 from contextlib import ExitStack
 from typing import Any
@@ -22,6 +23,7 @@ from testing.fake_engines import FakeEngines, Fault, serve_fake_engines
 from testing.redis_server import LENIENT_SECONDS, RedisServer
 from testing.resilience_helpers import FakeClock, settings_for
 from testing.serving import serve_app
+from websearch_mcp.models import Query
 from websearch_mcp.net.breaker import CircuitBreaker
 from websearch_mcp.net.cooldowns.store import MemoryCooldownStore
 from websearch_mcp.search.fan_out import Orchestrator
@@ -87,6 +89,58 @@ async def test_a_probe_whose_lease_ran_out_lets_the_next_through() -> None:
     assert await breaker.failure("error", "HTTP 500") == 10  # the next cooldown
     state = await breaker.check()
     assert state is not None and state.seconds_left == 10
+
+
+async def test_a_probe_cut_off_by_the_deadline_holds_its_claim_one_second_longer() -> None:
+    """docs/engines.md: "A probe whose search ended before it answered holds its claim until
+    that search's deadline plus 1 s, then the next request probes"."""
+    fake, clock = FakeEngines(results_for), FakeClock()
+    fake.faults["bing"] = Fault(hang=True)
+    with serve_fake_engines(fake) as base:
+        settings = settings_for(base, {"bing": {}})
+        orchestrator = Orchestrator(
+            settings, store=MemoryCooldownStore(), clock=clock, rng=random.Random(1), environ={}
+        )
+        try:
+            run = orchestrator.runs["bing"]
+            assert run.breaker is not None and run.timeout > 1
+            await run.breaker.failure("error", "HTTP 500")
+            clock.advance(5)  # half-open: this call probes, and its search ends after 0.3 s
+            outcome = await orchestrator.call(run, Query("event loop"), time.monotonic() + 0.3)
+            assert outcome.report.status == "timeout" and fake.counts["bing"] == 1
+            clock.advance(0.8)  # past the deadline, within the second after it
+            state = await run.breaker.check()
+            assert state is not None and state.probing
+            clock.advance(0.6)  # past the deadline plus 1 s: the next request probes
+            assert await run.breaker.check() is None
+        finally:
+            await orchestrator.close()
+
+
+async def test_only_the_engines_own_timeout_counts_against_its_breaker() -> None:
+    """A request cut off by the search's deadline says nothing about the engine: its breaker
+    stays closed; a request that outlasts the engine's own `timeout_seconds` opens it."""
+    fake, clock = FakeEngines(results_for), FakeClock()
+    fake.faults["bing"] = fake.faults["wikipedia"] = Fault(hang=True)
+    with serve_fake_engines(fake) as base:
+        settings = settings_for(base, {"bing": {}, "wikipedia": {"timeout_seconds": 0.2}})
+        orchestrator = Orchestrator(
+            settings, store=MemoryCooldownStore(), clock=clock, rng=random.Random(1), environ={}
+        )
+        try:
+            bing, wikipedia = orchestrator.runs["bing"], orchestrator.runs["wikipedia"]
+            assert bing.breaker is not None and wikipedia.breaker is not None
+            assert bing.timeout > 1
+            query = Query("event loop")
+            cut = await orchestrator.call(bing, query, time.monotonic() + 0.3)
+            assert cut.report.status == "timeout"
+            assert await bing.breaker.closed()
+            slow = await orchestrator.call(wikipedia, query, time.monotonic() + 2)
+            assert slow.report.status == "timeout"
+            state = await wikipedia.breaker.check()
+            assert state is not None and state.reason == "a timeout after 0.2 s"
+        finally:
+            await orchestrator.close()
 
 
 # --- end to end -------------------------------------------------------------------------------

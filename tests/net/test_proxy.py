@@ -17,10 +17,12 @@ from testing.proxies import CountingProxy, CountingSocks
 from testing.resilience_helpers import settings_for, statuses, web_search
 from testing.serving import serve_app
 from testing.wire_formats import wikipedia_result
-from websearch_mcp.config import Settings
-from websearch_mcp.models import Query
+from websearch_mcp.config import EngineSettings, Settings
+from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.models import HttpRequest, Query
 from websearch_mcp.net.http import USER_AGENT, bypasses_proxy, choose_proxy
-from websearch_mcp.net.useragents import BROWSER_USER_AGENTS
+from websearch_mcp.net.useragents import BROWSER_USER_AGENTS, UserAgentRotation
+from websearch_mcp.search.engine_call import EngineRun, with_user_agent
 from websearch_mcp.search.fan_out import FanOut, Orchestrator
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.server.app import create_app
@@ -260,3 +262,22 @@ async def test_scraped_engines_rotate_browser_user_agents(
         await orchestrator.close()
     assert all(agent in BROWSER_USER_AGENTS for agent in agents)
     assert len(set(agents)) == 3
+
+
+def test_a_scraped_engines_own_user_agent_is_kept() -> None:
+    """The rotation gives a scraped engine's request a browser User-Agent only when it has none:
+    a User-Agent the engine sets itself (in any case) goes out as it is."""
+    run = EngineRun(
+        engine=ENGINES["bing"](),
+        settings=EngineSettings(),
+        base_url="http://127.0.0.1:9",
+        timeout=1.0,
+        enabled=True,
+    )
+    assert run.engine.scraped
+    agents = UserAgentRotation()
+    own = HttpRequest("GET", "/search", headers={"user-agent": "Own/1.0", "Accept": "text/html"})
+    assert with_user_agent(run, own, agents).headers == own.headers
+    plain = HttpRequest("GET", "/search", headers={"Accept": "text/html"})
+    rotated = with_user_agent(run, plain, agents).headers
+    assert rotated["Accept"] == "text/html" and rotated["User-Agent"] in BROWSER_USER_AGENTS

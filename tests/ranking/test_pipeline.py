@@ -239,6 +239,19 @@ def test_academic_fields_are_merged() -> None:
     assert result.pdf_url == "https://x.org/p.pdf"
 
 
+def test_the_source_comes_from_the_best_ranked_engine_that_names_one() -> None:
+    """A merged result's publisher (`source`) is the one given by the best-ranked engine that
+    names one: an engine that names none does not blank it."""
+    lists = {
+        "bing": [hit("https://news.example/story", 1, "bing", "Story")],
+        "serper": [hit("https://news.example/story", 2, "serper", "Story", source="AP News")],
+        "brave": [hit("https://news.example/story", 3, "brave", "Story", source="npr.org")],
+    }
+    (result,) = rank(lists, Query("story"), settings(), weights={})
+    assert result.engines == ["bing", "serper", "brave"]
+    assert result.source == "AP News"
+
+
 _FIELDS = st.fixed_dictionaries(
     {
         "rank": st.integers(1, 3),

@@ -153,3 +153,14 @@ async def test_every_list_suspect_still_answers_with_a_note(serve) -> None:
     assert {r["url"] for r in answer["results"]} == {h["url"] for h in FLIGHTS}
     assert answer["note"] == UNCERTAIN
     assert f"Note: {UNCERTAIN}." in text
+
+
+async def test_an_empty_list_next_to_suspect_ones_still_gets_the_note(serve) -> None:
+    """An engine answering no results vouches for nothing: when every list with results is
+    suspect, the answer still carries the note that relevance is uncertain."""
+    url = serve({"bing": FLIGHTS, "searxng": []})
+    answer, _, is_error = await search(url, "python asyncio event loop")
+    assert not is_error
+    assert status_of(answer) == {"searxng": "empty", "bing": "irrelevant"}
+    assert {r["url"] for r in answer["results"]} == {h["url"] for h in FLIGHTS}
+    assert answer["note"] == UNCERTAIN

@@ -205,6 +205,30 @@ async def test_a_news_answer_is_served_from_the_cache_for_at_most_the_news_ttl(
     assert (cache.stats.hits, cache.stats.misses) == (2, 3)
 
 
+async def test_a_partial_news_answer_keeps_the_shorter_partial_ttl(
+    recorded: FakeEngines, engines_url: str, tmp_path: Path
+) -> None:
+    """A news answer is kept at most `news_ttl_seconds`, and a partial one no longer than
+    `partial_ttl_seconds` when that is shorter."""
+    recorded.bodies["serper"] = Body(b'{"message": "internal error"}', status=500)
+    clock = FakeClock()
+    stored = {
+        "backend": "sqlite",
+        "path": str(tmp_path / "cache.sqlite3"),
+        "news_ttl_seconds": 900,
+        "partial_ttl_seconds": 600,
+    }
+    settings = news_settings(engines_url, stored)
+    cache = open_cache(settings.cache, clock=clock)
+    with serving(settings, cache) as url:
+        first = await search(url, category="news", engines=["google_news", "serper"])
+        clock.advance(601)
+        later = await search(url, category="news", engines=["google_news", "serper"])
+    assert first["partial"] is True and statuses(first)["serper"] == "error"
+    assert (first["cached"], later["cached"]) == (False, False)
+    assert recorded.counts["google_news"] == 2
+
+
 def test_the_searxng_endpoint_maps_categories_news(recorded: FakeEngines, engines_url: str) -> None:
     with serving(news_settings(engines_url)) as url:
         response = httpx.get(

@@ -217,6 +217,31 @@ def test_a_captcha_is_never_retried_and_opens_the_breaker_for_an_hour(
         assert fake.counts["duckduckgo"] == 2
 
 
+@pytest.mark.parametrize("status", [429, 503])
+def test_a_captcha_answered_with_a_retryable_status_is_not_retried(
+    fake: FakeEngines, engines_url: str, clock: FakeClock, status: int
+) -> None:
+    """docs/engines.md: 429/502/503 are retried, but "A CAPTCHA is never retried": Google's
+    "unusual traffic" page (which Google serves with 429) is one request, then the CAPTCHA's
+    hour."""
+    page = '<html><body><form id="captcha-form" action="/sorry/index"></form></body></html>'
+    fake.faults["google"] = Fault(status=status, body=page)
+    conf = {"google": {"base_url": f"{engines_url}/other/google"}, "searxng": {}, "wikipedia": {}}
+    settings = settings_for(engines_url, conf, deadline_seconds=DEADLINE)
+    with serving(settings, clock) as url:
+        google = report(web_search(url, QUERY)["structuredContent"], "google")
+        assert google["status"] == "blocked" and "CAPTCHA" in google["error"]
+        assert "attempts" not in google  # one try
+        assert fake.counts["google"] == 1
+        clock.advance(60)
+        skipped = report(web_search(url, QUERY)["structuredContent"], "google")
+    assert skipped["status"] == "skipped"
+    assert skipped["error"] == (
+        "circuit open after Google 'unusual traffic' CAPTCHA; next try in 59 min"
+    )
+    assert fake.counts["google"] == 1
+
+
 def test_a_rate_limited_engine_rests_as_long_as_retry_after_says(
     fake: FakeEngines, engines_url: str, clock: FakeClock
 ) -> None:
@@ -348,6 +373,27 @@ def test_a_refused_key_is_cooled_and_the_next_key_answers(
         web_search(url, QUERY)
         web_search(url, QUERY)
         assert fake.key_counts[KEY_A] == 2  # back in the rotation
+
+
+def test_a_refused_key_is_not_waited_for_even_when_its_rest_is_short(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """Only rate limits are waited out (engines.md: "When every key has failed and the first
+    rest ends within the search's time (a `Retry-After` of a second, say), the search waits for
+    it"): a refused key is not, however short `refused_cooldown_seconds` is."""
+    fake.key_faults[KEY_C] = Fault(status=401, body=b'{"error": "bad key"}')
+    settings = settings_for(
+        engines_url,
+        engines_conf(),
+        deadline_seconds=DEADLINE,
+        keys={"refused_cooldown_seconds": 0.1},
+    )
+    with serve_app(create_app(settings)) as url:
+        answer = web_search(url, QUERY)["structuredContent"]
+    brave = report(answer, "brave")
+    assert brave["status"] == "error" and "refused" in brave["error"]
+    assert fake.key_counts[KEY_C] == 1
+    assert "attempts" not in brave
 
 
 def test_every_key_rate_limited_waits_for_the_first_to_recover(

@@ -21,6 +21,7 @@ from testing.wire_formats import wikipedia_result
 from websearch_mcp.config import EngineSettings, PoolSettings, RankingSettings, SequentialSettings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import EngineReport, Hit
+from websearch_mcp.ranking.quality import list_quality
 from websearch_mcp.search import strategies
 from websearch_mcp.search.engine_call import Outcome
 from websearch_mcp.search.fan_out import EngineRun
@@ -256,6 +257,29 @@ async def test_sequential_follows_the_configured_order_and_thresholds() -> None:
     assert outcomes["bing"].hits and outcomes["tavily"].report.status == "skipped"
 
 
+async def test_sequential_thresholds_are_reached_at_their_value() -> None:
+    """docs/engines.md: a list "scoring `quality_stop`" ends the search, and after the first
+    engine the best list is accepted "at `quality_accept`": a list exactly at either counts."""
+    outcomes, called = await sequential(
+        {"tavily": answered("tavily", GOOD), "brave": answered("brave", GOOD)},
+        quality_stop=1.0,
+    )
+    assert outcomes["tavily"].report.quality == 1.0
+    assert called == ["tavily"]
+    weak = list_quality(answered("brave", WEAK).hits or [], QUERY, RankingSettings())
+    outcomes, called = await sequential(
+        {
+            "tavily": failed("tavily"),
+            "brave": answered("brave", WEAK),
+            "bing": answered("bing", GOOD),
+        },
+        quality_accept=weak,
+    )
+    assert outcomes["brave"].report.quality == weak
+    assert called == ["tavily", "brave"]
+    assert outcomes["brave"].hits and outcomes["brave"].report.status == "ok"
+
+
 async def test_sequential_reports_engines_left_at_the_deadline() -> None:
     runs = [engine_run("tavily"), engine_run("bing")]
     script = Script(
@@ -462,6 +486,26 @@ def test_pool_tries_every_key_then_the_next_provider_then_keyless(
     assert fake.key_counts == {KEY_A: 1, KEY_B: 1, KEY_C: 1}
     assert [r["engines"] for r in answer["results"]] == [["wikipedia"]]
     assert answer["partial"] is True
+
+
+def test_pool_end_to_end_leaves_out_a_demoted_list_when_another_answers(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """A gated list "is kept only when no other engine answers": the one left out of the
+    fusion is reported `irrelevant` and is no part of the answer's weights."""
+    fake.results = lambda engine, query: (
+        [{"title": "Cached page", "url": "https://cached.example/", "snippet": "Weather today"}]
+        if engine == "tavily"
+        else results_for(engine, query)
+    )
+    settings = pool_settings(engines_url, order="priority", providers=["tavily", "brave"])
+    with serve_app(create_app(settings)) as url:
+        result = web_search(url, QUERY)
+    assert not result.get("isError"), result
+    answer = result["structuredContent"]
+    assert statuses(answer) == {"tavily": "irrelevant", "brave": "ok", "wikipedia": "skipped"}
+    assert [r["engines"] for r in answer["results"]] == [["brave"]]
+    assert "note" not in answer
 
 
 def test_sequential_end_to_end_saves_requests(fake: FakeEngines, engines_url: str) -> None:

@@ -20,15 +20,18 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult
 
-from testing.fake_engines import FakeEngines, base_urls
+from testing.cache_helpers import FakeClock
+from testing.fake_engines import FakeEngines, Fault, base_urls
 from testing.fake_llm import PLAIN, STREAMED, FakeLLM
 from testing.proxies import CountingSocks
 from testing.server_helpers import text_of
 from testing.serving import serve_app
+from websearch_mcp.cache import open_cache
 from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import ConfigError, ToolInputError
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.search.service import SearchService
 from websearch_mcp.search.summary import (
     CLOSE_MARK,
     OPEN_MARK,
@@ -412,6 +415,43 @@ async def test_a_failed_summary_is_not_cached(
     assert "summary_error" in failed.structured_content
     assert recovered.structured_content["summary"].startswith(STREAMED)
     assert len(llm.requests) == 3
+
+
+async def test_a_summary_of_a_partial_answer_is_kept_as_briefly_as_the_answer(
+    fake: FakeEngines, engines_url: str, llm: FakeLLM, llm_url: str, tmp_path: Path
+) -> None:
+    """A summary of a partial answer is cached for `partial_ttl_seconds`, as the answer is:
+    once both expired, the same results are summarised again."""
+    fake.faults["tavily"] = Fault(status=500)
+    settings = make_settings(engines_url, llm_url, cache=tmp_path / "cache.sqlite3")
+    clock = FakeClock()
+    service = SearchService(settings, cache=open_cache(settings.cache, clock=clock))
+    with serve_app(create_app(settings, service)) as url:
+        first = await call(url, {"query": QUERY, "intent": "code"})
+        assert first.structured_content["partial"] is True and len(llm.requests) == 1
+        clock.advance(settings.cache.partial_ttl_seconds + 1)
+        again = await call(url, {"query": QUERY, "intent": "code"})
+    assert again.structured_content["cached"] is False
+    assert again.structured_content["results"] == first.structured_content["results"]
+    assert again.structured_content["summary"].startswith(STREAMED)
+    assert len(llm.requests) == 2
+
+
+async def test_a_summary_waits_no_longer_than_the_search_deadline(
+    engines_url: str, llm: FakeLLM, llm_url: str
+) -> None:
+    """docs/tools.md: the summary's `timeout_seconds` is "never more than
+    search.deadline_seconds"."""
+    llm.stream_mode = llm.plain_mode = "hang"
+    settings = make_settings(engines_url, llm_url, deadline=1, timeout_seconds=10)
+    with serve_app(create_app(settings)) as url:
+        started = time.monotonic()
+        outcome = await call(url, {"query": QUERY, "intent": "code"})
+        took = time.monotonic() - started
+    answer = outcome.structured_content
+    assert answer["results"] and "summary" not in answer
+    assert "streaming: no answer within 1 s" in answer["summary_error"]
+    assert took < 4
 
 
 @pytest.mark.parametrize(("stream_mode", "plain_mode"), [("refuse", "fail"), ("ok", "ok")])

@@ -319,6 +319,29 @@ def test_keyed_engine_without_key_is_skipped(engines_url: str) -> None:
     assert answer["partial"] is False
 
 
+def test_a_disabled_engine_is_reported_only_when_asked_for(fake: FakeEngines, server: str) -> None:
+    """docs/engines.md, statuses: `skipped` is "disabled when explicitly requested"; a search
+    that names no engines does not mention the disabled ones."""
+
+    def search(arguments: dict[str, Any]) -> dict[str, Any]:
+        response = httpx.post(
+            f"{server}/mcp", headers=JSON_HEADERS, timeout=10, json=tool_call(arguments)
+        )
+        return response.json()["result"]["structuredContent"]
+
+    asked = search({"query": "python asyncio", "engines": ["searxng", "bing"]})
+    assert asked["engines"][-1] == {
+        "name": "bing",
+        "status": "skipped",
+        "results": 0,
+        "error": "disabled in the configuration",
+    }
+    assert [e["name"] for e in asked["engines"]] == ["searxng", "bing"]
+    assert fake.counts["bing"] == 0 and asked["partial"] is False
+    plain = search({"query": "python asyncio"})
+    assert "bing" not in {e["name"] for e in plain["engines"]}
+
+
 def test_asking_for_engines_limits_the_fan_out(fake: FakeEngines, server: str) -> None:
     response = httpx.post(
         f"{server}/mcp",

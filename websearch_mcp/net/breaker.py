@@ -18,7 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from websearch_mcp.errors import EngineAuthError, EngineBlocked, EngineError, EngineRateLimited
+from websearch_mcp.errors import (
+    EngineAuthError,
+    EngineBlocked,
+    EngineCaptcha,
+    EngineError,
+    EngineRateLimited,
+)
 from websearch_mcp.net.cooldowns.store import Clock, CooldownStore, format_seconds, system_clock
 
 #: Why an engine failed, as far as retries, keys and the breaker are concerned.
@@ -40,6 +46,8 @@ def classify(err: EngineError, http_status: int | None, keyed: bool) -> Cause:
         return "throttled"
     if isinstance(err, EngineAuthError):
         return "denied"
+    if isinstance(err, EngineCaptcha):
+        return "captcha"
     if isinstance(err, EngineBlocked):
         if http_status in (401, 403):
             return "denied"

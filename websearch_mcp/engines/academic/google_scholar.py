@@ -13,7 +13,7 @@ from websearch_mcp.engines.academic._common import names
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import http_url, ranked_hits
 from websearch_mcp.engines.text import clean_text
-from websearch_mcp.errors import EngineBlocked, EngineParseError
+from websearch_mcp.errors import EngineCaptcha, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 # Markup only the CAPTCHA page has, and texts that mean a block when no result came with them.
@@ -102,17 +102,17 @@ class GoogleScholar(Engine):
         return HttpRequest("GET", "/scholar", params=params, headers={"Accept": "text/html"})
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        """Result blocks -> hits; the CAPTCHA page raises `EngineBlocked`."""
+        """Result blocks -> hits; the CAPTCHA page raises `EngineCaptcha`."""
         text = response.text
         if "/sorry/" in response.url or any(marker in text for marker in _CAPTCHA_MARKUP):
-            raise EngineBlocked("Google Scholar CAPTCHA")
+            raise EngineCaptcha("Google Scholar CAPTCHA")
         self.check_status(response)
         tree = LexborHTMLParser(text)
         hits = ranked_hits(tree.css("div.gs_r"), self.name, _hit)
         if hits or _NO_RESULTS in text:
             return hits
         if any(marker in text for marker in _CAPTCHA_TEXTS):
-            raise EngineBlocked("Google Scholar CAPTCHA")
+            raise EngineCaptcha("Google Scholar CAPTCHA")
         if tree.css_first("#gs_res_ccl_mid, #gs_res_ccl") is None:
             raise EngineParseError("Google Scholar answered with a page that is not a results page")
         return hits

@@ -15,7 +15,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from websearch_mcp.dates import split_cjk_date
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import first_text, http_url, outermost, ranked_hits, web_hit
-from websearch_mcp.errors import EngineBlocked, EngineParseError
+from websearch_mcp.errors import EngineCaptcha, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 _RANGE_DAYS = {"day": 1, "week": 7, "month": 31, "year": 366}
@@ -97,14 +97,14 @@ class Baidu(Engine):
         return HttpRequest("GET", "/s", params=params, headers={"Accept": "text/html"})
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        """Result blocks -> hits; the security-verification page raises `EngineBlocked`."""
+        """Result blocks -> hits; the security-verification page raises `EngineCaptcha`."""
         if _redirected_to_check(response):
-            raise EngineBlocked("redirected to Baidu's security verification (CAPTCHA)")
+            raise EngineCaptcha("redirected to Baidu's security verification (CAPTCHA)")
         self.check_status(response)
         text = response.text
         tree = LexborHTMLParser(text)
         if _is_check_page(tree, text):
-            raise EngineBlocked("Baidu security verification (CAPTCHA) page")
+            raise EngineCaptcha("Baidu security verification (CAPTCHA) page")
         hits = ranked_hits(outermost(tree.css(_RESULTS)), self.name, _hit)
         if not hits and tree.css_first("#content_left, .nors") is None:
             # Neither results nor Baidu's "no results" notice: not a page this parser knows.

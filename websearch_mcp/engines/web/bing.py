@@ -19,7 +19,7 @@ from websearch_mcp.engines.common import (
     web_hit,
 )
 from websearch_mcp.engines.text import collapse_spaces, html_text
-from websearch_mcp.errors import EngineBlocked, EngineParseError
+from websearch_mcp.errors import EngineCaptcha, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 _RESULTS_PER_PAGE = 10
@@ -81,7 +81,7 @@ class Bing(Engine):
         return f"5_{days - 365}_{days}"
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        """`li.b_algo` results -> hits; a CAPTCHA page raises `EngineBlocked`."""
+        """`li.b_algo` results -> hits; a CAPTCHA page raises `EngineCaptcha`."""
         self.check_status(response)
         text = response.text
         if not text.strip():
@@ -96,7 +96,7 @@ class Bing(Engine):
         if tree.css_first("#b_captcha, form[action*='challenge']") or any(
             marker in visible for marker in _BLOCK_MARKERS
         ):
-            raise EngineBlocked("CAPTCHA page (Bing unusual traffic check)")
+            raise EngineCaptcha("CAPTCHA page (Bing unusual traffic check)")
         if tree.css_first("#b_results"):
             return []
         raise EngineParseError("Bing answered with a page that is not a results page")

@@ -13,7 +13,7 @@ from websearch_mcp.engines.common import (
     ranked_hits,
     web_hit,
 )
-from websearch_mcp.errors import EngineBlocked, EngineParseError
+from websearch_mcp.errors import EngineBlocked, EngineCaptcha, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 _TIME_RANGES = {"day": "d", "week": "w", "month": "m", "year": "y"}
@@ -108,7 +108,7 @@ class DuckDuckGo(Engine):
             raise EngineParseError("DuckDuckGo answered with an empty body")
         tree = LexborHTMLParser(text)
         if tree.css_first("form#challenge-form, .anomaly-modal__title"):
-            raise EngineBlocked("CAPTCHA page (DuckDuckGo anomaly challenge)")
+            raise EngineCaptcha("CAPTCHA page (DuckDuckGo anomaly challenge)")
         blocks = ResultBlocks(tree, "div.result")
         parts = zip(
             blocks.nodes, blocks.first("a.result__a"), blocks.first(".result__snippet"), strict=True

@@ -21,7 +21,7 @@ from websearch_mcp.engines.common import (
     web_hit,
 )
 from websearch_mcp.engines.web._google import QDR, language_params
-from websearch_mcp.errors import EngineBlocked, EngineParseError
+from websearch_mcp.errors import EngineBlocked, EngineCaptcha, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 _RESULTS_PER_PAGE = 10
@@ -29,18 +29,21 @@ _SNIPPETS = ("div.VwiC3b", "div[data-sncf]", "span.aCOpRe", "div.IsZvec", "span.
 # Markup only the CAPTCHA page has; then what means a block when no result came with it.
 _CAPTCHA_MARKUP = ('id="captcha-form"', "/sorry/index")
 _CAPTCHA_TEXT = "unusual traffic from your computer"
+CAPTCHA = "Google 'unusual traffic' CAPTCHA"
 _CONSENT_FORM = 'action="https://consent.google.'
 _NO_RESULTS = "did not match any documents"
 
 
-def _blocked_reason(response: HttpResponse, text: str) -> str | None:
+def _block(response: HttpResponse, text: str) -> EngineBlocked | None:
+    """The consent page or the "unusual traffic" CAPTCHA, by where the answer leads or its
+    markup; None for any other answer."""
     target = response.url
     if 300 <= response.status < 400:
         target = response.headers.get("location", "")
     if "consent.google." in target:
-        return "Google consent page"
+        return EngineBlocked("Google consent page")
     if "/sorry/" in target or any(marker in text for marker in _CAPTCHA_MARKUP):
-        return "Google 'unusual traffic' CAPTCHA"
+        return EngineCaptcha(CAPTCHA)
     return None
 
 
@@ -109,17 +112,18 @@ class Google(Engine):
         return HttpRequest("GET", "/search", params=params, headers={"Accept": "text/html"})
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        """`div.g` blocks -> hits; consent and CAPTCHA pages raise `EngineBlocked`."""
+        """`div.g` blocks -> hits; the consent page raises `EngineBlocked`, a CAPTCHA
+        `EngineCaptcha`."""
         text = response.text
-        if reason := _blocked_reason(response, text):
-            raise EngineBlocked(reason)
+        if (block := _block(response, text)) is not None:
+            raise block
         self.check_status(response)
         tree = LexborHTMLParser(text)
         hits = ranked_hits(_results(tree), self.name, _hit)
         if hits or _NO_RESULTS in text:
             return hits
         if _CAPTCHA_TEXT in text:
-            raise EngineBlocked("Google 'unusual traffic' CAPTCHA")
+            raise EngineCaptcha(CAPTCHA)
         if _CONSENT_FORM in text:
             # The consent interstitial can also come as a page of its own (HTTP 200).
             raise EngineBlocked("Google consent page")

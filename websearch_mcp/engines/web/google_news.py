@@ -16,7 +16,7 @@ from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import http_url, link_parts, query_value, ranked_hits
 from websearch_mcp.engines.news import GOOGLE_WHEN, news_hit, news_time, without_source
 from websearch_mcp.engines.text import clean_text
-from websearch_mcp.errors import EngineBlocked, EngineParseError
+from websearch_mcp.errors import EngineCaptcha, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 BLOCKED = "Google 'unusual traffic' CAPTCHA"
@@ -75,11 +75,11 @@ class GoogleNews(Engine):
         """RSS items -> hits; the "unusual traffic" page is a block, whatever its status."""
         target = response.headers.get("location", "") or response.url
         if "/sorry/" in target:
-            raise EngineBlocked(BLOCKED)
+            raise EngineCaptcha(BLOCKED)
         feed = _feed(response)
         if feed is None:  # a page, not a feed: a block, or an error by its status
             if any(marker in response.text for marker in _BLOCK_MARKERS):
-                raise EngineBlocked(BLOCKED)
+                raise EngineCaptcha(BLOCKED)
             self.check_status(response)
             raise EngineParseError("Google News answered with a body that is not an RSS feed")
         self.check_status(response)
