@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import re
 import time
 from dataclasses import dataclass
 
@@ -132,8 +133,32 @@ async def extract(
     )
 
 
+#: Byte-order marks, which name the encoding whatever the headers say (UTF-32 before UTF-16:
+#: its little-endian mark starts with UTF-16's).
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+_XML_ENCODING = re.compile(rb"""<\?xml\s[^>]*?encoding\s*=\s*["']([A-Za-z][\w.:-]*)["']""")
+
+
+def _text_charset(raw: RawPage) -> str:
+    """A text body's encoding: its byte-order mark, else the header's charset, else an XML
+    declaration's `encoding`, else UTF-8."""
+    for bom, codec in _BOMS:
+        if raw.body.startswith(bom):
+            return codec
+    if raw.charset:
+        return raw.charset
+    declared = _XML_ENCODING.match(raw.body[:1024].lstrip())
+    return declared.group(1).decode("ascii") if declared else "utf-8"
+
+
 def _plain_text(raw: RawPage, limits: ExtractLimits) -> Extracted:
-    text = _decode(raw.body, raw.charset or "utf-8").replace("\r\n", "\n").strip()
+    text = _decode(raw.body, _text_charset(raw)).replace("\r\n", "\n").strip()
     if len(text) <= limits.max_text_chars:
         return Extracted(content=text)
     cut = f"text cut at {limits.max_text_chars} characters (fetch.max_text_chars)"

@@ -56,7 +56,9 @@ def extract_html(
 
 def _main_content(html: str | bytes, url: str, tree: Any) -> Extracted:
     title = _title_tag(tree)
-    metadata = trafilatura.extract_metadata(tree, default_url=url)
+    # Not `extensive`: its last resorts take a copyright year ("© 2019" as 2019-01-01) or any
+    # date told in the text for the publication date. Metadata, <time>, bylines and the URL stay.
+    metadata = trafilatura.extract_metadata(tree, default_url=url, extensive=False)
     content = trafilatura.extract(tree, url=url, **_OPTIONS)
     if not content:
         content = trafilatura.extract(load_html(html), url=url, favor_recall=True, **_OPTIONS)
@@ -79,7 +81,9 @@ def _count_nodes(tree: Any, limit: int) -> int:
 
 
 def _title_tag(tree: Any) -> str | None:
-    text = " ".join((tree.findtext(".//title") or "").split())
+    # The document's <title>, not an inline SVG's (an icon's tooltip: "Open menu").
+    found = tree.xpath("//title[not(ancestor::svg)]")
+    text = " ".join((found[0].text_content() if found else "").split())
     return text or None
 
 

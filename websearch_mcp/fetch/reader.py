@@ -6,6 +6,7 @@ The API key goes in the Authorization header only and never into an error text."
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from typing import Any
 
@@ -39,7 +40,12 @@ async def read_via_reader(url: str, settings: FetchSettings) -> Document:
         raise FetchTimeout("the reader timed out") from None
     except httpx.HTTPError as err:
         raise FetchError(f"could not reach the reader ({type(err).__name__})") from None
-    return _document(url, text)
+    document = _document(url, text)
+    cap = settings.max_text_chars
+    if len(document.content) <= cap:
+        return document
+    cut = f"text cut at {cap} characters (fetch.max_text_chars)"
+    return dataclasses.replace(document, content=document.content[:cap], capped=cut)
 
 
 async def _read(response: httpx.Response, cap: int) -> bytes:
