@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import re
 import shutil
 import socket
@@ -25,10 +26,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from testing.redis_server import free_port
+from testing.server_helpers import TOOLS_LIST, bearer, settings_for
 from testing.serving import serve_app
 from testing.shared import REPO
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.server.app import create_app
 
 DOCKERFILE = REPO / "Dockerfile"
 COMPOSE = REPO / "compose.yaml"
@@ -434,3 +437,25 @@ def test_a_replica_that_is_gone_costs_a_request_a_second_at_most(tmp_path: Path)
             assert answer.status_code == 200 and answer.json()["replica"] == "up"
     assert max(timings) < 1.5, timings
     assert sum(t > 0.5 for t in timings) <= 1, timings
+
+
+def test_replicas_log_the_client_address_nginx_forwards(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """nginx logs nothing (`access_log off`): the replica's access log names the client's
+    address, the one nginx appended to X-Forwarded-For, also when the client is a token."""
+    token = "deploy-test-token-0123456789abcdef"
+    server = {"auth_tokens": [token], "trusted_proxies": ["127.0.0.1"]}
+    settings = settings_for("http://127.0.0.1:9", server=server)
+    caplog.set_level(logging.INFO, logger="websearch_mcp.access")
+    client = httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.5"), timeout=10)
+    with (
+        serve_app(create_app(settings)) as replica,
+        _balancer(tmp_path, [replica.removeprefix("http://")]) as base,
+        client,
+    ):
+        headers = {**bearer(token), "X-Forwarded-For": "198.51.100.7"}
+        assert client.post(f"{base}/mcp", headers=headers, json=TOOLS_LIST).status_code == 200
+    (record,) = [r for r in caplog.records if getattr(r, "path", None) == "/mcp"]
+    assert getattr(record, "client", "").startswith("token:")  # the limits' client: the token
+    assert getattr(record, "address", None) == "127.0.0.5"  # not nginx's, nor the forged one

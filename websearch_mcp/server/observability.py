@@ -23,7 +23,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from websearch_mcp.redaction import Redactor
-from websearch_mcp.server.middleware.guard import CLIENT_KEY
+from websearch_mcp.server.middleware.guard import ADDRESS_KEY, CLIENT_KEY
 
 if TYPE_CHECKING:
     from websearch_mcp.server.metrics import Metrics
@@ -89,7 +89,8 @@ class Observer:
             if not quiet:
                 self.metrics.in_flight.dec()
             self.metrics.count_http(route, status, took)
-            client = scope.get(CLIENT_KEY) or (scope.get("client") or ("-",))[0]
+            peer = (scope.get("client") or ("-",))[0]
+            client = scope.get(CLIENT_KEY) or peer
             ACCESS_LOG.log(
                 logging.DEBUG if quiet and status < 400 else logging.INFO,
                 "%s %s %d %d ms",
@@ -103,6 +104,7 @@ class Observer:
                     "status": status,
                     "duration_ms": int(took * 1000),
                     "client": client,
+                    "address": scope.get(ADDRESS_KEY) or peer,
                 },
             )
             REQUEST_ID.reset(token)

@@ -37,6 +37,8 @@ OPEN_PATHS = frozenset({"/healthz"})
 LIMITED_PATHS = frozenset({"/mcp", "/search"})
 #: The scope key under which `Guard` leaves the caller's identity for the access log.
 CLIENT_KEY = "websearch.client"
+#: ... and the caller's address (X-Forwarded-For from a trusted proxy), also when it has a token.
+ADDRESS_KEY = "websearch.address"
 REALM = 'Bearer realm="websearch-mcp"'
 #: Paths a browser opens: their 401 also offers Basic (any user name, the token as password),
 #: so that the browser asks for it.
@@ -93,7 +95,7 @@ class Guard:
             return
         headers = Headers(scope=scope)
         address = client_address(scope, self.trusted)
-        scope[CLIENT_KEY] = address
+        scope[CLIENT_KEY] = scope[ADDRESS_KEY] = address
         if not self.policy.host_allowed(headers.get("host")):
             await self._refuse(
                 send, 421, "host", "this Host is not served here; add it to server.allowed_hosts"
