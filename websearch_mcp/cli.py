@@ -78,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument(
         "--url",
         help="the server (default: http://127.0.0.1:<server.port>); the token sent is the first"
-        f" of ${TOKENS_ENV}",
+        f" of server.auth_tokens (${TOKENS_ENV}, or the config file's)",
     )
     status.add_argument("--json", action="store_true", help="print /status.json as it is")
 
@@ -218,15 +218,17 @@ def _status(settings: Settings, ns: argparse.Namespace) -> int:
     from websearch_mcp.server.status.table import render_table
 
     base = (ns.url or f"http://127.0.0.1:{settings.server.port}").rstrip("/")
-    token = os.environ.get(TOKENS_ENV, "").split(",")[0].strip()
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    # The server's own tokens, wherever the configuration took them from ($WEBSEARCH_MCP_TOKENS
+    # wins over the file, as it does for the server).
+    tokens = settings.server.auth_tokens
+    headers = {"Authorization": f"Bearer {tokens[0]}"} if tokens else {}
     try:
         response = httpx.get(f"{base}/status.json", headers=headers, timeout=10.0)
     except httpx.HTTPError as err:
         print(f"error: cannot reach {base}: {type(err).__name__}", file=sys.stderr)
         return 1
     if response.status_code != 200:
-        hint = f" (set ${TOKENS_ENV})" if response.status_code == 401 else ""
+        hint = f" (set ${TOKENS_ENV} or server.auth_tokens)" if response.status_code == 401 else ""
         print(f"error: {base}/status.json answered {response.status_code}{hint}", file=sys.stderr)
         return 1
     print(response.text if ns.json else render_table(response.json()))

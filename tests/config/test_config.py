@@ -172,6 +172,26 @@ def test_every_list_takes_a_comma_list_from_the_environment() -> None:
         parse_config({}, "test", environ={"WEBSEARCH_MCP_FETCH__ALLOWED_PORTS": "80,70000"})
 
 
+def test_a_variable_that_reads_as_a_number_is_taken_as_written() -> None:
+    # A one-item list is a number in YAML: one port, one all-digit token or key. Each is taken
+    # as written, a leading zero included, and a number setting still reads as a number.
+    env = {
+        "WEBSEARCH_MCP_FETCH__ALLOWED_PORTS": "8443",
+        "WEBSEARCH_MCP_SERVER__AUTH_TOKENS": "0123456789012345678",
+        "WEBSEARCH_MCP_ENGINES__TAVILY__API_KEYS": "987654321",
+        "WEBSEARCH_MCP_LLM__API_KEY": "0777",
+        "WEBSEARCH_MCP_SERVER__PORT": "9001",
+        "WEBSEARCH_MCP_SEARCH__MMR__LAMBDA": "0.5",
+    }
+    settings = parse_config({}, "test", environ=env)
+    assert settings.fetch.allowed_ports == [8443]
+    assert settings.server.auth_tokens == ["0123456789012345678"]
+    assert settings.engines["tavily"].api_keys == ["987654321"]
+    assert settings.llm.api_key == "0777"
+    assert settings.server.port == 9001
+    assert settings.search.mmr.lambda_ == 0.5
+
+
 @pytest.mark.parametrize("value", ["0", "65", "many", "1.5", "²"])
 def test_a_bad_worker_count_is_one_line_saying_what_is_allowed(value: str) -> None:
     with pytest.raises(ConfigError) as err:

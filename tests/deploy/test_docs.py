@@ -1,10 +1,15 @@
-"""The documentation's shape: a short README whose test command is the one CI runs, and a
-benchmarks page of current figures."""
+"""The documentation's shape: a short README whose test command is the one CI runs, a
+benchmarks page of current figures, and every command, option and metric documented."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+import pytest
+
+from websearch_mcp.cli import main as cli_main
+from websearch_mcp.server.metrics import Metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -30,3 +35,48 @@ def test_benchmarks_page_holds_current_figures_only() -> None:
     assert len(text.splitlines()) <= 600
     assert "[fast]" not in text  # an extra that no longer exists
     assert not (ROOT / "BENCHMARKS.md").exists()
+
+
+def _section(page: str, heading: str) -> str:
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    return text.split(heading, 1)[1].split("\n## ", 1)[0]
+
+
+def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    with pytest.raises(SystemExit):
+        cli_main([*argv, "--help"])
+    return capsys.readouterr().out
+
+
+def test_every_command_and_option_of_the_cli_is_documented(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    block = _section("tools.md", "## Command line").split("```", 2)[1]
+    listed = re.search(r"\{([a-z,-]+)\}", _help(capsys))  # usage: {serve,stdio,...}
+    assert listed
+    for command in listed.group(1).split(","):
+        assert f"websearch-mcp {command}" in block, command
+        for option in set(re.findall(r"(--[a-z][a-z-]+)", _help(capsys, command))) - {"--help"}:
+            assert option in block, f"{command} {option}"
+
+
+#: A metric as the docs write it: `name{labels}`, or `prefix_{a,b}_suffix` for several.
+_METRIC = re.compile(r"`(websearch_\w*?)(?:\{([\w,]+)\}(_\w+))?[{`]")
+
+
+def _expanded(text: str) -> set[str]:
+    """Every metric name the docs write, `prefix_{a,b}_suffix` as each of its names."""
+    names = set()
+    for prefix, choices, suffix in _METRIC.findall(text):
+        parts = choices.split(",") if choices else [""]
+        names |= {prefix + part + suffix for part in parts}
+    return names
+
+
+def test_every_metric_is_documented() -> None:
+    metrics = Metrics()
+    metrics.watch_cache(None)
+    documented = _expanded(_section("operations.md", "## Metrics, health, logs"))
+    for family in metrics.registry.collect():
+        name = family.name + ("_total" if family.type == "counter" else "")
+        assert name in documented, name

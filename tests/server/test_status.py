@@ -359,6 +359,18 @@ def test_the_cli_prints_the_table_with_the_token_from_the_environment(
     assert TOKEN not in out and BRAVE_KEY not in out
 
 
+def test_the_cli_sends_the_token_of_the_configuration_file(
+    engines_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The server's own file holds its tokens: the same file is all `status` needs.
+    config = tmp_path / "websearch-mcp.yaml"
+    config.write_text(f"server:\n  auth_tokens: [{TOKEN}]\n", encoding="utf-8")
+    monkeypatch.delenv("WEBSEARCH_MCP_TOKENS", raising=False)
+    monkeypatch.delenv("WEBSEARCH_MCP_CONFIG", raising=False)
+    with serve_app(create_app(mix_settings(engines_url, {"auth_tokens": [TOKEN]}))) as url:
+        assert cli_main(["status", "--config", str(config), "--url", url, "--json"]) == 0
+
+
 def test_replicas_share_breakers_and_keys_and_show_their_own_hour(
     engines_url: str, fake: FakeEngines, redis_server: RedisServer
 ) -> None:

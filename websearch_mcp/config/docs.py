@@ -240,7 +240,10 @@ The environment wins over the file. Any key can be set as
 `{ENV_PREFIX}<SECTION>__<KEY>`, nested keys joined by `__`, the value read as YAML
 (`{ENV_PREFIX}SERVER__PORT=9000`, `{ENV_PREFIX}SEARCH__MMR__LAMBDA=0.6`,
 `{ENV_PREFIX}ENGINES__TAVILY__WEIGHT=1.5`); a list may be written with commas
-(`{ENV_PREFIX}SEARCH__BLOCK_DOMAINS=a.com,b.com`). Secrets have variables of their own:
+(`{ENV_PREFIX}SEARCH__BLOCK_DOMAINS=a.com,b.com`, or one item alone:
+`{ENV_PREFIX}FETCH__ALLOWED_PORTS=8443`), and a value that reads as a number is kept as written
+where text is meant (an all-digit token or key, leading zeros included). Secrets have variables
+of their own:
 `<ENGINE>_API_KEYS=k1,k2` for an engine's keys (`TAVILY_API_KEYS`, `BRAVE_API_KEYS`, ...; the
 engines and their variables are in [engines.md](engines.md)), `{TOKENS_ENV}=t1,t2` for
 `server.auth_tokens` and `{LLM_KEY_ENV}` for `llm.api_key`. Keys marked secret are never shown

@@ -51,6 +51,10 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
             value = yaml.safe_load(raw) if raw.strip() else raw
         except (yaml.YAMLError, ValueError):  # ValueError: a number of thousands of digits
             value = raw
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            # The settings read a number from its text; kept as written, a one-item list (one
+            # port, one all-digit token) and a key such as 0777 are not turned into a number.
+            value = raw.strip()
         node = tree
         for part in path[:-1]:
             node = node.setdefault(part, {})
