@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from websearch_mcp import __version__
 from websearch_mcp.config import CONFIG_ENV, ENV_PREFIX, Settings
@@ -215,6 +216,8 @@ def _status(settings: Settings, ns: argparse.Namespace) -> int:
     """Fetch `/status.json` and print it as a table (or as it is, with `--json`)."""
     import httpx
 
+    from websearch_mcp.net.http import ssl_context
+    from websearch_mcp.server.middleware.exposure import is_loopback
     from websearch_mcp.server.status.table import render_table
 
     base = (ns.url or f"http://127.0.0.1:{settings.server.port}").rstrip("/")
@@ -222,8 +225,17 @@ def _status(settings: Settings, ns: argparse.Namespace) -> int:
     # wins over the file, as it does for the server).
     tokens = settings.server.auth_tokens
     headers = {"Authorization": f"Bearer {tokens[0]}"} if tokens else {}
+    # A server on this machine is asked directly: a proxy from HTTP_PROXY cannot reach it, and
+    # would be handed the token.
+    direct = is_loopback(urlsplit(base).hostname or "")
     try:
-        response = httpx.get(f"{base}/status.json", headers=headers, timeout=10.0)
+        response = httpx.get(
+            f"{base}/status.json",
+            headers=headers,
+            timeout=10.0,
+            trust_env=not direct,
+            verify=ssl_context(),
+        )
     except httpx.HTTPError as err:
         print(f"error: cannot reach {base}: {type(err).__name__}", file=sys.stderr)
         return 1

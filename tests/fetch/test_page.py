@@ -288,11 +288,20 @@ async def test_reader_never_sees_refused_urls(
     async def unresolvable(host: str, port: int) -> list[str]:
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
 
-    # An address with a trailing dot is that address, not a name whose lookup failed.
-    with pytest.raises(FetchRefused):
-        await fetch_page(
-            f"http://169.254.169.254.:{server.port}/", settings=settings, resolver=unresolvable
-        )
+    # An address with a trailing dot is that address, not a name whose lookup failed; so are
+    # the other spellings browsers (and readers) take for one, percent-encoded ones included.
+    for host in (
+        "169.254.169.254.",
+        "2852039166.",
+        "0xa9fea9fe.",
+        "169.254.43518.",
+        "%31%36%39.254.169.254",
+        "0XA9.254.169.254.",
+    ):
+        with pytest.raises(FetchRefused):
+            await fetch_page(
+                f"http://{host}:{server.port}/", settings=settings, resolver=unresolvable
+            )
     assert server.seen == [] and connections == []
 
 

@@ -140,6 +140,11 @@ def test_embedded_ipv4_forms() -> None:
         ("http://user:pw@example.com/", "credentials"),
         ("http://example.com:8080/", "port 8080 (allowed ports: 80, 443)"),
         ("https://example.com:22/", "port 22"),
+        # Hosts browsers (and so a reader API) read otherwise than a name lookup does
+        ("http://%31%36%39.254.169.254/", "neither a name nor an address"),
+        ("http://%6c%6f%63%61%6c%68%6f%73%74/", "neither a name nor an address"),
+        ("http://1.2.3.4.5/", "neither a name nor an address"),
+        ("http://example.0x10/", "neither a name nor an address"),
     ],
 )
 def test_check_url_refusals(url: str, message: str) -> None:
@@ -211,6 +216,12 @@ async def _numeric_only(host: str, port: int) -> list[str]:
         # A fully qualified address, with its trailing dot, as browsers read it
         ("http://169.254.169.254./latest/meta-data/", LINK_LOCAL),
         ("http://127.0.0.1./", LOOPBACK),
+        # ... and the other spellings, which no name lookup reads once they end in a dot
+        ("http://2130706433./", LOOPBACK),
+        ("http://0x7f.1./", LOOPBACK),
+        ("http://127.1./", LOOPBACK),
+        ("http://0251.0376.0251.0376./", LINK_LOCAL),
+        ("http://0xa9.0xfe.43518./", LINK_LOCAL),
     ],
 )
 async def test_refused_addresses_never_connect(

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from testing.cache_helpers import FakeClock
 from testing.fake_engines import FakeEngines, Fault, base_urls
+from testing.fetch_helpers import LocalServer
 from testing.redis_server import RedisServer
 from testing.server_helpers import BRAVE_KEY, MCP_HEADERS, tool_call
 from testing.serving import serve_app
@@ -369,6 +370,26 @@ def test_the_cli_sends_the_token_of_the_configuration_file(
     monkeypatch.delenv("WEBSEARCH_MCP_CONFIG", raising=False)
     with serve_app(create_app(mix_settings(engines_url, {"auth_tokens": [TOKEN]}))) as url:
         assert cli_main(["status", "--config", str(config), "--url", url, "--json"]) == 0
+
+
+def test_the_cli_asks_a_server_on_this_machine_directly_whatever_the_proxy_variables(
+    engines_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A proxy set for the engines (HTTP_PROXY) cannot reach this machine's loopback, and would
+    # be handed the token in clear.
+    with (
+        LocalServer() as proxy,
+        serve_app(create_app(mix_settings(engines_url, {"auth_tokens": [TOKEN]}))) as url,
+    ):
+        monkeypatch.setenv("HTTP_PROXY", proxy.url(""))
+        monkeypatch.setenv("ALL_PROXY", proxy.url(""))
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.setenv("WEBSEARCH_MCP_TOKENS", TOKEN)
+        assert cli_main(["status", "--json", "--url", url]) == 0
+        assert cli_main(["status", "--json", "--url", url.replace("127.0.0.1", "localhost")]) == 0
+    assert proxy.seen == []
+    assert json.loads(capsys.readouterr().out.splitlines()[0])["service"]
 
 
 def test_replicas_share_breakers_and_keys_and_show_their_own_hour(

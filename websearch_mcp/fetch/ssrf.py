@@ -91,12 +91,54 @@ def embedded_ipv4(address: IPv6Address) -> IPv4Address | None:
 
 def parse_address(text: str) -> IPAddress | None:
     """An address from a resolver or a URL host (brackets, IPv6 zone ids and the trailing dot
-    of a fully qualified `127.0.0.1.` tolerated)."""
+    of a fully qualified `127.0.0.1.` tolerated), IPv4 also as browsers read it: `2130706433`,
+    `0x7f.1`, `127.1`, `0177.0.0.1`."""
     text = text.strip().strip("[]").split("%", 1)[0].removesuffix(".")
     try:
         return ipaddress.ip_address(text)
     except ValueError:
+        return _browser_ipv4(text)
+
+
+def _browser_ipv4(host: str) -> IPv4Address | None:
+    """The IPv4 address of a host written as one to four numbers (the WHATWG URL standard's
+    IPv4 parser), or None. Resolvers read these forms only without a trailing dot, while a
+    reader API reads them always: so they are read here, whatever the resolver does."""
+    parts = host.split(".")
+    numbers = [_ipv4_number(part) for part in parts]
+    if len(parts) > 4 or None in numbers:
         return None
+    *leading, last = [n for n in numbers if n is not None]
+    if any(n > 255 for n in leading) or last >= 256 ** (5 - len(parts)):
+        return None
+    return IPv4Address(sum(n << 8 * (3 - i) for i, n in enumerate(leading)) + last)
+
+
+def _ipv4_number(part: str) -> int | None:
+    """One number of an IPv4 host: decimal, hexadecimal after `0x`, octal after a leading 0."""
+    if part[:2].lower() == "0x":
+        digits, base = part[2:], 16
+    elif len(part) > 1 and part.startswith("0"):
+        digits, base = part[1:], 8
+    else:
+        digits, base = part, 10
+    if not digits:
+        return 0 if base == 16 else None
+    if not (digits.isascii() and digits.isalnum()):  # int() would take "_", "+" and spaces
+        return None
+    try:
+        return int(digits, base)
+    except ValueError:
+        return None
+
+
+def _ends_in_number(host: str) -> bool:
+    """Whether browsers take `host` for an IPv4 address (valid or not): its last label is a
+    number."""
+    last = host.removesuffix(".").rpartition(".")[2]
+    if last.isascii() and last.isdecimal():
+        return True
+    return bool(last) and _ipv4_number(last) is not None
 
 
 class AddressPolicy:
@@ -148,6 +190,10 @@ def check_url(url: httpx.URL, allowed_ports: Iterable[int], *, redirected: bool 
         raise FetchRefused(f"refused: {where} has no host")
     if url.userinfo:
         raise FetchRefused(f"refused: {where} carries credentials (user:password@)")
+    host = url.raw_host.decode("ascii")
+    if parse_address(host) is None and ("%" in host or _ends_in_number(host)):
+        # A name lookup fails on these; a browser or a reader API would read an address.
+        raise FetchRefused(f"refused: {where} has a host that is neither a name nor an address")
     ports = sorted(set(allowed_ports))
     port = default_port(url)
     if port not in ports:
