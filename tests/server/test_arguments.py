@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 from mcp.server.mcpserver import MCPServer
 
 from websearch_mcp.errors import ToolInputError
@@ -93,6 +94,20 @@ def test_every_advertised_bound_is_the_checked_bound(max_query_chars: int) -> No
             with pytest.raises(ToolInputError, match=f"{arg.name} must be at most"):
                 arg.check("x" * (schema["maxLength"] + 1))
     assert bounded >= 18  # every numeric and length bound of the three tools was tried
+
+
+def test_every_number_the_schema_takes_the_check_takes() -> None:
+    """The other way round: a client that checks its call against the advertised schema (as
+    Gemini CLI does) never sends a number the tool then refuses."""
+    tried = 0
+    for arg in _all_params(Limits()):
+        if arg.schema.get("type") != "integer":
+            continue
+        for value in (-1, 0, 1, 10**4, 2**31, 2**31 + 1, 10**15):
+            if Draft202012Validator(arg.schema).is_valid(value):
+                tried += 1
+                assert arg.check(value) == value, arg.name
+    assert tried >= 10
 
 
 def test_a_lowered_query_limit_is_the_one_checked() -> None:

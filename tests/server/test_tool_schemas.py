@@ -101,6 +101,40 @@ async def test_every_schema_is_flat_with_and_without_a_model() -> None:
                 assert "null" not in str(schema.get("type")), (tool["name"], name)
 
 
+#: What a Gemini function declaration's parameters may hold (its OpenAPI `Schema`): any other
+#: keyword is "Unknown name ... Cannot find field", and the request fails.
+GEMINI_KEYWORDS = {
+    "type", "format", "title", "description", "nullable", "enum", "items", "properties",
+    "required", "minItems", "maxItems", "minProperties", "maxProperties", "minLength",
+    "maxLength", "pattern", "example", "anyOf", "propertyOrdering", "default", "minimum",
+    "maximum",
+}  # fmt: skip
+#: The string formats both Gemini ("enum", "date-time") and OpenAI's strict mode ("date-time",
+#: "date", "email", "uuid", ...) take; any other fails the request that lists the tool.
+STRING_FORMATS = {"date-time"}
+
+
+def unsupported(node: dict[str, Any], path: str = "") -> list[str]:
+    """Where `node`, an input schema, holds what Gemini or OpenAI's strict mode refuse."""
+    found = [f"{path}/{key}" for key in node if key not in GEMINI_KEYWORDS]
+    if "format" in node and node["format"] not in STRING_FORMATS:
+        found.append(f"{path}/format: {node['format']}")
+    for name, value in node.get("properties", {}).items():
+        found += unsupported(value, f"{path}/{name}")
+    if isinstance(node.get("items"), dict):
+        found += unsupported(node["items"], f"{path}/items")
+    return found
+
+
+async def test_input_schemas_keep_to_what_gemini_and_strict_openai_accept() -> None:
+    # A client that declares the tools to Gemini, or to OpenAI with strict schemas (the
+    # Agents SDK's `convert_schemas_to_strict`), sends every tool at once: one keyword or
+    # format they refuse fails every request, not just calls of that tool.
+    for llm in (False, True):
+        for tool in await listed(settings(llm=llm)):
+            assert unsupported(tool["inputSchema"]) == [], (llm, tool["name"])
+
+
 async def test_a_lowered_query_limit_is_advertised() -> None:
     tools = await listed(settings(llm=False, server={"max_query_chars": 120}))
     for tool in tools:

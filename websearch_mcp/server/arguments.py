@@ -172,18 +172,22 @@ def _year(name: str, description: str) -> Arg:
     return _optional(name, schema, description, lambda v: as_year(name, v))
 
 
-def _count(name: str, low: int, high: int | None, default: int, description: str) -> Arg:
-    bounds = {"minimum": low} if high is None else {"minimum": low, "maximum": high}
-    schema = {"type": "integer", **bounds, "default": default, "description": description}
-    top = MAX_START if high is None else high
-    return Arg(name, schema, lambda v: as_int(name, v, low, top), default)
+def _count(name: str, low: int, high: int, default: int, description: str) -> Arg:
+    schema = {
+        "type": "integer",
+        "minimum": low,
+        "maximum": high,
+        "default": default,
+        "description": description,
+    }
+    return Arg(name, schema, lambda v: as_int(name, v, low, high), default)
 
 
 def _summary_params() -> tuple[Arg, ...]:
     """`intent` and `summarize`: offered only with a configured model."""
     intent = _optional(
         "intent",
-        {"type": "string", "maxLength": MAX_INTENT_CHARS, "examples": list(INTENTS)},
+        {"type": "string", "maxLength": MAX_INTENT_CHARS},
         "What the answer is for: research, code, news or howto, or a short phrase of your own. "
         "Shapes the summary and turns it on.",
         as_intent,
@@ -265,17 +269,14 @@ def academic_search_params(limits: Limits) -> tuple[Arg, ...]:
 
 def fetch_page_params() -> tuple[Arg, ...]:
     """`fetch_page`'s arguments (the URL is checked with the others, in `fetch_page_args`)."""
-    url = {
-        "type": "string",
-        "format": "uri",
-        "description": "The http or https URL of the page to read.",
-    }
+    # No `format: uri`: Gemini and OpenAI's strict mode refuse it, and with it every tool.
+    url = {"type": "string", "description": "The http or https URL of the page to read."}
     return (
         Arg("url", url, lambda value: value),
         _count(
             "max_chars", 1, MAX_CHARS_LIMIT, DEFAULT_MAX_CHARS, "How many characters to return."
         ),
-        _count("start", 0, None, 0, "Where to start: the next_start of the previous call."),
+        _count("start", 0, MAX_START, 0, "Where to start: the next_start of the previous call."),
     )
 
 
