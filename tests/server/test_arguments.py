@@ -56,7 +56,6 @@ def test_lenient_coercion() -> None:
         ({"query": "q", "language": "en\n"}, "language must be a language code"),
         ({"query": "q", "language": "zh-CN\n"}, "language must be a language code"),
         ({"query": "q", "explain": "maybe"}, "explain must be true or false"),
-        ({"query": "q", "engines": []}, "engines must name at least one engine"),
         ({"query": "q", "engines": [1, 2]}, "engines must be a list of engine names"),
     ],
 )
@@ -232,6 +231,13 @@ async def test_the_tool_layer_hands_a_tool_its_arguments_as_sent() -> None:
         {**defaults, "query": "q", "engines": deep, "language": "nan"},
         {**defaults, "query": "q", "engines": "[bing", "time_range": 5},
     ]
+
+
+@pytest.mark.parametrize("empty", [[], [" "], "", " , "])
+def test_an_empty_engine_list_is_every_enabled_engine(empty: object) -> None:
+    # A strict client must send every argument; an empty list is how it says "all".
+    assert web_search_args("q", engines=empty).engines is None
+    assert web_search_args("q", engines=["Bing", "bing "]).engines == ["bing"]
 
 
 def test_category_is_general_unless_news_is_asked() -> None:

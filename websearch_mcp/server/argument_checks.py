@@ -181,7 +181,8 @@ def as_language(value: Any) -> str | None:
 
 
 def as_engine_list(value: Any) -> list[str] | None:
-    """None, a list of names, or a comma-separated string of names."""
+    """A list of names, from a list or a comma-separated string; None (every enabled engine)
+    when left out or empty, as a strict client that must send a list says "all"."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -189,9 +190,7 @@ def as_engine_list(value: Any) -> list[str] | None:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ToolInputError('engines must be a list of engine names, e.g. ["bing", "tavily"]')
     names = list(dict.fromkeys(v.strip().lower() for v in value if v.strip()))
-    if not names:
-        raise ToolInputError("engines must name at least one engine, or be left out for all")
-    return names
+    return names or None
 
 
 def max_year() -> int:
