@@ -41,7 +41,8 @@ from websearch_mcp.engines.text import (
     plain_hits,
 )
 from websearch_mcp.engines.web import bing, duckduckgo, google
-from websearch_mcp.models import HttpResponse
+from websearch_mcp.errors import EngineParseError
+from websearch_mcp.models import Hit, HttpResponse
 
 
 def test_a_result_without_a_url_makes_no_hit_and_leaves_no_gap_in_the_ranks() -> None:
@@ -61,6 +62,31 @@ def test_a_result_without_a_url_makes_no_hit_and_leaves_no_gap_in_the_ranks() ->
         ("https://a.example/", "A & co", 1),
         ("https://b.example/x", "https://b.example/x", 2),  # no title: the URL stands for it
     ]
+
+
+def _people_hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
+    authors = tuple(a["name"] for a in item.get("authors") or [])
+    return web_hit(http_url(item["url"]), ", ".join(authors), "", rank, engine)
+
+
+def test_a_result_of_an_unexpected_shape_is_skipped_and_only_such_results_are_an_error() -> None:
+    good: dict[str, Any] = {"url": "https://a.example/", "authors": [{"name": "Ada"}]}
+    odd: dict[str, Any] = {"url": "https://b.example/", "authors": 7}  # a list belongs here
+    strings: dict[str, Any] = {"url": "https://c.example/", "authors": ["Bo"]}  # objects do
+    hits = ranked_hits([odd, good, strings], "e", _people_hit)
+    assert [(h.url, h.rank) for h in hits] == [("https://a.example/", 1)]
+    with pytest.raises(EngineParseError, match="e answered with results of an unexpected shape"):
+        ranked_hits([odd], "e", _people_hit)
+    assert ranked_hits([], "e", _people_hit) == []
+
+
+@pytest.mark.parametrize("value", [2024, 3.5, True, ["a", "list"], {"text": "an object"}])
+def test_text_of_another_type_is_no_text(value: Any) -> None:
+    hit = web_hit("https://a.example/", value, value, 1, "e")
+    assert hit is not None
+    plain_hits([hit], markup=True)
+    assert (hit.title, hit.snippet) == ("https://a.example/", "")
+    assert clean_text(value) == ""
 
 
 _QUERY_PARTS = ["u", "uddg", "q", "=", "&", "+", "%75", "%2B", "%zz", "a1", "x", "é", "%C3%A9", ";"]

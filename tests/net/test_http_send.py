@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import gzip
 import json
@@ -190,11 +191,13 @@ class PathServer(LoopbackServer):
     """HTTP/1.1 keep-alive on 127.0.0.1: `/hop/N` redirects to `/hop/N-1` until `/hop/0`
     answers 200; `/set` sets a cookie; `/echo` answers with the Cookie header it got.
     `/gzip` answers a gzip-compressed JSON body, `/bomb` 200 MB of zeros in 200 KB. A POST on a
-    reused connection is closed unanswered. `bodies` keeps each body with its Content-Type."""
+    reused connection is closed unanswered. `/away/<port>` redirects to `localhost:<port>`.
+    `bodies` keeps each body with its Content-Type, `headers` each request's headers."""
 
     def __init__(self) -> None:
         self.requests: list[str] = []
         self.bodies: list[tuple[str, bytes]] = []
+        self.headers: list[dict[str, str]] = []
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         served = 0
@@ -209,6 +212,7 @@ class PathServer(LoopbackServer):
                     kind = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
                     self.bodies.append((kind, await reader.readexactly(length)))
                 self.requests.append(f"{method} {target}")
+                self.headers.append({k.lower(): v for k, v in headers.items()})
                 if method == "POST" and served:
                     return  # closed as the client reuses it: the stale case, for a POST
                 served += 1
@@ -224,6 +228,9 @@ class PathServer(LoopbackServer):
         extra, body, status = "", b"{}", "200 OK"
         if target.startswith("/hop/") and (hops := int(target.rsplit("/", 1)[1])) > 0:
             status, extra = "302 Found", f"Location: /hop/{hops - 1}\r\n"
+        elif target.startswith("/away/"):  # to this server under another name: another origin
+            port = target.rsplit("/", 1)[1]
+            status, extra = "302 Found", f"Location: http://localhost:{port}/hop/0\r\n"
         elif target == "/set":
             extra = "Set-Cookie: session=abc; Path=/\r\n"
         elif target == "/echo":
@@ -255,6 +262,31 @@ async def test_redirects_are_followed_up_to_five_and_the_final_url_is_reported(
             await send(client, paths.url, HttpRequest("GET", "/hop/6"), 5.0)
     finally:
         await client.aclose()
+
+
+async def test_a_key_sent_in_a_header_of_its_own_is_not_sent_on_to_another_host(
+    paths: PathServer,
+) -> None:
+    """Brave, Exa and Serper send their key in a header of their own (`X-Subscription-Token`,
+    `x-api-key`, `X-API-KEY`), which the client, unlike `Authorization`, keeps on a redirect:
+    an answer redirecting elsewhere must not collect it."""
+    key = "brave-redirect-secret-1"
+    port = paths.url.rsplit(":", 1)[1]
+    client = build_client()
+    try:
+        request = HttpRequest(
+            "GET", f"/away/{port}", headers={"X-Subscription-Token": key}, secrets=(key,)
+        )
+        away = await send(client, paths.url, request, 5.0)
+        same = await send(client, paths.url, dataclasses.replace(request, path="/hop/1"), 5.0)
+    finally:
+        await client.aclose()
+    assert away.status == 200 and away.url.startswith("http://localhost:")
+    assert same.status == 200
+    first, elsewhere, *within = paths.headers
+    assert first["x-subscription-token"] == key
+    assert "x-subscription-token" not in elsewhere and elsewhere["host"].startswith("localhost:")
+    assert [h["x-subscription-token"] for h in within] == [key, key]  # the same origin: kept
 
 
 async def test_a_base_url_with_spaces_or_accents_is_sent_encoded(paths: PathServer) -> None:

@@ -4,6 +4,7 @@ academic indexes on 127.0.0.1 answering with recorded fixtures or generated pape
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -356,6 +357,45 @@ def test_invalid_arguments_are_tool_errors(server: str, arguments: dict, message
     result = response.json()["result"]
     assert result["isError"] is True
     assert message in result["content"][0]["text"]
+
+
+# (index, a query, its recorded answer, where its result list is, a field of the first result
+# and a value of another type than the index documents for it)
+ODD_FIELDS = [
+    ("crossref", "ecology", "crossref/works_query_ecology_rows2.json", ("message", "items"),
+     "author", 7),
+    ("openalex", "protein", "openalex/docs_works_list_envelope_abridged.json", ("results",),
+     "authorships", 12),
+    ("core", "flutter", "core/search_works_flutter_limit5.json", ("results",), "links", True),
+    ("europepmc", "cancer", "europepmc/search_cancer_lite.json", ("resultList", "result"),
+     "journalTitle", [1]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("engine", "query", "path", "where", "field", "value"), ODD_FIELDS)
+async def test_one_paper_with_a_field_of_another_type_costs_at_most_that_paper(
+    fake: FakeAcademic,
+    server: str,
+    engine: str,
+    query: str,
+    path: str,
+    where: tuple[str, ...],
+    field: str,
+    value: Any,
+) -> None:
+    """A number or a list where an index sends a list of objects or text costs that paper at
+    most: the index's other papers are kept, not reported as an `unexpected TypeError`."""
+    answer = json.loads(fixture_bytes(path))
+    items = answer
+    for key in where:
+        items = items[key]
+    whole = len(items)
+    items[0][field] = value
+    fake.bodies[engine] = json.dumps(answer).encode()
+    result = await call(server, {"query": query, "engines": [engine], "max_results": 50})
+    assert not result.is_error, result.content[0].text
+    (reported,) = result.structured_content["engines"]
+    assert reported["status"] == "ok" and reported["results"] >= whole - 1, reported
 
 
 async def test_one_index_failing_is_reported(fake: FakeAcademic, server: str) -> None:

@@ -550,6 +550,44 @@ def test_planted_keys_never_leak(
             assert key not in text
 
 
+# (engine, where its result list is in its answer, a field of the first result, a value of
+# another type than the API documents for it)
+ODD_FIELDS = [
+    ("tavily", ("results",), "title", 2024),
+    ("brave", ("web", "results"), "description", ["a", "list"]),
+    ("searxng", ("results",), "title", {"text": "an object"}),
+    ("serper", ("organic",), "snippet", 3.5),
+]
+
+
+@pytest.mark.parametrize(("engine", "where", "field", "value"), ODD_FIELDS)
+def test_one_result_with_a_field_of_another_type_costs_only_that_field(
+    fake: FakeEngines,
+    engines_url: str,
+    clock: FakeClock,
+    engine: str,
+    where: tuple[str, ...],
+    field: str,
+    value: Any,
+) -> None:
+    """A number, list or object where an API sends text is that result's missing text: the
+    engine's list stays whole, not reported as an `unexpected TypeError`."""
+    answer = json.loads(render(engine, results_for(engine, QUERY), QUERY)[0])
+    items = answer
+    for key in where:
+        items = items[key]
+    items[0][field] = value
+    fake.bodies[engine] = Body(json.dumps(answer).encode())
+    conf = {**engines_conf(), "serper": {"api_keys": ["serper-odd-fields-key"]}}
+    settings = settings_for(engines_url, conf, deadline_seconds=DEADLINE)
+    with serving(settings, clock) as url:
+        found = web_search(url, QUERY)["structuredContent"]
+    reported = report(found, engine)
+    assert (reported["status"], reported["results"]) == ("ok", 2), reported
+    urls = {r["url"] for r in found["results"] if engine in r["engines"]}
+    assert f"https://{engine}.example/asyncio" in urls
+
+
 def test_a_query_an_api_quotes_in_its_error_is_not_logged(
     fake: FakeEngines, engines_url: str, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -546,6 +546,20 @@ def test_hybrid_end_to_end_reports_an_unrelated_list_irrelevant(
     assert answer["partial"] is False and "note" not in answer
 
 
+def test_hybrid_end_to_end_says_nothing_of_relevance_when_no_engine_found_anything(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """The `note` that relevance is uncertain is for lists that all seem to answer another
+    query (docs/engines.md); engines that answered with no results gated no list."""
+    fake.results = lambda engine, query: []
+    settings = settings_for(engines_url, {"bing": {}, "searxng": {}})
+    with serve_app(create_app(settings)) as url:
+        answer = web_search(url, QUERY)["structuredContent"]
+    assert statuses(answer) == {"bing": "empty", "searxng": "empty"}
+    assert answer["results"] == [] and answer["partial"] is False
+    assert "note" not in answer
+
+
 def test_min_score_drops_only_scored_results_under_it_of_engines_that_score() -> None:
     """docs/engines.md: `min_score` drops "results scored under this, applied only to engines
     that return scores": a result at it stays, one without a score stays, and an engine that

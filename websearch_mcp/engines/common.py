@@ -277,11 +277,23 @@ def ranked_hits(
     items: Iterable[_Item], engine: str, hit: Callable[[_Item, int, str], Hit | None]
 ) -> list[Hit]:
     """`hit(item, rank, engine)` for each item; the items that make no hit (no URL, an ad) are
-    skipped, so the hits are ranked 1..n without gaps."""
+    skipped, so the hits are ranked 1..n without gaps.
+
+    An item `hit` cannot read (a number or a list where the API documents objects) is skipped
+    too: one odd result must not cost the engine its whole list. When no item could be read
+    and some could not, the answer is an `EngineParseError`, not an empty list."""
     hits: list[Hit] = []
+    unreadable = 0
     for item in items:
-        if found := hit(item, len(hits) + 1, engine):
+        try:
+            found = hit(item, len(hits) + 1, engine)
+        except (TypeError, AttributeError, ValueError):
+            unreadable += 1
+            continue
+        if found:
             hits.append(found)
+    if unreadable and not hits:
+        raise EngineParseError(f"{engine} answered with results of an unexpected shape")
     return hits
 
 

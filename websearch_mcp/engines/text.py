@@ -33,10 +33,10 @@ def plain_hits(hits: Iterable[Hit], *, markup: bool) -> None:
         hit.snippet = tidy(hit.snippet)
 
 
-def clean_text(value: str | None, limit: int = SNIPPET_MAX_CHARS) -> str:
+def clean_text(value: object, limit: int = SNIPPET_MAX_CHARS) -> str:
     """Markup made plain: HTML tags stripped, entities unescaped, whitespace collapsed, bounded
-    length."""
-    return plain_text(html_text(value), limit) if value else ""
+    length. Anything but a string (an engine's number or list where text belongs) is no text."""
+    return plain_text(html_text(value), limit) if value and isinstance(value, str) else ""
 
 
 def html_text(value: str) -> str:
@@ -50,9 +50,10 @@ def html_text(value: str) -> str:
     return text
 
 
-def plain_text(value: str | None, limit: int = SNIPPET_MAX_CHARS) -> str:
-    """Plain text with its whitespace collapsed, bounded length."""
-    if not value:
+def plain_text(value: object, limit: int = SNIPPET_MAX_CHARS) -> str:
+    """Plain text with its whitespace collapsed, bounded length; anything but a string is no
+    text."""
+    if not value or not isinstance(value, str):
         return ""
     text = collapse_spaces(value)
     if len(text) > limit:

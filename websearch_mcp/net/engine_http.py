@@ -145,6 +145,29 @@ def _body(request: HttpRequest) -> tuple[bytes | None, dict[str, str]]:
     return body, {**request.headers, "Content-Type": kind}
 
 
+def _secrets_stay_home(
+    url: URL, headers: Mapping[str, str], secrets: tuple[str, ...]
+) -> tuple[aiohttp.ClientMiddlewareType, ...]:
+    """What keeps the headers that carry a key (Brave's `X-Subscription-Token`, Exa's and
+    Serper's `x-api-key`) off a redirect to another origin: aiohttp drops only `Authorization`
+    there, and an answer redirecting elsewhere would collect the key. Empty without such a
+    header, as most requests are."""
+    carrying = [name for name, value in headers.items() if any(s and s in value for s in secrets)]
+    if not carrying:
+        return ()
+    origin = url.origin()
+
+    async def keep_home(
+        hop: aiohttp.ClientRequest, handler: aiohttp.ClientHandlerType
+    ) -> aiohttp.ClientResponse:
+        if hop.url.origin() != origin:
+            for name in carrying:
+                hop.headers.popall(name, None)
+        return await handler(hop)
+
+    return (keep_home,)
+
+
 class _ReadingFailed(Exception):
     """The connection failed after the answer had started: not a stale connection, no retry."""
 
@@ -204,13 +227,15 @@ async def _exchange(
     if timeout <= 0:
         raise TimeoutError
     body, headers = _body(request)
+    target = URL(url, encoded=True)  # encoded above, once; not quoted again
     async with client.session().request(
         request.method,
-        URL(url, encoded=True),  # encoded above, once; not quoted again
+        target,
         data=body,
         headers=headers,
         timeout=_CALLER_BOUNDS,
         max_redirects=MAX_REDIRECTS + 1,  # aiohttp counts the answer that would be one too many
+        middlewares=_secrets_stay_home(target, headers, request.secrets),
     ) as response:
         chunks: list[bytes] = []
         size = 0

@@ -376,7 +376,7 @@ class SearchService:
             "partial": partial,
             "took_ms": int((time.perf_counter() - started) * 1000),
         }
-        if not trusted:
+        if fan.demoted and not trusted:  # every list with results seems to answer another query
             answer["note"] = UNCERTAIN
         # An engine left out while its breaker is open is back within minutes: an answer without
         # it is kept as briefly as one with a failed engine.
