@@ -6,7 +6,7 @@ import base64
 import html
 import json
 import re
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 from urllib.parse import unquote_plus as urllib_unquote_plus
@@ -275,15 +275,22 @@ def test_a_partial_date_prints_the_numbers_it_was_given(
         ("inf", 86_400.0),
         ("1e400", 86_400.0),
         ("nan", None),
-        ("Wed, 21 Oct 2026 07:28:00 GMT", None),
+        ("Wed, 21 Oct 2026 07:28:00 GMT", 90.0),
+        ("Wed, 21 Oct 2026 07:26:00 GMT", 0.0),
+        ("Thu, 22 Oct 2026 07:26:31 GMT", 86_400.0),
+        ("Wed, 21 Oct 2026 09:28:00 +0200", 90.0),
+        ("Wed, 21 Oct 2026 07:28:00 -0000", 90.0),
+        ("Wed, 32 Oct 2026 07:28:00 GMT", None),
+        ("soon", None),
         ("", None),
         (None, None),
     ],
 )
-def test_retry_after_is_seconds_from_none_to_a_day(
+def test_retry_after_is_seconds_or_a_date_from_none_to_a_day(
     header: str | None, seconds: float | None
 ) -> None:
-    assert parse_retry_after(header) == seconds
+    now = datetime(2026, 10, 21, 7, 26, 30, tzinfo=UTC)
+    assert parse_retry_after(header, now) == seconds
 
 
 def test_markdown_italics_lose_their_stars_and_other_stars_stay() -> None:

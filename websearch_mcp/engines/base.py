@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import ClassVar, Literal
 
 from websearch_mcp.dates import Clock, utc_today
@@ -27,18 +28,30 @@ def utc_now() -> datetime:
 RETRY_AFTER_MAX_SECONDS = 86_400.0
 
 
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a `Retry-After` header given in seconds, at most a day; None when absent, a
-    date or not a number (`nan`)."""
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds from a `Retry-After` header, given in seconds or as an HTTP date (the seconds
+    from `now` until it), from 0 to a day; None when absent or neither (`nan`, a bad date)."""
     if not value:
         return None
+    seconds: float | None
     try:
         seconds = float(value.strip())
     except ValueError:
-        return None
-    if math.isnan(seconds):
+        seconds = _seconds_until(value, now or utc_now())
+    if seconds is None or math.isnan(seconds):
         return None
     return min(RETRY_AFTER_MAX_SECONDS, max(0.0, seconds))
+
+
+def _seconds_until(date: str, now: datetime) -> float | None:
+    """The seconds from `now` until an HTTP date (`Wed, 21 Oct 2026 07:28:00 GMT`), or None."""
+    try:
+        when = parsedate_to_datetime(date)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # "-0000": a time in UTC, its source unknown
+        when = when.replace(tzinfo=UTC)
+    return (when - now).total_seconds()
 
 
 class Engine:
