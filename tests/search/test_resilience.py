@@ -426,7 +426,7 @@ def test_a_key_resting_after_429_is_not_used_before_retry_after(
             left = 120 - waited
             shown = f"{left} s" if left < 60 else f"{round(left / 60)} min"
             assert brave["error"].endswith(f"no request sent; the first is usable again in {shown}")
-            assert "attempts" not in brave
+            assert "attempts" not in brave and "latency_ms" not in brave  # nothing was timed
             assert_healthy_fused(answer)
         assert fake.key_counts[KEY_C] == 1  # never sent while it rested
         del fake.key_faults[KEY_C]

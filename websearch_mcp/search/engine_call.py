@@ -219,7 +219,7 @@ class EngineCall:
         self.plan = list(await run.pool.plan()) if run.pool else [None]
         if not self.plan and run.pool is not None:
             status, text = await run.pool.resting()
-            resting = EngineReport(run.name, status, latency_ms=0, error=text)  # type: ignore[arg-type]
+            resting = EngineReport(run.name, status, error=text)  # type: ignore[arg-type]
             return Outcome(resting, None, asked=False)
         self.planned = self.plan[0]
         # A probe may take until the deadline; its claim lapses a little after it.
