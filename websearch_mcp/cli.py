@@ -104,6 +104,12 @@ def _workers_arg(text: str) -> int | str:
     raise argparse.ArgumentTypeError(f"must be a number from 1 to 64 or auto (got {text!r})")
 
 
+#: How long the server keeps an idle HTTP connection open. A balancer in front must let its idle
+#: connections go sooner (deploy/nginx.conf's keepalive_timeout): one it reused just as the server
+#: closed it would fail, and count against the replica.
+IDLE_CONNECTION_SECONDS = 5
+
+
 def _serve(settings: Settings, ns: argparse.Namespace) -> int:
     import uvicorn
 
@@ -127,6 +133,7 @@ def _serve(settings: Settings, ns: argparse.Namespace) -> int:
         "access_log": False,
         "proxy_headers": False,
         "server_header": False,
+        "timeout_keep_alive": IDLE_CONNECTION_SECONDS,
     }
     workers = worker_count(server.workers)
     if workers == 1:

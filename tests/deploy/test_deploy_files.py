@@ -29,6 +29,7 @@ from testing.redis_server import free_port
 from testing.server_helpers import TOOLS_LIST, bearer, settings_for
 from testing.serving import serve_app
 from testing.shared import REPO
+from websearch_mcp.cli import IDLE_CONNECTION_SECONDS
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.server.app import create_app
@@ -278,6 +279,10 @@ def test_scale_profile_runs_redis_replicas_and_a_balancer() -> None:
     upstream = _nginx_block("upstream websearch {")
     assert "least_conn" in upstream and any(d.startswith("zone ") for d in upstream)
     assert any(d.startswith("keepalive ") for d in upstream)
+    # nginx lets an idle connection go before a replica closes it: a request sent on one the
+    # replica is closing fails, and max_fails=1 takes the replica out for fail_timeout.
+    (idle,) = [d.split()[1] for d in upstream if d.startswith("keepalive_timeout ")]
+    assert idle.endswith("s") and int(idle[:-1]) < IDLE_CONNECTION_SECONDS
     (replicas,) = [d.split() for d in upstream if d.startswith("server websearch-replica:8338")]
     assert "resolve" in replicas and "max_fails=1" in replicas
     assert any(d.startswith("resolver 127.0.0.11 valid=") for d in _nginx_block("http {"))

@@ -17,10 +17,12 @@ import yaml
 from testing.config_files import write_config
 from testing.fake_engines import FakeEngines
 from testing.fake_llm import STREAMED, FakeLLM
+from testing.redis_server import free_port
 from testing.serving import serve_app
 from websearch_mcp import __version__
-from websearch_mcp.cli import main
+from websearch_mcp.cli import IDLE_CONNECTION_SECONDS, main
 from websearch_mcp.search.summary import INTENT_GUIDANCE
+from websearch_mcp.server import observability
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,3 +119,16 @@ def test_serve_refuses_a_port_out_of_range(
         main(["serve", "--port", port])
     assert done.value.code == 2 and started == []
     assert "--port: must be a number from 1 to 65535" in capsys.readouterr().err
+
+
+def test_serve_lets_idle_connections_go_after_the_time_the_balancer_counts_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # deploy/nginx.conf drops its idle connections to a replica before this (test_deploy_files).
+    started: list[dict[str, Any]] = []
+    monkeypatch.setattr(uvicorn, "run", lambda _app, **options: started.append(options))
+    monkeypatch.setattr(observability, "configure_logging", lambda *_args: None)
+    monkeypatch.delenv("WEBSEARCH_MCP_CONFIG", raising=False)
+    assert main(["serve", "--port", str(free_port()), "--workers", "1"]) == 0
+    (options,) = started
+    assert options["timeout_keep_alive"] == IDLE_CONNECTION_SECONDS
