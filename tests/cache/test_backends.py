@@ -332,6 +332,28 @@ async def test_redis_down_fails_open_then_recovers(
         server.close()
 
 
+async def test_redis_back_is_used_after_the_wait_even_with_the_clock_set_back(
+    clock: FakeClock,
+) -> None:
+    server = RedisServer(redis_binary())
+    settings = CacheSettings(
+        backend="redis", redis_url=server.url, redis_timeout_seconds=LENIENT_SECONDS
+    )
+    cache = open_cache(settings, clock=clock)
+    try:
+        assert await cache.get("web", key("q")) is None  # not started: unavailable
+        assert cache.stats.errors == {"unavailable": 1}
+        server.start()
+        clock.advance(-3600)  # the wall clock is set back an hour
+        clock.advance(31)
+        await cache.set("web", key("q"), {"v": 1})
+        hit = await cache.get("web", key("q"))
+        assert hit is not None and hit.value == {"v": 1}
+    finally:
+        await cache.close()
+        server.close()
+
+
 async def test_redis_refusing_writes_pauses_writes_only(
     redis_server: RedisServer, clock: FakeClock
 ) -> None:
@@ -352,6 +374,39 @@ async def test_redis_refusing_writes_pauses_writes_only(
         assert cache.stats.bypassed == 1 and sum(cache.stats.errors.values()) == 1
     finally:
         redis_server.command("CONFIG", "SET", "maxmemory", "0")
+        await cache.close()
+
+
+async def test_something_else_under_a_redis_key_is_a_miss_for_that_key_only(
+    redis_server: RedisServer, clock: FakeClock
+) -> None:
+    from websearch_mcp.cache.redis import RedisCache
+
+    assert redis_server.command("FLUSHALL") == b"+OK"
+    settings = CacheSettings(
+        backend="redis", redis_url=redis_server.url, redis_timeout_seconds=LENIENT_SECONDS
+    )
+    cache = open_cache(settings, clock=clock)
+    assert isinstance(cache, RedisCache)
+    try:
+        await cache.set("web", key("kept"), {"v": 1})
+        # Not records of this cache: a string, and a hash whose times are not numbers.
+        redis_server.command("SET", cache.redis_key("web", key("text")), "hello")
+        hashed = cache.redis_key("web", key("hash"))
+        redis_server.command("HSET", hashed, "v", "{}", "s", "x", "t", "y", "e", "z", "u", "w")
+        assert await cache.get("web", key("text")) is None
+        assert await cache.get("web", key("hash")) is None
+        assert cache.stats.errors == {"bad_value": 2}
+        # The cache itself is not paused: other entries are read, the cleanup runs, and a
+        # fresh answer replaces what was there.
+        hit = await cache.get("web", key("kept"))
+        assert hit is not None and hit.value == {"v": 1}
+        assert await cache.cleanup() == 0
+        await cache.set("web", key("text"), {"v": 2})
+        hit = await cache.get("web", key("text"))
+        assert hit is not None and hit.value == {"v": 2}
+        assert cache.stats.bypassed == 0 and cache.stats.errors == {"bad_value": 2}
+    finally:
         await cache.close()
 
 

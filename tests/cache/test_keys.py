@@ -133,7 +133,16 @@ def test_keys_stay_the_same_from_one_version_to_the_next() -> None:
 
 @pytest.mark.parametrize(
     "secret",
-    ["api_key", "api_keys", "auth_tokens", "password", "reader_api_key", "redis_url", "token"],
+    [
+        "api_key",
+        "api_keys",
+        "auth_tokens",
+        "password",
+        "proxy",
+        "reader_api_key",
+        "redis_url",
+        "token",
+    ],
 )
 def test_every_secret_field_is_left_out_of_the_fingerprint(secret: str) -> None:
     assert config_fingerprint({secret: "one", "k": 1}) == config_fingerprint(
@@ -146,3 +155,19 @@ def test_the_reader_key_is_left_out_of_the_page_cache_fingerprint() -> None:
 
     one = config_fingerprint(FetchSettings(reader_api_key="jina-key-one"))
     assert one == config_fingerprint(FetchSettings(reader_api_key="jina-key-two"))
+
+
+def test_an_engines_proxy_password_is_left_out_of_the_search_fingerprint() -> None:
+    from websearch_mcp.config import Settings
+    from websearch_mcp.search.fan_out import Orchestrator
+
+    def fingerprint(password: str) -> str:
+        proxy = f"http://user:{password}@127.0.0.1:3128"
+        settings = Settings.model_validate({"engines": {"bing": {"proxy": proxy}}})
+        return config_fingerprint(Orchestrator(settings, environ={}).configuration())
+
+    # Rotating the password keeps the cache; whether the engine goes through a proxy counts.
+    assert fingerprint("hunter2-one") == fingerprint("hunter2-two")
+    assert fingerprint("hunter2-one") != config_fingerprint(
+        Orchestrator(Settings(), environ={}).configuration()
+    )

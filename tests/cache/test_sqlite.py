@@ -212,6 +212,24 @@ async def test_corrupt_file_fails_open_then_recovers_when_replaced(
     assert len(cache_warnings(caplog)) == 1
 
 
+async def test_a_clock_set_back_does_not_stretch_the_wait_after_a_failure(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    path = tmp_path / "cache.sqlite3"
+    path.write_bytes(b"this is not a database\n" * 400)
+    cache = make(path, clock)
+    assert await cache.get("web", "k") is None
+    assert cache.stats.errors == {"corrupt": 1}
+    path.unlink()  # the cause is gone
+    clock.advance(-3600)  # the wall clock is set back an hour (an NTP step, a VM resumed)
+    clock.advance(31)
+    await cache.set("web", "k", {"v": 1})
+    hit = await cache.get("web", "k")  # back after the 30 s wait, not after the hour
+    assert hit is not None and hit.value == {"v": 1}
+    assert cache.stats.cause is None
+    await cache.close()
+
+
 async def test_directory_that_cannot_be_made_fails_open_then_recovers(
     tmp_path: Path, clock: FakeClock
 ) -> None:

@@ -17,9 +17,19 @@ from pathlib import PurePath
 from typing import Any
 
 # Fields left out of a fingerprint: rotating a key must not empty the cache, and no secret feeds
-# a hash that ends up in the cache's keys.
+# a hash that ends up in the cache's keys. Proxy URLs may hold a password (whether an engine is
+# proxied is in the fingerprint on its own).
 SECRET_FIELDS = frozenset(
-    {"api_key", "api_keys", "auth_tokens", "password", "reader_api_key", "redis_url", "token"}
+    {
+        "api_key",
+        "api_keys",
+        "auth_tokens",
+        "password",
+        "proxy",
+        "reader_api_key",
+        "redis_url",
+        "token",
+    }
 )
 
 

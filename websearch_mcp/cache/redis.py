@@ -23,18 +23,25 @@ from websearch_mcp.net.redis_link import CLEANUP_SECONDS, RedisLink, link_for, r
 from websearch_mcp.net.store_failures import CacheStats, StoreFailures
 
 KEY_PREFIX = "websearch-mcp:"
+#: What `_GET_SCRIPT` returns for a key holding something this cache did not write.
+NOT_A_RECORD = 0
 
-# KEYS[1] = entry; ARGV = now, max age. Returns {value, stored_at} or nil.
+# KEYS[1] = entry; ARGV = now, max age. Returns {value, stored_at}, nil, or NOT_A_RECORD (rather
+# than failing, which would pause the whole cache over one entry).
 _GET_SCRIPT = """
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind == 'none' then return false end
+if kind ~= 'hash' then return 0 end
 local r = redis.call('HMGET', KEYS[1], 'v', 's', 't', 'e')
-if not r[1] then return false end
+local stored, ttl, expiry = tonumber(r[2]), tonumber(r[3]), tonumber(r[4])
+if not (r[1] and stored and ttl and expiry) then return 0 end
 local now = tonumber(ARGV[1])
-local deadline = tonumber(r[2]) + tonumber(ARGV[2])
-if tonumber(r[4]) <= now or deadline <= now then
+local deadline = stored + tonumber(ARGV[2])
+if expiry <= now or deadline <= now then
   redis.call('DEL', KEYS[1])
   return false
 end
-local expires = math.min(now + tonumber(r[3]), deadline)
+local expires = math.min(now + ttl, deadline)
 redis.call('HSET', KEYS[1], 'e', string.format('%.6f', expires), 'u', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], math.ceil((expires - now) * 1000))
 return {r[1], r[2]}
@@ -153,6 +160,10 @@ class RedisCache(StoringCache):
             report_failure(self._guard, exc, "all")
             return None
         self._guard.succeeded("all")
+        if found == NOT_A_RECORD:
+            # Left for the fresh answer to replace: a miss for this entry, as a bad value is.
+            self._guard.failed("bad_value", ValueError("not a record of this cache"), None)
+            return None
         if not found:
             return None
         raw, stored_at = found
@@ -176,7 +187,10 @@ class RedisCache(StoringCache):
                 # Gone meanwhile, or not a record of ours: left alone.
                 if isinstance(row, Exception) or None in row:
                     continue
-                stored_at, expires, last_used = (float(part) for part in row)
+                try:
+                    stored_at, expires, last_used = (float(part) for part in row)
+                except ValueError:
+                    continue
                 if expires <= now or stored_at + self._max_age <= now:
                     expired.append(name)
                 else:

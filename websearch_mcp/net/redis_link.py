@@ -181,7 +181,7 @@ class RedisLink:
         self._lookup = NameLookup(host, port, patience=timeout_seconds) if looked_up else None
         self._client: Redis | None = None
         self._address: str | None = None
-        self._down_until = -math.inf
+        self._down_since = -math.inf  # a clock set back before it ends the wait at once
         self._down_cause = ""
         self._closed = False
 
@@ -190,14 +190,14 @@ class RedisLink:
     ) -> T:
         """`operation` on a client of the server, within `timeout_seconds` (the link's unless
         given) all told. Raises what failed: the caller classifies it (`report_failure`)."""
-        if self._clock() < self._down_until:
+        if self._down_since <= self._clock() < self._down_since + self._retry:
             raise RedisDown(self._down_cause)
         try:
             return await self._bounded(operation, timeout_seconds or self.timeout_seconds)
         except Exception as exc:
             cause = classify(exc)
             if cause in DOWN_CAUSES:
-                self._down_until, self._down_cause = self._clock() + self._retry, cause
+                self._down_since, self._down_cause = self._clock(), cause
                 if self._lookup is not None:
                     self._lookup.forget()
             raise

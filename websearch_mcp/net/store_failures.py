@@ -89,7 +89,9 @@ class StoreFailures:
         self._stats = stats
         self._clock = clock
         self._retry = retry_seconds
-        self._paused_until: dict[Scope, float] = {"all": -math.inf, "write": -math.inf}
+        # When each pause began: one lasts `retry_seconds` from then, and a clock set back before
+        # it ends it (rather than stretching it by the step).
+        self._paused_since: dict[Scope, float] = {"all": -math.inf, "write": -math.inf}
         self._cause: dict[Scope, str | None] = {"all": None, "write": None}
         self._warned: set[str] = set()
         self._recovery_told: set[str] = set()
@@ -97,12 +99,14 @@ class StoreFailures:
     def allows(self, scope: Scope) -> bool:
         """Whether an operation of `scope` may run now; counts it as bypassed when not."""
         now = self._clock()
-        paused = now < self._paused_until["all"] or (
-            scope == "write" and now < self._paused_until["write"]
-        )
+        paused = self._paused("all", now) or (scope == "write" and self._paused("write", now))
         if paused:
             self._stats.bypassed += 1
         return not paused
+
+    def _paused(self, scope: Scope, now: float) -> bool:
+        since = self._paused_since[scope]
+        return since <= now < since + self._retry
 
     def failed(self, cause: str, exc: BaseException, scope: Scope | None) -> None:
         """Count a failure, log it the first time its cause is seen, and pause `scope`.
@@ -112,7 +116,7 @@ class StoreFailures:
         """
         self._stats.errors[cause] += 1
         if scope is not None:
-            self._paused_until[scope] = self._clock() + self._retry
+            self._paused_since[scope] = self._clock()
             self._cause[scope] = cause
         if scope == "all":
             self._stats.cause = cause
@@ -131,7 +135,7 @@ class StoreFailures:
             if cause is None:
                 continue
             self._cause[paused] = None
-            self._paused_until[paused] = -math.inf
+            self._paused_since[paused] = -math.inf
             if cause not in self._recovery_told:
                 self._recovery_told.add(cause)
                 LOG.info("%s works again after %s", self._label, cause)
