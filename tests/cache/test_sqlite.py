@@ -400,3 +400,41 @@ async def test_the_wal_switch_gives_up_after_the_busy_timeout(tmp_path: Path) ->
         with pytest.raises(sqlite3.OperationalError, match="locked"):
             await open_file(path, busy_timeout_ms=300)
         assert 0.25 < asyncio.get_running_loop().time() - started < 5
+
+
+async def test_a_cleanup_of_many_entries_lets_reads_go_between_its_batches(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A cleanup holds the lock one batch at a time: a read asked meanwhile is answered before the
+    # cleanup ends, and every entry due to go still goes (the expired, then the least used).
+    monkeypatch.setattr(sqlite_module, "CLEANUP_BATCH", 10)
+    cache = SqliteCache(
+        tmp_path / "c.sqlite3", ttl_seconds=60, max_age_seconds=86_400, max_entries=5, clock=clock
+    )
+    for i in range(35):
+        await cache.set("web", f"old{i}", {"i": i})
+    clock.advance(61)
+    for i in range(12):
+        await cache.set("web", f"new{i}", {"i": i})
+        clock.advance(1)
+    done: list[str] = []
+
+    async def cleanup() -> int:
+        removed = await cache.cleanup()
+        done.append("cleanup")
+        return removed
+
+    async def read() -> None:
+        hit = await cache.get("web", "new11")
+        assert hit is not None and hit.value == {"i": 11}
+        done.append("read")
+
+    try:
+        cleaning = asyncio.create_task(cleanup())
+        await asyncio.sleep(0)  # the cleanup is in its first batch
+        await read()
+        assert await cleaning == 35 + 7
+        assert done == ["read", "cleanup"]
+        assert [i for i in range(12) if await cache.get("web", f"new{i}")] == [7, 8, 9, 10, 11]
+    finally:
+        await cache.close()

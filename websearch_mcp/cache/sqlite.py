@@ -66,6 +66,9 @@ MAX_READ_BATCH = 200
 #: Seconds between a hit and the write of its expiry refresh (with all hits since).
 TOUCH_DELAY_SECONDS = 1.0
 
+#: The most entries a cleanup deletes in one turn of the lock.
+CLEANUP_BATCH = 500
+
 
 class SqliteCache(StoringCache):
     """A cache in one SQLite file. See the module docstring; the API is `base.Cache`'s.
@@ -227,21 +230,31 @@ class SqliteCache(StoringCache):
             if self._closed or not self._guard.allows("write"):
                 return 0
             await self._write_touches()
-            if not self._guard.allows("write"):
+        removed = 0
+        while batch := await self._cleanup_batch():
+            removed += batch
+        return removed
+
+    async def _cleanup_batch(self) -> int:
+        """Delete up to `CLEANUP_BATCH` expired entries or, with none left, as many of the least
+        used as the file holds beyond `max_entries`; how many went. One turn of the lock, so the
+        reads and stores waiting go between batches rather than after a cleanup of thousands."""
+        async with self._lock:
+            if self._closed or not self._guard.allows("write"):
                 return 0
             now = self._clock()
-            removed = 0
             try:
                 db = await self._connection(write=True)
-                removed += await run(db, DELETE_EXPIRED, (now, now - self._max_age))
-                async with db.execute("SELECT COUNT(*) FROM cache_entries") as cursor:
-                    (count,) = await cursor.fetchone() or (0,)
-                if count > self._max_entries:
-                    excess = count - self._max_entries
-                    removed += await run(db, DELETE_LEAST_USED, (excess,))
+                expired = (now, now - self._max_age, CLEANUP_BATCH)
+                removed = await run(db, DELETE_EXPIRED, expired)
+                if not removed:
+                    async with db.execute("SELECT COUNT(*) FROM cache_entries") as cursor:
+                        (count,) = await cursor.fetchone() or (0,)
+                    excess = min(CLEANUP_BATCH, count - self._max_entries)
+                    removed = await run(db, DELETE_LEAST_USED, (excess,)) if excess > 0 else 0
             except Exception as exc:
                 await self._failed(exc, "write")
-                return removed
+                return 0
             self._guard.succeeded("write")
             return removed
 

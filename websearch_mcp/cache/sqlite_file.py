@@ -64,7 +64,12 @@ ON CONFLICT (namespace, key) DO UPDATE SET
     ttl = excluded.ttl, expires_at = excluded.expires_at
 """
 
-DELETE_EXPIRED = "DELETE FROM cache_entries WHERE expires_at <= ? OR stored_at <= ?"
+# A batch at a time (the last parameter): the cache's lock is let go between batches.
+DELETE_EXPIRED = """
+DELETE FROM cache_entries WHERE id IN (
+    SELECT id FROM cache_entries WHERE expires_at <= ? OR stored_at <= ? LIMIT ?
+)
+"""
 
 DELETE_LEAST_USED = """
 DELETE FROM cache_entries WHERE id IN (
