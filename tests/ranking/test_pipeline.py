@@ -167,6 +167,21 @@ def test_block_domains_remove_subdomains_too() -> None:
     assert urls(rank(lists, Query("x"), search, weights={})) == ["https://notspam.example/z"]
 
 
+@pytest.mark.parametrize("blocked", ["bücher.de", "xn--bcher-kva.de", "www.XN--BCHER-KVA.de"])
+def test_an_internationalised_site_is_one_result_and_blocked_in_either_spelling(
+    blocked: str,
+) -> None:
+    lists = {
+        "a": [hit("https://xn--bcher-kva.de/buch", 1, "a", "Buch"), hit("https://o.de/", 2, "a")],
+        "b": [hit("https://www.bücher.de/buch/", 1, "b", "Buch", "Ein Buch")],
+    }
+    (page, other) = rank(lists, Query("buch"), settings(), weights={})
+    assert page.engines == ["a", "b"] and page.details["ranks"] == {"a": 1, "b": 1}
+    assert page.snippet == "Ein Buch" and other.url == "https://o.de/"
+    search = SearchSettings(block_domains=[blocked], relevance_threshold=0.0)
+    assert urls(rank(lists, Query("buch"), search, weights={})) == ["https://o.de/"]
+
+
 def test_shop_is_demoted_with_reason() -> None:
     lists = {
         "a": [hit("https://www.amazon.com/usb-c-cable", 1, "a", "USB-C cable", "usb-c cable")],

@@ -146,3 +146,34 @@ def test_a_host_that_is_only_a_prefix_and_a_suffix_keeps_it() -> None:
     assert canonicalize("https://m.me/page").host == "m.me"
     assert canonicalize("https://www.m.me/page").host == "m.me"
     assert canonical_key("https://m.me/page") != canonical_key("https://me/page")
+
+
+def test_an_internationalised_host_and_its_punycode_are_one_site() -> None:
+    """Engines give a host as typed (`bücher.de`) or as sent on the wire (`xn--bcher-kva.de`)."""
+    unicode_form = canonicalize("https://www.Bücher.de/buch/1")
+    assert canonicalize("https://xn--bcher-kva.de/buch/1") == unicode_form
+    assert canonicalize("http://XN--BCHER-KVA.de:80/buch/1/?utm_source=x") == unicode_form
+    assert unicode_form.host == "bücher.de"
+    # `faß.de` is a name of its own, not `fass.de` (IDNA 2003 would map ß to ss)
+    assert canonical_key("https://xn--fa-hia.de/") == canonical_key("https://faß.de/")
+    assert canonical_key("https://faß.de/") != canonical_key("https://fass.de/")
+    assert canonical_key("https://xn--zz-invalid-.de/a") == "https://xn--zz-invalid-.de/a"
+
+
+def test_query_values_in_a_legacy_charset_stay_apart() -> None:
+    """`M%FCller` and `M%F6ller` (Müller, Möller in Latin-1) name two pages, not one."""
+    a = canonical_key("https://example.de/suche?name=M%FCller")
+    b = canonical_key("https://example.de/suche?name=M%F6ller")
+    assert a != b
+    assert a == canonical_key("https://example.de/suche?name=M%fcller&utm_source=x")
+    assert canonical_key("https://e.com/s?q=%C3%BC") == canonical_key("https://e.com/s?q=ü")
+
+
+def test_hashbang_routes_are_pages() -> None:
+    """`#!` marks a fragment that names a page of a single-page site (the AJAX crawling
+    convention); any other fragment is a place on one page."""
+    first = canonical_key("https://example.com/#!/products/1")
+    assert first != canonical_key("https://example.com/#!/products/2")
+    assert first != canonical_key("https://example.com/")
+    assert first == canonical_key("http://www.example.com/#!/products/1")
+    assert canonical_key("https://example.com/a?x=1#!/r") == "https://example.com/a?x=1#!/r"

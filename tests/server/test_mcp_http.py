@@ -11,7 +11,7 @@ import httpx
 import pytest
 from mcp import Client
 
-from testing.fake_engines import Body, FakeEngines, Fault, ResultsFn, base_urls
+from testing.fake_engines import Body, FakeEngines, Fault, ResultsFn, base_urls, serve_fake_engines
 from testing.fetch_helpers import LocalServer, page
 from testing.server_helpers import text_of, tool_call
 from testing.serving import serve_app
@@ -430,3 +430,42 @@ def test_cli_fetch(tmp_path, monkeypatch, capsys) -> None:
         assert "Paragraph 0" in out and "call again with start=500" in out
         assert cli_main(["fetch", "gopher://example.com/"]) == 1
         assert "only http and https" in capsys.readouterr().err
+
+
+def test_one_result_per_page_however_the_engines_spell_its_link(engines_url: str) -> None:
+    """An internationalised host in either spelling is one page; Latin-1 query values and
+    `#!` routes that differ are different pages, each with the engines that returned it."""
+    lists: dict[str, list[dict[str, Any]]] = {
+        "tavily": [
+            {"title": "Bücher", "url": "https://xn--bcher-kva.de/katalog", "snippet": "Katalog"},
+            {"title": "Müller", "url": "https://verein.de/mitglied?name=M%FCller", "snippet": ""},
+            {"title": "Route 1", "url": "https://app.example/#!/artikel/1", "snippet": ""},
+        ],
+        "brave": [
+            {"title": "Bücher", "url": "https://www.bücher.de/katalog/", "snippet": "Katalog"},
+            {"title": "Möller", "url": "https://verein.de/mitglied?name=M%F6ller", "snippet": ""},
+            {"title": "Route 2", "url": "https://app.example/#!/artikel/2", "snippet": ""},
+        ],
+    }
+    with serve_fake_engines(FakeEngines(lambda engine, query: lists.get(engine, []))) as base:
+        settings = make_settings(base)
+        settings.engines["searxng"] = settings.engines["searxng"].model_copy(
+            update={"enabled": False}
+        )
+        with serve_app(create_app(settings)) as url:
+            response = httpx.post(
+                f"{url}/mcp",
+                headers=JSON_HEADERS,
+                timeout=10,
+                json=tool_call({"query": "bücher katalog", "explain": True}),
+            )
+    results = response.json()["result"]["structuredContent"]["results"]
+    by_title: dict[str, list[dict[str, Any]]] = {}
+    for result in results:
+        by_title.setdefault(result["title"], []).append(result)
+    assert sorted(by_title) == ["Bücher", "Möller", "Müller", "Route 1", "Route 2"]
+    (books,) = by_title["Bücher"]
+    assert sorted(books["engines"]) == ["brave", "tavily"]
+    assert books["score_details"]["ranks"] == {"tavily": 1, "brave": 1}
+    assert by_title["Müller"][0]["engines"] == ["tavily"]
+    assert by_title["Möller"][0]["engines"] == ["brave"]

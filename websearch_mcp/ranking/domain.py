@@ -17,6 +17,7 @@ import tldextract
 from websearch_mcp.config import RankingSettings
 from websearch_mcp.ranking.lexical import QueryTerms, is_shouted
 from websearch_mcp.ranking.tokens import stem
+from websearch_mcp.ranking.urls import unicode_host
 
 # Built-in lists; the settings' lists are added to them.
 PENALIZED_DOMAINS = (
@@ -107,11 +108,12 @@ def domain_info(host: str) -> DomainInfo:
 
 
 def normalise_domain(entry: str) -> str:
-    """A list entry as a bare lower-case host: scheme, path, `www.` and `*.` removed."""
+    """A list entry as a bare lower-case host: scheme, path, `www.` and `*.` removed, and
+    IDNA labels decoded as in the results' hosts (`xn--bcher-kva.de` is `bücher.de`)."""
     entry = entry.strip().lower().split("://", 1)[-1].split("/", 1)[0].strip(".")
     for prefix in ("*.", "www."):
         entry = entry.removeprefix(prefix)
-    return entry
+    return unicode_host(entry)
 
 
 @lru_cache(maxsize=64)

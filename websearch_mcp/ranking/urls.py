@@ -1,8 +1,10 @@
 """Canonical URL keys: two URLs that name the same page get the same key.
 
 The key is lower-case, `https` for both http and https, without `www.`/`m.`, default ports,
-user info, fragments, tracking parameters and trailing slashes, with the query sorted. It is
-an identity for merging, never shown as the result's link (that stays an engine's original).
+user info, fragments, tracking parameters and trailing slashes, with the query sorted and an
+internationalised host in one spelling (`xn--bcher-kva.de` is `bücher.de`). A `#!` fragment
+stays: it names a page of a single-page site. The key is an identity for merging, never shown
+as the result's link (that stays an engine's original).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ TRACKING_PARAMS: Final = frozenset(
 )  # fmt: skip
 TRACKING_PREFIXES: Final = ("utm_", "pk_", "mtm_")
 _DROP_HOST_PREFIXES = ("www.", "m.")
+_IDNA_PREFIX = "xn--"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _WEB_SCHEMES = frozenset({"http", "https"})
 # Percent-escapes: upper-case them, and decode the ones that stand for unreserved characters.
@@ -89,8 +92,33 @@ def _split_netloc(netloc: str) -> tuple[str, int | str | None]:
     return host, int(port_text)
 
 
+def _unicode_label(label: str) -> str:
+    """An IDNA label (`xn--bcher-kva`) as the name it encodes (`bücher`); any other label, and
+    one that is no valid encoding of a lower-case non-ASCII name, as it is."""
+    if not label.startswith(_IDNA_PREFIX):
+        return label
+    encoded = label[len(_IDNA_PREFIX) :]
+    try:
+        name = encoded.encode("ascii").decode("punycode")
+    except UnicodeError:
+        return label
+    # Raw Punycode, not the `idna` codec: IDNA 2003 would read `faß` as `fass`, another site.
+    valid = (
+        not name.isascii() and name == name.lower() and name.encode("punycode") == encoded.encode()
+    )
+    return name if valid else label
+
+
+def unicode_host(host: str) -> str:
+    """A lower-case host with its IDNA labels decoded (`xn--bcher-kva.de` -> `bücher.de`):
+    engines give a host either as typed or as it goes on the wire."""
+    if _IDNA_PREFIX not in host:
+        return host
+    return ".".join([_unicode_label(label) for label in host.split(".")])
+
+
 def _clean_host(host: str) -> str:
-    host = host.lower().rstrip(".")
+    host = unicode_host(host.lower().rstrip("."))
     if not host.startswith(_DROP_HOST_PREFIXES):  # most hosts
         return host
     changed = True
@@ -105,7 +133,7 @@ def _clean_host(host: str) -> str:
 
 def _unclean(host: str) -> bool:
     """Whether `_clean_host` may change a host of lower-case letters, digits, "." and "-"."""
-    return host.endswith(".") or host.startswith(_DROP_HOST_PREFIXES)
+    return host.endswith(".") or host.startswith(_DROP_HOST_PREFIXES) or _IDNA_PREFIX in host
 
 
 class CanonicalURL(NamedTuple):
@@ -160,13 +188,23 @@ def canonicalize(url: str) -> CanonicalURL:
     path = path.rstrip("/")
     query = ""
     if parts.query:
+        # Escapes that are not UTF-8 (`M%FCller`, Latin-1) come back as they were, where
+        # decoding would make every such value one replacement character.
         pairs = [
             (name, value)
-            for name, value in parse_qsl(parts.query, keep_blank_values=True)
+            for name, value in parse_qsl(
+                parts.query, keep_blank_values=True, errors="surrogateescape"
+            )
             if not _is_tracking(name)
         ]
-        query = urlencode(sorted(pairs), quote_via=quote, safe="") if pairs else ""
+        query = (
+            urlencode(sorted(pairs), quote_via=quote, safe="", errors="surrogateescape")
+            if pairs
+            else ""
+        )
     key = f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
+    if parts.fragment.startswith("!"):  # `#!/products/1`: a route, another page
+        key += "#" + _ESCAPE.sub(_normalise_escape, quote(parts.fragment, safe=_PATH_SAFE + "?#"))
     return CanonicalURL(key, host, path)
 
 
