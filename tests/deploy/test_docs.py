@@ -1,5 +1,6 @@
 """The documentation's shape: a short README whose test command is the one CI runs, a
-benchmarks page of current figures, and every command, option and metric documented."""
+benchmarks page of current figures, and every command, option, metric and answer field
+documented."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from websearch_mcp.cli import main as cli_main
+from websearch_mcp.search.answer import ResultOut
 from websearch_mcp.server.metrics import Metrics
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,3 +82,12 @@ def test_every_metric_is_documented() -> None:
     for family in metrics.registry.collect():
         name = family.name + ("_total" if family.type == "counter" else "")
         assert name in documented, name
+
+
+def test_every_field_of_a_web_search_result_is_documented() -> None:
+    """The answer's field table in tools.md names each key a result may carry (news ones too)."""
+    section = _section("tools.md", "## `web_search`")
+    rows = [row for row in section.splitlines() if row.startswith("| `results[]")]
+    documented = {name for row in rows for name in re.findall(r"`(?:results\[\])?\.(\w+)`", row)}
+    fields = ResultOut.__required_keys__ | ResultOut.__optional_keys__
+    assert fields - documented == set()

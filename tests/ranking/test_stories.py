@@ -179,6 +179,31 @@ def test_the_reports_an_engine_grouped_with_a_story_join_its_also_once_never_a_s
     assert not any(r.also for r in rank(lists, Query("dam flood"), SearchSettings(), weights={}))
 
 
+def test_the_reports_an_engine_grouped_with_a_folded_report_join_the_storys_also() -> None:
+    """SerpApi's story folded under Google News' report of it keeps its group in the answer."""
+    stamp = "2026-07-14T03:00:00Z"
+
+    def hit(title: str, url: str, rank: int, engine: str = "serpapi") -> Hit:
+        return Hit(title, url, "", rank, engine, published=stamp, source="S")
+
+    title = "Dam breaks upstream of the valley town"
+    feed = hit(title, "https://news.google.com/rss/articles/CBMi1", 1, "google_news")
+    relayed = hit(title, "https://apnews.com/article/dam", 2)
+    relayed.grouped = (
+        hit("Valley dam gives way", "https://c.example/dam", 2),
+        hit("Valley dam gives way", "https://d.example/dam", 2),
+    )
+    first = hit("Senate passes the farm budget bill", "https://e.example/farm", 1)
+    lists = {"google_news": [feed], "serpapi": [first, relayed]}
+    news = rank(lists, Query("dam valley", category="news"), SearchSettings(), weights={}, now=NOW)
+    story = next(r for r in news if r.url == feed.url)
+    assert [o["url"] for o in story.also] == [
+        relayed.url,
+        "https://c.example/dam",
+        "https://d.example/dam",
+    ]
+
+
 def test_a_news_search_puts_the_newer_of_two_close_results_first() -> None:
     older = Hit(
         "Utah monument ruling", "https://a.example/1", "", 1, "e", published="2026-07-09T04:00:00Z"

@@ -77,6 +77,7 @@ class _Scored:
     similarity: float | None = None
     unasked_terms: AbstractSet[str] | None = None
     also: list[dict[str, str | None]] | None = None  # a news story's other reports
+    folded: tuple[Merged, ...] = ()  # the results folded into this one, as one story
 
     def unasked(self, asked: AbstractSet[str]) -> AbstractSet[str]:
         """The result's content terms less the query's (`asked`): the words every result shares
@@ -294,22 +295,21 @@ def _fold_stories(scored: list[_Scored], settings: NewsSettings) -> list[_Scored
     for group in fold(reports, settings):
         head = scored[group[0]]
         if len(group) > 1:
-            head.also = [
-                _report(_source(o.item), o.item.url, o.item.published)
-                for o in (scored[i] for i in group[1:])
-            ]
+            head.folded = tuple(scored[i].item for i in group[1:])
+            head.also = [_report(_source(o), o.url, o.published) for o in head.folded]
         heads.append(head)
     return heads
 
 
 def _add_grouped(shown: list[_Scored]) -> None:
-    """Each shown news result's `also` gains the reports its engines grouped with it (SerpApi's
-    stories), each once in the answer and none that is shown or listed already."""
+    """Each shown news result's `also` gains the reports its engines grouped with it or with a
+    result folded into it (SerpApi's stories), each once in the answer and none that is shown
+    or listed already."""
     listed = {r.item.key for r in shown}
     listed.update(canonical_key(str(o["url"])) for r in shown for o in r.also or ())
     for r in shown:
-        for engine in r.item.engines:
-            for other in r.item.hits[engine].grouped:
+        for item in (r.item, *r.folded):
+            for other in (g for engine in item.engines for g in item.hits[engine].grouped):
                 if (key := canonical_key(other.url)) not in listed:
                     listed.add(key)
                     report = _report(other.source, other.url, other.published)
