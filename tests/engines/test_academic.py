@@ -115,6 +115,7 @@ def test_date_parts_doi_names_and_titles() -> None:
     assert normalize_doi("https://doi.org/10.7717/PeerJ.4375") == "10.7717/peerj.4375"
     assert normalize_doi("http://dx.doi.org/10.1038/227680a0") == "10.1038/227680a0"
     assert normalize_doi("doi:10.1000/XYZ") == "10.1000/xyz"
+    assert normalize_doi("10.1103/PhysRevD.60.1 10.1103/PhysRevD.61.9") == "10.1103/physrevd.60.1"
     assert normalize_doi("not a doi") is None and normalize_doi(None) is None
     assert names([" Ann  Lee ", "", None, "Ann Lee", "Bo"]) == ("Ann Lee", "Bo")
     assert title_text("A title.") == "A title" and title_text("Wait...") == "Wait..."

@@ -195,6 +195,47 @@ def test_different_papers_with_similar_titles_stay_apart(first: dict, second: di
     assert engines_of(rank(lists)) == [["crossref"], ["openalex"]]
 
 
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (("Wei Zhang", "Li Chen"), ("Wei Liu", "Jian Pei")),  # a given name in common
+        (("Zhang JA",), ("Liu JA",)),  # PubMed's initials in common
+        (("Smith, John",), ("John Brown",)),  # "Family, Given" against "Given Family"
+    ],
+)
+def test_a_given_name_in_common_does_not_make_two_papers_one(
+    first: tuple[str, ...], second: tuple[str, ...]
+) -> None:
+    title = "Introduction to the Special Issue on Deep Learning"
+    lists = {
+        "crossref": [hit("crossref", 1, title, "https://a.org/1", published="2020",
+                         doi="10.1/tnnls", authors=first)],
+        "dblp": [hit("dblp", 1, title + ".", "https://b.org/2", published="2020",
+                     authors=second)],
+    }  # fmt: skip
+    assert engines_of(rank(lists, "deep learning special issue")) == [["crossref"], ["dblp"]]
+
+
+@pytest.mark.parametrize(
+    "spellings",
+    [
+        ("Ashish Vaswani", "Vaswani A", "A. Vaswani", "Vaswani, Ashish", "VASWANI AS"),
+        ("Juan Carlos de la Cruz", "de la Cruz JC", "J.-C. de la Cruz"),
+        ("Ming-Wei Chang", "Chang MW", "M-W Chang"),
+    ],
+)
+def test_one_author_spelled_as_each_index_spells_them_merges(spellings: tuple[str, ...]) -> None:
+    title = "Introduction to the Special Issue on Deep Learning"
+    others = ("Ada Lovelace", "Alan Turing", "Grace Hopper", "Edsger Dijkstra", "Barbara Liskov")
+    lists = {
+        f"e{n}": [hit(f"e{n}", 1, title, f"https://{n}.org/1", published="2020",
+                      authors=(others[n], name))]
+        for n, name in enumerate(spellings)
+    }  # fmt: skip
+    (paper,) = rank(lists, "deep learning special issue")
+    assert len(paper.engines) == len(spellings)
+
+
 def test_generic_titles_do_not_merge() -> None:
     lists = {
         "crossref": [hit("crossref", 1, "Editorial", "https://a.org/1", published="2020")],

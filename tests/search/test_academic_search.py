@@ -417,3 +417,46 @@ async def test_all_indexes_failing_is_a_tool_error_listing_each(
     assert "no engine answered" in text
     for name in ENGINE_NAMES:
         assert f"{name}: error" in text
+
+
+async def test_a_less_than_sign_in_an_abstract_is_text_not_a_tag(
+    fake: FakeAcademic, server: str
+) -> None:
+    # Plain abstracts compare with "<" and ">"; only a real tag (`<i>`, `</jats:p>`) is markup.
+    abstract = "Patients aged < 65 years and BMI > 30 had p<0.05 in <i>vivo</i>."
+    shown = "Patients aged < 65 years and BMI > 30 had p<0.05 in vivo."
+    trial = dataclasses.replace(TRIAL, abstract=abstract)
+    for engine in ("semantic_scholar", "openalex", "core"):
+        fake.papers.clear()
+        fake.papers[engine] = [trial]
+        result = await call(server, {"query": "clinical trial screening", "engines": [engine]})
+        (paper,) = result.structured_content["results"]
+        assert paper["snippet"] == shown, engine
+
+
+async def test_an_arxiv_record_with_an_erratum_doi_merges_under_the_article_doi(
+    fake: FakeAcademic, server: str
+) -> None:
+    # arXiv's `doi` field lists the article's DOI and its erratum's, separated by a space.
+    article = Paper(
+        title="Holographic entanglement in a toy model of gravity",
+        authors=("Ada Novak", "Ben Ortiz"),
+        date="1999-01-04",
+        doi="10.1103/physrevd.60.104001",
+        arxiv="hep-th/9901001",
+        venue="Phys. Rev. D 60, 104001 (1999)",
+    )
+    erratum = "10.1103/physrevd.61.129902"
+    fake.papers.update(
+        {
+            "arxiv": [dataclasses.replace(article, doi=f"{article.doi} {erratum}")],
+            "crossref": [article.without("arxiv")],
+        }
+    )
+    result = await call(
+        server, {"query": "holographic entanglement", "engines": ["arxiv", "crossref"]}
+    )
+    (paper,) = result.structured_content["results"]
+    assert sorted(paper["engines"]) == ["arxiv", "crossref"]
+    assert paper["doi"] == article.doi
+    assert paper["ids"] == {"doi": article.doi, "arxiv": article.arxiv}

@@ -79,10 +79,29 @@ def title_key(title: str, year: int | None) -> str | None:
     return f"{words}|{year}"
 
 
+def _initials(part: str) -> bool:
+    """`A`, `A.`, `AS`, `J.-C.`: a given name's initials, not a name ("Li", "Wu" are names)."""
+    letters = _NOT_WORD.sub("", part)
+    return len(letters) <= 1 or (len(letters) == 2 and letters.isupper())
+
+
+def family_name(name: str) -> str:
+    """The family name in each index's spelling of a name: "Ashish Vaswani", "A. Vaswani",
+    "Vaswani A", "Vaswani, Ashish" -> `vaswani`. Without initials to tell, the words after the
+    first are taken ("Juan Carlos de la Cruz" -> `carlos de la cruz`)."""
+    family, comma, _ = name.partition(",")
+    parts = name.split() if not comma else family.split()
+    words = [part for part in parts if not _initials(part)] or parts
+    if not comma and len(words) > 1 and not _initials(parts[-1]):
+        words = words[1:]  # "Given Family": the given name comes first
+    return fold(" ".join(words))
+
+
 def surnames(authors: Iterable[str]) -> frozenset[str]:
-    """Every name part of two or more letters (a surname is among them, whatever the order:
-    "Vaswani A", "Ashish Vaswani", "A Vaswani")."""
-    return frozenset(part for name in authors for part in fold(name).split() if len(part) > 1)
+    """Every word of two or more letters of the authors' family names (`family_name`)."""
+    return frozenset(
+        part for name in authors for part in family_name(name).split() if len(part) > 1
+    )
 
 
 @dataclass(frozen=True, slots=True)

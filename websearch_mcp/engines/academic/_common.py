@@ -12,10 +12,12 @@ _DOI_PREFIX_RE = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNO
 
 
 def normalize_doi(value: Any) -> str | None:
-    """A bare, lower-case DOI (`10.1000/xyz`) without `https://doi.org/` or `doi:`."""
+    """A bare, lower-case DOI (`10.1000/xyz`) without `https://doi.org/` or `doi:`; the first
+    of several (arXiv lists an article's DOI and then its erratum's: `10.1/a 10.1/b`)."""
     if not isinstance(value, str):
         return None
-    doi = _DOI_PREFIX_RE.sub("", value.strip()).strip().lower()
+    words = _DOI_PREFIX_RE.sub("", value.strip()).split(maxsplit=1)
+    doi = words[0].rstrip(",;").lower() if words else ""
     return doi if doi.startswith("10.") and "/" in doi else None
 
 
