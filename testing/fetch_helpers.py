@@ -163,15 +163,31 @@ def _pdf_string(text: str) -> str:
     return "(" + text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ")"
 
 
-def make_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
+def _to_unicode_cmap(mapping: dict[str, str]) -> str:
+    """A ToUnicode CMap mapping each one-byte character code to the given UTF-16 code units
+    (hex), which need not make whole characters: broken PDFs map surrogate halves alone."""
+    chars = " ".join(f"<{ord(code):02X}> <{units}>" for code, units in mapping.items())
+    return (
+        "/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Test def"
+        " /CMapType 2 def 1 begincodespacerange <00> <FF> endcodespacerange"
+        f" {len(mapping)} beginbfchar {chars} endbfchar"
+        " endcmap CMapName currentdict /CMap defineresource pop end end"
+    )
+
+
+def make_pdf(
+    pages: list[list[str]], title: str | None = None, to_unicode: dict[str, str] | None = None
+) -> bytes:
     """A valid PDF whose pages carry the given lines as real text (Helvetica), or, for an empty
-    page, only a drawn line (no text layer)."""
+    page, only a drawn line (no text layer). `to_unicode` maps characters of the lines to what a
+    text extractor should read for them (UTF-16 code units in hex, as a ToUnicode CMap has)."""
     count = len(pages)
     kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(count))
+    font = "/Type /Font /Subtype /Type1 /BaseFont /Helvetica"
     objects: dict[int, str] = {
         1: "<< /Type /Catalog /Pages 2 0 R >>",
         2: f"<< /Type /Pages /Kids [{kids}] /Count {count} >>",
-        3: "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        3: f"<< {font} >>",
     }
     for i, lines in enumerate(pages):
         if lines:
@@ -184,9 +200,13 @@ def make_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
             f" /Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>"
         )
         objects[5 + 2 * i] = f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream"
+    if to_unicode is not None:
+        cmap = _to_unicode_cmap(to_unicode)
+        objects[3] = f"<< {font} /ToUnicode {4 + 2 * count} 0 R >>"
+        objects[4 + 2 * count] = f"<< /Length {len(cmap)} >>\nstream\n{cmap}\nendstream"
     info = None
     if title is not None:
-        info = 4 + 2 * count
+        info = max(objects) + 1
         objects[info] = f"<< /Title {_pdf_string(title)} /CreationDate (D:20240305120000Z) >>"
     out = bytearray(b"%PDF-1.4\n")
     offsets = {}

@@ -3,6 +3,7 @@ decompression bombs, slow bodies and unsupported types."""
 
 from __future__ import annotations
 
+import codecs
 import functools
 import gzip
 import socket
@@ -24,7 +25,7 @@ from testing.fetch_helpers import (
     tls_files,
     wait_for,
 )
-from websearch_mcp.fetch import FetchError, FetchRefused, client, fetch_page
+from websearch_mcp.fetch import FetchError, FetchRefused, FetchUnsupported, client, fetch_page
 from websearch_mcp.fetch.decoding import CappedDecoder, capped_chunks
 from websearch_mcp.fetch.ssrf import parse_address
 
@@ -327,6 +328,32 @@ async def test_undeclared_binary_is_refused(server: LocalServer) -> None:
     )
     with pytest.raises(FetchError, match="binary data"):
         await fetch_page(server.url("/blob"), settings=settings_for(server))
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "text/html", "application/json"])
+async def test_binary_data_sent_as_text_is_refused(server: LocalServer, content_type: str) -> None:
+    # Servers label files they do not know as text (Apache's old DefaultType text/plain):
+    # browsers sniff such a body for binary data, and so does the fetcher.
+    server.routes["/blob"] = page(
+        b"PK\x03\x04\x14\x00\x00\x00\x08\x00" + bytes(range(256)) * 8, content_type
+    )
+    with pytest.raises(
+        FetchUnsupported, match=f"unsupported content \\({content_type}, binary data\\)"
+    ):
+        await fetch_page(server.url("/blob"), settings=settings_for(server))
+
+
+async def test_utf_16_text_is_not_taken_for_binary_data(server: LocalServer) -> None:
+    text = "Utf-16 text holds NUL bytes of its own."
+    server.routes["/bom"] = page(codecs.BOM_UTF16_LE + text.encode("utf-16-le"), None)
+    server.routes["/declared"] = page(text.encode("utf-16-be"), "text/plain; charset=utf-16be")
+    for path in ("/bom", "/declared"):
+        result = await fetch_page(server.url(path), settings=settings_for(server))
+        assert result["content"] == text
+    html = f"<html><head><title>Wide</title></head><body><article><p>{text}</p></article></body>"
+    server.routes["/html"] = page(codecs.BOM_UTF16_LE + html.encode("utf-16-le"), None)
+    result = await fetch_page(server.url("/html"), settings=settings_for(server))
+    assert result["content_type"] == "text/html" and result["content"] == text
 
 
 def test_decoder_caps_exactly() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import socket
 import sys
@@ -189,6 +190,20 @@ async def test_pdf_text_per_page_with_markers(server: LocalServer) -> None:
     assert content.index("Second page about the Tana") > second
 
 
+async def test_pdf_surrogate_halves_become_whole_characters_or_replacement_marks(
+    server: LocalServer,
+) -> None:
+    # A font whose ToUnicode map gives each half of 𝐀 (U+1D400) to its own glyph, and a half
+    # with no partner (math fonts in the wild do): text that JSON and UTF-8 cannot carry.
+    halves = {"A": "D835", "B": "DC00", "C": "D800"}
+    pdf = make_pdf([["Symbol AB and a lone C here."]], to_unicode=halves)
+    server.routes["/math.pdf"] = page(pdf, "application/pdf")
+    result = await fetch_page(server.url("/math.pdf"), settings=settings_for(server))
+    assert "Symbol \U0001d400 and a lone \ufffd here." in result["content"]
+    assert result["total_chars"] == len(result["content"])
+    json.dumps(result, ensure_ascii=False).encode()  # every window is valid UTF-8
+
+
 async def test_pdf_recognised_by_magic_bytes(server: LocalServer) -> None:
     server.routes["/download"] = page(make_pdf(PDF_PAGES), "application/octet-stream")
     result = await fetch_page(server.url("/download"), settings=settings_for(server))
@@ -256,6 +271,17 @@ async def test_reader_fallback_when_direct_fetch_fails(server: LocalServer) -> N
     reader_call = server.seen[-1]
     assert reader_call.path == f"/reader/{target}"
     assert reader_call.headers["authorization"] == f"Bearer {READER_KEY}"
+
+
+async def test_a_surrogate_half_from_the_reader_becomes_a_replacement_mark(
+    server: LocalServer,
+) -> None:
+    server.routes["/blocked"] = lambda h: send(h, 403, b"denied", "text/html")
+    answer = b'{"data": {"title": "Half \\ud835", "content": "A lone \\udc00 half."}}'
+    server.routes["/reader/*"] = lambda h: send(h, 200, answer, "application/json")
+    settings = settings_for(server, reader_fallback=True, reader_base_url=server.url("/reader"))
+    result = await fetch_page(server.url("/blocked"), settings=settings)
+    assert result["title"] == "Half \ufffd" and result["content"] == "A lone \ufffd half."
 
 
 async def test_reader_fallback_is_off_by_default(server: LocalServer) -> None:
@@ -351,6 +377,23 @@ async def test_a_utf_8_byte_order_mark_does_not_lead_the_text(server: LocalServe
     server.routes["/bom.txt"] = page(b"\xef\xbb\xbfFirst line", "text/plain; charset=utf-8")
     result = await fetch_page(server.url("/bom.txt"), settings=settings_for(server))
     assert result["content"] == "First line"
+
+
+async def test_an_html_byte_order_mark_names_the_encoding_over_the_header(
+    server: LocalServer,
+) -> None:
+    # Browsers read a byte-order mark before the header's charset (WHATWG Encoding Standard):
+    # servers often label every page with one default charset, whatever the file is in.
+    html = (
+        "<html><head><title>Café crème</title></head><body><article><p>"
+        + "Le café crème est très bon à Paris. " * 10
+        + "</p></article></body></html>"
+    )
+    body = codecs.BOM_UTF8 + html.encode()
+    server.routes["/bom"] = page(body, "text/html; charset=iso-8859-1")
+    result = await fetch_page(server.url("/bom"), settings=settings_for(server))
+    assert "Le café crème est très bon à Paris." in result["content"]
+    assert result["title"] == "Café crème"
 
 
 def test_visible_text_of_a_large_page_leaves_out_scripts_and_styles() -> None:

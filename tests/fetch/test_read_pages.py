@@ -18,7 +18,7 @@ import yaml
 
 from testing.cache_service import call, config, make_settings, serve
 from testing.fake_engines import ResultsFn
-from testing.fetch_helpers import LocalServer, page, send
+from testing.fetch_helpers import LocalServer, make_pdf, page, send
 from testing.server_helpers import MCP_HEADERS, TOOLS_LIST
 from websearch_mcp.cli import main
 
@@ -56,6 +56,14 @@ SECOND_PAGE = (
 )
 
 
+#: A PDF whose font maps each half of 𝐀 (U+1D400) to a glyph of its own: the text extracted
+#: holds surrogates, which neither UTF-8 nor JSON can carry as they are.
+MATH_PDF = make_pdf(
+    [["Ammonite fossils of the northern cliffs, measured in units of AB by the survey."]],
+    to_unicode={"A": "D835", "B": "DC00"},
+)
+
+
 class Site:
     """The fake site: two readable pages and one that never answers (until released)."""
 
@@ -69,6 +77,7 @@ class Site:
                 "/forbidden": lambda h: send(h, 403, b"go away", "text/plain"),
                 "/image": page(b"\x89PNG\r\n\x1a\n" + bytes(64), "image/png"),
                 "/broken": lambda h: send(h, 500, b"oops", "text/plain"),
+                "/math.pdf": page(MATH_PDF, "application/pdf"),
             }
         )
 
@@ -109,6 +118,8 @@ def engine_results(site: Site) -> ResultsFn:
         ]
         if "hanging" in query:
             found.insert(1, site.result("/hang", "Hanging page on ammonite fossils cliffs"))
+        if "math" in query:
+            found = [site.result("/math.pdf", "Ammonite fossils northern cliffs survey")]
         if "failing" in query:
             found = [
                 site.result(path, f"Ammonite fossils northern cliffs {path[1:]}")
@@ -178,6 +189,18 @@ def test_each_way_a_page_can_fail_has_its_status(server: str, site: Site) -> Non
     assert all(r["snippet"] and r["passages"] == [] for r in answer["results"])
     assert "HTTP 403" in by_url(answer, site.server.url("/forbidden"))["page_error"]
     assert "(page not read: unsupported)" in text
+
+
+def test_a_pdf_whose_text_holds_surrogate_halves_is_read_and_fetched(
+    server: str, site: Site
+) -> None:
+    answer, _ = search(server, query=f"{QUERY} math", read=1)
+    read = by_url(answer, site.server.url("/math.pdf"))
+    assert read["page_status"] == "ok"
+    assert any("units of \U0001d400 by" in passage for passage in read["passages"])
+    fetched = call(server, {"url": site.server.url("/math.pdf")}, "fetch_page")
+    assert not fetched.get("isError"), fetched
+    assert "units of \U0001d400 by" in fetched["structuredContent"]["content"]
 
 
 def test_only_the_top_results_are_read_and_score_details_stay(server: str, site: Site) -> None:

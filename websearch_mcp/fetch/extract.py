@@ -56,17 +56,28 @@ class ExtractLimits:
         )
 
 
-def _sniff(body: bytes, declared: str) -> str:
-    """A readable type for a body sent without one, or FetchError for binary data."""
-    head = body[:4096]
-    if b"\x00" in head:
-        shown = declared or "no content type"
-        raise FetchUnsupported(
-            f"unsupported content ({shown}, binary data): only {FETCHED_TYPES} pages are read",
-            reader_may_help=False,
-        )
-    lowered = head.lstrip().lower()
-    if lowered.startswith((b"<!doctype html", b"<html")) or b"<body" in lowered:
+def _refuse_binary(raw: RawPage) -> None:
+    """FetchUnsupported for a body of binary data (a NUL byte near its start), whatever type it
+    was sent as: servers label files they do not know as text, and browsers sniff those too.
+    UTF-16 and UTF-32 text, whose NUL bytes are its own, is read."""
+    if b"\x00" not in raw.body[:4096]:
+        return
+    try:
+        if codecs.lookup(_charset(raw)).name.startswith(("utf-16", "utf-32")):
+            return
+    except LookupError:
+        pass
+    shown = raw.media_type or "no content type"
+    raise FetchUnsupported(
+        f"unsupported content ({shown}, binary data): only {FETCHED_TYPES} pages are read",
+        reader_may_help=False,
+    )
+
+
+def _sniff(raw: RawPage) -> str:
+    """A readable type for a body sent without one."""
+    lowered = _decode(raw.body[:4096], _charset(raw)).lstrip().lower()
+    if lowered.startswith(("<!doctype html", "<html")) or "<body" in lowered:
         return "text/html"
     return "text/plain"
 
@@ -100,8 +111,9 @@ async def extract(
         media, kind = "application/pdf", "pdf"
         require_pypdf()  # said here: the worker's answer would be less clear
     else:
+        _refuse_binary(raw)
         if media in _UNDECLARED:
-            media = _sniff(raw.body, media)
+            media = _sniff(raw)
         kind = "html" if media in _HTML_TYPES else "text"
     if kind == "text":
         # Linear in the body, which fetch.max_bytes caps: a thread, no worker needed.
@@ -109,7 +121,7 @@ async def extract(
     else:
         body: str | bytes = raw.body
         if kind == "html" and raw.charset:
-            body = _decode(raw.body, raw.charset)
+            body = _decode(raw.body, _charset(raw))
         job = Job(
             kind=kind,
             body=body,
@@ -145,9 +157,9 @@ _BOMS = (
 _XML_ENCODING = re.compile(rb"""<\?xml\s[^>]*?encoding\s*=\s*["']([A-Za-z][\w.:-]*)["']""")
 
 
-def _text_charset(raw: RawPage) -> str:
-    """A text body's encoding: its byte-order mark, else the header's charset, else an XML
-    declaration's `encoding`, else UTF-8."""
+def _charset(raw: RawPage) -> str:
+    """A body's encoding: its byte-order mark (before the header, as browsers read it), else the
+    header's charset, else an XML declaration's `encoding`, else UTF-8."""
     for bom, codec in _BOMS:
         if raw.body.startswith(bom):
             return codec
@@ -158,7 +170,7 @@ def _text_charset(raw: RawPage) -> str:
 
 
 def _plain_text(raw: RawPage, limits: ExtractLimits) -> Extracted:
-    text = _decode(raw.body, _text_charset(raw)).replace("\r\n", "\n").strip()
+    text = _decode(raw.body, _charset(raw)).replace("\r\n", "\n").strip()
     if len(text) <= limits.max_text_chars:
         return Extracted(content=text)
     cut = f"text cut at {limits.max_text_chars} characters (fetch.max_text_chars)"

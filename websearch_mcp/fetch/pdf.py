@@ -7,7 +7,7 @@ import io
 from typing import Any
 
 from websearch_mcp.errors import FetchError, FetchUnsupported
-from websearch_mcp.fetch.document import Extracted
+from websearch_mcp.fetch.document import Extracted, well_formed
 
 
 def is_pdf(body: bytes) -> bool:
@@ -109,7 +109,7 @@ def _page_texts(
                 f"read {number - 1} of {total} pages: the content streams inflate past"
                 f" {max_decoded_bytes} bytes (fetch.max_pdf_decoded_bytes)"
             )
-        texts.append((page.extract_text() or "").strip())
+        texts.append(well_formed(page.extract_text() or "").strip())
         chars += len(texts[-1])
         if chars > max_chars:
             return texts, f"text cut at {max_chars} characters (fetch.max_text_chars)"
@@ -118,7 +118,7 @@ def _page_texts(
 
 def _title(metadata: Any) -> str | None:
     title = getattr(metadata, "title", None) if metadata else None
-    return str(title).strip() or None if title else None
+    return well_formed(str(title)).strip() or None if title else None
 
 
 def _created(metadata: Any) -> str | None:

@@ -17,7 +17,7 @@ from websearch_mcp.dates import iso_date
 from websearch_mcp.errors import FetchError, FetchTimeout
 from websearch_mcp.fetch.client import USER_AGENT
 from websearch_mcp.fetch.decoding import capped_chunks
-from websearch_mcp.fetch.document import Document
+from websearch_mcp.fetch.document import Document, well_formed
 
 
 async def read_via_reader(url: str, settings: FetchSettings) -> Document:
@@ -55,7 +55,7 @@ async def _read(response: httpx.Response, cap: int) -> bytes:
 def _document(url: str, text: str) -> Document:
     """A Document from the reader's JSON answer (`data.content` ...) or, failing that, its text."""
     try:
-        payload: Any = json.loads(text)
+        payload: Any = json.loads(text)  # its escapes may spell surrogate halves
     except ValueError:
         payload = None
     data = payload.get("data") if isinstance(payload, dict) else None
@@ -67,8 +67,8 @@ def _document(url: str, text: str) -> Document:
         url=url,
         final_url=str(data.get("url") or url),
         content_type="text/markdown",
-        content=str(data.get("content") or "").strip(),
-        title=str(data.get("title") or "").strip() or None,
+        content=well_formed(str(data.get("content") or "")).strip(),
+        title=well_formed(str(data.get("title") or "")).strip() or None,
         published=iso_date(data.get("publishedTime")),
         via="reader",
     )
