@@ -41,6 +41,8 @@ class FakeLLM:
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     released: threading.Event = field(default_factory=threading.Event)
+    #: The streamed answer's text, sent a word a chunk.
+    streamed: str = STREAMED
 
     @property
     def app(self) -> Starlette:
@@ -85,7 +87,8 @@ class FakeLLM:
                     ],
                 }
             )
-        return StreamingResponse(_events(body["model"], mode), media_type="text/event-stream")
+        events = _events(body["model"], mode, self.streamed)
+        return StreamingResponse(events, media_type="text/event-stream")
 
 
 def _chunk(model: str, delta: dict[str, Any], finish: str | None = None) -> str:
@@ -98,14 +101,14 @@ def _chunk(model: str, delta: dict[str, Any], finish: str | None = None) -> str:
     return f"data: {json.dumps(event)}\n\n"
 
 
-async def _events(model: str, mode: Mode) -> AsyncIterator[str]:
+async def _events(model: str, mode: Mode, streamed: str) -> AsyncIterator[str]:
     if mode == "garble":
         event = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": STREAMED}]}
         yield f"data: {json.dumps(event)}\n\n"
         yield "data: [DONE]\n\n"
         return
     yield _chunk(model, {"role": "assistant", "content": ""})
-    words = STREAMED.split(" ")
+    words = streamed.split(" ")
     for i, word in enumerate(words):
         if mode == "break" and i == 3:
             # Raising inside the body makes the server drop the connection mid-response.

@@ -220,7 +220,8 @@ async def test_a_value_that_is_not_json_is_skipped_and_counted(
     with caplog.at_level(logging.WARNING, logger="websearch_mcp.cache"):
         await cache.set("web", key("q"), {"when": object()})
         await cache.set("web", key("q"), {"when": [object()], "big": 2**70})
-    assert cache.stats.errors["bad_value"] == 2
+        await cache.set("web", key("q"), {"title": "cut \ud83d in half", "big": 2**70})
+    assert cache.stats.errors["bad_value"] == 3
     assert len([r for r in caplog.records if r.name == "websearch_mcp.cache"]) == 1
     await cache.set("web", key("q"), {"fine": True})  # the cache itself is not paused
     hit = await cache.get("web", key("q"))

@@ -588,6 +588,24 @@ def test_one_result_with_a_field_of_another_type_costs_only_that_field(
     assert f"https://{engine}.example/asyncio" in urls
 
 
+def test_an_engine_string_cut_between_the_halves_of_an_emoji_is_sent_whole(
+    fake: FakeEngines, engines_url: str, clock: FakeClock
+) -> None:
+    # An API that cuts its snippets by UTF-16 length can leave half an emoji, escaped in its
+    # JSON ("\\ud83d"): no answer holding it can be written, so the whole search failed.
+    answer = json.loads(render("tavily", results_for("tavily", QUERY), QUERY)[0])
+    answer["results"][0]["title"] = "Asyncio guide \ud83d"
+    answer["results"][0]["content"] = "pairs stay \ud83d\ude00, halves go \udc00"
+    fake.bodies["tavily"] = Body(json.dumps(answer).encode())
+    settings = settings_for(engines_url, engines_conf(), deadline_seconds=DEADLINE)
+    with serving(settings, clock) as url:
+        found = web_search(url, QUERY)["structuredContent"]
+    assert report(found, "tavily")["status"] == "ok"
+    (first,) = [r for r in found["results"] if r["url"] == answer["results"][0]["url"]]
+    assert first["title"] == "Asyncio guide \ufffd"
+    assert first["snippet"] == "pairs stay \U0001f600, halves go \ufffd"
+
+
 def test_a_query_an_api_quotes_in_its_error_is_not_logged(
     fake: FakeEngines, engines_url: str, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:

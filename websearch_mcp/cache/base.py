@@ -73,8 +73,11 @@ def dump_value(value: dict[str, Any]) -> str:
         return orjson.dumps(value).decode()
     except TypeError:
         # What orjson does not write (keys that are not strings, integers past 64 bits, lone
-        # surrogates, other types): `json` decides, as before.
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        # surrogates, other types): `json` decides, as before. A lone surrogate is no value a
+        # store can write: a UnicodeEncodeError (a ValueError) here, for this entry alone.
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text.encode()
+        return text
 
 
 def encode_value(value: dict[str, Any], guard: StoreFailures) -> str | None:

@@ -18,6 +18,7 @@ from websearch_mcp.engines.text import clean_text, collapse_spaces
 from websearch_mcp.errors import EngineAuthError, EngineError, EngineParseError, EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse
 from websearch_mcp.redaction import KEY_LIKE as _TOKEN_RE
+from websearch_mcp.surrogates import well_formed_data
 
 _Item = TypeVar("_Item")
 
@@ -25,12 +26,13 @@ _Item = TypeVar("_Item")
 
 
 def _loads(content: bytes) -> Any:
-    # orjson is faster; what it refuses (NaN, integers past 64 bits, UTF-16)
-    # the json module may still read, so it decides those.
+    # orjson is faster; what it refuses (NaN, integers past 64 bits, UTF-16, an escaped
+    # surrogate half) the json module may still read, so it decides those. A half it reads
+    # would fail the answer that carries it: made whole, or U+FFFD.
     try:
         return orjson.loads(content)
     except orjson.JSONDecodeError:
-        return json.loads(content)
+        return well_formed_data(json.loads(content))
 
 
 def json_body(response: HttpResponse) -> Any:

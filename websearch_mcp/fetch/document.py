@@ -2,20 +2,8 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def well_formed(text: str) -> str:
-    """`text` with surrogate halves made whole: a pair becomes its character, a half alone
-    U+FFFD. Extractors pass them on from broken fonts (PDF ToUnicode maps) and JSON escapes,
-    and neither UTF-8 nor JSON can carry them."""
-    if _SURROGATE.search(text) is None:
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 @dataclass(frozen=True)

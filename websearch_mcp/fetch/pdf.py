@@ -7,7 +7,8 @@ import io
 from typing import Any
 
 from websearch_mcp.errors import FetchError, FetchUnsupported
-from websearch_mcp.fetch.document import Extracted, well_formed
+from websearch_mcp.fetch.document import Extracted
+from websearch_mcp.surrogates import well_formed
 
 
 def is_pdf(body: bytes) -> bool:

@@ -17,7 +17,8 @@ from websearch_mcp.dates import iso_date
 from websearch_mcp.errors import FetchError, FetchTimeout
 from websearch_mcp.fetch.client import USER_AGENT
 from websearch_mcp.fetch.decoding import capped_chunks
-from websearch_mcp.fetch.document import Document, well_formed
+from websearch_mcp.fetch.document import Document
+from websearch_mcp.surrogates import well_formed
 
 
 async def read_via_reader(url: str, settings: FetchSettings) -> Document:

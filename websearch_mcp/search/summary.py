@@ -25,6 +25,7 @@ from websearch_mcp.config import LLMSettings, Settings
 from websearch_mcp.errors import SummaryError
 from websearch_mcp.net.http import build_httpx_client, choose_proxy
 from websearch_mcp.redaction import redact
+from websearch_mcp.surrogates import well_formed_data
 
 log = logging.getLogger("websearch_mcp.search.summary")
 
@@ -175,7 +176,7 @@ def _describe(err: Exception) -> str:
 def _error_detail(body: bytes) -> str:
     """The `error.message` of an error answer, shortened; empty when there is none."""
     try:
-        data = json.loads(body)
+        data = well_formed_data(json.loads(body))
     except ValueError:
         return ""
     error = data.get("error") if isinstance(data, dict) else None
@@ -318,8 +319,10 @@ class Summarizer:
 
 
 def _json(data: bytes | str) -> Any:
+    """Decoded JSON, its strings `well_formed` (a model's text cut inside a character would
+    fail the answer that carries it)."""
     try:
-        return json.loads(data)
+        return well_formed_data(json.loads(data))
     except ValueError:
         raise SummaryError("the answer is not JSON") from None
 
