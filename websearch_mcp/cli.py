@@ -156,9 +156,15 @@ def _serve_workers(
     from websearch_mcp.runtime import shared_runtime
     from websearch_mcp.server.middleware.exposure import check_exposure
     from websearch_mcp.server.middleware.slow_clients import WORKER_PROTOCOL
-    from websearch_mcp.server.workers import run_workers
+    from websearch_mcp.server.workers import listening_sockets, run_workers
 
     check_exposure(settings.server)  # refuse here, once, rather than in every worker
+    host, port = settings.server.host, settings.server.port
+    try:
+        sockets = listening_sockets(host, port, workers)
+    except OSError as err:  # in use, not an address of this machine, a name that does not resolve
+        print(f"error: cannot listen on {host}:{port}: {err.strerror or err}", file=sys.stderr)
+        return 1
     if ns.config:
         os.environ[CONFIG_ENV] = str(ns.config)
     # The resolved count, so that each worker's status page says how many there are.
@@ -168,7 +174,13 @@ def _serve_workers(
     with shared_runtime():
         # Workers get the protocol by name (a class made at run time cannot be sent to them) and
         # set its deadline from their own configuration.
-        run_workers("websearch_mcp.server.app:worker_app", workers, http=WORKER_PROTOCOL, **options)
+        run_workers(
+            "websearch_mcp.server.app:worker_app",
+            workers,
+            sockets,
+            http=WORKER_PROTOCOL,
+            **options,
+        )
     return 0
 
 

@@ -6,18 +6,25 @@ The server runs as a real child process (the way desktop clients start it) on fa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from mcp import Client, StdioServerParameters
 
 from testing.config_files import write_config
+from testing.fake_engines import FakeEngines, Fault
 from testing.fake_llm import STREAMED, FakeLLM
-from testing.server_helpers import INITIALIZE
+from testing.server_helpers import INITIALIZE, tool_call
 from testing.serving import serve_app
 from websearch_mcp.server.stdio import stdout_to_stderr
 
@@ -150,3 +157,85 @@ def test_stdout_to_stderr_diverts_python_and_file_descriptor_writes(
     out, err = capfd.readouterr()
     assert out == "after\n"
     assert "from print" in err and "from fd 1" in err
+
+
+def _started(config: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        command(config),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _stderr_once_ended(process: subprocess.Popen[str]) -> str:
+    """What `process` wrote to stderr, once it has ended by itself (killed after 10 s)."""
+    try:
+        process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.stderr is not None
+    return process.stderr.read()
+
+
+def _ask(process: subprocess.Popen[str], message: dict[str, Any]) -> dict[str, Any]:
+    """Send `message` and read the reply line (the test's timeout bounds the wait)."""
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(json.dumps(message) + "\n")
+    process.stdin.flush()
+    reply: dict[str, Any] = json.loads(process.stdout.readline())
+    return reply
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_stops_it_cleanly_writing_what_the_cache_holds_back(
+    config_file: Path, tmp_path: Path, signum: signal.Signals
+) -> None:
+    """A client stops a stdio server that does not exit with SIGTERM, a terminal's Ctrl-C sends
+    SIGINT, stdin still open: it stops at once, closing the cache as when stdin closes (the
+    sliding expiry of the last second's hits written, the WAL folded into the file), with no
+    traceback and status 0."""
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    cache = tmp_path / "cache.sqlite3"
+    config["cache"] = {"backend": "sqlite", "path": str(cache)}
+    config["server"] = {"log_level": "warning"}
+    config_file.write_text(yaml.safe_dump(config), encoding="utf-8")
+    with _started(config_file) as process:
+        _ask(process, INITIALIZE)
+        search = tool_call({"query": "python asyncio"}, rid=2)
+        assert not _ask(process, search)["result"]["isError"]
+        # The hit's sliding expiry is held back for about a second: the signal comes first.
+        assert _ask(process, search)["result"]["structuredContent"]["cached"]
+        process.send_signal(signum)  # stdin stays open, as in a terminal
+        stderr = _stderr_once_ended(process)
+    assert process.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    assert not Path(f"{cache}-wal").exists()  # closed: nothing left in the write-ahead log
+    with contextlib.closing(sqlite3.connect(cache)) as db:
+        ((stored_at, last_used),) = db.execute("SELECT stored_at, last_used FROM cache_entries")
+    assert last_used > stored_at  # the hit was written
+
+
+def test_closing_stdin_mid_search_asks_no_engine_again_and_leaves_nothing_open(
+    fake: FakeEngines, config_file: Path
+) -> None:
+    """The client went away: the search stops with the service, its engine requests are not
+    sent again on new connections after the engines' pools closed."""
+    for engine in ("tavily", "searxng"):
+        fake.faults[engine] = Fault(delay=5)
+    with _started(config_file) as process:
+        assert process.stdin is not None
+        _ask(process, INITIALIZE)
+        process.stdin.write(json.dumps(tool_call({"query": "python asyncio"}, rid=2)) + "\n")
+        process.stdin.flush()
+        deadline = time.monotonic() + 30
+        while fake.counts["tavily"] + fake.counts["searxng"] < 2:  # both asked, awaiting answers
+            assert time.monotonic() < deadline, "the engines were not asked"
+            time.sleep(0.02)
+        process.stdin.close()
+        stderr = _stderr_once_ended(process)
+    assert process.returncode == 0, stderr
+    assert (fake.counts["tavily"], fake.counts["searxng"]) == (1, 1), stderr
+    assert "Unclosed" not in stderr

@@ -358,6 +358,27 @@ def test_a_bad_worker_count_is_refused_naming_it(capsys: pytest.CaptureFixture[s
         parse_config({"server": {"workers": 0}}, "test", environ={})
 
 
+@pytest.mark.parametrize("host", ["127.0.0.1", "192.0.2.1"])  # in use; not this machine's
+def test_workers_that_cannot_listen_say_so_in_one_line(tmp_path: Path, host: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**os.environ, "WEBSEARCH_MCP_TOKENS": "a-token-long-enough-1234"}
+        serve = [sys.executable, "-m", "websearch_mcp.cli", "serve", "--host", host]
+        done = subprocess.run(
+            [*serve, "--port", str(port), "--workers", "2"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"error: cannot listen on {host}:{port}: "), done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+
+
 _IN_FLIGHT_WORKER = """
 import sys
 from websearch_mcp.server.metrics import Metrics

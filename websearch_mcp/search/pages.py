@@ -49,6 +49,10 @@ class Pages:
         key = self._key(url)
         return await self._flights.run(key, functools.partial(self._load, url, key))
 
+    async def close(self) -> None:
+        """Stop the loads in flight."""
+        await self._flights.cancel()
+
     def _key(self, url: str) -> str:
         # The URL goes in exactly (as an argument): paths and queries are case-sensitive.
         return cache_key("fetch_page", url, {"url": url}, self.fingerprint)

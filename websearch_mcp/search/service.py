@@ -163,6 +163,10 @@ class SearchService:
             )
 
     async def close(self) -> None:
+        # Searches and pages whose callers have all gone (a client that left, stdin closed)
+        # stop first, rather than retry their engines on pools made anew after the close.
+        await self._in_flight.cancel()
+        await self.pages.close()
         if self._cleanup is not None:
             self._cleanup.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -32,6 +32,14 @@ class SingleFlight:
             self.joins += 1
         return await asyncio.shield(flight)
 
+    async def cancel(self) -> None:
+        """Cancel the work in flight and wait for it to end (the service is closing: what it
+        would go on to ask or store goes to pools and a cache already closed)."""
+        flights = list(self._flights.values())
+        for flight in flights:
+            flight.cancel()
+        await asyncio.gather(*flights, return_exceptions=True)
+
     def _landed(self, key: str, flight: asyncio.Future[Any]) -> None:
         """A flight is over: forget it (unless a newer one took its key) and retrieve its
         outcome, since every caller may have given up meanwhile."""

@@ -91,13 +91,17 @@ async def hybrid(
 ) -> list[Outcome]:
     """Every engine at once; whatever has not answered by `until` is reported `timeout`."""
     tasks = {asyncio.create_task(call(run), name=run.name): run for run in runs}
-    pending: set[asyncio.Task[Outcome]] = set()
-    if tasks:
-        _, pending = await asyncio.wait(tasks, timeout=max(0.0, until - time.monotonic()))
-    for task in pending:
-        task.cancel()
-    if pending:
-        await asyncio.gather(*pending, return_exceptions=True)
+    pending: set[asyncio.Task[Outcome]] = set(tasks)
+    try:
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=max(0.0, until - time.monotonic()))
+    finally:
+        # Late engines are given up at the deadline, and every engine with the search when
+        # it is cancelled (the service closing), rather than left running on their own.
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
     outcomes = []
     for task, run in tasks.items():
         if task in pending:
