@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from pathlib import Path
 
@@ -86,3 +87,29 @@ async def test_cleanup_loop_runs_every_interval_until_cancelled() -> None:
         await run_cleanup_loop(cache, 1800, sleep=sleep)
     assert waits == [1800, 1800, 1800, 1800]
     assert cache.cleanups == 3  # each wait is followed by one cleanup; cancelled in the 4th
+
+
+async def test_a_failed_cleanup_round_is_logged_and_the_loop_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The workers' lock file gone with its directory: that round fails, the next ones clean.
+    cache = CountingCache()
+    rounds = iter([OSError("gone"), True, True])
+    waits: list[float] = []
+
+    class Leader:
+        def acquire(self) -> bool:
+            outcome = next(rounds)
+            if isinstance(outcome, Exception):
+                raise outcome
+            return outcome
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 4:
+            raise asyncio.CancelledError
+
+    with caplog.at_level(logging.WARNING), pytest.raises(asyncio.CancelledError):
+        await run_cleanup_loop(cache, 60, sleep=sleep, leader=Leader())
+    assert cache.cleanups == 2
+    assert any("cleanup failed (OSError)" in r.getMessage() for r in caplog.records)

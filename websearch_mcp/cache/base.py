@@ -192,12 +192,19 @@ async def run_cleanup_loop(
 ) -> None:
     """Call `cache.cleanup()` every `interval_seconds` until cancelled (run it as a task).
 
-    With a `leader` lock (processes sharing one cache), only while this process holds it.
+    With a `leader` lock (processes sharing one cache), only while this process holds it. A
+    round that fails (the lock's file gone with its directory, say) is logged and the next
+    one comes as usual: the loop never ends on its own, or the cache would grow unbounded.
     """
     while True:
         await sleep(interval_seconds)
-        if leader is not None and not leader.acquire():
+        try:
+            if leader is not None and not leader.acquire():
+                continue
+            removed = await cache.cleanup()
+        except Exception as exc:
+            name = type(exc).__name__
+            LOG.warning("%s cache cleanup failed (%s)", cache.backend, name)
             continue
-        removed = await cache.cleanup()
         if removed:
             LOG.debug("%s cache cleanup removed %d entries", cache.backend, removed)
