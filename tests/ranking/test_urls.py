@@ -148,6 +148,17 @@ def test_a_host_that_is_only_a_prefix_and_a_suffix_keeps_it() -> None:
     assert canonical_key("https://m.me/page") != canonical_key("https://me/page")
 
 
+def test_a_mobile_label_after_a_language_is_the_same_site() -> None:
+    """Wikimedia's mobile pages: `en.m.wikipedia.org` is `en.wikipedia.org`."""
+    desktop = canonical_key("https://en.wikipedia.org/wiki/Asyncio")
+    assert canonical_key("https://en.m.wikipedia.org/wiki/Asyncio") == desktop
+    assert canonical_key("http://EN.M.Wikipedia.org./wiki/Asyncio/") == desktop
+    assert canonicalize("https://de.m.wiktionary.org/wiki/a").host == "de.wiktionary.org"
+    # Only second, and only before a registered name: these stay as they are.
+    assert canonicalize("https://a.b.m.example.com/").host == "a.b.m.example.com"
+    assert canonicalize("https://x.m.com/").host == "x.m.com"
+
+
 def test_an_internationalised_host_and_its_punycode_are_one_site() -> None:
     """Engines give a host as typed (`bücher.de`) or as sent on the wire (`xn--bcher-kva.de`)."""
     unicode_form = canonicalize("https://www.Bücher.de/buch/1")

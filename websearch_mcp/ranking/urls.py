@@ -1,10 +1,11 @@
 """Canonical URL keys: two URLs that name the same page get the same key.
 
-The key is lower-case, `https` for both http and https, without `www.`/`m.`, default ports,
-user info, fragments, tracking parameters and trailing slashes, with the query sorted and an
-internationalised host in one spelling (`xn--bcher-kva.de` is `bücher.de`). A `#!` fragment
-stays: it names a page of a single-page site. The key is an identity for merging, never shown
-as the result's link (that stays an engine's original).
+The key is lower-case, `https` for both http and https, without `www.`/`m.` (or an `m` second,
+as in `en.m.wikipedia.org`), default ports, user info, fragments, tracking parameters and
+trailing slashes, with the query sorted and an internationalised host in one spelling
+(`xn--bcher-kva.de` is `bücher.de`). A `#!` fragment stays: it names a page of a single-page
+site. The key is an identity for merging, never shown as the result's link (that stays an
+engine's original).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ TRACKING_PARAMS: Final = frozenset(
 )  # fmt: skip
 TRACKING_PREFIXES: Final = ("utm_", "pk_", "mtm_")
 _DROP_HOST_PREFIXES = ("www.", "m.")
+_MOBILE_LABEL = ".m."  # second in a host: the mobile pages of the site the first label names
 _IDNA_PREFIX = "xn--"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _WEB_SCHEMES = frozenset({"http", "https"})
@@ -119,6 +121,9 @@ def unicode_host(host: str) -> str:
 
 def _clean_host(host: str) -> str:
     host = unicode_host(host.lower().rstrip("."))
+    first, mobile, rest = host.partition(_MOBILE_LABEL)
+    if mobile and "." not in first and "." in rest:  # en.m.wikipedia.org: a site's mobile pages
+        host = f"{first}.{rest}"
     if not host.startswith(_DROP_HOST_PREFIXES):  # most hosts
         return host
     changed = True
@@ -133,7 +138,12 @@ def _clean_host(host: str) -> str:
 
 def _unclean(host: str) -> bool:
     """Whether `_clean_host` may change a host of lower-case letters, digits, "." and "-"."""
-    return host.endswith(".") or host.startswith(_DROP_HOST_PREFIXES) or _IDNA_PREFIX in host
+    return (
+        host.endswith(".")
+        or host.startswith(_DROP_HOST_PREFIXES)
+        or _IDNA_PREFIX in host
+        or _MOBILE_LABEL in host
+    )
 
 
 class CanonicalURL(NamedTuple):
