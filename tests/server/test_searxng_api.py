@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import date
 from typing import Any
 
 import httpx
@@ -17,6 +18,7 @@ from websearch_mcp.engines.web.searxng import SearXNG
 from websearch_mcp.errors import ToolInputError
 from websearch_mcp.models import HttpResponse, Query
 from websearch_mcp.search.service import SearchService
+from websearch_mcp.server import searxng_api
 from websearch_mcp.server.app import create_app
 from websearch_mcp.server.searxng_api import parse_params, published_date
 
@@ -254,6 +256,28 @@ def test_science_uses_academic_search(engines_url: str) -> None:
     assert paper["authors"] == ["Ashish Vaswani", "Noam Shazeer"]
     assert paper["pdf_url"].endswith("1706.03762") and paper["positions"] == [1]
     assert paper["publishedDate"] == "2017-06-12T00:00:00"
+
+
+@pytest.mark.parametrize(
+    ("time_range", "first_year"),
+    [("day", 2026), ("month", 2026), ("year", 2025), (None, None)],
+)
+def test_a_science_time_range_asks_for_the_papers_of_the_years_it_reaches(
+    engines_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    time_range: str | None,
+    first_year: int | None,
+) -> None:
+    monkeypatch.setattr(searxng_api, "utc_today", lambda: date(2026, 3, 15))
+    settings = settings_for(engines_url)
+    service = WithPapers(settings)
+    service.seen = []
+    params = {"q": "transformers", "categories": "science"}
+    with serve_app(create_app(settings, service=service)) as url:
+        assert httpx.get(f"{url}/search", params={**params, "time_range": time_range}).is_success
+        refused = httpx.get(f"{url}/search", params={**params, "time_range": "decade"})
+    assert service.seen[0].query.year_from == first_year
+    assert refused.status_code == 400 and "time_range must be one of" in refused.text
 
 
 def test_a_science_page_past_the_last_is_empty_as_on_the_web(server: str) -> None:

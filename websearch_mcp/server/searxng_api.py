@@ -11,16 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any, cast
 from urllib.parse import urlparse
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from websearch_mcp.dates import utc_today
 from websearch_mcp.errors import SearchFailed, ToolInputError
 from websearch_mcp.search.answer import EngineOut, PaperOut, ResultOut, SearchOut
 from websearch_mcp.search.service import FAILED_STATUSES
+from websearch_mcp.server.argument_checks import as_time_range
 from websearch_mcp.server.arguments import (
     MAX_PAGE,
     MAX_RESULTS_LIMIT,
@@ -224,6 +226,18 @@ async def search_endpoint(request: Request) -> Response:
     return _page(answer, first, size, params.category)
 
 
+#: How far back each `time_range` reaches, in days.
+_RANGE_DAYS = {"day": 1, "week": 7, "month": 31, "year": 366}
+
+
+def _first_year(time_range: str | None) -> int | None:
+    """The year a `time_range` reaches back into: papers are dated by the year, so `science`
+    gives the papers of that year on (a wider range than the web's, never a narrower one)."""
+    if time_range is None:
+        return None
+    return (utc_today() - timedelta(days=_RANGE_DAYS[time_range])).year
+
+
 def _search_args(
     params: SearxParams, size: int, max_query_chars: int
 ) -> WebSearchArgs | AcademicSearchArgs:
@@ -234,6 +248,7 @@ def _search_args(
             max_results=size,
             engines=params.engines,
             page=params.pageno,
+            year_from=_first_year(as_time_range(params.time_range)),
             explain=True,
             max_query_chars=max_query_chars,
         )
