@@ -150,6 +150,24 @@ def test_only_a_news_search_folds_and_marks_undated_results() -> None:
     assert news[1].undated and "undated" in news[1].to_dict()
 
 
+def test_a_publishers_second_copy_of_its_own_report_is_not_another_report() -> None:
+    stamp = "2026-07-14T03:00:00Z"
+
+    def hit(url: str, source: str, engine: str) -> Hit:
+        title = "Storm hits coast again today"
+        return Hit(title, url, "", 1, engine, published=stamp, source=source)
+
+    lists = {
+        "one": [hit("https://record.example/storm", "San Juan Record", "one")],
+        "two": [hit("https://record.example/news/storm-2", "san juan record", "two")],
+        "three": [hit("https://herald.example/storm", "Herald", "three")],
+    }
+    query = Query("storm", category="news")
+    (story,) = rank(lists, query, SearchSettings(), weights={}, now=NOW)
+    publishers = [story.source, *(other["source"] for other in story.also)]
+    assert sorted(p.casefold() for p in publishers) == ["herald", "san juan record"]
+
+
 def test_the_reports_an_engine_grouped_with_a_story_join_its_also_once_never_a_shown_one() -> None:
     stamp = "2026-07-14T03:00:00Z"
 
@@ -183,15 +201,15 @@ def test_the_reports_an_engine_grouped_with_a_folded_report_join_the_storys_also
     """SerpApi's story folded under Google News' report of it keeps its group in the answer."""
     stamp = "2026-07-14T03:00:00Z"
 
-    def hit(title: str, url: str, rank: int, engine: str = "serpapi") -> Hit:
-        return Hit(title, url, "", rank, engine, published=stamp, source="S")
+    def hit(title: str, url: str, rank: int, engine: str = "serpapi", source: str = "S") -> Hit:
+        return Hit(title, url, "", rank, engine, published=stamp, source=source)
 
     title = "Dam breaks upstream of the valley town"
     feed = hit(title, "https://news.google.com/rss/articles/CBMi1", 1, "google_news")
-    relayed = hit(title, "https://apnews.com/article/dam", 2)
+    relayed = hit(title, "https://apnews.com/article/dam", 2, source="AP News")
     relayed.grouped = (
-        hit("Valley dam gives way", "https://c.example/dam", 2),
-        hit("Valley dam gives way", "https://d.example/dam", 2),
+        hit("Valley dam gives way", "https://c.example/dam", 2, source="C"),
+        hit("Valley dam gives way", "https://d.example/dam", 2, source="D"),
     )
     first = hit("Senate passes the farm budget bill", "https://e.example/farm", 1)
     lists = {"google_news": [feed], "serpapi": [first, relayed]}

@@ -296,9 +296,24 @@ def _fold_stories(scored: list[_Scored], settings: NewsSettings) -> list[_Scored
         head = scored[group[0]]
         if len(group) > 1:
             head.folded = tuple(scored[i].item for i in group[1:])
-            head.also = [_report(_source(o), o.url, o.published) for o in head.folded]
+            head.also = _other_publishers(head.item, head.folded)
         heads.append(head)
     return heads
+
+
+def _other_publishers(lead: Merged, folded: Sequence[Merged]) -> list[dict[str, str | None]]:
+    """The reports folded into `lead`, one per publisher other than the lead's: a publisher's
+    second copy of its report (at another URL) is no other report."""
+    seen = {(_source(lead) or "").casefold()} - {""}
+    also = []
+    for other in folded:
+        source = _source(other)
+        if source and source.casefold() in seen:
+            continue
+        if source:
+            seen.add(source.casefold())
+        also.append(_report(source, other.url, other.published))
+    return also
 
 
 def _add_grouped(shown: list[_Scored]) -> None:
@@ -306,6 +321,7 @@ def _add_grouped(shown: list[_Scored]) -> None:
     result folded into it (SerpApi's stories), each once in the answer and none that is shown
     or listed already."""
     listed = {r.item.key for r in shown}
+    listed.update(o.key for r in shown for o in r.folded)
     listed.update(canonical_key(str(o["url"])) for r in shown for o in r.also or ())
     for r in shown:
         for item in (r.item, *r.folded):
