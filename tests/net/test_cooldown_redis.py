@@ -147,3 +147,48 @@ async def test_redis_refusing_writes_keeps_cooldowns_here_and_still_reads_the_sh
         assert not await one.claim_probe("breaker:exa", 5, clock())
     finally:
         redis_server.command("CONFIG", "SET", "maxmemory", "0")
+
+
+async def test_a_key_of_another_type_under_one_name_leaves_the_other_cooldowns_shared(
+    stores: tuple[RedisCooldownStore, RedisCooldownStore],
+    redis_server: RedisServer,
+    clock: FakeClock,
+) -> None:
+    one, other = stores
+    shared = Cooldown(clock() + 600, "captcha page", 1)
+    await other.set("breaker:bing", shared)
+    # Something else wrote a hash under one cooldown's name.
+    assert redis_server.command("HSET", one.redis_key("breaker:brave"), "f", "1") == b":1"
+    assert await one.get("breaker:brave") is None
+    assert not await one.claim_probe("breaker:brave", 5, clock())
+    # Every other cooldown is still read from Redis: the other replica's CAPTCHA rest holds.
+    assert await one.get("breaker:bing") == shared
+    assert one.stats.bypassed == 0 and one.stats.cause is None
+    # The next failure replaces what was there, for every replica.
+    breaker = CircuitBreaker("brave", one, clock=clock)
+    assert await breaker.failure("transient", "HTTP 503") == 5.0
+    assert await other.get("breaker:brave") == Cooldown(clock() + 5, "HTTP 503", 1)
+    assert one.stats.errors == {"bad_value": 1} and one.stats.bypassed == 0
+
+
+async def test_a_breaker_another_replica_opened_is_probed_here_while_redis_refuses_writes(
+    stores: tuple[RedisCooldownStore, RedisCooldownStore],
+    redis_server: RedisServer,
+    clock: FakeClock,
+) -> None:
+    one, other = stores
+    assert await CircuitBreaker("bing", other, clock=clock).failure("transient", "503") == 5.0
+    breaker = CircuitBreaker("bing", one, clock=clock)
+    assert redis_server.command("CONFIG", "SET", "maxmemory-policy", "noeviction") == b"+OK"
+    assert redis_server.command("CONFIG", "SET", "maxmemory", "1") == b"+OK"
+    try:
+        clock.advance(6)
+        # Redis takes no probe claim: this replica claims it on what Redis shows, once.
+        assert await breaker.check() is None
+        state = await breaker.check()
+        assert state is not None and state.probing
+        assert one.stats.errors["out_of_memory"] == 1
+        # The probe failed: open again, the failures in a row counted on from Redis's.
+        assert await breaker.failure("transient", "503") == 10.0
+    finally:
+        redis_server.command("CONFIG", "SET", "maxmemory", "0")

@@ -12,9 +12,10 @@ Redis is the shared truth while it answers. Every change is also kept in this pr
 replicas then cool keys and engines each on their own until Redis is back. A name changed here
 while Redis would not take the change is read from here, not from Redis, until a later change of
 it reaches Redis (with Redis answering reads but refusing writes, a key this process found
-refused would otherwise be tried again at once). Like the Redis cache, every call is bounded in
-time (`net.redis_link.RedisLink`, which the cache's may share), and a failure is logged once per
-cause, counted in `stats` and waited out for `retry_seconds`.
+refused would otherwise be tried again at once). A probe Redis will not take is claimed here, on
+the cooldown Redis shows, so each replica probes on its own meanwhile. Like the Redis cache,
+every call is bounded in time (`net.redis_link.RedisLink`, which the cache's may share), and a
+failure is logged once per cause, counted in `stats` and waited out for `retry_seconds`.
 """
 
 from __future__ import annotations
@@ -36,10 +37,20 @@ KEEP_SECONDS = 3600.0
 #: Counting a failure: entries sent for this many next counts, and how often it is sent again.
 _CANDIDATES = 8
 _COUNT_ATTEMPTS = 16
+# Every script reads a cooldown with `redis.pcall`: a key of another type under its name (an
+# error for GET) is no cooldown, rather than a failed call that would pause every shared one.
+# KEYS: the cooldown. Returns its value, nil, or NOT_A_COOLDOWN for a key of another type.
+_GET = """
+local value = redis.pcall('GET', KEYS[1])
+if type(value) == 'table' then return 0 end
+return value
+"""
+#: What `_GET` returns for a key of another type.
+NOT_A_COOLDOWN = 0
 # KEYS: the cooldown, the probe lease; ARGV: now (wall-clock seconds), lease in milliseconds.
 _CLAIM_PROBE = """
-local value = redis.call('GET', KEYS[1])
-if not value then return 0 end
+local value = redis.pcall('GET', KEYS[1])
+if type(value) ~= 'string' then return 0 end
 local ok, entry = pcall(cjson.decode, value)
 if not ok or type(entry) ~= 'table' or tonumber(entry['until']) == nil then return 0 end
 if tonumber(entry['until']) > tonumber(ARGV[1]) then return 0 end
@@ -48,11 +59,11 @@ return 0
 """
 # KEYS: the cooldown, the probe lease; ARGV: the count assumed stored, then (entry, expiry in
 # ms) for that count + 1, + 2, ... Returns {1, new count} or, when the stored count is not
-# covered, {0, stored count}. An unreadable entry counts as 0.
+# covered, {0, stored count}. An unreadable entry counts as 0, and is replaced.
 _RECORD_FAILURE = """
 local failures = 0
-local value = redis.call('GET', KEYS[1])
-if value then
+local value = redis.pcall('GET', KEYS[1])
+if type(value) == 'string' then
   local ok, entry = pcall(cjson.decode, value)
   if ok and type(entry) == 'table' and tonumber(entry['failures']) then
     failures = math.floor(tonumber(entry['failures']))
@@ -131,8 +142,11 @@ class RedisCooldownStore:
     async def get(self, name: str) -> Cooldown | None:
         if self._closed or name in self._local_only or not self._guard.allows("all"):
             return await self.local.get(name)
+        keys = [self.redis_key(name)]
         try:
-            data = await self.link.call(lambda client: client.get(self.redis_key(name)))
+            data = await self.link.call(
+                lambda client: client.register_script(_GET)(keys=keys, args=[])
+            )
         except Exception as exc:
             report_failure(self._guard, exc, "all")
             return await self.local.get(name)
@@ -140,8 +154,11 @@ class RedisCooldownStore:
         if data is None:
             return None
         try:
+            if data == NOT_A_COOLDOWN:
+                raise TypeError("a key of another type under the cooldown's name")
             return load_cooldown(data)
         except (ValueError, KeyError, TypeError) as exc:
+            # Left for this name's next change to replace; the other cooldowns are still read.
             self._guard.failed("bad_value", exc, None)
             return await self.local.get(name)
 
@@ -231,6 +248,8 @@ class RedisCooldownStore:
         # A cooldown Redis never took is probed here: Redis would say there is none to probe.
         if self._closed or name in self._local_only or not self._guard.allows("all"):
             return await self.local.claim_probe(name, lease_seconds, now)
+        if not self._guard.allows("write"):
+            return await self._claim_here(name, lease_seconds, now)
         lease_ms = max(1, math.ceil(lease_seconds * 1000))
         keys = [self.redis_key(name), self.lease_key(name)]
         args: list[str | int] = [repr(now), lease_ms]
@@ -240,9 +259,19 @@ class RedisCooldownStore:
             )
         except Exception as exc:
             report_failure(self._guard, exc, "write")
-            return await self.local.claim_probe(name, lease_seconds, now)
+            return await self._claim_here(name, lease_seconds, now)
         self._guard.succeeded("all")
         return bool(taken)
+
+    async def _claim_here(self, name: str, lease_seconds: float, now: float) -> bool:
+        """Claim the probe in this process, Redis having refused the claim. The cooldown is the
+        one Redis shows when it can still be read: one another replica set is not in this
+        process's store, and would otherwise be skipped as probed by nobody until Redis took
+        writes again."""
+        shown = await self.get(name)
+        if shown is not None and shown != await self.local.get(name):
+            await self.local.set(name, shown)
+        return await self.local.claim_probe(name, lease_seconds, now)
 
     async def close(self) -> None:
         """Release the connections; later calls use the in-memory store only."""
