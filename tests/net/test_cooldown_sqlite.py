@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import sqlite3
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ import pytest
 
 from testing.cooldown_contract import check_store_contract
 from websearch_mcp.net.breaker import CircuitBreaker
+from websearch_mcp.net.cooldowns import sqlite as sqlite_module
 from websearch_mcp.net.cooldowns.sqlite import KEEP_SECONDS, SqliteCooldownStore
 from websearch_mcp.net.cooldowns.store import Cooldown
 
@@ -184,4 +186,36 @@ async def test_two_stores_on_one_file_keep_the_store_contract(tmp_path: Path) ->
         await check_store_contract(one, other, now)
     finally:
         await one.close()
+        await other.close()
+
+
+async def test_a_file_that_refuses_changes_never_fails_a_caller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another connection holding the write lock past the busy timeout: changes are kept in this
+    # process (and read from it) until a later change of the name reaches the file again.
+    monkeypatch.setattr(sqlite_module, "BUSY_TIMEOUT_MS", 50)
+    now = [1_000.0]
+    path = tmp_path / "c.sqlite3"
+    store = SqliteCooldownStore(path, clock=lambda: now[0])
+    other = SqliteCooldownStore(path, clock=lambda: now[0])
+    blocker = sqlite3.connect(path, isolation_level=None)
+    try:
+        blocker.execute("BEGIN IMMEDIATE")
+        cooled = Cooldown(1_060.0, "HTTP 429", 1)
+        await store.set("key:a", cooled)
+        failed = await store.record_failure("breaker:b", "HTTP 503", lambda n: 1_000.0 + 10 * n)
+        assert (await store.get("key:a"), failed) == (cooled, Cooldown(1_010.0, "HTTP 503", 1))
+        assert await store.get("breaker:b") == failed
+        assert await store.claim_probe("breaker:b", 5.0, now=1_011.0)  # probed here
+        assert store.stats.errors["locked"] == 1  # logged and counted once, then waited out
+        assert await other.get("key:a") is None  # the file never took it
+        blocker.execute("ROLLBACK")
+        now[0] += 31
+        assert await store.get("key:a") == cooled  # still this process's, not the file's
+        await store.set("key:a", Cooldown(1_100.0, "HTTP 429", 2))
+        assert await other.get("key:a") == Cooldown(1_100.0, "HTTP 429", 2)
+    finally:
+        blocker.close()
+        await store.close()
         await other.close()

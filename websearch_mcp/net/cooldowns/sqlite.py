@@ -8,6 +8,11 @@ The file is local and each statement touches one row, so calls are synchronous: 
 microseconds, less than handing it to a thread would. Changes that read before they write
 (`record_failure`, `claim_probe`) run in one `BEGIN IMMEDIATE` transaction, so two workers
 never both count the same failure or both take a probe.
+
+A file that fails (full, unreadable, locked past the busy timeout) never fails a search: as the
+Redis store does, every change is also kept in this process, a failure is logged once per cause
+and waited out for `retry_seconds` with this process's cooldowns, and a name changed meanwhile
+is read from here until a later change of it reaches the file.
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from websearch_mcp.net.cooldowns.store import Cooldown
+from websearch_mcp.cache.sqlite_file import classify
+from websearch_mcp.net.cooldowns.store import Cooldown, MemoryCooldownStore
+from websearch_mcp.net.store_failures import CacheStats, Scope, StoreFailures
 
 #: How long a cooldown is kept after it ended (its failure count grows the next one).
 KEEP_SECONDS = 3600.0
@@ -42,9 +49,20 @@ class SqliteCooldownStore:
     `clock` is the wall clock; it only decides when ended cooldowns are forgotten.
     """
 
-    def __init__(self, path: str | Path, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        clock: Callable[[], float] = time.time,
+        retry_seconds: float = 30.0,
+    ) -> None:
         self.path = Path(path)
         self._clock = clock
+        self.stats = CacheStats()
+        self.local = MemoryCooldownStore()
+        label = f"shared cooldown file {self.path} (cooldowns are per process meanwhile)"
+        self._guard = StoreFailures(label, self.stats, clock, retry_seconds)
+        self._local_only: set[str] = set()  # names whose latest change the file did not take
         # Autocommit mode: single statements commit at once; transactions are explicit.
         self._db = sqlite3.connect(
             self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
@@ -68,22 +86,61 @@ class SqliteCooldownStore:
                     raise
                 time.sleep(0.005)
 
+    def _usable(self, name: str, scope: Scope) -> bool:
+        """Whether the file is asked about `name` (else this process's store is)."""
+        return name not in self._local_only and self._guard.allows(scope)
+
+    def _failed(self, name: str, exc: sqlite3.Error, scope: Scope) -> None:
+        self._guard.failed(classify(exc), exc, scope)
+        if scope == "write":
+            self._local_only.add(name)
+
+    def _shared(self, name: str) -> None:
+        """A change of `name` reached the file: the file is its truth again."""
+        self._guard.succeeded("write")
+        self._local_only.discard(name)
+
     async def get(self, name: str) -> Cooldown | None:
-        row = self._db.execute(
-            "SELECT until, reason, failures FROM cooldowns WHERE name = ?", (name,)
-        ).fetchone()
+        if not self._usable(name, "all"):
+            return await self.local.get(name)
+        try:
+            row = self._db.execute(
+                "SELECT until, reason, failures FROM cooldowns WHERE name = ?", (name,)
+            ).fetchone()
+        except sqlite3.Error as exc:
+            self._failed(name, exc, "all")
+            return await self.local.get(name)
+        self._guard.succeeded("all")
         return None if row is None else Cooldown(row[0], row[1], row[2])
 
     async def set(self, name: str, cooldown: Cooldown) -> None:
-        with self._transaction():
-            self._put(name, cooldown)
-            # Forget what ended long ago, here rather than in a loop of its own: sets are rare.
-            self._db.execute(
-                "DELETE FROM cooldowns WHERE until < ?", (self._clock() - KEEP_SECONDS,)
-            )
+        await self.local.set(name, cooldown)
+        if not self._guard.allows("write"):
+            self._local_only.add(name)
+            return
+        try:
+            with self._transaction():
+                self._put(name, cooldown)
+                # Forget what ended long ago, here rather than in a loop of its own.
+                self._db.execute(
+                    "DELETE FROM cooldowns WHERE until < ?", (self._clock() - KEEP_SECONDS,)
+                )
+        except sqlite3.Error as exc:
+            self._failed(name, exc, "write")
+            return
+        self._shared(name)
 
     async def delete(self, name: str) -> None:
-        self._db.execute("DELETE FROM cooldowns WHERE name = ?", (name,))
+        await self.local.delete(name)
+        if not self._guard.allows("write"):
+            self._local_only.add(name)
+            return
+        try:
+            self._db.execute("DELETE FROM cooldowns WHERE name = ?", (name,))
+        except sqlite3.Error as exc:
+            self._failed(name, exc, "write")
+            return
+        self._shared(name)
 
     async def record_failure(
         self, name: str, reason: str, until_for: Callable[[int], float]
@@ -92,13 +149,22 @@ class SqliteCooldownStore:
 
         Ends any probe lease on `name`.
         """
-        with self._transaction():
-            row = self._db.execute(
-                "SELECT failures FROM cooldowns WHERE name = ?", (name,)
-            ).fetchone()
-            failures = (row[0] if row else 0) + 1
-            cooldown = Cooldown(until_for(failures), reason, failures)
-            self._put(name, cooldown)
+        if not self._usable(name, "write"):
+            self._local_only.add(name)
+            return await self.local.record_failure(name, reason, until_for)
+        try:
+            with self._transaction():
+                row = self._db.execute(
+                    "SELECT failures FROM cooldowns WHERE name = ?", (name,)
+                ).fetchone()
+                failures = (row[0] if row else 0) + 1
+                cooldown = Cooldown(until_for(failures), reason, failures)
+                self._put(name, cooldown)
+        except sqlite3.Error as exc:
+            self._failed(name, exc, "write")
+            return await self.local.record_failure(name, reason, until_for)
+        self._shared(name)
+        await self.local.set(name, cooldown)
         return cooldown
 
     async def claim_probe(self, name: str, lease_seconds: float, now: float) -> bool:
@@ -107,15 +173,23 @@ class SqliteCooldownStore:
         True when taken (it lasts until `now + lease_seconds`); False when `name` has no
         cooldown, the cooldown still runs, or another caller's lease has not expired.
         """
-        with self._transaction():
-            row = self._db.execute(
-                "SELECT until, probe_until FROM cooldowns WHERE name = ?", (name,)
-            ).fetchone()
-            if row is None or row[0] > now or (row[1] is not None and row[1] > now):
-                return False
-            self._db.execute(
-                "UPDATE cooldowns SET probe_until = ? WHERE name = ?", (now + lease_seconds, name)
-            )
+        if not self._usable(name, "write"):
+            return await self.local.claim_probe(name, lease_seconds, now)
+        try:
+            with self._transaction():
+                row = self._db.execute(
+                    "SELECT until, probe_until FROM cooldowns WHERE name = ?", (name,)
+                ).fetchone()
+                if row is None or row[0] > now or (row[1] is not None and row[1] > now):
+                    return False
+                self._db.execute(
+                    "UPDATE cooldowns SET probe_until = ? WHERE name = ?",
+                    (now + lease_seconds, name),
+                )
+        except sqlite3.Error as exc:
+            self._failed(name, exc, "write")
+            return await self.local.claim_probe(name, lease_seconds, now)
+        self._guard.succeeded("write")
         return True
 
     async def close(self) -> None:
