@@ -87,7 +87,7 @@ def test_arguments_are_coerced_leniently() -> None:
     assert (same.year_from, same.year_to) == (2020, 2020)
 
 
-def settings_for(base: str) -> Settings:
+def settings_for(base: str, **search: Any) -> Settings:
     urls = base_urls(base)
     engines: dict[str, Any] = {name: {"enabled": False} for name in ENGINES}
     for name in ENGINE_NAMES:
@@ -95,7 +95,11 @@ def settings_for(base: str) -> Settings:
     engines["arxiv"]["rate_limit"] = 0  # no waiting between calls in a test
     engines["core"]["api_keys"] = [CORE_KEY]
     return parse_config(
-        {"engines": engines, "search": {"deadline_seconds": 5}, "cache": {"backend": "none"}},
+        {
+            "engines": engines,
+            "search": {"deadline_seconds": 5, **search},
+            "cache": {"backend": "none"},
+        },
         "test",
         environ={},
     )
@@ -405,6 +409,23 @@ async def test_one_index_failing_is_reported(fake: FakeAcademic, server: str) ->
     answer = result.structured_content
     assert statuses(answer) == {"arxiv": "error", "crossref": "ok"}
     assert answer["partial"] is True and answer["results"][0]["engines"] == ["crossref"]
+
+
+@pytest.mark.parametrize("strategy", ["sequential", "pool"])
+async def test_every_index_is_asked_whatever_the_web_strategy(
+    fake: FakeAcademic, fake_server: tuple[FakeAcademic, str], strategy: str
+) -> None:
+    """`search.strategy` saves web quota; academic_search still searches the indexes at once
+    and merges what they share (docs/tools.md)."""
+    fake.papers.update({"crossref": [BERT.without("arxiv", "pdf")], "arxiv": [BERT_PREPRINT]})
+    fake.papers.update({"semantic_scholar": [BERT], "core": [SURVEY]})
+    with serve_app(create_app(settings_for(fake_server[1], strategy=strategy))) as server:
+        result = await call(server, {"query": "transformers language representation"})
+    answer = result.structured_content
+    assert "skipped" not in statuses(answer).values()
+    assert set(fake.counts) >= {"arxiv", "crossref", "semantic_scholar", "core"}
+    bert = next(r for r in answer["results"] if r["title"] == BERT.title)
+    assert sorted(bert["engines"]) == ["arxiv", "crossref", "semantic_scholar"]
 
 
 async def test_all_indexes_failing_is_a_tool_error_listing_each(

@@ -12,6 +12,7 @@ import time
 from collections import Counter
 from typing import Any
 
+import httpx
 import pytest
 
 from testing.fake_engines import FakeEngines, Fault, ResultsFn
@@ -544,6 +545,34 @@ def test_hybrid_end_to_end_reports_an_unrelated_list_irrelevant(
     engines = [r["engines"] for r in answer["results"]]
     assert engines[-1] == ["bing"] and all(e == ["searxng"] for e in engines[:-1])
     assert answer["partial"] is False and "note" not in answer
+
+
+@pytest.mark.parametrize("strategy", ["hybrid", "sequential"])
+def test_the_status_page_counts_a_demoted_list_as_the_answer_reports_it(
+    fake: FakeEngines, engines_url: str, strategy: str
+) -> None:
+    """docs/status.md counts each call by its report status, `irrelevant` included: the
+    status page and /metrics agree with what the agent was told."""
+    fake.results = lambda engine, query: (
+        [{"title": "Cached page", "url": "https://cached.example/", "snippet": "Weather today"}]
+        if engine == "bing"
+        else results_for(engine, query)
+    )
+    settings = settings_for(
+        engines_url,
+        {"bing": {}, "searxng": {}},
+        strategy=strategy,
+        sequential={"order": ["bing", "searxng"]},
+    )
+    with serve_app(create_app(settings)) as url:
+        answer = web_search(url, QUERY)["structuredContent"]
+        assert statuses(answer) == {"bing": "irrelevant", "searxng": "ok"}
+        rows = httpx.get(f"{url}/status.json", timeout=5).json()["engines"]
+        metrics = httpx.get(f"{url}/metrics", timeout=5).text
+    hour = {row["name"]: row["hour"] for row in rows}
+    assert hour["bing"]["statuses"] == {"irrelevant": 1}
+    assert hour["searxng"]["statuses"] == {"ok": 1}
+    assert 'websearch_engine_calls_total{engine="bing",status="irrelevant"} 1.0' in metrics
 
 
 def test_hybrid_end_to_end_says_nothing_of_relevance_when_no_engine_found_anything(

@@ -229,15 +229,15 @@ class Orchestrator:
         deadline: float,
         on_list: Callable[[list[Hit]], None] | None = None,
     ) -> FanOut:
-        """Ask `runs` as the configured strategy says; what arrived by the deadline counts.
-        `on_list` is given each list that will be fused, as it arrives."""
+        """Ask `runs` as the configured strategy says (academic indexes: all at once); what
+        arrived by the deadline counts. `on_list` is given each list that will be fused, as it
+        arrives."""
         until = time.monotonic() + deadline
-        ended: dict[str, bool] = {}  # engine asked -> whether its call ended (and was recorded)
+        asked: set[str] = set()  # the engines whose call started
 
         async def call(run: EngineRun) -> Outcome:
-            ended[run.name] = False
+            asked.add(run.name)
             outcome = await self.call(run, query, until)
-            ended[run.name] = True
             if on_list is not None and outcome.hits:
                 on_list(outcome.hits)
             return outcome
@@ -246,10 +246,15 @@ class Orchestrator:
         search = Search(
             runs, query.text, until, deadline, call, conf, next(self._searches), self._kit.rng
         )
-        outcomes = await STRATEGIES[conf.strategy](search)
+        # The strategies spare web engines' quota: academic indexes are asked at once, as their
+        # papers are merged across them, whatever `search.strategy` says.
+        strategy = conf.strategy if all(run.engine.kind == "web" for run in runs) else "hybrid"
+        outcomes = await STRATEGIES[strategy](search)
+        # Counted once the strategy has judged the lists, so that the status page says what the
+        # answer says (a demoted list `irrelevant`, one cut off at the deadline `timeout`).
         for outcome in outcomes:
-            if ended.get(outcome.report.name) is False:  # cut off at the deadline: its timeout
-                self.activity.record(outcome.report, query.text)
+            if outcome.report.name in asked:  # an engine the strategy never reached made no call
+                self.activity.record(outcome.report, query.text, asked=outcome.asked)
         lists = {o.report.name: o.hits for o in outcomes if o.hits is not None}
         demoted = frozenset(o.report.name for o in outcomes if o.demoted and o.hits is not None)
         return FanOut(lists, [o.report for o in outcomes], demoted)
@@ -257,8 +262,7 @@ class Orchestrator:
     async def call(self, run: EngineRun, query: Query, until: float) -> Outcome:
         """One engine, with its breaker, rate limit, keys and retries; never raises.
 
-        `until` is the overall deadline on the `time.monotonic()` clock.
+        `until` is the overall deadline on the `time.monotonic()` clock. The call is counted for
+        the status page by `fan_out`, once the strategy has judged its list.
         """
-        outcome = await EngineCall(run, query, until, self._kit).outcome()
-        self.activity.record(outcome.report, query.text, asked=outcome.asked)
-        return outcome
+        return await EngineCall(run, query, until, self._kit).outcome()
