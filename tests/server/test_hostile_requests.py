@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from testing.server_helpers import MCP_HEADERS, TOOLS_LIST, bearer, settings_for
 from testing.server_helpers import tool_call as call_body
@@ -137,6 +138,26 @@ def test_half_sent_headers_get_408_and_are_closed(engines_url: str, protocol: An
             conn.sendall(b"GET /healthz HTTP/1.1\r\nHo")
             data, _ = read_all(conn, timeout=5)
             assert data.count(b"HTTP/1.1 200") == 1 and b"HTTP/1.1 408" in data
+
+
+def test_oversized_headers_get_431_and_are_closed(engines_url: str) -> None:
+    # The deadline alone bounds headers by time, not size: within it a client could send
+    # hundreds of MiB of one header line, all of it held in the server's memory. On the
+    # protocol `serve` runs (httptools, which has no limit of its own).
+    app = create_app(settings_for(engines_url, server={"read_timeout_seconds": 30}))
+    with serve_with_deadline(app, 30.0, AutoHTTPProtocol) as (host, port):
+        with socket.create_connection((host, port)) as conn:
+            started = time.monotonic()
+            conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ")
+            time.sleep(0.2)
+            conn.sendall(b"a" * 100_000)
+            data, closed = read_all(conn, timeout=5)
+        assert data.startswith(b"HTTP/1.1 431"), data[:100]
+        assert b"request headers over 65536 bytes" in data
+        assert closed - started < 3
+        # Headers of an ordinary size are still served.
+        url = f"http://{host}:{port}/healthz"
+        assert httpx.get(url, headers={"X-Big": "a" * 8000}, timeout=5).status_code == 200
 
 
 def test_slow_bodies_get_408_and_hold_no_slot(engines_url: str, protocol: Any) -> None:
