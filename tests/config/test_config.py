@@ -104,6 +104,21 @@ def test_a_value_in_place_of_a_section_is_not_echoed() -> None:
 
 
 @pytest.mark.parametrize(
+    "data",
+    [
+        {"engines": {"searxng": {"base_url": "htps://me:pw-SECRET-1@searx.example"}}},
+        {"llm": {"base_url": "ftp://me:pw-SECRET-1@llm.example/v1"}},
+        {"fetch": {"reader_base_url": "me:pw-SECRET-1@reader.example"}},
+    ],
+)
+def test_a_bad_base_url_is_not_echoed(data: dict) -> None:
+    # A base URL may carry a password (a SearXNG behind basic authentication).
+    with pytest.raises(ConfigError, match=r"base_url: .*must start with http:// or https") as err:
+        parse_config(data, "test", environ={})
+    assert "pw-SECRET-1" not in str(err.value)
+
+
+@pytest.mark.parametrize(
     ("data", "where"),
     [
         ({"llm": {"api_key": ["sk-one"]}}, "llm.api_key"),
@@ -128,6 +143,46 @@ def test_a_numeric_engine_key_is_its_text(tmp_path: Path) -> None:
     # A bare all-digit key is a number in YAML: it is taken as text, as every secret is.
     settings = load_config(write(tmp_path, "engines:\n  tavily: {api_keys: [987654321]}\n"))
     assert settings.engines["tavily"].api_keys == ["987654321"]
+
+
+def test_a_number_in_the_file_is_read_as_written(tmp_path: Path) -> None:
+    # YAML 1.1 reads 0777 as octal, 0x1F as hex, 1_000 without its underscore and 12:30 in base
+    # 60: a key or token so written was sent as another number's text.
+    path = write(
+        tmp_path,
+        "server:\n  port: 9000\n  auth_tokens: [01234567]\n"
+        "search: {deadline_seconds: 2.5}\n"
+        "engines:\n  tavily: {api_keys: [0777, 0x1F, 1_000, 12:30], weight: 2}\n",
+    )
+    settings = load_config(path)
+    assert settings.server.auth_tokens == ["01234567"]
+    assert settings.engines["tavily"].api_keys == ["0777", "0x1F", "1_000", "12:30"]
+    assert (settings.server.port, settings.search.deadline_seconds) == (9000, 2.5)
+    assert settings.engines["tavily"].weight == 2.0
+    # A number setting reads the number written, as from the environment.
+    bad = write(tmp_path, "search: {deadline_seconds: 1:30}\n")
+    with pytest.raises(ConfigError, match=r"search\.deadline_seconds: .*number.*'1:30'"):
+        load_config(bad)
+
+
+def test_a_key_written_twice_in_one_mapping_is_refused(tmp_path: Path) -> None:
+    # PyYAML keeps the last: the first `engines` block, keys and all, was silently dropped.
+    path = write(
+        tmp_path,
+        "engines:\n  tavily: {api_keys: [k1]}\nsearch:\n  max_results: 5\n"
+        "engines:\n  bing: {weight: 2}\n",
+    )
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    message = str(err.value)
+    assert message.startswith(f"invalid YAML in {path}: duplicate key 'engines' (first at line 1)")
+    assert "line 5, column 1" in message
+    with pytest.raises(ConfigError, match=r"duplicate key 'weight' \(first at line 2\)"):
+        load_config(write(tmp_path, "engines:\n  bing: {weight: 2,\n    weight: 3}\n"))
+    # A merge key's keys may still be written over: that is what merging is for.
+    merged = write(tmp_path, "engines:\n  bing: {<<: {weight: 2, max_size: 3}, weight: 3}\n")
+    bing = load_config(merged).engines["bing"]
+    assert (bing.weight, bing.max_size) == (3.0, 3)
 
 
 def test_aliases_min_score_max_size(tmp_path: Path) -> None:
@@ -231,6 +286,21 @@ def test_check_config_names_the_file_the_environment_names(
     out = capsys.readouterr().out
     assert f"configuration OK: {path}\n" in out
     assert "strategy: sequential" in out
+
+
+def test_check_config_refuses_what_serve_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A valid file that `serve` still refuses: every address, no tokens.
+    monkeypatch.delenv("WEBSEARCH_MCP_TOKENS", raising=False)
+    path = write(tmp_path, "server:\n  host: 0.0.0.0\n")
+    assert main(["check-config", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert "configuration OK" not in captured.out
+    assert "error: refusing to serve 0.0.0.0:8338 without authentication" in captured.err
+    path = write(tmp_path, "server:\n  host: 0.0.0.0\n  allow_anonymous: true\n")
+    assert main(["check-config", str(path)]) == 0
+    assert "configuration OK" in capsys.readouterr().out
 
 
 def test_strategy_engines_of_the_other_kind_or_disabled_stop_the_start(

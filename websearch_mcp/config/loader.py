@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +30,23 @@ CONFIG_ENV = "WEBSEARCH_MCP_CONFIG"
 TOKENS_ENV = "WEBSEARCH_MCP_TOKENS"
 #: The key of the summary model, the same as `llm.api_key`.
 LLM_KEY_ENV = "LLM_API_KEY"
-#: Keys whose values are never shown in an error (and everything below them).
+#: Keys whose values are never shown in an error (and everything below them). A base URL may
+#: hold a password (a SearXNG behind basic authentication), as proxy and Redis URLs may.
 SECRET_KEYS = frozenset(
-    {"api_keys", "api_key", "reader_api_key", "auth_tokens", "redis_url", "url", "proxy"}
+    {
+        "api_keys",
+        "api_key",
+        "reader_api_key",
+        "auth_tokens",
+        "redis_url",
+        "url",
+        "proxy",
+        "base_url",
+        "reader_base_url",
+    }
 )
+#: The longest value an error shows (a number of thousands of digits is cut).
+MAX_SHOWN = 80
 #: Errors of a value given where a section (a mapping) was expected.
 SECTION_ERRORS = frozenset({"dict_type", "model_type", "model_attributes_type"})
 
@@ -128,7 +141,9 @@ def _error_lines(err: ValidationError) -> list[str]:
             # A value written where a section was expected may be anything (an engine's key
             # in place of its block): never shown either.
             secret = any(str(p) in SECRET_KEYS for p in loc) or item["type"] in SECTION_ERRORS
-            shown = "" if secret or isinstance(got, dict) else f" (got {got!r})"
+            text = repr(got)
+            text = text if len(text) <= MAX_SHOWN else f"{text[: MAX_SHOWN - 3]}..."
+            shown = "" if secret or isinstance(got, dict) else f" (got {text})"
             lines.append(f"{key}: {item['msg']}{shown}")
     return lines
 
@@ -161,6 +176,34 @@ def read_config(
         raise ValueError(invalid(source, _error_lines(err))) from None
 
 
+class _ConfigLoader(yaml.SafeLoader):
+    """YAML as the settings read it. A number stays as written, as from the environment, for
+    the settings to read: YAML 1.1 would turn a key or token such as 0777, 0x1F, 1_000 or 12:30
+    into another number's text. A key written twice in one mapping is an error: PyYAML would
+    keep the last and silently drop the first (a whole `engines` block)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
+        seen: dict[Hashable, yaml.Node] = {}
+        pairs = node.value if isinstance(node, yaml.MappingNode) else []  # the base refuses others
+        for key_node, _ in pairs:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *base`: the keys written beside it override the merged ones
+            key = self.construct_object(key_node)
+            if isinstance(key, Hashable) and key in seen:
+                problem = f"duplicate key {key!r} (first at line {seen[key].start_mark.line + 1})"
+                raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
+            seen[key] = key_node
+        return super().construct_mapping(node, deep)
+
+
+def _as_written(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    return loader.construct_scalar(node)
+
+
+_ConfigLoader.add_constructor("tag:yaml.org,2002:int", _as_written)
+_ConfigLoader.add_constructor("tag:yaml.org,2002:float", _as_written)
+
+
 def read_config_file(path: str | os.PathLike[str] | None = None) -> tuple[Any, str]:
     """The parsed YAML at `path` (or `$WEBSEARCH_MCP_CONFIG`) and its name for messages;
     `({}, "built-in defaults")` without one."""
@@ -177,6 +220,6 @@ def read_config_file(path: str | os.PathLike[str] | None = None) -> tuple[Any, s
     stream = io.StringIO(text)
     stream.name = str(file)
     try:
-        return yaml.safe_load(stream), str(file)
-    except (yaml.YAMLError, ValueError) as err:  # ValueError: a number of thousands of digits
+        return yaml.load(stream, Loader=_ConfigLoader), str(file)  # a SafeLoader
+    except (yaml.YAMLError, ValueError) as err:  # ValueError: a date that is none (2026-13-01)
         raise ValueError(f"invalid YAML in {file}: {err}") from None
