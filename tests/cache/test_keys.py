@@ -171,3 +171,18 @@ def test_an_engines_proxy_password_is_left_out_of_the_search_fingerprint() -> No
     assert fingerprint("hunter2-one") != config_fingerprint(
         Orchestrator(Settings(), environ={}).configuration()
     )
+
+
+def test_a_base_url_counts_in_the_search_fingerprint_without_its_password() -> None:
+    from websearch_mcp.config import Settings
+    from websearch_mcp.search.fan_out import Orchestrator
+
+    def fingerprint(base_url: str) -> str:
+        settings = Settings.model_validate({"engines": {"searxng": {"base_url": base_url}}})
+        return config_fingerprint(Orchestrator(settings, environ={}).configuration())
+
+    # A SearXNG behind basic authentication: its password rotates, the instance stays.
+    one = fingerprint("https://me:hunter2-one@searx.example")
+    assert one == fingerprint("https://me:hunter2-two@searx.example")
+    assert one == fingerprint("https://searx.example")
+    assert one != fingerprint("https://other-searx.example")

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from enum import Enum
 from pathlib import PurePath
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 # Fields left out of a fingerprint: rotating a key must not empty the cache, and no secret feeds
 # a hash that ends up in the cache's keys. Proxy URLs may hold a password (whether an engine is
@@ -31,6 +32,19 @@ SECRET_FIELDS = frozenset(
         "token",
     }
 )
+
+
+#: URL fields whose address counts (another instance answers otherwise) but whose user
+#: information, which may hold a password, does not.
+URL_FIELDS = frozenset({"base_url", "reader_base_url"})
+
+
+def _without_credentials(url: str) -> str:
+    """`url` without `user:password@` in its authority."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def normalise_query(text: str) -> str:
@@ -57,6 +71,8 @@ def _plain(value: Any, *, drop_secrets: bool) -> Any:
             name = str(key)
             if item is None or (drop_secrets and name in SECRET_FIELDS):
                 continue
+            if drop_secrets and name in URL_FIELDS and isinstance(item, str):
+                item = _without_credentials(item)
             out[name] = _plain(item, drop_secrets=drop_secrets)
         return dict(sorted(out.items()))
     if isinstance(value, float):
