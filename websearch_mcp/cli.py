@@ -211,9 +211,6 @@ async def _search(settings: Settings, ns: argparse.Namespace) -> int:
         print(json.dumps(answer, ensure_ascii=False, indent=2))
     else:
         print(search_text(answer))
-        if ns.explain:
-            for i, result in enumerate(answer["results"], 1):
-                print(f"{i}. {json.dumps(result.get('score_details'), ensure_ascii=False)}")
     return 0
 
 

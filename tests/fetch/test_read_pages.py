@@ -15,11 +15,12 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from mcp import Client
 
 from testing.cache_service import call, config, make_settings, serve
 from testing.fake_engines import ResultsFn
 from testing.fetch_helpers import LocalServer, make_pdf, page, send
-from testing.server_helpers import MCP_HEADERS, TOOLS_LIST
+from testing.server_helpers import MCP_HEADERS, TOOLS_LIST, text_of
 from websearch_mcp.cli import main
 
 QUERY = "ammonite fossils northern cliffs"
@@ -179,7 +180,8 @@ def test_read_gives_passages_from_deep_in_the_page_and_a_status_for_each_page(
     # The text rendering quotes the passages under their result, and says why a page is missing.
     quoted = [line for line in text.splitlines() if line.startswith("   > ")]
     assert any(DEEP_SENTENCE in line for line in quoted)
-    assert "(page not read: timeout)" in text and "(page not read: refused)" in text
+    assert "(page not read: timeout: not read within the search's deadline" in text
+    assert "(page not read: refused: " in text
 
 
 def test_each_way_a_page_can_fail_has_its_status(server: str, site: Site) -> None:
@@ -188,7 +190,17 @@ def test_each_way_a_page_can_fail_has_its_status(server: str, site: Site) -> Non
     assert statuses == {"forbidden": "blocked", "image": "unsupported", "broken": "error"}
     assert all(r["snippet"] and r["passages"] == [] for r in answer["results"])
     assert "HTTP 403" in by_url(answer, site.server.url("/forbidden"))["page_error"]
-    assert "(page not read: unsupported)" in text
+    assert "(page not read: unsupported content type image/png" in text
+
+
+async def test_the_text_says_why_each_page_was_not_read(server: str, site: Site) -> None:
+    # A text-only client (Kimi Code, the Agents SDK) reads why as well as that a page failed.
+    async with Client(f"{server}/mcp", mode="legacy", cache=None) as client:
+        result = await client.call_tool("web_search", {"query": f"{QUERY} failing", "read": 3})
+    text = text_of(result)
+    assert "   (page not read: blocked: the server answered HTTP 403)" in text, text
+    assert "   (page not read: unsupported content type image/png: only" in text, text
+    assert "   (page not read: error: the server answered HTTP 500)" in text, text
 
 
 def test_a_pdf_whose_text_holds_surrogate_halves_is_read_and_fetched(

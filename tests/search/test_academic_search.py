@@ -481,3 +481,13 @@ async def test_an_arxiv_record_with_an_erratum_doi_merges_under_the_article_doi(
     assert sorted(paper["engines"]) == ["arxiv", "crossref"]
     assert paper["doi"] == article.doi
     assert paper["ids"] == {"doi": article.doi, "arxiv": article.arxiv}
+
+
+async def test_the_text_says_when_relevance_is_uncertain(fake: FakeAcademic, server: str) -> None:
+    # Every index answers with papers that share no word with the query (a stale answer).
+    fake.papers.update({"crossref": [BERT], "openalex": [TRIAL]})
+    query = "glacier meltwater sediment"
+    result = await call(server, {"query": query, "engines": ["crossref", "openalex"]})
+    answer = result.structured_content
+    assert answer["note"].startswith("relevance is uncertain")
+    assert f"Note: {answer['note']}." in result.content[0].text

@@ -130,6 +130,10 @@ async def test_official_client_lists_and_calls_web_search(server: str) -> None:
     details = top["score_details"]
     for signal in ("rrf", "alignment", "domain", "consensus", "final", "ranks"):
         assert signal in details
+    # A client that reads only the text sees the details it asked for, under each result.
+    assert text_of(result).count("\n   details: {") == len(answer["results"])
+    shown = text_of(result).split("\n   details: ", 1)[1].split("\n", 1)[0]
+    assert json.loads(shown) == details
     assert details["ranks"] == {"tavily": 1, "brave": 2, "searxng": 1}
     assert {e["name"]: e["status"] for e in answer["engines"]} == {
         "tavily": "ok",
@@ -419,6 +423,42 @@ async def test_fetch_page_tool_reads_in_windows_and_refuses_private(engines_url:
     assert "start=1000" in text_of(first)
     assert refused.is_error and "refused" in text_of(refused)
     assert bad.is_error and "only http and https" in text_of(bad)
+
+
+async def test_fetch_pages_text_says_when_the_page_is_dated_cut_or_ended(
+    engines_url: str,
+) -> None:
+    # A text-only client reads what the structured answer says: the page's date, the extraction
+    # cap that cut the text (the page is longer than any window reads), a start past the end.
+    long_text = "".join(f"Line {i} of a long plain text file.\n" for i in range(200))
+    dated = ARTICLE.replace(
+        "<head>", "<head><meta property='article:published_time' content='2024-05-01'>"
+    )
+    routes = {"/notes.txt": page(long_text, "text/plain"), "/dated": page(dated)}
+    with LocalServer(routes=routes) as site:
+        settings = make_settings(engines_url)
+        settings.fetch = settings.fetch.model_copy(
+            update={
+                "allow_networks": ["127.0.0.0/8"],
+                "allowed_ports": [site.port],
+                "max_text_chars": 1000,
+            }
+        )
+        with serve_app(create_app(settings)) as url:
+            async with Client(f"{url}/mcp", mode="legacy", cache=None) as client:
+                whole = await client.call_tool("fetch_page", {"url": site.url("/notes.txt")})
+                past = await client.call_tool(
+                    "fetch_page", {"url": site.url("/notes.txt"), "start": 5000}
+                )
+                article = await client.call_tool("fetch_page", {"url": site.url("/dated")})
+    capped = whole.structured_content
+    assert capped["capped"] and capped["total_chars"] == 1000 and "next_start" not in capped
+    assert text_of(whole).endswith(f"[capped: {capped['capped']}]"), text_of(whole)
+    ended = past.structured_content
+    assert ended["content"] == "" and ended["start"] == 5000
+    assert "[nothing from start=5000: the text has 1000 characters" in text_of(past)
+    assert article.structured_content["published"] == "2024-05-01"
+    assert f"{site.url('/dated')}\npublished 2024-05-01\n" in text_of(article)
 
 
 def test_cli_fetch(tmp_path, monkeypatch, capsys) -> None:

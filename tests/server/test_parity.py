@@ -52,6 +52,7 @@ RESULT = st.fixed_dictionaries(
         "published": st.none() | DAY,
         "passages": st.none() | st.lists(TEXT, max_size=3),
         "page_status": st.none() | PAGE_STATUS,
+        "page_error": TEXT,
     },
 )
 SEARCH = st.fixed_dictionaries(
@@ -88,7 +89,12 @@ PAGE = st.fixed_dictionaries(
         "start": COUNT,
         "truncated": st.booleans(),
     },
-    optional={"title": st.none() | TEXT, "next_start": st.none() | COUNT},
+    optional={
+        "title": st.none() | TEXT,
+        "next_start": st.none() | COUNT,
+        "published": DAY,
+        "capped": TEXT,
+    },
 )
 
 #: The rendering's own words: labels, and what a flag or a status reads as.
@@ -101,6 +107,10 @@ SCAFFOLDING = (
     "No papers for",
     "call again with start=",
     "to read on",
+    "nothing from start=",
+    "the text has",
+    "published",
+    "capped:",
     "characters",
     "attempts:",
     "engines:",

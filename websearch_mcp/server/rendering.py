@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import orjson
+
 from websearch_mcp.search.answer import (
     EngineOut,
     PageOut,
@@ -34,8 +36,9 @@ def engine_line(engines: list[EngineOut]) -> str:
 
 
 def search_text(answer: SummarizedSearchOut) -> str:
-    """Numbered results with URL, snippet, provenance and, for pages read, their passages (or
-    why the page was not read); then one line of engine statuses."""
+    """Numbered results with URL, snippet, provenance, the score details asked for and, for
+    pages read, their passages (or why the page was not read); then the note and one line of
+    engine statuses."""
     lines: list[str] = []
     if summary := answer.get("summary"):
         lines += [summary, ""]
@@ -57,13 +60,10 @@ def search_text(answer: SummarizedSearchOut) -> str:
         if also := result.get("also"):
             names = ", ".join(str(other.get("source") or other.get("url")) for other in also)
             lines.append(f"   also reported by: {names}")
-        lines += _page_lines(result)
+        lines += _page_lines(result) + _details_lines(result)
     if not answer["results"]:
         lines.append(f"No results for {answer['query']!r}.")
-    if answer.get("note"):
-        lines.append(f"Note: {answer['note']}.")
-    lines.append(status_line(answer))
-    return "\n".join(lines)
+    return "\n".join(lines + _footer(answer))
 
 
 def _page_lines(result: ResultOut) -> list[str]:
@@ -72,11 +72,28 @@ def _page_lines(result: ResultOut) -> list[str]:
     if status is None:
         return []
     if status != "ok":
-        return [f"   (page not read: {status})"]
+        why = result.get("page_error")
+        # Most errors name their status first ("refused: ...", "unsupported content ...").
+        if why and not why.startswith(status):
+            why = f"{status}: {why}"
+        return [f"   (page not read: {why or status})"]
     passages = result.get("passages")
     if not passages:
         return ["   (page read: nothing in it matches the query)"]
     return [f"   > {passage}" for passage in passages]
+
+
+def _details_lines(result: ResultOut) -> list[str]:
+    """With `explain`, the result's score details as one line of JSON."""
+    if (details := result.get("score_details")) is None:
+        return []
+    return [f"   details: {orjson.dumps(details).decode()}"]
+
+
+def _footer(answer: SearchOut | PapersOut) -> list[str]:
+    """The note on the answer, when there is one, and the line of engine statuses."""
+    note = [f"Note: {answer['note']}."] if answer.get("note") else []
+    return [*note, status_line(answer)]
 
 
 def status_line(answer: SearchOut | PapersOut) -> str:
@@ -110,7 +127,7 @@ def _byline(paper: PaperOut) -> str:
 
 def papers_text(answer: PapersOut) -> str:
     """Numbered papers: title, link, authors (year), venue, DOI, citations, PDF and abstract,
-    provenance; then one line of engine statuses."""
+    provenance, the score details asked for; then the note and one line of engine statuses."""
     lines: list[str] = []
     for i, paper in enumerate(answer["results"], 1):
         lines.append(f"{i}. {paper['title'] or paper['url']}")
@@ -122,20 +139,29 @@ def papers_text(answer: PapersOut) -> str:
         if paper.get("snippet"):
             lines.append(f"   {paper['snippet']}")
         lines.append(f"   [{', '.join(paper['engines'])}; score {paper['score']}]")
+        lines += _details_lines(paper)
     if not answer["results"]:
         lines.append(f"No papers for {answer['query']!r}.")
-    lines.append(status_line(answer))
-    return "\n".join(lines)
+    return "\n".join(lines + _footer(answer))
 
 
 def page_text(page: PageOut) -> str:
-    """Title and URL, the content window, and where to read on."""
+    """Title, URL and date, the content window, where to read on, and the extraction limit
+    that cut the text (which no window reads past)."""
     head = f"# {page['title']}\n" if page.get("title") else ""
-    head += f"{page['final_url']}\n\n"
-    tail = ""
+    head += f"{page['final_url']}\n"
+    if page.get("published"):
+        head += f"published {page['published']}\n"
+    notes = []
     if page.get("next_start") is not None:
-        tail = (
-            f"\n\n[characters {page['start']}-{page['next_start']} of {page['total_chars']}; "
+        notes.append(
+            f"[characters {page['start']}-{page['next_start']} of {page['total_chars']}; "
             f"call again with start={page['next_start']} to read on]"
         )
-    return head + page["content"] + tail
+    elif not page["content"] and page["start"] > 0:
+        notes.append(
+            f"[nothing from start={page['start']}: the text has {page['total_chars']} characters]"
+        )
+    if page.get("capped"):
+        notes.append(f"[capped: {page['capped']}]")
+    return "\n\n".join([f"{head}\n{page['content']}", *notes])
