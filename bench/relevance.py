@@ -153,19 +153,29 @@ def means(per_query: Mapping[str, Sequence[float]]) -> dict[str, float]:
     return {m: statistics.fmean(v) for m, v in per_query.items()}
 
 
+def settled(run: ranx.Run) -> ranx.Run:
+    """`run` with each query's results in score order, ties by document id. ranx ranks ties in
+    the order a run holds them, which after some fusions (Borda) follows Python's string
+    hashing: a figure would change from one run of the harness to the next."""
+    return ranx.Run.from_dict(
+        {
+            query: dict(sorted(docs.items(), key=lambda item: (-item[1], item[0])))
+            for query, docs in run.to_dict().items()
+        }
+    )
+
+
 def references(qrels: ranx.Qrels, runs: list[ranx.Run]) -> dict[str, dict[str, list[float]]]:
     """ranx's fusions of the engines' lists: plain RRF, CombSUM of scores, the rank-only ones."""
     out = {
-        "plain RRF k=60 (ranx)": evaluate(
-            qrels, ranx.fuse(runs, norm=None, method="rrf", params={"k": 60})
-        ),
-        "CombSUM, min-max (ranx)": evaluate(qrels, ranx.fuse(runs, norm="min-max", method="sum")),
+        "plain RRF k=60 (ranx)": ranx.fuse(runs, norm=None, method="rrf", params={"k": 60}),
+        "CombSUM, min-max (ranx)": ranx.fuse(runs, norm="min-max", method="sum"),
     }
     for label, (method, params) in RANK_ONLY.items():
-        out[f"{label} (ranx, ranks only)"] = evaluate(
-            qrels, ranx.fuse(runs, norm=None, method=method, params=params)
+        out[f"{label} (ranx, ranks only)"] = ranx.fuse(
+            runs, norm=None, method=method, params=params
         )
-    return out
+    return {label: evaluate(qrels, settled(run)) for label, run in out.items()}
 
 
 # --- the pipeline in-process --------------------------------------------------------------------

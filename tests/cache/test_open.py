@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,7 @@ async def test_a_failed_cleanup_round_is_logged_and_the_loop_goes_on(
 ) -> None:
     # The workers' lock file gone with its directory: that round fails, the next ones clean.
     cache = CountingCache()
-    rounds = iter([OSError("gone"), True, True])
+    rounds: Iterator[OSError | bool] = iter([OSError("gone"), True, True])
     waits: list[float] = []
 
     class Leader:

@@ -165,7 +165,7 @@ def test_a_publishers_second_copy_of_its_own_report_is_not_another_report() -> N
     query = Query("storm", category="news")
     (story,) = rank(lists, query, SearchSettings(), weights={}, now=NOW)
     publishers = [story.source, *(other["source"] for other in story.also)]
-    assert sorted(p.casefold() for p in publishers) == ["herald", "san juan record"]
+    assert sorted((p or "").casefold() for p in publishers) == ["herald", "san juan record"]
 
 
 def test_the_reports_an_engine_grouped_with_a_story_join_its_also_once_never_a_shown_one() -> None:
