@@ -240,6 +240,11 @@ def test_an_empty_engine_list_is_every_enabled_engine(empty: object) -> None:
     assert web_search_args("q", engines=["Bing", "bing "]).engines == ["bing"]
 
 
+def test_a_time_range_is_read_in_any_case_as_the_category_is() -> None:
+    assert web_search_args("q", time_range=" Week ").query.time_range == "week"
+    assert web_search_args("q", category="NEWS", time_range="DAY").query.time_range == "day"
+
+
 def test_category_is_general_unless_news_is_asked() -> None:
     assert web_search_args("q").query.category == "general"
     assert web_search_args("q", category=None).query.category == "general"

@@ -151,12 +151,13 @@ def check_query_length(text: str, limit: int) -> None:
 
 
 def as_time_range(value: Any) -> str | None:
-    """One of `TIME_RANGES`, or None when left out."""
-    if value is not None and value not in TIME_RANGES:
+    """One of `TIME_RANGES` (any case, as `category`), or None when left out."""
+    text = value.strip().lower() if isinstance(value, str) else value
+    if text is not None and text not in TIME_RANGES:
         raise ToolInputError(
             f"time_range must be one of {', '.join(TIME_RANGES)} or left out (got {_shown(value)})"
         )
-    return value
+    return text
 
 
 def as_category(value: Any) -> str:
