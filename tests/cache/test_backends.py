@@ -56,6 +56,15 @@ def key(query: str) -> str:
     return cache_key("web_search", query, {"max_results": 10}, "fp")
 
 
+def fresh_redis_cache(server: RedisServer, clock: FakeClock) -> Cache:
+    """A Redis cache on `server`, emptied first."""
+    assert server.command("FLUSHALL") == b"+OK"
+    settings = CacheSettings(
+        backend="redis", redis_url=server.url, redis_timeout_seconds=LENIENT_SECONDS
+    )
+    return open_cache(settings, clock=clock)
+
+
 async def test_round_trip_and_age(make_cache: MakeCache, clock: FakeClock) -> None:
     cache = make_cache()
     value = {"query": "zürich 東京", "results": [{"title": "t", "score": 0.5}], "partial": False}
@@ -260,11 +269,7 @@ async def test_redis_keys_are_prefixed_hashes_with_a_sliding_redis_expiry(
 ) -> None:
     import redis.asyncio as aioredis
 
-    assert redis_server.command("FLUSHALL") == b"+OK"
-    settings = CacheSettings(
-        backend="redis", redis_url=redis_server.url, redis_timeout_seconds=LENIENT_SECONDS
-    )
-    cache = open_cache(settings, clock=clock)
+    cache = fresh_redis_cache(redis_server, clock)
     client = aioredis.Redis.from_url(redis_server.url)
     try:
         secret_query = "hunter2 private question"
@@ -358,11 +363,7 @@ async def test_redis_back_is_used_after_the_wait_even_with_the_clock_set_back(
 async def test_redis_refusing_writes_pauses_writes_only(
     redis_server: RedisServer, clock: FakeClock
 ) -> None:
-    assert redis_server.command("FLUSHALL") == b"+OK"
-    settings = CacheSettings(
-        backend="redis", redis_url=redis_server.url, redis_timeout_seconds=LENIENT_SECONDS
-    )
-    cache = open_cache(settings, clock=clock)
+    cache = fresh_redis_cache(redis_server, clock)
     try:
         await cache.set("web", key("kept"), {"v": 1})
         assert redis_server.command("CONFIG", "SET", "maxmemory-policy", "noeviction") == b"+OK"
@@ -383,11 +384,7 @@ async def test_something_else_under_a_redis_key_is_a_miss_for_that_key_only(
 ) -> None:
     from websearch_mcp.cache.redis import RedisCache
 
-    assert redis_server.command("FLUSHALL") == b"+OK"
-    settings = CacheSettings(
-        backend="redis", redis_url=redis_server.url, redis_timeout_seconds=LENIENT_SECONDS
-    )
-    cache = open_cache(settings, clock=clock)
+    cache = fresh_redis_cache(redis_server, clock)
     assert isinstance(cache, RedisCache)
     try:
         await cache.set("web", key("kept"), {"v": 1})
