@@ -154,12 +154,13 @@ def means(per_query: Mapping[str, Sequence[float]]) -> dict[str, float]:
 
 
 def settled(run: ranx.Run) -> ranx.Run:
-    """`run` with each query's results in score order, ties by document id. ranx ranks ties in
-    the order a run holds them, which after some fusions (Borda) follows Python's string
-    hashing: a figure would change from one run of the harness to the next."""
+    """`run` with each query's results in score order, ties by document id in decreasing order,
+    as trec_eval ranks them. ranx ranks ties in the order a run holds them, which its fusions
+    leave as their sorting happens to (Borda's follows Python's string hashing): a figure could
+    change from one run of the harness to the next."""
     return ranx.Run.from_dict(
         {
-            query: dict(sorted(docs.items(), key=lambda item: (-item[1], item[0])))
+            query: dict(sorted(docs.items(), key=lambda item: (item[1], item[0]), reverse=True))
             for query, docs in run.to_dict().items()
         }
     )
