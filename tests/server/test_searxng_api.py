@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from datetime import date
 from typing import Any
 
+import aiohttp
 import httpx
 import pytest
 import requests
@@ -329,6 +331,34 @@ def test_open_webui_style_request_with_the_token_in_the_url(server: str) -> None
     assert results and all(r["url"] and r["title"] and r["content"] for r in results)
     refused = requests.get(f"http://openwebui:wrong@{host}/search", params={"q": "x"}, timeout=10)
     assert refused.status_code == 401
+
+
+def test_langchain_style_request_at_the_root_is_redirected_to_search(server: str) -> None:
+    """LangChain's SearxSearchWrapper sends its search to the host it is given, the root
+    (`searx_host="http://localhost:8888"`): SearXNG answers `/?q=...` with a 308 to `/search`,
+    which `requests` (its sync client) and aiohttp (its async one) follow."""
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    params = {"language": "en", "format": "json", "q": "python asyncio event loop"}
+    response = requests.get(server, headers=headers, params=params, timeout=10)
+    assert response.ok, response.text
+    assert [r.status_code for r in response.history] == [308]
+    results = response.json()["results"]
+    assert results and all({"title", "url", "engines", "category"} <= set(r) for r in results)
+    expected = search(server, q="python asyncio event loop", language="en").json()["results"]
+    assert [r["url"] for r in results] == [r["url"] for r in expected]
+
+    async def fetch() -> tuple[int, dict[str, Any]]:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(server, headers=headers, data=params) as answer,
+        ):
+            return answer.status, await answer.json()
+
+    status, body = asyncio.run(fetch())  # a POST stays a POST, form and all
+    assert status == 200 and [r["url"] for r in body["results"]] == [r["url"] for r in expected]
+    root = httpx.get(f"{server}/", headers=headers, timeout=10)
+    assert root.status_code == 404  # no query: nothing to redirect
+    assert requests.get(server, params=params, timeout=10).status_code == 401
 
 
 def test_litellm_style_request_with_a_bearer_token(server: str) -> None:

@@ -1,10 +1,11 @@
 """The Starlette application: routes, middleware (request ids, auth, limits) and the lifespan.
 
-Routes: `POST /mcp` (MCP, stateless), `GET|POST /search` (SearXNG's JSON API), `GET /metrics`
-(Prometheus), `GET /status` and `GET /status.json` (the engines' health, see `status`),
-`GET /readyz` (the cache answers), `GET /healthz` (the process answers; the only route that
-needs no token). Every request passes `Observer` (request id, access log, metrics) and then
-`Guard` (Host, Origin, token, rate and concurrency limits, body cap).
+Routes: `POST /mcp` (MCP, stateless), `GET|POST /search` (SearXNG's JSON API; a search sent to
+`/` is redirected there, as SearXNG does), `GET /metrics` (Prometheus), `GET /status` and
+`GET /status.json` (the engines' health, see `status`), `GET /readyz` (the cache answers),
+`GET /healthz` (the process answers; the only route that needs no token). Every request passes
+`Observer` (request id, access log, metrics) and then `Guard` (Host, Origin, token, rate and
+concurrency limits, body cap).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from websearch_mcp.server.middleware.exposure import check_exposure
 from websearch_mcp.server.middleware.guard import Guard
 from websearch_mcp.server.middleware.slow_clients import set_worker_read_timeout
 from websearch_mcp.server.observability import Observer, configure_logging
-from websearch_mcp.server.searxng_api import search_endpoint
+from websearch_mcp.server.searxng_api import index_endpoint, search_endpoint
 from websearch_mcp.server.status.page import CONTENT_SECURITY_POLICY, render_page
 from websearch_mcp.server.status.report import StatusSource, status_report
 from websearch_mcp.server.status.shared import publish, status_dir
@@ -216,6 +217,7 @@ def create_app(
         routes=[
             Route("/mcp", endpoint=endpoint, methods=None),
             Route("/search", search_endpoint, methods=["GET", "POST"]),
+            Route("/", index_endpoint, methods=["GET", "POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/readyz", readyz, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),

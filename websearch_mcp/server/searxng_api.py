@@ -4,7 +4,8 @@ Open WebUI, LiteLLM, LangChain's SearxSearchWrapper and other SearXNG clients ca
 server unchanged. Parameters: `q`, `format` (json only), `pageno`, `time_range`, `language`,
 `engines` (names this server does not know are ignored, as SearXNG does) and `categories`
 (`general`, `news` for the news search, or `science` for the academic search). POST with the same
-parameters in the query string or a form body works too, as on SearXNG.
+parameters in the query string or a form body works too, as on SearXNG, and so does a search
+sent to `/`, redirected here as SearXNG redirects it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any, cast
 from urllib.parse import urlparse
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from websearch_mcp.dates import utc_today
 from websearch_mcp.errors import SearchFailed, ToolInputError
@@ -165,7 +166,6 @@ def searxng_answer(
     reports: Sequence[EngineOut],
     category: str,
     total: int | None = None,
-    extra_unresponsive: Sequence[list[str]] = (),
 ) -> dict[str, Any]:
     """The whole SearXNG JSON body."""
     return {
@@ -176,7 +176,7 @@ def searxng_answer(
         "corrections": [],
         "infoboxes": [],
         "suggestions": [],
-        "unresponsive_engines": [*unresponsive(reports), *extra_unresponsive],
+        "unresponsive_engines": unresponsive(reports),
     }
 
 
@@ -191,6 +191,15 @@ async def _params(request: Request) -> dict[str, str]:
         params.update({k: v for k, v in form.items() if isinstance(v, str)})
     params.update(request.query_params)
     return params
+
+
+async def index_endpoint(request: Request) -> Response:
+    """`GET|POST /?q=...`: a 308 to `/search`, as SearXNG answers a search sent to its root
+    (where LangChain's SearxSearchWrapper sends it); 308 keeps a POST a POST, body and all."""
+    if not (await _params(request)).get("q"):
+        return JSONResponse({"error": "not found; search with /search?q=...&format=json"}, 404)
+    query = request.url.query
+    return RedirectResponse(f"/search?{query}" if query else "/search", status_code=308)
 
 
 async def search_endpoint(request: Request) -> Response:
