@@ -221,6 +221,25 @@ def test_brave_request() -> None:
     assert plain == {"q": "x", "count": 5}
 
 
+def test_brave_is_sent_only_search_languages_it_lists() -> None:
+    # Brave answers a `search_lang` outside its list with HTTP 422 ("Input should be 'ar', 'eu',
+    # ... 'pt-br', 'pt-pt', ..."): a Portuguese or Norwegian search lost Brave altogether.
+    langs = {
+        lang: sent("brave", Query("x", language=lang)).get("search_lang")
+        for lang in ("pt", "pt-PT", "pt-BR", "no", "nb-NO", "ja-JP", "id", "sw")
+    }
+    assert langs == {
+        "pt": "pt-pt",
+        "pt-PT": "pt-pt",
+        "pt-BR": "pt-br",
+        "no": "nb",
+        "nb-NO": "nb",
+        "ja-JP": "jp",
+        "id": None,
+        "sw": None,
+    }
+
+
 # --- Exa ----------------------------------------------------------------------------------------
 
 
@@ -362,6 +381,22 @@ def test_searxng_request() -> None:
     assert SearXNG().request(Query("x"), None).params == {"q": "x", "format": "json", "pageno": 1}
 
 
+def test_searxng_is_sent_language_codes_in_its_own_form() -> None:
+    # SearXNG accepts `language` only as `xx` or `xx-YY` and answers anything else with HTTP 400.
+    langs = {
+        lang: sent("searxng", Query("x", language=lang))["language"]
+        for lang in ("en_GB", "EN", "zh-Hant-TW", "es-419", "pt-br", "de")
+    }
+    assert langs == {
+        "en_GB": "en-GB",
+        "EN": "en",
+        "zh-Hant-TW": "zh-TW",
+        "es-419": "es",
+        "pt-br": "pt-BR",
+        "de": "de",
+    }
+
+
 # --- DuckDuckGo ---------------------------------------------------------------------------------
 
 
@@ -487,6 +522,21 @@ def test_duckduckgo_request() -> None:
         "jp-jp",
         "fr-fr",
     ]
+
+
+def test_duckduckgo_is_sent_the_regions_of_japan_and_korea() -> None:
+    # DuckDuckGo's regions for Japan and Korea are `jp-jp` and `kr-kr`; `jp-ja` is no region.
+    regions = {
+        lang: sent("duckduckgo", Query("x", language=lang))["kl"]
+        for lang in ("ja", "ja-JP", "ko", "ko-KR", "pt-BR")
+    }
+    assert regions == {
+        "ja": "jp-jp",
+        "ja-JP": "jp-jp",
+        "ko": "kr-kr",
+        "ko-KR": "kr-kr",
+        "pt-BR": "br-pt",
+    }
 
 
 # --- Bing ---------------------------------------------------------------------------------------
@@ -760,6 +810,17 @@ def answer(engine: str, query: str) -> list[dict[str, Any]]:
         {"title": f"{engine}: {query}", "url": f"https://{engine}.example/1", "snippet": "one"},
         {"title": f"{engine} two", "url": f"https://{engine}.example/2", "snippet": "two"},
     ]
+
+
+def sent(name: str, query: Query) -> dict[str, str]:
+    """The query parameters (or form fields) engine `name` puts on the wire for `query`, as a
+    fake server on 127.0.0.1 receives them."""
+    fake = FakeEngines(answer)
+    engine = ENGINES[name]()
+    key = KEY if engine.needs_key else None
+    with serve_fake_engines(fake) as base, httpx.Client(timeout=5) as client:
+        fetch(client, base_urls(base)[name], engine.request(query, key))
+    return fake.last[name].form or fake.last[name].params
 
 
 def test_fake_server_serves_every_engine_on_its_real_path() -> None:

@@ -23,7 +23,15 @@ from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 _FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 
-# Brave's `search_lang` codes that differ from plain ISO 639-1 (its list, not BCP 47).
+#: Brave's `search_lang` values: it answers any other with HTTP 422 ("Unable to validate
+#: request parameter(s)"), which would cost the whole search.
+_SEARCH_LANGS = frozenset({
+    "ar", "eu", "bn", "bg", "ca", "zh-hans", "zh-hant", "hr", "cs", "da", "nl", "en", "en-gb",
+    "et", "fi", "fr", "gl", "de", "el", "gu", "he", "hi", "hu", "is", "it", "jp", "kn", "ko",
+    "lv", "lt", "ms", "ml", "mr", "nb", "pl", "pt-br", "pt-pt", "pa", "ro", "ru", "sr", "sk",
+    "sl", "es", "sv", "ta", "te", "th", "tr", "uk", "vi",
+})  # fmt: skip
+# Language tags whose Brave code is not their primary subtag.
 _LANGUAGES = {
     "ja": "jp",
     "zh": "zh-hans",
@@ -33,15 +41,22 @@ _LANGUAGES = {
     "zh-tw": "zh-hant",
     "zh-hk": "zh-hant",
     "zh-hant": "zh-hant",
+    "pt": "pt-pt",
     "pt-br": "pt-br",
     "en-gb": "en-gb",
+    "no": "nb",
+    "nn": "nb",
+    "iw": "he",
 }
 
 
-def search_lang(language: str) -> str:
-    """Brave's `search_lang` for a language tag such as `de`, `pt-BR` or `zh-CN`."""
+def search_lang(language: str) -> str | None:
+    """Brave's `search_lang` for a language tag such as `de`, `pt-BR` or `zh-CN`; None for a
+    language Brave does not list (the search is then asked without one)."""
     tag = language.strip().lower().replace("_", "-")
-    return _LANGUAGES.get(tag) or _LANGUAGES.get(tag.split("-")[0]) or tag.split("-")[0]
+    primary = tag.split("-")[0]
+    code = _LANGUAGES.get(tag) or _LANGUAGES.get(primary) or primary
+    return code if code in _SEARCH_LANGS else None
 
 
 class Brave(Engine):
@@ -66,8 +81,8 @@ class Brave(Engine):
             params["offset"] = min(query.page - 1, self.max_offset)
         if query.time_range:
             params["freshness"] = _FRESHNESS[query.time_range]
-        if query.language:
-            params["search_lang"] = search_lang(query.language)
+        if query.language and (lang := search_lang(query.language)):
+            params["search_lang"] = lang
         path = "/res/v1/news/search" if query.category == "news" else "/res/v1/web/search"
         return keyed_request("GET", path, key, key_header="X-Subscription-Token", params=params)
 

@@ -18,12 +18,15 @@ from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 _TIME_RANGES = {"day": "d", "week": "w", "month": "m", "year": "y"}
 
-# DuckDuckGo regions (`kl`) are country-language; a bare language gets its usual country.
+# DuckDuckGo regions (`kl`) are country-language; a bare language gets its usual country. Japan
+# and Korea are `jp-jp` and `kr-kr` whatever the tag says (`ja-JP` would make `jp-ja`).
 _REGIONS = {
     "en": "us-en",
     "zh": "cn-zh",
     "ja": "jp-jp",
+    "ja-jp": "jp-jp",
     "ko": "kr-kr",
+    "ko-kr": "kr-kr",
     "en-gb": "uk-en",
     "zh-tw": "tw-tzh",
     "zh-hk": "hk-tzh",

@@ -53,7 +53,7 @@ class SearXNG(Engine):
         if query.time_range:
             params["time_range"] = query.time_range
         if query.language:
-            params["language"] = query.language
+            params["language"] = searxng_language(query.language)
         return HttpRequest("GET", "/search", params=params, headers={"Accept": "application/json"})
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
@@ -71,6 +71,14 @@ class SearXNG(Engine):
             # The instance's own engines failed: that is no evidence there are no results.
             raise EngineError(f"no results; the instance's engines did not answer: {silent}")
         return hits
+
+
+def searxng_language(language: str) -> str:
+    """SearXNG's `language`: `fr` or `fr-CA`. An instance answers HTTP 400 to any other form
+    (`en_GB`, `EN`, `zh-Hant`, `es-419`), so the tag is cut down to its language and region."""
+    parts = language.strip().replace("_", "-").split("-")
+    region = next((p for p in parts[1:] if len(p) == 2 and p.isalpha()), None)
+    return f"{parts[0].lower()}-{region.upper()}" if region else parts[0].lower()
 
 
 def unresponsive(value: Any, shown: int = 5) -> str:
