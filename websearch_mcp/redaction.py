@@ -13,6 +13,9 @@ from collections.abc import Iterable
 
 #: What a secret is replaced with.
 MASK = "***"
+#: Secrets shorter than this are masked only where they stand alone, not inside a longer word:
+#: masked everywhere, a one-letter key would turn "HTTP Request" into "HTTP Reques***".
+MIN_ANYWHERE = 8
 #: A key-like token: 12 or more word characters or dashes, with at least one digit and one letter.
 KEY_LIKE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{12,}")
 
@@ -20,8 +23,12 @@ KEY_LIKE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{12,}")
 def redact(text: str, secrets: Iterable[str]) -> str:
     """`text` with every secret replaced, so error texts can never carry a key."""
     for secret in secrets:
-        if secret:
+        if len(secret) >= MIN_ANYWHERE:
             text = text.replace(secret, MASK)
+        elif secret and secret in text:
+            # Where a short secret is sent (a header, `key=ab&`, a URL's `:pw@`) it stands alone;
+            # ASCII word characters only, so that a short query inside CJK text still goes.
+            text = re.sub(rf"(?<!\w){re.escape(secret)}(?!\w)", MASK, text, flags=re.ASCII)
     return text
 
 

@@ -330,3 +330,22 @@ def test_client_request_lines_only_when_debugging(log_stream: io.StringIO) -> No
     configure_logging("text", "debug", [], stream=log_stream)
     client.info("HTTP Request: GET https://engine.test/search?q=debugging+words")
     assert "debugging" in log_stream.getvalue()
+
+
+def test_a_request_path_cannot_forge_a_text_log_line(
+    engines_url: str, log_stream: io.StringIO
+) -> None:
+    settings = settings_for(engines_url, server={"auth_tokens": [TOKEN]})
+    configure_logging("text", "info", settings.secrets(), stream=log_stream)
+    forged = "2026-01-01 00:00:00,000 INFO websearch_mcp.access [-] POST /mcp 200 1 ms"
+    with serve_app(create_app(settings)) as url, httpx.Client(timeout=10) as http:
+        # The path reaches the app percent-decoded: a line break, a carriage return, and the
+        # terminal escape that clears the screen.
+        path = f"/x%0a{forged}%0d%1b[2J"
+        assert http.get(f"{url}{path}", headers=bearer(TOKEN)).status_code == 404
+    lines = log_stream.getvalue().splitlines()
+    access = [line for line in lines if " websearch_mcp.access " in line]
+    assert len(access) == 1
+    assert not any(line.startswith("2026-01-01") for line in lines)
+    assert "\x1b" not in log_stream.getvalue() and "\r" not in log_stream.getvalue()
+    assert f"GET /x\\n{forged}\\r\\x1b[2J 404" in access[0]

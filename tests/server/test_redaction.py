@@ -125,3 +125,37 @@ def test_a_key_like_token_of_twelve_characters_is_masked_in_an_api_error() -> No
 
     error = api_error("bad request for abc123def456", HttpResponse(400, {}, b""))
     assert "abc123def456" not in str(error) and "***" in str(error)
+
+
+def test_short_secrets_are_masked_where_they_stand_and_leave_the_log_readable(
+    log_stream: io.StringIO,
+) -> None:
+    # A local model's placeholder key, a short token: masked inside every word, they turned
+    # "HTTP Request" into "HTTP Reques***".
+    with serve_fake_engines(FakeEngines(results_for)) as web:
+        urls = fake_engines.base_urls(web)
+        settings = parse_config(
+            {
+                "engines": {
+                    **{name: {"enabled": False} for name in ENGINES},
+                    "searxng": {"enabled": True, "base_url": urls["searxng"]},
+                    # Not served by the fake (404): its URL, key in the query string, is logged.
+                    "serpapi": {"enabled": True, "api_keys": ["k9"], "base_url": web},
+                },
+                "search": {"deadline_seconds": 5},
+                "cache": {"backend": "none"},
+                "server": {"auth_tokens": ["t"]},
+                "llm": {"api_key": "x"},
+            },
+            "test",
+            environ={},
+        )
+        configure_logging("text", "debug", settings.secrets(), stream=log_stream)
+        headers = {**MCP_HEADERS, "Authorization": "Bearer t"}
+        with serve_app(create_app(settings)) as url, httpx.Client(timeout=30) as http:
+            body = tool_call({"query": "python asyncio"})
+            answer = http.post(f"{url}/mcp", headers=headers, json=body).json()["result"]
+            assert not answer["isError"]
+    log = log_stream.getvalue()
+    assert "HTTP Request: GET http://" in log and "websearch_mcp.tool" in log
+    assert "api_key=***" in log and "api_key=k9" not in log

@@ -33,7 +33,7 @@ from websearch_mcp.net.http import choose_proxy
 from websearch_mcp.net.keypool import KeyPool, PlannedKey
 from websearch_mcp.net.ratelimit import TokenBucket
 from websearch_mcp.net.useragents import UserAgentRotation
-from websearch_mcp.redaction import redact
+from websearch_mcp.redaction import MASK, redact
 
 log = logging.getLogger(__name__)
 
@@ -289,8 +289,8 @@ class EngineCall:
     async def _failed(self, err: EngineError, http_status: int | None) -> Outcome | None:
         """Classify a failure: the next key, a retry (None), or the end recorded by the breaker."""
         text = redact(str(err), self.kit.secrets)
-        # An API may quote the query in its error: the log never holds it.
-        log.info("engine %s failed: %s", self.run.name, redact(text, (self.query.text.strip(),)))
+        # An API may quote the query in its error: the log never holds it, even inside a word.
+        log.info("engine %s failed: %s", self.run.name, text.replace(self.query.text.strip(), MASK))
         cause = classify(err, http_status, keyed=self.planned is not None)
         if cause == "key" and self.planned is not None and self.run.pool is not None:
             return await self._key_refused(self.run.pool, self.planned, err)

@@ -165,8 +165,19 @@ class JsonFormatter(logging.Formatter):
         return json.loads(self.redact(json.dumps(value, ensure_ascii=False, default=str)))
 
 
+#: Line breaks, terminal escapes and other control characters, which a request's path or an
+#: engine's error text may hold: written as escapes, they can neither start a forged line nor
+#: recolour or clear the operator's terminal.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
+
+
 class TextFormatter(logging.Formatter):
-    """`time level logger [request id] message key=value ...`, secrets replaced."""
+    """`time level logger [request id] message key=value ...` on one line, secrets replaced;
+    a traceback follows on lines of its own."""
 
     def __init__(self, redact: Redactor) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s")
@@ -175,9 +186,13 @@ class TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         if not hasattr(record, "request_id"):
             record.request_id = REQUEST_ID.get()
-        text = super().format(record)
+        return self.redact(super().format(record))
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        line = super().formatMessage(record)
         extras = " ".join(f"{k}={v}" for k, v in _extras(record).items())
-        return self.redact(f"{text} {extras}" if extras else text)
+        # Secrets go before escaping: a secret holding a control character is still found.
+        return _CONTROL.sub(_escaped, self.redact(f"{line} {extras}" if extras else line))
 
 
 def configure_logging(
