@@ -23,6 +23,17 @@ def runtime_dir() -> Path | None:
     return Path(value) if value else None
 
 
+def running(pid: int) -> bool:
+    """Whether process `pid` is running (on this machine, as a worker of this server is)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # alive, another user's
+    return True
+
+
 @contextlib.contextmanager
 def shared_runtime() -> Iterator[Path]:
     """Make the runtime directory (private to this user), name it in the environment that the

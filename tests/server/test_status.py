@@ -48,6 +48,7 @@ from websearch_mcp.search.activity import (
     percentile,
 )
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.search.service import SearchService
 from websearch_mcp.server.app import create_app
 from websearch_mcp.server.status.page import render_page
 from websearch_mcp.server.status.shared import read_snapshots, write_snapshot
@@ -268,6 +269,23 @@ def test_each_engine_shows_its_true_state_and_the_hour_adds_up(mix: str, fake: F
     assert {name: shown[name] for name in EXPECTED} == EXPECTED
 
 
+def test_a_failure_older_than_the_hour_is_no_last_error(
+    engines_url: str, fake: FakeEngines
+) -> None:
+    settings = mix_settings(engines_url)
+    service = SearchService(settings)
+    # The searches happen two hours ago by the clock of the hour's figures.
+    service.orchestrator.activity = Activity(FakeClock(time.time() - 2 * 3600))
+    with serve_app(create_app(settings, service)) as url:
+        search(url, "python asyncio event loop")
+        rows = _rows(httpx.get(f"{url}/status.json", timeout=10).json())
+    for name in ("brave", "bing", "wikipedia"):
+        assert rows[name]["hour"]["calls"] == 0, name
+        assert rows[name]["last_error"] is None, name
+    # Their breakers are open still: why is no longer in the hour's figures.
+    assert rows["bing"]["state"] == "breaker_open"
+
+
 def _basic(user: str, password: str) -> dict[str, str]:
     encoded = base64.b64encode(f"{user}:{password}".encode()).decode()
     return {"Authorization": f"Basic {encoded}"}
@@ -358,6 +376,23 @@ def test_the_cli_prints_the_table_with_the_token_from_the_environment(
     assert "blocked, 1 h left" in lines["bing"]
     assert "rate limited" in lines["brave"] and "ok" in lines["searxng"]
     assert TOKEN not in out and BRAVE_KEY not in out
+
+
+def test_the_cli_prints_no_control_character_an_engine_sent(
+    engines_url: str, fake: FakeEngines, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A SearXNG instance names its own engines in its answer: an escape sequence there (clear
+    # the screen, write the clipboard) must not reach the operator's terminal.
+    silent = [["\x1b[2J\x1b[Hgoogle\x1b]52;c;cm0gLXJmIH4=\x07", "time\x1b[8mout"]]
+    body = json.dumps({"results": [], "unresponsive_engines": silent})
+    fake.faults["searxng"] = Fault(status=200, body=body)
+    with serve_app(create_app(mix_settings(engines_url))) as url:
+        httpx.get(f"{url}/search", params={"q": "python asyncio", "format": "json"}, timeout=20)
+        assert cli_main(["status", "--url", url]) == 0
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.startswith("searxng "))
+    assert "did not answer: " in line
+    assert [c for c in out if not c.isprintable() and c != "\n"] == []
 
 
 def test_the_cli_sends_the_token_of_the_configuration_file(

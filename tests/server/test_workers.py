@@ -412,6 +412,24 @@ def test_a_killed_workers_requests_in_flight_stop_counting(tmp_path: Path) -> No
     assert _in_flight(tmp_path) == 0.0
 
 
+def test_a_worker_without_a_call_for_over_an_hour_still_reports(
+    server: dict[str, Any], fake: FakeEngines
+) -> None:
+    url = server["url"]
+    first, second = server["workers"]
+    for pid in (first, second):  # each worker has started, then left its hour for the other
+        with on_worker(server, pid, []):
+            pass
+    time.sleep(PUBLISH_SECONDS + 0.5)
+    (shared,) = server["runtime"].glob("websearch-mcp-*/status")
+    # The second worker has had nothing new to write for two hours: its hour did not change.
+    then = time.time() - 2 * 3600
+    os.utime(shared / f"{second}.json", (then, then))
+    with on_worker(server, first, []) as client:
+        report = client.get(f"{url}/status.json").json()
+    assert report["service"]["workers"] == {"configured": 2, "reporting": 2}
+
+
 def test_either_workers_status_page_shows_the_whole_machine(
     server: dict[str, Any], fake: FakeEngines
 ) -> None:

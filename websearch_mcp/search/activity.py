@@ -195,6 +195,13 @@ def hour_figures(merged: Snapshot, engine: str, now: float) -> dict[str, Any]:
     }
 
 
+def last_error(merged: Snapshot, engine: str, now: float) -> list[Any] | None:
+    """An engine's latest failure (`[when, status, text]`) from a (merged) snapshot when it fell
+    in the hour's minutes, else None: the latest one is kept however old it is."""
+    error: list[Any] | None = merged["last_errors"].get(engine)
+    return error if error and int(error[0] // 60) > int(now // 60) - MINUTES else None
+
+
 def _buckets(latency: Mapping[str, int]) -> dict[int, int]:
     return {int(bucket): count for bucket, count in latency.items()}
 

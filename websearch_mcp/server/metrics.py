@@ -23,7 +23,7 @@ from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
 from websearch_mcp.errors import FetchError, FetchRefused, SearchFailed, ToolInputError
-from websearch_mcp.runtime import PROMETHEUS_ENV
+from websearch_mcp.runtime import PROMETHEUS_ENV, running
 
 TOOL_LOG = logging.getLogger("websearch_mcp.tool")
 
@@ -303,12 +303,8 @@ def forget_dead_workers(shared_dir: str) -> None:
         if match is None:
             continue
         pid = int(match.group(1))
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not running(pid):
             mark_process_dead(pid, shared_dir)
-        except PermissionError:
-            pass  # alive, another user's
 
 
 def _log_call(

@@ -22,7 +22,13 @@ from typing import Any
 from websearch_mcp import __version__
 from websearch_mcp.config import Settings
 from websearch_mcp.redaction import redact
-from websearch_mcp.search.activity import Snapshot, hour_figures, merge, searches_per_minute
+from websearch_mcp.search.activity import (
+    Snapshot,
+    hour_figures,
+    last_error,
+    merge,
+    searches_per_minute,
+)
 from websearch_mcp.search.engine_call import EngineRun
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.server.metrics import Metrics
@@ -91,7 +97,7 @@ def shown_engines(source: StatusSource) -> list[EngineRun]:
 async def engine_rows(source: StatusSource, merged: Snapshot, now: float) -> list[dict]:
     rows = []
     for run in shown_engines(source):
-        last = merged["last_errors"].get(run.name)
+        last = last_error(merged, run.name, now)
         pool = run.pool
         configured = len(pool) if pool is not None else 0
         resting = configured - await pool.usable() if pool is not None else 0

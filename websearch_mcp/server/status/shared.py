@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from websearch_mcp.runtime import runtime_dir
+from websearch_mcp.runtime import running, runtime_dir
 from websearch_mcp.search.activity import MINUTES, Activity, Snapshot
 
 #: Seconds between two writes of a worker's snapshot (at most: only when it changed).
@@ -40,13 +40,15 @@ def write_snapshot(directory: Path, snapshot: Snapshot, pid: int | None = None) 
 
 
 def read_snapshots(directory: Path, now: float | None = None) -> list[Snapshot]:
-    """Every worker's snapshot written within the last hour (a file that cannot be read is
-    skipped: its worker is replacing it, or it is gone)."""
+    """Every running worker's snapshot, and those of the workers that ended written within the
+    last hour (a file that cannot be read is skipped: its worker is replacing it, or it is
+    gone). A running worker rewrites its file only when its hour changed: however old, it is
+    current."""
     now = time.time() if now is None else now
     found = []
     for path in sorted(directory.glob("*.json")):
         try:
-            if now - path.stat().st_mtime > MINUTES * 60:
+            if now - path.stat().st_mtime > MINUTES * 60 and not running(int(path.stem)):
                 continue
             found.append(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError):

@@ -15,6 +15,12 @@ def _share(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.0f}%"
 
 
+def _printable(line: str) -> str:
+    """`line` with every character a terminal would act on (escape sequences, line breaks,
+    direction overrides) shown as `?`: error texts come from the engines' answers."""
+    return line if line.isprintable() else "".join(c if c.isprintable() else "?" for c in line)
+
+
 def render_table(report: dict[str, Any]) -> str:
     """One line per engine (state now and the last hour), then the service's figures."""
     heads = ("engine", "state", "calls", "success", "res/call", "p50", "p95", "keys", "last error")
@@ -51,4 +57,4 @@ def render_table(report: dict[str, Any]) -> str:
         f" served on {service['exposure']['address']}"
         f" ({'tokens required' if service['exposure']['tokens_required'] else 'no tokens'})",
     ]
-    return "\n".join(text)
+    return "\n".join(_printable(line) for line in text)
