@@ -5,7 +5,8 @@ ending in `[DONE]`, otherwise one JSON completion. What each kind of request doe
 kind (`stream_mode`, `plain_mode`): answer (`ok`), drop the connection after the first chunks
 (`break`), end the stream cleanly but early, without `[DONE]` (`cut`), send well-formed JSON
 events that are not completion chunks (`garble`: a `delta` that is text, not an object), answer
-500 (`fail`), refuse the key (`refuse`), or not answer until `release()` (`hang`). Every request
+500 (`fail`), refuse the key (`refuse`), not answer until `release()` (`hang`), or send text
+without end, as fast as it is read (`flood`: a model that ignores `max_tokens`). Every request
 is kept.
 """
 
@@ -24,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-Mode = Literal["ok", "break", "cut", "garble", "fail", "refuse", "hang"]
+Mode = Literal["ok", "break", "cut", "garble", "fail", "refuse", "hang", "flood"]
 
 STREAMED = "asyncio runs coroutines on an event loop [1]. A tutorial walks through tasks [2]."
 PLAIN = "From the plain completion: asyncio is the standard library for async I/O [1][3]."
@@ -72,6 +73,8 @@ class FakeLLM:
         if mode == "refuse":
             message = f"Incorrect API key provided: {self.echo}"
             return JSONResponse({"error": {"message": message}}, status_code=401)
+        if mode == "flood" and not stream:
+            return StreamingResponse(_flood_plain(), media_type="application/json")
         if not stream:
             return JSONResponse(
                 {
@@ -101,7 +104,18 @@ def _chunk(model: str, delta: dict[str, Any], finish: str | None = None) -> str:
     return f"data: {json.dumps(event)}\n\n"
 
 
+async def _flood_plain() -> AsyncIterator[str]:
+    yield '{"choices": [{"index": 0, "message": {"role": "assistant", "content": "'
+    while True:
+        yield "flood [1] " * 6_000
+        await asyncio.sleep(0)
+
+
 async def _events(model: str, mode: Mode, streamed: str) -> AsyncIterator[str]:
+    if mode == "flood":
+        while True:
+            yield _chunk(model, {"content": "flood [1] " * 6_000})
+            await asyncio.sleep(0)
     if mode == "garble":
         event = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": STREAMED}]}
         yield f"data: {json.dumps(event)}\n\n"

@@ -132,3 +132,41 @@ def test_a_line_of_unclosed_brackets_is_read_in_linear_time() -> None:
 def test_a_link_is_read_as_its_text_whatever_its_target_holds() -> None:
     text = "See [Foo](https://en.wikipedia.org/wiki/Foo_(bar)) and [x](/y) or ![logo](/l.png)."
     assert plain_lines(text) == ["See Foo and x or ."]
+
+
+def test_a_short_last_line_of_the_page_is_still_in_reach() -> None:
+    """A table's last row or a list's last item, alone at the end of the page, holds an answer."""
+    table = (
+        "## Plans\n\n| Engine | Free tier | Price |\n|---|---|---|\n"
+        "| Brave | 2000 queries a month | $3 per 1000 |\n| Tavily | 1000 credits | $8 per 1000 |\n"
+    )
+    (found,) = best_passages(table, "tavily price")
+    assert found.endswith("Tavily 1000 credits $8 per 1000")
+    items = (
+        "- Python 3.11 or newer is required to run it.\n- Redis 7 for the cache.\n- nginx for TLS."
+    )
+    (found,) = best_passages(items, "nginx tls")
+    assert found.endswith("— nginx for TLS.") and len(found) <= MAX_PASSAGE_CHARS
+
+
+def test_a_code_block_and_the_paragraph_after_it_are_apart() -> None:
+    # As the extractor writes it: no blank line after the closing fence.
+    text = (
+        "Create the index with the statement below before loading the rows.\n\n```sql\n"
+        "CREATE INDEX ON items USING hnsw (embedding vector_l2_ops);\n"
+        "SELECT * FROM items ORDER BY embedding <-> '[3,1,2]' LIMIT 5;\n```\n"
+        "The planner then walks the graph for every nearest-neighbour query it is given.\n"
+    )
+    assert best_passages(text, "planner graph") == [
+        "The planner then walks the graph for every nearest-neighbour query it is given."
+    ]
+    (code,) = best_passages(text, "hnsw vector_l2_ops")
+    assert code.startswith("CREATE INDEX") and "planner" not in code
+
+
+def test_chinese_sentences_are_joined_as_written() -> None:
+    text = (
+        "pgvector扩展可以为嵌入列建立索引。查询时规划器沿着图找到最近的向量，速度很快！"
+        "索引建好以后，插入新的行也会自动更新它，不需要重新建立。"
+    )
+    assert best_passages(text, "pgvector 索引") == [text]

@@ -1,7 +1,8 @@
 """The few short passages of a page that best answer a query (`web_search` with `read`).
 
 The extracted text (Markdown) is cut into chunks of whole sentences, at most `MAX_PASSAGE_CHARS`
-each, that do not run across paragraphs except to join a heading or list items to what follows.
+each, that do not run across paragraphs except to join a heading or list items to what follows
+(or a short last line of the page to what precedes it).
 Boilerplate gets no say: lines that are mostly links (menus, "related" lists) are dropped, a
 line repeated on the page (a banner, a share line) counts once, and a query term's weight falls
 with the share of chunks it occurs in (BM25's idf over the page), so a site name on every line
@@ -24,7 +25,8 @@ from websearch_mcp.ranking.lexical import QueryTerms, analyze_doc, analyze_query
 PASSAGE_BUDGET = 2000
 MAX_PASSAGES = 4
 MAX_PASSAGE_CHARS = 500
-#: Shorter chunks (headings, list items, menu leftovers) join the next one or are dropped.
+#: Shorter chunks (headings, list items, menu leftovers) join the next one (the page's last
+#: joins the one before) or are dropped.
 MIN_PASSAGE_CHARS = 60
 #: Only the start of a very long page is searched: the work stays bounded on untrusted text.
 SCAN_CHARS = 400_000
@@ -42,6 +44,7 @@ _LINK = re.compile(r"(!?)\[([^\[\]\n]*)\]\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)")
 _EMPHASIS = re.compile(r"\*\*|__|`")
 _LINE_MARKER = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d{1,3}[.)]\s+|>\s*)+")
 _PAGE_MARKER = re.compile(r"^-+\s*page \d+\s*-+$", re.IGNORECASE)
+_CJK_STOPS = ("。", "！", "？")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=\S)|(?<=[。！？])")
 _SPACES = re.compile(r"\s+")
 _ALNUM = re.compile(r"[^\W_]")
@@ -62,7 +65,8 @@ def _logical_lines(text: str) -> list[str]:
     open_line = False
     for raw in text[:SCAN_CHARS].splitlines():
         stripped = raw.strip()
-        if not stripped:
+        # A code fence is markup, and the extractor puts no blank line after a closing one.
+        if not stripped or stripped.startswith("```"):
             open_line = False
             continue
         heading, row = stripped.startswith("#"), stripped.startswith("|")
@@ -126,7 +130,13 @@ def chunks(text: str) -> list[str]:
                 out.append(current)
                 current = ""
             current = f"{current}{sep}{sentence}" if current else sentence
-            sep = " "
+            # Chinese and Japanese put no space after a full stop.
+            sep = "" if sentence.endswith(_CJK_STOPS) else " "
+    # The page's last line has no next one to join: a short one (a table's last row, a list's
+    # last item) joins the chunk before it rather than be lost.
+    tail = len(JOINER) + len(current)
+    if out and len(current) < MIN_PASSAGE_CHARS and len(out[-1]) + tail <= MAX_PASSAGE_CHARS:
+        current = out.pop() + JOINER + current
     out.append(current)
     return [c for c in out if len(c) >= MIN_PASSAGE_CHARS]
 

@@ -11,11 +11,13 @@ themselves, so a source is never invented.
 from __future__ import annotations
 
 import asyncio
+import codecs
+import contextlib
 import json
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +38,11 @@ OPEN_MARK, CLOSE_MARK = "<<<SEARCH RESULTS", "SEARCH RESULTS>>>"
 TITLE_CHARS, URL_CHARS, SNIPPET_CHARS = 300, 1000, 600
 #: An error answer's own message is quoted up to this length.
 ERROR_DETAIL_CHARS = 200
+#: A model's answer (streamed or not) is read up to `max_tokens` times this many bytes, and at
+#: least `MIN_ANSWER_BYTES`: a streamed token comes as one event of a few hundred bytes, and a
+#: server that sends more ignores `max_tokens` (or is no model), which must not cost the memory.
+ANSWER_BYTES_PER_TOKEN, MIN_ANSWER_BYTES = 512, 1024 * 1024
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 #: [3], [1][4] and [2, 5] all cite.
 _CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 
@@ -112,9 +119,10 @@ def _item(n: int, result: Mapping[str, Any], snippet_chars: int) -> str:
     return _dump(item)
 
 
-def results_block(results: Sequence[Mapping[str, Any]], budget: int) -> str:
+def results_block(results: Sequence[Mapping[str, Any]], budget: int) -> tuple[str, int]:
     """The results as a JSON array, one per line, in order, while they fit in `budget`
-    characters; the first always goes in, its snippet shortened if need be."""
+    characters, and how many went in; the first always does, its snippet shortened if need
+    be."""
     lines: list[str] = []
     used = 4  # the brackets and their line breaks
     for n, result in enumerate(results, 1):
@@ -128,19 +136,21 @@ def results_block(results: Sequence[Mapping[str, Any]], budget: int) -> str:
             break
         lines.append(line)
         used += len(line) + 2
-    return "[\n" + ",\n".join(lines) + "\n]"
+    return "[\n" + ",\n".join(lines) + "\n]", len(lines)
 
 
 def build_messages(
     query: str, intent: str | None, results: Sequence[Mapping[str, Any]], max_chars: int
-) -> list[dict[str, str]]:
+) -> tuple[list[dict[str, str]], int]:
     """The chat messages: the rules as the system message; the query, the intent's guidance
-    and the delimited results as the user message; at most `max_chars` characters in all."""
+    and the delimited results as the user message; at most `max_chars` characters in all. With
+    them, how many of `results` (the first ones) they carry: only those can be cited."""
     head = _instructions(query, intent)
     fixed = len(SYSTEM_PROMPT) + len(head) + len(OPEN_MARK) + len(CLOSE_MARK) + 3
-    block = results_block(results, max_chars - fixed)
+    block, shown = results_block(results, max_chars - fixed)
     user = f"{head}\n{OPEN_MARK}\n{block}\n{CLOSE_MARK}"
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    return messages, shown
 
 
 def with_sources(text: str, results: Sequence[Mapping[str, Any]]) -> str:
@@ -214,6 +224,7 @@ class Summarizer:
         if settings.api_key:
             self._headers["Authorization"] = f"Bearer {settings.api_key}"
         self._secrets = (settings.api_key,) if settings.api_key else ()
+        self._max_bytes = max(MIN_ANSWER_BYTES, settings.max_tokens * ANSWER_BYTES_PER_TOKEN)
         self._client = build_httpx_client(proxy=proxy)
 
     @classmethod
@@ -242,7 +253,7 @@ class Summarizer:
 
         Never raises for the model's failures: they come back as `SummaryOutcome.error`.
         """
-        messages = build_messages(query, intent, results, self.settings.max_input_chars)
+        messages, shown = build_messages(query, intent, results, self.settings.max_input_chars)
         attempts: list[tuple[str, Callable[[float], Awaitable[str]]]] = [
             ("streaming", lambda left: self._stream(messages, left, on_progress)),
             ("non-streaming", lambda left: self._complete(messages, left)),
@@ -265,7 +276,7 @@ class Summarizer:
                         attempt,
                         (time.monotonic() - started) * 1000,
                     )
-                    return SummaryOutcome(text=with_sources(text, results))
+                    return SummaryOutcome(text=with_sources(text, results[:shown]))
         except TimeoutError:
             failures.append(f"{attempt}: no answer within {budget_seconds:g} s")
         error = redact("; ".join(failures), self._secrets)
@@ -282,40 +293,81 @@ class Summarizer:
         }
 
     async def _complete(self, messages: list[dict[str, str]], timeout: float) -> str:
-        response = await self._client.post(
-            self._url,
-            json=self._body(messages, stream=False),
-            headers=self._headers,
-            timeout=timeout,
-        )
-        if response.status_code >= 400:
-            raise _status_error(response.status_code, response.content)
-        try:
-            data = response.json()
-        except ValueError:
-            raise SummaryError("the answer is not JSON") from None
-        return _message_text(data)
+        async with self._send(messages, timeout, stream=False) as response:
+            return _message_text(_json(await _read(response, self._max_bytes)))
 
-    async def _stream(
-        self, messages: list[dict[str, str]], timeout: float, on_progress: ProgressFn | None
-    ) -> str:
+    @contextlib.asynccontextmanager
+    async def _send(
+        self, messages: list[dict[str, str]], timeout: float, *, stream: bool
+    ) -> AsyncIterator[httpx.Response]:
+        """The model server's response, its body not read yet; an error status is a
+        `SummaryError`."""
         request = self._client.build_request(
             "POST",
             self._url,
-            json=self._body(messages, stream=True),
+            json=self._body(messages, stream=stream),
             headers=self._headers,
             timeout=timeout,
         )
         response = await self._client.send(request, stream=True)
         try:
             if response.status_code >= 400:
-                raise _status_error(response.status_code, await response.aread())
-            if "text/event-stream" not in response.headers.get("content-type", ""):
-                # A server that ignores `stream: true` answers with a plain completion.
-                return _message_text(_json(await response.aread()))
-            return await _read_stream(response, on_progress)
+                try:
+                    body = await _read(response, self._max_bytes)
+                except SummaryError:
+                    body = b""  # the status says enough
+                raise _status_error(response.status_code, body)
+            yield response
         finally:
             await response.aclose()
+
+    async def _stream(
+        self, messages: list[dict[str, str]], timeout: float, on_progress: ProgressFn | None
+    ) -> str:
+        async with self._send(messages, timeout, stream=True) as response:
+            if "text/event-stream" not in response.headers.get("content-type", ""):
+                # A server that ignores `stream: true` answers with a plain completion.
+                return _message_text(_json(await _read(response, self._max_bytes)))
+            async with contextlib.aclosing(_lines(response, self._max_bytes)) as lines:
+                return await _read_stream(lines, on_progress)
+
+
+def _too_large(max_bytes: int) -> SummaryError:
+    return SummaryError(f"the answer is larger than {max_bytes // 1024} KiB")
+
+
+async def _read(response: httpx.Response, max_bytes: int) -> bytes:
+    """The body of `response`, at most `max_bytes` of it (decompressed)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > max_bytes:
+            raise _too_large(max_bytes)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _lines(response: httpx.Response, max_bytes: int) -> AsyncGenerator[str, None]:
+    """The lines of a streamed body, at most `max_bytes` of it (decompressed): a server that
+    sends more, or one endless line, is cut off rather than held in memory."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    partial: list[str] = []  # the line under way, in the pieces it came in
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > max_bytes:
+            raise _too_large(max_bytes)
+        *ended, rest = _LINE_BREAK.split(decoder.decode(chunk))
+        if ended:
+            # A "\r\n" split between two chunks ends one more, empty line: SSE skips it.
+            ended[0] = "".join([*partial, ended[0]])
+            partial = []
+        for line in ended:
+            yield line
+        partial.append(rest)
+    if tail := "".join([*partial, decoder.decode(b"", final=True)]):
+        yield tail
 
 
 def _json(data: bytes | str) -> Any:
@@ -327,13 +379,13 @@ def _json(data: bytes | str) -> Any:
         raise SummaryError("the answer is not JSON") from None
 
 
-async def _read_stream(response: httpx.Response, on_progress: ProgressFn | None) -> str:
+async def _read_stream(lines: AsyncIterator[str], on_progress: ProgressFn | None) -> str:
     """The text of a streamed completion; an error event, or an end before `[DONE]` or a
     finish reason, is a `SummaryError`."""
     parts: list[str] = []
     size = 0
     finished = False
-    async for line in response.aiter_lines():
+    async for line in lines:
         if not line.startswith("data:"):
             continue  # comments, event names, keep-alives
         data = line[5:].strip()
