@@ -186,3 +186,21 @@ def test_a_base_url_counts_in_the_search_fingerprint_without_its_password() -> N
     assert one == fingerprint("https://me:hunter2-two@searx.example")
     assert one == fingerprint("https://searx.example")
     assert one != fingerprint("https://other-searx.example")
+
+
+def test_the_reader_base_url_counts_in_the_page_fingerprint_without_its_password() -> None:
+    from websearch_mcp.config import FetchSettings
+
+    def fingerprint(reader_base_url: str) -> str:
+        return config_fingerprint(FetchSettings(reader_base_url=reader_base_url))
+
+    one = fingerprint("https://me:hunter2-one@reader.example")
+    assert one == fingerprint("https://me:hunter2-two@reader.example")
+    assert one == fingerprint("https://reader.example")
+    assert one != fingerprint("https://other-reader.example")
+
+
+def test_a_password_holding_an_at_sign_is_left_out_of_a_base_urls_fingerprint() -> None:
+    # The host follows the last `@` of the authority, as URL parsers read it.
+    plain = config_fingerprint({"base_url": "https://searx.example/search"})
+    assert config_fingerprint({"base_url": "https://me:p@ss@searx.example/search"}) == plain

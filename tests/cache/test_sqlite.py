@@ -230,6 +230,22 @@ async def test_a_clock_set_back_does_not_stretch_the_wait_after_a_failure(
     await cache.close()
 
 
+async def test_the_wait_after_a_failure_lasts_exactly_retry_seconds(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    path = tmp_path / "cache.sqlite3"
+    path.write_bytes(b"this is not a database\n" * 400)
+    cache = make(path, clock)
+    assert await cache.get("web", "k") is None
+    clock.advance(29.5)
+    assert await cache.get("web", "k") is None
+    assert (cache.stats.errors, cache.stats.bypassed) == ({"corrupt": 1}, 1)
+    clock.advance(0.5)  # 30 s on: the wait is over, the file is tried again
+    assert await cache.get("web", "k") is None
+    assert (cache.stats.errors, cache.stats.bypassed) == ({"corrupt": 2}, 1)
+    await cache.close()
+
+
 async def test_directory_that_cannot_be_made_fails_open_then_recovers(
     tmp_path: Path, clock: FakeClock
 ) -> None:

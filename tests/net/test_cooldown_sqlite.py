@@ -219,3 +219,30 @@ async def test_a_file_that_refuses_changes_never_fails_a_caller(
         blocker.close()
         await store.close()
         await other.close()
+
+
+async def test_a_name_set_while_the_file_is_waited_out_is_read_here_until_the_file_takes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_module, "BUSY_TIMEOUT_MS", 50)
+    now = [1_000.0]
+    path = tmp_path / "c.sqlite3"
+    store = SqliteCooldownStore(path, clock=lambda: now[0])
+    other = SqliteCooldownStore(path, clock=lambda: now[0])
+    blocker = sqlite3.connect(path, isolation_level=None)
+    try:
+        blocker.execute("BEGIN IMMEDIATE")
+        await store.set("key:a", Cooldown(1_060.0, "HTTP 429", 1))  # refused: the wait begins
+        waited = Cooldown(1_090.0, "HTTP 429", 1)
+        await store.set("key:c", waited)  # not even tried: kept here only
+        blocker.execute("ROLLBACK")
+        now[0] += 31
+        assert await store.get("key:c") == waited  # the file has none: this process's is read
+        await store.set("key:c", Cooldown(1_100.0, "HTTP 429", 2))  # the file takes it
+        shared = Cooldown(1_200.0, "HTTP 429", 3)
+        await other.set("key:c", shared)
+        assert await store.get("key:c") == shared  # the file is the truth again
+    finally:
+        blocker.close()
+        await store.close()
+        await other.close()

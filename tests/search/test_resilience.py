@@ -606,6 +606,14 @@ def test_an_engine_string_cut_between_the_halves_of_an_emoji_is_sent_whole(
     assert first["snippet"] == "pairs stay \U0001f600, halves go \ufffd"
 
 
+def test_the_keys_of_an_engines_json_are_made_whole_too() -> None:
+    from websearch_mcp.surrogates import well_formed_data
+
+    # A key is a string an answer may carry on (an engine's extra fields), halves and all.
+    decoded = {"cut \ud83d": [{"pair \ud83d\ude00": "\udc00"}], "n": 1}
+    assert well_formed_data(decoded) == {"cut \ufffd": [{"pair \U0001f600": "\ufffd"}], "n": 1}
+
+
 def test_a_query_an_api_quotes_in_its_error_is_not_logged(
     fake: FakeEngines, engines_url: str, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:

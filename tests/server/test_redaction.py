@@ -159,3 +159,18 @@ def test_short_secrets_are_masked_where_they_stand_and_leave_the_log_readable(
     log = log_stream.getvalue()
     assert "HTTP Request: GET http://" in log and "websearch_mcp.tool" in log
     assert "api_key=***" in log and "api_key=k9" not in log
+
+
+def test_secrets_of_eight_characters_are_masked_inside_words_and_shorter_ones_where_alone() -> None:
+    from websearch_mcp.redaction import redact
+
+    assert redact("sent as xs3cr3tABy", ["s3cr3tAB"]) == "sent as x***y"
+    assert redact("sent as xs3cr3tAy", ["s3cr3tA"]) == "sent as xs3cr3tAy"
+    assert redact("api_key=s3cr3tA&q=1", ["s3cr3tA"]) == "api_key=***&q=1"
+
+
+def test_a_short_secret_beside_cjk_text_is_masked() -> None:
+    from websearch_mcp.redaction import redact
+
+    # CJK letters are no ASCII word characters: a short key quoted between them stands alone.
+    assert redact("密钥k9无效", ["k9"]) == "密钥***无效"
