@@ -246,3 +246,25 @@ async def test_a_name_set_while_the_file_is_waited_out_is_read_here_until_the_fi
         blocker.close()
         await store.close()
         await other.close()
+
+
+async def test_a_name_deleted_while_the_file_is_waited_out_stays_deleted_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The file still holds the old cooldown: it must not come back once the wait is over.
+    monkeypatch.setattr(sqlite_module, "BUSY_TIMEOUT_MS", 50)
+    now = [1_000.0]
+    path = tmp_path / "c.sqlite3"
+    store = SqliteCooldownStore(path, clock=lambda: now[0])
+    blocker = sqlite3.connect(path, isolation_level=None)
+    try:
+        await store.set("key:d", Cooldown(1_500.0, "HTTP 429", 1))  # in the file
+        blocker.execute("BEGIN IMMEDIATE")
+        await store.delete("key:d")  # refused: the wait begins
+        blocker.execute("ROLLBACK")
+        now[0] += 31
+        assert await store.get("key:d") is None
+        assert await store.local.get("key:d") is None
+    finally:
+        blocker.close()
+        await store.close()
