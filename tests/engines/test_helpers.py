@@ -80,6 +80,29 @@ def test_a_result_of_an_unexpected_shape_is_skipped_and_only_such_results_are_an
     assert ranked_hits([], "e", _people_hit) == []
 
 
+def test_a_result_that_is_no_object_or_holds_an_unreadable_value_is_skipped() -> None:
+    def dated_hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
+        year = int(item.get("year") or 0)  # a year that is no number: ValueError
+        return web_hit(http_url(item["url"]), str(year), "", rank, engine)
+
+    good: dict[str, Any] = {"url": "https://a.example/", "year": "2024"}
+    items: list[Any] = [["https://b.example/"], {"url": "https://c.example/", "year": "soon"}, good]
+    assert [(h.url, h.rank) for h in ranked_hits(items, "e", dated_hit)] == [
+        ("https://a.example/", 1)
+    ]
+
+
+def test_text_of_another_type_is_no_text_in_a_plain_text_engine_either() -> None:
+    hit = web_hit("https://a.example/", 2024, ["a", "list"], 1, "e")  # type: ignore[arg-type]
+    assert hit is not None
+    plain_hits([hit], markup=False)
+    assert (hit.title, hit.snippet) == ("https://a.example/", "")
+
+
+def test_html_comments_and_processing_instructions_are_markup() -> None:
+    assert clean_text("a <!-- note --> b <?xml version='1.0'?> c <!DOCTYPE html> d") == "a b c d"
+
+
 @pytest.mark.parametrize("value", [2024, 3.5, True, ["a", "list"], {"text": "an object"}])
 def test_text_of_another_type_is_no_text(value: Any) -> None:
     hit = web_hit("https://a.example/", value, value, 1, "e")

@@ -240,6 +240,15 @@ def test_brave_is_sent_only_search_languages_it_lists() -> None:
     }
 
 
+def test_brave_is_sent_its_code_for_language_tags_under_other_names() -> None:
+    # Nynorsk and the old Hebrew tag name languages Brave lists under `nb` and `he`.
+    langs = {
+        lang: sent("brave", Query("x", language=lang)).get("search_lang")
+        for lang in ("nn", "iw", "he-IL", "ko-KR")
+    }
+    assert langs == {"nn": "nb", "iw": "he", "he-IL": "he", "ko-KR": "ko"}
+
+
 # --- Exa ----------------------------------------------------------------------------------------
 
 

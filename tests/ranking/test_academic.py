@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 from websearch_mcp.config import AcademicSettings
 from websearch_mcp.models import Hit, Query, RankedResult
 from websearch_mcp.ranking.academic import citation_signal, rank_papers, url_rank
-from websearch_mcp.ranking.papers import PaperIds, arxiv_id, paper_ids, title_key
+from websearch_mcp.ranking.papers import (
+    PaperIds,
+    arxiv_id,
+    family_name,
+    paper_ids,
+    surnames,
+    title_key,
+)
 from websearch_mcp.ranking.venues import venue_list
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -234,6 +241,26 @@ def test_one_author_spelled_as_each_index_spells_them_merges(spellings: tuple[st
     }  # fmt: skip
     (paper,) = rank(lists, "deep learning special issue")
     assert len(paper.engines) == len(spellings)
+
+
+@pytest.mark.parametrize(
+    ("name", "family"),
+    [
+        ("Ashish Vaswani", "vaswani"),
+        ("Vaswani AS", "vaswani"),
+        ("Vaswani, Ashish", "vaswani"),
+        ("de la Cruz, Juan Carlos", "de la cruz"),  # "Family, Given": all before the comma
+        ("de la Cruz JC", "de la cruz"),  # initials last: the rest is the family name
+        ("Li Wu", "wu"),  # two-letter names are names, not initials
+        ("WU", "wu"),  # nothing but what could be initials: the name as it is
+    ],
+)
+def test_family_name_in_each_index_spelling(name: str, family: str) -> None:
+    assert family_name(name) == family
+
+
+def test_surnames_leave_out_single_letters() -> None:
+    assert surnames(["J. K.", "A. Vaswani"]) == {"vaswani"}
 
 
 def test_generic_titles_do_not_merge() -> None:

@@ -149,6 +149,16 @@ def test_a_short_last_line_of_the_page_is_still_in_reach() -> None:
     assert found.endswith("— nginx for TLS.") and len(found) <= MAX_PASSAGE_CHARS
 
 
+def test_a_short_last_line_joins_the_chunk_before_only_within_the_size_bound() -> None:
+    last = "Short last line."
+    room = MAX_PASSAGE_CHARS - len(" — ") - len(last)  # what the chunk before may hold
+    for size in (room, room + 1, MAX_PASSAGE_CHARS - len(last)):
+        paragraph = ("word " * 200)[: size - 1].strip().ljust(size - 1, "x") + "."
+        found = chunks(f"{paragraph}\n\n{last}")
+        assert all(len(c) <= MAX_PASSAGE_CHARS for c in found)
+        assert found == ([f"{paragraph} — {last}"] if size == room else [paragraph])
+
+
 def test_a_code_block_and_the_paragraph_after_it_are_apart() -> None:
     # As the extractor writes it: no blank line after the closing fence.
     text = (

@@ -168,6 +168,24 @@ def test_a_publishers_second_copy_of_its_own_report_is_not_another_report() -> N
     assert sorted((p or "").casefold() for p in publishers) == ["herald", "san juan record"]
 
 
+def test_the_leads_own_second_copy_is_no_other_report_even_when_an_engine_groups_it() -> None:
+    """The lead's publisher's copy at another URL is folded away, and stays away when an
+    engine's group (SerpApi's stories) names it again."""
+    stamp = "2026-07-14T03:00:00Z"
+    first, second = "https://record.example/storm", "https://record.example/news/storm-2"
+
+    def hit(url: str, engine: str, other: str) -> Hit:
+        title = "Storm hits coast again today"
+        found = Hit(title, url, "", 1, engine, published=stamp, source="San Juan Record")
+        found.grouped = (Hit("Storm again", other, "", 1, engine, source="San Juan Record"),)
+        return found
+
+    lists = {"one": [hit(first, "one", second)], "two": [hit(second, "two", first)]}
+    query = Query("storm", category="news")
+    (story,) = rank(lists, query, SearchSettings(), weights={}, now=NOW)
+    assert not story.also
+
+
 def test_the_reports_an_engine_grouped_with_a_story_join_its_also_once_never_a_shown_one() -> None:
     stamp = "2026-07-14T03:00:00Z"
 

@@ -188,3 +188,19 @@ def test_hashbang_routes_are_pages() -> None:
     assert first != canonical_key("https://example.com/")
     assert first == canonical_key("http://www.example.com/#!/products/1")
     assert canonical_key("https://example.com/a?x=1#!/r") == "https://example.com/a?x=1#!/r"
+
+
+def test_only_punycode_labels_of_a_host_are_decoded() -> None:
+    """A label without `xn--` is a name as it is, even one that Punycode could read (`com`); a
+    `xn--` label is decoded only when it encodes a lower-case name (IDNA maps case away)."""
+    assert canonicalize("https://xn--bcher-kva.example.com/a").host == "bücher.example.com"
+    assert canonicalize("https://xn--tda.de/").host == "ü.de"
+    # `xn--wca` spells "Ü", which no IDNA encoder writes: it stays as it is
+    assert canonicalize("https://xn--wca.de/").host == "xn--wca.de"
+
+
+def test_a_hashbang_route_is_keyed_in_one_spelling() -> None:
+    """An engine gives the route as typed or percent-encoded: one page either way."""
+    typed = canonical_key("https://example.com/#!/café")
+    assert typed == canonical_key("https://example.com/#!/caf%c3%a9")
+    assert typed == "https://example.com#!/caf%C3%A9"
