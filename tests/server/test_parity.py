@@ -229,3 +229,18 @@ async def test_an_errors_text_names_the_argument_and_what_it_may_be(
     assert result.is_error and result.structured_content is None
     text = text_of(result)
     assert all(part in text for part in named), text
+
+
+def test_the_text_of_papers_shows_the_score_details_asked_for() -> None:
+    paper = {
+        "title": "Attention Is All You Need",
+        "url": "https://arxiv.org/abs/1706.03762",
+        "snippet": "",
+        "engines": ["arxiv"],
+        "score": 0.9,
+        "score_details": {"rrf": 0.5, "ranks": {"arxiv": 1}},
+    }
+    answer: Any = {"query": "q", "results": [paper], "engines": [], "partial": False}
+    assert '   details: {"rrf":0.5,"ranks":{"arxiv":1}}' in papers_text(answer).splitlines()
+    del paper["score_details"]
+    assert "details:" not in papers_text(answer)
