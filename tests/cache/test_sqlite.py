@@ -212,14 +212,20 @@ async def test_corrupt_file_fails_open_then_recovers_when_replaced(
     assert len(cache_warnings(caplog)) == 1
 
 
-async def test_a_clock_set_back_does_not_stretch_the_wait_after_a_failure(
-    tmp_path: Path, clock: FakeClock
-) -> None:
-    path = tmp_path / "cache.sqlite3"
+async def failed_on_garbage(path: Path, clock: FakeClock) -> SqliteCache:
+    """A cache on a file of garbage, after its first read failed (the 30 s wait begins)."""
     path.write_bytes(b"this is not a database\n" * 400)
     cache = make(path, clock)
     assert await cache.get("web", "k") is None
     assert cache.stats.errors == {"corrupt": 1}
+    return cache
+
+
+async def test_a_clock_set_back_does_not_stretch_the_wait_after_a_failure(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    path = tmp_path / "cache.sqlite3"
+    cache = await failed_on_garbage(path, clock)
     path.unlink()  # the cause is gone
     clock.advance(-3600)  # the wall clock is set back an hour (an NTP step, a VM resumed)
     clock.advance(31)
@@ -233,10 +239,7 @@ async def test_a_clock_set_back_does_not_stretch_the_wait_after_a_failure(
 async def test_the_wait_after_a_failure_lasts_exactly_retry_seconds(
     tmp_path: Path, clock: FakeClock
 ) -> None:
-    path = tmp_path / "cache.sqlite3"
-    path.write_bytes(b"this is not a database\n" * 400)
-    cache = make(path, clock)
-    assert await cache.get("web", "k") is None
+    cache = await failed_on_garbage(tmp_path / "cache.sqlite3", clock)
     clock.advance(29.5)
     assert await cache.get("web", "k") is None
     assert (cache.stats.errors, cache.stats.bypassed) == ({"corrupt": 1}, 1)

@@ -7,6 +7,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -189,82 +191,80 @@ async def test_two_stores_on_one_file_keep_the_store_contract(tmp_path: Path) ->
         await other.close()
 
 
-async def test_a_file_that_refuses_changes_never_fails_a_caller(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Another connection holding the write lock past the busy timeout: changes are kept in this
-    # process (and read from it) until a later change of the name reaches the file again.
+@dataclass
+class LockedFile:
+    """Two workers' stores on one file, another connection that can hold its write lock past
+    the (shortened) busy timeout, and the stores' clock."""
+
+    store: SqliteCooldownStore
+    other: SqliteCooldownStore
+    blocker: sqlite3.Connection
+    now: list[float]
+
+
+@pytest.fixture
+async def locked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[LockedFile]:
     monkeypatch.setattr(sqlite_module, "BUSY_TIMEOUT_MS", 50)
     now = [1_000.0]
     path = tmp_path / "c.sqlite3"
-    store = SqliteCooldownStore(path, clock=lambda: now[0])
-    other = SqliteCooldownStore(path, clock=lambda: now[0])
-    blocker = sqlite3.connect(path, isolation_level=None)
-    try:
-        blocker.execute("BEGIN IMMEDIATE")
-        cooled = Cooldown(1_060.0, "HTTP 429", 1)
-        await store.set("key:a", cooled)
-        failed = await store.record_failure("breaker:b", "HTTP 503", lambda n: 1_000.0 + 10 * n)
-        assert (await store.get("key:a"), failed) == (cooled, Cooldown(1_010.0, "HTTP 503", 1))
-        assert await store.get("breaker:b") == failed
-        assert await store.claim_probe("breaker:b", 5.0, now=1_011.0)  # probed here
-        assert store.stats.errors["locked"] == 1  # logged and counted once, then waited out
-        assert await other.get("key:a") is None  # the file never took it
-        blocker.execute("ROLLBACK")
-        now[0] += 31
-        assert await store.get("key:a") == cooled  # still this process's, not the file's
-        await store.set("key:a", Cooldown(1_100.0, "HTTP 429", 2))
-        assert await other.get("key:a") == Cooldown(1_100.0, "HTTP 429", 2)
-    finally:
-        blocker.close()
-        await store.close()
-        await other.close()
+    found = LockedFile(
+        SqliteCooldownStore(path, clock=lambda: now[0]),
+        SqliteCooldownStore(path, clock=lambda: now[0]),
+        sqlite3.connect(path, isolation_level=None),
+        now,
+    )
+    yield found
+    found.blocker.close()
+    await found.store.close()
+    await found.other.close()
+
+
+async def test_a_file_that_refuses_changes_never_fails_a_caller(locked: LockedFile) -> None:
+    # Another connection holding the write lock past the busy timeout: changes are kept in this
+    # process (and read from it) until a later change of the name reaches the file again.
+    store, other = locked.store, locked.other
+    locked.blocker.execute("BEGIN IMMEDIATE")
+    cooled = Cooldown(1_060.0, "HTTP 429", 1)
+    await store.set("key:a", cooled)
+    failed = await store.record_failure("breaker:b", "HTTP 503", lambda n: 1_000.0 + 10 * n)
+    assert (await store.get("key:a"), failed) == (cooled, Cooldown(1_010.0, "HTTP 503", 1))
+    assert await store.get("breaker:b") == failed
+    assert await store.claim_probe("breaker:b", 5.0, now=1_011.0)  # probed here
+    assert store.stats.errors["locked"] == 1  # logged and counted once, then waited out
+    assert await other.get("key:a") is None  # the file never took it
+    locked.blocker.execute("ROLLBACK")
+    locked.now[0] += 31
+    assert await store.get("key:a") == cooled  # still this process's, not the file's
+    await store.set("key:a", Cooldown(1_100.0, "HTTP 429", 2))
+    assert await other.get("key:a") == Cooldown(1_100.0, "HTTP 429", 2)
 
 
 async def test_a_name_set_while_the_file_is_waited_out_is_read_here_until_the_file_takes_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    locked: LockedFile,
 ) -> None:
-    monkeypatch.setattr(sqlite_module, "BUSY_TIMEOUT_MS", 50)
-    now = [1_000.0]
-    path = tmp_path / "c.sqlite3"
-    store = SqliteCooldownStore(path, clock=lambda: now[0])
-    other = SqliteCooldownStore(path, clock=lambda: now[0])
-    blocker = sqlite3.connect(path, isolation_level=None)
-    try:
-        blocker.execute("BEGIN IMMEDIATE")
-        await store.set("key:a", Cooldown(1_060.0, "HTTP 429", 1))  # refused: the wait begins
-        waited = Cooldown(1_090.0, "HTTP 429", 1)
-        await store.set("key:c", waited)  # not even tried: kept here only
-        blocker.execute("ROLLBACK")
-        now[0] += 31
-        assert await store.get("key:c") == waited  # the file has none: this process's is read
-        await store.set("key:c", Cooldown(1_100.0, "HTTP 429", 2))  # the file takes it
-        shared = Cooldown(1_200.0, "HTTP 429", 3)
-        await other.set("key:c", shared)
-        assert await store.get("key:c") == shared  # the file is the truth again
-    finally:
-        blocker.close()
-        await store.close()
-        await other.close()
+    store = locked.store
+    locked.blocker.execute("BEGIN IMMEDIATE")
+    await store.set("key:a", Cooldown(1_060.0, "HTTP 429", 1))  # refused: the wait begins
+    waited = Cooldown(1_090.0, "HTTP 429", 1)
+    await store.set("key:c", waited)  # not even tried: kept here only
+    locked.blocker.execute("ROLLBACK")
+    locked.now[0] += 31
+    assert await store.get("key:c") == waited  # the file has none: this process's is read
+    await store.set("key:c", Cooldown(1_100.0, "HTTP 429", 2))  # the file takes it
+    shared = Cooldown(1_200.0, "HTTP 429", 3)
+    await locked.other.set("key:c", shared)
+    assert await store.get("key:c") == shared  # the file is the truth again
 
 
 async def test_a_name_deleted_while_the_file_is_waited_out_stays_deleted_here(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    locked: LockedFile,
 ) -> None:
     # The file still holds the old cooldown: it must not come back once the wait is over.
-    monkeypatch.setattr(sqlite_module, "BUSY_TIMEOUT_MS", 50)
-    now = [1_000.0]
-    path = tmp_path / "c.sqlite3"
-    store = SqliteCooldownStore(path, clock=lambda: now[0])
-    blocker = sqlite3.connect(path, isolation_level=None)
-    try:
-        await store.set("key:d", Cooldown(1_500.0, "HTTP 429", 1))  # in the file
-        blocker.execute("BEGIN IMMEDIATE")
-        await store.delete("key:d")  # refused: the wait begins
-        blocker.execute("ROLLBACK")
-        now[0] += 31
-        assert await store.get("key:d") is None
-        assert await store.local.get("key:d") is None
-    finally:
-        blocker.close()
-        await store.close()
+    store = locked.store
+    await store.set("key:d", Cooldown(1_500.0, "HTTP 429", 1))  # in the file
+    locked.blocker.execute("BEGIN IMMEDIATE")
+    await store.delete("key:d")  # refused: the wait begins
+    locked.blocker.execute("ROLLBACK")
+    locked.now[0] += 31
+    assert await store.get("key:d") is None
+    assert await store.local.get("key:d") is None
