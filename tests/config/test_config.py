@@ -165,6 +165,29 @@ def test_a_number_in_the_file_is_read_as_written(tmp_path: Path) -> None:
         load_config(bad)
 
 
+def test_a_decimal_in_the_file_is_read_as_written(tmp_path: Path) -> None:
+    # YAML 1.1 reads 1.50 as 1.5 and 1_0.5 as 10.5: a key so written was sent as another text.
+    settings = load_config(write(tmp_path, "engines:\n  tavily: {api_keys: [1.50, 1_0.5]}\n"))
+    assert settings.engines["tavily"].api_keys == ["1.50", "1_0.5"]
+
+
+def test_a_date_that_is_none_is_invalid_yaml_naming_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "search:\n  strategy: 2026-13-01\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value).startswith(f"invalid YAML in {path}: month must be in 1..12")
+
+
+def test_a_long_value_is_cut_in_an_error() -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_config({"search": {"strategy": "x" * 5000}}, "test", environ={})
+    assert str(err.value).endswith(f" (got '{'x' * 76}...)")
+    # A value of up to 80 characters, quotes included, is shown whole.
+    with pytest.raises(ConfigError) as err:
+        parse_config({"search": {"strategy": "y" * 78}}, "test", environ={})
+    assert str(err.value).endswith(f" (got '{'y' * 78}')")
+
+
 def test_a_key_written_twice_in_one_mapping_is_refused(tmp_path: Path) -> None:
     # PyYAML keeps the last: the first `engines` block, keys and all, was silently dropped.
     path = write(
@@ -245,6 +268,14 @@ def test_a_variable_that_reads_as_a_number_is_taken_as_written() -> None:
     assert settings.llm.api_key == "0777"
     assert settings.server.port == 9001
     assert settings.search.mmr.lambda_ == 0.5
+
+
+def test_a_variable_that_reads_as_a_decimal_is_its_text_without_surrounding_space() -> None:
+    settings = parse_config({}, "test", environ={"WEBSEARCH_MCP_LLM__API_KEY": "1.50"})
+    assert settings.llm.api_key == "1.50"
+    # As any other value read from the environment, a stray newline is not part of the key.
+    settings = parse_config({}, "test", environ={"WEBSEARCH_MCP_LLM__API_KEY": " 0777\n"})
+    assert settings.llm.api_key == "0777"
 
 
 @pytest.mark.parametrize("value", ["0", "65", "many", "1.5", "²"])

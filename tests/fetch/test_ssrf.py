@@ -26,6 +26,7 @@ from websearch_mcp.fetch.ssrf import (
     AddressPolicy,
     check_url,
     embedded_ipv4,
+    parse_address,
 )
 from websearch_mcp.search.configuration import parse_config
 
@@ -145,12 +146,44 @@ def test_embedded_ipv4_forms() -> None:
         ("http://%6c%6f%63%61%6c%68%6f%73%74/", "neither a name nor an address"),
         ("http://1.2.3.4.5/", "neither a name nor an address"),
         ("http://example.0x10/", "neither a name nor an address"),
+        ("http://1.2.3.4.0/", "neither a name nor an address"),  # five numbers
+        ("http://256.1/", "neither a name nor an address"),  # a leading number over 255
+        ("http://1.16777216/", "neither a name nor an address"),  # the last one too large
+        ("http://4294967296/", "neither a name nor an address"),  # 2**32
+        ("http://1.2.3.4.5./", "neither a name nor an address"),  # fully qualified
+        ("http://example.09/", "neither a name nor an address"),  # a number, if a bad octal
     ],
 )
 def test_check_url_refusals(url: str, message: str) -> None:
     with pytest.raises(FetchRefused, match="refused") as info:
         check_url(httpx.URL(url), [80, 443])
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("host", "address"),
+    [
+        ("0xff.1", "255.0.0.1"),
+        ("0X7F.1", "127.0.0.1"),  # the hexadecimal prefix in capitals
+        ("0", "0.0.0.0"),  # a lone 0 is a decimal zero, not an empty octal
+        ("0x7f.0x.1", "127.0.0.1"),  # a bare 0x is zero
+        ("4294967295", "255.255.255.255"),
+        ("0xffffffff", "255.255.255.255"),
+        ("0177.0.0.1", "127.0.0.1"),
+        # Not addresses: too many numbers, a number too large, what int() reads but browsers don't
+        ("1.2.3.4.0", None),
+        ("256.1", None),
+        ("1.16777216", None),
+        ("4294967296", None),
+        ("1_0.0.0.1", None),
+        ("+1.0.0.1", None),
+        ("\u0661\u0660.0.0.1", None),  # Arabic-Indic digits
+        ("09.0.0.1", None),
+    ],
+)
+def test_parse_address_reads_ipv4_as_browsers_do(host: str, address: str | None) -> None:
+    parsed = parse_address(host)
+    assert (str(parsed) if parsed else None) == address
 
 
 def test_check_url_accepts_default_and_listed_ports() -> None:
