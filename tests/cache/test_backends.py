@@ -408,6 +408,34 @@ async def test_something_else_under_a_redis_key_is_a_miss_for_that_key_only(
         await cache.close()
 
 
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"s": "1", "t": "60", "e": "9e99", "u": "1"},  # no value
+        {"v": "{}", "s": "1", "t": "x", "e": "9e99", "u": "1"},
+        {"v": "{}", "s": "1", "t": "60", "e": "x", "u": "1"},
+    ],
+    ids=["no-value", "ttl-not-a-number", "expiry-not-a-number"],
+)
+async def test_a_redis_hash_with_one_part_of_a_record_wrong_is_a_miss_for_that_key_only(
+    redis_server: RedisServer, clock: FakeClock, fields: dict[str, str]
+) -> None:
+    from websearch_mcp.cache.redis import RedisCache
+
+    cache = fresh_redis_cache(redis_server, clock)
+    assert isinstance(cache, RedisCache)
+    try:
+        await cache.set("web", key("kept"), {"v": 1})
+        hashed = cache.redis_key("web", key("odd"))
+        redis_server.command("HSET", hashed, *(part for pair in fields.items() for part in pair))
+        assert await cache.get("web", key("odd")) is None
+        assert cache.stats.errors == {"bad_value": 1} and cache.stats.bypassed == 0
+        hit = await cache.get("web", key("kept"))
+        assert hit is not None and hit.value == {"v": 1}
+    finally:
+        await cache.close()
+
+
 async def test_a_redis_password_stays_out_of_the_bypass_log(
     clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -457,3 +457,39 @@ async def test_a_cleanup_of_many_entries_lets_reads_go_between_its_batches(
         assert [i for i in range(12) if await cache.get("web", f"new{i}")] == [7, 8, 9, 10, 11]
     finally:
         await cache.close()
+
+
+@pytest.mark.parametrize("expired", [True, False], ids=["expired", "least-used"])
+async def test_a_cleanup_deletes_at_most_one_batch_before_a_waiting_read(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, expired: bool
+) -> None:
+    # Each turn of the lock deletes at most `CLEANUP_BATCH` entries, expired or least used: a
+    # read asked as the cleanup starts finds all but the first batch still in the file.
+    monkeypatch.setattr(sqlite_module, "CLEANUP_BATCH", 10)
+    path = tmp_path / "c.sqlite3"
+    cache = SqliteCache(
+        path,
+        ttl_seconds=60,
+        max_age_seconds=86_400,
+        max_entries=1000 if expired else 5,
+        clock=clock,
+    )
+    for i in range(30):
+        await cache.set("web", f"k{i}", {"i": i})
+    if expired:
+        clock.advance(61)
+    left: list[int] = []
+
+    async def read() -> None:
+        await cache.get("web", "k29")
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            left.append(db.execute("SELECT COUNT(*) FROM cache_entries").fetchone()[0])
+
+    try:
+        cleaning = asyncio.create_task(cache.cleanup())
+        await asyncio.sleep(0)  # the cleanup is in its first batch
+        await read()
+        assert left == [20]
+        assert await cleaning == (30 if expired else 25)
+    finally:
+        await cache.close()

@@ -162,6 +162,25 @@ def test_oversized_headers_get_431_and_are_closed(engines_url: str) -> None:
         assert httpx.get(url, headers={"X-Big": "a" * 8000}, timeout=5).status_code == 200
 
 
+def test_the_header_limit_is_per_request_on_a_kept_alive_connection(engines_url: str) -> None:
+    # Heads of 30 KB sent in three parts, one after another on one connection: over 64 KiB in
+    # all, each under it, so each is served.
+    app = create_app(settings_for(engines_url, server={"read_timeout_seconds": 30}))
+    with (
+        serve_with_deadline(app, 30.0, AutoHTTPProtocol) as (host, port),
+        socket.create_connection((host, port)) as conn,
+    ):
+        for _ in range(4):
+            conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ")
+            time.sleep(0.1)
+            conn.sendall(b"a" * 30_000)
+            time.sleep(0.1)
+            conn.sendall(b"\r\n\r\n")
+        conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        data, _ = read_all(conn, timeout=5)
+    assert data.count(b"HTTP/1.1 200") == 5 and b"431" not in data, data[:200]
+
+
 def test_slow_bodies_get_408_and_hold_no_slot(engines_url: str, protocol: Any) -> None:
     # Per-client limits apply on loopback only when asked for; asked here, so that the stalled
     # bodies would hold this client's slots if they took any.

@@ -282,6 +282,30 @@ def test_a_science_time_range_asks_for_the_papers_of_the_years_it_reaches(
     assert refused.status_code == 400 and "time_range must be one of" in refused.text
 
 
+def test_a_science_time_range_at_the_turn_of_the_year_reaches_into_the_last(
+    engines_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A day, a week, a calendar month or a calendar year (a leap one too) back from these days
+    # falls in the year before: its papers are asked for, never only this year's.
+    cases = [
+        ("day", date(2026, 1, 1), 2025),
+        ("week", date(2026, 1, 6), 2025),
+        ("month", date(2026, 1, 31), 2025),
+        ("year", date(2024, 12, 31), 2023),
+    ]
+    today = [cases[0][1]]
+    monkeypatch.setattr(searxng_api, "utc_today", lambda: today[0])
+    settings = settings_for(engines_url)
+    service = WithPapers(settings)
+    service.seen = []
+    with serve_app(create_app(settings, service=service)) as url:
+        for time_range, day, _ in cases:
+            today[0] = day
+            params = {"q": "transformers", "categories": "science", "time_range": time_range}
+            assert httpx.get(f"{url}/search", params=params).is_success
+    assert [args.query.year_from for args in service.seen] == [year for *_, year in cases]
+
+
 def test_a_science_page_past_the_last_is_empty_as_on_the_web(server: str) -> None:
     web = search(server, q="transformers", pageno="51")
     science = search(server, q="transformers", categories="science", pageno="51")
