@@ -13,6 +13,8 @@ from mcp import Client
 
 from testing.fake_engines import Body, FakeEngines, Fault, ResultsFn, base_urls, serve_fake_engines
 from testing.fetch_helpers import LocalServer, page
+from testing.fetch_helpers import settings_for as fetch_settings
+from testing.resilience_helpers import web_search
 from testing.server_helpers import text_of, tool_call
 from testing.serving import serve_app
 from websearch_mcp.cli import main as cli_main
@@ -394,9 +396,7 @@ ARTICLE = (
 async def test_fetch_page_tool_reads_in_windows_and_refuses_private(engines_url: str) -> None:
     with LocalServer(routes={"/article": page(ARTICLE)}) as site:
         settings = make_settings(engines_url)
-        settings.fetch = settings.fetch.model_copy(
-            update={"allow_networks": ["127.0.0.0/8"], "allowed_ports": [site.port]}
-        )
+        settings.fetch = fetch_settings(site)
         with serve_app(create_app(settings)) as url:
             async with Client(f"{url}/mcp", mode="legacy", cache=None) as client:
                 first = await client.call_tool(
@@ -437,13 +437,7 @@ async def test_fetch_pages_text_says_when_the_page_is_dated_cut_or_ended(
     routes = {"/notes.txt": page(long_text, "text/plain"), "/dated": page(dated)}
     with LocalServer(routes=routes) as site:
         settings = make_settings(engines_url)
-        settings.fetch = settings.fetch.model_copy(
-            update={
-                "allow_networks": ["127.0.0.0/8"],
-                "allowed_ports": [site.port],
-                "max_text_chars": 1000,
-            }
-        )
+        settings.fetch = fetch_settings(site, max_text_chars=1000)
         with serve_app(create_app(settings)) as url:
             async with Client(f"{url}/mcp", mode="legacy", cache=None) as client:
                 whole = await client.call_tool("fetch_page", {"url": site.url("/notes.txt")})
@@ -493,13 +487,8 @@ def test_one_result_per_page_however_the_engines_spell_its_link(engines_url: str
             update={"enabled": False}
         )
         with serve_app(create_app(settings)) as url:
-            response = httpx.post(
-                f"{url}/mcp",
-                headers=JSON_HEADERS,
-                timeout=10,
-                json=tool_call({"query": "bücher katalog", "explain": True}),
-            )
-    results = response.json()["result"]["structuredContent"]["results"]
+            answer = web_search(url, "bücher katalog", explain=True)["structuredContent"]
+    results = answer["results"]
     by_title: dict[str, list[dict[str, Any]]] = {}
     for result in results:
         by_title.setdefault(result["title"], []).append(result)

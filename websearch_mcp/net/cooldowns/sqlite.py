@@ -115,32 +115,34 @@ class SqliteCooldownStore:
 
     async def set(self, name: str, cooldown: Cooldown) -> None:
         await self.local.set(name, cooldown)
+        self._change(name, lambda: self._replace(name, cooldown))
+
+    async def delete(self, name: str) -> None:
+        await self.local.delete(name)
+        self._change(
+            name, lambda: self._db.execute("DELETE FROM cooldowns WHERE name = ?", (name,))
+        )
+
+    def _change(self, name: str, write: Callable[[], object]) -> None:
+        """`write` a change of `name` (already kept in this process) to the file, unless writes
+        are waited out; either way the file is asked about `name` again only once it took one."""
         if not self._guard.allows("write"):
             self._local_only.add(name)
             return
         try:
-            with self._transaction():
-                self._put(name, cooldown)
-                # Forget what ended long ago, here rather than in a loop of its own.
-                self._db.execute(
-                    "DELETE FROM cooldowns WHERE until < ?", (self._clock() - KEEP_SECONDS,)
-                )
+            write()
         except sqlite3.Error as exc:
             self._failed(name, exc, "write")
             return
         self._shared(name)
 
-    async def delete(self, name: str) -> None:
-        await self.local.delete(name)
-        if not self._guard.allows("write"):
-            self._local_only.add(name)
-            return
-        try:
-            self._db.execute("DELETE FROM cooldowns WHERE name = ?", (name,))
-        except sqlite3.Error as exc:
-            self._failed(name, exc, "write")
-            return
-        self._shared(name)
+    def _replace(self, name: str, cooldown: Cooldown) -> None:
+        with self._transaction():
+            self._put(name, cooldown)
+            # Forget what ended long ago, here rather than in a loop of its own.
+            self._db.execute(
+                "DELETE FROM cooldowns WHERE until < ?", (self._clock() - KEEP_SECONDS,)
+            )
 
     async def record_failure(
         self, name: str, reason: str, until_for: Callable[[int], float]
