@@ -503,77 +503,85 @@ class Bench:
                 f" p99 {percentile(self.direct_c32, 0.99) * 1000:.2f} ms",
                 flush=True,
             )
-            for label, count, concurrency in (
-                ("miss c=1", plan.c1, 1),
-                ("miss c=16", plan.c16, 16),
-                ("miss c=32", plan.c32, 32),
-                ("miss c=64", plan.c64, 64),
-            ):
-                # Clients start over one slowest-engine delay, as independent users would:
-                # all at once, the phase's first searches would be one burst of every client's
-                # engine requests.
-                def request(i: int, run: str = label) -> bytes:
-                    return self.search_request(query_text(i, run))
-
-                await self.phase(
-                    label,
-                    request,
-                    count,
-                    concurrency,
-                    MissCheck(),
-                    ramp=plan.slowest if concurrency > 1 else 0.0,
-                )
-            # Cache hits: the queries the c=64 phase answered (and so stored), round and round.
-            known = min(plan.c64, 500)
-            await self.phase(
-                "cache hit",
-                lambda i: self.search_request(query_text(i % known, "miss c=64")),
-                plan.throughput,
-                plan.throughput_concurrency,
-                search_check,
-            )
-            noop = post(self.host, "/mcp", tool_call("noop", {}))
-            await self.phase(
-                "noop tool (MCP floor)",
-                lambda i: noop,
-                plan.throughput,
-                plan.throughput_concurrency,
-                tool_check,
-            )
-            # The same two on the revision the official client speaks by default, whose
-            # requests the SDK answers without a per-request session.
-            await self.phase(
-                f"cache hit ({MODERN})",
-                lambda i: self.search_request(query_text(i % known, "miss c=64"), modern=True),
-                plan.throughput,
-                plan.throughput_concurrency,
-                search_check,
-            )
-            modern_noop = tool_call("noop", {}, modern=True)
-            noop = post(self.host, "/mcp", modern_noop, modern_headers("noop"))
-            await self.phase(
-                f"noop tool ({MODERN})",
-                lambda i: noop,
-                plan.throughput,
-                plan.throughput_concurrency,
-                tool_check,
-            )
-            healthz = get(self.host, "/healthz")
-            await self.phase(
-                "GET /healthz",
-                lambda i: healthz,
-                plan.throughput,
-                plan.throughput_concurrency,
-                None,
-            )
-            await self.turns(
-                lambda i: self.search_request(query_text(i % known, "miss c=64")), healthz
-            )
+            await self.miss_phases()
+            await self.throughput_phases()
         finally:
             sampler.cancel()
         rss, peak = self.service.memory()
         self.memory.samples.append((self.done, rss))
         self.memory.peak = peak
+
+    async def miss_phases(self) -> None:
+        """Searches nothing has answered before, at concurrency 1, 16, 32 and 64."""
+        plan = self.plan
+        for label, count, concurrency in (
+            ("miss c=1", plan.c1, 1),
+            ("miss c=16", plan.c16, 16),
+            ("miss c=32", plan.c32, 32),
+            ("miss c=64", plan.c64, 64),
+        ):
+            # Clients start over one slowest-engine delay, as independent users would:
+            # all at once, the phase's first searches would be one burst of every client's
+            # engine requests.
+            def request(i: int, run: str = label) -> bytes:
+                return self.search_request(query_text(i, run))
+
+            await self.phase(
+                label,
+                request,
+                count,
+                concurrency,
+                MissCheck(),
+                ramp=plan.slowest if concurrency > 1 else 0.0,
+            )
+
+    async def throughput_phases(self) -> None:
+        """Cache hits, the no-op tool and /healthz at the throughput concurrency, then turns."""
+        plan = self.plan
+        # Cache hits: the queries the c=64 phase answered (and so stored), round and round.
+        known = min(plan.c64, 500)
+        await self.phase(
+            "cache hit",
+            lambda i: self.search_request(query_text(i % known, "miss c=64")),
+            plan.throughput,
+            plan.throughput_concurrency,
+            search_check,
+        )
+        noop = post(self.host, "/mcp", tool_call("noop", {}))
+        await self.phase(
+            "noop tool (MCP floor)",
+            lambda i: noop,
+            plan.throughput,
+            plan.throughput_concurrency,
+            tool_check,
+        )
+        # The same two on the revision the official client speaks by default, whose
+        # requests the SDK answers without a per-request session.
+        await self.phase(
+            f"cache hit ({MODERN})",
+            lambda i: self.search_request(query_text(i % known, "miss c=64"), modern=True),
+            plan.throughput,
+            plan.throughput_concurrency,
+            search_check,
+        )
+        modern_noop = tool_call("noop", {}, modern=True)
+        noop_modern = post(self.host, "/mcp", modern_noop, modern_headers("noop"))
+        await self.phase(
+            f"noop tool ({MODERN})",
+            lambda i: noop_modern,
+            plan.throughput,
+            plan.throughput_concurrency,
+            tool_check,
+        )
+        healthz = get(self.host, "/healthz")
+        await self.phase(
+            "GET /healthz",
+            lambda i: healthz,
+            plan.throughput,
+            plan.throughput_concurrency,
+            None,
+        )
+        await self.turns(lambda i: self.search_request(query_text(i % known, "miss c=64")), healthz)
 
 
 # --- fusion alone ---------------------------------------------------------------------------

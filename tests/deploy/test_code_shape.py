@@ -10,6 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "websearch_mcp"
 MAX_FUNCTION_LINES = 80
+CODE = ("websearch_mcp", "bench", "testing", "tests")  # where the line limit holds
 MAX_TOP_MODULES = 8
 
 #: Each layer, and the layers its modules may import besides their own.
@@ -106,7 +107,7 @@ def test_each_layer_imports_only_the_layers_below_it() -> None:
 
 def test_no_function_is_over_the_line_limit() -> None:
     long = {}
-    for path in _modules().values():
+    for path in sorted(path for top in CODE for path in (ROOT / top).rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 count = (node.end_lineno or node.lineno) - node.lineno + 1
