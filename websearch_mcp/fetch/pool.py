@@ -114,7 +114,6 @@ class ExtractorPool:
         self._paused = 0
         self._waiting: list[_Ticket] = []
         self._seq = itertools.count()
-        self.replaced = 0  # workers killed or lost
 
     async def run(self, job: Job, deadline: float) -> Answer:
         """The worker's answer for `job`, or ("timeout", None) when `deadline` passed first."""
@@ -235,7 +234,6 @@ class ExtractorPool:
         ticket.worker = None
         if answer is None or answer[0] in ("died", "memory") or not worker.process.is_alive():
             worker.stop()
-            self.replaced += 1
             return answer or ("timeout", None)
         with self._lock:
             keep = len(self._idle) < self.size
