@@ -126,6 +126,23 @@ def test_google_news_reads_a_top_stories_feed_too() -> None:
     assert hit.title.startswith("Coronavirus en Belgique")
 
 
+def test_google_news_takes_the_publisher_url_an_article_id_before_2024_carries() -> None:
+    # The 2020 feed's article ID is the publisher's address, base64-encoded behind a short
+    # header; the current IDs ("CBMi...AU_yqL...") are opaque and stay Google's links.
+    (hit,) = parse(GoogleNews(), fixture_bytes(TOP_STORIES), query=NEWS)
+    assert hit.url == (
+        "https://www.rtbf.be/info/societe/detail_coronavirus-en-belgique-200-cas-detectes-au-total"
+        "-la-circulation-du-virus-reste-limitee?id=10450793"
+    )
+    hits = parse(GoogleNews(), fixture_bytes(BEARS_EARS), query=NEWS)
+    assert all(h.url.startswith("https://news.google.com/rss/articles/CBMi") for h in hits)
+    for broken in ("CBMi", "CBMiiwFodHRw", "CBMi!!", "CBMiBWZ0cDovL3g"):  # cut, bad, not http
+        link = f"https://news.google.com/rss/articles/{broken}?oc=5"
+        item = f"<item><title>T - P</title><link>{link}</link></item>"
+        (kept,) = parse(GoogleNews(), f"<rss><channel>{item}</channel></rss>", query=NEWS)
+        assert kept.url == link
+
+
 def test_the_unusual_traffic_page_is_a_block_with_any_status() -> None:
     page = fixture_bytes(CAPTCHA)
     for status in (200, 429):

@@ -35,6 +35,7 @@ RECORDED = {
 }
 RSS = "application/rss+xml; charset=UTF-8"
 CAPTCHA = "news/blocked/unlim-proxy-engine_google_sorry_captcha_2026-07-25.html"
+TOP_STORIES = "news/google_news/RSS-Parser_topstories_fr-BE_2020-03-08_trimmed.xml"
 
 
 @pytest.fixture
@@ -140,6 +141,17 @@ async def test_each_engine_is_asked_at_its_news_endpoint_and_google_news_with_wh
     assert last["serper"].path.endswith("/news") and last["serper"].json["tbs"] == "qdr:d"
     assert last["serpapi"].params["engine"] == "google_news"
     assert last["serpapi"].params["q"] == f"{QUERY} when:1d"
+
+
+async def test_a_google_news_article_id_that_holds_the_address_links_the_publisher(
+    recorded: FakeEngines, engines_url: str
+) -> None:
+    recorded.bodies["google_news"] = Body(fixture_bytes(TOP_STORIES), content_type=RSS)
+    with serving(news_settings(engines_url)) as url:
+        answer = await search(url, category="news", engines=["google_news"], query="Coronavirus")
+    (result,) = answer["results"]
+    assert result["source"] == "RTBF"
+    assert result["url"].startswith("https://www.rtbf.be/info/societe/detail_coronavirus-en-")
 
 
 async def test_a_general_search_never_asks_google_news_nor_mentions_it(

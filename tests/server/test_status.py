@@ -378,6 +378,27 @@ def test_the_cli_prints_the_table_with_the_token_from_the_environment(
     assert TOKEN not in out and BRAVE_KEY not in out
 
 
+def test_the_cli_shows_how_many_of_an_engines_keys_rest(
+    engines_url: str, fake: FakeEngines, capsys: pytest.CaptureFixture[str]
+) -> None:
+    second = "brave-test-key-2"
+    fake.faults.pop("brave")
+    fake.key_faults[second] = Fault(status=429, body='{"error": "slow down"}', retry_after="120")
+    settings = mix_settings(engines_url)
+    settings.engines["brave"].api_keys.append(second)
+    with serve_app(create_app(settings)) as url:
+        for query in ("python asyncio", "python asyncio tasks"):  # each key once
+            search(url, query)
+        assert cli_main(["status", "--url", url]) == 0
+        rows = _rows(httpx.get(f"{url}/status.json", timeout=10).json())
+    assert fake.key_counts == {BRAVE_KEY: 2, second: 1}
+    assert rows["brave"]["state"] == "ok"
+    assert rows["brave"]["keys"] == {"configured": 2, "resting": 1}
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.startswith("brave "))
+    assert "2 (1 resting)" in line
+
+
 def test_the_cli_prints_no_control_character_an_engine_sent(
     engines_url: str, fake: FakeEngines, capsys: pytest.CaptureFixture[str]
 ) -> None:

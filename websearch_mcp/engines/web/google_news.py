@@ -1,12 +1,15 @@
 """Google News search as RSS: `GET /rss/search?q=..&hl=..&gl=..&ceid=..`, no key.
 
 A time range is written into the query as Google News reads it (`when:1d`). Items link to
-Google's redirect pages (`news.google.com/rss/articles/...`): kept as given, since the
-publisher's address is not in them; the legacy feed's links carry it as `url=`, which is used.
+Google's redirect pages (`news.google.com/rss/articles/<id>`): kept as given where the ID is
+opaque (the current feeds); the feeds before 2024 wrote the publisher's address into the ID,
+and the legacy feed's links carry it as `url=`: that address is used.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import xml.etree.ElementTree as ET
 from datetime import datetime
 from functools import partial
@@ -20,6 +23,8 @@ from websearch_mcp.errors import EngineCaptcha, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 BLOCKED = "Google 'unusual traffic' CAPTCHA"
+# An article ID of the feeds before 2024, decoded: a protobuf whose field 4 is the address.
+_ARTICLE_HEAD = b"\x08\x13\x22"
 # Markup and text of Google's "unusual traffic" page (served for any Google host, /sorry/).
 _BLOCK_MARKERS = ('id="captcha-form"', "/sorry/index", "unusual traffic from your computer")
 # The country of a bare language tag where it is not the language code in capitals.
@@ -114,11 +119,45 @@ def _hit(item: ET.Element, rank: int, engine: str, now: datetime) -> Hit | None:
 
 
 def _publisher_url(link: str) -> str | None:
-    """The article's own address where a Google link carries it (`news/url?...&url=...`)."""
+    """The article's own address where a Google link carries it: `news/url?...&url=...`, or
+    an article ID that encodes it (`/articles/<id>`)."""
     try:
-        host, _, params = link_parts(link)
+        host, path, params = link_parts(link)
     except ValueError:
         return None
-    if not host.endswith("google.com") or not params:
+    if not host.endswith("google.com"):
         return None
-    return http_url(query_value(params, "url"))
+    _, articles, article_id = path.rpartition("/articles/")
+    if articles:
+        return _encoded_url(article_id)
+    return http_url(query_value(params, "url")) if params else None
+
+
+def _encoded_url(article_id: str) -> str | None:
+    """The address an article ID of the feeds before 2024 holds (base64 of a protobuf whose
+    field 4 is the address), None for the opaque IDs of the current feeds."""
+    try:
+        raw = base64.urlsafe_b64decode(article_id + "=" * (-len(article_id) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    if not raw.startswith(_ARTICLE_HEAD):
+        return None
+    read = _varint(raw, len(_ARTICLE_HEAD))
+    if read is None or read[0] + read[1] > len(raw):
+        return None
+    length, start = read
+    try:
+        return http_url(raw[start : start + length].decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int] | None:
+    """The protobuf varint at `at` (7 bits a byte, low first; a set high bit says another byte
+    follows) and where it ends; None when `data` ends inside it."""
+    value = 0
+    for shift, byte in enumerate(data[at : at + 4]):
+        value |= (byte & 0x7F) << (7 * shift)
+        if byte < 0x80:
+            return value, at + shift + 1
+    return None

@@ -36,7 +36,7 @@ def render_table(report: dict[str, Any]) -> str:
                 _cell(hour["results_per_call"]),
                 _cell(hour["latency_p50_ms"], " ms"),
                 _cell(hour["latency_p95_ms"], " ms"),
-                f"{keys['configured']}/{keys['resting']} resting" if keys["configured"] else "-",
+                f"{keys['configured']} ({keys['resting']} resting)" if keys["configured"] else "-",
                 f"{error['text'][:60]} ({error['at']})" if error else "",
             )
         )
