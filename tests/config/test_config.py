@@ -292,6 +292,26 @@ def test_environment_unknown_key_is_reported() -> None:
         parse_config({}, "test", environ={"WEBSEARCH_MCP_SERVER__PROT": "1"})
 
 
+def test_a_bad_value_from_the_environment_names_its_variable() -> None:
+    # The file does not hold these values: the message sends the reader to the variable.
+    env = {
+        "WEBSEARCH_MCP_SERVER__PORT": "abc",
+        "WEBSEARCH_MCP_SERVER__ALLOWED_HOST": "search.example.com",
+        "WEBSEARCH_MCP_FETCH__ALLOWED_PORTS": "80,70000",
+        "TAVILY_API_KEYS": "tvly-secret",
+        "WEBSEARCH_MCP_ENGINES__TAVILY__WEIGHT": "heavy",
+    }
+    with pytest.raises(ConfigError) as err:
+        parse_config({"server": {"port": 9000}, "search": {"rrf_k": 0}}, "conf.yaml", environ=env)
+    lines = {line.split(":")[0].strip(): line for line in str(err.value).splitlines()[1:]}
+    assert lines["server.port"].endswith("(got 'abc'); from WEBSEARCH_MCP_SERVER__PORT")
+    assert lines["server.allowed_host"].endswith("; from WEBSEARCH_MCP_SERVER__ALLOWED_HOST")
+    assert lines["fetch.allowed_ports.1"].endswith("; from WEBSEARCH_MCP_FETCH__ALLOWED_PORTS")
+    assert lines["engines.tavily.weight"].endswith("; from WEBSEARCH_MCP_ENGINES__TAVILY__WEIGHT")
+    assert "; from" not in lines["search.rrf_k"]  # the file's own mistake
+    assert "tvly-secret" not in str(err.value)
+
+
 def test_invalid_yaml_and_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="invalid YAML"):
         load_config(write(tmp_path, "search: [unclosed\n"))

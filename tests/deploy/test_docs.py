@@ -1,20 +1,26 @@
 """The documentation's shape: a short README whose test command is the one CI runs, a
-benchmarks page of current figures, and every command, option, metric and answer field
-documented."""
+benchmarks page of current figures, every command, option, metric and answer field
+documented, links that lead somewhere, no empty section, and configuration snippets that load."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from websearch_mcp.cli import main as cli_main
+from websearch_mcp.config.loader import read_config_file
 from websearch_mcp.search.answer import ResultOut
+from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.server.metrics import Metrics
+from websearch_mcp.server.middleware.exposure import check_exposure
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+#: The pages a reader follows: the README, the architecture and the manual.
+PAGES = (README, ROOT / "ARCHITECTURE.md", ROOT / "SECURITY.md", *sorted(ROOT.glob("docs/*.md")))
 
 
 def _quick_start_commands() -> list[str]:
@@ -91,3 +97,62 @@ def test_every_field_of_a_web_search_result_is_documented() -> None:
     documented = {name for row in rows for name in re.findall(r"`(?:results\[\])?\.(\w+)`", row)}
     fields = ResultOut.__required_keys__ | ResultOut.__optional_keys__
     assert fields - documented == set()
+
+
+def _prose(page: Path) -> str:
+    """A page without its code blocks, whose `#` lines and brackets are not Markdown."""
+    return re.sub(r"^ *```.*?^ *```", "", page.read_text(encoding="utf-8"), flags=re.M | re.S)
+
+
+def _anchors(page: Path) -> set[str]:
+    """The anchors of a page's headings, as GitHub makes them."""
+    headings = re.findall(r"^#{1,6} (.+)$", _prose(page), re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_every_relative_link_leads_to_a_file_and_heading(page: Path) -> None:
+    broken = []
+    for link in re.findall(r"\]\(([^)\s]+)\)", _prose(page)):
+        if re.match(r"[a-z]+:", link):
+            continue
+        path, _, anchor = link.partition("#")
+        target = (page.parent / path).resolve() if path else page
+        if not target.exists() or (anchor and anchor not in _anchors(target)):
+            broken.append(link)
+    assert broken == []
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_no_heading_is_left_without_text(page: Path) -> None:
+    """A heading is followed by text, or by the subsections it opens."""
+    text = _prose(page)
+    headings = re.findall(r"^(#{1,6}) (.*)$", text, re.M)
+    bodies = re.split(r"^#{1,6} .*$", text, flags=re.M)[1:]
+    following = [*headings[1:], ("#", "")]  # the page's end closes every section
+    empty = [
+        title
+        for (level, title), body, (next_level, _) in zip(headings, bodies, following, strict=True)
+        if not body.strip() and len(next_level) <= len(level)
+    ]
+    assert empty == []
+
+
+def _yaml_snippets() -> list[Any]:
+    """Every ```yaml block of the pages, named by page and place."""
+    return [
+        pytest.param(snippet, id=f"{page.name}-{n}")
+        for page in PAGES
+        for n, snippet in enumerate(
+            re.findall(r"^```yaml\n(.*?)^```", page.read_text(encoding="utf-8"), re.M | re.S)
+        )
+    ]
+
+
+@pytest.mark.parametrize("snippet", _yaml_snippets())
+def test_every_configuration_snippet_passes_check_config(snippet: str, tmp_path: Path) -> None:
+    """What `websearch-mcp check-config` checks, without the environment of the test run."""
+    path = tmp_path / "conf.yaml"
+    path.write_text(snippet, encoding="utf-8")
+    data, source = read_config_file(path)
+    check_exposure(parse_config(data, source, environ={}).server)

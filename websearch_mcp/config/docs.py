@@ -230,12 +230,13 @@ Every key is optional. The configuration is a YAML file given with `--config PAT
 with its default. A number in the file is read as written, as in the environment: a key or
 token such as `0777`, `0x1F` or `1_000` is that text, not the number YAML 1.1 makes of it. An
 unknown key, a key written twice in one mapping or a bad value stops the service at start with
-a message naming the key, the file and what is allowed; `websearch-mcp check-config PATH`
-checks a file without starting anything:
+a message naming the key, the file (and the environment variable, when one set it) and what is
+allowed; `websearch-mcp check-config PATH` checks a file without starting anything:
 
 ```
 invalid configuration in conf.yaml:
-  search.max_resluts: unknown key (allowed: block_domains, deadline_seconds, max_results, ...)
+  server.port: Input should be a valid integer, ... (got 'abc'); from {ENV_PREFIX}SERVER__PORT
+  search.max_resluts: unknown key (allowed: block_domains, breaker, deadline_seconds, ...)
 ```
 
 The environment wins over the file. Any key can be set as

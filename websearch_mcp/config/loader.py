@@ -51,13 +51,18 @@ MAX_SHOWN = 80
 SECTION_ERRORS = frozenset({"dict_type", "model_type", "model_attributes_type"})
 
 
+def _env_path(name: str) -> tuple[str, ...]:
+    """The settings key `WEBSEARCH_MCP_<SECTION>__<KEY>` sets, or `()` for any other variable."""
+    if not name.startswith(ENV_PREFIX) or name in (CONFIG_ENV, TOKENS_ENV):
+        return ()
+    return tuple(part.lower() for part in name[len(ENV_PREFIX) :].split("__") if part)
+
+
 def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
     """Nested dict from `WEBSEARCH_MCP_<SECTION>__<KEY>=value` variables (values parsed as YAML)."""
     tree: dict[str, Any] = {}
     for name, raw in environ.items():
-        if not name.startswith(ENV_PREFIX) or name in (CONFIG_ENV, TOKENS_ENV):
-            continue
-        path = [part.lower() for part in name[len(ENV_PREFIX) :].split("__") if part]
+        path = _env_path(name)
         if not path:
             continue
         try:
@@ -95,6 +100,35 @@ def _secret_vars(environ: dict[str, str]) -> dict[str, Any]:
     return tree
 
 
+def _variables(
+    environ: dict[str, str], key_variables: Mapping[str, str]
+) -> dict[tuple[str, ...], str]:
+    """The variable each key taken from the environment came from, laid over each other as
+    `read_config` lays them over the file (the later one wins)."""
+    found: dict[tuple[str, ...], str] = {
+        ("engines", name, "api_keys"): var
+        for name, var in key_variables.items()
+        if environ.get(var)
+    }
+    for name in environ:
+        if path := _env_path(name):
+            found[path] = name
+    for path, var in ((("server", "auth_tokens"), TOKENS_ENV), (("llm", "api_key"), LLM_KEY_ENV)):
+        if environ.get(var, "").strip():
+            found[path] = var
+    return found
+
+
+def _origin(loc: tuple[Any, ...], variables: Mapping[tuple[str, ...], str]) -> str:
+    """`; from VARIABLE` when the value at `loc` came from the environment, else nothing: a
+    value the file does not hold is looked for in vain there."""
+    parts = tuple(str(part) for part in loc)
+    for end in range(len(parts), 0, -1):
+        if parts[:end] in variables:
+            return f"; from {variables[parts[:end]]}"
+    return ""
+
+
 def deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     """`base` with `extra` laid over it: nested mappings merged key by key, anything else
     replaced."""
@@ -127,7 +161,7 @@ def _allowed(loc: tuple[Any, ...]) -> list[str]:
     return sorted(f.alias or name for name, f in model.model_fields.items())
 
 
-def _error_lines(err: ValidationError) -> list[str]:
+def _error_lines(err: ValidationError, variables: Mapping[tuple[str, ...], str]) -> list[str]:
     lines = []
     for item in err.errors():
         loc = tuple(item["loc"])
@@ -135,7 +169,7 @@ def _error_lines(err: ValidationError) -> list[str]:
         if item["type"] == "extra_forbidden":
             allowed = _allowed(loc)
             hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
-            lines.append(f"{key}: unknown key{hint}")
+            lines.append(f"{key}: unknown key{hint}{_origin(loc, variables)}")
         else:
             got = item.get("input")
             # A value written where a section was expected may be anything (an engine's key
@@ -144,7 +178,7 @@ def _error_lines(err: ValidationError) -> list[str]:
             text = repr(got)
             text = text if len(text) <= MAX_SHOWN else f"{text[: MAX_SHOWN - 3]}..."
             shown = "" if secret or isinstance(got, dict) else f" (got {text})"
-            lines.append(f"{key}: {item['msg']}{shown}")
+            lines.append(f"{key}: {item['msg']}{shown}{_origin(loc, variables)}")
     return lines
 
 
@@ -173,7 +207,8 @@ def read_config(
     try:
         return Settings.model_validate(merged)
     except ValidationError as err:
-        raise ValueError(invalid(source, _error_lines(err))) from None
+        variables = _variables(env, key_variables or {})
+        raise ValueError(invalid(source, _error_lines(err, variables))) from None
 
 
 class _ConfigLoader(yaml.SafeLoader):
