@@ -227,11 +227,12 @@ Every key is optional. The configuration is a YAML file given with `--config PAT
 `127.0.0.1:8338`, with the cache in the user's data directory (`<data dir>` below:
 `$XDG_DATA_HOME/websearch-mcp`, else `~/.local/share/websearch-mcp`).
 [`config/websearch-mcp.example.yaml`](../config/websearch-mcp.example.yaml) shows every key
-with its default. A number in the file is read as written, as in the environment: a key or
-token such as `0777`, `0x1F` or `1_000` is that text, not the number YAML 1.1 makes of it. An
-unknown key, a key written twice in one mapping or a bad value stops the service at start with
-a message naming the key, the file (and the environment variable, when one set it) and what is
-allowed; `websearch-mcp check-config PATH` checks a file without starting anything:
+with its default (its engine blocks are examples). A number in the file is read as written, as
+in the environment: a key or token such as `0777`, `0x1F` or `1_000` is that text, not the
+number YAML 1.1 makes of it. An unknown key, a key written twice in one mapping or a bad value
+stops the service at start with a message naming the key, the file (and the environment
+variable, when one set it) and what is allowed; `websearch-mcp check-config PATH` checks a file
+without starting anything:
 
 ```
 invalid configuration in conf.yaml:
