@@ -312,6 +312,19 @@ def test_a_bad_value_from_the_environment_names_its_variable() -> None:
     assert "tvly-secret" not in str(err.value)
 
 
+def test_a_google_cse_key_without_its_engine_id_is_refused_at_load() -> None:
+    # Sent as it is, the API would refuse it and the key would rest as refused for hours.
+    env = {"GOOGLE_CSE_API_KEYS": "9bc67f2b2ef848ce2:AIza-good,AIza-lone-secret"}
+    with pytest.raises(ConfigError) as err:
+        parse_config(None, "built-in defaults", environ=env)
+    message = str(err.value)
+    assert "engines.google_cse.api_keys.1: google_cse keys must be configured as" in message
+    assert "api_keys.0" not in message
+    assert "AIza-lone-secret" not in message and "AIza-good" not in message
+    good = parse_config(None, "d", environ={"GOOGLE_CSE_API_KEYS": "017576:omuauf:AIza-k"})
+    assert good.engines["google_cse"].api_keys == ["017576:omuauf:AIza-k"]
+
+
 def test_invalid_yaml_and_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="invalid YAML"):
         load_config(write(tmp_path, "search: [unclosed\n"))

@@ -124,6 +124,13 @@ class Engine:
         return found
 
     @classmethod
+    def key_problem(cls, entry: str) -> str | None:
+        """What is wrong with the form of one configured key (never quoting it), or None.
+        Checked when the configuration loads, so that a malformed key is not sent and then
+        rested as refused."""
+        return None
+
+    @classmethod
     def check_status(cls, response: HttpResponse) -> None:
         """Raise the typed error that a non-2xx status means. Engines call this first in `parse`."""
         status = response.status

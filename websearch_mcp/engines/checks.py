@@ -26,8 +26,14 @@ def key_variables() -> dict[str, str]:
 def engine_problems(settings: Settings) -> list[str]:
     """What is wrong with the engines `settings` names, in the order the fixes are needed:
     unknown names in the strategies' lists, then unknown engine blocks, then engines the
-    strategies name but could never ask there. Empty when nothing is."""
-    return _unknown_in_lists(settings) or _unknown_blocks(settings) or _strategy_problems(settings)
+    strategies name but could never ask there, then keys of the wrong form. Empty when nothing
+    is."""
+    return (
+        _unknown_in_lists(settings)
+        or _unknown_blocks(settings)
+        or _strategy_problems(settings)
+        or _key_problems(settings)
+    )
 
 
 def _allowed() -> str:
@@ -80,4 +86,15 @@ def _strategy_problems(settings: Settings) -> list[str]:
                 off.append(f"{name} has no API key")
         if off:
             problems.append(f"{key}: {'; '.join(off)} (engines.<name>)")
+    return problems
+
+
+def _key_problems(settings: Settings) -> list[str]:
+    """Keys an engine could never use as written: by position in the list, never quoted."""
+    problems = []
+    for name, conf in sorted(settings.engines.items()):
+        for index, entry in enumerate(conf.api_keys):
+            problem = ENGINES[name].key_problem(entry)
+            if problem:
+                problems.append(f"engines.{name}.api_keys.{index}: {problem}")
     return problems

@@ -45,11 +45,14 @@ _QUOTA_REASONS = {
 _ELLIPSIS_DATE_RE = re.compile(r"^([A-Za-z]{3,9}\.? \d{1,2}, \d{4}) (?:\.\.\.|…)\s*")
 
 
+PAIR_FORM = "google_cse keys must be configured as '<cx>:<API key>' pairs"
+
+
 def split_credential(entry: str) -> tuple[str, str]:
     """`(cx, key)` from a `"<cx>:<key>"` key-pool entry; the error text never shows the entry."""
     cx, _, key = entry.rpartition(":")
     if not cx.strip() or not key.strip():
-        raise EngineAuthError("google_cse keys must be configured as '<cx>:<API key>' pairs")
+        raise EngineAuthError(PAIR_FORM)
     return cx.strip(), key.strip()
 
 
@@ -104,6 +107,14 @@ class GoogleCSE(Engine):
     supports_language = True
 
     max_num: ClassVar[int] = 10  # the API's maximum per request
+
+    @classmethod
+    def key_problem(cls, entry: str) -> str | None:
+        try:
+            split_credential(entry)
+        except EngineAuthError:
+            return PAIR_FORM
+        return None
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """Parameters: `key`, `cx`, `q`, `num`, `start`, `dateRestrict` (d1..y1), `lr`, `hl`."""
