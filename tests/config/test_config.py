@@ -278,6 +278,26 @@ def test_a_variable_that_reads_as_a_decimal_is_its_text_without_surrounding_spac
     assert settings.llm.api_key == "0777"
 
 
+def test_a_variable_of_plain_text_is_taken_whole() -> None:
+    # YAML would read "::" (every IPv6 address) as a mapping and cut a value at " #"; quotes,
+    # `[...]`, booleans and null keep their YAML meaning.
+    env = {
+        "WEBSEARCH_MCP_SERVER__HOST": "::",
+        "WEBSEARCH_MCP_LLM__API_KEY": "sk-abc #def",
+        "WEBSEARCH_MCP_LLM__MODEL": "'local: small'",
+        "WEBSEARCH_MCP_SEARCH__BLOCK_DOMAINS": "[a.com, b.com]",
+        "WEBSEARCH_MCP_SEARCH__MMR__ENABLED": "false",
+        "WEBSEARCH_MCP_ENGINES__SEARXNG__BASE_URL": "null",
+    }
+    settings = parse_config({}, "test", environ=env)
+    assert settings.server.host == "::"
+    assert settings.llm.api_key == "sk-abc #def"
+    assert settings.llm.model == "local: small"
+    assert settings.search.block_domains == ["a.com", "b.com"]
+    assert settings.search.mmr.enabled is False
+    assert settings.engine("searxng").base_url is None
+
+
 @pytest.mark.parametrize("value", ["0", "65", "many", "1.5", "²"])
 def test_a_bad_worker_count_is_one_line_saying_what_is_allowed(value: str) -> None:
     with pytest.raises(ConfigError) as err:

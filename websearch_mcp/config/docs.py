@@ -241,10 +241,11 @@ invalid configuration in conf.yaml:
 ```
 
 The environment wins over the file. Any key can be set as
-`{ENV_PREFIX}<SECTION>__<KEY>`, nested keys joined by `__`, the value read as YAML
-(`{ENV_PREFIX}SERVER__PORT=9000`, `{ENV_PREFIX}SEARCH__MMR__LAMBDA=0.6`,
-`{ENV_PREFIX}ENGINES__TAVILY__WEIGHT=1.5`); a list may be written with commas
-(`{ENV_PREFIX}SEARCH__BLOCK_DOMAINS=a.com,b.com`, or one item alone:
+`{ENV_PREFIX}<SECTION>__<KEY>`, nested keys joined by `__` (`{ENV_PREFIX}SERVER__PORT=9000`,
+`{ENV_PREFIX}SEARCH__MMR__LAMBDA=0.6`, `{ENV_PREFIX}ENGINES__TAVILY__WEIGHT=1.5`). A value is
+read as YAML where it is quoted, a `[...]` or `{{...}}` collection, a boolean or null; any other
+value is taken whole, as written (`{ENV_PREFIX}SERVER__HOST=::`, a key with ` #` in it). A list
+may be written with commas (`{ENV_PREFIX}SEARCH__BLOCK_DOMAINS=a.com,b.com`, or one item alone:
 `{ENV_PREFIX}FETCH__ALLOWED_PORTS=8443`), and a value that reads as a number is kept as written
 where text is meant (an all-digit token or key, leading zeros included). Secrets have variables
 of their own:

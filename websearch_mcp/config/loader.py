@@ -58,6 +58,29 @@ def _env_path(name: str) -> tuple[str, ...]:
     return tuple(part.lower() for part in name[len(ENV_PREFIX) :].split("__") if part)
 
 
+def _env_value(raw: str) -> Any:
+    """A variable's value: YAML where it is quoted text, a `[...]` or `{...}` collection, a
+    boolean or null; any other text whole, as written. The settings read a number from its text,
+    and so a one-item list (one port, one all-digit token) and a key such as 0777 are not turned
+    into a number; YAML would also cut `abc #def` at its comment and read `::` as a mapping."""
+    text = raw.strip()
+    if not text:
+        return raw
+    try:
+        value = yaml.safe_load(raw)
+    except (yaml.YAMLError, ValueError):  # ValueError: a number of thousands of digits
+        return text
+    if (
+        value is None
+        or isinstance(value, bool)
+        or (isinstance(value, list) and text.startswith("["))
+        or (isinstance(value, dict) and text.startswith("{"))
+        or (isinstance(value, str) and text[0] in "'\"")
+    ):
+        return value
+    return text
+
+
 def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
     """Nested dict from `WEBSEARCH_MCP_<SECTION>__<KEY>=value` variables (values parsed as YAML)."""
     tree: dict[str, Any] = {}
@@ -65,14 +88,7 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
         path = _env_path(name)
         if not path:
             continue
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else raw
-        except (yaml.YAMLError, ValueError):  # ValueError: a number of thousands of digits
-            value = raw
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            # The settings read a number from its text; kept as written, a one-item list (one
-            # port, one all-digit token) and a key such as 0777 are not turned into a number.
-            value = raw.strip()
+        value = _env_value(raw)
         node = tree
         for part in path[:-1]:
             node = node.setdefault(part, {})
