@@ -14,6 +14,7 @@ import random
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -433,6 +434,25 @@ def test_a_key_resting_after_429_is_not_used_before_retry_after(
         clock.advance(1.5)
         assert report(web_search(url, QUERY)["structuredContent"], "brave")["status"] == "ok"
         assert fake.key_counts[KEY_C] == 2
+
+
+def test_a_key_another_search_rested_meanwhile_is_not_tried_next(
+    fake: FakeEngines, engines_url: str, clock: FakeClock
+) -> None:
+    """Two searches at once, each starting at another key: the first finds key 1 rate limited
+    quickly, the second finds key 2 later. The second's next key is then key 1, resting since
+    the first's answer: it is not sent ("A resting key is never used early, across searches")."""
+    fake.key_faults[KEY_A] = Fault(delay=0.3, status=429, retry_after="120")
+    fake.key_faults[KEY_B] = Fault(delay=0.9, status=429, retry_after="120")
+    conf = {"tavily": {"api_keys": [KEY_A, KEY_B]}, "searxng": {}, "wikipedia": {}}
+    settings = settings_for(engines_url, conf, deadline_seconds=2.0)
+    with serving(settings, clock) as url, ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(lambda q: web_search(url, q), [QUERY, f"{QUERY} tutorial"]))
+    tavily = [report(a["structuredContent"], "tavily") for a in answers]
+    assert [t["status"] for t in tavily] == ["rate_limited", "rate_limited"]
+    # Key 1 once (it rested from its answer on), key 2 by both searches (neither knew of its
+    # rest when they sent it).
+    assert fake.key_counts[KEY_A] == 1 and fake.key_counts[KEY_B] == 2
 
 
 def test_a_quota_answer_rests_every_key_and_no_request_is_sent(

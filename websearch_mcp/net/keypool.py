@@ -99,6 +99,13 @@ class KeyPool:
         now = self._clock()
         return [PlannedKey(i, self._keys[i], total) for i in order if until[i] <= now]
 
+    async def still_usable(self, planned: Sequence[PlannedKey]) -> list[PlannedKey]:
+        """Those of `planned` not resting now: another request may have rested one since its
+        plan was made."""
+        until = await self._until()
+        now = self._clock()
+        return [p for p in planned if until[p.index] <= now]
+
     async def resting(self) -> tuple[str, str]:
         """While every key rests: the status to report and why, with the time left.
 

@@ -316,6 +316,7 @@ class EngineCall:
         self.attempts.append(f"{text} (key cooled for {format_seconds(seconds)})")
         self.tried.add(planned.index)
         untried = [p for p in self.plan if p is not None and p.index not in self.tried]
+        untried = await pool.still_usable(untried)  # others may have rested one meanwhile
         if untried:
             self.planned = untried[0]
             return None
