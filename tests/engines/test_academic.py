@@ -173,6 +173,16 @@ def test_arxiv_drops_a_version_suffix_of_several_digits() -> None:
     assert parse(ArXiv(), body)[0].url == "https://arxiv.org/abs/2202.12139"
 
 
+def test_arxiv_feed_declaring_entities_is_refused_without_expanding_them() -> None:
+    # Declared entities may grow a feed a hundredfold (expat's bound); arXiv declares none.
+    body = fixture_bytes("arxiv/search_testing_m10.xml").replace(
+        b"<feed ", b'<!DOCTYPE feed [<!ENTITY t "Testing">]><feed ', 1
+    )
+    body = body.replace(b"Microcontroller Based Testing", b"Microcontroller Based &t;")
+    with pytest.raises(EngineParseError, match="not XML"):
+        parse(ArXiv(), body)
+
+
 def test_arxiv_paper_titled_error_is_a_result() -> None:
     body = fixture_bytes("arxiv/search_testing_m10.xml").replace(
         b"<title>Microcontroller Based Testing of Digital IP-Core</title>", b"<title>Error</title>"

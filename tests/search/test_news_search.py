@@ -5,6 +5,7 @@ Google News, Brave, SearXNG, Serper and SerpApi (shared/fixtures/news) at their 
 from __future__ import annotations
 
 import json
+import tracemalloc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -192,6 +193,37 @@ async def test_a_blocked_or_empty_news_answer_is_that_engines_status(
     assert report["status"] == "blocked" and "unusual traffic" in report["error"]
     assert blocked["partial"] is True and blocked["results"]  # the other engines answered
     assert statuses(answered)["google_news"] == "empty"
+
+
+def entity_feed(expanded: int) -> bytes:
+    """An RSS feed of a few hundred KB whose entity, named in one title over and over, comes to
+    `expanded` bytes: within the 100-fold growth that expat allows a document."""
+    entity, uses = "A" * 1000, expanded // 1000
+    padding = "<!--" + "x" * (uses * 10) + "-->"
+    return (
+        f'<?xml version="1.0"?><!DOCTYPE rss [<!ENTITY a "{entity}">]><rss version="2.0">'
+        f"{padding}<channel><item><title>{'&a;' * uses}</title>"
+        "<link>https://news.example/a</link></item></channel></rss>"
+    ).encode()
+
+
+async def test_a_feed_declaring_entities_is_an_error_and_costs_no_memory(
+    recorded: FakeEngines, engines_url: str
+) -> None:
+    recorded.bodies["google_news"] = Body(entity_feed(60 * 1024 * 1024), content_type=RSS)
+    with serving(news_settings(engines_url)) as url:
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            answer = await search(url, category="news")
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    # The feed is under 1 MiB: it is never expanded into the 60 MiB its entity spells.
+    assert peak - before < 16 * 1024 * 1024
+    report = next(e for e in answer["engines"] if e["name"] == "google_news")
+    assert report["status"] == "error"
+    assert answer["partial"] is True and answer["results"]  # the other engines answered
 
 
 async def test_a_news_answer_is_served_from_the_cache_for_at_most_the_news_ttl(

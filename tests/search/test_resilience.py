@@ -192,6 +192,31 @@ def test_a_broken_engine_never_breaks_the_search(
             assert second["error"].startswith("circuit open after ")
 
 
+# Markup opened and never closed, over and over (a page's text quoted by an engine): each
+# opening was read to the end of the text, a time growing with the square of its length.
+UNCLOSED_MARKUP: dict[str, tuple[str, dict[str, str]]] = {
+    "tags": ("brave", {"snippet_html": "<a" * 80_000}),
+    "highlighting": ("brave", {"snippet_html": "<b " * 30_000}),
+    "markdown_links": ("tavily", {"snippet": "[" * 60_000 + "]("}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNCLOSED_MARKUP))
+def test_unclosed_markup_in_an_engines_text_is_made_plain_in_time(
+    case: str, fake: FakeEngines, engines_url: str, clock: FakeClock
+) -> None:
+    engine, text = UNCLOSED_MARKUP[case]
+    result = {"title": f"{QUERY} guide", "url": f"https://{engine}.example/asyncio", **text}
+    fake.bodies[engine] = Body(render(engine, [result], QUERY)[0])
+    settings = settings_for(engines_url, engines_conf(), deadline_seconds=DEADLINE)
+    with serving(settings, clock) as url:
+        found, took = timed_search(url)
+    assert took < DEADLINE + SLACK
+    answer = found["structuredContent"]
+    assert report(answer, engine)["status"] == "ok"
+    assert_healthy_fused(answer)
+
+
 def test_a_captcha_is_never_retried_and_opens_the_breaker_for_an_hour(
     fake: FakeEngines, engines_url: str, clock: FakeClock
 ) -> None:

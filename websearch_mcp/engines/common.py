@@ -1,14 +1,17 @@
-"""Small pure helpers for engines of either kind: JSON bodies and their error texts, keyed
+"""Small pure helpers for engines of either kind: JSON and XML bodies and their error texts, keyed
 requests, hits, dates, clocks, markdown, and HTML result blocks."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 from urllib.parse import unquote_plus as urllib_unquote_plus
 from urllib.parse import urlsplit
+from xml.parsers import expat
 
 import orjson
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -69,6 +72,33 @@ def object_list(value: Any, what: str, key: str) -> list[dict[str, Any]]:
     if not isinstance(value, list):
         raise EngineParseError(f"{what} answered with {key!r} that is not a list")
     return [item for item in value if isinstance(item, dict)]
+
+
+class _RootReached(Exception):
+    """The root element has begun: the prolog, where entities are declared, is over."""
+
+
+def xml_root(content: bytes) -> ET.Element:
+    """The root element of an XML body; `ET.ParseError` when it is not XML or declares entities.
+
+    Engines' feeds declare none, while expat lets declared entities grow a document a hundred
+    times over: an answer under `MAX_RESPONSE_BYTES` would be read as hundreds of MB. The prolog
+    is checked first, up to the root's start tag; ElementTree never fetches external entities.
+    """
+
+    def declared(*_: object) -> None:
+        raise ET.ParseError("the XML declares entities")
+
+    def root(*_: object) -> None:
+        raise _RootReached
+
+    prolog = expat.ParserCreate()
+    prolog.EntityDeclHandler = declared
+    prolog.StartElementHandler = root
+    # A body that is not XML is ElementTree's to report.
+    with contextlib.suppress(_RootReached, expat.ExpatError):
+        prolog.Parse(content, True)
+    return ET.fromstring(content)
 
 
 def as_float(value: Any) -> float | None:
@@ -301,7 +331,9 @@ def ranked_hits(
 
 # --- Text and HTML ---------------------------------------------------------------------------
 
-_MD_LINK_RE = re.compile(r"\[([^\]]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")
+# A link's text holds no "[" (as in CommonMark, "[a [b](u)" links "b"): so each "[" is read up
+# to the next bracket only, not to the end of the text, in linear time.
+_MD_LINK_RE = re.compile(r"\[([^\[\]]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")
 _MD_HEADING_RE = re.compile(r"(^|\s)#{1,6}(?=\s)")
 _MD_EMPHASIS_RE = re.compile(r"\*\*|__")
 # `*italic*`: a star next to a word's first or last character, not one between words ("2 * 3").

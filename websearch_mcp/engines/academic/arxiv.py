@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import names, normalize_doi
 from websearch_mcp.engines.base import Engine
-from websearch_mcp.engines.common import ranked_hits
+from websearch_mcp.engines.common import ranked_hits, xml_root
 from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineError, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
@@ -117,8 +117,7 @@ class ArXiv(Engine):
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
         """Atom entries -> hits; an error entry raises `EngineError` even with HTTP 200."""
         try:
-            # ElementTree never fetches external entities and expat bounds entity expansion.
-            feed = ET.fromstring(response.content)
+            feed = xml_root(response.content)
         except ET.ParseError:
             self.check_status(response)
             raise EngineParseError("arXiv answered with a body that is not XML") from None

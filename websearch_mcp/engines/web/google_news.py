@@ -16,7 +16,13 @@ from functools import partial
 from typing import Any
 
 from websearch_mcp.engines.base import Engine
-from websearch_mcp.engines.common import http_url, link_parts, query_value, ranked_hits
+from websearch_mcp.engines.common import (
+    http_url,
+    link_parts,
+    query_value,
+    ranked_hits,
+    xml_root,
+)
 from websearch_mcp.engines.news import GOOGLE_WHEN, news_hit, news_time, without_source
 from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineCaptcha, EngineParseError
@@ -97,8 +103,7 @@ class GoogleNews(Engine):
 def _feed(response: HttpResponse) -> ET.Element | None:
     """The RSS document, or None when the body is not one."""
     try:
-        # ElementTree never fetches external entities and expat bounds entity expansion.
-        root = ET.fromstring(response.content)
+        root = xml_root(response.content)
     except ET.ParseError:
         return None
     return root if root.tag == "rss" else None
