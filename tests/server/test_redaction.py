@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import io
+import json
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import quote, quote_plus
 
 import httpx
 import pytest
 
 from testing import fake_academic, fake_engines
-from testing.fake_engines import FakeEngines, serve_fake_engines
+from testing.fake_engines import FakeEngines, Fault, serve_fake_engines
+from testing.fake_llm import FakeLLM
 from testing.server_helpers import MCP_HEADERS, results_for, tool_call
 from testing.serving import serve_app
 from websearch_mcp.engines.registry import ENGINES
@@ -110,6 +113,92 @@ def test_every_configured_secret_is_listed_in_the_forms_it_is_sent_in() -> None:
     ):
         assert secret in secrets, secret
     assert "re%2Fdis-PLANTED-2" in secrets  # as written in the URL too
+
+
+def test_passwords_in_base_urls_are_listed_as_secrets() -> None:
+    settings = parse_config(
+        {
+            "engines": {"searxng": {"base_url": "http://admin:sx%2FPLANTED-1@127.0.0.1:8/"}},
+            "llm": {"base_url": "http://u:llm-PLANTED-2@127.0.0.1:7/v1", "model": "m"},
+            "fetch": {"reader_base_url": "http://u:reader-PLANTED-3@127.0.0.1:5"},
+        },
+        "test",
+        environ={},
+    )
+    secrets = settings.secrets()
+    for secret in ("sx/PLANTED-1", "sx%2FPLANTED-1", "llm-PLANTED-2", "reader-PLANTED-3"):
+        assert secret in secrets, secret
+
+
+def test_a_password_in_the_model_url_is_absent_from_the_debug_log(
+    log_stream: io.StringIO,
+) -> None:
+    password = "llm-PLANTED-password-8"
+    llm = FakeLLM()
+    with serve_fake_engines(FakeEngines(results_for)) as web, serve_app(llm.app) as model:
+        settings = parse_config(
+            {
+                "engines": {
+                    **{name: {"enabled": False} for name in ENGINES},
+                    "searxng": {
+                        "enabled": True,
+                        "base_url": fake_engines.base_urls(web)["searxng"],
+                    },
+                },
+                "search": {"deadline_seconds": 5},
+                "cache": {"backend": "none"},
+                # A model server behind HTTP Basic authentication.
+                "llm": {"base_url": model.replace("//", f"//u:{password}@") + "/v1", "model": "m"},
+            },
+            "test",
+            environ={},
+        )
+        configure_logging("text", "debug", settings.secrets(), stream=log_stream)
+        with serve_app(create_app(settings)) as url, httpx.Client(timeout=30) as http:
+            body = tool_call({"query": "python asyncio", "summarize": True})
+            answer = http.post(f"{url}/mcp", headers=MCP_HEADERS, json=body).json()["result"]
+    assert answer["structuredContent"]["summary"] and llm.requests  # the model was asked
+    log = log_stream.getvalue()
+    assert "HTTP Request: POST http://u:***@127.0.0.1:" in log
+    assert password not in log
+
+
+def test_an_engine_error_quoting_its_request_url_holds_no_key(tmp_path: Path) -> None:
+    key = planted_key("serpapi")
+    # The API answers a server error quoting the URL it was asked, the key percent-encoded.
+    echo = json.dumps({"error": f"upstream failed for /search.json?api_key={quote_plus(key)}"})
+    fake = FakeEngines(results_for, faults={"serpapi": Fault(status=500, body=echo)})
+    with serve_fake_engines(fake) as web:
+        settings = parse_config(
+            {
+                "engines": {
+                    **{name: {"enabled": False} for name in ENGINES},
+                    "searxng": {
+                        "enabled": True,
+                        "base_url": fake_engines.base_urls(web)["searxng"],
+                    },
+                    "serpapi": {
+                        "enabled": True,
+                        "api_keys": [key],
+                        "base_url": f"{web}/other/serpapi",
+                    },
+                },
+                "search": {"deadline_seconds": 5, "retry": {"retries": 0}},
+                "cache": {"backend": "sqlite", "path": str(tmp_path / "cache.sqlite3")},
+            },
+            "test",
+            environ={},
+        )
+        with serve_app(create_app(settings)) as url, httpx.Client(timeout=30) as http:
+            body = tool_call({"query": "python asyncio"})
+            answer = http.post(f"{url}/mcp", headers=MCP_HEADERS, json=body).json()["result"]
+    reports = {e["name"]: e for e in answer["structuredContent"]["engines"]}
+    assert "upstream failed" in reports["serpapi"]["error"]  # the API's text is reported
+    stored = b"".join(path.read_bytes() for path in tmp_path.iterdir())
+    assert b"upstream failed" in stored  # the partial answer was cached with its reports
+    for form in every_form("serpapi", key):
+        assert form not in json.dumps(answer), f"the answer holds the key as {form!r}"
+        assert form.encode() not in stored, f"the cache file holds the key as {form!r}"
 
 
 def test_the_longest_secret_is_masked_first() -> None:

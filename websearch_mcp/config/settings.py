@@ -40,8 +40,8 @@ class Settings(Section):
 
     def secrets(self) -> tuple[str, ...]:
         """Every secret held here in every form it is sent in, longest first: bearer tokens,
-        API keys (and each half of a combined `<cx>:<key>` entry), passwords inside URLs, each
-        also percent-encoded as it appears in a request URL."""
+        API keys (and each half of a combined `<cx>:<key>` entry), passwords inside URLs (proxies,
+        Redis, base URLs), each also percent-encoded as it appears in a request URL."""
         found: list[str] = [*self.server.auth_tokens]
         for engine in self.engines.values():
             for key in engine.api_keys:
@@ -51,8 +51,11 @@ class Settings(Section):
         for value in (self.llm.api_key, self.fetch.reader_api_key):
             if value:
                 found.append(value)
-        proxies = [e.proxy for e in self.engines.values() if isinstance(e.proxy, str)]
-        for url in (self.cache.redis_url, self.proxy.url, *proxies):
+        # A base URL may hold a password as well (a SearXNG or a model behind basic auth).
+        urls = [self.cache.redis_url, self.proxy.url, self.llm.base_url, self.fetch.reader_base_url]
+        for engine in self.engines.values():
+            urls += [engine.base_url, engine.proxy if isinstance(engine.proxy, str) else None]
+        for url in urls:
             password = urlsplit(url).password if url else None
             if password:
                 found.extend((password, unquote(password)))

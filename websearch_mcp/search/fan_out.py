@@ -85,7 +85,9 @@ class Orchestrator:
             name: configure(engine_cls, settings, env, store, clock, self._client)
             for name, engine_cls in ENGINES.items()
         }
-        secrets = tuple(key for run in self.runs.values() for key in run.keys if key)
+        # Every form of every secret: an API's error text may quote its request URL, where a
+        # key is percent-encoded, and a failure may name a base URL with a password.
+        secrets = settings.secrets()
         retry = settings.search.retry
         self._kit = CallKit(
             backoff=Backoff(retry.retries, retry.base_seconds, retry.max_seconds),
