@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -350,6 +351,30 @@ def test_invalid_yaml_and_missing_file(tmp_path: Path) -> None:
         load_config(write(tmp_path, "search: [unclosed\n"))
     with pytest.raises(ConfigError, match="cannot read configuration file"):
         load_config(tmp_path / "absent.yaml")
+
+
+@pytest.mark.parametrize(
+    ("key", "url", "problem"),
+    [
+        (("cache", "redis_url"), "redis://:pw-secret@127.0.0.1:99999/0", "its port is not 0-65535"),
+        (("proxy", "url"), "http://user:pw-secret@proxy:pw/", "its port is not 0-65535"),
+        (("llm", "base_url"), "http://u:pw-secret@[::1/v1", "its [IPv6] host is malformed"),
+        (("engines", "searxng", "base_url"), "http://[pw-secret]", "its [IPv6] host is malformed"),
+    ],
+)
+def test_a_url_whose_host_or_port_does_not_read_is_refused_without_showing_it(
+    key: tuple[str, ...], url: str, problem: str
+) -> None:
+    # Found at the first search, it was a traceback (`search`) or a failure on every call.
+    data: dict[str, Any] = {"cache": {"backend": "redis"}} if key[0] == "cache" else {}
+    node = data
+    for part in key[:-1]:
+        node = node.setdefault(part, {})
+    node[key[-1]] = url
+    with pytest.raises(ConfigError) as err:
+        parse_config(data, "conf.yaml", environ={})
+    assert f"{'.'.join(key)}: Value error, is not a valid URL: {problem}" in str(err.value)
+    assert "pw-secret" not in str(err.value)
 
 
 def test_check_config_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -71,9 +72,21 @@ def starts_with(
     def check(value: Any) -> Any:
         if isinstance(value, str) and not value.startswith(schemes):
             raise ValueError(f"must start with {shown}{hint}")
+        if isinstance(value, str):
+            _check_address(value)
         return value.rstrip("/") if strip and value else value
 
     return AfterValidator(check)
+
+
+def _check_address(url: str) -> None:
+    """A URL's host and port must read, here rather than at its first use. Its text is never
+    quoted: a URL may hold a password."""
+    try:
+        _ = urlsplit(url).port  # reading the port checks it, and the host in brackets
+    except ValueError as err:
+        what = "its [IPv6] host is malformed" if "IPv6" in str(err) else "its port is not 0-65535"
+        raise ValueError(f"is not a valid URL: {what}") from None
 
 
 def each(check: Callable[[str], Any]) -> AfterValidator:
