@@ -480,6 +480,29 @@ def test_a_key_another_search_rested_meanwhile_is_not_tried_next(
     assert fake.key_counts[KEY_A] == 1 and fake.key_counts[KEY_B] == 2
 
 
+def test_a_retry_does_not_send_a_key_another_search_rested_meanwhile(
+    fake: FakeEngines, engines_url: str, clock: FakeClock
+) -> None:
+    """The first search waits to retry key 1 after a 503; meanwhile a second search finds both
+    keys rate limited and rests them. The retry is not sent with the resting key."""
+    fake.key_faults[KEY_A] = Fault(status=503, retry_after="2")
+    conf = {"tavily": {"api_keys": [KEY_A, KEY_B]}, "searxng": {}, "wikipedia": {}}
+    settings = settings_for(engines_url, conf, deadline_seconds=4.0)
+    with serving(settings, clock) as url, ThreadPoolExecutor(1) as pool:
+        first = pool.submit(web_search, url, QUERY)
+        deadline = time.monotonic() + 5
+        while fake.key_counts.get(KEY_A, 0) < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        limited = Fault(status=429, retry_after="120")
+        fake.key_faults[KEY_A] = fake.key_faults[KEY_B] = limited
+        second = report(web_search(url, f"{QUERY} tutorial")["structuredContent"], "tavily")
+        tavily = report(first.result()["structuredContent"], "tavily")
+    assert second["status"] == "rate_limited"
+    assert fake.key_counts == {KEY_A: 2, KEY_B: 1}
+    assert tavily["status"] == "rate_limited"
+    assert "every key is resting" in tavily["error"]
+
+
 def test_a_quota_answer_rests_every_key_and_no_request_is_sent(
     fake: FakeEngines, engines_url: str, clock: FakeClock
 ) -> None:

@@ -299,7 +299,7 @@ class EngineCall:
             if wait is not None:
                 self.attempts.append(f"{self._label}{text} (retried after {wait:.2g} s)")
                 await self._pause(wait)
-                return None
+                return await self._key_for_retry()
         self.attempts.append(f"{self._label}{text}")
         if self.run.breaker is not None:
             await self.run.breaker.failure(cause, text, err.retry_after)
@@ -329,6 +329,20 @@ class EngineCall:
             return self._report(*await pool.resting())
         self.planned, self.tried = self.plan[0], set()
         return None
+
+    async def _key_for_retry(self) -> Outcome | None:
+        """Before a retry: the key in use, unless another search rested it meanwhile; then the
+        next key not resting, or the end (None: retry)."""
+        pool, planned = self.run.pool, self.planned
+        if pool is None or planned is None or await pool.still_usable([planned]):
+            return None
+        self.tried.add(planned.index)
+        untried = [p for p in self.plan if p is not None and p.index not in self.tried]
+        untried = await pool.still_usable(untried)
+        if untried:
+            self.planned = untried[0]
+            return None
+        return self._report(*await pool.resting())
 
     async def _key_recovery(self, pool: KeyPool, refused: KeyRefused) -> float | None:
         """After every key failed: how long to wait for one to recover, or None to give up.
