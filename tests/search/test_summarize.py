@@ -6,6 +6,8 @@ End to end: real uvicorn serving the app, fake engines and a fake OpenAI-compati
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 import logging
 import socket
@@ -35,6 +37,7 @@ from websearch_mcp.search.service import SearchService
 from websearch_mcp.search.summary import (
     CLOSE_MARK,
     OPEN_MARK,
+    SharedProgress,
     Summarizer,
     build_messages,
     with_sources,
@@ -202,6 +205,26 @@ async def test_streamed_text_is_reported_as_it_arrives(llm: FakeLLM, llm_url: st
     sizes = [size for size, _ in seen]
     assert len(sizes) > 5 and sizes == sorted(sizes) and sizes[-1] == len(STREAMED)
     assert "authorization" not in llm.headers[0]
+
+
+async def test_a_call_joining_a_summary_late_hears_the_text_so_far_with_the_next_part() -> None:
+    progress = SharedProgress()
+    first: list[tuple[int, str]] = []
+    late: list[tuple[int, str]] = []
+
+    async def hear(into: list[tuple[int, str]], size: int, delta: str) -> None:
+        into.append((size, delta))
+
+    progress.join(functools.partial(hear, first))
+    await progress(8, "asyncio ")
+    await progress(12, "runs")
+    progress.join(functools.partial(hear, late))
+    await progress(23, " coroutines")
+    assert first == [(8, "asyncio "), (12, "runs"), (23, " coroutines")]
+    assert late == [(23, "asyncio runs coroutines")]
+    progress.leave(functools.partial(hear, first))  # not the listener that joined: no effect
+    await progress(27, " now")
+    assert first[-1] == (27, " now") and late[-1] == (27, " now")
 
 
 async def test_a_streamed_character_cut_in_half_is_a_replacement_mark(
@@ -568,6 +591,31 @@ async def test_summary_progress_streams_to_a_client_that_asks(
     assert "".join(message or "" for _, message in updates) == STREAMED
     progress = [value for value, _ in updates]
     assert len(progress) > 5 and progress == sorted(progress) and progress[-1] == len(STREAMED)
+
+
+async def test_identical_calls_at_once_each_get_the_summary_progress(
+    engines_url: str, llm: FakeLLM, llm_url: str
+) -> None:
+    """Two identical calls share one completion (one model request), and each caller that
+    asked for progress is told of it, the one that joined the other's summary too."""
+    updates: dict[int, list[tuple[float, str | None]]] = {0: [], 1: []}
+
+    def listener(caller: int) -> Any:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            updates[caller].append((progress, message))
+
+        return on_progress
+
+    arguments = {"query": QUERY, "intent": "code"}
+    with serve_app(create_app(make_settings(engines_url, llm_url))) as url:
+        outcomes = await asyncio.gather(
+            *(call(url, arguments, progress_callback=listener(caller)) for caller in (0, 1))
+        )
+    assert llm.count(stream=True) == 1
+    for caller, outcome in enumerate(outcomes):
+        assert outcome.structured_content["summary"].startswith(STREAMED)
+        assert "".join(message or "" for _, message in updates[caller]) == STREAMED
+        assert updates[caller][-1][0] == len(STREAMED)
 
 
 def _progress_call(token: int | None) -> dict[str, Any]:

@@ -52,7 +52,7 @@ from websearch_mcp.search.fan_out import EngineRun, Orchestrator
 from websearch_mcp.search.pages import Pages
 from websearch_mcp.search.read_pages import read_results
 from websearch_mcp.search.single_flight import SingleFlight
-from websearch_mcp.search.summary import ProgressFn, Summarizer
+from websearch_mcp.search.summary import ProgressFn, SharedProgress, Summarizer
 
 #: Statuses that mean an engine was asked and did not answer.
 FAILED_STATUSES = frozenset({"error", "timeout", "blocked", "rate_limited"})
@@ -137,6 +137,8 @@ class SearchService:
         self.summary_fingerprint = config_fingerprint(__version__, settings.llm)
         # Searches and summaries, by cache key.
         self._in_flight = SingleFlight()
+        # The progress of each summary in flight, by its cache key, told to every call sharing it.
+        self._progress: dict[str, SharedProgress] = {}
         self._fan_outs = 0  # fresh searches waiting for their engines in this process
         #: Told every fresh search's engine reports once, however many requests shared it
         #: (the metrics' engine calls).
@@ -234,8 +236,20 @@ class SearchService:
             {"intent": intent, "model": self.settings.llm.model, "results": cited},
             self.summary_fingerprint,
         )
-        fresh = functools.partial(self._fresh_summary, summarizer, answer, intent, key, on_progress)
-        return await self._in_flight.run(key, fresh)
+        # Every call sharing the completion hears its progress, not only the one that began it
+        # (a flight just ending has none left to tell). No await until `run` has joined or begun.
+        if self._in_flight.running(key):
+            progress = self._progress.get(key)
+        else:
+            progress = self._progress[key] = SharedProgress()
+        if progress is not None and on_progress is not None:
+            progress.join(on_progress)
+        fresh = functools.partial(self._fresh_summary, summarizer, answer, intent, key, progress)
+        try:
+            return await self._in_flight.run(key, fresh)
+        finally:
+            if progress is not None and on_progress is not None:
+                progress.leave(on_progress)
 
     async def _fresh_summary(
         self,
@@ -243,26 +257,30 @@ class SearchService:
         answer: SearchOut,
         intent: str | None,
         key: str,
-        on_progress: ProgressFn | None,
+        progress: SharedProgress | None,
     ) -> Summary:
         """The cached summary, else one from the model (stored; a failure is not)."""
-        hit = await self.cache.get("summary", key)
-        if hit is not None and isinstance(hit.value.get("summary"), str):
-            return {"summary": hit.value["summary"]}
-        # The summary waits no longer than the engines may: a call ends within two deadlines.
-        budget = min(self.settings.llm.timeout_seconds, self.settings.search.deadline_seconds)
-        outcome = await summarizer.summarize(
-            answer["query"],
-            intent,
-            answer["results"],
-            budget_seconds=budget,
-            on_progress=on_progress,
-        )
-        if outcome.text is None:
-            return {"summary_error": outcome.error}
-        ttl = self.settings.cache.partial_ttl_seconds if answer["partial"] else None
-        await self.cache.set("summary", key, {"summary": outcome.text}, ttl_seconds=ttl)
-        return {"summary": outcome.text}
+        try:
+            hit = await self.cache.get("summary", key)
+            if hit is not None and isinstance(hit.value.get("summary"), str):
+                return {"summary": hit.value["summary"]}
+            # The summary waits no longer than the engines may: a call ends within two deadlines.
+            budget = min(self.settings.llm.timeout_seconds, self.settings.search.deadline_seconds)
+            outcome = await summarizer.summarize(
+                answer["query"],
+                intent,
+                answer["results"],
+                budget_seconds=budget,
+                on_progress=progress,
+            )
+            if outcome.text is None:
+                return {"summary_error": outcome.error}
+            ttl = self.settings.cache.partial_ttl_seconds if answer["partial"] else None
+            await self.cache.set("summary", key, {"summary": outcome.text}, ttl_seconds=ttl)
+            return {"summary": outcome.text}
+        finally:
+            if self._progress.get(key) is progress:
+                del self._progress[key]
 
     async def academic_search(self, args: AcademicSearchArgs) -> PapersOut:
         """Fan out to the academic indexes, merge the papers they share, rank and shape the

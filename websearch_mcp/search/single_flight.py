@@ -32,6 +32,10 @@ class SingleFlight:
             self.joins += 1
         return await asyncio.shield(flight)
 
+    def running(self, key: str) -> bool:
+        """Whether work for `key` is in flight: a `run` for it now joins that work."""
+        return key in self._flights
+
     async def cancel(self) -> None:
         """Cancel the work in flight and wait for it to end (the service is closing: what it
         would go on to ask or store goes to pools and a cache already closed)."""

@@ -427,6 +427,30 @@ def _chunk(event: dict[str, Any]) -> tuple[str, bool]:
     return text, ends
 
 
+class SharedProgress:
+    """The progress of one summary that identical calls share: each part goes to every call
+    listening, and one that joined late first hears, with the next part, the text so far."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._told: dict[ProgressFn, int] = {}  # listener -> how many parts it has heard
+
+    def join(self, listener: ProgressFn) -> None:
+        self._told[listener] = 0
+
+    def leave(self, listener: ProgressFn) -> None:
+        self._told.pop(listener, None)
+
+    async def __call__(self, size: int, delta: str) -> None:
+        self._parts.append(delta)
+        for listener, told in list(self._told.items()):
+            if listener not in self._told:  # left while another was told
+                continue
+            self._told[listener] = len(self._parts)
+            if await _report(listener, size, "".join(self._parts[told:])) is None:
+                self.leave(listener)
+
+
 async def _report(on_progress: ProgressFn, size: int, delta: str) -> ProgressFn | None:
     """Pass progress on; the reporter itself, or None once it failed (progress is a courtesy:
     a client that went away must not cost the summary)."""
