@@ -3,16 +3,19 @@ decompression bombs, slow bodies and unsupported types."""
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import functools
 import gzip
 import socket
 import ssl
+import threading
 import time
 import tracemalloc
 import zlib
 from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 import pytest
 
@@ -25,7 +28,14 @@ from testing.fetch_helpers import (
     tls_files,
     wait_for,
 )
-from websearch_mcp.fetch import FetchError, FetchRefused, FetchUnsupported, client, fetch_page
+from websearch_mcp.fetch import (
+    FetchError,
+    FetchRefused,
+    FetchTimeout,
+    FetchUnsupported,
+    client,
+    fetch_page,
+)
 from websearch_mcp.fetch.decoding import CappedDecoder, capped_chunks
 from websearch_mcp.fetch.ssrf import parse_address
 
@@ -304,6 +314,53 @@ async def test_read_timeout_when_the_server_goes_quiet(server: LocalServer) -> N
     settings = settings_for(server, read_timeout_seconds=0.3)
     with pytest.raises(FetchError, match="timed out: the server stopped sending"):
         await fetch_page(server.url("/silent"), settings=settings)
+
+
+#: Names under this domain never resolve: their lookups hang, as behind a silent name server.
+UNANSWERED = ".unanswered.test"
+
+
+@pytest.fixture
+def silent_dns(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """The C library's lookups of names under `UNANSWERED` hang until the event is set (a name
+    server that never answers, which a hostile domain can have); other names resolve as usual."""
+    release = threading.Event()
+    real = socket.getaddrinfo
+
+    def lookup(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(host, str) and host.endswith(UNANSWERED):
+            release.wait(30)
+            raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    yield release
+    release.set()
+
+
+async def test_names_that_never_resolve_hold_up_no_other_page_or_lookup(
+    server: LocalServer, silent_dns: threading.Event
+) -> None:
+    # Each page times out, but its lookup goes on in a thread until the resolver gives up.
+    # Many at once (a hostile site's links, read: 10 over several searches) must not take the
+    # threads that other pages and the engines' own lookups run in.
+    server.routes["/notes.txt"] = page("Notes on the northern rivers.", "text/plain")
+    settings = settings_for(server, timeout_seconds=1.0)
+    hung = [f"http://h{i}{UNANSWERED}:{server.port}/" for i in range(40)]
+    try:
+        outcomes = await asyncio.gather(
+            *(fetch_page(url, settings=settings) for url in hung), return_exceptions=True
+        )
+        assert all(isinstance(outcome, FetchTimeout) for outcome in outcomes), outcomes
+        started = time.monotonic()
+        async with asyncio.timeout(5):
+            result = await fetch_page(server.url("/notes.txt"), settings=settings)
+            # How engine requests look their hosts up (httpx over anyio, in asyncio's threads).
+            await asyncio.get_running_loop().getaddrinfo("localhost", server.port)
+        assert result["content"] == "Notes on the northern rivers."
+        assert time.monotonic() - started < settings.timeout_seconds + 1
+    finally:
+        silent_dns.set()
 
 
 @pytest.mark.parametrize(

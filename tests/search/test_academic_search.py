@@ -491,3 +491,17 @@ async def test_the_text_says_when_relevance_is_uncertain(fake: FakeAcademic, ser
     answer = result.structured_content
     assert answer["note"].startswith("relevance is uncertain")
     assert f"Note: {answer['note']}." in result.content[0].text
+
+
+def test_searxng_science_results_keep_a_date_of_year_or_month_precision(
+    fake: FakeAcademic, server: str
+) -> None:
+    # dblp dates its records by year, PubMed often by month ("2004 Feb"): SearXNG clients get
+    # the first day of that year or month, as SearXNG writes such dates.
+    fake.bodies["dblp"] = fixture_bytes("dblp/publ_search_test_star_h1.json")
+    fake.bodies["pubmed.esearch"] = fixture_bytes("pubmed/esearch_mdat_range_usehistory.json")
+    fake.bodies["pubmed.esummary"] = fixture_bytes("pubmed/esummary_pubmed_14760269.json")
+    params = {"q": "test pressure", "categories": "science", "engines": "dblp,pubmed"}
+    body = httpx.get(f"{server}/search", params=params, timeout=10).json()
+    dates = {r["engine"]: r["publishedDate"] for r in body["results"]}
+    assert dates == {"dblp": "2005-01-01T00:00:00", "pubmed": "2004-02-01T00:00:00"}

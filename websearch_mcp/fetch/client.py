@@ -17,6 +17,7 @@ import logging
 import socket
 import ssl
 from collections.abc import Awaitable, Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from email.message import Message
 
@@ -59,10 +60,18 @@ class RawPage:
     body: bytes
 
 
+#: Threads of their own for the lookups of page hosts. A page's lookup goes on after its fetch
+#: has timed out, until the resolver gives up: with asyncio's default executor, a few hosts whose
+#: name servers never answer would hold every thread that engine lookups and text extraction
+#: need. Here they hold these only; a lookup still queued when its fetch ends is dropped.
+_LOOKUPS = ThreadPoolExecutor(16, thread_name_prefix="websearch-page-lookup")
+
+
 async def system_resolver(host: str, port: int) -> list[str]:
     """The addresses the system resolver gives for a host, in its order of preference."""
     loop = asyncio.get_running_loop()
-    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    lookup = functools.partial(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+    infos = await loop.run_in_executor(_LOOKUPS, lookup)
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 

@@ -10,6 +10,7 @@ sent to `/`, redirected here as SearXNG redirects it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -37,6 +38,8 @@ from websearch_mcp.server.arguments import (
 CATEGORIES = ("general", "news", "science")
 MAX_PAGENO = 1000
 _NO_LANGUAGE = frozenset({"", "all", "auto"})
+# Papers are often dated by their year (dblp) or month (PubMed's "2004 Feb") only.
+_YEAR_OR_MONTH = re.compile(r"^\d{4}(?:-\d{2})?$")
 #: SearXNG's own words for an engine that did not answer.
 _REASONS = {"timeout": "timeout", "rate_limited": "too many requests", "error": "error"}
 
@@ -96,13 +99,16 @@ def parse_params(
 
 
 def published_date(value: str | None) -> str | None:
-    """`2026-11-02` as SearXNG writes dates (`2026-11-02T00:00:00`); None when unreadable."""
+    """`2026-11-02` as SearXNG writes dates (`2026-11-02T00:00:00`); a paper dated by its year
+    or month (`2005`, `2004-02`) by the first day of it; None when unreadable."""
     if not value:
         return None
     try:
         return datetime.fromisoformat(value).isoformat()
     except ValueError:
         pass
+    if _YEAR_OR_MONTH.match(value):
+        value = f"{value}-01-01"[:10]
     try:
         return f"{date.fromisoformat(value).isoformat()}T00:00:00"
     except ValueError:
