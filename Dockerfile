@@ -40,8 +40,9 @@ USER 10001:10001
 WORKDIR /data
 VOLUME ["/data", "/config"]
 EXPOSE 8338
-# The slim image has no curl: the probe is Python's own HTTP client.
+# The slim image has no curl: the probe is Python's own HTTP client, without proxies (the
+# HTTP_PROXY an operator sets for the engines cannot reach this container's 127.0.0.1).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('WEBSEARCH_MCP_SERVER__PORT', '8338'), timeout=4)"]
+    CMD ["python", "-c", "import os, urllib.request as u; u.build_opener(u.ProxyHandler({})).open('http://127.0.0.1:%s/healthz' % os.environ.get('WEBSEARCH_MCP_SERVER__PORT', '8338'), timeout=4)"]
 ENTRYPOINT ["websearch-mcp"]
 CMD ["serve"]

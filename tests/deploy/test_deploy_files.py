@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import os
 import re
 import shutil
 import socket
@@ -112,6 +113,32 @@ def test_healthcheck_probe_is_valid_python() -> None:
     argv = yaml.safe_load(command.group(1))
     assert argv[:2] == ["python", "-c"]
     compile(argv[2], "healthcheck", "exec")
+
+
+def test_healthcheck_probe_asks_the_server_directly_whatever_the_proxy_variables_say() -> None:
+    """The image's probe, run as Docker runs it, against the real app: the proxy variables an
+    operator sets for the engines (in .env, or Docker's own proxy settings) are in the
+    container's environment, and no proxy can reach the container's 127.0.0.1."""
+    health = next(arg for op, arg in _instructions() if op == "HEALTHCHECK")
+    command = re.search(r"CMD (\[.*\])", health)
+    assert command is not None
+    argv = [sys.executable, *yaml.safe_load(command.group(1))[1:]]
+    proxies = {
+        name: "http://127.0.0.1:9"  # nothing listens: a request sent there fails
+        for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+    }
+    with serve_app(create_app(settings_for("http://127.0.0.1:9"))) as url:
+        port = url.rsplit(":", 1)[1]
+        env = {"PATH": os.environ.get("PATH", ""), "WEBSEARCH_MCP_SERVER__PORT": port}
+        assert _probe(argv, env).returncode == 0
+        probe = _probe(argv, {**env, **proxies, "NO_PROXY": "127.0.0.0/8"})
+        assert probe.returncode == 0, probe.stderr
+    # Nothing listens there any more: the probe says so.
+    assert _probe(argv, {**env, **proxies}).returncode != 0
+
+
+def _probe(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30, check=False)
 
 
 def test_dockerignore_keeps_secrets_and_clutter_out() -> None:
@@ -298,6 +325,20 @@ def test_scale_profile_runs_redis_replicas_and_a_balancer() -> None:
         assert directive in server, directive
     mcp = _nginx_block("location /mcp {")
     assert "proxy_buffering off" in mcp and "proxy_pass http://websearch" in mcp
+
+
+def test_containers_beside_the_single_service_reach_the_balancer_by_name() -> None:
+    """docs/tools.md: a container on the project's Compose network (Open WebUI) asks
+    `websearch:8338`, or `balancer:8338` with the scale profile: the balancer must be on that
+    network too, not only on the replicas' own."""
+    services = yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))["services"]
+
+    def networks(name: str) -> set[str]:
+        return set(services[name].get("networks") or ["default"])
+
+    assert networks("websearch") == {"default"}
+    assert networks("websearch") <= networks("balancer")
+    assert "default" not in networks("websearch-replica") | networks("redis")
 
 
 def _nginx() -> str:
