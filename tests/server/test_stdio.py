@@ -24,7 +24,7 @@ from mcp import Client, StdioServerParameters
 from testing.config_files import write_config
 from testing.fake_engines import FakeEngines, Fault
 from testing.fake_llm import STREAMED, FakeLLM
-from testing.server_helpers import INITIALIZE, tool_call
+from testing.server_helpers import INITIALIZE, text_of, tool_call
 from testing.serving import serve_app
 from websearch_mcp.server.stdio import stdout_to_stderr
 
@@ -89,6 +89,24 @@ async def test_summaries_over_stdio_when_a_model_is_configured(
     answer = result.structured_content
     assert answer is not None and answer["summary"].startswith(STREAMED)
     assert answer["results"] and llm.requests
+
+
+async def test_a_number_of_thousands_of_digits_is_refused_naming_the_argument(
+    config_file: Path,
+) -> None:
+    """As over HTTP: the call is answered with the argument and its range, not dropped unread
+    (the SDK's JSON parser refuses such a number), leaving the client waiting for ever."""
+    huge = 10**4400 - 1  # 4400 nines: more than the SDK's parser reads
+    exe, *args = command(config_file)
+    async with Client(StdioServerParameters(command=exe, args=args), read_timeout_seconds=10) as (
+        client
+    ):
+        refused = await client.call_tool("web_search", {"query": "asyncio", "max_results": huge})
+        answer = await client.call_tool("web_search", {"query": "asyncio", "max_results": 3})
+    text = text_of(refused)
+    assert refused.is_error and "max_results must be an integer from 1 to 50" in text, text
+    assert len(text) < 300  # the reason, not the digits
+    assert not answer.is_error and len(answer.structured_content["results"]) == 3
 
 
 def test_a_bare_initialize_gets_exactly_one_line_and_stdin_closing_ends_it(

@@ -3,27 +3,32 @@
 stdout carries the protocol and nothing else. The SDK's transport diverts file descriptor 1 to
 stderr while it serves; `stdout_to_stderr` does the same before (start-up) and after
 (shutdown), so that nothing any library prints can reach the client as a broken message.
-The service ends when the client closes stdin, or on SIGTERM or SIGINT (how a client stops a
-server that does not exit, and Ctrl-C in a terminal): either way the service is closed first.
+The client's lines are read as the HTTP endpoint reads a body: a tool call's integers too long
+to read go to the tools as text (`client_lines`). The service ends when the client closes stdin,
+or on SIGTERM or SIGINT (how a client stops a server that does not exit, and Ctrl-C in a
+terminal): either way the service is closed first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import anyio
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
 from websearch_mcp.config import Settings
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.server import gc_settings
+from websearch_mcp.server.argument_checks import long_numbers_as_text
 from websearch_mcp.server.observability import configure_logging
 from websearch_mcp.server.tools import build_mcp
 
@@ -49,6 +54,36 @@ def stdout_to_stderr() -> Iterator[None]:
             os.dup2(wire, 1)
     finally:
         os.close(wire)
+
+
+class _Lines(anyio.AsyncFile[str]):
+    """The client's messages, one a line, each as `long_numbers_as_text` makes it: the SDK's
+    JSON parser drops a line holding a number of thousands of digits without an answer."""
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in super().__aiter__():
+            raw = line.encode()
+            checked = long_numbers_as_text(raw)
+            yield line if checked is raw else checked.decode()
+
+
+@contextlib.contextmanager
+def client_lines() -> Iterator[anyio.AsyncFile[str]]:
+    """The client's lines (`_Lines`), read from a copy of file descriptor 0 while 0 itself reads
+    the null device, as the SDK's transport arranges when it reads stdin: no child process or
+    library can take the protocol's bytes."""
+    wire = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+    finally:
+        os.close(null)
+    # Never closed: the thread reading it cannot be interrupted and may still be blocked on it.
+    wire_file = os.fdopen(wire, "rb", closefd=False)
+    try:
+        yield _Lines(io.TextIOWrapper(wire_file, encoding="utf-8", errors="replace"))
+    finally:
+        os.dup2(wire, 0)
 
 
 def stop_signal() -> asyncio.Future[signal.Signals]:
@@ -95,5 +130,6 @@ async def serve_stdio(settings: Settings) -> None:
 
 
 async def _serve(server: Server) -> None:
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    with client_lines() as stdin:
+        async with stdio_server(stdin) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
