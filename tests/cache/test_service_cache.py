@@ -135,6 +135,25 @@ def test_a_config_change_misses_and_the_same_config_hits(
     assert engine_counts(fake) == {"tavily": 2, "brave": 2, "searxng": 2}
 
 
+def test_a_restricted_network_never_serves_an_answer_of_engines_it_leaves_out(
+    fake: FakeEngines, engines_url: str, cache_path: Path
+) -> None:
+    fake.results = lambda engine, query: results_for(
+        "tavily" if engine == "duckduckgo" else engine, query
+    )
+    duckduckgo = {"engines": {"duckduckgo": {"base_url": base_urls(engines_url)["duckduckgo"]}}}
+    with serve(make_settings(engines_url, cache_path, **duckduckgo)) as url:
+        assert report(search(url), "duckduckgo")["status"] == "ok"
+    restricted = make_settings(engines_url, cache_path, network="restricted", **duckduckgo)
+    with serve(restricted) as url:
+        answer = search(url)
+    # Without a proxy DuckDuckGo is left out now: the answer it was part of is not served.
+    assert answer["cached"] is False
+    assert report(answer, "duckduckgo")["status"] == "skipped"
+    assert all("duckduckgo" not in r["engines"] for r in answer["results"])
+    assert fake.counts["duckduckgo"] == 1
+
+
 def test_explain_on_a_cached_answer_still_shows_score_details(server: str) -> None:
     plain = search(server)
     assert all("score_details" not in r for r in plain["results"])
@@ -171,6 +190,23 @@ def test_a_partial_answer_expires_after_the_partial_ttl(
         assert search(url, "asyncio tutorial")["cached"] is False
         # A complete answer lives the full TTL.
         assert search(url, "asyncio event loop", engines=["tavily", "searxng"])["cached"] is True
+    assert fake.counts["brave"] == 2
+
+
+def test_a_partial_answer_never_outlives_a_complete_one(
+    fake: FakeEngines, engines_url: str, cache_path: Path
+) -> None:
+    # A TTL shorter than the partial TTL: an answer missing an engine is kept no longer.
+    settings = make_settings(engines_url, cache_path, cache={"ttl_seconds": 60})
+    assert settings.cache.partial_ttl_seconds > 60
+    clock = FakeClock()
+    fake.faults["brave"] = Fault(status=500, body=b"oops")
+    with serve(settings, clock) as url:
+        assert search(url, "asyncio tutorial")["partial"] is True
+        assert search(url, "asyncio event loop", engines=["tavily", "searxng"])["partial"] is False
+        clock.advance(61)
+        assert search(url, "asyncio event loop", engines=["tavily", "searxng"])["cached"] is False
+        assert search(url, "asyncio tutorial")["cached"] is False
     assert fake.counts["brave"] == 2
 
 

@@ -143,6 +143,9 @@ class Orchestrator:
                 "enabled": run.enabled,
                 "keyed": bool(run.keys),
                 "proxied": run.proxy is not None,
+                # Why it is never asked: a restricted network also leaves out an engine that
+                # needs a proxy it has not got.
+                "left_out": self._left_out(run),
             }
             for name, run in self.runs.items()
         }

@@ -404,9 +404,11 @@ class SearchService:
         # it is kept as briefly as one with a failed engine.
         left_out = (r.name for r in fan.reports if r.status == "skipped")
         brief = partial or await orchestrator.any_breaker_tripped(left_out)
-        ttl = self.settings.cache.partial_ttl_seconds if brief else None
+        # The briefer lifetimes never outlast the TTL: a TTL set shorter than them counts.
+        briefer = [self.settings.cache.partial_ttl_seconds] if brief else []
         if (news_ttl := self._max_age(query)) is not None:
-            ttl = min(ttl or news_ttl, news_ttl)
+            briefer.append(news_ttl)
+        ttl = min(self.settings.cache.ttl_seconds, *briefer) if briefer else None
         answered = Answered.of(answer)
         await self.cache.set(kind, key, answered.stored(), ttl_seconds=ttl)
         return answered
