@@ -577,6 +577,20 @@ async def test_the_key_never_shows_in_logs_or_answers(
     assert caplog.records and LLM_KEY not in caplog.text
 
 
+async def test_a_model_error_quoting_the_query_is_logged_without_it(
+    engines_url: str, llm: FakeLLM, llm_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    llm.stream_mode = llm.plain_mode = "fail"
+    llm.echo = f"while answering {QUERY}"  # as a server quoting what it was sent
+    with serve_app(create_app(make_settings(engines_url, llm_url))) as url:
+        outcome = await call(url, {"query": QUERY, "intent": "code"})
+    assert "the model crashed" in outcome.structured_content["summary_error"]
+    logged = [r.getMessage() for r in caplog.records if r.name == "websearch_mcp.search.summary"]
+    assert len(logged) == 1 and "the model crashed while answering ***" in logged[0]
+    assert QUERY not in caplog.text
+
+
 async def test_summary_progress_streams_to_a_client_that_asks(
     engines_url: str, llm: FakeLLM, llm_url: str
 ) -> None:

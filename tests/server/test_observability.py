@@ -14,9 +14,9 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from testing.fake_engines import FakeEngines, Fault
+from testing.fake_engines import FakeEngines, Fault, base_urls
 from testing.resilience_helpers import FakeClock
-from testing.server_helpers import TAVILY_KEY, bearer, settings_for, tool_call
+from testing.server_helpers import MCP_HEADERS, TAVILY_KEY, bearer, settings_for, tool_call
 from testing.serving import serve_app
 from websearch_mcp.net.store_failures import CacheStats
 from websearch_mcp.search.fan_out import Orchestrator
@@ -27,6 +27,7 @@ from websearch_mcp.server.observability import configure_logging, request_id_fro
 
 TOKEN = "tok-PLANTED-token-4b2e8d19c0"
 KEY = "tvly-PLANTED-key-7f3a9c55e1"
+SERPER_KEY = "serper-test-key-1"
 
 
 def scrape(
@@ -298,6 +299,29 @@ def test_json_logs_have_request_ids_and_no_secrets(
     assert access["client"].startswith("token:")
     refused = [line for line in lines if line.get("status") == 401]
     assert len(refused) == 1 and refused[0]["client"] == "127.0.0.1"
+
+
+def test_no_log_line_holds_the_query_of_a_search_no_engine_answered(
+    fake: FakeEngines, engines_url: str, log_stream: io.StringIO
+) -> None:
+    settings = settings_for(engines_url)
+    url = base_urls(engines_url)["serper"]
+    serper = {"enabled": True, "api_keys": [SERPER_KEY], "base_url": url}
+    settings.engines["serper"] = settings.engines["serper"].model_copy(update=serper)
+    configure_logging("json", "info", settings.secrets(), stream=log_stream)
+    query = "merger talks with zanzibar holdings"
+    # Serper explains a refusal in its body, as some APIs do quoting the query.
+    fake.faults["serper"] = Fault(status=400, body=json.dumps({"message": f"bad query: {query}"}))
+    with serve_app(create_app(settings)) as served:
+        body = tool_call({"query": query, "engines": ["serper"]})
+        answered = httpx.post(f"{served}/mcp", headers=MCP_HEADERS, json=body, timeout=10)
+    assert answered.json()["result"]["isError"] is True
+    lines = [json.loads(line) for line in log_stream.getvalue().splitlines()]
+    tool = [line for line in lines if line["logger"] == "websearch_mcp.tool"]
+    assert [(line["outcome"], line["engines"]) for line in tool] == [
+        ("failed", {"serper": "error"})
+    ]
+    assert [line for line in lines if "zanzibar" in json.dumps(line)] == []
 
 
 def test_formatters_redact_messages_extras_and_tracebacks(log_stream: io.StringIO) -> None:

@@ -26,7 +26,7 @@ import httpx
 from websearch_mcp.config import LLMSettings, Settings
 from websearch_mcp.errors import SummaryError
 from websearch_mcp.net.http import build_httpx_client, choose_proxy
-from websearch_mcp.redaction import redact
+from websearch_mcp.redaction import MASK, redact
 from websearch_mcp.surrogates import well_formed_data
 
 log = logging.getLogger("websearch_mcp.search.summary")
@@ -280,7 +280,8 @@ class Summarizer:
         except TimeoutError:
             failures.append(f"{attempt}: no answer within {budget_seconds:g} s")
         error = redact("; ".join(failures), self._secrets)
-        log.warning("no summary from model %s: %s", self.model, error)
+        # A model's server may quote what it was sent, the query among it: the log never holds it.
+        log.warning("no summary from model %s: %s", self.model, error.replace(query.strip(), MASK))
         return SummaryOutcome(error=f"the language model gave no summary ({error})")
 
     def _body(self, messages: list[dict[str, str]], *, stream: bool) -> dict[str, Any]:

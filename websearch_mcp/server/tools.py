@@ -240,7 +240,11 @@ def tool(spec: ToolSpec, metrics: Metrics) -> Tool:
         try:
             with metrics.track(spec.name, "mcp") as record:
                 record.answer = answer = await spec.work(given(spec.params, arguments), ctx)
-        except (ToolInputError, FetchError, SearchFailed) as err:
+        except SearchFailed as err:
+            # Not logged here: its text quotes the engines' errors, which may quote the query.
+            # The tool's line has each engine's status, the engine's line its error without it.
+            raise ToolError(str(err)) from err
+        except (ToolInputError, FetchError) as err:
             log.info("tool %r failed: %r", spec.name, str(err))
             raise ToolError(str(err)) from err
         except MCPError:
