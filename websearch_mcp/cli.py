@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import codecs
+import io
 import json
 import os
 import sys
@@ -41,14 +43,16 @@ def _parser() -> argparse.ArgumentParser:
     stdio.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
 
     search = sub.add_parser("search", help="run one web search and print it")
-    search.add_argument("query")
+    search.add_argument("query", type=_text_arg)
     search.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
-    search.add_argument("--engines", help="comma-separated engine names (default: all enabled)")
+    search.add_argument(
+        "--engines", type=_text_arg, help="comma-separated engine names (default: all enabled)"
+    )
     search.add_argument(
         "--max-results", type=int, help="results to print (default: search.max_results)"
     )
     search.add_argument("--time-range", choices=["day", "week", "month", "year"])
-    search.add_argument("--language")
+    search.add_argument("--language", type=_text_arg)
     search.add_argument(
         "--category", choices=["general", "news"], default="general", help="news: news indexes"
     )
@@ -63,12 +67,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     search.add_argument(
         "--intent",
+        type=_text_arg,
         help="summarise the results for research, code, news, howto or a short phrase of your"
         " own (needs a configured model: llm.base_url and llm.model)",
     )
 
     fetch = sub.add_parser("fetch", help="read one page as clean text and print it")
-    fetch.add_argument("url")
+    fetch.add_argument("url", type=_text_arg)
     fetch.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
     fetch.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS)
     fetch.add_argument("--start", type=int, default=0)
@@ -78,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
     status.add_argument(
         "--url",
+        type=_text_arg,
         help="the server (default: http://127.0.0.1:<server.port>); the token sent is the first"
         f" of server.auth_tokens (${TOKENS_ENV}, or the config file's)",
     )
@@ -86,6 +92,20 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check-config", help="validate a config file and print the result")
     check.add_argument("path", nargs="?", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
     return parser
+
+
+def _text_arg(text: str) -> str:
+    """Text sent on to the engines or a server. Bytes that the locale's encoding cannot read (a
+    Latin-1 "café" in a UTF-8 terminal) reach Python as lone surrogates, which no request can
+    carry: they are a usage error here rather than a crash later."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        encoding = sys.getfilesystemencoding()
+        raise argparse.ArgumentTypeError(
+            f"not valid text in this locale's encoding ({encoding})"
+        ) from None
+    return text
 
 
 def _port_arg(text: str) -> int:
@@ -108,6 +128,11 @@ def _workers_arg(text: str) -> int | str:
 #: connections go sooner (deploy/nginx.conf's keepalive_timeout): one it reused just as the server
 #: closed it would fail, and count against the replica.
 IDLE_CONNECTION_SECONDS = 5
+
+#: Exit statuses after Ctrl-C and after the reader of stdout went away (`| head`): 128 + the
+#: signal's number, as a shell reports a command that SIGINT or SIGPIPE ended.
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
 
 
 def _serve(settings: Settings, ns: argparse.Namespace) -> int:
@@ -184,6 +209,13 @@ def _serve_workers(
     return 0
 
 
+def _json_text(data: Any) -> str:
+    """`data` as JSON for stdout: characters as they are where stdout is UTF-8, else escaped
+    (`\\u86c7`), which keeps them and the JSON valid in any locale."""
+    utf8 = codecs.lookup(sys.stdout.encoding or "utf-8").name == "utf-8"
+    return json.dumps(data, ensure_ascii=not utf8, indent=2)
+
+
 async def _search(settings: Settings, ns: argparse.Namespace) -> int:
     if ns.intent is not None and not settings.llm.enabled:
         print("error: --intent needs a model: set llm.base_url and llm.model", file=sys.stderr)
@@ -207,10 +239,7 @@ async def _search(settings: Settings, ns: argparse.Namespace) -> int:
         return 1
     finally:
         await service.close()
-    if ns.json:
-        print(json.dumps(answer, ensure_ascii=False, indent=2))
-    else:
-        print(search_text(answer))
+    print(_json_text(answer) if ns.json else search_text(answer))
     return 0
 
 
@@ -224,7 +253,7 @@ async def _fetch(settings: Settings, ns: argparse.Namespace) -> int:
         return 1
     finally:
         await service.close()
-    print(json.dumps(page, ensure_ascii=False, indent=2) if ns.json else page_text(page))
+    print(_json_text(page) if ns.json else page_text(page))
     return 0
 
 
@@ -259,7 +288,15 @@ def _status(settings: Settings, ns: argparse.Namespace) -> int:
         hint = f" (set ${TOKENS_ENV} or server.auth_tokens)" if response.status_code == 401 else ""
         print(f"error: {base}/status.json answered {response.status_code}{hint}", file=sys.stderr)
         return 1
-    print(response.text if ns.json else render_table(response.json()))
+    try:
+        report = response.json()
+    except ValueError:
+        report = None
+    # Another service on that port, or a sign-in page in front of the server, also answers 200.
+    if not (isinstance(report, dict) and isinstance(report.get("engines"), list)):
+        print(f"error: {base}/status.json answered no status report", file=sys.stderr)
+        return 1
+    print(response.text if ns.json else render_table(report))
     return 0
 
 
@@ -281,27 +318,42 @@ def _check(path: str | None) -> int:
     return 0
 
 
+def _run(ns: argparse.Namespace) -> int:
+    if ns.command == "check-config":
+        return _check(ns.path)
+    settings = load_config(ns.config)
+    if ns.command == "serve":
+        return _serve(settings, ns)
+    if ns.command == "stdio":
+        from websearch_mcp.server.stdio import serve_stdio
+
+        asyncio.run(serve_stdio(settings))
+        return 0
+    if ns.command == "status":
+        return _status(settings, ns)
+    if ns.command == "fetch":
+        return asyncio.run(_fetch(settings, ns))
+    return asyncio.run(_search(settings, ns))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ns = _parser().parse_args(argv)
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        # A terminal in an ASCII or Latin-1 locale cannot show every character of a title:
+        # those become "?" rather than ending the command.
+        sys.stdout.reconfigure(errors="replace")
     try:
-        if ns.command == "check-config":
-            return _check(ns.path)
-        settings = load_config(ns.config)
-        if ns.command == "serve":
-            return _serve(settings, ns)
-        if ns.command == "stdio":
-            from websearch_mcp.server.stdio import serve_stdio
-
-            asyncio.run(serve_stdio(settings))
-            return 0
-        if ns.command == "status":
-            return _status(settings, ns)
-        if ns.command == "fetch":
-            return asyncio.run(_fetch(settings, ns))
-        return asyncio.run(_search(settings, ns))
+        code = _run(ns)
+        sys.stdout.flush()  # a reader that went away shows here, not in Python's flush at exit
     except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: the command has stopped, a search closing its cache
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `| head`: the rest of the output goes nowhere, at exit too
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    return code
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
 """The command line's own options: `--version`, `python -m websearch_mcp` and `search --intent`
-(summaries)."""
+(summaries); and how a child process of it ends: a closed pipe, Ctrl-C, locales."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,12 +18,12 @@ import uvicorn
 import yaml
 
 from testing.config_files import write_config
-from testing.fake_engines import FakeEngines
+from testing.fake_engines import FakeEngines, Fault
 from testing.fake_llm import STREAMED, FakeLLM
 from testing.redis_server import free_port
 from testing.serving import serve_app
 from websearch_mcp import __version__
-from websearch_mcp.cli import IDLE_CONNECTION_SECONDS, main
+from websearch_mcp.cli import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, IDLE_CONNECTION_SECONDS, main
 from websearch_mcp.search.summary import INTENT_GUIDANCE
 from websearch_mcp.server import observability
 
@@ -132,3 +135,86 @@ def test_serve_lets_idle_connections_go_after_the_time_the_balancer_counts_on(
     assert main(["serve", "--port", str(free_port()), "--workers", "1"]) == 0
     (options,) = started
     assert options["timeout_keep_alive"] == IDLE_CONNECTION_SECONDS
+
+
+def _cli(*args: str | bytes, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """`python -m websearch_mcp ARGS` as a child process, its streams piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "websearch_mcp", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_output_into_a_closed_pipe_ends_quietly(
+    unbuffered: str, engines_url: str, tmp_path: Path
+) -> None:
+    # `websearch-mcp search ... | head -1`: the reader is gone before the results are written.
+    config = write_config(tmp_path / "c.yaml", engines_url)
+    env = {**os.environ, "PYTHONUNBUFFERED": unbuffered}
+    for args in (
+        ["search", "python asyncio", "--config", str(config)],
+        ["check-config", str(config)],
+    ):
+        child = _cli(*args, env=env)
+        assert child.stdout is not None and child.stderr is not None
+        child.stdout.close()
+        err = child.stderr.read().decode()
+        assert child.wait(timeout=60) == EXIT_BROKEN_PIPE, err
+        assert err == ""
+
+
+def test_ctrl_c_during_a_search_ends_it_quietly_with_status_130(
+    fake: FakeEngines, engines_url: str, tmp_path: Path
+) -> None:
+    fake.faults["tavily"] = fake.faults["searxng"] = Fault(hang=True)
+    config = write_config(tmp_path / "c.yaml", engines_url)
+    child = _cli("search", "python asyncio", "--config", str(config))
+    deadline = time.monotonic() + 30
+    while fake.counts["tavily"] + fake.counts["searxng"] < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=10)
+    assert child.returncode == EXIT_INTERRUPTED, err.decode()
+    assert out == b"" and b"Traceback" not in err
+
+
+def test_a_query_the_locale_cannot_read_is_refused_as_a_usage_error(
+    fake: FakeEngines, engines_url: str, tmp_path: Path
+) -> None:
+    # A Latin-1 "café" passed in a UTF-8 locale: Python hands it over with a lone surrogate
+    # standing for the byte it could not read, which no request can carry.
+    config = write_config(tmp_path / "c.yaml", engines_url)
+    env = {**os.environ, "LC_ALL": "C.UTF-8"}
+    for args in ([b"search", b"caf\xe9"], [b"fetch", b"https://example.com/caf\xe9"]):
+        child = _cli(*args, b"--config", str(config).encode(), env=env)
+        out, err = child.communicate(timeout=60)
+        assert child.returncode == 2, err.decode()
+        assert (
+            b"Traceback" not in err
+            and b"not valid text in this locale's encoding" in err
+            and out == b""
+        )
+    assert sum(fake.counts.values()) == 0
+
+
+def test_results_in_emoji_and_cjk_print_in_an_ascii_locale(
+    fake: FakeEngines, engines_url: str, tmp_path: Path
+) -> None:
+    title = "蛇 🐍 Python asyncio — 日本語"
+    fake.results = lambda engine, query: [
+        {"title": title, "url": "https://example.com/a", "snippet": "asyncio ñ", "score": 0.9}
+    ]
+    config = write_config(tmp_path / "c.yaml", engines_url)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "LANG")}
+    env |= {"LC_ALL": "C", "PYTHONUTF8": "0"}  # no UTF-8 mode: stdout is ASCII
+    child = _cli("search", "python asyncio", "--config", str(config), "--json", env=env)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err.decode()
+    assert json.loads(out)["results"][0]["title"] == title
+    child = _cli("search", "python asyncio", "--config", str(config), env=env)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err.decode()
+    assert out.startswith(b"1. ") and b"Python asyncio" in out

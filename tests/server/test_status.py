@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from testing.cache_helpers import FakeClock
 from testing.fake_engines import FakeEngines, Fault, base_urls
-from testing.fetch_helpers import LocalServer
+from testing.fetch_helpers import LocalServer, page
 from testing.redis_server import RedisServer
 from testing.server_helpers import BRAVE_KEY, MCP_HEADERS, tool_call
 from testing.serving import serve_app
@@ -488,3 +488,17 @@ async def test_the_breakers_state_is_read_without_claiming_its_probe() -> None:
     assert await breaker.check() is None  # the probe is still there for a search to take
     await breaker.success()
     assert await breaker.state() is None
+
+
+@pytest.mark.parametrize("body", ["<html>Sign in</html>", "[1, 2]", '{"engines": "none"}'])
+def test_the_cli_says_when_the_url_answers_no_status_report(
+    body: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Another service on the port given (or a sign-in page in front of the server) answers 200.
+    with LocalServer(routes={"/status.json": page(body)}) as other:
+        url = other.url("")
+        assert cli_main(["status", "--url", url]) == 1
+        assert cli_main(["status", "--url", url, "--json"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert f"error: {url}/status.json answered no status report" in err
