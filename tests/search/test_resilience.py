@@ -217,6 +217,24 @@ def test_unclosed_markup_in_an_engines_text_is_made_plain_in_time(
     assert_healthy_fused(answer)
 
 
+def test_an_engine_error_quoting_one_query_is_never_shown_with_another(
+    fake: FakeEngines, engines_url: str, clock: FakeClock
+) -> None:
+    """The breaker's record is shared by every later search, other clients' included: the
+    query an API quoted in its error is not part of it."""
+    private = "divorce lawyer near 12 Elm Street"
+    fake.faults["serper"] = Fault(status=400, body=json.dumps({"message": f"bad query: {private}"}))
+    conf = {"serper": {"api_keys": ["serper-resilience-key"]}, "searxng": {}, "wikipedia": {}}
+    settings = settings_for(engines_url, conf, deadline_seconds=DEADLINE)
+    with serving(settings, clock) as url:
+        own = report(web_search(url, private)["structuredContent"], "serper")
+        other = report(web_search(url, QUERY)["structuredContent"], "serper")
+    assert own["status"] == "error" and private in own["error"]  # its own search may see it
+    assert other["status"] == "skipped"
+    assert other["error"].startswith("circuit open after bad query: ***")
+    assert "Elm Street" not in other["error"]
+
+
 def test_a_captcha_is_never_retried_and_opens_the_breaker_for_an_hour(
     fake: FakeEngines, engines_url: str, clock: FakeClock
 ) -> None:

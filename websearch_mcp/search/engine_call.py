@@ -289,8 +289,10 @@ class EngineCall:
     async def _failed(self, err: EngineError, http_status: int | None) -> Outcome | None:
         """Classify a failure: the next key, a retry (None), or the end recorded by the breaker."""
         text = redact(str(err), self.kit.secrets)
-        # An API may quote the query in its error: the log never holds it, even inside a word.
-        log.info("engine %s failed: %s", self.run.name, text.replace(self.query.text.strip(), MASK))
+        # An API may quote the query in its error: neither the log nor the breaker's record,
+        # which later searches of any client show, holds it, even inside a word.
+        masked = text.replace(self.query.text.strip(), MASK)
+        log.info("engine %s failed: %s", self.run.name, masked)
         cause = classify(err, http_status, keyed=self.planned is not None)
         if cause == "key" and self.planned is not None and self.run.pool is not None:
             return await self._key_refused(self.run.pool, self.planned, err)
@@ -302,7 +304,7 @@ class EngineCall:
                 return await self._key_for_retry()
         self.attempts.append(f"{self._label}{text}")
         if self.run.breaker is not None:
-            await self.run.breaker.failure(cause, text, err.retry_after)
+            await self.run.breaker.failure(cause, masked, err.retry_after)
         return self._report(err.status, text)
 
     async def _key_refused(
