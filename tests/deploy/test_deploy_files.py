@@ -137,6 +137,19 @@ def test_healthcheck_probe_asks_the_server_directly_whatever_the_proxy_variables
     assert _probe(argv, {**env, **proxies}).returncode != 0
 
 
+@pytest.mark.skipif(shutil.which("busybox") is None, reason="busybox (the image's wget) absent")
+def test_the_balancers_healthcheck_asks_it_directly_whatever_the_proxy_variables_say() -> None:
+    """The nginx image's wget is busybox's, which sends even a request to 127.0.0.1 through
+    `http_proxy`: the check, run as Docker runs it, against a real server on the port."""
+    services = yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))["services"]
+    argv = ["busybox", *services["balancer"]["healthcheck"]["test"][1:]]
+    proxies = {"PATH": os.environ.get("PATH", ""), "http_proxy": "http://127.0.0.1:9"}
+    with serve_app(create_app(settings_for("http://127.0.0.1:9"))) as url:
+        probe = [url + "/healthz" if a.endswith("/healthz") else a for a in argv]
+        assert _probe(probe, proxies).returncode == 0
+    assert _probe(probe, proxies).returncode != 0  # nothing listens there now
+
+
 def _probe(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30, check=False)
 
