@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import logging
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,11 +20,13 @@ from testing.fake_engines import FakeEngines, Fault, base_urls
 from testing.resilience_helpers import FakeClock
 from testing.server_helpers import MCP_HEADERS, TAVILY_KEY, bearer, settings_for, tool_call
 from testing.serving import serve_app
+from testing.shared import REPO
 from websearch_mcp.net.store_failures import CacheStats
 from websearch_mcp.search.fan_out import Orchestrator
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.server.app import create_app
-from websearch_mcp.server.metrics import Metrics
+from websearch_mcp.server.metrics import REJECTION_REASONS, Metrics
+from websearch_mcp.server.middleware import guard
 from websearch_mcp.server.observability import configure_logging, request_id_from
 
 TOKEN = "tok-PLANTED-token-4b2e8d19c0"
@@ -373,3 +377,19 @@ def test_a_request_path_cannot_forge_a_text_log_line(
     assert not any(line.startswith("2026-01-01") for line in lines)
     assert "\x1b" not in log_stream.getvalue() and "\r" not in log_stream.getvalue()
     assert f"GET /x\\n{forged}\\r\\x1b[2J 404" in access[0]
+
+
+def test_every_reason_the_guard_refuses_with_is_documented() -> None:
+    """The reasons passed to the guard's `_refuse` are the metric's documented label values."""
+    tree = ast.parse(Path(guard.__file__).read_text(encoding="utf-8"))
+    given = {
+        node.args[2].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "_refuse"
+        and isinstance(node.args[2], ast.Constant)
+    }
+    assert given == set(REJECTION_REASONS)
+    operations = (REPO / "docs" / "operations.md").read_text(encoding="utf-8")
+    assert all(f"`{reason}`" in operations for reason in REJECTION_REASONS)

@@ -32,6 +32,19 @@ LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 #: An async function giving each engine's breaker state: engine -> True while open.
 BreakerSource = Callable[[], Awaitable[Mapping[str, bool]]]
 
+#: Why the guard refuses a request: the `reason` label of `websearch_http_rejections_total`.
+REJECTION_REASONS = (
+    "unauthorized",
+    "auth_throttled",
+    "origin",
+    "host",
+    "too_large",
+    "read_timeout",
+    "rate_limited",
+    "client_busy",
+    "overloaded",
+)
+
 
 @dataclass(slots=True)
 class ToolRecord:
@@ -142,8 +155,7 @@ class Metrics:
         )
         self.rejections = Counter(
             "websearch_http_rejections",
-            "requests refused before any work (unauthorized, origin, host, too_large,"
-            " rate_limited, client_busy, overloaded)",
+            "requests refused before any work (" + ", ".join(REJECTION_REASONS) + ")",
             ["reason"],
             registry=r,
         )
