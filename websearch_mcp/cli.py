@@ -75,8 +75,18 @@ def _parser() -> argparse.ArgumentParser:
     fetch = sub.add_parser("fetch", help="read one page as clean text and print it")
     fetch.add_argument("url", type=_text_arg)
     fetch.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
-    fetch.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS)
-    fetch.add_argument("--start", type=int, default=0)
+    fetch.add_argument(
+        "--max-chars",
+        type=int,
+        default=DEFAULT_MAX_CHARS,
+        help=f"the longest window of text printed (default: {DEFAULT_MAX_CHARS})",
+    )
+    fetch.add_argument(
+        "--start",
+        type=int,
+        default=0,
+        help="where the window begins: the next_start of the previous window (default: 0)",
+    )
     fetch.add_argument("--json", action="store_true", help="print the tool's structured JSON")
 
     status = sub.add_parser("status", help="print each engine's state and last hour")
