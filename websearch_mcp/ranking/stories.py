@@ -21,6 +21,7 @@ it is this story rather than an older one. Pure functions.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -104,22 +105,62 @@ def same_story(a: Report, b: Report, settings: NewsSettings) -> bool:
     return same_title(a.title_words, b.title_words, settings.fold_min_overlap) or same_snippet(a, b)
 
 
+class _Leads:
+    """The stories' leads by their words (of titles, or of snippets)."""
+
+    __slots__ = ("_by_word", "_sizes")
+
+    def __init__(self) -> None:
+        self._by_word: dict[str, list[int]] = {}  # word -> the groups whose lead has it
+        self._sizes: list[int] = []  # per group, how many words its lead has
+
+    def add(self, words: frozenset[str]) -> None:
+        """The next group's lead's words."""
+        group = len(self._sizes)
+        self._sizes.append(len(words))
+        for word in words:
+            self._by_word.setdefault(word, []).append(group)
+
+    def sharing(self, words: frozenset[str]) -> list[tuple[int, int, int]]:
+        """(group, words shared, the lead's words) of each group whose lead has one of `words`."""
+        counts = Counter(g for word in words for g in self._by_word.get(word, ()))
+        sizes = self._sizes
+        return [(g, common, sizes[g]) for g, common in counts.items()]
+
+
+def _candidates(report: Report, titles: _Leads, snippets: _Leads) -> list[int]:
+    """The groups whose lead shares enough words with `report` for a rule to hold: all the
+    words of the shorter title (`same_title`), or `SNIPPET_OVERLAP` of the snippets' words
+    (`same_snippet`). The words are counted, not compared pair by pair: every report of a
+    search has the query's words, and comparing each with every lead took seconds."""
+    words = report.title_words
+    found = {g for g, common, size in titles.sharing(words) if common == min(len(words), size)}
+    text = report.snippet_words
+    if len(text) >= MIN_SNIPPET_WORDS:
+        found.update(
+            g
+            for g, common, size in snippets.sharing(text)
+            if common / (len(text) + size - common) >= SNIPPET_OVERLAP
+        )
+    return sorted(found)
+
+
 def fold(reports: Sequence[Report], settings: NewsSettings) -> list[list[int]]:
     """Groups of indexes into `reports` (best first): each group's first is the best-ranked
     report of a story, the rest the later ones folded into it, in order. Each report is
     compared with the groups' first reports only, so a group never drifts from its lead, and
-    only with those sharing a title word (both rules need one)."""
+    only with those sharing enough words for a rule to hold (`_candidates`)."""
     groups: list[list[int]] = []
-    leads: dict[str, list[int]] = {}  # title word -> the groups whose lead has it
+    titles, snippets = _Leads(), _Leads()
     for index, report in enumerate(reports):
-        words = report.title_words
-        candidates = sorted({g for word in words for g in leads.get(word, ())})
-        for g in candidates:
+        for g in _candidates(report, titles, snippets):
             if same_story(reports[groups[g][0]], report, settings):
                 groups[g].append(index)
                 break
         else:
-            for word in words:
-                leads.setdefault(word, []).append(len(groups))
+            titles.add(report.title_words)
+            # A snippet too short for the rule is no lead's snippet to compare with.
+            short = len(report.snippet_words) < MIN_SNIPPET_WORDS
+            snippets.add(frozenset() if short else report.snippet_words)
             groups.append([index])
     return groups
