@@ -81,9 +81,9 @@ class _RootReached(Exception):
 def xml_root(content: bytes) -> ET.Element:
     """The root element of an XML body; `ET.ParseError` when it is not XML or declares entities.
 
-    Engines' feeds declare none, while expat lets declared entities grow a document a hundred
-    times over: an answer under `MAX_RESPONSE_BYTES` would be read as hundreds of MB. The prolog
-    is checked first, up to the root's start tag; ElementTree never fetches external entities.
+    Engines' feeds declare none, while expat lets declared entities grow a document many times
+    over, past what `MAX_RESPONSE_BYTES` means to bound. The prolog is checked first, up to the
+    root's start tag; ElementTree never fetches external entities.
     """
 
     def declared(*_: object) -> None:

@@ -55,7 +55,7 @@ def html_text(value: str) -> str:
 def _sub_tags(pattern: re.Pattern[str], replacement: str, text: str) -> str:
     """`pattern.sub` on the text up to its last ">", where every tag ends: a "<" after it opens
     none, and the search would read on from each such "<" to the end (a time growing with the
-    square of the text's length: minutes for an engine's snippet of a few hundred KB)."""
+    square of the text's length)."""
     end = text.rfind(">") + 1
     return pattern.sub(replacement, text[:end]) + text[end:]
 

@@ -132,7 +132,7 @@ def _candidates(report: Report, titles: _Leads, snippets: _Leads) -> list[int]:
     """The groups whose lead shares enough words with `report` for a rule to hold: all the
     words of the shorter title (`same_title`), or `SNIPPET_OVERLAP` of the snippets' words
     (`same_snippet`). The words are counted, not compared pair by pair: every report of a
-    search has the query's words, and comparing each with every lead took seconds."""
+    search has the query's words, and comparing each with every lead grew with their square."""
     words = report.title_words
     found = {g for g, common, size in titles.sharing(words) if common == min(len(words), size)}
     text = report.snippet_words
