@@ -199,6 +199,28 @@ def test_pages_and_filters(fake: FakeEngines, engines_url: str) -> None:
     assert all(r["engines"] == ["searxng"] for r in only["results"])
 
 
+def test_engines_this_server_never_asks_are_ignored_as_unknown_ones(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    # SearXNG clients name SearXNG's engines (`engines=google`); here google and arxiv are off
+    # and brave has no key. Named alone they must not empty the answer: SearXNG ignores engines
+    # it has not got, and searches with the others.
+    with serve_app(create_app(settings_for(engines_url))) as url:
+        everything = {
+            r["url"] for r in httpx.get(f"{url}/search", params={"q": "asyncio"}).json()["results"]
+        }
+        for engines in ("google", "brave", "arxiv", "google,arxiv"):
+            fake.reset()
+            params = {"q": "asyncio", "engines": engines}
+            body = httpx.get(f"{url}/search", params=params).json()
+            assert {r["url"] for r in body["results"]} == everything, engines
+            assert body["number_of_results"] == len(everything) and fake.counts["tavily"] == 1
+        fake.reset()
+        only = httpx.get(f"{url}/search", params={"q": "asyncio", "engines": "google,searxng"})
+    assert only.json()["results"] and fake.counts["tavily"] == 0
+    assert all(r["engines"] == ["searxng"] for r in only.json()["results"])
+
+
 def test_bad_requests_are_400_with_a_message(server: str) -> None:
     html = search(server, q="x", format="html")
     assert html.status_code == 400

@@ -2,10 +2,11 @@
 
 Open WebUI, LiteLLM, LangChain's SearxSearchWrapper and other SearXNG clients can point at this
 server unchanged. Parameters: `q`, `format` (json only), `pageno`, `time_range`, `language`,
-`engines` (names this server does not know are ignored, as SearXNG does) and `categories`
-(`general`, `news` for the news search, or `science` for the academic search). POST with the same
-parameters in the query string or a form body works too, as on SearXNG, and so does a search
-sent to `/`, redirected here as SearXNG redirects it.
+`engines` (names this server does not know or never asks, being off or without a key, are
+ignored, as SearXNG does) and `categories` (`general`, `news` for the news search, or `science`
+for the academic search). POST with the same parameters in the query string or a form body
+works too, as on SearXNG, and so does a search sent to `/`, redirected here as SearXNG
+redirects it.
 """
 
 from __future__ import annotations
@@ -213,10 +214,14 @@ async def search_endpoint(request: Request) -> Response:
     state = request.app.state
     service, metrics, settings = state.service, state.metrics, state.settings
     orchestrator = service.orchestrator
+    # An engine this server never asks (off, no key) is as unknown to a SearXNG client as one
+    # it has not got: named alone, it would empty the answer without a word.
+    web, academic = (
+        [name for name in orchestrator.names(kind) if orchestrator.left_out(name) is None]
+        for kind in ("web", "academic")
+    )
     try:
-        params = parse_params(
-            await _params(request), orchestrator.names("web"), orchestrator.names("academic")
-        )
+        params = parse_params(await _params(request), web, academic)
     except ToolInputError as err:
         return _error(str(err))
     size = settings.search.max_results
