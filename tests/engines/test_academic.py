@@ -444,7 +444,7 @@ def test_semantic_scholar_request_with_and_without_key() -> None:
 
 def test_pubmed_search_request() -> None:
     req = PubMed().request(Query("newborn blood pressure", max_results=20, page=2), KEY)
-    assert (req.method, req.path) == ("GET", "/esearch.fcgi")
+    assert (req.method, req.path) == ("GET", "/entrez/eutils/esearch.fcgi")
     assert req.params == {
         "db": "pubmed",
         "term": "newborn blood pressure",
@@ -475,7 +475,7 @@ def test_pubmed_follow_up_asks_for_the_summaries_of_the_found_ids() -> None:
     esearch = resp(fixture_bytes("pubmed/esearch_mdat_range_usehistory.json"))
     req = PubMed().follow_up(esearch, Query("x"), KEY)
     assert req is not None
-    assert (req.method, req.path) == ("GET", "/esummary.fcgi")
+    assert (req.method, req.path) == ("GET", "/entrez/eutils/esummary.fcgi")
     ids = (req.params or {})["id"].split(",")
     assert len(ids) == 20 and ids[0] == "25039505" and ids[-1] == "25039486"
     assert req.params == {"db": "pubmed", "id": ",".join(ids), "retmode": "json", "api_key": KEY}

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
+from testing.fake_academic import FakeAcademic, Paper
+from testing.fake_academic import base_urls as academic_base_urls
 from testing.fake_engines import FakeEngines, serve_fake_engines
 from testing.resilience_helpers import settings_for
-from websearch_mcp.models import Query
+from testing.serving import serve_app
+from websearch_mcp.models import EngineReport, Query
 from websearch_mcp.net.ratelimit import TokenBucket
 from websearch_mcp.search.fan_out import Orchestrator
+
+PAPER = Paper("Protein folding with deep learning", ("Ada Lovelace",), "2021-07-15", pmid="34265")
 
 
 class Ticker:
@@ -93,3 +99,46 @@ async def test_an_engine_over_its_rate_is_reported_rate_limited_not_called() -> 
         "rate limit of 0.5 requests/s: no free slot before the deadline"
     )
     assert fake.counts["searxng"] == 1
+
+
+async def _pubmed_at_one_request_per_second(
+    deadline: float,
+) -> tuple[EngineReport, FakeAcademic, list[float]]:
+    """One PubMed search (esearch, then esummary) at `rate_limit: 1`: its report, the fake
+    index and when each request reached it."""
+    fake = FakeAcademic(papers={"pubmed": [PAPER]})
+    sent: list[float] = []
+
+    async def timed(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            sent.append(time.monotonic())
+        await fake.app(scope, receive, send)
+
+    with serve_app(timed) as base:
+        pubmed = {"base_url": academic_base_urls(base)["pubmed"], "rate_limit": 1}
+        orchestrator = Orchestrator(settings_for(None, {"pubmed": pubmed}), environ={})
+        try:
+            fan = await orchestrator.fan_out(
+                Query("protein folding"), [orchestrator.runs["pubmed"]], deadline
+            )
+        finally:
+            await orchestrator.close()
+    return fan.reports[0], fake, sent
+
+
+async def test_a_two_step_engine_waits_for_a_slot_before_its_second_request() -> None:
+    """`rate_limit` is requests per second: PubMed's esummary is a request too, so at one
+    request per second it goes a second after the esearch, not with it."""
+    report, fake, sent = await _pubmed_at_one_request_per_second(5)
+    assert report.status == "ok"
+    assert fake.counts == {"pubmed.esearch": 1, "pubmed.esummary": 1}
+    assert sent[1] - sent[0] >= 0.9
+
+
+async def test_a_second_request_without_a_slot_before_the_deadline_is_not_sent() -> None:
+    report, fake, _ = await _pubmed_at_one_request_per_second(0.5)
+    assert (report.status, report.error) == (
+        "rate_limited",
+        "rate limit of 1 request/s: no free slot before the deadline",
+    )
+    assert fake.counts == {"pubmed.esearch": 1}

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from mcp import Client
 
-from testing.fake_academic import ENGINE_NAMES, FakeAcademic, Paper, base_urls
+from testing.fake_academic import ENGINE_NAMES, ROUTES, FakeAcademic, Paper, base_urls
 from testing.fake_engines import Fault
 from testing.serving import serve_app
 from testing.shared import fixture_bytes
@@ -409,6 +409,36 @@ async def test_one_index_failing_is_reported(fake: FakeAcademic, server: str) ->
     answer = result.structured_content
     assert statuses(answer) == {"arxiv": "error", "crossref": "ok"}
     assert answer["partial"] is True and answer["results"][0]["engines"] == ["crossref"]
+
+
+async def test_a_base_url_replaces_only_the_origin_of_pubmeds_api(
+    fake: FakeAcademic, fake_server: tuple[FakeAcademic, str]
+) -> None:
+    """docs/engines.md: `base_url` "replaces only the origin; request paths stay the real
+    API's": PubMed at its own origin answers on /entrez/eutils/esearch.fcgi and esummary.fcgi."""
+    fake.papers["pubmed"] = [TRIAL]
+    real = {f"/entrez/eutils/{step}.fcgi": f"pubmed.{step}" for step in ("esearch", "esummary")}
+
+    async def eutils(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":  # the real paths only, at the root of the origin
+            route = real.get(scope["path"])
+            path = f"/{ROUTES[route][0]}{ROUTES[route][1]}" if route else "/not-eutils"
+            scope = {**scope, "path": path}
+        await fake.app(scope, receive, send)
+
+    with serve_app(eutils) as origin:
+        settings = settings_for(fake_server[1])
+        settings.engines["pubmed"] = settings.engines["pubmed"].model_copy(
+            update={"base_url": origin}
+        )
+        with serve_app(create_app(settings)) as server:
+            result = await call(
+                server, {"query": "clinical trial screening", "engines": ["pubmed"]}
+            )
+    assert not result.is_error, result.content[0].text
+    answer = result.structured_content
+    assert statuses(answer) == {"pubmed": "ok"}
+    assert answer["results"][0]["title"] == TRIAL.title
 
 
 @pytest.mark.parametrize("strategy", ["sequential", "pool"])

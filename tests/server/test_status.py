@@ -21,7 +21,7 @@ from testing.cache_helpers import FakeClock
 from testing.fake_engines import FakeEngines, Fault, base_urls
 from testing.fetch_helpers import LocalServer, page
 from testing.redis_server import RedisServer
-from testing.server_helpers import BRAVE_KEY, MCP_HEADERS, tool_call
+from testing.server_helpers import BRAVE_KEY, MCP_HEADERS, settings_for, tool_call
 from testing.serving import serve_app
 from testing.status_mix import (
     EXPECTED,
@@ -284,6 +284,25 @@ def test_a_failure_older_than_the_hour_is_no_last_error(
         assert rows[name]["last_error"] is None, name
     # Their breakers are open still: why is no longer in the hour's figures.
     assert rows["bing"]["state"] == "breaker_open"
+
+
+def test_a_search_its_rate_limit_left_no_slot_for_made_no_call(
+    engines_url: str, fake: FakeEngines
+) -> None:
+    """`calls` are the requests the engine received: a search that found no slot of the
+    engine's own rate limit sent none, and counts as `skipped`, as with every key resting."""
+    settings = settings_for(engines_url)
+    settings.engines["searxng"] = settings.engines["searxng"].model_copy(
+        update={"rate_limit": 0.01}
+    )
+    with serve_app(create_app(settings)) as url:
+        first = search(url, "python asyncio event loop")
+        second = search(url, "python asyncio tasks")
+        rows = _rows(httpx.get(f"{url}/status.json", timeout=10).json())
+    assert (first["searxng"]["status"], second["searxng"]["status"]) == ("ok", "rate_limited")
+    hour = rows["searxng"]["hour"]
+    assert hour["calls"] == fake.counts["searxng"] == 1
+    assert hour["skipped"] == 1 and hour["success_share"] == 1.0
 
 
 def _basic(user: str, password: str) -> dict[str, str]:

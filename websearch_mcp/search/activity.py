@@ -82,7 +82,7 @@ class Activity:
 
     def record(self, report: EngineReport, query: str, *, asked: bool = True) -> None:
         """Count one engine call as its report tells it; one where no request was sent (breaker
-        open, every key resting) counts as `skipped`."""
+        open, every key resting, no slot of its rate limit) counts as `skipped`."""
         minute = self._minute()
         counters = self.engines.setdefault(minute, {}).setdefault(
             report.name, {"statuses": {}, "results": 0, "latency": {}}

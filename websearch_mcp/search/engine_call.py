@@ -139,7 +139,8 @@ class Outcome:
     """One engine's report, and its hits when they go into the fusion (None otherwise).
 
     `demoted`: the list seems to answer another query; it is fused with a much lower weight.
-    `asked`: False when no request was sent (breaker open, every key resting).
+    `asked`: False when no request was sent (breaker open, every key resting, no slot of its
+    rate limit).
     """
 
     report: EngineReport
@@ -164,8 +165,9 @@ class CallKit:
 
 @dataclass(frozen=True, slots=True)
 class _Failure:
-    error: EngineError | None  # None: timed out
+    error: EngineError | None  # None: timed out, or no slot (`no_slot`)
     http_status: int | None
+    no_slot: bool = False  # the rate limit had no slot for a follow-up request in time
 
 
 def apply_limits(hits: list[Hit], run: EngineRun) -> list[Hit]:
@@ -234,15 +236,14 @@ class EngineCall:
         left = self.until - time.monotonic()
         if left < MIN_REQUEST_SECONDS:
             return self._report("timeout", "no answer before the deadline")
-        bucket = self.run.bucket
-        if bucket is not None and not await bucket.acquire(left - MIN_REQUEST_SECONDS):
-            return self._report(
-                "rate_limited", f"{bucket.describe()}: no free slot before the deadline"
-            )
+        if not await self._slot(left):
+            return self._no_slot(sent=bool(self.attempts))
         budget = min(self.run.timeout, self.until - time.monotonic())
         hits, failure = await self._request(budget)
         if failure is None:
             return await self._answered(hits)
+        if failure.no_slot:
+            return self._no_slot(sent=True)
         if failure.error is None:
             return await self._timed_out(budget)
         return await self._failed(failure.error, failure.http_status)
@@ -254,12 +255,16 @@ class EngineCall:
         client = kit.client_for(run)
         retried = functools.partial(kit.stale_retries.update, (run.name,))
         status: int | None = None
+        ends = time.monotonic() + budget
         try:
             async with asyncio.timeout(budget):
                 request = with_user_agent(run, run.engine.request(query, key), kit.agents)
                 response = await send(client, run.base_url, request, budget, retried)
                 status = response.status
                 while (nxt := run.engine.follow_up(response, query, key)) is not None:
+                    # A follow-up is a request too: it waits for its own slot of the rate limit.
+                    if not await self._slot(ends - time.monotonic()):
+                        return None, _Failure(None, status, no_slot=True)
                     request = with_user_agent(run, nxt, kit.agents)
                     response = await send(client, run.base_url, request, budget, retried)
                     status = response.status
@@ -357,6 +362,23 @@ class EngineCall:
         return self._backoff(await pool.recovers_in() + REST_MARGIN_SECONDS)
 
     # --- helpers ----------------------------------------------------------------------------
+
+    async def _slot(self, left: float) -> bool:
+        """Wait for a slot of the engine's rate limit, if it has one, that leaves time for a
+        request within `left` seconds; False (no slot taken) when none comes in time."""
+        bucket = self.run.bucket
+        return bucket is None or await bucket.acquire(left - MIN_REQUEST_SECONDS)
+
+    def _no_slot(self, *, sent: bool) -> Outcome:
+        """The end of a call that `_slot` refused (so the engine has a rate limit); `sent`:
+        whether the call sent a request before (a try before a retry, a first step)."""
+        bucket = self.run.bucket
+        assert bucket is not None
+        outcome = self._report(
+            "rate_limited", f"{bucket.describe()}: no free slot before the deadline"
+        )
+        outcome.asked = sent
+        return outcome
 
     def _backoff(self, hint: float | None) -> float | None:
         """The wait before the next retry (at least `hint`), or None when none fits in time."""

@@ -74,7 +74,7 @@ class PubMed(Engine):
 
     name = "pubmed"
     kind = "academic"
-    base_url = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+    base_url = "https://eutils.ncbi.nlm.nih.gov"
     needs_key = False  # keys are optional and used when configured
     default_timeout = 8.0
     key_env = None  # optional keys: PUBMED_API_KEYS
@@ -97,7 +97,7 @@ class PubMed(Engine):
             params["datetype"] = "pdat"
             params["mindate"] = query.year_from if query.year_from is not None else _MIN_YEAR
             params["maxdate"] = query.year_to if query.year_to is not None else _MAX_YEAR
-        return self._request("/esearch.fcgi", params, key)
+        return self._request("/entrez/eutils/esearch.fcgi", params, key)
 
     def follow_up(
         self, response: HttpResponse, query: Query, key: str | None
@@ -111,7 +111,7 @@ class PubMed(Engine):
         if esearch is None or _error(data) or not (ids := _ids(esearch)):
             return None
         params = {"db": "pubmed", "id": ",".join(ids), "retmode": "json"}
-        return self._request("/esummary.fcgi", params, key)
+        return self._request("/entrez/eutils/esummary.fcgi", params, key)
 
     @staticmethod
     def _request(path: str, params: dict[str, Any], key: str | None) -> HttpRequest:
