@@ -325,6 +325,29 @@ def test_evil_origin_and_host(engines_url: str) -> None:
         assert http.get(f"{url}/healthz", headers={"Host": "10.1.2.3:8338"}).status_code == 200
 
 
+def test_another_sites_page_cannot_make_a_browser_search(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    # A browser sends no Origin with a GET it makes for an `<img>`, `<script>` or frame of
+    # another site's page; its Sec-Fetch-Site still says where the request comes from.
+    embedded = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"}
+    params = {"q": "python asyncio", "format": "json"}
+    with serve(engines_url) as url, httpx.Client(timeout=10) as http:
+        for site in ("cross-site", "same-site"):
+            headers = {**embedded, "Sec-Fetch-Site": site, "Sec-Fetch-Dest": "image"}
+            answer = http.get(f"{url}/search", params=params, headers=headers)
+            assert answer.status_code == 403, site
+            assert "another site" in answer.json()["error"]
+        assert sum(fake.counts.values()) == 0  # no engine was asked
+        # Typed in the address bar, or fetched by an allowed origin's page (which names itself).
+        typed = {"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate"}
+        assert http.get(f"{url}/search", params=params, headers=typed).status_code == 200
+        allowed = {**embedded, "Sec-Fetch-Mode": "cors", "Origin": "http://localhost:3000"}
+        assert http.get(f"{url}/search", params=params, headers=allowed).status_code == 200
+        # Pages that search nothing may still be linked to or framed from elsewhere.
+        assert http.get(f"{url}/status", headers=embedded).status_code == 200
+
+
 def test_configured_host_and_origin_patterns_reach_the_mcp_transport(engines_url: str) -> None:
     # The SDK alone would refuse this Host (its default allows loopback names only): ours decides.
     with (

@@ -1,7 +1,8 @@
 """`Guard`: the one ASGI middleware that decides who may call the server, and how much.
 
-In this order: Host (421) and Origin (403) against DNS rebinding, the bearer token (401, whose
-challenge on the status page's paths offers Basic too; 429 for an address that failed too
+In this order: Host (421) and Origin (403) against DNS rebinding (on the search routes also a
+browser's request for another site's page that names no Origin: 403), the bearer token (401,
+whose challenge on the status page's paths offers Basic too; 429 for an address that failed too
 often), then for the search routes (`/mcp`, `/search`) the per-client rate limit (429), the body
 (413 over the cap, 408 when it is not in within the read timeout) and only then the concurrency
 limits (429 per client, 503 overall). The MCP SDK's own Host/Origin check is switched off by the
@@ -22,7 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from websearch_mcp.server.middleware.auth import TokenAuth, client_address, parse_networks
 from websearch_mcp.server.middleware.body_limit import read_body_within
 from websearch_mcp.server.middleware.exposure import serves_this_machine_only
-from websearch_mcp.server.middleware.origin_host import OriginPolicy
+from websearch_mcp.server.middleware.origin_host import OriginPolicy, from_unnamed_site
 from websearch_mcp.server.middleware.rate_limits import ConcurrencyLimiter, RateLimiter
 
 if TYPE_CHECKING:
@@ -106,6 +107,12 @@ class Guard:
                 send, 403, "origin", "this Origin is not allowed; see server.allowed_origins"
             )
             return
+        limited = scope["path"] in LIMITED_PATHS
+        if limited and from_unnamed_site(headers.get("origin"), headers.get("sec-fetch-site")):
+            await self._refuse(
+                send, 403, "origin", "a page of another site may not search here without an Origin"
+            )
+            return
         client = address
         if self.auth.enabled:
             browser = scope["path"] in BROWSER_PATHS
@@ -113,7 +120,7 @@ class Guard:
             if token_id is None:
                 return
             client = scope[CLIENT_KEY] = token_id
-        if scope["path"] not in LIMITED_PATHS:
+        if not limited:
             replay = await self._body(scope, receive, send)
             if replay is not None:
                 await self.app(scope, replay, send)

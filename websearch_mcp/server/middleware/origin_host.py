@@ -1,5 +1,6 @@
-"""Host and Origin checks against DNS rebinding: the patterns `server.allowed_hosts` and
-`server.allowed_origins` name, and the loopback names, which are always allowed."""
+"""Host and Origin checks against DNS rebinding and other sites' pages: the patterns
+`server.allowed_hosts` and `server.allowed_origins` name, and the loopback names, which are
+always allowed."""
 
 from __future__ import annotations
 
@@ -18,6 +19,15 @@ LOOPBACK_ORIGINS = tuple(
     for scheme in ("http", "https")
     for host in ("127.0.0.1", "localhost", "[::1]")
 )
+#: `Sec-Fetch-Site` of a request a browser makes for a page of another site.
+OTHER_SITES = frozenset({"cross-site", "same-site"})
+
+
+def from_unnamed_site(origin: str | None, fetch_site: str | None) -> bool:
+    """Whether a browser made this request for another site's page without naming that page's
+    origin: it sends no `Origin` with a GET for an `<img>`, `<script>` or frame, so that such a
+    page could otherwise search here with the operator's keys, unseen."""
+    return origin is None and (fetch_site or "").strip().lower() in OTHER_SITES
 
 
 class OriginPolicy:
