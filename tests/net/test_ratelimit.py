@@ -14,6 +14,7 @@ from testing.resilience_helpers import settings_for
 from testing.serving import serve_app
 from websearch_mcp.models import EngineReport, Query
 from websearch_mcp.net.ratelimit import TokenBucket
+from websearch_mcp.runtime import RUNTIME_ENV
 from websearch_mcp.search.fan_out import Orchestrator
 
 PAPER = Paper("Protein folding with deep learning", ("Ada Lovelace",), "2021-07-15", pmid="34265")
@@ -80,6 +81,18 @@ def test_rates_come_from_declarations_and_config() -> None:
     assert bing is not None and bing.rate == 3.0
     off = settings_for(None, {"arxiv": {"rate_limit": 0}})
     assert Orchestrator(off, environ={}).runs["arxiv"].bucket is None
+
+
+def test_the_workers_of_one_server_share_an_engines_rate() -> None:
+    """Each worker of `serve --workers N` keeps its own bucket: each takes 1/N of the rate, so
+    that together they keep to it (arXiv's one request a second, not N)."""
+    settings = settings_for(None, {"arxiv": {}, "bing": {"rate_limit": 3}})
+    settings.server.workers = 4  # what the parent names in each worker's environment
+    worker = {RUNTIME_ENV: "/tmp/websearch-mcp-worker"}
+    runs = Orchestrator(settings, environ=worker).runs
+    assert [runs[name].bucket.rate for name in ("arxiv", "bing")] == [0.25, 0.75]  # type: ignore[union-attr]
+    alone = Orchestrator(settings, environ={}).runs  # one process, whatever the file says
+    assert [alone[name].bucket.rate for name in ("arxiv", "bing")] == [1.0, 3.0]  # type: ignore[union-attr]
 
 
 async def test_an_engine_over_its_rate_is_reported_rate_limited_not_called() -> None:

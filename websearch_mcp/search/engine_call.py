@@ -34,6 +34,7 @@ from websearch_mcp.net.keypool import KeyPool, PlannedKey
 from websearch_mcp.net.ratelimit import TokenBucket
 from websearch_mcp.net.useragents import UserAgentRotation
 from websearch_mcp.redaction import MASK, redact
+from websearch_mcp.runtime import RUNTIME_ENV
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,10 @@ def configure(
     base_url = (conf.base_url or engine_cls.base_url).rstrip("/")
     proxy = choose_proxy(base_url, conf.proxy, settings.proxy.url, settings.proxy.no_proxy, environ)
     rate = engine_cls.rate_limit if conf.rate_limit is None else conf.rate_limit
+    workers = settings.server.workers
+    if rate and environ.get(RUNTIME_ENV) and isinstance(workers, int) and workers > 1:
+        # Each worker of one server keeps its own bucket: a share each, the rate together.
+        rate /= workers
     enabled = engine_cls.default_enabled if conf.enabled is None else conf.enabled
     return EngineRun(
         engine=engine_cls(),
