@@ -277,6 +277,9 @@ def test_a_variable_that_reads_as_a_decimal_is_its_text_without_surrounding_spac
     # As any other value read from the environment, a stray newline is not part of the key.
     settings = parse_config({}, "test", environ={"WEBSEARCH_MCP_LLM__API_KEY": " 0777\n"})
     assert settings.llm.api_key == "0777"
+    # So is it around a key YAML cannot read at all.
+    settings = parse_config({}, "test", environ={"WEBSEARCH_MCP_LLM__API_KEY": " @k: v: w\n"})
+    assert settings.llm.api_key == "@k: v: w"
 
 
 def test_a_variable_of_plain_text_is_taken_whole() -> None:
@@ -289,14 +292,22 @@ def test_a_variable_of_plain_text_is_taken_whole() -> None:
         "WEBSEARCH_MCP_SEARCH__BLOCK_DOMAINS": "[a.com, b.com]",
         "WEBSEARCH_MCP_SEARCH__MMR__ENABLED": "false",
         "WEBSEARCH_MCP_ENGINES__SEARXNG__BASE_URL": "null",
+        "WEBSEARCH_MCP_ENGINES__BRAVE__PROXY": "false",
+        "WEBSEARCH_MCP_ENGINES__SEARXNG__INDEX": '"google: web"',
+        "WEBSEARCH_MCP_FETCH__READER_API_KEY": "- k",
+        "WEBSEARCH_MCP_SERVER__ALLOWED_HOSTS": "",
     }
-    settings = parse_config({}, "test", environ=env)
+    settings = parse_config({"server": {"allowed_hosts": ["a.example"]}}, "test", environ=env)
     assert settings.server.host == "::"
     assert settings.llm.api_key == "sk-abc #def"
     assert settings.llm.model == "local: small"
     assert settings.search.block_domains == ["a.com", "b.com"]
     assert settings.search.mmr.enabled is False
     assert settings.engine("searxng").base_url is None
+    assert settings.engines["brave"].proxy is False  # a direct connection, not a URL "false"
+    assert settings.engines["searxng"].index == "google: web"
+    assert settings.fetch.reader_api_key == "- k"
+    assert settings.server.allowed_hosts == []  # an empty variable empties the file's list
 
 
 @pytest.mark.parametrize("value", ["0", "65", "many", "1.5", "²"])
@@ -331,6 +342,19 @@ def test_a_bad_value_from_the_environment_names_its_variable() -> None:
     assert lines["engines.tavily.weight"].endswith("; from WEBSEARCH_MCP_ENGINES__TAVILY__WEIGHT")
     assert "; from" not in lines["search.rrf_k"]  # the file's own mistake
     assert "tvly-secret" not in str(err.value)
+
+
+def test_only_a_variable_that_set_a_value_is_named_as_its_origin() -> None:
+    # A key variable left unset, or a token variable of blanks (ignored), set nothing: the
+    # mistakes are the file's. A variable setting a whole section is named for it.
+    file = {"engines": {"tavily": {"api_keys": {"a": 1}}}, "server": {"auth_tokens": ["t", ""]}}
+    env = {"WEBSEARCH_MCP_TOKENS": "  ", "WEBSEARCH_MCP_SEARCH": "fast"}
+    with pytest.raises(ConfigError) as err:
+        parse_config(file, "conf.yaml", environ=env)
+    lines = {line.split(":")[0].strip(): line for line in str(err.value).splitlines()[1:]}
+    assert "; from" not in lines["engines.tavily.api_keys"]
+    assert "; from" not in lines["server.auth_tokens"]
+    assert lines["search"].endswith("; from WEBSEARCH_MCP_SEARCH")
 
 
 def test_a_google_cse_key_without_its_engine_id_is_refused_at_load() -> None:

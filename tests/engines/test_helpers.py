@@ -6,6 +6,7 @@ import base64
 import html
 import json
 import re
+import time
 from datetime import UTC, date, datetime
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
@@ -101,6 +102,14 @@ def test_text_of_another_type_is_no_text_in_a_plain_text_engine_either() -> None
 
 def test_html_comments_and_processing_instructions_are_markup() -> None:
     assert clean_text("a <!-- note --> b <?xml version='1.0'?> c <!DOCTYPE html> d") == "a b c d"
+
+
+def test_a_snippet_of_unclosed_tags_is_read_in_linear_time() -> None:
+    # A "<" after the last ">" opens no tag: searching on from each to the end took seconds.
+    text = "<b>pgvector</b> index " + "<a" * 100_000
+    start = time.perf_counter()
+    assert clean_text(text, 100).startswith("pgvector index <a<a")
+    assert time.perf_counter() - start < 1.0
 
 
 @pytest.mark.parametrize("value", [2024, 3.5, True, ["a", "list"], {"text": "an object"}])
@@ -236,6 +245,8 @@ def test_strip_markdown_does_what_its_four_substitutions_do(value: str) -> None:
 def test_strip_markdown_keeps_link_text_and_drops_headings_and_emphasis() -> None:
     text = "## Intro **bold** see [the docs](https://e.example/a_(b)) and __this__ #tag"
     assert strip_markdown(text) == " Intro bold see the docs and this #tag"
+    # A link's text holds no "[": only the innermost bracket is the link's, as in CommonMark.
+    assert strip_markdown("see [a [b](https://x.example) c") == "see [a b c"
 
 
 @pytest.mark.parametrize(

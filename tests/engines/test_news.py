@@ -5,6 +5,7 @@ each comes from); the clock is pinned to the recording time, for the relative da
 
 from __future__ import annotations
 
+import base64
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -136,11 +137,48 @@ def test_google_news_takes_the_publisher_url_an_article_id_before_2024_carries()
     )
     hits = parse(GoogleNews(), fixture_bytes(BEARS_EARS), query=NEWS)
     assert all(h.url.startswith("https://news.google.com/rss/articles/CBMi") for h in hits)
-    for broken in ("CBMi", "CBMiiwFodHRw", "CBMi!!", "CBMiBWZ0cDovL3g"):  # cut, bad, not http
+    cut = _article_id(b"https://example.com/a", length=100)  # the address runs past the ID
+    not_utf8 = _article_id(b"https://\xff\xfe")
+    for broken in (
+        "CBMi",
+        "CBMiiwFodHRw",
+        "CBMi!!",
+        "CBMiBWZ0cDovL3g",
+        cut,
+        not_utf8,
+        "CBMi\u00e9",
+    ):
         link = f"https://news.google.com/rss/articles/{broken}?oc=5"
-        item = f"<item><title>T - P</title><link>{link}</link></item>"
-        (kept,) = parse(GoogleNews(), f"<rss><channel>{item}</channel></rss>", query=NEWS)
-        assert kept.url == link
+        assert _item_url(link) == link
+    # Only Google's own links are read so.
+    elsewhere = f"https://example.org/rss/articles/{_article_id(b'https://example.com/a')}"
+    assert _item_url(elsewhere) == elsewhere
+
+
+def _article_id(url: bytes, tail: bytes = b"", length: int | None = None) -> str:
+    """An article ID as the feeds before 2024 wrote it: base64 without padding of a protobuf
+    header, the address's length as a varint, the address and `tail`."""
+    size, varint = len(url) if length is None else length, b""
+    while size >= 0x80:
+        varint, size = varint + bytes([size & 0x7F | 0x80]), size >> 7
+    raw = b"\x08\x13\x22" + varint + bytes([size]) + url + tail
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _item_url(link: str) -> str:
+    item = f"<item><title>T - P</title><link>{link}</link></item>"
+    (hit,) = parse(GoogleNews(), f"<rss><channel>{item}</channel></rss>", query=NEWS)
+    return hit.url
+
+
+def test_google_news_reads_an_address_of_any_length_in_an_article_id() -> None:
+    # 257 bytes end the ID, which needs padding; 128 bytes (a varint's first byte 0x80) do not.
+    for url, tail in (
+        (b"https://example.com/" + b"a" * 237, b""),
+        (b"https://b.example/" + b"b" * 110, b"\xd2\x01\x00"),
+    ):
+        article_id = _article_id(url, tail)
+        assert _item_url(f"https://news.google.com/rss/articles/{article_id}?oc=5") == url.decode()
 
 
 def test_the_unusual_traffic_page_is_a_block_with_any_status() -> None:

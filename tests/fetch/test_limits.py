@@ -338,6 +338,28 @@ def silent_dns(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     release.set()
 
 
+async def test_pages_at_once_look_their_hosts_up_at_once(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A name server taking 0.6 s a name: six pages read together wait for it once, not six times.
+    real = socket.getaddrinfo
+
+    def lookup(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(host, str) and host.endswith(".slow.test"):
+            time.sleep(0.6)
+            host = "127.0.0.1"
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    server.routes["/notes.txt"] = page("Notes on the northern rivers.", "text/plain")
+    settings = settings_for(server)
+    urls = [f"http://p{i}.slow.test:{server.port}/notes.txt" for i in range(6)]
+    started = time.monotonic()
+    pages = await asyncio.gather(*(fetch_page(url, settings=settings) for url in urls))
+    assert time.monotonic() - started < 2.0
+    assert {p["content"] for p in pages} == {"Notes on the northern rivers."}
+
+
 async def test_names_that_never_resolve_hold_up_no_other_page_or_lookup(
     server: LocalServer, silent_dns: threading.Event
 ) -> None:

@@ -75,6 +75,16 @@ async def test_rate_limited_key_follows_retry_after_else_the_default() -> None:
     assert sorted(p.key for p in await pool.plan()) == [KEYS[0], KEYS[1]]
 
 
+async def test_a_plan_made_before_a_rest_keeps_only_the_keys_not_resting_now() -> None:
+    pool, _, clock = make_pool()
+    planned = await pool.plan()
+    await pool.cool(refused(pool, 1, EngineRateLimited("429", retry_after=42)))
+    assert [p.key for p in await pool.still_usable(planned)] == [KEYS[0], KEYS[2]]
+    clock.advance(42)  # the rest is over this very second, as for a new plan
+    assert KEYS[1] in [p.key for p in await pool.plan()]
+    assert await pool.still_usable(planned) == planned
+
+
 async def test_while_every_key_rests_none_is_planned() -> None:
     pool, _, clock = make_pool()
     await pool.cool(refused(pool, 0, EngineRateLimited("429", retry_after=300)))

@@ -20,6 +20,7 @@ import yaml
 from testing.config_files import write_config
 from testing.fake_engines import FakeEngines, Fault
 from testing.fake_llm import STREAMED, FakeLLM
+from testing.fetch_helpers import LocalServer, page
 from testing.redis_server import free_port
 from testing.serving import serve_app
 from websearch_mcp import __version__
@@ -162,7 +163,7 @@ def test_output_into_a_closed_pipe_ends_quietly(
         assert child.stdout is not None and child.stderr is not None
         child.stdout.close()
         err = child.stderr.read().decode()
-        assert child.wait(timeout=60) == EXIT_BROKEN_PIPE, err
+        assert child.wait(timeout=60) == EXIT_BROKEN_PIPE == 128 + signal.SIGPIPE, err
         assert err == ""
 
 
@@ -177,7 +178,7 @@ def test_ctrl_c_during_a_search_ends_it_quietly_with_status_130(
         time.sleep(0.05)
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=10)
-    assert child.returncode == EXIT_INTERRUPTED, err.decode()
+    assert child.returncode == EXIT_INTERRUPTED == 128 + signal.SIGINT, err.decode()
     assert out == b"" and b"Traceback" not in err
 
 
@@ -188,7 +189,13 @@ def test_a_query_the_locale_cannot_read_is_refused_as_a_usage_error(
     # standing for the byte it could not read, which no request can carry.
     config = write_config(tmp_path / "c.yaml", engines_url)
     env = {**os.environ, "LC_ALL": "C.UTF-8"}
-    for args in ([b"search", b"caf\xe9"], [b"fetch", b"https://example.com/caf\xe9"]):
+    for args in (
+        [b"search", b"caf\xe9"],
+        [b"fetch", b"https://example.com/caf\xe9"],
+        *([b"search", b"python", option, b"caf\xe9"] for option in (b"--engines", b"--language")),
+        [b"search", b"python", b"--intent", b"caf\xe9"],
+        [b"status", b"--url", b"http://127.0.0.1:9/caf\xe9"],
+    ):
         child = _cli(*args, b"--config", str(config).encode(), env=env)
         out, err = child.communicate(timeout=60)
         assert child.returncode == 2, err.decode()
@@ -218,3 +225,21 @@ def test_results_in_emoji_and_cjk_print_in_an_ascii_locale(
     out, err = child.communicate(timeout=60)
     assert child.returncode == 0, err.decode()
     assert out.startswith(b"1. ") and b"Python asyncio" in out
+    # A page's text too; and where stdout is UTF-8 the characters are printed as they are.
+    heading = "蛇 🐍 日本語 Python asyncio"
+    with LocalServer(
+        routes={"/a": page(f"<html><head><title>{heading}</title></head></html>")}
+    ) as site:
+        env |= {
+            "WEBSEARCH_MCP_FETCH__ALLOW_NETWORKS": "['127.0.0.0/8']",
+            "WEBSEARCH_MCP_FETCH__ALLOWED_PORTS": f"[{site.port}]",
+        }
+        child = _cli("fetch", site.url("/a"), "--config", str(config), "--json", env=env)
+        out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err.decode()
+    assert json.loads(out)["title"] == heading
+    utf8 = env | {"LC_ALL": "C.UTF-8"}
+    child = _cli("search", "python asyncio", "--config", str(config), "--json", env=utf8)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err.decode()
+    assert f'"title": "{title}"'.encode() in out

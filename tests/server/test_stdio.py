@@ -26,7 +26,7 @@ from testing.fake_engines import FakeEngines, Fault
 from testing.fake_llm import STREAMED, FakeLLM
 from testing.server_helpers import INITIALIZE, text_of, tool_call
 from testing.serving import serve_app
-from websearch_mcp.server.stdio import stdout_to_stderr
+from websearch_mcp.server.stdio import client_lines, stdout_to_stderr
 
 
 def initialize_alone(argv: list[str]) -> subprocess.CompletedProcess[str]:
@@ -175,6 +175,26 @@ def test_stdout_to_stderr_diverts_python_and_file_descriptor_writes(
     out, err = capfd.readouterr()
     assert out == "after\n"
     assert "from print" in err and "from fd 1" in err
+
+
+async def test_client_lines_leave_file_descriptor_0_nothing_of_the_clients_to_read() -> None:
+    # The client's lines come through; fd 0 reads the null device meanwhile (no library or child
+    # takes a message), and is the client's again afterwards. A byte not UTF-8 is no crash.
+    read_end, write_end = os.pipe()
+    saved = os.dup(0)
+    try:
+        os.dup2(read_end, 0)
+        os.write(write_end, b'{"q": "caf\xe9"}\n{"q": 1}\n')
+        os.close(write_end)
+        with client_lines() as lines:
+            assert os.read(0, 100) == b""
+            got = [line async for line in lines]
+        assert got == ['{"q": "caf\ufffd"}\n', '{"q": 1}\n']
+        assert os.fstat(0).st_ino == os.fstat(read_end).st_ino
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+        os.close(read_end)
 
 
 def _started(config: Path) -> subprocess.Popen[str]:
