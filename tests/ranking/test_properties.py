@@ -126,7 +126,9 @@ def test_a_head_result_smoothed_below_an_equal_one_behind_it_moves_back(neighbou
 def test_more_engines_never_score_lower(data, text, extra_engine, position, title, snippet):
     """All else equal, a URL that one more engine returns scores at least as high, without the
     coverage credit (with it, a low vote from an engine that holds the result is evidence
-    against it, tests/ranking/test_coverage.py)."""
+    against it, tests/ranking/test_coverage.py) and without the engine agreement (one more list
+    holding the result can raise that list's agreement above the request's highest, and each
+    engine's weight is relative to that: the result's own engines may then count less)."""
     target = "https://target.org/page"
     base = build(data)
     target_hit = Hit(title=title, url=target, snippet=snippet, rank=1, engine="x")
@@ -145,8 +147,9 @@ def test_more_engines_never_score_lower(data, text, extra_engine, position, titl
                 for i, h in enumerate(hits, start=1)
             ]
     search = SearchSettings.model_validate(
-        {"relevance_threshold": 0.0, "mmr": {"enabled": False}, "ranking": {"coverage_weight": 0}}
-    )
+        {"relevance_threshold": 0.0, "mmr": {"enabled": False},
+         "ranking": {"coverage_weight": 0, "agreement_weight": 0}}
+    )  # fmt: skip
     query = Query(text, max_results=50)
 
     def score(lists: dict[str, list[Hit]]) -> float:
