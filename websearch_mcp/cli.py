@@ -257,7 +257,9 @@ async def _fetch(settings: Settings, ns: argparse.Namespace) -> int:
     service = SearchService(settings)
     try:
         validate_fetch_args(ns.url, ns.max_chars, ns.start)
-        page = await service.fetch_page(ns.url, max_chars=ns.max_chars, start=ns.start)
+        # As the tool takes it: the spaces or line end a pasted URL brings are not part of it.
+        url = ns.url.strip()
+        page = await service.fetch_page(url, max_chars=ns.max_chars, start=ns.start)
     except (ToolInputError, FetchError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

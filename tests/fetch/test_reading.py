@@ -54,3 +54,5 @@ def test_an_unexpected_failure_is_an_error_status_not_a_crash() -> None:
 def test_no_time_left_reads_nothing() -> None:
     read = asyncio.run(read_results(RESULTS[:1], "glacier", 1, -0.2, load))
     assert read[0]["page_status"] == "timeout"
+    # The figure is the time that was left for reading, not the search's deadline.
+    assert read[0]["page_error"] == "not read within the search's deadline (0.0 s were left)"

@@ -207,6 +207,23 @@ def test_a_query_the_locale_cannot_read_is_refused_as_a_usage_error(
     assert sum(fake.counts.values()) == 0
 
 
+def test_fetch_reads_and_names_the_url_without_the_spaces_around_it(
+    tmp_path: Path,
+    engines_url: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    config = write_config(tmp_path / "c.yaml", engines_url)
+    with LocalServer(
+        routes={"/a": page("<html><head><title>Glaciers</title></head></html>")}
+    ) as site:
+        monkeypatch.setenv("WEBSEARCH_MCP_FETCH__ALLOW_NETWORKS", "['127.0.0.0/8']")
+        monkeypatch.setenv("WEBSEARCH_MCP_FETCH__ALLOWED_PORTS", f"[{site.port}]")
+        assert main(["fetch", f"  {site.url('/a')}\n", "--config", str(config), "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["url"] == site.url("/a") and answer["title"] == "Glaciers"
+
+
 def test_results_in_emoji_and_cjk_print_in_an_ascii_locale(
     fake: FakeEngines, engines_url: str, tmp_path: Path
 ) -> None:

@@ -49,7 +49,9 @@ async def read_results(
             outcome: PageReading = {
                 "page_status": "timeout",
                 "passages": [],
-                "page_error": f"not read within the search's deadline ({budget_seconds:.1f} s)",
+                "page_error": (
+                    f"not read within the search's deadline ({budget_seconds:.1f} s were left)"
+                ),
             }
         else:
             outcome = task.result()
