@@ -323,12 +323,33 @@ async def test_reader_never_sees_refused_urls(
         "169.254.43518.",
         "%31%36%39.254.169.254",
         "0XA9.254.169.254.",
+        "169.254.169.254\\latest",  # the host a browser reads ends at the backslash
+        "285203916%36",  # decoded, 2852039166
     ):
         with pytest.raises(FetchRefused):
             await fetch_page(
                 f"http://{host}:{server.port}/", settings=settings, resolver=unresolvable
             )
     assert server.seen == [] and connections == []
+
+
+async def test_reader_is_asked_for_the_url_that_was_checked(
+    server: LocalServer, connections: list[tuple[str, int]]
+) -> None:
+    """Dot segments are resolved before the check; sent as written, they would be resolved
+    against the reader's own path and climb out of the checked host into another URL."""
+    server.routes["/reader/*"] = reader_answer
+    settings = settings_for(server, reader_fallback=True, reader_base_url=server.url("/reader"))
+
+    async def unresolvable(host: str, port: int) -> list[str]:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    checked = f"http://gone.example:{server.port}"
+    url = f"{checked}/../../../../http://169.254.169.254/latest/meta-data/"
+    result = await fetch_page(url, settings=settings, resolver=unresolvable)
+    assert result["via"] == "reader"
+    assert server.paths() == [f"/reader/{checked}/http://169.254.169.254/latest/meta-data/"]
+    assert connections == [("127.0.0.1", server.port)]  # the reader's only
 
 
 async def test_reader_failure_keeps_the_key_out_of_the_error(server: LocalServer) -> None:

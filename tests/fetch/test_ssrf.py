@@ -152,6 +152,10 @@ def test_embedded_ipv4_forms() -> None:
         ("http://4294967296/", "neither a name nor an address"),  # 2**32
         ("http://1.2.3.4.5./", "neither a name nor an address"),  # fully qualified
         ("http://example.09/", "neither a name nor an address"),  # a number, if a bad octal
+        # A browser ends the host at a backslash: 169.254.169.254, path /latest/meta-data/
+        ("http://169.254.169.254\\latest/meta-data/", "neither a name nor an address"),
+        # Not an address with a zone id: decoded, 2852039166 is 169.254.169.254
+        ("http://285203916%36/", "neither a name nor an address"),
     ],
 )
 def test_check_url_refusals(url: str, message: str) -> None:

@@ -27,11 +27,14 @@ async def read_via_reader(url: str, settings: FetchSettings) -> Document:
     if settings.reader_api_key:
         headers["Authorization"] = f"Bearer {settings.reader_api_key}"
     timeout = httpx.Timeout(settings.timeout_seconds, connect=settings.connect_timeout_seconds)
+    # The URL as the address policy read it: dot segments sent as written would be resolved
+    # against the reader's path, and "/http://a.example/../../http://10.0.0.1/" names 10.0.0.1.
+    reader_url = f"{settings.reader_base_url}/{httpx.URL(url)}"
     try:
         async with (
             asyncio.timeout(settings.timeout_seconds),
             httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client,
-            client.stream("GET", f"{settings.reader_base_url}/{url}", headers=headers) as response,
+            client.stream("GET", reader_url, headers=headers) as response,
         ):
             if response.status_code >= 400:
                 raise FetchError(f"the reader answered HTTP {response.status_code}")

@@ -14,6 +14,7 @@ between Python versions (224.0.0.0/4 and 64:ff9b::/96 count as global in 3.11).
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterable
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 
@@ -93,7 +94,9 @@ def parse_address(text: str) -> IPAddress | None:
     """An address from a resolver or a URL host (brackets, IPv6 zone ids and the trailing dot
     of a fully qualified `127.0.0.1.` tolerated), IPv4 also as browsers read it: `2130706433`,
     `0x7f.1`, `127.1`, `0177.0.0.1`."""
-    text = text.strip().strip("[]").split("%", 1)[0].removesuffix(".")
+    text = text.strip().strip("[]").removesuffix(".")
+    if ":" in text:  # only an IPv6 address has a zone id; "285203916%36" is no address
+        text = text.split("%", 1)[0]
     try:
         return ipaddress.ip_address(text)
     except ValueError:
@@ -130,6 +133,12 @@ def _ipv4_number(part: str) -> int | None:
         return int(digits, base)
     except ValueError:
         return None
+
+
+#: What a host name is made of (IDNA-encoded); a browser ends a host at a backslash, reads
+#: percent-escapes and so on, where a name lookup just fails and a reader API would read another
+#: host.
+_NAME = re.compile(r"[a-z0-9_.-]+", re.ASCII | re.IGNORECASE)
 
 
 def _ends_in_number(host: str) -> bool:
@@ -191,7 +200,7 @@ def check_url(url: httpx.URL, allowed_ports: Iterable[int], *, redirected: bool 
     if url.userinfo:
         raise FetchRefused(f"refused: {where} carries credentials (user:password@)")
     host = url.raw_host.decode("ascii")
-    if parse_address(host) is None and ("%" in host or _ends_in_number(host)):
+    if parse_address(host) is None and (not _NAME.fullmatch(host) or _ends_in_number(host)):
         # A name lookup fails on these; a browser or a reader API would read an address.
         raise FetchRefused(f"refused: {where} has a host that is neither a name nor an address")
     ports = sorted(set(allowed_ports))
