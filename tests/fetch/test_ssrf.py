@@ -156,6 +156,9 @@ def test_embedded_ipv4_forms() -> None:
         ("http://169.254.169.254\\latest/meta-data/", "neither a name nor an address"),
         # Not an address with a zone id: decoded, 2852039166 is 169.254.169.254
         ("http://285203916%36/", "neither a name nor an address"),
+        # "xn--" labels that decode to no valid name: httpx raises reading the host
+        ("http://xn--a.example/", "not a valid international name"),
+        ("http://xn--127-0.0.0.1/", "not a valid international name"),
     ],
 )
 def test_check_url_refusals(url: str, message: str) -> None:
@@ -205,6 +208,7 @@ def test_check_url_accepts_default_and_listed_ports() -> None:
         ("", 100, 0, "url:"),
         ("http://", 100, 0, "url:"),
         ("http://0177.0.0.1/", 100, 0, "not a valid URL"),
+        ("http://xn--a.example/", 100, 0, "not a valid international name"),
         ("https://example.com/" + "a" * 9000, 100, 0, "at most 8192"),
         ("https://example.com/", 0, 0, "max_chars"),
         ("https://example.com/", 200_001, 0, "max_chars"),

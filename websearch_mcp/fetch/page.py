@@ -19,6 +19,7 @@ from websearch_mcp.fetch.client import Resolver, guarded_get
 from websearch_mcp.fetch.document import Document
 from websearch_mcp.fetch.extract import ExtractLimits, extract
 from websearch_mcp.fetch.reader import read_via_reader
+from websearch_mcp.fetch.ssrf import readable_host
 
 MAX_CHARS_LIMIT = 200_000
 DEFAULT_MAX_CHARS = 20_000
@@ -37,8 +38,10 @@ def validate_fetch_args(url: Any, max_chars: Any, start: Any) -> None:
         raise ToolInputError(f"url: not a valid URL ({err})") from None
     if parsed.scheme not in ("http", "https"):
         raise ToolInputError("url: only http and https URLs can be fetched")
-    if not parsed.host:
+    if not parsed.raw_host:
         raise ToolInputError("url: the URL has no host")
+    if not readable_host(parsed):
+        raise ToolInputError("url: the host is not a valid international name (xn--...)")
     if not _is_int(max_chars) or not 1 <= max_chars <= MAX_CHARS_LIMIT:
         raise ToolInputError(f"max_chars: a whole number from 1 to {MAX_CHARS_LIMIT}")
     if not _is_int(start) or start < 0:

@@ -189,14 +189,25 @@ def default_port(url: httpx.URL) -> int:
     return url.port or (443 if url.scheme == "https" else 80)
 
 
+def readable_host(url: httpx.URL) -> bool:
+    """Whether the URL's host reads as a name: `url.host` raises idna's error (a ValueError)
+    for an `xn--` label that decodes to no valid name, such as `xn--a.example`."""
+    try:
+        return bool(url.host)
+    except ValueError:
+        return False
+
+
 def check_url(url: httpx.URL, allowed_ports: Iterable[int], *, redirected: bool = False) -> None:
     """Refuse URLs that are not plain http(s) to an allowed port. Addresses are checked later."""
     where = "the page redirected to a URL that" if redirected else "the URL"
     if url.scheme not in ("http", "https"):
         scheme = url.scheme or "(none)"
         raise FetchRefused(f"refused: {where} uses {scheme}:, only http and https are fetched")
-    if not url.host:
+    if not url.raw_host:
         raise FetchRefused(f"refused: {where} has no host")
+    if not readable_host(url):
+        raise FetchRefused(f"refused: {where} has a host that is not a valid international name")
     if url.userinfo:
         raise FetchRefused(f"refused: {where} carries credentials (user:password@)")
     host = url.raw_host.decode("ascii")
