@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from functools import lru_cache
 from typing import Any
@@ -27,10 +27,23 @@ def utc_today() -> date:
     return datetime.now(UTC).date()
 
 
+#: How far back each `time_range` reaches, in days: the longest month and year, so that no day
+#: an engine's own filter would count is left out.
+RANGE_DAYS = {"day": 1, "week": 7, "month": 31, "year": 366}
+
+
+def before_range(published: str, time_range: str, today: date) -> bool:
+    """Whether an ISO date or stamp (`YYYY-MM-DD...`, `YYYY-MM`, `YYYY`) is wholly before the
+    days `time_range` reaches back to from `today`, read at the precision it is given in."""
+    start = (today - timedelta(days=RANGE_DAYS[time_range])).isoformat()
+    day = published[:10]  # a stamp's day (UTC for news): ISO text sorts as the dates do
+    return day < start[: len(day)]
+
+
 def _partial_date(year: int, month: int | None = None, day: int | None = None) -> str | None:
     """`YYYY-MM-DD`, `YYYY-MM` or `YYYY`, whichever precision is known; None if impossible."""
-    try:
-        known = date(year, month or 1, day or 1)
+    try:  # a month or day of 0 ("2019-00-00": metadata writing an unknown one) is no date
+        known = date(year, 1 if month is None else month, 1 if day is None else day)
     except ValueError:
         return None
     if month and day:  # most dates: the same digits, without formatting three numbers

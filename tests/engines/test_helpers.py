@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from websearch_mcp.dates import _partial_date
+from websearch_mcp.dates import _partial_date, before_range
 from websearch_mcp.engines.base import parse_retry_after
 from websearch_mcp.engines.common import (
     _MD_EMPHASIS_RE,
@@ -291,13 +291,35 @@ def test_a_partial_date_prints_the_numbers_it_was_given(
     year: int, month: int | None, day: int | None
 ) -> None:
     try:
-        date(year, month or 1, day or 1)
-    except ValueError:
+        date(year, 1 if month is None else month, 1 if day is None else day)
+    except ValueError:  # a month or day of 0 too: "2019-00-00" is no date
         assert _partial_date(year, month, day) is None
         return
     expected = f"{year:04d}" + (f"-{month:02d}" if month is not None else "")
     expected += f"-{day:02d}" if month is not None and day is not None else ""
     assert _partial_date(year, month, day) == expected
+
+
+@pytest.mark.parametrize(
+    ("published", "time_range", "before"),
+    [
+        ("2026-06-12", "day", True),
+        ("2026-06-13", "day", False),  # published late that day, perhaps
+        ("2026-06-13T23:00:00Z", "day", False),
+        ("2026-06-07", "week", False),
+        ("2026-05-14", "month", False),
+        ("2026-05-13", "month", True),
+        ("2025-06", "year", False),  # any day of that month may be in the year
+        ("2025-05", "year", True),
+        ("2025", "year", False),
+        ("2024", "year", True),
+        ("2062-01-01", "day", False),
+    ],
+)
+def test_a_date_is_before_a_time_range_only_when_all_it_may_mean_is(
+    published: str, time_range: str, before: bool
+) -> None:
+    assert before_range(published, time_range, date(2026, 6, 14)) is before
 
 
 @pytest.mark.parametrize(

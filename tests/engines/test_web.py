@@ -133,6 +133,14 @@ def test_tavily_news_dates_and_skipped_items() -> None:
     assert [h.published for h in hits] == ["2025-01-15", "2024-11-02"]
 
 
+@pytest.mark.parametrize("printed", ["2019-00-00", "2019-03-00", "2019-00-15T10:00:00Z"])
+def test_a_date_with_a_month_or_day_of_zero_is_no_date(printed: str) -> None:
+    """Metadata writes an unknown month or day as 00; "2019-00-00" is no `YYYY-MM-DD` date."""
+    body = {"results": [{"title": "A", "url": "https://a.example/", "published_date": printed}]}
+    [hit] = parse(Tavily(), json.dumps(body))
+    assert hit.published is None
+
+
 def test_tavily_request() -> None:
     req = Tavily().request(Query("rust async", max_results=50, time_range="week"), KEY)
     assert (req.method, req.path) == ("POST", "/search")

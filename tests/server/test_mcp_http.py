@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -302,6 +303,45 @@ def test_engine_settings_min_score_max_size_weight(fake: FakeEngines, engines_ur
     assert tavily["results"] == 1  # score 0.2 dropped by min_score, then cut to max_size 1
     assert not any("shoes" in r["url"] for r in answer["results"])
     assert not any("realpython" in r["url"] and "tavily" in r["engines"] for r in answer["results"])
+
+
+def test_a_time_range_leaves_out_what_an_engine_without_one_dates_before_it(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """docs/engines.md: where an engine cannot filter by date (Jina), its results are filtered
+    after the fact on their `published` date; undated ones stay."""
+    today = datetime.now(UTC).date()
+    pages = [
+        ("https://jina.example/today", today.isoformat()),
+        ("https://jina.example/2019", "2019-05-01T08:00:00Z"),
+        ("https://jina.example/last-month", (today - timedelta(days=40)).isoformat()),
+        ("https://jina.example/undated", None),
+    ]
+    data = [
+        {"title": f"python asyncio {url}", "url": url, "description": "asyncio", "date": when}
+        for url, when in pages
+    ]
+    fake.bodies["jina"] = json.dumps({"code": 200, "data": data}).encode()
+    settings = make_settings(engines_url)
+    settings.engines["jina"] = settings.engines["jina"].model_copy(
+        update={
+            "enabled": True,
+            "api_keys": ["jina-test-key"],
+            "base_url": f"{engines_url}/other/jina",
+        }
+    )
+    with serve_app(create_app(settings)) as url:
+        week = web_search(url, "python asyncio", time_range="week")["structuredContent"]
+        month = web_search(url, "python asyncio", time_range="month")["structuredContent"]
+        any_time = web_search(url, "python asyncio")["structuredContent"]
+
+    def from_jina(answer: dict[str, Any]) -> set[str]:
+        return {r["url"] for r in answer["results"] if "jina" in r["engines"]}
+
+    assert from_jina(week) == from_jina(month) == {pages[0][0], pages[3][0]}
+    assert from_jina(any_time) == {url for url, _ in pages}
+    jina = next(e for e in week["engines"] if e["name"] == "jina")
+    assert jina["status"] == "ok" and jina["results"] == 2
 
 
 def test_keyed_engine_without_key_is_skipped(engines_url: str) -> None:

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import ClassVar, Literal
 
-from websearch_mcp.dates import Clock, utc_today
+from websearch_mcp.dates import Clock, before_range, utc_today
 from websearch_mcp.engines.text import plain_hits
 from websearch_mcp.errors import EngineAuthError, EngineBlocked, EngineError, EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
@@ -118,9 +118,17 @@ class Engine:
         raise NotImplementedError
 
     def hits(self, response: HttpResponse, query: Query) -> list[Hit]:
-        """`parse`'s hits with every title and snippet made plain: what the service uses."""
+        """`parse`'s hits with every title and snippet made plain: what the service uses. An
+        engine that cannot be asked for a time range keeps only the hits not dated before it."""
         found = self.parse(response, query)
         plain_hits(found, markup=self.markup)
+        if query.time_range and not self.supports_time_range:
+            today = self.today()
+            found = [
+                h
+                for h in found
+                if not (h.published and before_range(h.published, query.time_range, today))
+            ]
         return found
 
     @classmethod
