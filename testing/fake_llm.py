@@ -5,9 +5,10 @@ ending in `[DONE]`, otherwise one JSON completion. What each kind of request doe
 kind (`stream_mode`, `plain_mode`): answer (`ok`), drop the connection after the first chunks
 (`break`), end the stream cleanly but early, without `[DONE]` (`cut`), send well-formed JSON
 events that are not completion chunks (`garble`: a `delta` that is text, not an object), answer
-500 (`fail`), refuse the key (`refuse`), not answer until `release()` (`hang`), or send text
-without end, as fast as it is read (`flood`: a model that ignores `max_tokens`). Every request
-is kept.
+500 (`fail`), refuse the key (`refuse`), not answer until `release()` (`hang`), send text
+without end, as fast as it is read (`flood`: a model that ignores `max_tokens`), or send JSON
+nested too deep for any decoder (`deep`: as the stream's one event, or as the body of a 500).
+Every request is kept.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-Mode = Literal["ok", "break", "cut", "garble", "fail", "refuse", "hang", "flood"]
+Mode = Literal["ok", "break", "cut", "garble", "fail", "refuse", "hang", "flood", "deep"]
+
+#: JSON nested deeper than any decoder reads.
+DEEP = "[" * 100_000 + "]" * 100_000
 
 STREAMED = "asyncio runs coroutines on an event loop [1]. A tutorial walks through tasks [2]."
 PLAIN = "From the plain completion: asyncio is the standard library for async I/O [1][3]."
@@ -44,6 +48,8 @@ class FakeLLM:
     released: threading.Event = field(default_factory=threading.Event)
     #: The streamed answer's text, sent a word a chunk.
     streamed: str = STREAMED
+    #: Why an answer ends: `length` is a model stopped at `max_tokens`, mid-sentence.
+    finish: str = "stop"
 
     @property
     def app(self) -> Starlette:
@@ -67,6 +73,8 @@ class FakeLLM:
             end = time.monotonic() + 60
             while not self.released.is_set() and time.monotonic() < end:
                 await asyncio.sleep(0.05)
+        if mode == "deep" and not stream:
+            return Response(DEEP, status_code=500, media_type="application/json")
         if mode == "fail":
             message = f"the model crashed {self.echo}".strip()
             return JSONResponse({"error": {"message": message}}, status_code=500)
@@ -85,12 +93,12 @@ class FakeLLM:
                         {
                             "index": 0,
                             "message": {"role": "assistant", "content": PLAIN},
-                            "finish_reason": "stop",
+                            "finish_reason": self.finish,
                         }
                     ],
                 }
             )
-        events = _events(body["model"], mode, self.streamed)
+        events = _events(body["model"], mode, self.streamed, self.finish)
         return StreamingResponse(events, media_type="text/event-stream")
 
 
@@ -111,11 +119,15 @@ async def _flood_plain() -> AsyncIterator[str]:
         await asyncio.sleep(0)
 
 
-async def _events(model: str, mode: Mode, streamed: str) -> AsyncIterator[str]:
+async def _events(model: str, mode: Mode, streamed: str, finish: str) -> AsyncIterator[str]:
     if mode == "flood":
         while True:
             yield _chunk(model, {"content": "flood [1] " * 6_000})
             await asyncio.sleep(0)
+    if mode == "deep":
+        yield f"data: {DEEP}\n\n"
+        yield "data: [DONE]\n\n"
+        return
     if mode == "garble":
         event = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": STREAMED}]}
         yield f"data: {json.dumps(event)}\n\n"
@@ -131,5 +143,5 @@ async def _events(model: str, mode: Mode, streamed: str) -> AsyncIterator[str]:
             return
         yield _chunk(model, {"content": word if i == 0 else f" {word}"})
         await asyncio.sleep(0.005)
-    yield _chunk(model, {}, finish="stop")
+    yield _chunk(model, {}, finish=finish)
     yield "data: [DONE]\n\n"

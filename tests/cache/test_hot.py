@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -227,7 +228,7 @@ async def test_entries_in_memory_are_bounded_by_count_least_recently_used_first(
 async def test_entries_in_memory_are_bounded_by_size(
     make: Make, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(hot_module, "HOT_MAX_CHARS", 1000)
+    monkeypatch.setattr(hot_module, "HOT_MAX_BYTES", 1000)
     cache = make(tmp_path / "cache.sqlite3")
     await cache.set("web", "big", {"text": "x" * 2000})
     await cache.set("web", "a", {"text": "a" * 600})
@@ -238,6 +239,21 @@ async def test_entries_in_memory_are_bounded_by_size(
     assert await cache.get("web", "big") is not None
     assert await cache.get("web", "a") is not None
     assert len(reads) == 2
+    await cache.close()
+
+
+async def test_entries_in_memory_take_at_most_8_mib_whatever_their_characters(
+    make: Make, tmp_path: Path
+) -> None:
+    """operations.md: at most 8 MiB. A page with one emoji takes four bytes a character in
+    memory (Python keeps a text in the width of its widest character): counted by their length,
+    four such pages of 1.2 million characters held 23 MiB (with the UTF-8 copy SQLite made)."""
+    cache = make(tmp_path / "cache.sqlite3")
+    for name in "abcd":
+        await cache.set("page", name, {"content": "🙂" + "x" * 1_200_000})
+    held = sum(sys.getsizeof(hot.raw) for hot in cache._hot.values())
+    assert 0 < held <= 8 * 1024 * 1024
+    assert (await cache.get("page", "d")) is not None
     await cache.close()
 
 
@@ -253,7 +269,7 @@ async def test_entries_past_the_trust_window_are_not_kept_in_memory(
     clock.advance(1.0)  # "old" is past the window, "recent" is not
     await cache.set("web", "new", {"text": "n" * 500})
     assert list(cache._hot) == [("web", "recent"), ("web", "new")]
-    assert cache._hot.chars == sum(len(hot.raw) for hot in cache._hot.values())
+    assert cache._hot.size == sum(len(hot.raw) for hot in cache._hot.values())
     reads = count_reads(cache, monkeypatch)
     assert await cache.get("web", "recent") is not None and reads == []
     assert (await cache.get("web", "old")).value == {"text": "o" * 500}  # type: ignore[union-attr]

@@ -36,6 +36,7 @@ from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.search.summary import (
     CLOSE_MARK,
+    CUT_OFF_NOTE,
     OPEN_MARK,
     SharedProgress,
     Summarizer,
@@ -267,6 +268,22 @@ async def test_sources_list_no_result_the_model_was_not_shown(llm: FakeLLM, llm_
     assert outcome.text.endswith("Sources:\n[1] https://example.org/1")
 
 
+async def test_an_index_in_code_is_no_citation(llm: FakeLLM, llm_url: str) -> None:
+    """Code in a summary (the `code` intent asks for it) indexes lists: `sys.argv[1]` and
+    `parts[3]` cite nothing, and only the results cited in the prose are listed."""
+    llm.streamed = "Read it with `sys.argv[1]` [2]:\n```python\nname = parts[3]\n```\nSee [4]."
+    settings = parse_config({"llm": {"base_url": llm_url, "model": "m"}}, "test", environ={})
+    summarizer = Summarizer(settings.llm)
+    try:
+        outcome = await summarizer.summarize(
+            QUERY, "code", [result(n) for n in range(1, 6)], budget_seconds=5
+        )
+    finally:
+        await summarizer.close()
+    assert outcome.text is not None
+    assert outcome.text.endswith("Sources:\n[2] https://example.org/2\n[4] https://example.org/4")
+
+
 async def test_summaries_go_through_a_socks5_proxy(llm: FakeLLM, llm_url: str) -> None:
     with CountingSocks() as socks:
         proxy = socks.url.replace("http://", "socks5://")
@@ -402,6 +419,20 @@ async def test_a_stream_of_events_that_are_not_chunks_falls_back_to_a_plain_comp
     assert (llm.count(stream=True), llm.count(stream=False)) == (1, 1)
 
 
+async def test_json_nested_too_deep_is_the_models_problem(
+    engines_url: str, llm: FakeLLM, llm_url: str
+) -> None:
+    """A stream event and an error answer nested deeper than the decoder reads are answers
+    that do not read, not a failed tool call: the results come with `summary_error`."""
+    llm.stream_mode = llm.plain_mode = "deep"
+    with serve_app(create_app(make_settings(engines_url, llm_url))) as url:
+        outcome = await call(url, {"query": QUERY, "intent": "code"})
+    assert not outcome.is_error, text_of(outcome)
+    answer = outcome.structured_content
+    assert len(answer["results"]) >= 3 and "summary" not in answer
+    assert "streaming: the answer is not JSON; non-streaming: HTTP 500)" in answer["summary_error"]
+
+
 @pytest.mark.parametrize(
     ("stream_mode", "plain_mode", "reason"),
     [
@@ -509,6 +540,25 @@ async def test_a_failed_summary_is_not_cached(
     assert "summary_error" in failed.structured_content
     assert recovered.structured_content["summary"].startswith(STREAMED)
     assert len(llm.requests) == 3
+
+
+@pytest.mark.parametrize(("stream_mode", "text"), [("ok", STREAMED), ("fail", PLAIN)])
+async def test_a_summary_cut_off_at_max_tokens_says_so(
+    engines_url: str, llm: FakeLLM, llm_url: str, tmp_path: Path, stream_mode: str, text: str
+) -> None:
+    """A model that stopped at `max_tokens` (finish reason `length`) may end mid-sentence: the
+    summary, streamed or not, and the one cached from it, say it was cut off."""
+    llm.stream_mode = stream_mode  # type: ignore[assignment]
+    llm.finish = "length"
+    settings = make_settings(engines_url, llm_url, cache=tmp_path / "cache.sqlite3")
+    with serve_app(create_app(settings)) as url:
+        first = await call(url, {"query": QUERY, "intent": "code"})
+        again = await call(url, {"query": QUERY, "intent": "code"})
+    for outcome in (first, again):
+        summary, sources = outcome.structured_content["summary"].split("\n\nSources:\n")
+        assert summary == f"{text} {CUT_OFF_NOTE}"
+        assert sources.startswith(f"[1] {outcome.structured_content['results'][0]['url']}")
+    assert llm.count(stream=True) == 1
 
 
 async def test_a_summary_of_a_partial_answer_is_kept_as_briefly_as_the_answer(

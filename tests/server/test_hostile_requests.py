@@ -4,6 +4,7 @@ numbers of thousands of digits, token guessing. Real uvicorn on 127.0.0.1 throug
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 import time
@@ -270,6 +271,62 @@ def test_integers_python_cannot_print_are_described_not_echoed() -> None:
     with pytest.raises(ToolInputError, match=r"max_results must be an integer from 1 to 50") as e:
         as_int("max_results", 10**5000, 1, 50)
     assert "a number of about 5001 digits" in str(e.value)
+
+
+@pytest.mark.parametrize("tool", ["web_search", "academic_search"])
+def test_an_unknown_engine_name_of_any_length_is_shown_cut(
+    engines_url: str, tool: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Each call would otherwise write its megabyte of name to the log and send it back.
+    name = "x" * 900_000
+    caplog.set_level(logging.INFO, logger="websearch_mcp.server.tools")
+    with serve_app(create_app(settings_for(engines_url))) as url:
+        body = call_body({"query": "asyncio", "engines": [name]}, name=tool)
+        response = httpx.post(f"{url}/mcp", headers=MCP_HEADERS, json=body, timeout=10)
+    result = response.json()["result"]
+    text = result["content"][0]["text"]
+    assert result["isError"] and "unknown engine 'xxxxx" in text and "allowed: " in text, text
+    assert len(text) < 1000
+    (line,) = [r.getMessage() for r in caplog.records if "unknown engine" in r.getMessage()]
+    assert len(line) < 1000
+
+
+#: A model is configured (never asked: the body is refused first), so that `/mcp` looks into a
+#: body asking for progress to choose between a JSON and a streamed answer.
+WITH_MODEL = {
+    "WEBSEARCH_MCP_LLM__BASE_URL": "http://127.0.0.1:9/v1",
+    "WEBSEARCH_MCP_LLM__MODEL": "m",
+    "LLM_API_KEY": "sk-test",
+}
+
+
+@pytest.mark.parametrize(
+    ("environ", "depth", "extra"),
+    [
+        # Nested deeper than Python goes as it looks for long integers in the arguments ...
+        pytest.param({}, 600, {"max_results": HUGE_INT}, id="long-number"),
+        # ... or as it reads a body asking for progress (with a model, to choose a stream).
+        pytest.param(WITH_MODEL, 100_000, {}, id="progress"),
+    ],
+)
+def test_deeply_nested_arguments_are_a_parse_error(
+    engines_url: str, environ: dict, depth: int, extra: dict
+) -> None:
+    message = call_body({"query": "asyncio", "deep": "<nested>", **extra})
+    if not extra:
+        message["params"]["_meta"] = {"progressToken": "p"}
+    body = (
+        json.dumps(message)
+        .replace('"<nested>"', "[" * depth + "]" * depth)
+        .replace(f'"{HUGE_INT}"', "9" * 30)
+    )
+    with serve_app(create_app(settings_for(engines_url, environ=environ))) as url:
+        response = httpx.post(f"{url}/mcp", headers=MCP_HEADERS, content=body, timeout=10)
+        after = httpx.post(f"{url}/mcp", headers=MCP_HEADERS, json=TOOLS_LIST, timeout=10)
+    # A JSON-RPC parse error, as for any body nested too deep, and the server goes on.
+    assert response.status_code == 400, response.text[:200]
+    assert response.json()["error"]["code"] == -32700
+    assert after.status_code == 200
 
 
 def test_huge_pageno_and_content_length_are_400_and_413(engines_url: str) -> None:

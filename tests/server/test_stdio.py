@@ -109,6 +109,25 @@ async def test_a_number_of_thousands_of_digits_is_refused_naming_the_argument(
     assert not answer.is_error and len(answer.structured_content["results"]) == 3
 
 
+def test_a_line_nested_deeper_than_python_goes_leaves_the_server_answering(
+    config_file: Path,
+) -> None:
+    # A long integer makes the line looked into; its nesting is past Python's recursion limit.
+    call = json.dumps(tool_call({"query": "asyncio", "deep": "<nested>", "max_results": 3}))
+    line = call.replace('"<nested>"', "[" * 600 + "]" * 600).replace(": 3}", ": " + "9" * 30 + "}")
+    process = _started(config_file)
+    try:
+        assert "result" in _ask(process, INITIALIZE)
+        assert process.stdin is not None
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        process.stdin.write("\n" + line + "\n")
+        reply = _ask(process, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+        assert reply["id"] == 3 and reply["result"]["tools"], reply
+    finally:
+        process.kill()
+        process.wait()
+
+
 def test_a_bare_initialize_gets_exactly_one_line_and_stdin_closing_ends_it(
     config_file: Path,
 ) -> None:

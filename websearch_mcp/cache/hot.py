@@ -1,5 +1,5 @@
 """The entries a cache process read or wrote last, kept in memory for a few seconds: a hit on one
-needs no trip to the file (see `sqlite`). Bounded by count and by the length of their JSON, least
+needs no trip to the file (see `sqlite`). Bounded by count and by the bytes of their JSON, least
 recently used out first, and by the trust window: an entry past it would be read again anyway."""
 
 from __future__ import annotations
@@ -12,18 +12,21 @@ from dataclasses import dataclass
 #: file may replace an entry or its cleanup remove it: this bounds how long this process can miss
 #: that, while a popular entry still costs one read every few seconds instead of one per hit.
 HOT_TRUST_SECONDS = 2.0
-#: Entries kept in memory, and the total length of their stored JSON (a few KiB per answer).
+#: Entries kept in memory, and the total size of their stored JSON (a few KiB per answer).
 HOT_MAX_ENTRIES = 512
-HOT_MAX_CHARS = 8 * 1024 * 1024
+HOT_MAX_BYTES = 8 * 1024 * 1024
 
 Entry = tuple[str, str]  # (namespace, key)
 
 
 @dataclass(slots=True)
 class HotEntry:
-    """An entry as last read or written here; `expires_at` counts this process's hits."""
+    """An entry as last read or written here; `expires_at` counts this process's hits. `raw` is
+    its JSON in UTF-8: as text, one emoji or CJK character makes Python keep every character in
+    two or four bytes (and a UTF-8 copy besides, once SQLite or orjson has read it), so a page's
+    length would say little of the memory it takes."""
 
-    raw: str
+    raw: bytes
     stored_at: float
     ttl: float
     expires_at: float
@@ -32,11 +35,11 @@ class HotEntry:
 
 
 class HotEntries(OrderedDict[Entry, HotEntry]):
-    """Remembered entries, least recently used first; `chars`, the length of their JSON."""
+    """Remembered entries, least recently used first; `size`, the bytes of their JSON."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
         super().__init__()
-        self.chars = 0
+        self.size = 0
         self._clock = clock
 
     def trusted(self, entry: Entry) -> tuple[HotEntry, float] | None:
@@ -57,13 +60,13 @@ class HotEntries(OrderedDict[Entry, HotEntry]):
         """Keep `hot`, dropping the least recently used beyond the bounds, and those no longer
         trusted: a hit on one would read the file anyway."""
         self.forget(entry)
-        if len(hot.raw) > HOT_MAX_CHARS:
+        if len(hot.raw) > HOT_MAX_BYTES:
             return
         self[entry] = hot
-        self.chars += len(hot.raw)
-        while len(self) > HOT_MAX_ENTRIES or self.chars > HOT_MAX_CHARS:
+        self.size += len(hot.raw)
+        while len(self) > HOT_MAX_ENTRIES or self.size > HOT_MAX_BYTES:
             _, dropped = self.popitem(last=False)
-            self.chars -= len(dropped.raw)
+            self.size -= len(dropped.raw)
         # From the least recently used end; a trusted entry there ends the scan, and an untrusted
         # one behind it goes when it is next asked for (`trusted`) or reaches this end.
         now = self._clock()
@@ -73,13 +76,13 @@ class HotEntries(OrderedDict[Entry, HotEntry]):
             and not (0.0 <= now - oldest.read_at < HOT_TRUST_SECONDS)
         ):
             _, dropped = self.popitem(last=False)
-            self.chars -= len(dropped.raw)
+            self.size -= len(dropped.raw)
 
     def forget(self, entry: Entry) -> None:
         hot = self.pop(entry, None)
         if hot is not None:
-            self.chars -= len(hot.raw)
+            self.size -= len(hot.raw)
 
     def forget_all(self) -> None:
         self.clear()
-        self.chars = 0
+        self.size = 0

@@ -213,7 +213,7 @@ class SqliteCache(StoringCache):
             self._touched.pop((namespace, key), None)  # the new value starts afresh
             expires_at = now + lifetime(ttl, self._max_age)
             rows.append((namespace, key, data, now, now, ttl, expires_at))
-            hot.append(HotEntry(data, now, ttl, expires_at, now + self._max_age, now))
+            hot.append(HotEntry(data.encode(), now, ttl, expires_at, now + self._max_age, now))
         try:
             await (await self._connection(write=True)).executemany(UPSERT, rows)
         except Exception as exc:
@@ -323,7 +323,8 @@ class SqliteCache(StoringCache):
             return None
         self._touch(entry, now)
         expires_at = max(expires_at, min(now + ttl, limit))
-        self._hot.remember(entry, HotEntry(raw, stored_at, ttl, expires_at, limit, now))
+        hot = HotEntry(raw.encode(), stored_at, ttl, expires_at, limit, now)
+        self._hot.remember(entry, hot)
         return CacheHit(value=value, age_seconds=max(0.0, now - stored_at))
 
     def _recall(self, entry: tuple[str, str]) -> CacheHit | None:

@@ -196,8 +196,10 @@ class Orchestrator:
             known = [run.name for run, _ in lineup]
             unknown = [n for n in asked if n not in known]
             if unknown:
+                # Cut: the name is the caller's, and the message goes to the log as well.
+                name = unknown[0] if len(unknown[0]) <= 40 else f"{unknown[0][:30]}..."
                 raise ToolInputError(
-                    f"unknown engine {unknown[0]!r}; allowed: {', '.join(sorted(known))}"
+                    f"unknown engine {name!r}; allowed: {', '.join(sorted(known))}"
                 )
         chosen: list[EngineRun] = []
         skipped: list[EngineReport] = []

@@ -42,9 +42,14 @@ ERROR_DETAIL_CHARS = 200
 #: least `MIN_ANSWER_BYTES`: a streamed token comes as one event of a few hundred bytes, and a
 #: server that sends more ignores `max_tokens` (or is no model), which must not cost the memory.
 ANSWER_BYTES_PER_TOKEN, MIN_ANSWER_BYTES = 512, 1024 * 1024
+#: Ends a summary the model stopped at `max_tokens` (finish reason `length`), often
+#: mid-sentence, which would otherwise read as whole.
+CUT_OFF_NOTE = "… (cut off at the summary's length limit, llm.max_tokens)"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 #: [3], [1][4] and [2, 5] all cite.
 _CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+#: Markdown code, fenced or inline: an index there (`sys.argv[1]`) is code, not a citation.
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
 
 SYSTEM_PROMPT = (
     "You answer a web search query from numbered search results. Use only what the results "
@@ -154,11 +159,11 @@ def build_messages(
 
 
 def with_sources(text: str, results: Sequence[Mapping[str, Any]]) -> str:
-    """`text` followed by `Sources:` and the URL of every result it cites as [n]."""
+    """`text` followed by `Sources:` and the URL of every result it cites as [n] outside code."""
     cited = sorted(
         {
             int(number)
-            for group in _CITATION.findall(text)
+            for group in _CITATION.findall(_CODE.sub("", text))
             for number in group.split(",")
             if 1 <= int(number) <= len(results)
         }
@@ -186,8 +191,8 @@ def _describe(err: Exception) -> str:
 def _error_detail(body: bytes) -> str:
     """The `error.message` of an error answer, shortened; empty when there is none."""
     try:
-        data = well_formed_data(json.loads(body))
-    except ValueError:
+        data = _json(body)
+    except SummaryError:
         return ""
     error = data.get("error") if isinstance(data, dict) else None
     message = error.get("message") if isinstance(error, dict) else error
@@ -203,12 +208,18 @@ def _status_error(status: int, body: bytes) -> SummaryError:
 def _message_text(data: Any) -> str:
     """The text of a plain (non-streaming) completion."""
     try:
-        content = data["choices"][0]["message"]["content"]
+        choice = data["choices"][0]
+        content, reason = choice["message"]["content"], choice.get("finish_reason")
     except (KeyError, IndexError, TypeError):
         raise SummaryError("the answer is not a chat completion") from None
     if not isinstance(content, str) or not content.strip():
         raise SummaryError("the answer is empty")
-    return content
+    return _ended(content, reason)
+
+
+def _ended(text: str, reason: Any) -> str:
+    """`text`, marked as cut off when the model stopped at `max_tokens`."""
+    return f"{text.rstrip()} {CUT_OFF_NOTE}" if reason == "length" else text
 
 
 class Summarizer:
@@ -376,7 +387,7 @@ def _json(data: bytes | str) -> Any:
     fail the answer that carries it)."""
     try:
         return well_formed_data(json.loads(data))
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deep to read is no JSON either
         raise SummaryError("the answer is not JSON") from None
 
 
@@ -386,6 +397,7 @@ async def _read_stream(lines: AsyncIterator[str], on_progress: ProgressFn | None
     parts: list[str] = []
     size = 0
     finished = False
+    ending = None  # the finish reason
     async for line in lines:
         if not line.startswith("data:"):
             continue  # comments, event names, keep-alives
@@ -399,33 +411,34 @@ async def _read_stream(lines: AsyncIterator[str], on_progress: ProgressFn | None
         if "error" in event:
             detail = _error_detail(data.encode())
             raise SummaryError("error mid-stream" + (f": {detail}" if detail else ""))
-        delta, ends = _chunk(event)
+        delta, reason = _chunk(event)
         if delta:
             parts.append(delta)
             size += len(delta)
             if on_progress is not None:
                 on_progress = await _report(on_progress, size, delta)
-        finished = finished or ends
+        if reason:
+            finished, ending = True, reason
     if not finished:
         raise SummaryError("the stream broke off before the end")
     text = "".join(parts)
     if not text.strip():
         raise SummaryError("the answer is empty")
-    return text
+    return _ended(text, ending)
 
 
-def _chunk(event: dict[str, Any]) -> tuple[str, bool]:
-    """A streamed completion chunk's text, and whether it ends the answer (a finish reason); an
-    event of another shape is a `SummaryError`."""
+def _chunk(event: dict[str, Any]) -> tuple[str, Any]:
+    """A streamed completion chunk's text, and its finish reason (set when it ends the answer);
+    an event of another shape is a `SummaryError`."""
     try:
         choice = (event.get("choices") or [{}])[0]
         text = (choice.get("delta") or {}).get("content") or ""
-        ends = bool(choice.get("finish_reason"))
+        reason = choice.get("finish_reason")
     except (AttributeError, KeyError, IndexError, TypeError):
         raise SummaryError("the stream sent an event that is not a completion chunk") from None
     if not isinstance(text, str):
         raise SummaryError("the stream sent an event that is not a completion chunk")
-    return text, ends
+    return text, reason
 
 
 class SharedProgress:

@@ -58,7 +58,7 @@ def wants_progress(body: bytes) -> bool:
         return False
     try:
         message = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep: the SDK refuses it
         return False
     match message:
         case {"params": {"_meta": {"progressToken": str() | int() as token}}}:

@@ -86,14 +86,14 @@ def long_numbers_as_text(body: bytes) -> bytes:
     if not isinstance(params, dict):
         return body
     arguments = params.get("arguments")
-    if not isinstance(arguments, dict) or not _holds_digits(arguments):
-        return body
-    params["arguments"] = _mapped(arguments, str)
     try:
+        if not isinstance(arguments, dict) or not _holds_digits(arguments):
+            return body
+        params["arguments"] = _mapped(arguments, str)
         message = _mapped(message, int)  # the id and the rest as they were sent
-    except ValueError:  # more digits than Python reads: the SDK's to refuse
-        return body
-    return json.dumps(message).encode()
+        return json.dumps(message).encode()
+    except (ValueError, RecursionError):  # more digits than Python reads, or nested deeper
+        return body  # than it goes: the SDK's to refuse
 
 
 def _holds_digits(value: Any) -> bool:
