@@ -556,6 +556,22 @@ def test_duckduckgo_is_sent_the_regions_of_japan_and_korea() -> None:
     }
 
 
+def test_duckduckgo_is_sent_a_region_for_tags_naming_a_script_or_a_world_region() -> None:
+    # A script (`Hant`) or a region of several countries (`419`) is no country of DuckDuckGo's.
+    regions = {
+        lang: sent("duckduckgo", Query("x", language=lang))["kl"]
+        for lang in ("zh-Hans", "zh-Hans-CN", "zh-Hant", "zh-Hant-TW", "zh-Hant-HK", "es-419")
+    }
+    assert regions == {
+        "zh-Hans": "cn-zh",
+        "zh-Hans-CN": "cn-zh",
+        "zh-Hant": "tw-tzh",
+        "zh-Hant-TW": "tw-tzh",
+        "zh-Hant-HK": "hk-tzh",
+        "es-419": "xl-es",
+    }
+
+
 # --- Bing ---------------------------------------------------------------------------------------
 
 
@@ -641,6 +657,22 @@ def test_bing_request() -> None:
     year = params_of(bing.request(Query("x", time_range="year"), None))["filters"]
     assert year == f'ex1:"ez5_{days - 365}_{days}"'
     assert bing.request(Query("x", language="fr"), None).params == {"q": "x", "setlang": "fr"}
+
+
+def test_bing_is_sent_a_country_only_where_the_language_tag_names_one() -> None:
+    # `cc` is a country: a script (`Hans`, `Latn`) or a world region (`419`) is none.
+    countries = {
+        lang: sent("bing", Query("x", language=lang)).get("cc")
+        for lang in ("zh-Hans", "zh-Hant-TW", "sr-Latn", "sr-Latn-RS", "es-419", "pt-BR")
+    }
+    assert countries == {
+        "zh-Hans": None,
+        "zh-Hant-TW": "TW",
+        "sr-Latn": None,
+        "sr-Latn-RS": "RS",
+        "es-419": None,
+        "pt-BR": "BR",
+    }
 
 
 # --- Wikipedia ----------------------------------------------------------------------------------

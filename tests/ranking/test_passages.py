@@ -180,3 +180,29 @@ def test_chinese_sentences_are_joined_as_written() -> None:
         "索引建好以后，插入新的行也会自动更新它，不需要重新建立。"
     )
     assert best_passages(text, "pgvector 索引") == [text]
+
+
+def test_words_with_vowel_signs_are_read_whole() -> None:
+    # Devanagari writes most vowels as combining signs: read apart at each, "हिन्दी" (Hindi)
+    # would be the letters ह, न, द, which a page about Delhi's weather holds too.
+    about = "हिन्दी व्याकरण में संज्ञा, सर्वनाम और क्रिया के नियम विस्तार से समझाए गए हैं।"
+    weather = "दिल्ली में आज दिन भर हल्की बारिश होगी और शाम को तापमान नीचे आने की संभावना है।"
+    assert best_passages(f"{about}\n\n{weather}", "हिन्दी") == [about]
+    assert terms("हिन्दी व्याकरण") == {"हिन्दी", "व्याकरण"}
+
+
+def test_thai_words_are_found_inside_runs_without_spaces() -> None:
+    # Thai puts no space between words: "ภาษาไทย" (the Thai language) stands inside a run.
+    school = "โรงเรียนของเราเปิดสอนภาษาไทยสำหรับชาวต่างชาติทุกวันเสาร์ตั้งแต่เก้าโมงเช้าถึงเที่ยงวัน"
+    market = "ตลาดน้ำดำเนินสะดวกเปิดทุกวันตั้งแต่เช้ามืดและมีเรือขายผลไม้กับอาหารมากมายให้เลือกชิม"
+    assert best_passages(f"{school}\n\n{market}", "ภาษาไทย") == [school]
+
+
+def test_case_is_folded_with_the_dotted_capital_i_and_sharp_s() -> None:
+    # Turkish writes "İstanbul"; Swiss German writes "Strasse" for "Straße".
+    city = "İstanbul'un nüfusu 2023 yılında on beş milyonu geçti ve şehir büyümeye devam ediyor."
+    capital = "Ankara Türkiye'nin başkentidir, nüfusu beş milyonun üzerindedir, hükümet burada."
+    assert best_passages(f"{city}\n\n{capital}", "istanbul nüfusu") == [city]
+    road = "Die Strasse zum Bahnhof ist wegen Bauarbeiten bis Ende Mai für den Verkehr gesperrt."
+    kiosk = "Der Bahnhof hat einen neuen Kiosk, der täglich bis Mitternacht geöffnet bleibt."
+    assert best_passages(f"{road}\n\n{kiosk}", "Straße Bahnhof") == [road]

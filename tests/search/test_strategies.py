@@ -509,6 +509,24 @@ def test_pool_end_to_end_leaves_out_a_demoted_list_when_another_answers(
     assert "note" not in answer
 
 
+def test_hybrid_end_to_end_keeps_thai_lists_holding_the_query_inside_longer_runs(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """Thai puts no space between words: a page about "ภาษาไทย" (the Thai language) holds it
+    inside a longer run of letters, which shares a word with the query all the same."""
+    fake.results = lambda engine, query: [
+        {
+            "title": f"เรียนภาษาไทยออนไลน์ฟรี ({engine})",
+            "url": f"https://{engine}.example/thai",
+            "snippet": "หลักสูตรภาษาไทยสำหรับชาวต่างชาติ เริ่มเรียนได้ทุกวัน",
+        }
+    ]
+    settings = settings_for(engines_url, {"searxng": {}, "bing": {}})
+    with serve_app(create_app(settings)) as url:
+        answer = web_search(url, "ภาษาไทย")["structuredContent"]
+    assert statuses(answer) == {"searxng": "ok", "bing": "ok"}
+
+
 def test_sequential_end_to_end_saves_requests(fake: FakeEngines, engines_url: str) -> None:
     settings = settings_for(
         engines_url,

@@ -18,15 +18,16 @@ from functools import lru_cache
 from itertools import chain, pairwise
 
 from websearch_mcp.ranking.tokens import (
-    CJK,
-    TOKEN,
+    UNSPACED,
     Terms,
     Texts,
     bigrams,
+    fold,
     folded,
     read,
     sequence,
     stem,
+    tokens_of,
     unhyphenated,
     url_words,
 )
@@ -206,10 +207,10 @@ def analyze_query(text: str) -> QueryTerms:
     seq = joined.split()
     content = tuple(dict.fromkeys(seq))
     typed = unhyphenated(unicodedata.normalize("NFKC", text))
-    originals = {} if is_shouted(text) else {stem(t.lower()): t for t in TOKEN.findall(typed)}
+    originals = {} if is_shouted(text) else {stem(fold(t)): t for t in tokens_of(typed)}
     raw: set[str] = set()
-    for token in TOKEN.findall(typed.lower()):
-        raw.update(bigrams(token) if CJK.match(token) else (token, stem(token)))
+    for token in tokens_of(fold(typed)):
+        raw.update(bigrams(token) if UNSPACED.match(token) else (token, stem(token)))
     return QueryTerms(
         content=content,
         content_set=frozenset(content),

@@ -1,11 +1,11 @@
 """Words and terms: text as the ranking reads it.
 
-Text is NFKC-normalised and lower-cased, split into words (identifiers such as `fts5_virtual`,
+Text is NFKC-normalised and case-folded, split into words (identifiers such as `fts5_virtual`,
 `node.js`, `c++`, `AT&T` stay whole and also yield their parts; "boundary-layer" is two words,
-"B-tree" one, "btree") and Chinese/Japanese runs into character bigrams. English and Chinese
-stop words, including search filler such as "latest" or "最新", are not content words. A light
-plural stemmer lets "models" match "model". A cache of chunks makes a text its terms in a few
-C-level calls: tokenising is the ranking's hot path.
+"B-tree" one, "btree") and runs of scripts without spaces (Chinese, Japanese, Thai) into
+character bigrams. English and Chinese stop words, including search filler such as "latest" or
+"最新", are not content words. A light plural stemmer lets "models" match "model". A cache of
+chunks makes a text its terms in a few C-level calls: tokenising is the ranking's hot path.
 """
 
 from __future__ import annotations
@@ -16,13 +16,43 @@ from functools import lru_cache
 from itertools import chain
 from urllib.parse import unquote
 
-_CJK_CHARS = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_WORD = rf"[^\W_{_CJK_CHARS}]"
-# A CJK run, or a word with optional joined parts (fts5_virtual, node.js, gpt-4o, at&t) and
-# c++ / c#. Names joined by "&" (AT&T, S&P, R&D) would otherwise be lost whole: their parts are
-# single letters and stop words.
-TOKEN = re.compile(rf"[{_CJK_CHARS}]+|{_WORD}+(?:[._\-+#'&]{_WORD}+)*[+#]*")
-CJK = re.compile(rf"[{_CJK_CHARS}]")
+# Scripts written without spaces between words, read as character bigrams: Chinese and Japanese,
+# then Thai, Lao, Myanmar and Khmer.
+_UNSPACED_CHARS = (
+    r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+    r"\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
+)
+
+
+def _token_pattern(letter: str) -> re.Pattern[str]:
+    """A run of a script without spaces, or a word of `letter`s with optional joined parts
+    (fts5_virtual, node.js, gpt-4o, at&t) and c++ / c#. Names joined by "&" (AT&T, S&P, R&D)
+    would otherwise be lost whole: their parts are single letters and stop words."""
+    word = rf"(?:{letter})+"
+    return re.compile(rf"[{_UNSPACED_CHARS}]+|{word}(?:[._\-+#'&]{word})*[+#]*")
+
+
+_LETTER = rf"[^\W_{_UNSPACED_CHARS}]"
+# Combining marks (Mn, Mc, Me) are parts of words though `\w` matches none: the vowel signs of
+# Devanagari and other Indic scripts, Arabic and Hebrew points. The Basic Multilingual Plane's
+# alone make a class that `re` tests in one step (a bitmap), not range by range.
+_MARKS = "".join(
+    re.escape(char)
+    for char in map(chr, range(0x10000))
+    if unicodedata.category(char) in ("Mn", "Mc", "Me")
+)
+_MARK = re.compile(f"[{_MARKS}]")
+TOKEN = _token_pattern(_LETTER)
+# Text holding marks is read by a slower pattern that keeps them on their letters.
+_MARKED_TOKEN = _token_pattern(f"{_LETTER}[{_MARKS}]*")
+UNSPACED = re.compile(rf"[{_UNSPACED_CHARS}]")
+
+
+def tokens_of(text: str) -> list[str]:
+    """The tokens of `text` (see `_token_pattern`), combining marks kept in their words."""
+    return (_MARKED_TOKEN if _MARK.search(text) else TOKEN).findall(text)
+
+
 # A hyphen between two letters joins ordinary words (boundary-layer = boundary layer); one next
 # to a digit is part of a name (gpt-4o, ORA-00942, utf-8).
 _LETTER_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
@@ -109,11 +139,17 @@ _BYTE_TABLE = bytes(
 )
 
 
+def fold(text: str) -> str:
+    """Non-ASCII text as the ranking compares it: NFKC, case-folded (so "Straße" is "strasse",
+    as Swiss German writes it) and the dot of a capital "İ" dropped ("İstanbul" is "istanbul")."""
+    return unicodedata.normalize("NFKC", text).casefold().replace("i\u0307", "i")
+
+
 def _chunks(text: str) -> list[str] | list[bytes]:
     """Lower-cased pieces of `text` between separators (bytes for ASCII text: faster)."""
     if text.isascii():
         return text.encode("ascii").translate(_BYTE_TABLE).split()
-    return unicodedata.normalize("NFKC", text).lower().translate(_SEPARATORS).split()
+    return fold(text).translate(_SEPARATORS).split()
 
 
 def unhyphenated(text: str) -> str:
@@ -124,13 +160,14 @@ def unhyphenated(text: str) -> str:
 def folded(text: str) -> str:
     """`text` as `_chunks` reads it, separators kept and lone letters' hyphens closed up: every
     term of it is made of its parts."""
-    lowered = text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower()
+    lowered = text.lower() if text.isascii() else fold(text)
     return _LONE_LETTER.sub(r"\1", lowered) if "-" in lowered else lowered
 
 
 def _term_of(token: str) -> Terms:
-    """One token's content terms: CJK bigrams, or the stemmed word, or none."""
-    if not token.isascii() and CJK.match(token):
+    """One token's content terms: bigrams of a script without spaces, or the stemmed word, or
+    none."""
+    if not token.isascii() and UNSPACED.match(token):
         return tuple(g for g in bigrams(token) if g not in STOP_WORDS_ZH)
     word = token.removesuffix("'s")
     if not _is_content(word):
@@ -197,7 +234,7 @@ class _TermCache(dict[str | bytes, Terms]):
             value = tuple(chain.from_iterable(map(self.__getitem__, parts)))
         else:
             text = unhyphenated(text) if "-" in text else text
-            value = tuple(chain.from_iterable(map(_term_of, TOKEN.findall(text))))
+            value = tuple(chain.from_iterable(map(_term_of, tokens_of(text))))
         self[chunk] = value
         return value
 

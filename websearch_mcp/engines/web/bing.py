@@ -67,9 +67,10 @@ class Bing(Engine):
         if query.time_range:
             params["filters"] = f'ex1:"ez{self._time_filter(query.time_range)}"'
         if query.language:
-            lang, _, country = query.language.replace("_", "-").partition("-")
+            lang, *subtags = query.language.replace("_", "-").split("-")
             params["setlang"] = lang.lower()
-            if country:
+            # `cc` is a country: neither a script (`zh-Hant-TW`) nor a world region (`es-419`).
+            if country := next((p for p in subtags if len(p) == 2 and p.isalpha()), None):
                 params["cc"] = country.upper()
         return HttpRequest("GET", "/search", params=params, headers={"Accept": "text/html"})
 

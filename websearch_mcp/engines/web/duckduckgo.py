@@ -28,8 +28,11 @@ _REGIONS = {
     "ko": "kr-kr",
     "ko-kr": "kr-kr",
     "en-gb": "uk-en",
+    "zh-hans": "cn-zh",
+    "zh-hant": "tw-tzh",
     "zh-tw": "tw-tzh",
     "zh-hk": "hk-tzh",
+    "es-419": "xl-es",
     "ar": "xa-ar",
     "sv": "se-sv",
     "da": "dk-da",
@@ -51,13 +54,16 @@ _BLOCK_MARKERS = (
 
 
 def region(language: str) -> str:
-    """DuckDuckGo's `kl` for a language tag: `de` -> `de-de`, `pt-BR` -> `br-pt`."""
+    """DuckDuckGo's `kl` for a language tag: `de` -> `de-de`, `pt-BR` -> `br-pt`, `zh-Hant-TW`
+    -> `tw-tzh`."""
     tag = language.strip().lower().replace("_", "-")
     if tag in _REGIONS:
         return _REGIONS[tag]
-    lang, _, country = tag.partition("-")
+    lang, *subtags = tag.split("-")
+    # Only a two-letter subtag names a country: not a script (`zh-Hant-TW`).
+    country = next((p for p in subtags if len(p) == 2 and p.isalpha()), None)
     if country:
-        return f"{'uk' if country == 'gb' else country}-{lang}"
+        return _REGIONS.get(f"{lang}-{country}", f"{'uk' if country == 'gb' else country}-{lang}")
     return _REGIONS.get(lang, f"{lang}-{lang}")
 
 
