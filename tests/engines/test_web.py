@@ -572,6 +572,36 @@ def test_duckduckgo_is_sent_a_region_for_tags_naming_a_script_or_a_world_region(
     }
 
 
+def test_duckduckgo_is_sent_its_regions_for_tags_with_scripts_and_other_codes() -> None:
+    # Tags `web_search` accepts with a script or a numeric region, and languages DuckDuckGo files
+    # under another code: each goes as a region DuckDuckGo lists. One it has none for (Swahili)
+    # is left out rather than sent as a made-up `sw-sw`.
+    tags = {
+        "zh-Hant-TW": "tw-tzh",
+        "zh-Hant": "tw-tzh",
+        "zh-Hans-CN": "cn-zh",
+        "es-419": "xl-es",
+        "es-US": "ue-es",
+        "ar-SA": "xa-ar",
+        "et": "ee-et",
+        "nb-NO": "no-no",
+        "ca": "ct-ca",
+        "ms": "my-ms",
+        "sl-SI": "sl-sl",
+        "de-AT": "at-de",
+    }
+    fake = FakeEngines(answer)
+    ddg = DuckDuckGo()
+    sent_kl: dict[str, str | None] = {}
+    with serve_fake_engines(fake) as base, httpx.Client(timeout=5) as client:
+        for tag in [*tags, "sw"]:
+            request = ddg.request(Query("x", language=tag), None)
+            fetch(client, base_urls(base)["duckduckgo"], request)
+            sent_kl[tag] = fake.last["duckduckgo"].form.get("kl")
+    assert sent_kl == {**tags, "sw": None}
+
+
+
 # --- Bing ---------------------------------------------------------------------------------------
 
 

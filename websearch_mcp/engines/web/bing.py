@@ -69,8 +69,8 @@ class Bing(Engine):
         if query.language:
             lang, *subtags = query.language.replace("_", "-").split("-")
             params["setlang"] = lang.lower()
-            # `cc` is a country: neither a script (`zh-Hant-TW`) nor a world region (`es-419`).
-            if country := next((p for p in subtags if len(p) == 2 and p.isalpha()), None):
+            # `cc` is a country: not a script (`zh-Hant`) or a numeric region (`es-419`).
+            if country := next((s for s in subtags if len(s) == 2 and s.isalpha()), None):
                 params["cc"] = country.upper()
         return HttpRequest("GET", "/search", params=params, headers={"Accept": "text/html"})
 

@@ -18,21 +18,32 @@ from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 _TIME_RANGES = {"day": "d", "week": "w", "month": "m", "year": "y"}
 
-# DuckDuckGo regions (`kl`) are country-language; a bare language gets its usual country. Japan
-# and Korea are `jp-jp` and `kr-kr` whatever the tag says (`ja-JP` would make `jp-ja`).
-_REGIONS = {
+# DuckDuckGo's regions (`kl`), as its parameter help lists them: country-language, with a few
+# codes of its own (`uk-en`, `xa-ar` for Arabia, `xl-es` for Latin America, `ct-ca` for Catalan).
+_KNOWN_REGIONS = frozenset({
+    "xa-ar", "xa-en", "ar-es", "au-en", "at-de", "be-fr", "be-nl", "br-pt", "bg-bg", "ca-en",
+    "ca-fr", "ct-ca", "cl-es", "cn-zh", "co-es", "hr-hr", "cz-cs", "dk-da", "ee-et", "fi-fi",
+    "fr-fr", "de-de", "gr-el", "hk-tzh", "hu-hu", "in-en", "id-id", "id-en", "ie-en", "il-he",
+    "it-it", "jp-jp", "kr-kr", "lv-lv", "lt-lt", "xl-es", "my-ms", "my-en", "mx-es", "nl-nl",
+    "nz-en", "no-no", "pe-es", "ph-en", "ph-tl", "pl-pl", "pt-pt", "ro-ro", "ru-ru", "sg-en",
+    "sk-sk", "sl-sl", "za-en", "es-es", "se-sv", "ch-de", "ch-fr", "ch-it", "tw-tzh", "th-th",
+    "tr-tr", "ua-uk", "uk-en", "us-en", "ue-es", "ve-es", "vn-vi",
+})  # fmt: skip
+# The region of a language and region (or script) that is not `<country>-<language>`.
+_TAG_REGIONS = {
+    "en-gb": "uk-en",
+    "es-us": "ue-es",
+    "es-419": "xl-es",
+    "zh-tw": "tw-tzh",
+    "zh-hk": "hk-tzh",
+    "zh-hant": "tw-tzh",
+}
+# A language's usual region where it is not `<language>-<language>`.
+_LANGUAGE_REGIONS = {
     "en": "us-en",
     "zh": "cn-zh",
     "ja": "jp-jp",
-    "ja-jp": "jp-jp",
     "ko": "kr-kr",
-    "ko-kr": "kr-kr",
-    "en-gb": "uk-en",
-    "zh-hans": "cn-zh",
-    "zh-hant": "tw-tzh",
-    "zh-tw": "tw-tzh",
-    "zh-hk": "hk-tzh",
-    "es-419": "xl-es",
     "ar": "xa-ar",
     "sv": "se-sv",
     "da": "dk-da",
@@ -41,6 +52,12 @@ _REGIONS = {
     "he": "il-he",
     "uk": "ua-uk",
     "vi": "vn-vi",
+    "et": "ee-et",
+    "nb": "no-no",
+    "nn": "no-no",
+    "ca": "ct-ca",
+    "ms": "my-ms",
+    "tl": "ph-tl",
 }
 
 # Visible text of DuckDuckGo's block pages (the anomaly challenge, the "error-lite" notice).
@@ -53,18 +70,20 @@ _BLOCK_MARKERS = (
 )
 
 
-def region(language: str) -> str:
-    """DuckDuckGo's `kl` for a language tag: `de` -> `de-de`, `pt-BR` -> `br-pt`, `zh-Hant-TW`
-    -> `tw-tzh`."""
-    tag = language.strip().lower().replace("_", "-")
-    if tag in _REGIONS:
-        return _REGIONS[tag]
-    lang, *subtags = tag.split("-")
-    # Only a two-letter subtag names a country: not a script (`zh-Hant-TW`).
-    country = next((p for p in subtags if len(p) == 2 and p.isalpha()), None)
-    if country:
-        return _REGIONS.get(f"{lang}-{country}", f"{'uk' if country == 'gb' else country}-{lang}")
-    return _REGIONS.get(lang, f"{lang}-{lang}")
+def region(language: str) -> str | None:
+    """DuckDuckGo's `kl` for a language tag (`de` -> `de-de`, `pt-BR` -> `br-pt`, `zh-Hant-TW`
+    -> `tw-tzh`); None for a language DuckDuckGo has no region for."""
+    lang, *subtags = language.strip().lower().replace("_", "-").split("-")
+    # The region is a two-letter country or a UN M.49 number (`419`); a script (`hant`) is not.
+    area = next((s for s in subtags if (len(s) == 2 and s.isalpha()) or s.isdigit()), None)
+    script = next((s for s in subtags if len(s) == 4 and s.isalpha()), None)
+    for subtag in (area, script):
+        if subtag and (found := _TAG_REGIONS.get(f"{lang}-{subtag}")):
+            return found
+    if area and f"{area}-{lang}" in _KNOWN_REGIONS:
+        return f"{area}-{lang}"
+    usual = _LANGUAGE_REGIONS.get(lang, f"{lang}-{lang}")
+    return usual if usual in _KNOWN_REGIONS else None
 
 
 def result_url(href: str | None) -> str | None:
@@ -98,8 +117,8 @@ class DuckDuckGo(Engine):
         data: dict[str, str] = {"q": query.text, "b": ""}
         if query.time_range:
             data["df"] = _TIME_RANGES[query.time_range]
-        if query.language:
-            data["kl"] = region(query.language)
+        if query.language and (kl := region(query.language)):
+            data["kl"] = kl
         return HttpRequest(
             "POST",
             "/html/",
