@@ -601,7 +601,6 @@ def test_duckduckgo_is_sent_its_regions_for_tags_with_scripts_and_other_codes() 
     assert sent_kl == {**tags, "sw": None}
 
 
-
 # --- Bing ---------------------------------------------------------------------------------------
 
 
