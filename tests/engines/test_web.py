@@ -935,6 +935,18 @@ def test_fake_server_serves_every_engine_on_its_real_path() -> None:
         assert not fake.counts and not fake.last
 
 
+def test_a_json_answer_nested_too_deep_is_no_json() -> None:
+    # Deeper than either JSON reader goes: a parse error naming the engine, like any other body
+    # that is not JSON, not an unexpected RecursionError.
+    nested = b"[" * 100_000 + b"]" * 100_000
+    fake = FakeEngines(answer, bodies={"brave": Body(nested, content_type="application/json")})
+    brave = Brave()
+    with serve_fake_engines(fake) as base, httpx.Client(timeout=5) as client:
+        response = fetch(client, base_urls(base)["brave"], brave.request(Query("x"), KEY))
+        with pytest.raises(EngineParseError, match="not JSON"):
+            brave.hits(response, Query("x"))
+
+
 def test_fake_server_faults_and_fixed_bodies() -> None:
     fake = FakeEngines(
         answer,

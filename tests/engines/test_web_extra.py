@@ -129,6 +129,20 @@ BAIDU_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8">
 </div></body></html>"""
 
 
+def test_baidu_data_tools_nested_too_deep_is_passed_over() -> None:
+    # JSON deeper than Python reads, in one result's attribute: that result falls back to its
+    # title link, as with any `data-tools` that is not JSON; the rest of the page is read.
+    deep = "[" * 100_000 + "]" * 100_000
+    page = BAIDU_PAGE.replace(
+        """'{"title":"PostgreSQL 向量","url":"http://www.baidu.com/link?url=BBB"}'""", f"'{deep}'"
+    )
+    hits = parse(Baidu(), page)
+    assert [h.url for h in hits][1:] == [
+        "http://www.baidu.com/link?url=BBB",
+        "https://baike.baidu.com/item/pgvector",
+    ]
+
+
 def test_baidu_block_page_fixture_is_blocked() -> None:
     with pytest.raises(EngineBlocked, match="security verification"):
         parse(Baidu(), fixture_bytes("baidu_html/captcha_wappass_security_verification_2020.html"))

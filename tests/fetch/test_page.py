@@ -284,6 +284,16 @@ async def test_a_surrogate_half_from_the_reader_becomes_a_replacement_mark(
     assert result["title"] == "Half \ufffd" and result["content"] == "A lone \ufffd half."
 
 
+async def test_a_reader_answer_nested_too_deep_is_read_as_text(server: LocalServer) -> None:
+    # JSON deeper than Python reads is no reader JSON: its text, as for any answer not in JSON.
+    server.routes["/blocked"] = lambda h: send(h, 403, b"denied", "text/html")
+    deep = b"[" * 100_000 + b"]" * 100_000
+    server.routes["/reader/*"] = lambda h: send(h, 200, deep, "application/json")
+    settings = settings_for(server, reader_fallback=True, reader_base_url=server.url("/reader"))
+    result = await fetch_page(server.url("/blocked"), settings=settings, max_chars=10)
+    assert result["via"] == "reader" and result["content"] == "[" * 10
+
+
 async def test_reader_fallback_is_off_by_default(server: LocalServer) -> None:
     server.routes["/blocked"] = lambda h: send(h, 403, b"denied", "text/html")
     server.routes["/reader/*"] = reader_answer

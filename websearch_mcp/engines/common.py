@@ -35,7 +35,11 @@ def _loads(content: bytes) -> Any:
     try:
         return orjson.loads(content)
     except orjson.JSONDecodeError:
+        pass
+    try:
         return well_formed_data(json.loads(content))
+    except RecursionError:  # nested deeper than Python goes: no JSON the service can read
+        raise ValueError("JSON nested too deep") from None
 
 
 def json_body(response: HttpResponse) -> Any:

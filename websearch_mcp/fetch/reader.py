@@ -60,7 +60,7 @@ def _document(url: str, text: str) -> Document:
     """A Document from the reader's JSON answer (`data.content` ...) or, failing that, its text."""
     try:
         payload: Any = json.loads(text)  # its escapes may spell surrogate halves
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads
         payload = None
     data = payload.get("data") if isinstance(payload, dict) else None
     if not isinstance(data, dict):

@@ -52,7 +52,7 @@ def result_url(node: LexborNode, link: LexborNode) -> str | None:
         return url
     try:
         tools: Any = json.loads(node.attributes.get("data-tools") or "null")
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads
         tools = None
     if isinstance(tools, dict) and (url := http_url(tools.get("url"))):
         return url
