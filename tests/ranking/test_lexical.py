@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
+import threading
 from collections.abc import Iterator
 from itertools import pairwise
 from urllib.parse import unquote
@@ -284,6 +286,36 @@ def test_a_word_in_use_survives_a_new_generation_and_one_off_tokens_go() -> None
         terms("f6 g7")  # a third generation: what the first held and nobody asked for again
         terms("h8")
         assert b"a1" not in cache and b"a1" not in cache._previous
+
+
+def test_texts_read_in_threads_at_once_keep_their_terms() -> None:
+    # Passages are read in threads while the event loop ranks: a new generation begun by one
+    # text amid another's reading lost that text's compounds' parts (or raised KeyError).
+    expected = terms("node.js fts5_virtual gpt-4o at&t")
+    failures: list[object] = []
+
+    def reader(seed: int) -> None:
+        for i in range(3000):
+            try:
+                found = terms(f"node.js fts5_virtual gpt-4o at&t w{seed}x{i} v{i}.{seed}")
+            except Exception as err:
+                failures.append(err)
+            else:
+                if not expected <= found:
+                    failures.append(expected - found)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns as often as they can
+    try:
+        with _small_term_cache(20):
+            threads = [threading.Thread(target=reader, args=(n,)) for n in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert failures == []
 
 
 @settings(max_examples=400, deadline=None)

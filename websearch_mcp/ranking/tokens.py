@@ -11,6 +11,7 @@ chunks makes a text its terms in a few C-level calls: tokenising is the ranking'
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from functools import lru_cache
 from itertools import chain
@@ -240,6 +241,9 @@ class _TermCache(dict[str | bytes, Terms]):
 
 
 _TERMS = _TermCache()
+#: Texts are read on the event loop (ranking) and in threads (a page's passages): one at a time,
+#: or a new generation begun amid another text's reading would lose its compounds' parts.
+_READING = threading.Lock()
 
 
 def read(text: str) -> tuple[list[Terms], set[str]]:
@@ -247,11 +251,13 @@ def read(text: str) -> tuple[list[Terms], set[str]]:
     identifier parts. Each chunk's terms are one tuple of the cache: the set is their union,
     made from strings whose hashes are already known."""
     cache = _TERMS
-    cache.make_room()
-    parts = list(map(cache.__getitem__, _chunks(text)))
-    every = set(chain.from_iterable(parts))
-    for compound in every & cache.compounds:
-        every.update(cache.parts[compound])
+    chunks = _chunks(text)
+    with _READING:
+        cache.make_room()
+        parts = list(map(cache.__getitem__, chunks))
+        every = set(chain.from_iterable(parts))
+        for compound in every & cache.compounds:
+            every.update(cache.parts[compound])
     return parts, every
 
 
