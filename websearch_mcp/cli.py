@@ -8,6 +8,7 @@ import codecs
 import io
 import json
 import os
+import socket
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -148,9 +149,10 @@ EXIT_BROKEN_PIPE = 141
 def _serve(settings: Settings, ns: argparse.Namespace) -> int:
     import uvicorn
 
+    from websearch_mcp.server.middleware.exposure import check_exposure
     from websearch_mcp.server.middleware.slow_clients import header_deadline_protocol
     from websearch_mcp.server.observability import configure_logging
-    from websearch_mcp.server.workers import worker_count
+    from websearch_mcp.server.workers import listening_sockets, worker_count
 
     overrides = {"host": ns.host, "port": ns.port, "workers": ns.workers}
     server = settings.server.model_copy(
@@ -170,36 +172,45 @@ def _serve(settings: Settings, ns: argparse.Namespace) -> int:
         "server_header": False,
         "timeout_keep_alive": IDLE_CONNECTION_SECONDS,
     }
+    check_exposure(server)  # before listening; once, rather than in every worker
     workers = worker_count(server.workers)
-    if workers == 1:
-        from websearch_mcp.server.app import create_app
-
-        uvicorn.run(
-            create_app(settings, settle_gc=True),
-            http=header_deadline_protocol(server.read_timeout_seconds),
-            **options,
+    try:
+        sockets = listening_sockets(server.host, server.port, workers)
+    except OSError as err:  # in use, not an address of this machine, a name that does not resolve
+        print(
+            f"error: cannot listen on {server.host}:{server.port}: {err.strerror or err}",
+            file=sys.stderr,
         )
-        return 0
-    return _serve_workers(ns, settings, workers, options)
+        return 1
+    if workers > 1:
+        return _serve_workers(ns, settings, workers, sockets, options)
+    # One process: uvicorn binds the port itself (every address of a name, as asyncio does). The
+    # socket above only found that it can; without it, a port in use showed in a log line once
+    # the service had started, with uvicorn's status 3.
+    sockets[0].close()
+    from websearch_mcp.server.app import create_app
+
+    uvicorn.run(
+        create_app(settings, settle_gc=True),
+        http=header_deadline_protocol(server.read_timeout_seconds),
+        **options,
+    )
+    return 0
 
 
 def _serve_workers(
-    ns: argparse.Namespace, settings: Settings, workers: int, options: dict[str, Any]
+    ns: argparse.Namespace,
+    settings: Settings,
+    workers: int,
+    sockets: list[socket.socket],
+    options: dict[str, Any],
 ) -> int:
-    """Serve with `workers` processes; each loads the configuration again, with the command
-    line's overrides passed as environment overrides."""
+    """Serve with `workers` processes on `sockets`; each loads the configuration again, with
+    the command line's overrides passed as environment overrides."""
     from websearch_mcp.runtime import shared_runtime
-    from websearch_mcp.server.middleware.exposure import check_exposure
     from websearch_mcp.server.middleware.slow_clients import WORKER_PROTOCOL
-    from websearch_mcp.server.workers import listening_sockets, run_workers
+    from websearch_mcp.server.workers import run_workers
 
-    check_exposure(settings.server)  # refuse here, once, rather than in every worker
-    host, port = settings.server.host, settings.server.port
-    try:
-        sockets = listening_sockets(host, port, workers)
-    except OSError as err:  # in use, not an address of this machine, a name that does not resolve
-        print(f"error: cannot listen on {host}:{port}: {err.strerror or err}", file=sys.stderr)
-        return 1
     if ns.config:
         os.environ[CONFIG_ENV] = str(ns.config)
     # The resolved count, so that each worker's status page says how many there are.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -136,6 +137,30 @@ def test_serve_lets_idle_connections_go_after_the_time_the_balancer_counts_on(
     assert main(["serve", "--port", str(free_port()), "--workers", "1"]) == 0
     (options,) = started
     assert options["timeout_keep_alive"] == IDLE_CONNECTION_SECONDS
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "192.0.2.1"])  # in use; not this machine's
+def test_serve_that_cannot_listen_says_so_in_one_line(tmp_path: Path, host: str) -> None:
+    # One worker (the default) as with several (test_workers): one line and status 1, not
+    # uvicorn's log lines and its status 3 once the service had started.
+    config = write_config(tmp_path / "c.yaml", "http://127.0.0.1:9")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**os.environ, "WEBSEARCH_MCP_TOKENS": "a-token-long-enough-1234"}
+        serve = [sys.executable, "-m", "websearch_mcp", "serve", "--config", str(config)]
+        done = subprocess.run(
+            [*serve, "--host", host, "--port", str(port), "--workers", "1"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f"error: cannot listen on {host}:{port}: "), done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
 
 
 def _cli(*args: str | bytes, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:

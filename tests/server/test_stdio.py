@@ -296,3 +296,27 @@ def test_closing_stdin_mid_search_asks_no_engine_again_and_leaves_nothing_open(
     assert process.returncode == 0, stderr
     assert (fake.counts["tavily"], fake.counts["searxng"]) == (1, 1), stderr
     assert "Unclosed" not in stderr
+
+
+def test_a_client_that_exits_mid_search_ends_it_quietly_with_status_0(
+    fake: FakeEngines, config_file: Path
+) -> None:
+    """The client quit (its ends of both pipes closed, as when it exits or is killed) while a
+    search was in flight: nothing is left to answer, so the service stops as when stdin closes,
+    rather than failing on the answer it can no longer write."""
+    for engine in ("tavily", "searxng"):
+        fake.faults[engine] = Fault(delay=5)
+    with _started(config_file) as process:
+        assert process.stdin is not None and process.stdout is not None
+        _ask(process, INITIALIZE)
+        process.stdin.write(json.dumps(tool_call({"query": "python asyncio"}, rid=2)) + "\n")
+        process.stdin.flush()
+        deadline = time.monotonic() + 30
+        while fake.counts["tavily"] + fake.counts["searxng"] < 2:  # the search is in flight
+            assert time.monotonic() < deadline, "the engines were not asked"
+            time.sleep(0.02)
+        process.stdout.close()
+        process.stdin.close()
+        stderr = _stderr_once_ended(process)
+    assert process.returncode == 0, stderr
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr

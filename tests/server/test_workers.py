@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
 
@@ -449,3 +450,27 @@ def test_either_workers_status_page_shows_the_whole_machine(
         assert rows["searxng"]["hour"]["calls"] == fake.counts["searxng"] == 1
         assert rows["searxng"]["hour"]["skipped"] == 1
         assert rows["tavily"]["hour"]["calls"] == fake.counts["tavily"] == 2
+
+
+def test_a_stopping_server_refuses_new_connections_while_its_searches_finish(
+    server: dict[str, Any], fake: FakeEngines
+) -> None:
+    """SIGTERM (`docker stop`) with a search in flight: the search is answered, and a client
+    connecting meanwhile is refused at once, as by a server of one worker, rather than left
+    waiting in a socket no worker accepts from any more until the search is done."""
+    fake.faults["tavily"] = fake.faults["searxng"] = Fault(delay=4)
+    with ThreadPoolExecutor(1) as pool, httpx.Client(timeout=30) as client:
+        search = pool.submit(_search, client, server["url"], "python asyncio")
+        deadline = time.monotonic() + 30
+        while fake.counts["tavily"] + fake.counts["searxng"] < 2:  # the search is in flight
+            assert time.monotonic() < deadline, "the engines were not asked"
+            time.sleep(0.02)
+        os.kill(server["pid"], signal.SIGTERM)
+        time.sleep(1.5)  # the parent has seen the signal (it looks every 0.5 s), told the workers
+        assert not search.done()
+        started = time.monotonic()
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(f"{server['url']}/healthz", timeout=10)
+        assert time.monotonic() - started < 1
+        assert search.result()["tavily"]["status"] == "ok"
+    assert server["stop"]() == 0

@@ -4,9 +4,9 @@ stdout carries the protocol and nothing else. The SDK's transport diverts file d
 stderr while it serves; `stdout_to_stderr` does the same before (start-up) and after
 (shutdown), so that nothing any library prints can reach the client as a broken message.
 The client's lines are read as the HTTP endpoint reads a body: a tool call's integers too long
-to read go to the tools as text (`client_lines`). The service ends when the client closes stdin,
-or on SIGTERM or SIGINT (how a client stops a server that does not exit, and Ctrl-C in a
-terminal): either way the service is closed first.
+to read go to the tools as text (`client_lines`). The service ends when the client closes stdin
+or exits, or on SIGTERM or SIGINT (how a client stops a server that does not exit, and Ctrl-C in
+a terminal): either way the service is closed first.
 """
 
 from __future__ import annotations
@@ -131,5 +131,10 @@ async def serve_stdio(settings: Settings) -> None:
 
 async def _serve(server: Server) -> None:
     with client_lines() as stdin:
-        async with stdio_server(stdin) as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        try:
+            async with stdio_server(stdin) as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+        except* BrokenPipeError:
+            # The client has exited (its end of stdout closed) with a call in flight: nobody is
+            # left to answer, which ends the session as stdin closing does.
+            log.info("the client has gone")

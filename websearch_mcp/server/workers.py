@@ -122,6 +122,15 @@ def run_workers(
                 process.start()
                 self.processes.append(process)
 
+        def terminate_all(self) -> None:
+            # Stopping: each worker closes its listening sockets and finishes its requests. The
+            # parent's copies kept the sockets open, and a connection made meanwhile waited in
+            # one, accepted by no worker, until the last request was done, then was reset; with
+            # them closed it is refused at once, and its client can try elsewhere.
+            for sock in self.sockets:
+                sock.close()
+            super().terminate_all()
+
     try:
         Supervisor(config, sockets=sockets, **target).run()
     except KeyboardInterrupt:
