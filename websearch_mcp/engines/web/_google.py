@@ -15,15 +15,19 @@ from websearch_mcp.models import Hit
 QDR = {"day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "year": "qdr:y"}
 
 _TRADITIONAL = {"tw", "hk", "mo", "hant"}
+#: Google's own codes for languages whose ISO 639-1 code it does not use (its `lr` list has
+#: `lang_iw` and `lang_no`, and `lang_tl` for Filipino).
+_GOOGLE_CODES = {"he": "iw", "nb": "no", "nn": "no", "fil": "tl"}
 
 
 def google_language(language: str | None) -> tuple[str | None, str | None, str | None]:
     """`(hl, gl, lr)` from a language tag: `en` -> (en, None, lang_en), `en-US` -> (en, us,
-    lang_en), `zh-TW` -> (zh, tw, lang_zh-TW). Google's `lr` splits Chinese by script."""
+    lang_en), `zh-TW` -> (zh, tw, lang_zh-TW), `he` -> (iw, None, lang_iw). Google's `lr` splits
+    Chinese by script."""
     if not language:
         return None, None, None
     parts = language.strip().replace("_", "-").lower().split("-")
-    lang = parts[0]
+    lang = _GOOGLE_CODES.get(parts[0], parts[0])
     region = next((p for p in parts[1:] if len(p) == 2 and p.isalpha()), None)
     if lang == "zh":
         lr = "lang_zh-TW" if _TRADITIONAL & set(parts[1:]) else "lang_zh-CN"
