@@ -31,6 +31,7 @@ from testing.server_helpers import TOOLS_LIST, bearer, settings_for
 from testing.serving import serve_app
 from testing.shared import REPO
 from websearch_mcp.cli import IDLE_CONNECTION_SECONDS
+from websearch_mcp.config import ServerSettings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.server.app import create_app
@@ -438,6 +439,30 @@ def _balancer(directory: Path, upstreams: list[str]) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_nginx_lets_a_stalled_client_go_when_a_replica_would(tmp_path: Path) -> None:
+    """A client that stops halfway through its headers or its body is let go after
+    `server.read_timeout_seconds`, as a replica lets it go, not after nginx's own 60 s."""
+    limit = ServerSettings().read_timeout_seconds
+    with serve_app(_echo_app("a")) as replica, _balancer(tmp_path, [replica[7:]]) as base:
+        port = int(base.rsplit(":", 1)[1])
+        starts = {
+            "headers": b"GET /healthz HTTP/1.1\r\nHost: x\r\n",
+            "body": b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789",
+        }
+        clients = {}
+        for part, start in starts.items():
+            clients[part] = socket.create_connection(("127.0.0.1", port), timeout=limit + 5)
+            clients[part].sendall(start)
+        started = time.monotonic()
+        waited = {}
+        for part, client in clients.items():
+            with client:
+                while client.recv(4096):  # whatever nginx says before closing (a 408)
+                    pass
+                waited[part] = time.monotonic() - started
+    assert all(seconds < limit + 3 for seconds in waited.values()), waited
 
 
 @contextmanager
