@@ -160,6 +160,11 @@ class SummaryError(WebsearchError):
     """Why one attempt gave no summary; the text is safe to show (it never holds a key)."""
 
 
+class SummaryRefused(SummaryError):
+    """The model's server refused the key or its rate (401, 429): another attempt at once
+    would be refused the same way."""
+
+
 class NameLookupError(WebsearchError, OSError):
     """A store's server name could not be looked up: not found, or no answer in time. An
     `OSError`, as a refused connection is, so that a store handles both alike."""

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from websearch_mcp.config import LLMSettings, Settings
-from websearch_mcp.errors import SummaryError
+from websearch_mcp.errors import SummaryError, SummaryRefused
 from websearch_mcp.net.http import build_httpx_client, choose_proxy
 from websearch_mcp.redaction import MASK, redact
 from websearch_mcp.surrogates import well_formed_data
@@ -202,7 +202,8 @@ def _error_detail(body: bytes) -> str:
 def _status_error(status: int, body: bytes) -> SummaryError:
     # A refused key's message may quote part of the key: it is left out.
     detail = "" if status in (401, 403) else _error_detail(body)
-    return SummaryError(f"HTTP {status}" + (f": {detail}" if detail else ""))
+    error = SummaryRefused if status in (401, 429) else SummaryError
+    return error(f"HTTP {status}" + (f": {detail}" if detail else ""))
 
 
 def _message_text(data: Any) -> str:
@@ -280,6 +281,8 @@ class Summarizer:
                         text = await run(max(0.001, end - time.monotonic()))
                     except (SummaryError, httpx.HTTPError) as err:
                         failures.append(f"{attempt}: {_describe(err)}")
+                        if isinstance(err, SummaryRefused):
+                            break
                         continue
                     log.debug(
                         "summary by %s (%s) in %d ms",
