@@ -56,3 +56,26 @@ def test_no_time_left_reads_nothing() -> None:
     assert read[0]["page_status"] == "timeout"
     # The figure is the time that was left for reading, not the search's deadline.
     assert read[0]["page_error"] == "not read within the search's deadline (0.0 s were left)"
+
+
+def test_a_search_called_off_stops_reading_its_pages() -> None:
+    # The caller gone (an MCP client that gave up), no page is read for it any longer.
+    stopped: list[str] = []
+
+    async def slow(url: str) -> Document:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            stopped.append(url)
+            raise
+        raise AssertionError("not reached")
+
+    async def search() -> None:
+        reading = asyncio.ensure_future(read_results(RESULTS[:3], "glacier", 3, 20.0, slow))
+        await asyncio.sleep(0.1)
+        reading.cancel()
+        await asyncio.sleep(0.1)  # the page tasks' turn to hear it
+        # Checked here: leaving `asyncio.run` cancels whatever is still running.
+        assert sorted(stopped) == [r["url"] for r in RESULTS[:3]]
+
+    asyncio.run(search())

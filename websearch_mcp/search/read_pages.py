@@ -40,9 +40,11 @@ async def read_results(
         return results
     tasks = [asyncio.ensure_future(_read_one(r["url"], query, load)) for r in chosen]
     budget_seconds = max(budget_seconds, 0.0)
-    _, pending = await asyncio.wait(tasks, timeout=budget_seconds)
-    for task in pending:
-        task.cancel()
+    try:
+        _, pending = await asyncio.wait(tasks, timeout=budget_seconds)
+    finally:  # on time, and when the search is called off: nobody waits for these any longer
+        for task in tasks:
+            task.cancel()
     read: list[ResultOut] = []
     for result, task in zip(chosen, tasks, strict=True):
         if task in pending:
