@@ -17,10 +17,13 @@ from testing.fetch_helpers import (
     send,
     settings_for,
 )
+from testing.proxies import CountingProxy
 from websearch_mcp.errors import FetchBlocked
 from websearch_mcp.fetch import FetchError, FetchRefused, fetch_document, fetch_page
 from websearch_mcp.fetch.htmltext import extract_html
 from websearch_mcp.fetch.pdf import extract_pdf, is_pdf
+from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.search.service import SearchService
 
 ARTICLE = """<!doctype html>
 <html><head>
@@ -271,6 +274,26 @@ async def test_reader_fallback_when_direct_fetch_fails(server: LocalServer) -> N
     reader_call = server.seen[-1]
     assert reader_call.path == f"/reader/{target}"
     assert reader_call.headers["authorization"] == f"Bearer {READER_KEY}"
+
+
+async def test_the_reader_goes_through_the_configured_proxy_and_the_page_never(
+    server: LocalServer,
+) -> None:
+    """`proxy.url` carries the reader fallback's request as it carries the engines'; the page
+    itself is still fetched directly, under the address policy."""
+    server.routes["/blocked"] = lambda h: send(h, 403, b"denied", "text/html")
+    server.routes["/reader/*"] = reader_answer
+    fetch = settings_for(server, reader_fallback=True, reader_base_url=server.url("/reader"))
+    with CountingProxy() as proxy:
+        config = {"fetch": fetch.model_dump(), "proxy": {"url": proxy.url}}
+        service = SearchService(parse_config({**config, "cache": {"backend": "none"}}, "t", {}))
+        try:
+            result = await service.fetch_page(server.url("/blocked"), max_chars=100, start=0)
+        finally:
+            await service.close()
+    assert result["via"] == "reader"
+    assert server.paths() == ["/blocked", f"/reader/{server.url('/blocked')}"]
+    assert proxy.forwarded == {f"127.0.0.1:{server.port}": 1}  # the reader's request only
 
 
 async def test_a_surrogate_half_from_the_reader_becomes_a_replacement_mark(

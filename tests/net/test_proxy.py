@@ -281,3 +281,25 @@ def test_a_scraped_engines_own_user_agent_is_kept() -> None:
     plain = HttpRequest("GET", "/search", headers={"Accept": "text/html"})
     rotated = with_user_agent(run, plain, agents).headers
     assert rotated["Accept"] == "text/html" and rotated["User-Agent"] in BROWSER_USER_AGENTS
+
+
+@pytest.mark.parametrize(
+    ("no_proxy", "environ"),
+    [(["*"], {"NO_PROXY": "localhost"}), (["search.example"], {"no_proxy": "*"})],
+)
+async def test_a_star_exempts_every_host_beside_the_other_list(
+    fake: FakeEngines,
+    engines_url: str,
+    proxy: CountingProxy,
+    no_proxy: list[str],
+    environ: dict[str, str],
+) -> None:
+    """`*` in `proxy.no_proxy` or in `NO_PROXY` reaches every engine directly, whatever the
+    other list holds."""
+    settings = settings_for(
+        engines_url, {"searxng": {}}, top={"proxy": {"url": proxy.url, "no_proxy": no_proxy}}
+    )
+    fan = await search(settings, environ)
+    assert status_of(fan) == {"searxng": "ok"}
+    assert not proxy.forwarded
+    assert fake.counts == {"searxng": 1}

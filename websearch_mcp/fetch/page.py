@@ -53,13 +53,18 @@ def _is_int(value: Any) -> bool:
 
 
 async def fetch_document(
-    url: str, *, settings: FetchSettings, resolver: Resolver | None = None
+    url: str,
+    *,
+    settings: FetchSettings,
+    resolver: Resolver | None = None,
+    reader_proxy: str | None = None,
 ) -> Document:
     """The whole extracted text of a page (fetched under the address policy and limits).
 
     `settings.timeout_seconds` bounds fetching and extracting together. When direct fetching
     fails for a reason the reader API can get around and
-    `settings.reader_fallback` is on, the reader is asked instead; refused URLs never reach it.
+    `settings.reader_fallback` is on, the reader is asked instead (through `reader_proxy`, the
+    page itself never is); refused URLs never reach it.
     """
     deadline = time.monotonic() + settings.timeout_seconds
     try:
@@ -70,7 +75,7 @@ async def fetch_document(
             raise
         direct = err
     try:
-        return await read_via_reader(url, settings)
+        return await read_via_reader(url, settings, reader_proxy)
     except FetchError as err:
         # The direct failure's kind stands: it is why the page could not be read.
         raise type(direct)(f"{direct}; the reader fallback failed too: {err}") from None

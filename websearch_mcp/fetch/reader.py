@@ -18,11 +18,14 @@ from websearch_mcp.errors import FetchError, FetchTimeout
 from websearch_mcp.fetch.client import USER_AGENT
 from websearch_mcp.fetch.decoding import capped_chunks
 from websearch_mcp.fetch.document import Document
+from websearch_mcp.net.http import ssl_context
 from websearch_mcp.surrogates import well_formed
 
 
-async def read_via_reader(url: str, settings: FetchSettings) -> Document:
-    """The page as the reader API renders it (Markdown), under the fetch size and time limits."""
+async def read_via_reader(url: str, settings: FetchSettings, proxy: str | None = None) -> Document:
+    """The page as the reader API renders it (Markdown), under the fetch size and time limits,
+    through `proxy` (None: directly); the environment's proxy variables are read by whoever
+    chose it (`choose_proxy`), not a second time here."""
     headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
     if settings.reader_api_key:
         headers["Authorization"] = f"Bearer {settings.reader_api_key}"
@@ -33,7 +36,13 @@ async def read_via_reader(url: str, settings: FetchSettings) -> Document:
     try:
         async with (
             asyncio.timeout(settings.timeout_seconds),
-            httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client,
+            httpx.AsyncClient(
+                timeout=timeout,
+                follow_redirects=True,
+                proxy=proxy,
+                trust_env=False,
+                verify=ssl_context(),
+            ) as client,
             client.stream("GET", reader_url, headers=headers) as response,
         ):
             if response.status_code >= 400:

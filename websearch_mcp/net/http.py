@@ -69,6 +69,10 @@ def _env(environ: Mapping[str, str], name: str) -> str | None:
 
 def bypasses_proxy(url: str, no_proxy: Sequence[str]) -> bool:
     """Whether `url`'s host is exempt by a NO_PROXY-style list (`*`, `example.com`, `.corp`)."""
+    # urllib takes `*` only as the whole list: one from `proxy.no_proxy` joined to NO_PROXY's
+    # entries would match nothing.
+    if any(entry.strip() == "*" for entry in no_proxy):
+        return True
     parts = urlsplit(url)
     host = parts.hostname or ""
     if parts.port:

@@ -10,6 +10,7 @@ from websearch_mcp import __version__
 from websearch_mcp.cache import Cache, cache_key, config_fingerprint
 from websearch_mcp.config import Settings
 from websearch_mcp.fetch import Document, fetch_document
+from websearch_mcp.net.http import choose_proxy
 from websearch_mcp.search.answer import PageOut
 from websearch_mcp.search.single_flight import SingleFlight
 
@@ -26,6 +27,10 @@ class Pages:
         self.cache = cache
         # Anything that changes a page's text: a new version or fetch configuration.
         self.fingerprint = config_fingerprint(__version__, settings.fetch)
+        # The reader API is reached as the engines are; a page never goes through a proxy.
+        self._reader_proxy = choose_proxy(
+            settings.fetch.reader_base_url, None, settings.proxy.url, settings.proxy.no_proxy
+        )
         self._flights = SingleFlight()
 
     async def window(self, url: str, *, max_chars: int, start: int) -> PageOut:
@@ -70,7 +75,9 @@ class Pages:
         cached = await self._cached(key)
         if cached is not None:
             return cached, True
-        document = await fetch_document(url, settings=self.settings.fetch)
+        document = await fetch_document(
+            url, settings=self.settings.fetch, reader_proxy=self._reader_proxy
+        )
         if len(document.content) <= MAX_CACHED_PAGE_CHARS:
             await self.cache.set(
                 "page",
