@@ -13,6 +13,7 @@ from agents import Agent, FunctionTool, RunContextWrapper, set_tracing_disabled
 from agents.mcp import MCPServerStreamableHttp
 from agents.tool_context import ToolContext
 
+from testing.fake_engines import FakeEngines
 from testing.server_helpers import settings_for
 from testing.serving import serve_app
 from websearch_mcp.server.app import create_app
@@ -89,5 +90,21 @@ async def test_its_server_class_calls_with_arguments_left_out(server: str) -> No
         result = await mcp.call_tool("web_search", {"query": "python asyncio"})
         assert result.is_error is False
         assert result.structured_content["results"][0]["url"].startswith("https://")
+    finally:
+        await mcp.cleanup()
+
+
+async def test_a_strict_call_with_no_language_to_prefer_is_taken(
+    fake: FakeEngines, server: str
+) -> None:
+    # Strict mode requires every property (OpenAI's Structured Outputs: "all fields must be
+    # required"), and `language` is advertised as any string: a model with no language to
+    # prefer sends "", which the schema admits, and means what leaving it out means.
+    tools, mcp = await strict_tools(server)
+    try:
+        answer = await invoke(tools["web_search"], {**STRICT_CALL, "language": ""})
+        text = answer if isinstance(answer, str) else json.dumps(answer)
+        assert "https://docs.python.org/3/library/asyncio.html" in text
+        assert "language" not in fake.last["searxng"].params
     finally:
         await mcp.cleanup()

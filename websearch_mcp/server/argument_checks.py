@@ -173,8 +173,11 @@ def as_category(value: Any) -> str:
 
 
 def as_language(value: Any) -> str | None:
-    """A language code such as `en` or `zh-CN`, or None when left out."""
-    if value is not None and (not isinstance(value, str) or not _LANGUAGE_RE.fullmatch(value)):
+    """A language code such as `en` or `zh-CN`, or None when left out ("" too: a client in
+    strict mode must send every argument, and blank is how it says "any language")."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str) or not _LANGUAGE_RE.fullmatch(value):
         raise ToolInputError(
             f"language must be a language code such as 'en', 'de' or 'zh-CN' (got {_shown(value)})"
         )

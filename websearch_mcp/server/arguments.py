@@ -235,7 +235,7 @@ def web_search_params(limits: Limits, *, summaries: bool) -> tuple[Arg, ...]:
         _optional(
             "language",
             {"type": "string"},
-            "Preferred result language, e.g. 'en' or 'zh-CN'.",
+            "Preferred result language, e.g. 'en' or 'zh-CN'; any when left out or empty.",
             as_language,
         ),
         _flag("explain", "Add score_details to each result: every signal and rank."),
