@@ -22,7 +22,7 @@ from websearch_mcp.fetch import DEFAULT_MAX_CHARS, validate_fetch_args
 from websearch_mcp.search.configuration import load_config
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.server.arguments import MAX_READ, web_search_args
-from websearch_mcp.server.rendering import page_text, search_text
+from websearch_mcp.server.rendering import page_text, printable, search_text
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -237,6 +237,12 @@ def _json_text(data: Any) -> str:
     return json.dumps(data, ensure_ascii=not utf8, indent=2)
 
 
+def _terminal_text(text: str) -> str:
+    """A text rendering for stdout, often a terminal: its line breaks and tabs kept, and every
+    other character a terminal would act on shown as `?`."""
+    return printable(text, keep="\n\t")
+
+
 async def _search(settings: Settings, ns: argparse.Namespace) -> int:
     if ns.intent is not None and not settings.llm.enabled:
         print("error: --intent needs a model: set llm.base_url and llm.model", file=sys.stderr)
@@ -255,12 +261,12 @@ async def _search(settings: Settings, ns: argparse.Namespace) -> int:
             category=ns.category,
         )
         answer = await service.web_search(args)
-    except (ToolInputError, SearchFailed) as err:
-        print(f"error: {err}", file=sys.stderr)
+    except (ToolInputError, SearchFailed) as err:  # quoting the engines' error texts
+        print(f"error: {printable(str(err))}", file=sys.stderr)
         return 1
     finally:
         await service.close()
-    print(_json_text(answer) if ns.json else search_text(answer))
+    print(_json_text(answer) if ns.json else _terminal_text(search_text(answer)))
     return 0
 
 
@@ -272,11 +278,11 @@ async def _fetch(settings: Settings, ns: argparse.Namespace) -> int:
         url = ns.url.strip()
         page = await service.fetch_page(url, max_chars=ns.max_chars, start=ns.start)
     except (ToolInputError, FetchError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {printable(str(err))}", file=sys.stderr)
         return 1
     finally:
         await service.close()
-    print(_json_text(page) if ns.json else page_text(page))
+    print(_json_text(page) if ns.json else _terminal_text(page_text(page)))
     return 0
 
 

@@ -285,3 +285,71 @@ def test_results_in_emoji_and_cjk_print_in_an_ascii_locale(
     out, err = child.communicate(timeout=60)
     assert child.returncode == 0, err.decode()
     assert f'"title": "{title}"'.encode() in out
+
+
+#: What a hostile result, engine or page could send a terminal: set the clipboard (OSC 52), clear
+#: the screen, move the cursor up, a right-to-left override and a C1 control sequence.
+TERMINAL_ACTIONS = "\x1b]52;c;cm0gLXJmIH4K\x07 \x1b[2J \x1b[1A \u202e \x9b31m"
+SHOWN = "?]52;c;cm0gLXJmIH4K? ?[2J ?[1A ? ?31m"
+
+
+def test_search_and_fetch_print_no_character_a_terminal_would_act_on(
+    fake: FakeEngines,
+    engines_url: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake.results = lambda engine, query: [
+        {
+            "title": f"Python asyncio {TERMINAL_ACTIONS}",
+            "url": "https://example.com/a\x1b[8m",
+            "snippet": f"asyncio {TERMINAL_ACTIONS}",
+            "score": 0.9,
+        }
+    ]
+    # A SearXNG instance naming its own engines that did not answer: the engine's error text.
+    silent = {"results": [], "unresponsive_engines": [[f"google {TERMINAL_ACTIONS}", "timeout"]]}
+    fake.faults["searxng"] = Fault(status=200, body=json.dumps(silent))
+    config = write_config(tmp_path / "c.yaml", engines_url)
+    assert main(["search", "python asyncio", "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert f"1. Python asyncio {SHOWN}\n   https://example.com/a?[8m\n   asyncio {SHOWN}\n" in out
+    assert "searxng error (no results; the instance's engines did not answer: google ?]52;" in out
+    # And where no engine answered, the error on stderr names it the same way.
+    fake.faults["tavily"] = Fault(status=500)
+    assert main(["search", "python asyncio", "--config", str(config)]) == 1
+    err = capsys.readouterr().err
+    assert "searxng: error (no results; the instance's engines did not answer: google ?]52;" in err
+    assert err.endswith("\n") and err[:-1].isprintable(), repr(err)
+    # A plain-text page is printed as it was sent, its line breaks and tabs kept.
+    text = f"Glaciers\tmove.\r{TERMINAL_ACTIONS}\nThey carve valleys."
+    with LocalServer(routes={"/a.txt": page(text, "text/plain; charset=utf-8")}) as site:
+        monkeypatch.setenv("WEBSEARCH_MCP_FETCH__ALLOW_NETWORKS", "['127.0.0.0/8']")
+        monkeypatch.setenv("WEBSEARCH_MCP_FETCH__ALLOWED_PORTS", f"[{site.port}]")
+        assert main(["fetch", site.url("/a.txt"), "--config", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert f"\nGlaciers\tmove.?{SHOWN}\nThey carve valleys.\n" in out
+    assert all(c.isprintable() or c in "\n\t" for c in out), repr(out)
+
+
+def test_a_link_with_a_line_break_is_the_link_a_browser_opens(
+    fake: FakeEngines, engines_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Browsers and `urlsplit` drop tabs and line breaks from a URL: the link printed and
+    # returned is the one they open, on one line, and it starts no line of its own.
+    fake.results = lambda engine, query: [
+        {
+            "title": "Python asyncio",
+            "url": "https://example.com/asyn\r\ncio\n2. Forged result\t",
+            "snippet": "asyncio",
+            "score": 0.9,
+        }
+    ]
+    config = write_config(tmp_path / "c.yaml", engines_url)
+    assert main(["search", "python asyncio", "--config", str(config), "--json"]) == 0
+    url = json.loads(capsys.readouterr().out)["results"][0]["url"]
+    assert url == "https://example.com/asyncio2. Forged result"
+    assert main(["search", "python asyncio", "--config", str(config)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["1. Python asyncio", "   https://example.com/asyncio2. Forged result"]

@@ -241,6 +241,17 @@ def test_all_engines_failing_is_an_empty_answer(fake: FakeEngines, server: str) 
     assert reasons["searxng"] in ("CAPTCHA", "access denied", "error")
 
 
+def test_a_result_link_no_url_parser_reads_is_left_out(fake: FakeEngines, server: str) -> None:
+    # An unclosed IPv6 bracket: `urlparse` raises on it, for `parsed_url` as anywhere else.
+    fake.results = lambda engine, query: [
+        {"title": "Python asyncio", "url": "http://[fe80::1/asyncio", "snippet": "x", "score": 1},
+        {"title": "asyncio", "url": "https://example.org/asyncio", "snippet": "y", "score": 0.5},
+    ]
+    response = search(server, q="python asyncio")
+    assert response.status_code == 200
+    assert [r["url"] for r in response.json()["results"]] == ["https://example.org/asyncio"]
+
+
 class WithPapers(SearchService):
     """The real service with a stand-in academic search returning one paper."""
 

@@ -136,14 +136,30 @@ def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+#: What browsers and `urlsplit` drop from anywhere in a URL.
+_TAB_AND_LINE_BREAKS = str.maketrans("", "", "\t\r\n")
+
+
 def http_url(value: Any) -> str | None:
-    """`value` when it is an absolute http(s) URL (protocol-relative ones get https)."""
+    """`value` when it is an absolute http(s) URL (protocol-relative ones get https) that URL
+    parsers read: one with an unclosed `[` (`http://[fe80::1/`) is none, and would fail every
+    client that splits it. Tabs and line breaks are dropped, as a browser drops them: the link
+    is the page it opens, and is printed on one line."""
     if not isinstance(value, str):
         return None
     url = value.strip()
+    if "\n" in url or "\r" in url or "\t" in url:
+        url = url.translate(_TAB_AND_LINE_BREAKS)
     if url.startswith("//"):
         url = "https:" + url
-    return url if url.startswith(("http://", "https://")) else None
+    if not url.startswith(("http://", "https://")):
+        return None
+    if plain_link(url) is None:
+        try:
+            urlsplit(url)
+        except ValueError:
+            return None
+    return url
 
 
 # An http(s) link with a plain host (no user info, port or brackets) and nothing that `urlsplit`

@@ -17,6 +17,15 @@ from websearch_mcp.search.answer import (
 AUTHORS_SHOWN = 3  # more are summed up as "et al."
 
 
+def printable(text: str, keep: str = "") -> str:
+    """`text` with every character a terminal would act on (escape sequences, carriage returns,
+    direction overrides) but those in `keep` shown as `?`: titles, snippets, links, error texts
+    and pages come from servers the operator does not control."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in keep else "?" for c in text)
+
+
 def engine_line(engines: list[EngineOut]) -> str:
     """`engines: bing ok 8 (412 ms), duckduckgo blocked (CAPTCHA page)`, and each try of an
     engine that needed several: `tavily ok 3 (812 ms) [attempts: key 1 of 2: HTTP 429; ...]`."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from websearch_mcp.server.rendering import printable
 from websearch_mcp.server.status.page import state_text
 
 
@@ -13,12 +14,6 @@ def _cell(value: Any, unit: str = "") -> str:
 
 def _share(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.0f}%"
-
-
-def _printable(line: str) -> str:
-    """`line` with every character a terminal would act on (escape sequences, line breaks,
-    direction overrides) shown as `?`: error texts come from the engines' answers."""
-    return line if line.isprintable() else "".join(c if c.isprintable() else "?" for c in line)
 
 
 def render_table(report: dict[str, Any]) -> str:
@@ -57,4 +52,5 @@ def render_table(report: dict[str, Any]) -> str:
         f" served on {service['exposure']['address']}"
         f" ({'tokens required' if service['exposure']['tokens_required'] else 'no tokens'})",
     ]
-    return "\n".join(_printable(line) for line in text)
+    # A line break in an error text is shown as `?` too: each engine keeps its one line.
+    return "\n".join(printable(line) for line in text)
