@@ -191,6 +191,18 @@ def test_arxiv_paper_titled_error_is_a_result() -> None:
     assert len(hits) == 10 and hits[7].title == "Error"
 
 
+def test_arxiv_links_are_http_links_a_parser_reads() -> None:
+    # As every engine's: a link no URL parser reads (it failed the SearXNG-compatible answer)
+    # leaves the paper out, and a PDF link that is no http(s) link is no PDF link.
+    body = fixture_bytes("arxiv/search_testing_m10.xml")
+    body = body.replace(b"http://arxiv.org/abs/2202.12139v1", b"http://[fe80::1/abs/2202.12139")
+    body = body.replace(b"https://arxiv.org/abs/2202.12139v1", b"http://[fe80::1/abs/2202.12139")
+    body = body.replace(b"https://arxiv.org/pdf/2405.13786v1", b"javascript:alert(1)//")
+    hits = parse(ArXiv(), body)
+    assert len(hits) == 9 and all("fe80" not in h.url for h in hits)
+    assert hits[0].url == "https://arxiv.org/abs/2405.13786" and hits[0].pdf_url is None
+
+
 def test_arxiv_rejects_non_feeds() -> None:
     with pytest.raises(EngineParseError):
         parse(ArXiv(), "<html><body>not atom</body>")

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import names, normalize_doi
 from websearch_mcp.engines.base import Engine
-from websearch_mcp.engines.common import ranked_hits, xml_root
+from websearch_mcp.engines.common import http_url, ranked_hits, xml_root
 from websearch_mcp.engines.text import clean_text
 from websearch_mcp.errors import EngineError, EngineParseError
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
@@ -55,11 +55,12 @@ def _link(entry: ET.Element, **attrs: str) -> str | None:
     return None
 
 
-def _abs_url(entry: ET.Element) -> str:
+def _abs_url(entry: ET.Element) -> str | None:
     """The abstract page without its version suffix, so that it matches other indexes' links."""
-    url = _link(entry, rel="alternate") or _text(entry, "atom:id")
-    url = url.strip().replace("http://arxiv.org/", "https://arxiv.org/")
-    return _VERSION_RE.sub("", url)
+    url = http_url(_link(entry, rel="alternate") or _text(entry, "atom:id"))
+    if url is None:
+        return None
+    return _VERSION_RE.sub("", url.replace("http://arxiv.org/", "https://arxiv.org/"))
 
 
 def _is_error(entry: ET.Element) -> bool:
@@ -72,12 +73,13 @@ def _is_error(entry: ET.Element) -> bool:
 
 def _hit(entry: ET.Element, rank: int, engine: str) -> Hit | None:
     title = _text(entry, "atom:title").strip()
-    if not title:
+    url = _abs_url(entry)
+    if not title or url is None:
         return None
     journal = clean_text(_text(entry, "arxiv:journal_ref"))
     return Hit(
         title=title,
-        url=_abs_url(entry),
+        url=url,
         snippet=_text(entry, "atom:summary"),
         rank=rank,
         engine=engine,
@@ -85,7 +87,7 @@ def _hit(entry: ET.Element, rank: int, engine: str) -> Hit | None:
         authors=names(_text(author, "atom:name") for author in entry.findall("atom:author", _NS)),
         doi=normalize_doi(_text(entry, "arxiv:doi")),
         venue=journal or None,
-        pdf_url=_link(entry, title="pdf"),
+        pdf_url=http_url(_link(entry, title="pdf")),
     )
 
 
