@@ -319,6 +319,29 @@ def test_a_bad_worker_count_is_one_line_saying_what_is_allowed(value: str) -> No
     assert line.startswith("  server.workers: Value error, must be a number from 1 to 64 or auto")
 
 
+@pytest.mark.parametrize(
+    "key",
+    [
+        "keys.cooldown_seconds",
+        "keys.refused_cooldown_seconds",
+        "breaker.captcha_seconds",
+        "breaker.denied_seconds",
+        "breaker.error_step_seconds",
+        "breaker.error_max_seconds",
+    ],
+)
+def test_a_rest_without_end_is_refused_at_load(key: str, tmp_path: Path) -> None:
+    """A key or an engine resting for ever was taken, and every search that then had to say
+    for how long it rests failed: `inf`, or a number too large to be finite, is refused."""
+    variable = "WEBSEARCH_MCP_SEARCH__" + key.upper().replace(".", "__")
+    with pytest.raises(ConfigError, match=rf"search\.{key}: Input should be a finite number"):
+        parse_config({}, "test", environ={variable: "inf"})
+    section, name = key.split(".")
+    path = write(tmp_path, f"search:\n  {section}:\n    {name}: 1e999\n")
+    with pytest.raises(ConfigError, match=rf"search\.{key}: Input should be a finite number"):
+        load_config(path)
+
+
 def test_environment_unknown_key_is_reported() -> None:
     with pytest.raises(ConfigError, match=r"server\.prot: unknown key"):
         parse_config({}, "test", environ={"WEBSEARCH_MCP_SERVER__PROT": "1"})

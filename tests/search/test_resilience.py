@@ -454,6 +454,26 @@ def test_every_key_rate_limited_waits_for_the_first_to_recover(
     assert brave["attempts"][0] == "key 1 of 1: HTTP 429 Too Many Requests (key cooled for 0.3 s)"
 
 
+def test_a_rate_limited_key_is_waited_for_when_the_last_key_tried_was_refused(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """engines.md: "When every key has failed and the first rest ends within the search's time
+    (a `Retry-After` of a second, say), the search waits for it", whichever key failed last:
+    key 1 rate limited for 0.3 s, then key 2 refused, then key 1 again once it recovered."""
+    fake.key_faults[KEY_A] = Fault(status=429, retry_after="0.3")
+    fake.key_faults[KEY_B] = Fault(status=401, body=b'{"detail": {"error": "Unauthorized"}}')
+    conf = {"tavily": {"api_keys": [KEY_A, KEY_B]}, "searxng": {}, "wikipedia": {}}
+    settings = settings_for(engines_url, conf, deadline_seconds=DEADLINE)
+    with serve_app(create_app(settings)) as url:
+        tavily = report(web_search(url, QUERY)["structuredContent"], "tavily")
+    assert fake.key_counts == {KEY_A: 3, KEY_B: 1}  # key 1, key 2, then key 1 twice more
+    assert tavily["status"] == "rate_limited"
+    assert tavily["attempts"][:2] == [
+        "key 1 of 2: HTTP 429 Too Many Requests (key cooled for 0.3 s)",
+        "key 2 of 2: HTTP 401: the API key was refused (key cooled for 6 h)",
+    ]
+
+
 def test_a_key_resting_after_429_is_not_used_before_retry_after(
     fake: FakeEngines, engines_url: str, clock: FakeClock
 ) -> None:

@@ -9,7 +9,7 @@ from pydantic import AliasChoices, Field
 
 from websearch_mcp.config.news import NewsSettings
 from websearch_mcp.config.ranking import MMRSettings, RankingSettings
-from websearch_mcp.config.types import CommaList, Fraction, Section
+from websearch_mcp.config.types import CommaList, Fraction, Rest, Section
 
 
 class PoolSettings(Section):
@@ -35,8 +35,8 @@ class SequentialSettings(Section):
 class KeySettings(Section):
     """Key pools: how long a key that failed is left alone."""
 
-    cooldown_seconds: float = Field(1800.0, ge=0.0)  # rate limit or quota without Retry-After
-    refused_cooldown_seconds: float = Field(21_600.0, ge=0.0)  # 401/403: the key was refused
+    cooldown_seconds: Rest = 1800.0  # rate limit or quota without Retry-After
+    refused_cooldown_seconds: Rest = 21_600.0  # 401/403: the key was refused
 
 
 class RetrySettings(Section):
@@ -51,10 +51,10 @@ class BreakerSettings(Section):
     """Per-engine circuit breakers (DESIGN section 6)."""
 
     enabled: bool = True
-    captcha_seconds: float = Field(3600.0, ge=0.0)
-    denied_seconds: float = Field(180.0, ge=0.0)  # access denied or 429 without Retry-After
-    error_step_seconds: float = Field(5.0, ge=0.0)  # grows per failure in a row
-    error_max_seconds: float = Field(120.0, ge=0.0)
+    captcha_seconds: Rest = 3600.0
+    denied_seconds: Rest = 180.0  # access denied or 429 without Retry-After
+    error_step_seconds: Rest = 5.0  # grows per failure in a row
+    error_max_seconds: Rest = 120.0
 
 
 class SearchSettings(Section):

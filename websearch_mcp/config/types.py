@@ -131,3 +131,6 @@ Weight = Annotated[float, Field(ge=0.0, le=5.0)]
 Days = Annotated[float, Field(gt=0.0, le=36_500.0)]
 #: A share or a probability, from 0 to 1.
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+#: How long a key or an engine rests, in seconds: a rest without end (`inf`) could never be
+#: told in a report ("next try in ...") nor kept in Redis.
+Rest = Annotated[float, Field(ge=0.0, allow_inf_nan=False)]

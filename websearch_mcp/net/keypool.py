@@ -132,6 +132,14 @@ class KeyPool:
         until = await self._until()
         return max(0.0, min(until, default=0.0) - self._clock()) if until else 0.0
 
+    async def rate_limit_ends_in(self) -> float | None:
+        """Seconds until the first key resting after a rate limit or quota answer is usable
+        again (0 once its rest is over), or None when no key rested after one: a refused key
+        will not recover in seconds, so it is never waited for."""
+        entries = await self._entries()
+        limited = [e.until for e in entries if e is not None and e.reason == "rate_limited"]
+        return max(0.0, min(limited) - self._clock()) if limited else None
+
     async def cool(self, failure: KeyRefused) -> float:
         """Cool the refused key; returns the cooldown in seconds."""
         if failure.refused:

@@ -332,7 +332,7 @@ class EngineCall:
         if untried:
             self.planned = untried[0]
             return None
-        wait = await self._key_recovery(pool, refused)
+        wait = await self._key_recovery(pool)
         if wait is None:
             return self._report(refused.status, text)
         await self._pause(wait)
@@ -356,15 +356,17 @@ class EngineCall:
             return None
         return self._report(*await pool.resting())
 
-    async def _key_recovery(self, pool: KeyPool, refused: KeyRefused) -> float | None:
+    async def _key_recovery(self, pool: KeyPool) -> float | None:
         """After every key failed: how long to wait for one to recover, or None to give up.
 
-        Only rate limits are waited out (a refused key will not recover in seconds).
+        Only rate limits are waited out (a refused key will not recover in seconds), whichever
+        key failed last.
         """
-        if refused.refused:
+        left = await pool.rate_limit_ends_in()
+        if left is None:
             return None
         # A hair past the rest: the loop's timers may fire a little early by the wall clock.
-        return self._backoff(await pool.recovers_in() + REST_MARGIN_SECONDS)
+        return self._backoff(left + REST_MARGIN_SECONDS)
 
     # --- helpers ----------------------------------------------------------------------------
 
