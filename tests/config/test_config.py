@@ -342,6 +342,24 @@ def test_a_rest_without_end_is_refused_at_load(key: str, tmp_path: Path) -> None
         load_config(path)
 
 
+def test_a_cache_path_naming_no_file_is_refused_at_load(tmp_path: Path) -> None:
+    """An empty cache.path read as the working directory, and a directory named there was
+    taken too: SQLite opens neither, so the service ran without a cache (every call bypassed,
+    /readyz failing) instead of saying which key is wrong."""
+    with pytest.raises(ConfigError, match=r"cache\.path: Value error, must name the SQLite file"):
+        load_config(write(tmp_path, "cache:\n  path: ''\n"))
+    env = {"WEBSEARCH_MCP_CACHE__PATH": ""}
+    with pytest.raises(ConfigError, match=r"cache\.path: .*; from WEBSEARCH_MCP_CACHE__PATH"):
+        parse_config({}, "test", environ=env)
+    with pytest.raises(ConfigError, match=r"cache\.path: Value error, .* is a directory"):
+        parse_config({"cache": {"path": str(tmp_path)}}, "test", environ={})
+    # Only the SQLite backend reads the path; a file in that directory is what it takes.
+    redis = {"backend": "redis", "redis_url": "redis://127.0.0.1:6379/0", "path": str(tmp_path)}
+    assert parse_config({"cache": redis}, "test", environ={}).cache.backend == "redis"
+    file = tmp_path / "cache.sqlite3"
+    assert parse_config({"cache": {"path": str(file)}}, "test", environ={}).cache.path == file
+
+
 def test_environment_unknown_key_is_reported() -> None:
     with pytest.raises(ConfigError, match=r"server\.prot: unknown key"):
         parse_config({}, "test", environ={"WEBSEARCH_MCP_SERVER__PROT": "1"})

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from websearch_mcp.config.types import RedisUrl, Section, default_data_dir
+
+
+def _named_file(value: Any) -> Any:
+    # An empty path reads as ".", the working directory: SQLite cannot open it, and the service
+    # would run without a cache, its /readyz failing, rather than say which key is wrong.
+    if isinstance(value, str) and not value.strip():
+        raise ValueError("must name the SQLite file; leave the key out for the default")
+    return value
 
 
 class CacheSettings(Section):
@@ -20,7 +28,9 @@ class CacheSettings(Section):
     cooldowns before going on without them."""
 
     backend: Literal["sqlite", "redis", "none"] = "sqlite"
-    path: Path = Field(default_factory=lambda: default_data_dir() / "cache.sqlite3")
+    path: Annotated[Path, BeforeValidator(_named_file)] = Field(
+        default_factory=lambda: default_data_dir() / "cache.sqlite3"
+    )
     redis_url: RedisUrl = Field(None, repr=False)
     redis_timeout_seconds: float = Field(0.25, gt=0, le=10)
     ttl_seconds: int = Field(21_600, ge=1)
@@ -32,6 +42,15 @@ class CacheSettings(Section):
     page_ttl_seconds: int = Field(3_600, ge=1)
     cleanup_interval_seconds: int = Field(1_800, ge=1)
     max_entries: int = Field(100_000, ge=1)
+
+    @field_validator("path")
+    @classmethod
+    def _not_a_directory(cls, path: Path, info: ValidationInfo) -> Path:
+        if info.data.get("backend") == "sqlite" and path.expanduser().is_dir():
+            raise ValueError(
+                f"{path} is a directory: name the SQLite file in it ({path / 'cache.sqlite3'})"
+            )
+        return path
 
     @model_validator(mode="after")
     def _redis_needs_url(self) -> CacheSettings:
