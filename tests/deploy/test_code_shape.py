@@ -147,3 +147,32 @@ def test_the_rules_catch_a_cycle_and_a_layer_broken_by_a_lazy_import(tmp_path: P
     modules = {"websearch_mcp.a": a, "websearch_mcp.b": b}
     assert _imports("websearch_mcp.a", a, modules) == {"websearch_mcp.b"}
     assert _imports("websearch_mcp.b", b, modules) == {"websearch_mcp.a"}
+
+
+def _imported_tops(path: Path) -> set[str]:
+    """The top-level names `path` imports from (`bench`, `tests`, `testing`, ...)."""
+    tops: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            tops.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            tops.add(node.module.split(".")[0])
+    return tops
+
+
+def test_testing_bench_and_tests_import_each_other_as_documented() -> None:
+    # ARCHITECTURE.md, "Outside the package": `testing/` imports neither of the others, `bench/`
+    # never imports `tests/`, and `tests/` imports `bench/` only in the relevance harness' tests.
+    wrong = []
+    for top, barred in (
+        ("testing", {"tests", "bench"}),
+        ("bench", {"tests"}),
+        ("tests", {"bench"}),
+    ):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            if top == "tests" and path.name.startswith("test_relevance_"):
+                continue
+            wrong += [
+                f"{path.relative_to(ROOT)} imports {name}" for name in _imported_tops(path) & barred
+            ]
+    assert wrong == []

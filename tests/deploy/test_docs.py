@@ -1,9 +1,11 @@
 """The documentation's shape: a short README whose test command is the one CI runs, a
 benchmarks page of current figures, every command, option, metric and answer field
-documented, links that lead somewhere, no empty section, and configuration snippets that load."""
+documented, links that lead somewhere, no empty section, configuration snippets that load, a
+code map naming every module and no other, and no document named in the code that is missing."""
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from websearch_mcp.server.middleware.exposure import check_exposure
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+PACKAGE = ROOT / "websearch_mcp"
 #: The pages a reader follows: the README, the architecture and the manual.
 PAGES = (README, ROOT / "ARCHITECTURE.md", ROOT / "SECURITY.md", *sorted(ROOT.glob("docs/*.md")))
 
@@ -43,6 +46,68 @@ def test_benchmarks_page_holds_current_figures_only() -> None:
     assert len(text.splitlines()) <= 600
     assert "[fast]" not in text  # an extra that no longer exists
     assert not (ROOT / "BENCHMARKS.md").exists()
+
+
+def _code_map() -> dict[Path, set[str]]:
+    """The files ARCHITECTURE.md's code map names (`x.py`, `web/*.py`), by the folder whose
+    section names them (the package itself for the top files)."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    sections = text.split("## Code map", 1)[1].split("\n## ", 1)[0].split("\n### ")[1:]
+    named: dict[Path, set[str]] = {}
+    for section in sections:
+        heading = section.splitlines()[0]
+        if heading.startswith("Outside"):
+            continue
+        folder = re.match(r"`(\w+)/`", heading)
+        where = PACKAGE / folder.group(1) if folder else PACKAGE
+        named[where] = set(re.findall(r"`([\w/*]+\.py)`", section))
+    return named
+
+
+def test_the_code_map_names_every_module_and_only_modules_that_exist() -> None:
+    unnamed, missing = [], []
+    for folder, names in _code_map().items():
+        files = [p.relative_to(PACKAGE).as_posix() for p in sorted(folder.rglob("*.py"))]
+        if folder == PACKAGE:
+            files = [f for f in files if "/" not in f]
+
+        def named(file: str, name: str) -> bool:
+            return fnmatch.fnmatch(file, name) or fnmatch.fnmatch(file, f"*/{name}")
+
+        missing += [f"{folder.name}: {n}" for n in names if not any(named(f, n) for f in files)]
+        unnamed += [
+            f
+            for f in files
+            if Path(f).name != "__init__.py" and not any(named(f, n) for n in names)
+        ]
+    assert (unnamed, missing) == ([], [])
+
+
+def test_the_layers_table_lists_every_top_file() -> None:
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    row = re.search(r"^\| the top files \((.*?)\) \|", text, re.M)
+    assert row
+    listed = set(re.findall(r"`(\w+)`", row.group(1)))
+    entry = {"cli", "__main__"}  # a layer of their own, the table's last row
+    assert listed == {p.stem for p in PACKAGE.glob("*.py")} - entry
+
+
+#: Where the code may name a document outside the repository: the recorded fixtures' own notes.
+SHARED_NOTES = {"SOURCES.md"}
+
+
+def test_every_document_the_code_names_exists() -> None:
+    """A comment or docstring pointing at a document (`README.md`, `DESIGN section 4`) points at
+    one a reader of the repository has."""
+    stale = []
+    for top in ("websearch_mcp", "bench", "testing", "tests", "deploy"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            if path == Path(__file__).resolve():  # it names a removed page on purpose
+                continue
+            for name in re.findall(r"\b([A-Z][A-Z_]{3,})(?:\.md\b| section\b)", path.read_text()):
+                if not (ROOT / f"{name}.md").exists() and f"{name}.md" not in SHARED_NOTES:
+                    stale.append(f"{path.relative_to(ROOT)}: {name}")
+    assert stale == []
 
 
 def _section(page: str, heading: str) -> str:

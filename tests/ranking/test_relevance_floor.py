@@ -5,7 +5,7 @@ of MED, the retrieval models behind the fake engines in their wire formats, the 
 under uvicorn with its default ranking settings, `web_search` over MCP. Two line-ups: the four
 lexical engines, and the same with the semantic one (LSA as Exa); on Cranfield also with each
 lexical engine indexing its own 60% of the documents. Each floor sits a little below what the
-defaults measure on these queries (BENCHMARKS.md); normalised RRF without the signals falls
+defaults measure on these queries (docs/benchmarks.md); normalised RRF without the signals falls
 below the partial-coverage and the lexical MED floors. Skips when the collections
 (`../shared/eval`, or `$WEBSEARCH_SHARED/eval`) are absent.
 """

@@ -191,7 +191,8 @@ def test_the_reports_an_engine_grouped_with_a_story_join_its_also_once_never_a_s
     stamp = "2026-07-14T03:00:00Z"
 
     def hit(title: str, url: str, rank: int = 1) -> Hit:
-        return Hit(title, url, "", rank, "serpapi", published=stamp, source="S")
+        source = url.split("/")[2]  # the publisher: its host
+        return Hit(title, url, "", rank, "serpapi", published=stamp, source=source)
 
     lead = hit("Dam breaks upstream of the valley", "https://a.example/dam")
     shown = hit("River floods farmland below the town", "https://b.example/flood", 2)
@@ -199,17 +200,18 @@ def test_the_reports_an_engine_grouped_with_a_story_join_its_also_once_never_a_s
         hit("Dam gives way", "https://c.example/dam?utm_source=feed"),
         hit("Floods", "https://b.example/flood/"),  # shown on its own
         hit("Dam gives way", "https://c.example/dam"),  # the same page again
+        hit("Dam: what we know", "https://a.example/dam-explained"),  # the lead's publisher
+        hit("Dam gives way, town evacuated", "https://c.example/dam-2"),  # a publisher listed
     )
     shown.grouped = (hit("x", "https://c.example/dam"), hit("y", "https://d.example/farms"))
     lists = {"serpapi": [lead, shown]}
     query = Query("dam flood", category="news")
     news = rank(lists, query, SearchSettings(), weights={}, now=NOW)
     also = {r.url: r.also for r in news}
+    c, d = "https://c.example/dam?utm_source=feed", "https://d.example/farms"
     assert also == {
-        lead.url: [
-            {"source": "S", "url": "https://c.example/dam?utm_source=feed", "published": stamp}
-        ],
-        shown.url: [{"source": "S", "url": "https://d.example/farms", "published": stamp}],
+        lead.url: [{"source": "c.example", "url": c, "published": stamp}],
+        shown.url: [{"source": "d.example", "url": d, "published": stamp}],
     }
     unfolded = SearchSettings.model_validate({"news": {"fold": False}})
     assert not any(r.also for r in rank(lists, query, unfolded, weights={}, now=NOW))

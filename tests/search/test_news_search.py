@@ -123,6 +123,23 @@ async def test_a_serpapi_story_lists_the_reports_google_grouped_with_it(
     assert not set(listed) & {r["url"] for r in results}
 
 
+async def test_a_story_grouped_with_its_own_publishers_other_pages_names_each_publisher_once(
+    recorded: FakeEngines, engines_url: str
+) -> None:
+    """Google groups a story's articles with another of the lead's publisher (MacRumors' "Apple
+    fixes alarms in iOS 26.1" under its "Apple Seeds Second Betas"): no publisher is "also
+    reported by" under its own result, nor twice."""
+    with serving(news_settings(engines_url)) as url:
+        answer = await search(url, category="news", engines=["serpapi"], max_results=50)
+    results = answer["results"]
+    betas = next(r for r in results if r["title"].startswith("Apple Seeds Second Betas"))
+    assert betas["source"] == "MacRumors"
+    assert [o["source"] for o in betas["also"]] == ["Forbes", "AppleInsider"]
+    for result in results:
+        publishers = [result["source"], *(o["source"] for o in result.get("also", []))]
+        assert len(publishers) == len(set(publishers)), publishers
+
+
 async def test_each_engine_is_asked_at_its_news_endpoint_and_google_news_with_when(
     recorded: FakeEngines, engines_url: str
 ) -> None:

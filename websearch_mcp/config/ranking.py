@@ -19,7 +19,7 @@ class MMRSettings(Section):
 
 
 class RankingSettings(Section):
-    """Weights and lists of the ranking signals (DESIGN section 4).
+    """Weights and lists of the ranking signals (docs/ranking.md).
 
     The final score is the normalised RRF score times one bounded factor per signal. A signal
     s in [0, 1] with weight w gives the factor (1 + w * s) / (1 + w): 1 when s = 1, 1 / (1 + w)

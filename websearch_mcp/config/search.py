@@ -48,7 +48,7 @@ class RetrySettings(Section):
 
 
 class BreakerSettings(Section):
-    """Per-engine circuit breakers (DESIGN section 6)."""
+    """Per-engine circuit breakers: how long each failure rests an engine (docs/engines.md)."""
 
     enabled: bool = True
     captcha_seconds: Rest = 3600.0

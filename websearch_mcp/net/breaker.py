@@ -61,7 +61,7 @@ def classify(err: EngineError, http_status: int | None, keyed: bool) -> Cause:
 
 @dataclass(frozen=True, slots=True)
 class BreakerPolicy:
-    """Cooldowns in seconds (DESIGN section 6)."""
+    """Cooldowns in seconds for each kind of failure (docs/engines.md, circuit breakers)."""
 
     captcha_seconds: float = 3600.0
     denied_seconds: float = 180.0

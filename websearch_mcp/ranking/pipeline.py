@@ -319,17 +319,24 @@ def _other_publishers(lead: Merged, folded: Sequence[Merged]) -> list[dict[str, 
 def _add_grouped(shown: list[_Scored]) -> None:
     """Each shown news result's `also` gains the reports its engines grouped with it or with a
     result folded into it (SerpApi's stories), each once in the answer and none that is shown
-    or listed already."""
+    or listed already, and, as for the fold, none of a publisher it names already."""
     listed = {r.item.key for r in shown}
     listed.update(o.key for r in shown for o in r.folded)
     listed.update(canonical_key(str(o["url"])) for r in shown for o in r.also or ())
     for r in shown:
+        sources = (_source(r.item), *(o["source"] for o in r.also or ()))
+        named = {source.casefold() for source in sources if source}
         for item in (r.item, *r.folded):
             for other in (g for engine in item.engines for g in item.hits[engine].grouped):
-                if (key := canonical_key(other.url)) not in listed:
-                    listed.add(key)
-                    report = _report(other.source, other.url, other.published)
-                    r.also = [*(r.also or []), report]
+                if (key := canonical_key(other.url)) in listed:
+                    continue
+                listed.add(key)
+                if other.source and other.source.casefold() in named:
+                    continue
+                if other.source:
+                    named.add(other.source.casefold())
+                report = _report(other.source, other.url, other.published)
+                r.also = [*(r.also or []), report]
 
 
 def _report(source: str | None, url: str, published: str | None) -> dict[str, str | None]:
