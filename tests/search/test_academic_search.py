@@ -535,3 +535,38 @@ def test_searxng_science_results_keep_a_date_of_year_or_month_precision(
     body = httpx.get(f"{server}/search", params=params, timeout=10).json()
     dates = {r["engine"]: r["publishedDate"] for r in body["results"]}
     assert dates == {"dblp": "2005-01-01T00:00:00", "pubmed": "2004-02-01T00:00:00"}
+
+
+def test_searxng_engines_naming_indexes_and_engines_not_served_here_searches_papers(
+    fake: FakeAcademic, server: str
+) -> None:
+    # SearXNG clients name SearXNG's own engines ("google scholar", "google"): names this server
+    # does not know are ignored, so the academic indexes named with them still mean papers.
+    fake.papers["arxiv"] = [BERT_PREPRINT]
+    for engines in ("arxiv", "arxiv,google scholar", "arxiv,google"):
+        params = {"q": "bert transformers", "engines": engines}
+        body = httpx.get(f"{server}/search", params=params, timeout=10).json()
+        found = [(r["engines"], r["category"], r["title"]) for r in body["results"]]
+        assert found == [(["arxiv"], "science", BERT.title)], engines
+
+
+async def test_a_pubmed_paper_found_by_its_electronic_date_stays_in_the_asked_years(
+    fake: FakeAcademic, server: str
+) -> None:
+    # PubMed matches a year range on the print date or the electronic one: a paper published
+    # online in December 2003 for the February 2004 issue is found for 2003, and must stay.
+    summary = json.loads(fixture_bytes("pubmed/esummary_pubmed_14760269.json"))
+    summary["result"]["14760269"]["epubdate"] = "2003 Dec 15"
+    fake.bodies["pubmed.esearch"] = fixture_bytes("pubmed/esearch_mdat_range_usehistory.json")
+    fake.bodies["pubmed.esummary"] = json.dumps(summary).encode()
+    title = "Maternal age and other predictors of newborn blood pressure"
+    shown = {}
+    for years in ({"year_to": 2003}, {"year_from": 2004}, {}):
+        arguments = {"query": "newborn blood pressure", "engines": ["pubmed"], **years}
+        result = await call(server, arguments)
+        assert not result.is_error, result.content[0].text
+        papers = result.structured_content["results"]
+        assert [p["title"] for p in papers] == [title], years
+        shown[tuple(years)] = papers[0]["published"]
+    # The date PubMed matched on; the issue's, as PubMed cites it, otherwise.
+    assert shown == {("year_to",): "2003-12-15", ("year_from",): "2004-02", (): "2004-02"}

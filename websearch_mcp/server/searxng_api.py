@@ -82,10 +82,13 @@ def parse_params(
         )
     asked = _split(params.get("engines"))
     academic = [name for name in asked if name in academic_engines]
+    web = [name for name in asked if name in web_engines]
     science = "science" in categories and "general" not in categories
-    if not categories and asked and len(academic) == len(asked):
-        science = True  # asking only for academic indexes is asking for papers
-    known = academic if science else [name for name in asked if name in web_engines]
+    if not categories and academic and not web:
+        # Asking only for academic indexes is asking for papers; names not served here are
+        # ignored, as everywhere else.
+        science = True
+    known = academic if science else web
     language = (params.get("language") or "").strip()
     time_range = (params.get("time_range") or "").strip().lower()
     news = not science and "news" in categories and "general" not in categories

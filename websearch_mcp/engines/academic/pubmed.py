@@ -5,6 +5,7 @@ esummary (JSON) describes them. `follow_up()` turns the first answer into the se
 
 from __future__ import annotations
 
+import functools
 from typing import Any, ClassVar
 
 from websearch_mcp.dates import publication_date
@@ -45,7 +46,28 @@ def _doi(summary: dict[str, Any]) -> str | None:
     return None
 
 
-def _hit(entry: tuple[str, Any], rank: int, engine: str) -> Hit | None:
+def _in_years(published: str | None, query: Query) -> bool:
+    year = int(published[:4]) if published else None
+    return (
+        year is not None
+        and (query.year_from is None or year >= query.year_from)
+        and (query.year_to is None or year <= query.year_to)
+    )
+
+
+def _published(summary: dict[str, Any], query: Query) -> str | None:
+    """The issue's date (`pubdate`), as PubMed cites a paper; the electronic one (`epubdate`)
+    when only that one lies in the asked years: PubMed matches a year range on either, and the
+    fused list is checked again on the date shown."""
+    printed = publication_date(summary.get("pubdate"))
+    printed = printed or publication_date(summary.get("sortpubdate"))
+    online = publication_date(summary.get("epubdate"))
+    if online and not _in_years(printed, query) and _in_years(online, query):
+        return online
+    return printed
+
+
+def _hit(entry: tuple[str, Any], rank: int, engine: str, query: Query) -> Hit | None:
     """A hit for an esummary `(uid, summary)`; summaries of unknown ids carry an `error`."""
     uid, summary = entry
     if not isinstance(summary, dict) or summary.get("error"):
@@ -59,8 +81,7 @@ def _hit(entry: tuple[str, Any], rank: int, engine: str) -> Hit | None:
         snippet="",  # summaries carry no abstract
         rank=rank,
         engine=engine,
-        published=publication_date(summary.get("pubdate"))
-        or publication_date(summary.get("sortpubdate")),
+        published=_published(summary, query),
         authors=author_names(summary.get("authors")),
         doi=_doi(summary),
         venue=clean_text(summary.get("fulljournalname") or summary.get("source")) or None,
@@ -141,4 +162,4 @@ class PubMed(Engine):
         if not isinstance(result, dict):
             raise EngineParseError("PubMed answered without an esummary 'result'")
         summaries = ((str(uid), result.get(str(uid))) for uid in result.get("uids") or [])
-        return ranked_hits(summaries, self.name, _hit)
+        return ranked_hits(summaries, self.name, functools.partial(_hit, query=query))
