@@ -305,3 +305,18 @@ def test_the_searxng_endpoint_maps_categories_news(recorded: FakeEngines, engine
     assert first["source"] == "The Washington Post"
     assert recorded.counts["google_news"] == 1
     assert json.dumps(body).count("tavily") == 0
+
+
+def test_the_searxng_endpoint_naming_only_news_engines_searches_news(
+    recorded: FakeEngines, engines_url: str
+) -> None:
+    # As naming only academic indexes searches papers: google_news has no general search, and
+    # a general one would answer nothing without a word.
+    with serving(news_settings(engines_url)) as url:
+        response = httpx.get(
+            f"{url}/search", params={"q": QUERY, "engines": "google_news"}, timeout=20
+        )
+    body = response.json()
+    assert response.status_code == 200, body
+    assert body["results"] and all(r["category"] == "news" for r in body["results"])
+    assert recorded.counts["google_news"] == 1

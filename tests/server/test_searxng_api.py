@@ -101,6 +101,16 @@ def test_params_science() -> None:
     assert parse_params({"q": "x", "engines": "arxiv,tavily"}, WEB, ACADEMIC).category == "general"
 
 
+def test_params_naming_only_news_engines_is_news() -> None:
+    web = [*WEB, "google_news"]
+    only_news = parse_params({"q": "x", "engines": "google_news"}, web, ACADEMIC, ["google_news"])
+    assert only_news.category == "news" and only_news.engines == ["google_news"]
+    mixed = {"q": "x", "engines": "google_news,brave"}
+    assert parse_params(mixed, web, ACADEMIC, ["google_news"]).category == "general"
+    general = {"q": "x", "engines": "google_news", "categories": "general"}
+    assert parse_params(general, web, ACADEMIC, ["google_news"]).category == "general"
+
+
 @pytest.mark.parametrize(
     ("params", "message"),
     [

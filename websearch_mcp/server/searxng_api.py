@@ -62,9 +62,13 @@ def _split(value: str | None) -> list[str]:
 
 
 def parse_params(
-    params: Mapping[str, str], web_engines: Sequence[str], academic_engines: Sequence[str]
+    params: Mapping[str, str],
+    web_engines: Sequence[str],
+    academic_engines: Sequence[str],
+    news_engines: Sequence[str] = (),
 ) -> SearxParams:
-    """Validate SearXNG's parameters; `ToolInputError` says what is wrong (answered with 400)."""
+    """Validate SearXNG's parameters; `ToolInputError` says what is wrong (answered with 400).
+    `news_engines`: the web engines that serve news only."""
     fmt = (params.get("format") or "json").strip().lower()
     if fmt != "json":
         raise ToolInputError(
@@ -92,6 +96,8 @@ def parse_params(
     language = (params.get("language") or "").strip()
     time_range = (params.get("time_range") or "").strip().lower()
     news = not science and "news" in categories and "general" not in categories
+    if not categories and web and all(name in news_engines for name in web):
+        news = True  # asking only for news engines (google_news) is asking for news
     return SearxParams(
         query=query,
         category="science" if science else "news" if news else "general",
@@ -223,8 +229,9 @@ async def search_endpoint(request: Request) -> Response:
         [name for name in orchestrator.names(kind) if orchestrator.left_out(name) is None]
         for kind in ("web", "academic")
     )
+    news = [name for name in web if "general" not in orchestrator.runs[name].engine.categories]
     try:
-        params = parse_params(await _params(request), web, academic)
+        params = parse_params(await _params(request), web, academic, news)
     except ToolInputError as err:
         return _error(str(err))
     size = settings.search.max_results
