@@ -342,6 +342,20 @@ def test_a_rest_without_end_is_refused_at_load(key: str, tmp_path: Path) -> None
         load_config(path)
 
 
+@pytest.mark.parametrize("key", ["keys.refused_cooldown_seconds", "breaker.captcha_seconds"])
+def test_a_rest_longer_than_a_century_is_refused_at_load(key: str) -> None:
+    """A finite rest as long as 1e306 s was taken: with the Redis backend, cooling a key or
+    opening the breaker for it failed the whole search (its expiry in milliseconds is no
+    integer), and 1e17 s could not be stored in Redis, pausing every shared cooldown."""
+    variable = "WEBSEARCH_MCP_SEARCH__" + key.upper().replace(".", "__")
+    for value in ("1e306", "1e17"):
+        with pytest.raises(ConfigError, match=rf"search\.{key}: Input should be less than or"):
+            parse_config({}, "test", environ={variable: value})
+    century = parse_config({}, "test", environ={variable: str(100 * 365 * 86_400)})
+    section, name = key.split(".")
+    assert getattr(getattr(century.search, section), name) == 3_153_600_000
+
+
 def test_a_cache_path_naming_no_file_is_refused_at_load(tmp_path: Path) -> None:
     """An empty cache.path read as the working directory, and a directory named there was
     taken too: SQLite opens neither, so the service ran without a cache (every call bypassed,

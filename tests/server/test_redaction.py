@@ -15,6 +15,8 @@ import pytest
 from testing import fake_academic, fake_engines
 from testing.fake_engines import FakeEngines, Fault, serve_fake_engines
 from testing.fake_llm import FakeLLM
+from testing.fetch_helpers import LocalServer, send, settings_for
+from testing.proxies import CountingSocks
 from testing.server_helpers import MCP_HEADERS, results_for, tool_call
 from testing.serving import serve_app
 from websearch_mcp.engines.registry import ENGINES
@@ -161,6 +163,45 @@ def test_a_password_in_the_model_url_is_absent_from_the_debug_log(
     log = log_stream.getvalue()
     assert "HTTP Request: POST http://u:***@127.0.0.1:" in log
     assert password not in log
+
+
+@pytest.mark.parametrize("password", ["socks-PLANTED-pass-6", "pässwort-PLANTED-7"])
+def test_a_socks_proxy_login_is_absent_from_every_log_record(
+    password: str, log_stream: io.StringIO, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The reader fallback through `proxy.url` with a SOCKS5 login: the HTTP client's debug line
+    of the SOCKS handshake prints the login as bytes (`b'p\\xc3\\xa4sswort...'`), under a logger
+    of its own."""
+    caplog.set_level(1)
+    for name in ("httpx", "httpcore", "httpcore.socks"):
+        caplog.set_level(1, logger=name)
+    with LocalServer() as pages, CountingSocks() as socks:
+        pages.routes["/blocked"] = lambda h: send(h, 403, b"denied", "text/html")
+        reader = b'{"data": {"title": "Read", "content": "The page, as the reader read it."}}'
+        pages.routes["/reader/*"] = lambda h: send(h, 200, reader, "application/json")
+        fetch = settings_for(pages, reader_fallback=True, reader_base_url=pages.url("/reader"))
+        proxy = socks.url.replace("http://", f"socks5://user:{quote(password, safe='')}@")
+        settings = parse_config(
+            {
+                "fetch": fetch.model_dump(),
+                "proxy": {"url": proxy},
+                "cache": {"backend": "none"},
+                "server": {"log_level": "debug"},
+            },
+            "test",
+            environ={},
+        )
+        configure_logging("text", "debug", settings.secrets(), stream=log_stream)
+        with serve_app(create_app(settings)) as url, httpx.Client(timeout=30) as http:
+            body = tool_call({"url": pages.url("/blocked")}, name="fetch_page")
+            answer = http.post(f"{url}/mcp", headers=MCP_HEADERS, json=body).json()["result"]
+    assert answer["structuredContent"]["via"] == "reader"
+    assert socks.credentials == [f"user:{password}"]  # the login was sent
+    log = log_stream.getvalue()
+    assert "setup_socks5_connection" in caplog.text and "setup_socks5_connection" in log
+    for form in (password, repr(password.encode())[2:-1]):
+        assert form not in caplog.text, f"a log record holds the password as {form!r}"
+        assert form not in log, f"the log holds the password as {form!r}"
 
 
 def test_an_engine_error_quoting_its_request_url_holds_no_key(tmp_path: Path) -> None:

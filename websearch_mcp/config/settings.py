@@ -64,5 +64,14 @@ class Settings(Section):
 
 
 def _encodings(secret: str) -> set[str]:
-    """`secret` as written and as URL encoders write it (query strings, form bodies)."""
-    return {secret, quote(secret, safe=""), quote(secret), quote_plus(secret), quote(secret, "~")}
+    """`secret` as written, as URL encoders write it (query strings, form bodies), and as the
+    HTTP client's debug lines print it in bytes (a SOCKS login: `b'p\\xc3\\xa4ss'`)."""
+    as_bytes = repr(secret.encode())[2:-1]
+    return {
+        secret,
+        quote(secret, safe=""),
+        quote(secret),
+        quote_plus(secret),
+        quote(secret, "~"),
+        as_bytes,
+    }

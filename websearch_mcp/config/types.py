@@ -131,6 +131,7 @@ Weight = Annotated[float, Field(ge=0.0, le=5.0)]
 Days = Annotated[float, Field(gt=0.0, le=36_500.0)]
 #: A share or a probability, from 0 to 1.
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
-#: How long a key or an engine rests, in seconds: a rest without end (`inf`) could never be
-#: told in a report ("next try in ...") nor kept in Redis.
-Rest = Annotated[float, Field(ge=0.0, allow_inf_nan=False)]
+#: How long a key or an engine rests, in seconds, up to a century: a rest without end (`inf`)
+#: could never be told in a report ("next try in ...") nor kept in Redis, and one of 1e17 s
+#: neither (Redis takes an expiry of up to 2**63 ms).
+Rest = Annotated[float, Field(ge=0.0, le=100 * 365 * 86_400.0, allow_inf_nan=False)]

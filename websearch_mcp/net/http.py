@@ -18,8 +18,9 @@ import httpx
 from websearch_mcp import __version__
 
 USER_AGENT = f"websearch-mcp/{__version__} (+https://github.com/websearch-mcp)"
-#: Loggers that may print a request URL (and so a key sent as a query parameter).
-URL_LOGGERS = ("httpx", "httpcore", "aiohttp.client", "aiohttp.internal")
+#: Loggers that may print a request URL (and so a key sent as a query parameter), and the one
+#: that prints a SOCKS proxy's login; a logger's filter never sees its children's records.
+URL_LOGGERS = ("httpx", "httpcore", "httpcore.socks", "aiohttp.client", "aiohttp.internal")
 #: Connections per client: in flight at once, and kept open between requests.
 MAX_CONNECTIONS = 256
 MAX_KEEPALIVE = 64
