@@ -171,8 +171,10 @@ class NameLookupError(WebsearchError, OSError):
 
 
 class RedisDown(WebsearchError, OSError):
-    """A call refused without asking: a call on the same link failed for `cause` moments ago."""
+    """A call refused without asking: a call on the same link failed for `cause` moments ago
+    (at `since` by the link's clock; None for a link closed)."""
 
-    def __init__(self, cause: str) -> None:
+    def __init__(self, cause: str, since: float | None = None) -> None:
         super().__init__(f"not asked again yet after the last call's {cause}")
         self.cause = cause
+        self.since = since

@@ -14,13 +14,13 @@ from urllib.parse import urlsplit
 import pytest
 
 from testing.cache_helpers import FakeClock
-from testing.redis_server import LENIENT_SECONDS, RedisServer
+from testing.redis_server import LENIENT_SECONDS, RedisServer, redis_binary
 from websearch_mcp.net.cooldowns.store import Cooldown
 
 pytest.importorskip("redis", reason="the Redis backend needs the redis extra")
 
 from websearch_mcp.cache.redis import RedisCache
-from websearch_mcp.net.cooldowns.redis import RedisCooldownStore
+from websearch_mcp.net.cooldowns.redis import RedisCooldownStore, dump_cooldown
 from websearch_mcp.net.redis_link import RedisLink, _at_address
 
 BUDGET = 0.25
@@ -128,3 +128,35 @@ async def test_a_store_closes_the_link_it_made_and_leaves_a_shared_one_open(
     finally:
         await store.close()
         await shared.aclose()
+
+
+async def test_a_redis_back_is_used_by_both_stores_of_a_link_within_the_wait(
+    clock: FakeClock,
+) -> None:
+    server = RedisServer(redis_binary())
+    server.start()
+    link = RedisLink(server.url, timeout_seconds=LENIENT_SECONDS, clock=clock)
+    cache = RedisCache(link, ttl_seconds=600, max_age_seconds=600, max_entries=10, clock=clock)
+    store = RedisCooldownStore(link, clock=clock)
+    try:
+        server.stop()
+        assert await cache.get("web", "q") is None  # the link waits 30 s from here
+        clock.advance(20)
+        assert await store.get("breaker:bing") is None  # refused by the link's wait
+        clock.advance(10)
+        assert await cache.get("web", "q") is None  # Redis still down: the link waits again
+        clock.advance(1)
+        server.start()  # back, with a rest another replica set
+        shared = Cooldown(clock() + 600, "captcha page", 1)
+        server.command("SET", store.redis_key("breaker:bing"), dump_cooldown(shared))
+        clock.advance(20)
+        await store.get("breaker:bing")  # within the link's wait: not asked yet
+        clock.advance(10)  # 30 s after Redis came back, both stores use it again
+        assert await store.get("breaker:bing") == shared
+        await cache.set("web", "q", {"answer": 1})
+        assert (hit := await cache.get("web", "q")) is not None and hit.value == {"answer": 1}
+    finally:
+        await store.close()
+        await cache.close()
+        await link.aclose()
+        server.close()

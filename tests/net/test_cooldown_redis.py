@@ -14,7 +14,7 @@ pytest.importorskip("redis", reason="the Redis backend needs the redis extra")
 
 from testing.cache_helpers import FakeClock
 from testing.redis_server import LENIENT_SECONDS, RedisServer, redis_binary
-from websearch_mcp.errors import EngineAuthError, KeyRefused
+from websearch_mcp.errors import EngineAuthError, EngineRateLimited, KeyRefused
 from websearch_mcp.net.breaker import CircuitBreaker
 from websearch_mcp.net.cooldowns.redis import KEEP_SECONDS, RedisCooldownStore
 from websearch_mcp.net.cooldowns.store import Cooldown
@@ -192,3 +192,31 @@ async def test_a_breaker_another_replica_opened_is_probed_here_while_redis_refus
         assert await breaker.failure("transient", "503") == 10.0
     finally:
         redis_server.command("CONFIG", "SET", "maxmemory", "0")
+
+
+async def test_a_cooldown_kept_here_while_redis_refused_it_yields_to_a_shared_one_once_over(
+    stores: tuple[RedisCooldownStore, RedisCooldownStore],
+    redis_server: RedisServer,
+    clock: FakeClock,
+) -> None:
+    one, other = stores
+    keys = ["key-a", "key-b"]
+    pool_one = KeyPool("tavily", keys, one, clock=clock)
+    pool_other = KeyPool("tavily", keys, other, clock=clock)
+    limited = EngineRateLimited("429 slow down", retry_after=5)
+    assert redis_server.command("CONFIG", "SET", "maxmemory-policy", "noeviction") == b"+OK"
+    assert redis_server.command("CONFIG", "SET", "maxmemory", "1") == b"+OK"
+    try:
+        # Redis refuses the rest of key A and of an engine: this replica keeps them itself.
+        await pool_one.cool(KeyRefused("tavily", 0, 2, "key-a", limited))
+        await CircuitBreaker("bing", one, clock=clock).failure("transient", "HTTP 503")
+    finally:
+        redis_server.command("CONFIG", "SET", "maxmemory", "0")
+    clock.advance(6)  # both rests are over here
+    # Another replica then finds key A refused and bing behind a CAPTCHA, and Redis takes both.
+    await pool_other.cool(KeyRefused("tavily", 0, 2, "key-a", EngineAuthError("401 invalid")))
+    await CircuitBreaker("bing", other, clock=clock).failure("captcha", "CAPTCHA page")
+    # This replica skips them as every other one does, rather than asking again.
+    assert [p.key for p in await pool_one.plan()] == ["key-b"]
+    state = await CircuitBreaker("bing", one, clock=clock).check()
+    assert state is not None and state.reason == "CAPTCHA page" and not state.probing

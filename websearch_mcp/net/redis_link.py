@@ -191,7 +191,7 @@ class RedisLink:
         """`operation` on a client of the server, within `timeout_seconds` (the link's unless
         given) all told. Raises what failed: the caller classifies it (`report_failure`)."""
         if self._down_since <= self._clock() < self._down_since + self._retry:
-            raise RedisDown(self._down_cause)
+            raise RedisDown(self._down_cause, self._down_since)
         try:
             return await self._bounded(operation, timeout_seconds or self.timeout_seconds)
         except Exception as exc:
@@ -270,6 +270,10 @@ def classify(exc: BaseException) -> str:
 
 def report_failure(guard: StoreFailures, exc: BaseException, scope: Scope) -> None:
     """Tell `guard` of a failed call of `scope`: a write refused while Redis can still be read
-    pauses writes only, anything else every call."""
+    pauses writes only, anything else every call. A call the link refused without asking pauses
+    from when the link's own wait began: the store then asks Redis again as soon as the link
+    would, not a whole wait later."""
     cause = classify(exc)
-    guard.failed(cause, exc, "write" if scope == "write" and cause in WRITE_CAUSES else "all")
+    since = exc.since if isinstance(exc, RedisDown) else None
+    paused: Scope = "write" if scope == "write" and cause in WRITE_CAUSES else "all"
+    guard.failed(cause, exc, paused, since=since)

@@ -108,15 +108,18 @@ class StoreFailures:
         since = self._paused_since[scope]
         return since <= now < since + self._retry
 
-    def failed(self, cause: str, exc: BaseException, scope: Scope | None) -> None:
-        """Count a failure, log it the first time its cause is seen, and pause `scope`.
+    def failed(
+        self, cause: str, exc: BaseException, scope: Scope | None, *, since: float | None = None
+    ) -> None:
+        """Count a failure, log it the first time its cause is seen, and pause `scope` (from
+        `since` when given: a wait that began earlier, and ends as it does).
 
         `scope=None` counts and logs without pausing (a value that does not serialise is the
         caller's problem, not the store's).
         """
         self._stats.errors[cause] += 1
         if scope is not None:
-            self._paused_since[scope] = self._clock()
+            self._paused_since[scope] = self._clock() if since is None else since
             self._cause[scope] = cause
         if scope == "all":
             self._stats.cause = cause

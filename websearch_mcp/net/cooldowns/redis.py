@@ -12,7 +12,8 @@ Redis is the shared truth while it answers. Every change is also kept in this pr
 replicas then cool keys and engines each on their own until Redis is back. A name changed here
 while Redis would not take the change is read from here, not from Redis, until a later change of
 it reaches Redis (with Redis answering reads but refusing writes, a key this process found
-refused would otherwise be tried again at once). A probe Redis will not take is claimed here, on
+refused would otherwise be tried again at once), or, once its rest here is over, until Redis
+shows a rest another replica set since. A probe Redis will not take is claimed here, on
 the cooldown Redis shows, so each replica probes on its own meanwhile. Like the Redis cache,
 every call is bounded in time (`net.redis_link.RedisLink`, which the cache's may share), and a
 failure is logged once per cause, counted in `stats` and waited out for `retry_seconds`.
@@ -140,8 +141,24 @@ class RedisCooldownStore:
         return max(1, math.ceil(life * 1000))
 
     async def get(self, name: str) -> Cooldown | None:
-        if self._closed or name in self._local_only or not self._guard.allows("all"):
-            return await self.local.get(name)
+        here = await self.local.get(name)
+        if name not in self._local_only:
+            return await self._shared_get(name, here)
+        if here is not None and here.until > self._clock():
+            return here
+        # Over here: a rest another replica set since counts, and Redis is this name's truth
+        # again (else the name would ignore every other replica until it changed here).
+        shown = await self._shared_get(name, here)
+        if shown is not None and shown.until > self._clock():
+            self._local_only.discard(name)
+            return shown
+        return here
+
+    async def _shared_get(self, name: str, here: Cooldown | None) -> Cooldown | None:
+        """The cooldown Redis holds for `name`, or `here` (this process's) when Redis cannot
+        say."""
+        if self._closed or not self._guard.allows("all"):
+            return here
         keys = [self.redis_key(name)]
         try:
             data = await self.link.call(
@@ -149,7 +166,7 @@ class RedisCooldownStore:
             )
         except Exception as exc:
             report_failure(self._guard, exc, "all")
-            return await self.local.get(name)
+            return here
         self._guard.succeeded("all")
         if data is None:
             return None
@@ -160,7 +177,7 @@ class RedisCooldownStore:
         except (ValueError, KeyError, TypeError) as exc:
             # Left for this name's next change to replace; the other cooldowns are still read.
             self._guard.failed("bad_value", exc, None)
-            return await self.local.get(name)
+            return here
 
     async def set(self, name: str, cooldown: Cooldown) -> None:
         await self.local.set(name, cooldown)
