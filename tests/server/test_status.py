@@ -143,6 +143,17 @@ def test_percentiles_read_from_the_histogram_are_within_a_bucket() -> None:
     assert figures["latency_p95_ms"] in LATENCY_BOUNDS_MS
 
 
+def test_a_call_as_long_as_the_longest_deadline_is_not_shown_shorter() -> None:
+    # An engine cut off at the deadline took the whole deadline (`search.deadline_seconds`, up
+    # to 120 s).
+    for ms in (61_000, 90_000, 120_000):
+        activity = Activity(FakeClock(1_000_000.0))
+        activity.record(EngineReport("a", "timeout", latency_ms=ms, error="deadline"), "q")
+        figures = hour_figures(merge([activity.snapshot()]), "a", 1_000_000.0)
+        assert ms <= figures["latency_p50_ms"] <= ms * 1.25, ms
+        assert figures["minutes"]["latency_p50_ms"][-1] == figures["latency_p50_ms"]
+
+
 def test_worker_snapshots_are_read_together(tmp_path: Path) -> None:
     clock = FakeClock(1_000_000.0)
     one, two = Activity(clock), Activity(clock)

@@ -20,8 +20,9 @@ from websearch_mcp.models import EngineReport
 #: Minutes of history kept and shown.
 MINUTES = 60
 #: Upper bounds of the latency histogram (milliseconds): each a quarter above the one before,
-#: so that a percentile read from it is within a quarter of the true one.
-LATENCY_BOUNDS_MS: tuple[int, ...] = tuple(round(10 * 1.25**i) for i in range(40))
+#: so that a percentile read from it is within a quarter of the true one, up to 147 s: past the
+#: longest call, one cut off at the longest deadline (`search.deadline_seconds`, 120 s).
+LATENCY_BOUNDS_MS: tuple[int, ...] = tuple(round(10 * 1.25**i) for i in range(44))
 #: Statuses of an engine that answered (what the success share counts).
 ANSWERED = frozenset({"ok", "empty", "irrelevant"})
 #: Longest error text kept.

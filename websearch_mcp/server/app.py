@@ -125,7 +125,7 @@ async def cache_reachable(cache: Any) -> bool:
     stats = cache.stats
     before = (sum(stats.errors.values()), stats.bypassed)
     # The probe is no search's lookup: the hit or miss it counted is taken back at once (no
-    # await between), so the hit share on /metrics and /status counts searches only.
+    # await between), so the hit share on /metrics and /status counts the tools' lookups only.
     stats.uncount(await cache.get("readyz", "probe"))
     return (sum(stats.errors.values()), stats.bypassed) == before
 
