@@ -121,7 +121,13 @@ def test_a_line_nested_deeper_than_python_goes_leaves_the_server_answering(
         assert process.stdin is not None
         process.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         process.stdin.write("\n" + line + "\n")
-        reply = _ask(process, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+        refused = _ask(process, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+        assert process.stdout is not None
+        reply = json.loads(process.stdout.readline())
+        if refused["id"] == 3:  # answered in either order
+            refused, reply = reply, refused
+        assert refused["id"] is None and refused["error"]["code"] == -32700, refused
+        assert "recursion limit" in refused["error"]["message"]
         assert reply["id"] == 3 and reply["result"]["tools"], reply
     finally:
         process.kill()
@@ -141,6 +147,54 @@ def test_a_bare_initialize_gets_exactly_one_line_and_stdin_closing_ends_it(
     # Only tools are offered, and they never change while the server runs.
     assert reply["result"]["capabilities"] == {"tools": {"listChanged": False}}
     assert "serving MCP over stdio" in done.stderr  # the logs went to stderr
+
+
+def test_a_line_that_is_no_message_is_answered_with_its_id_and_the_server_goes_on(
+    config_file: Path,
+) -> None:
+    """The SDK's transport drops such a line without a word, and the client waited for ever
+    for its request's answer. JSON-RPC answers it: a parse error when it is not JSON, an invalid
+    request naming what is wrong otherwise, with the request's id when one reads."""
+    lines = [
+        json.dumps(INITIALIZE),
+        '{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+        "hello, not JSON",
+        '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": "web_search"}',
+        '{"jsonrpc": "1.0", "id": "eight", "method": "ping"}',
+        "",  # a blank line is skipped, as before
+        '{"jsonrpc": "2.0", "id": 9, "method": "ping"}',
+        '{"jsonrpc": "2.0", "id": 10, "method": "tools/list", "params": []}',
+    ]
+    with _started(config_file) as process:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write("\n".join([*lines, ""]))
+        process.stdin.flush()
+        replies = [json.loads(process.stdout.readline()) for _ in range(6)]
+        process.stdin.close()
+        _stderr_once_ended(process)
+    by_id = {reply["id"]: reply for reply in replies}
+    assert len(by_id) == 6, replies
+    assert by_id[1]["result"]["serverInfo"]["name"] == "websearch-mcp"
+    assert by_id[None]["error"]["code"] == -32700  # not JSON: no id to read
+    assert by_id[None]["error"]["message"] == "Parse error: expected value at line 1 column 1"
+    assert by_id[7]["error"] == {
+        "code": -32600,
+        "message": "Invalid Request: JSONRPCRequest.params: Input should be an object",
+    }
+    assert by_id["eight"]["error"]["code"] == -32600
+    assert "jsonrpc" in by_id["eight"]["error"]["message"]
+    assert by_id[9]["result"] == {}
+    assert by_id[10]["error"]["code"] == -32600
+
+
+def test_a_byte_order_mark_before_the_first_line_is_no_part_of_it(config_file: Path) -> None:
+    """.NET's UTF-8 writers start a stream with one; the client's `initialize` is answered."""
+    initialize = b"\xef\xbb\xbf" + json.dumps(INITIALIZE).encode() + b"\n"
+    done = subprocess.run(command(config_file), input=initialize, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [reply["id"] for reply in replies] == [1], replies
+    assert replies[0]["result"]["serverInfo"]["name"] == "websearch-mcp"
 
 
 # A child whose service prints to stdout (Python and file descriptor 1) while it starts, while
@@ -197,18 +251,21 @@ def test_stdout_to_stderr_diverts_python_and_file_descriptor_writes(
 
 
 async def test_client_lines_leave_file_descriptor_0_nothing_of_the_clients_to_read() -> None:
-    # The client's lines come through; fd 0 reads the null device meanwhile (no library or child
-    # takes a message), and is the client's again afterwards. A byte not UTF-8 is no crash.
+    # The client's messages come through; fd 0 reads the null device meanwhile (no library or
+    # child takes a message), and is the client's again afterwards. A byte not UTF-8 is no
+    # crash; a line that is no message is kept back, its error to be answered.
     read_end, write_end = os.pipe()
     saved = os.dup(0)
     try:
         os.dup2(read_end, 0)
-        os.write(write_end, b'{"q": "caf\xe9"}\n{"q": 1}\n')
+        os.write(write_end, b'{"jsonrpc": "2.0", "method": "caf\xe9"}\n{"q": 1}\n')
         os.close(write_end)
         with client_lines() as lines:
             assert os.read(0, 100) == b""
             got = [line async for line in lines]
-        assert got == ['{"q": "caf\ufffd"}\n', '{"q": 1}\n']
+        assert got == ['{"jsonrpc": "2.0", "method": "caf\ufffd"}\n']
+        refused = lines.refusals.receive_nowait()
+        assert refused.id is None and refused.error.code == -32600
         assert os.fstat(0).st_ino == os.fstat(read_end).st_ino
     finally:
         os.dup2(saved, 0)
@@ -320,3 +377,31 @@ def test_a_client_that_exits_mid_search_ends_it_quietly_with_status_0(
         stderr = _stderr_once_ended(process)
     assert process.returncode == 0, stderr
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+
+
+def test_a_search_the_client_cancels_is_not_answered_and_counts_as_cancelled(
+    fake: FakeEngines, config_file: Path
+) -> None:
+    """`notifications/cancelled` for a search in flight: the call ends unanswered, the server
+    goes on answering, and the call's line says it was cancelled, not that it failed."""
+    for engine in ("tavily", "searxng"):
+        fake.faults[engine] = Fault(delay=5)
+    with _started(config_file) as process:
+        assert process.stdin is not None and process.stdout is not None
+        _ask(process, INITIALIZE)
+        process.stdin.write(json.dumps(tool_call({"query": "python asyncio"}, rid=2)) + "\n")
+        process.stdin.flush()
+        deadline = time.monotonic() + 30
+        while fake.counts["tavily"] + fake.counts["searxng"] < 2:  # the search is in flight
+            assert time.monotonic() < deadline, "the engines were not asked"
+            time.sleep(0.02)
+        cancel = {"requestId": 2, "reason": "the user stopped it"}
+        process.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+            + "\n"
+        )
+        assert _ask(process, {"jsonrpc": "2.0", "id": 3, "method": "ping"})["id"] == 3
+        process.stdin.close()
+        stderr = _stderr_once_ended(process)
+        assert process.stdout.read() == ""  # the search was never answered
+    assert "web_search via mcp: cancelled" in stderr, stderr

@@ -7,6 +7,7 @@ at scrape time, by the cache's counters and the circuit breakers' states when th
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import logging
@@ -257,7 +258,8 @@ class Metrics:
         """Measure one tool call: set `record.answer` (or `record.outcome`) inside the block.
 
         Outcomes: ok, partial, cached, failed (no engine answered, or the page could not be
-        read), refused (a page refused by policy), invalid (bad input), error (anything
+        read), refused (a page refused by policy), invalid (bad input), cancelled (the client
+        cancelled the call or went away, or the service is stopping), error (anything
         unexpected) or what the block set. The log line names the engines of the answer (unless
         it came from the cache); their calls are counted where they are made (`watch_engines`).
         """
@@ -275,6 +277,9 @@ class Metrics:
             raise
         except SearchFailed as err:
             outcome, reports = "failed", list(err.reports)
+            raise
+        except asyncio.CancelledError:
+            outcome = "cancelled"
             raise
         else:
             answer = record.answer

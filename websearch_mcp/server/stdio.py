@@ -4,7 +4,8 @@ stdout carries the protocol and nothing else. The SDK's transport diverts file d
 stderr while it serves; `stdout_to_stderr` does the same before (start-up) and after
 (shutdown), so that nothing any library prints can reach the client as a broken message.
 The client's lines are read as the HTTP endpoint reads a body: a tool call's integers too long
-to read go to the tools as text (`client_lines`). The service ends when the client closes stdin
+to read go to the tools as text, and a line that is no JSON-RPC message is answered with an
+error (`client_lines`). The service ends when the client closes stdin
 or exits, or on SIGTERM or SIGINT (how a client stops a server that does not exit, and Ctrl-C in
 a terminal): either way the service is closed first.
 """
@@ -14,16 +15,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
 import logging
+import math
 import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import IO, Any
 
 import anyio
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp.types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    RequestId,
+    jsonrpc_message_adapter,
+)
+from pydantic import ValidationError
 
 from websearch_mcp.config import Settings
 from websearch_mcp.search.service import SearchService
@@ -58,17 +71,61 @@ def stdout_to_stderr() -> Iterator[None]:
 
 class _Lines(anyio.AsyncFile[str]):
     """The client's messages, one a line, each as `long_numbers_as_text` makes it: the SDK's
-    JSON parser drops a line holding a number of thousands of digits without an answer."""
+    JSON parser drops a line holding a number of thousands of digits without an answer. So does
+    its transport any line that is no JSON-RPC message, leaving the client waiting for ever:
+    such a line is kept from it and its error (`refusal`) goes to `refusals` to be answered.
+    Blank lines are skipped."""
+
+    def __init__(self, fp: IO[str]) -> None:
+        super().__init__(fp)
+        self._refused, self.refusals = anyio.create_memory_object_stream[JSONRPCError](math.inf)
 
     async def __aiter__(self) -> AsyncIterator[str]:
         async for line in super().__aiter__():
             raw = line.encode()
             checked = long_numbers_as_text(raw)
-            yield line if checked is raw else checked.decode()
+            message = line if checked is raw else checked.decode()
+            if not message.strip():
+                continue
+            error = refusal(message)
+            if error is None:
+                yield message
+            else:
+                self._refused.send_nowait(error)
+
+
+def refusal(line: str) -> JSONRPCError | None:
+    """The error answering `line` when it is no JSON-RPC message (validated as the SDK's
+    transport validates it), else None: a parse error when it is not JSON, else an invalid
+    request, with the request's id when it has one that reads (JSON-RPC's rule)."""
+    try:
+        jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValidationError as err:
+        first = err.errors(include_url=False, include_input=False)[0]
+        if first["type"] == "json_invalid":
+            reason = first["msg"].removeprefix("Invalid JSON: ")
+            error = ErrorData(code=PARSE_ERROR, message=f"Parse error: {reason}")
+            return JSONRPCError(jsonrpc="2.0", id=None, error=error)
+        where = ".".join(str(part) for part in first["loc"])
+        error = ErrorData(code=INVALID_REQUEST, message=f"Invalid Request: {where}: {first['msg']}")
+        return JSONRPCError(jsonrpc="2.0", id=_request_id(line), error=error)
+    return None
+
+
+def _request_id(line: str) -> RequestId | None:
+    """The id of the request `line` holds (JSON, not a valid message), None when none reads."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    match message:
+        case {"method": _, "id": str() | int() as request_id} if not isinstance(request_id, bool):
+            return request_id
+    return None
 
 
 @contextlib.contextmanager
-def client_lines() -> Iterator[anyio.AsyncFile[str]]:
+def client_lines() -> Iterator[_Lines]:
     """The client's lines (`_Lines`), read from a copy of file descriptor 0 while 0 itself reads
     the null device, as the SDK's transport arranges when it reads stdin: no child process or
     library can take the protocol's bytes."""
@@ -81,7 +138,9 @@ def client_lines() -> Iterator[anyio.AsyncFile[str]]:
     # Never closed: the thread reading it cannot be interrupted and may still be blocked on it.
     wire_file = os.fdopen(wire, "rb", closefd=False)
     try:
-        yield _Lines(io.TextIOWrapper(wire_file, encoding="utf-8", errors="replace"))
+        # utf-8-sig: a byte order mark before the first line (.NET's UTF-8 writers put one) is
+        # no part of the message.
+        yield _Lines(io.TextIOWrapper(wire_file, encoding="utf-8-sig", errors="replace"))
     finally:
         os.dup2(wire, 0)
 
@@ -132,8 +191,17 @@ async def serve_stdio(settings: Settings) -> None:
 async def _serve(server: Server) -> None:
     with client_lines() as stdin:
         try:
-            async with stdio_server(stdin) as (read, write):
+            async with stdio_server(stdin) as (read, write), anyio.create_task_group() as tasks:
+
+                async def answer_refused() -> None:
+                    # Once the session has closed `write`, nobody is left to answer.
+                    with contextlib.suppress(anyio.ClosedResourceError):
+                        async for error in stdin.refusals:
+                            await write.send(SessionMessage(error))
+
+                tasks.start_soon(answer_refused)
                 await server.run(read, write, server.create_initialization_options())
+                tasks.cancel_scope.cancel()  # the session is over: `write` is closed
         except* BrokenPipeError:
             # The client has exited (its end of stdout closed) with a call in flight: nobody is
             # left to answer, which ends the session as stdin closing does.
