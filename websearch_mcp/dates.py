@@ -44,7 +44,7 @@ def _partial_date(year: int, month: int | None = None, day: int | None = None) -
     """`YYYY-MM-DD`, `YYYY-MM` or `YYYY`, whichever precision is known; None if impossible."""
     try:  # a month or day of 0 ("2019-00-00": metadata writing an unknown one) is no date
         known = date(year, 1 if month is None else month, 1 if day is None else day)
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: a part past what C reads (10**20)
         return None
     if month and day:  # most dates: the same digits, without formatting three numbers
         return known.isoformat()
@@ -184,7 +184,7 @@ def date_from_parts(value: Any) -> str | None:
     """The date of a CSL `{"date-parts": [[y, m, d]]}` (Crossref), where any part may be missing."""
     try:
         parts = [int(p) for p in value["date-parts"][0] if p is not None]
-    except (KeyError, IndexError, TypeError, ValueError):
+    except (KeyError, IndexError, TypeError, ValueError, OverflowError):  # int(`1e400`)
         return None
     return _partial_date(*parts[:3]) if parts else None
 

@@ -92,7 +92,7 @@ class HttpResponse:
             charset = ctype.split("charset=", 1)[1].split(";", 1)[0].strip().strip('"') or "utf-8"
         try:
             return self.content.decode(charset, errors="replace")
-        except LookupError:
+        except (LookupError, UnicodeError):  # no codec, or one that decodes nothing (`undefined`)
             return self.content.decode("utf-8", errors="replace")
 
 

@@ -8,7 +8,10 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from testing.damaged_answers import RECORDED, assert_keeps_contract, damaged, recorded_bodies
 from testing.engine_answers import assert_clean, params_of, parse, resp
 from testing.shared import fixture_bytes
 from websearch_mcp.dates import date_from_parts, publication_date
@@ -210,6 +213,29 @@ def test_arxiv_rejects_non_feeds() -> None:
         parse(ArXiv(), "<rss><channel/></rss>")
 
 
+def test_arxiv_entry_without_a_web_address_is_skipped() -> None:
+    # An entry cut short of its id and links names no page: no hit with an empty address.
+    feed = fixture_bytes("arxiv/search_testing_m10.xml")
+    body = feed.replace(b"<id>http://arxiv.org/abs/2202.12139v1</id>", b"", 1)
+    body = body.replace(b'<link href="https://arxiv.org/abs/2202.12139v1" rel="alternate"', b"<x")
+    body = body.replace(b"https://arxiv.org/pdf/1202.4527v1", b"javascript:alert(1)")
+    hits = parse(ArXiv(), body)
+    assert len(hits) == 9
+    assert_paper_clean(hits, "arxiv")
+    assert hits[0].title == parse(ArXiv(), feed)[1].title
+    assert all(hit.pdf_url is None or hit.pdf_url.startswith("https://") for hit in hits)
+    assert [hit.pdf_url for hit in hits].count(None) == 1
+
+
+@pytest.mark.parametrize("encoding", ["WTF-8", "rot13", "utf-7", "idna"])
+def test_arxiv_feed_in_an_encoding_python_cannot_read_is_a_parse_error(encoding: str) -> None:
+    body = fixture_bytes("arxiv/search_testing_m10.xml").replace(
+        b"encoding='UTF-8'", f"encoding='{encoding}'".encode(), 1
+    )
+    with pytest.raises(EngineParseError, match="not XML"):
+        parse(ArXiv(), body)
+
+
 def test_arxiv_request() -> None:
     req = ArXiv().request(Query("testing of deep learning models", max_results=10, page=3), None)
     assert (req.method, req.path) == ("GET", "/api/query")
@@ -251,6 +277,20 @@ def test_crossref_recorded_search() -> None:
     assert second.authors == ("André Kessler",)
     assert second.published == "2012-05-23" and second.citations == 0
     assert second.snippet.startswith("“Ours is a world of sights and sounds.")
+
+
+def test_crossref_date_parts_past_any_calendar_are_no_date() -> None:
+    # Numbers past what a C long holds, and 1e400 (infinity to Python's json), date nothing.
+    assert date_from_parts({"date-parts": [[10**20, 1, 1]]}) is None
+    assert date_from_parts({"date-parts": [[float("inf")]]}) is None
+    data = json.loads(fixture_bytes("crossref/works_query_ecology_rows2.json"))
+    first, second = data["message"]["items"]
+    first["published-print"] = first["published"] = {"date-parts": [[2**70, 7, 26]]}
+    second["published"] = {"date-parts": [[2012, 2**70]]}
+    body = json.dumps(data).replace("2012, " + str(2**70), "2012, 1e400")
+    hits = parse(Crossref(), body)
+    assert len(hits) == 2
+    assert_paper_clean(hits, "crossref")
 
 
 def test_crossref_validation_failure() -> None:
@@ -539,6 +579,20 @@ def test_pubmed_empty_search_and_errors() -> None:
     # An esearch answer that still has ids means the summary step did not happen.
     with pytest.raises(EngineError, match="summary"):
         parse(PubMed(), fixture_bytes("pubmed/esearch_mdat_range_usehistory.json"))
+
+
+@pytest.mark.parametrize("ids", [5, 1.5, True, "14760269"])
+def test_pubmed_id_lists_that_are_not_lists_are_a_parse_error(ids: Any) -> None:
+    esearch = json.loads(fixture_bytes("pubmed/esearch_mdat_range_usehistory.json"))
+    esearch["esearchresult"]["idlist"] = ids
+    with pytest.raises(EngineParseError, match="'idlist' that is not a list"):
+        PubMed().follow_up(resp(json.dumps(esearch)), Query("x"), None)
+    with pytest.raises(EngineParseError, match="'idlist' that is not a list"):
+        parse(PubMed(), json.dumps(esearch))
+    summary = json.loads(fixture_bytes("pubmed/esummary_pubmed_14760269.json"))
+    summary["result"]["uids"] = ids
+    with pytest.raises(EngineParseError, match="'uids' that is not a list"):
+        parse(PubMed(), json.dumps(summary))
 
 
 def test_pubmed_summary_skips_bad_uids_and_keeps_order() -> None:
@@ -894,3 +948,18 @@ def test_refused_key_errors_do_not_echo_the_key(name: str) -> None:
         parse(ENGINES[name](), body, 403)
     assert KEY not in str(caught.value)
     assert isinstance(caught.value, EngineAuthError)
+
+
+# --- damaged recorded answers ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "path"), [(n, path) for n in ACADEMIC for path, _ in RECORDED.get(n, ())]
+)
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_damaged_recorded_answers_are_papers_or_an_engine_error(
+    name: str, path: str, data: st.DataObject
+) -> None:
+    body, content_type = data.draw(damaged(fixture_bytes(path), recorded_bodies()))
+    assert_keeps_contract(ENGINES[name](), body, Query("test query"), content_type)

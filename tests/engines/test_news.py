@@ -10,9 +10,10 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from testing.damaged_answers import RECORDED, assert_keeps_contract, damaged, recorded_bodies
 from testing.engine_answers import assert_clean, parse, resp
 from testing.shared import fixture_bytes
 from websearch_mcp.dates import parse_date
@@ -201,6 +202,13 @@ def test_an_empty_feed_is_no_results_and_other_bodies_are_errors() -> None:
         parse(GoogleNews(), b"<rss/>", query=NEWS)
     with pytest.raises(EngineError, match="HTTP 503"):
         parse(GoogleNews(), b"", 503, query=NEWS)
+
+
+@pytest.mark.parametrize("encoding", ["WTF-8", "hex", "utf-32", "idna"])
+def test_a_feed_in_an_encoding_python_cannot_read_is_a_parse_error(encoding: str) -> None:
+    feed = fixture_bytes(BEARS_EARS).replace(b'encoding="UTF-8"', f'encoding="{encoding}"'.encode())
+    with pytest.raises(EngineParseError, match="not an RSS feed"):
+        parse(GoogleNews(), feed, query=NEWS)
 
 
 def test_a_feed_whose_articles_quote_the_block_page_is_still_a_feed() -> None:
@@ -424,3 +432,24 @@ def test_a_time_without_an_offset_is_utc_whatever_the_servers_zone(
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+# --- damaged recorded answers ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [
+        (name, path)
+        for name, answers in RECORDED.items()
+        for path, category in answers
+        if category == "news"
+    ],
+)
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_damaged_recorded_news_answers_are_hits_or_an_engine_error(
+    name: str, path: str, data: st.DataObject
+) -> None:
+    body, content_type = data.draw(damaged(fixture_bytes(path), recorded_bodies()))
+    assert_keeps_contract(ENGINES[name](), body, NEWS, content_type)

@@ -10,7 +10,10 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from testing.damaged_answers import RECORDED, assert_keeps_contract, damaged, recorded_bodies
 from testing.engine_answers import assert_clean, params_of, parse
 from testing.fake_engines import (
     ENGINE_NAMES,
@@ -38,7 +41,7 @@ from websearch_mcp.errors import (
     EngineParseError,
     EngineRateLimited,
 )
-from websearch_mcp.models import Hit, HttpResponse, Query
+from websearch_mcp.models import Category, Hit, HttpResponse, Query
 
 KEY = "sk-test-4f9a1c2e7b"
 JSON_ENGINES = ("tavily", "brave", "exa", "searxng", "wikipedia")
@@ -799,6 +802,47 @@ def test_json_engines_reject_broken_bodies_briefly(name: str, kind: str) -> None
     text = str(caught.value)
     assert len(text) < 100
     assert "secret-looking" not in text
+
+
+@pytest.mark.parametrize("name", ["duckduckgo", "bing"])
+@pytest.mark.parametrize("charset", ["undefined", "idna", "no-such-charset"])
+def test_pages_sent_with_a_charset_no_codec_decodes_are_read_as_utf8(
+    name: str, charset: str
+) -> None:
+    # "charset=undefined" is what a server templating an unset variable sends; Python has a
+    # codec of that name that decodes nothing.
+    page = fixture_bytes(RECORDED[name][0][0])
+    hits = parse(ENGINES[name](), page, content_type=f"text/html; charset={charset}")
+    assert hits == parse(ENGINES[name](), page, content_type="text/html; charset=utf-8")
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "category"),
+    [
+        (name, path, category)
+        for name, answers in RECORDED.items()
+        if ENGINES[name].kind == "web" and name != "google_news"  # in test_news.py
+        for path, category in answers
+    ],
+)
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_damaged_recorded_answers_are_hits_or_an_engine_error(
+    name: str, path: str, category: Category, data: st.DataObject
+) -> None:
+    body, content_type = data.draw(damaged(fixture_bytes(path), recorded_bodies()))
+    query = Query("test query", category=category)
+    assert_keeps_contract(ENGINES[name](), body, query, content_type)
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+@pytest.mark.parametrize("content_type", ["application/json", "text/html; charset=utf-8"])
+def test_another_engines_recorded_answer_is_hits_or_an_engine_error(
+    name: str, content_type: str
+) -> None:
+    for body in recorded_bodies():
+        for query in (Query("test query"), Query("test query", category="news")):
+            assert_keeps_contract(ENGINES[name](), body, query, content_type)
 
 
 @pytest.mark.parametrize("name", KEYED)

@@ -87,7 +87,8 @@ def xml_root(content: bytes) -> ET.Element:
 
     Engines' feeds declare none, while expat lets declared entities grow a document many times
     over, past what `MAX_RESPONSE_BYTES` means to bound. The prolog is checked first, up to the
-    root's start tag; ElementTree never fetches external entities.
+    root's start tag; ElementTree never fetches external entities. A declared encoding that
+    Python cannot decode XML in (`WTF-8`, `rot13`, `utf-7`) makes no XML either.
     """
 
     def declared(*_: object) -> None:
@@ -99,10 +100,13 @@ def xml_root(content: bytes) -> ET.Element:
     prolog = expat.ParserCreate()
     prolog.EntityDeclHandler = declared
     prolog.StartElementHandler = root
-    # A body that is not XML is ElementTree's to report.
-    with contextlib.suppress(_RootReached, expat.ExpatError):
-        prolog.Parse(content, True)
-    return ET.fromstring(content)
+    try:
+        # A body that is not XML is ElementTree's to report.
+        with contextlib.suppress(_RootReached, expat.ExpatError):
+            prolog.Parse(content, True)
+        return ET.fromstring(content)
+    except (LookupError, ValueError):  # expat's codec lookup, not a parse error of its own
+        raise ET.ParseError("the XML declares an encoding it cannot be read in") from None
 
 
 def as_float(value: Any) -> float | None:

@@ -56,7 +56,8 @@ def _link(entry: ET.Element, **attrs: str) -> str | None:
 
 
 def _abs_url(entry: ET.Element) -> str | None:
-    """The abstract page without its version suffix, so that it matches other indexes' links."""
+    """The abstract page without its version suffix, so that it matches other indexes' links;
+    None when the entry names no http(s) page."""
     url = http_url(_link(entry, rel="alternate") or _text(entry, "atom:id"))
     if url is None:
         return None

@@ -26,7 +26,15 @@ def _esearch(data: Any) -> dict[str, Any] | None:
 
 
 def _ids(esearch: dict[str, Any]) -> list[str]:
-    return [str(i) for i in esearch.get("idlist") or [] if str(i).isdigit()]
+    return [str(i) for i in _listed(esearch, "idlist") if str(i).isdigit()]
+
+
+def _listed(container: dict[str, Any], key: str) -> list[Any]:
+    """The list of ids under `key` (none when absent), else `EngineParseError`."""
+    ids = container.get(key) or []
+    if not isinstance(ids, list):
+        raise EngineParseError(f"PubMed answered with {key!r} that is not a list")
+    return ids
 
 
 def _error(data: Any) -> str | None:
@@ -161,5 +169,5 @@ class PubMed(Engine):
         result = data.get("result")
         if not isinstance(result, dict):
             raise EngineParseError("PubMed answered without an esummary 'result'")
-        summaries = ((str(uid), result.get(str(uid))) for uid in result.get("uids") or [])
+        summaries = ((str(uid), result.get(str(uid))) for uid in _listed(result, "uids"))
         return ranked_hits(summaries, self.name, functools.partial(_hit, query=query))
