@@ -117,6 +117,10 @@ _TAG_START = re.compile(rb"<[A-Za-z]")
 _ISO_STAMP = re.compile(r"\d{4}(-\d{2}(-\d{2}(T\d{2}:\d{2}:\d{2}Z)?)?)?")
 # A tag as HTML reads one: what a plain title or snippet never holds.
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(\s[^<>]*)?>")
+# A list's or an object's Python text (`['a', 'b']`, `{'value': 'x'}`, `[None]`): what a value
+# of another type than the API documents becomes when it is taken for text. In full, so that a
+# flipped bit in real text ("users'" read as "user{'") is not taken for one.
+_PYTHON_TEXT = re.compile(r"\{'[^']*': |\['[^']*'(?:, |\])|\[None\]")
 
 
 def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -241,5 +245,8 @@ def _assert_well_formed(hit: Hit, engine: Engine) -> None:
         year, month, day = [*hit.published[:10].split("-"), "01", "01"][:3]
         date(int(year), int(month), int(day))
     assert all(isinstance(name, str) and name for name in hit.authors), hit.authors
+    texts = (hit.title, hit.snippet, hit.url, hit.venue, hit.source, hit.pdf_url, *hit.authors)
+    for text in (*texts, *hit.ids.values()):
+        assert not _PYTHON_TEXT.search(text or ""), text
     assert hit.citations is None or isinstance(hit.citations, int)
     assert hit.score is None or isinstance(hit.score, float)

@@ -3,6 +3,8 @@ the parameters of the engines' requests."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from websearch_mcp.engines.base import Engine
@@ -31,6 +33,30 @@ def parse(
     """`engine`'s hits from an answer with `body` to `query` (by default "test query"), their
     titles and snippets made plain as the service makes them."""
     return engine.hits(resp(body, status, **headers), query or Query("test query"))
+
+
+def edited(body: bytes, path: Sequence[str | int], *value: Any) -> bytes:
+    """A recorded JSON answer with the value at `path` replaced by `value`, or dropped when no
+    value is given."""
+    data = json.loads(body)
+    parent = data
+    for step in path[:-1]:
+        parent = parent[step]
+    if value:
+        parent[path[-1]] = value[0]
+    else:
+        del parent[path[-1]]
+    return json.dumps(data).encode()
+
+
+def assert_read_as_missing(
+    engine: Engine, body: bytes, path: Sequence[str | int], value: Any, query: Query
+) -> None:
+    """`engine` reads the answer with `value` at `path` as it reads it without that field: a
+    value of a type the API does not document is no value, never its Python text."""
+    odd = parse(engine, edited(body, path, value), query=query)
+    missing = parse(engine, edited(body, path), query=query)
+    assert odd == missing, (value, [hit for hit in odd if hit not in missing][:1])
 
 
 def assert_clean(hits: list[Hit], engine: str | None = None) -> None:

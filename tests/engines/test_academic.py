@@ -12,7 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from testing.damaged_answers import RECORDED, assert_keeps_contract, damaged, recorded_bodies
-from testing.engine_answers import assert_clean, params_of, parse, resp
+from testing.engine_answers import (
+    assert_clean,
+    assert_read_as_missing,
+    edited,
+    params_of,
+    parse,
+    resp,
+)
 from testing.shared import fixture_bytes
 from websearch_mcp.dates import date_from_parts, publication_date
 from websearch_mcp.engines.academic._common import names, normalize_doi, title_text
@@ -948,6 +955,80 @@ def test_refused_key_errors_do_not_echo_the_key(name: str) -> None:
         parse(ENGINES[name](), body, 403)
     assert KEY not in str(caught.value)
     assert isinstance(caught.value, EngineAuthError)
+
+
+# --- fields of another type than documented -------------------------------------------------------
+
+# What a changed API or a damaged answer puts where text belongs; a number is no text either.
+ODD_TEXT = (["a", "b"], {"value": "x y"}, True, 12345)
+# Where an identifier belongs, an integer is one (CORE's `id` is one); a fraction is none.
+ODD_ID = (["a", "b"], {"value": "x y"}, True, 1.5)
+OPENALEX = "openalex/docs_works_list_envelope_abridged.json"
+OPENALEX_WORK = "openalex/work_single_W2741809807.json"  # placed in the list envelope
+CORE = "core/search_works_flutter_limit5.json"
+CROSSREF = "crossref/works_query_ecology_rows2.json"
+DBLP_STAR = "dblp/publ_search_test_star_h1.json"
+EUROPEPMC = "europepmc/search_cancer_lite.json"
+EPMC_ITEM = ("resultList", "result", 5)  # an open-access article, with a `pmcid`
+S2_TITLES = "semanticscholar/paper_search_turing_title.json"
+PUBMED_SUMMARY = "pubmed/esummary_pubmed_14760269.json"
+DBLP_INFO = ("result", "hits", "hit", 0, "info")
+# dblp's `venue` is a string or a list of strings: a list of objects holds none.
+ODD_VENUE = ({"value": "x y"}, [{"value": "x"}], True, 12345)
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "field", "values"),
+    [
+        ("openalex", OPENALEX, ("results", 0, "title"), ODD_TEXT),
+        ("openalex", OPENALEX_WORK, ("results", 0, "display_name"), ODD_TEXT),
+        (
+            "openalex",
+            OPENALEX_WORK,
+            ("results", 0, "authorships", 0, "author", "display_name"),
+            ODD_TEXT,
+        ),
+        ("core", CORE, ("results", 0, "title"), ODD_TEXT),
+        ("core", CORE, ("results", 0, "authors", 0, "name"), ODD_TEXT),
+        ("core", CORE, ("results", 0, "arxivId"), ODD_ID),
+        ("semantic_scholar", S2_TITLES, ("data", 0, "title"), ODD_TEXT),
+        ("pubmed", PUBMED_SUMMARY, ("result", "14760269", "authors", 0, "name"), ODD_TEXT),
+        ("crossref", CROSSREF, ("message", "items", 1, "author", 0, "given"), ODD_TEXT),
+        ("crossref", CROSSREF, ("message", "items", 1, "author", 0, "family"), ODD_TEXT),
+        ("crossref", CROSSREF, ("message", "items", 0, "abstract"), ODD_TEXT),
+        ("dblp", DBLP_STAR, (*DBLP_INFO, "authors", "author", 0, "text"), ODD_TEXT),
+        ("dblp", DBLP_STAR, (*DBLP_INFO, "venue"), ODD_VENUE),
+        ("europepmc", EUROPEPMC, (*EPMC_ITEM, "authorString"), ODD_TEXT),
+        ("europepmc", EUROPEPMC, (*EPMC_ITEM, "source"), ODD_TEXT),
+        ("europepmc", EUROPEPMC, (*EPMC_ITEM, "id"), ODD_ID),
+        ("europepmc", EUROPEPMC, (*EPMC_ITEM, "pmcid"), ODD_TEXT),
+    ],
+)
+def test_a_field_of_another_type_is_read_as_missing(
+    name: str, path: str, field: tuple[str | int, ...], values: tuple[Any, ...]
+) -> None:
+    body = fixture_bytes(path)
+    if path == OPENALEX_WORK:
+        body = json.dumps({"meta": {"count": 1}, "results": [json.loads(body)]}).encode()
+    for value in values:
+        assert_read_as_missing(ENGINES[name](), body, field, value, Query("q"))
+
+
+def test_identifiers_given_as_integers_are_kept_and_other_types_are_none() -> None:
+    paper = {
+        "paperId": "abc",
+        "title": "A paper",
+        "externalIds": {"PubMed": 19872477, "ArXiv": ["1706.03762"], "DOI": "10.1/x"},
+    }
+    [hit] = parse(SemanticScholar(), json.dumps({"data": [paper]}))
+    assert hit.ids == {"pmid": "19872477"}
+    europepmc = edited(fixture_bytes(EUROPEPMC), (*EPMC_ITEM, "id"), 40536727)
+    assert parse(EuropePMC(), europepmc)[5].url == "https://europepmc.org/article/MED/40536727"
+    without_links = edited(fixture_bytes(CORE), ("results", 0, "links"), [])
+    works = parse(Core(), without_links)
+    assert works[0].url == "https://core.ac.uk/works/722934"
+    odd_id = edited(without_links, ("results", 0, "id"), {"value": 722934})
+    assert [h.url for h in parse(Core(), odd_id)] == [h.url for h in works[1:]]  # no link
 
 
 # --- damaged recorded answers ---------------------------------------------------------------------

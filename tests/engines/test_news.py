@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from testing.damaged_answers import RECORDED, assert_keeps_contract, damaged, recorded_bodies
-from testing.engine_answers import assert_clean, parse, resp
+from testing.engine_answers import assert_clean, assert_read_as_missing, parse, resp
 from testing.shared import fixture_bytes
 from websearch_mcp.dates import parse_date
 from websearch_mcp.engines.news import news_time, relative_time, without_source
@@ -343,6 +343,28 @@ def test_serpapi_reads_a_story_from_its_stories_alone_and_skips_broken_ones() ->
 def test_serpapi_reports_no_news_as_no_results() -> None:
     body = '{"error": "Google News hasn\'t returned any results for this query."}'
     assert parse(SerpApi(), body, query=NEWS) == []
+
+
+# --- fields of another type than documented ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "recorded", "field"),
+    [
+        ("brave", BRAVE, ("results", 0, "description")),
+        ("searxng", SEARXNG, ("results", 0, "content")),
+        ("searxng", SEARXNG, ("results", 0, "metadata")),
+        ("serper", SERPER, ("news", 0, "snippet")),
+    ],
+)
+@pytest.mark.parametrize(
+    "value", [["a", "b"], {"value": "x y"}, True, 12345, ["13 hours ago | Barchart on MSN"]]
+)
+def test_a_text_field_of_another_type_is_read_as_missing(
+    name: str, recorded: str, field: tuple[str | int, ...], value: object
+) -> None:
+    engine = ENGINES[name](**pinned(clock(2026, 8, 14, 12, 0)))  # type: ignore[arg-type]
+    assert_read_as_missing(engine, fixture_bytes(recorded), field, value, NEWS)
 
 
 # --- publication times -------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from testing.damaged_answers import RECORDED, assert_keeps_contract, damaged, recorded_bodies
-from testing.engine_answers import assert_clean, params_of, parse
+from testing.engine_answers import assert_clean, assert_read_as_missing, params_of, parse
 from testing.fake_engines import (
     ENGINE_NAMES,
     Body,
@@ -159,6 +159,12 @@ def test_tavily_usage_limit_statuses_are_rate_limits() -> None:
     for status in (432, 433):
         with pytest.raises(EngineRateLimited, match="usage limit"):
             parse(Tavily(), '{"detail": {"error": "exceeded"}}', status)
+
+
+@pytest.mark.parametrize("value", [["a", "b"], {"value": "x y"}, True, 12345])
+def test_tavily_content_of_another_type_is_no_snippet(value: Any) -> None:
+    body = fixture_bytes("tavily/test_basic_search.json")
+    assert_read_as_missing(Tavily(), body, ("results", 0, "content"), value, Query("q"))
 
 
 # --- Brave --------------------------------------------------------------------------------------
@@ -346,6 +352,12 @@ def test_searxng_recorded_result_in_an_envelope() -> None:
     assert first.published == "2013-04-01"
     assert first.snippet.startswith("A detailed look at what makes the sky appear blue")
     assert hits[1].published == "2023-05-01"
+
+
+@pytest.mark.parametrize("value", [["a", "b"], {"value": "x y"}, True, 12345])
+def test_searxng_content_of_another_type_is_no_snippet(value: Any) -> None:
+    body = searxng_envelope(json.loads(fixture_bytes("searxng/single_result_object_fragment.json")))
+    assert_read_as_missing(SearXNG(), body, ("results", 0, "content"), value, Query("q"))
 
 
 def test_searxng_json_disabled_403_says_how_to_fix() -> None:

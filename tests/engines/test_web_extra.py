@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from testing.engine_answers import assert_clean, params_of, parse, resp
+from testing.engine_answers import assert_clean, assert_read_as_missing, params_of, parse, resp
 from testing.shared import fixture_bytes
 from websearch_mcp.dates import split_cjk_date
 from websearch_mcp.engines.registry import ENGINES
@@ -431,6 +431,12 @@ def test_google_cse_snippet_date_without_pagemap() -> None:
     assert (hit.published, hit.snippet) == ("2021-03-03", "Text")
 
 
+@pytest.mark.parametrize("value", [["a", "b"], {"value": "x y"}, True, 12345])
+def test_google_cse_snippet_of_another_type_is_no_snippet(value: object) -> None:
+    body = fixture_bytes("google_cse/web_search_youtube.json")
+    assert_read_as_missing(GoogleCSE(), body, ("items", 0, "snippet"), value, Query("q"))
+
+
 def test_google_cse_no_items_is_empty() -> None:
     body = {"kind": "customsearch#search", "searchInformation": {"totalResults": "0"}}
     assert parse(GoogleCSE(), json.dumps(body)) == []
@@ -520,6 +526,12 @@ def test_jina_documented_search() -> None:
     ]
     assert_clean(hits, "jina")
     assert hits[0].snippet.startswith("Our frontier models form the search foundation")
+
+
+@pytest.mark.parametrize("value", [["a", "b"], {"value": "x y"}, True, 12345])
+def test_jina_description_of_another_type_is_read_as_missing(value: object) -> None:
+    body = fixture_bytes("jina/docs_search_example_abridged.json")
+    assert_read_as_missing(Jina(), body, ("data", 0, "description"), value, Query("q"))
 
 
 def test_jina_dates_empty_and_errors() -> None:

@@ -128,6 +128,20 @@ def as_int(value: Any) -> int | None:
     return None
 
 
+def as_text(value: Any) -> str:
+    """`value` when it is a string, else "": a list, an object or a number where an API
+    documents text is no text (never its Python form, `['a', 'b']`, shown as text)."""
+    return value if isinstance(value, str) else ""
+
+
+def as_id(value: Any) -> str:
+    """An identifier an API gives as a string or an integer (`"39709209"` or `39709209`),
+    stripped; "" for anything else (a list, an object, a boolean, a fraction)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return as_text(value).strip()
+
+
 def as_list(value: Any) -> list[Any]:
     """A list where an API sends either a list or, for a single element, the element alone."""
     if value is None:

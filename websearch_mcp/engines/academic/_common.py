@@ -28,10 +28,11 @@ def title_text(value: Any) -> str:
 
 
 def names(values: Iterable[Any]) -> tuple[str, ...]:
-    """Author names: whitespace collapsed, empties and repeats dropped, order kept."""
+    """Author names: whitespace collapsed, empties, repeats and values that are no string
+    dropped, order kept."""
     seen: dict[str, None] = {}
     for value in values:
-        name = clean_text(str(value or ""), 200)
+        name = clean_text(value, 200)
         if name:
             seen.setdefault(name, None)
     return tuple(seen)

@@ -9,7 +9,9 @@ from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import author_names, normalize_doi
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
+    as_id,
     as_int,
+    as_text,
     check_error_body,
     http_url,
     json_object,
@@ -58,18 +60,18 @@ def _venue(work: dict[str, Any]) -> str | None:
 
 def _ids(work: dict[str, Any]) -> dict[str, str]:
     """The work's arXiv id and PubMed id (`arxivId`, `pubmedId`), for merging with other indexes."""
-    found = {"arxiv": str(work.get("arxivId") or "").strip()}
-    if (pmid := str(work.get("pubmedId") or "").strip()).isdigit():
+    found = {"arxiv": as_id(work.get("arxivId"))}
+    if (pmid := as_id(work.get("pubmedId"))).isdigit():
         found["pmid"] = pmid
     return {name: value for name, value in found.items() if value}
 
 
 def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
-    title = str(work.get("title") or "").strip()
+    title = as_text(work.get("title")).strip()
     display = _links(work, "display")
     url = display[0] if display else None
-    if not url and work.get("id") is not None:
-        url = f"https://core.ac.uk/works/{work['id']}"
+    if not url and (found := as_id(work.get("id"))):  # an integer, as CORE documents it
+        url = f"https://core.ac.uk/works/{found}"
     if not title or not url:
         return None
     return Hit(

@@ -11,6 +11,7 @@ from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     api_error,
     as_int,
+    as_text,
     http_url,
     json_body,
     json_object,
@@ -40,7 +41,8 @@ def _first(value: Any) -> str:
 def _authors(item: dict[str, Any]) -> tuple[str, ...]:
     people = (a for a in item.get("author") or [] if isinstance(a, dict))
     return names(
-        " ".join(str(a[part]) for part in ("given", "family") if a.get(part)) or a.get("name")
+        " ".join(text for part in ("given", "family") if (text := as_text(a.get(part))))
+        or a.get("name")
         for a in people
     )
 
@@ -77,7 +79,9 @@ def _hit(item: Any, rank: int, engine: str) -> Hit | None:
     return Hit(
         title=title,
         url=url,
-        snippet=_ABSTRACT_LABEL_RE.sub("", collapse_spaces(html_text(item.get("abstract") or ""))),
+        snippet=_ABSTRACT_LABEL_RE.sub(
+            "", collapse_spaces(html_text(as_text(item.get("abstract"))))
+        ),
         rank=rank,
         engine=engine,
         published=_published(item),

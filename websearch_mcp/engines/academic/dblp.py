@@ -18,6 +18,7 @@ from websearch_mcp.engines.common import (
     as_dict,
     as_int,
     as_list,
+    as_text,
     http_url,
     json_object,
     ranked_hits,
@@ -33,7 +34,7 @@ _HOMONYM_RE = re.compile(r"\s+\d{4}$")
 def _authors(info: dict[str, Any]) -> tuple[str, ...]:
     entries = as_list(as_dict(info.get("authors")).get("author"))
     raw = (entry.get("text") if isinstance(entry, dict) else entry for entry in entries)
-    return names(_HOMONYM_RE.sub("", str(name)) for name in raw if name)
+    return names(_HOMONYM_RE.sub("", name) for name in raw if isinstance(name, str))
 
 
 def _in_years(year: int | None, query: Query) -> bool:
@@ -52,7 +53,7 @@ def _hit(info: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = landing or http_url(info.get("url"))
     if not title or not url:
         return None
-    venue = ", ".join(str(v) for v in as_list(info.get("venue")) if v)
+    venue = ", ".join(text for v in as_list(info.get("venue")) if (text := as_text(v)))
     return Hit(
         title=title,
         url=url,

@@ -13,7 +13,9 @@ from websearch_mcp.engines.academic._common import names, normalize_doi, title_t
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     as_dict,
+    as_id,
     as_int,
+    as_text,
     check_error_body,
     http_url,
     json_object,
@@ -51,19 +53,21 @@ def _pdf_url(item: dict[str, Any]) -> str | None:
             and (url := http_url(link.get("url")))
         ):
             return url
-    if item.get("isOpenAccess") == "Y" and item.get("pmcid"):
-        return f"https://europepmc.org/articles/{item['pmcid']}?pdf=render"
+    if item.get("isOpenAccess") == "Y" and (pmcid := as_text(item.get("pmcid")).strip()):
+        return f"https://europepmc.org/articles/{pmcid}?pdf=render"
     return None
 
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     title = title_text(item.get("title"))
-    if not title or not item.get("id"):
+    found = as_id(item.get("id"))
+    if not title or not found:
         return None
-    author_string = str(item.get("authorString") or "").strip().rstrip(".")
+    source = as_text(item.get("source")).strip() or "MED"
+    author_string = as_text(item.get("authorString")).strip().rstrip(".")
     return Hit(
         title=title,
-        url=f"https://europepmc.org/article/{item.get('source') or 'MED'}/{item['id']}",
+        url=f"https://europepmc.org/article/{source}/{found}",
         snippet=item.get("abstractText") or "",
         rank=rank,
         engine=engine,

@@ -11,6 +11,7 @@ from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     as_dict,
     as_int,
+    as_text,
     check_error_body,
     http_url,
     json_object,
@@ -60,7 +61,7 @@ def year_filter(query: Query) -> str | None:
 
 
 def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
-    title = str(work.get("display_name") or work.get("title") or "").strip()
+    title = (as_text(work.get("display_name")) or as_text(work.get("title"))).strip()
     primary = as_dict(work.get("primary_location"))
     url = http_url(primary.get("landing_page_url")) or http_url(work.get("doi"))
     url = url or http_url(work.get("id"))

@@ -13,7 +13,9 @@ from websearch_mcp.engines.academic._common import author_names, normalize_doi
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     as_dict,
+    as_id,
     as_int,
+    as_text,
     check_error_body,
     http_url,
     json_object,
@@ -41,12 +43,12 @@ def year_range(query: Query) -> str | None:
 def external_ids(paper: dict[str, Any]) -> dict[str, str]:
     """The paper's arXiv id and PubMed id from `externalIds`, for merging with other indexes."""
     found = as_dict(paper.get("externalIds"))
-    ids = {name: str(found[key]).strip() for key, name in _ID_NAMES.items() if found.get(key)}
+    ids = {name: as_id(found.get(key)) for key, name in _ID_NAMES.items()}
     return {name: value for name, value in ids.items() if value}
 
 
 def _hit(paper: dict[str, Any], rank: int, engine: str) -> Hit | None:
-    title = str(paper.get("title") or "").strip()
+    title = as_text(paper.get("title")).strip()
     url = http_url(paper.get("url"))
     if not url and isinstance(paper.get("paperId"), str):
         url = f"https://www.semanticscholar.org/paper/{paper['paperId']}"

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from websearch_mcp.dates import iso_date
-from websearch_mcp.engines.common import http_url, web_hit
+from websearch_mcp.engines.common import as_text, http_url, web_hit
 from websearch_mcp.engines.news import news_hit, news_time
 from websearch_mcp.models import Hit
 
@@ -61,7 +61,7 @@ def news_article_hit(
     return news_hit(
         http_url(item.get("link")),
         item.get("title"),
-        str(item.get("snippet") or ""),
+        as_text(item.get("snippet")),
         rank,
         engine,
         published=news_time(item.get("date"), now),

@@ -10,6 +10,7 @@ from websearch_mcp.dates import human_date, iso_date
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     as_dict,
+    as_text,
     http_url,
     json_object,
     keyed_request,
@@ -118,7 +119,7 @@ def _news(item: dict[str, Any], rank: int, engine: str, now: datetime) -> Hit | 
     site = as_dict(item.get("meta_url"))
     published = news_time(item.get("page_age"), now) or news_time(item.get("age"), now)
     source = item.get("source") or site.get("netloc") or site.get("hostname")
-    snippet = str(item.get("description") or "")
+    snippet = as_text(item.get("description"))
     url = http_url(item.get("url"))
     return news_hit(
         url, item.get("title"), snippet, rank, engine, published=published, source=source

@@ -15,6 +15,7 @@ from websearch_mcp.dates import human_date, iso_date, split_date_prefix
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     api_error,
+    as_text,
     http_url,
     json_body,
     json_object,
@@ -142,7 +143,7 @@ def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("link"))
     # Google wraps snippets with "\n" after a space, or inside a long word (a link): dropping
     # the line breaks keeps the one space and joins the word.
-    text = str(item.get("snippet") or "").replace("\n", "")
+    text = as_text(item.get("snippet")).replace("\n", "")
     snippet, snippet_date = snippet_and_date(collapse_spaces(text))
     published = _published(item) or snippet_date
     return web_hit(url, item.get("title"), snippet, rank, engine, published=published)

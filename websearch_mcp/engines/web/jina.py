@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from websearch_mcp.dates import iso_date
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
+    as_text,
     check_error_body,
     http_url,
     json_object,
@@ -57,6 +58,6 @@ class Jina(Engine):
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("url"))
-    snippet = item.get("description") or item.get("content") or ""
+    snippet = as_text(item.get("description")) or as_text(item.get("content"))
     published = iso_date(item.get("publishedTime") or item.get("date"))
     return web_hit(url, item.get("title"), snippet, rank, engine, published=published)

@@ -10,6 +10,7 @@ from websearch_mcp.dates import iso_date, split_date_prefix
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     as_float,
+    as_text,
     http_url,
     json_object,
     ranked_hits,
@@ -98,7 +99,7 @@ def unresponsive(value: Any, shown: int = 5) -> str:
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     url = http_url(item.get("url"))
     # Google results relayed by SearXNG keep the date in the text ("1 apr 2013 — ...").
-    snippet, printed = split_date_prefix(collapse_spaces(str(item.get("content") or "")))
+    snippet, printed = split_date_prefix(collapse_spaces(as_text(item.get("content"))))
     return web_hit(
         url,
         item.get("title"),
@@ -113,12 +114,12 @@ def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
 def _news(item: dict[str, Any], rank: int, engine: str, now: datetime) -> Hit | None:
     """A news result: `publishedDate`, else the time in `metadata` ("13 hours ago | Barchart
     on MSN"), whose other part names the publisher."""
-    when, _, source = str(item.get("metadata") or "").partition(" | ")
+    when, _, source = as_text(item.get("metadata")).partition(" | ")
     published = news_time(item.get("publishedDate"), now) or news_time(when, now)
     hit = news_hit(
         http_url(item.get("url")),
         item.get("title"),
-        str(item.get("content") or ""),
+        as_text(item.get("content")),
         rank,
         engine,
         published=published,

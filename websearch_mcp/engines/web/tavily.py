@@ -8,6 +8,7 @@ from websearch_mcp.dates import iso_date
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     as_float,
+    as_text,
     http_url,
     json_object,
     keyed_request,
@@ -64,7 +65,7 @@ def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
     return web_hit(
         url,
         item.get("title"),
-        strip_markdown(str(item.get("content") or "")),
+        strip_markdown(as_text(item.get("content"))),
         rank,
         engine,
         score=as_float(item.get("score")),
