@@ -571,29 +571,15 @@ def test_duckduckgo_is_sent_the_regions_of_japan_and_korea() -> None:
     }
 
 
-def test_duckduckgo_is_sent_a_region_for_tags_naming_a_script_or_a_world_region() -> None:
-    # A script (`Hant`) or a region of several countries (`419`) is no country of DuckDuckGo's.
-    regions = {
-        lang: sent("duckduckgo", Query("x", language=lang))["kl"]
-        for lang in ("zh-Hans", "zh-Hans-CN", "zh-Hant", "zh-Hant-TW", "zh-Hant-HK", "es-419")
-    }
-    assert regions == {
-        "zh-Hans": "cn-zh",
-        "zh-Hans-CN": "cn-zh",
-        "zh-Hant": "tw-tzh",
-        "zh-Hant-TW": "tw-tzh",
-        "zh-Hant-HK": "hk-tzh",
-        "es-419": "xl-es",
-    }
-
-
 def test_duckduckgo_is_sent_its_regions_for_tags_with_scripts_and_other_codes() -> None:
     # Tags `web_search` accepts with a script or a numeric region, and languages DuckDuckGo files
     # under another code: each goes as a region DuckDuckGo lists. One it has none for (Swahili)
     # is left out rather than sent as a made-up `sw-sw`.
     tags = {
         "zh-Hant-TW": "tw-tzh",
+        "zh-Hant-HK": "hk-tzh",
         "zh-Hant": "tw-tzh",
+        "zh-Hans": "cn-zh",
         "zh-Hans-CN": "cn-zh",
         "es-419": "xl-es",
         "es-US": "ue-es",

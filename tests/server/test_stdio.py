@@ -14,6 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -355,23 +356,31 @@ def test_closing_stdin_mid_search_asks_no_engine_again_and_leaves_nothing_open(
     assert "Unclosed" not in stderr
 
 
+@contextlib.contextmanager
+def _searching(fake: FakeEngines, config_file: Path) -> Iterator[subprocess.Popen[str]]:
+    """A started server with a search (id 2) in flight: its engines asked, slow to answer."""
+    for engine in ("tavily", "searxng"):
+        fake.faults[engine] = Fault(delay=5)
+    with _started(config_file) as process:
+        assert process.stdin is not None
+        _ask(process, INITIALIZE)
+        process.stdin.write(json.dumps(tool_call({"query": "python asyncio"}, rid=2)) + "\n")
+        process.stdin.flush()
+        deadline = time.monotonic() + 30
+        while fake.counts["tavily"] + fake.counts["searxng"] < 2:
+            assert time.monotonic() < deadline, "the engines were not asked"
+            time.sleep(0.02)
+        yield process
+
+
 def test_a_client_that_exits_mid_search_ends_it_quietly_with_status_0(
     fake: FakeEngines, config_file: Path
 ) -> None:
     """The client quit (its ends of both pipes closed, as when it exits or is killed) while a
     search was in flight: nothing is left to answer, so the service stops as when stdin closes,
     rather than failing on the answer it can no longer write."""
-    for engine in ("tavily", "searxng"):
-        fake.faults[engine] = Fault(delay=5)
-    with _started(config_file) as process:
+    with _searching(fake, config_file) as process:
         assert process.stdin is not None and process.stdout is not None
-        _ask(process, INITIALIZE)
-        process.stdin.write(json.dumps(tool_call({"query": "python asyncio"}, rid=2)) + "\n")
-        process.stdin.flush()
-        deadline = time.monotonic() + 30
-        while fake.counts["tavily"] + fake.counts["searxng"] < 2:  # the search is in flight
-            assert time.monotonic() < deadline, "the engines were not asked"
-            time.sleep(0.02)
         process.stdout.close()
         process.stdin.close()
         stderr = _stderr_once_ended(process)
@@ -384,17 +393,8 @@ def test_a_search_the_client_cancels_is_not_answered_and_counts_as_cancelled(
 ) -> None:
     """`notifications/cancelled` for a search in flight: the call ends unanswered, the server
     goes on answering, and the call's line says it was cancelled, not that it failed."""
-    for engine in ("tavily", "searxng"):
-        fake.faults[engine] = Fault(delay=5)
-    with _started(config_file) as process:
+    with _searching(fake, config_file) as process:
         assert process.stdin is not None and process.stdout is not None
-        _ask(process, INITIALIZE)
-        process.stdin.write(json.dumps(tool_call({"query": "python asyncio"}, rid=2)) + "\n")
-        process.stdin.flush()
-        deadline = time.monotonic() + 30
-        while fake.counts["tavily"] + fake.counts["searxng"] < 2:  # the search is in flight
-            assert time.monotonic() < deadline, "the engines were not asked"
-            time.sleep(0.02)
         cancel = {"requestId": 2, "reason": "the user stopped it"}
         process.stdin.write(
             json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
