@@ -242,6 +242,34 @@ async def test_entries_in_memory_are_bounded_by_size(
     await cache.close()
 
 
+async def test_an_entry_over_the_size_bound_displaces_none_kept_in_memory(
+    make: Make, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hot_module, "HOT_MAX_BYTES", 1000)
+    cache = make(tmp_path / "cache.sqlite3")
+    await cache.set("web", "a", {"text": "a" * 600})
+    await cache.set("web", "big", {"text": "x" * 2000})  # never kept, so "a" stays
+    reads = count_reads(cache, monkeypatch)
+    assert await cache.get("web", "a") is not None
+    assert reads == []
+    await cache.close()
+
+
+async def test_a_cleanup_frees_the_room_its_forgotten_entries_took(
+    make: Make, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hot_module, "HOT_MAX_BYTES", 1000)
+    cache = make(tmp_path / "cache.sqlite3")
+    await cache.set("web", "a", {"text": "a" * 600})
+    await cache.cleanup()  # forgets every entry in memory
+    await cache.set("web", "b", {"text": "b" * 600})
+    reads = count_reads(cache, monkeypatch)
+    assert await cache.get("web", "b") is not None
+    assert reads == []
+    assert cache._hot.size == sum(len(hot.raw) for hot in cache._hot.values())
+    await cache.close()
+
+
 async def test_entries_in_memory_take_at_most_8_mib_whatever_their_characters(
     make: Make, tmp_path: Path
 ) -> None:
@@ -254,6 +282,22 @@ async def test_entries_in_memory_take_at_most_8_mib_whatever_their_characters(
     held = sum(sys.getsizeof(hot.raw) for hot in cache._hot.values())
     assert 0 < held <= 8 * 1024 * 1024
     assert (await cache.get("page", "d")) is not None
+    await cache.close()
+
+
+async def test_entries_read_from_the_file_take_at_most_8_mib_whatever_their_characters(
+    make: Make, tmp_path: Path
+) -> None:
+    """As above, for entries another process stored: counted in bytes when read, too."""
+    writer = make(tmp_path / "cache.sqlite3")
+    for name in "abcd":
+        await writer.set("page", name, {"content": "🙂" + "x" * 1_200_000})
+    await writer.close()
+    cache = make(tmp_path / "cache.sqlite3")
+    for name in "abcd":
+        assert (await cache.get("page", name)) is not None
+    held = sum(sys.getsizeof(hot.raw) for hot in cache._hot.values())
+    assert 0 < held <= 8 * 1024 * 1024
     await cache.close()
 
 

@@ -348,15 +348,19 @@ def test_a_rest_longer_than_a_century_is_refused_at_load(key: str) -> None:
     opening the breaker for it failed the whole search (its expiry in milliseconds is no
     integer), and 1e17 s could not be stored in Redis, pausing every shared cooldown."""
     variable = "WEBSEARCH_MCP_SEARCH__" + key.upper().replace(".", "__")
-    for value in ("1e306", "1e17"):
+    for value in ("1e306", "1e17", str(100 * 365 * 86_400 + 1)):
         with pytest.raises(ConfigError, match=rf"search\.{key}: Input should be less than or"):
             parse_config({}, "test", environ={variable: value})
+    with pytest.raises(ConfigError, match=rf"search\.{key}: Input should be greater than or"):
+        parse_config({}, "test", environ={variable: "-1"})
     century = parse_config({}, "test", environ={variable: str(100 * 365 * 86_400)})
     section, name = key.split(".")
     assert getattr(getattr(century.search, section), name) == 3_153_600_000
 
 
-def test_a_cache_path_naming_no_file_is_refused_at_load(tmp_path: Path) -> None:
+def test_a_cache_path_naming_no_file_is_refused_at_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An empty cache.path read as the working directory, and a directory named there was
     taken too: SQLite opens neither, so the service ran without a cache (every call bypassed,
     /readyz failing) instead of saying which key is wrong."""
@@ -365,8 +369,13 @@ def test_a_cache_path_naming_no_file_is_refused_at_load(tmp_path: Path) -> None:
     env = {"WEBSEARCH_MCP_CACHE__PATH": ""}
     with pytest.raises(ConfigError, match=r"cache\.path: .*; from WEBSEARCH_MCP_CACHE__PATH"):
         parse_config({}, "test", environ=env)
+    with pytest.raises(ConfigError, match=r"cache\.path: Value error, must name the SQLite file"):
+        parse_config({"cache": {"path": "  "}}, "test", environ={})
     with pytest.raises(ConfigError, match=r"cache\.path: Value error, .* is a directory"):
         parse_config({"cache": {"path": str(tmp_path)}}, "test", environ={})
+    monkeypatch.setenv("HOME", str(tmp_path))  # "~" is read as the home directory it names
+    with pytest.raises(ConfigError, match=r"cache\.path: Value error, ~ is a directory"):
+        parse_config({"cache": {"path": "~"}}, "test", environ={})
     # Only the SQLite backend reads the path; a file in that directory is what it takes.
     redis = {"backend": "redis", "redis_url": "redis://127.0.0.1:6379/0", "path": str(tmp_path)}
     assert parse_config({"cache": redis}, "test", environ={}).cache.backend == "redis"

@@ -5,9 +5,12 @@ from __future__ import annotations
 import codecs
 import json
 import socket
+import ssl
 import sys
 from collections.abc import Iterator
+from typing import Any
 
+import httpcore
 import pytest
 
 from testing.fetch_helpers import (
@@ -16,6 +19,7 @@ from testing.fetch_helpers import (
     page,
     send,
     settings_for,
+    tls_files,
 )
 from testing.proxies import CountingProxy
 from websearch_mcp.errors import FetchBlocked
@@ -294,6 +298,52 @@ async def test_the_reader_goes_through_the_configured_proxy_and_the_page_never(
     assert result["via"] == "reader"
     assert server.paths() == ["/blocked", f"/reader/{server.url('/blocked')}"]
     assert proxy.forwarded == {f"127.0.0.1:{server.port}": 1}  # the reader's request only
+
+
+async def test_a_reader_exempt_by_no_proxy_is_reached_directly(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`proxy.no_proxy` exempts the reader from `proxy.url` and from `HTTP_PROXY` alike."""
+    server.routes["/blocked"] = lambda h: send(h, 403, b"denied", "text/html")
+    server.routes["/reader/*"] = reader_answer
+    fetch = settings_for(server, reader_fallback=True, reader_base_url=server.url("/reader"))
+    with CountingProxy() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        network = {"proxy": {"url": proxy.url, "no_proxy": ["127.0.0.1"]}}
+        config = {"fetch": fetch.model_dump(), **network, "cache": {"backend": "none"}}
+        service = SearchService(parse_config(config, "t", {}))
+        try:
+            result = await service.fetch_page(server.url("/blocked"), max_chars=100, start=0)
+        finally:
+            await service.close()
+    assert result["via"] == "reader"
+    assert not proxy.forwarded and not proxy.tunnels
+
+
+async def test_an_https_reader_is_trusted_by_the_configured_ca_file(
+    server: LocalServer, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reader is verified against `SSL_CERT_FILE`, as the engines are."""
+    pytest.importorskip("cryptography")
+    cert, key = tls_files(tmp_path, "localhost")
+    monkeypatch.setenv("SSL_CERT_FILE", cert)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    guarded = httpcore.AnyIOBackend.connect_tcp  # loopback only; it reads no names
+
+    async def to_loopback(self, host: str, *args: Any, **kwargs: Any) -> Any:  # type: ignore[no-untyped-def]
+        return await guarded(self, "127.0.0.1" if host == "localhost" else host, *args, **kwargs)
+
+    monkeypatch.setattr(httpcore.AnyIOBackend, "connect_tcp", to_loopback)
+    server.routes["/blocked"] = lambda h: send(h, 403, b"denied", "text/html")
+    with LocalServer(tls=context) as reader:
+        reader.routes["/reader/*"] = reader_answer
+        base = reader.url("/reader", host="localhost")
+        settings = settings_for(server, reader_fallback=True, reader_base_url=base)
+        result = await fetch_page(server.url("/blocked"), settings=settings)
+    assert result["via"] == "reader" and result["title"] == "Via reader"
 
 
 async def test_a_surrogate_half_from_the_reader_becomes_a_replacement_mark(

@@ -200,6 +200,15 @@ def test_check_url_accepts_default_and_listed_ports() -> None:
 
 
 @pytest.mark.parametrize(
+    "url",
+    ["http://my_host.example/", "http://xn--bcher-kva.example/", "http://[fe80::1%25eth0]/"],
+)
+def test_check_url_accepts_what_a_name_lookup_or_an_address_reads(url: str) -> None:
+    # An underscore (as in service names), a valid international name, an IPv6 zone id.
+    check_url(httpx.URL(url), [80])
+
+
+@pytest.mark.parametrize(
     ("url", "max_chars", "start", "message"),
     [
         ("file:///etc/passwd", 100, 0, "only http and https"),

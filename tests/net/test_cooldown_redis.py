@@ -120,6 +120,25 @@ async def test_redis_down_falls_back_to_memory_then_shares_again(
         server.close()
 
 
+async def test_a_cooldown_shared_before_redis_went_away_is_still_known_here(
+    clock: FakeClock,
+) -> None:
+    server = RedisServer(redis_binary())
+    server.start()
+    store = RedisCooldownStore(server.url, clock=clock, timeout_seconds=LENIENT_SECONDS)
+    try:
+        cooldown = Cooldown(clock() + 600, "captcha page", 1)
+        await store.set("breaker:bing", cooldown)
+        server.stop()
+        # The failed read, then the reads while the store waits before asking Redis again.
+        for _ in range(2):
+            assert await store.get("breaker:bing") == cooldown
+        assert store.stats.errors["unavailable"] == 1
+    finally:
+        await store.close()
+        server.close()
+
+
 async def test_redis_refusing_writes_keeps_cooldowns_here_and_still_reads_the_shared_ones(
     stores: tuple[RedisCooldownStore, RedisCooldownStore],
     redis_server: RedisServer,
@@ -171,6 +190,21 @@ async def test_a_key_of_another_type_under_one_name_leaves_the_other_cooldowns_s
     assert one.stats.errors == {"bad_value": 1} and one.stats.bypassed == 0
 
 
+async def test_a_cooldown_set_here_outlives_a_key_of_another_type_written_over_it(
+    stores: tuple[RedisCooldownStore, RedisCooldownStore],
+    redis_server: RedisServer,
+    clock: FakeClock,
+) -> None:
+    one, _ = stores
+    mine = Cooldown(clock() + 60, "HTTP 503", 1)
+    await one.set("breaker:brave", mine)
+    key = one.redis_key("breaker:brave")
+    assert redis_server.command("DEL", key) == b":1"
+    assert redis_server.command("HSET", key, "f", "1") == b":1"
+    assert await one.get("breaker:brave") == mine  # what this replica knows, not "closed"
+    assert one.stats.errors == {"bad_value": 1}
+
+
 async def test_a_breaker_another_replica_opened_is_probed_here_while_redis_refuses_writes(
     stores: tuple[RedisCooldownStore, RedisCooldownStore],
     redis_server: RedisServer,
@@ -220,3 +254,7 @@ async def test_a_cooldown_kept_here_while_redis_refused_it_yields_to_a_shared_on
     assert [p.key for p in await pool_one.plan()] == ["key-b"]
     state = await CircuitBreaker("bing", one, clock=clock).check()
     assert state is not None and state.reason == "CAPTCHA page" and not state.probing
+    # Shared again: the other replica closing the breaker closes it here too, with no probe.
+    await CircuitBreaker("bing", other, clock=clock).success()
+    for _ in range(2):
+        assert await CircuitBreaker("bing", one, clock=clock).check() is None

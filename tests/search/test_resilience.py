@@ -474,6 +474,20 @@ def test_a_rate_limited_key_is_waited_for_when_the_last_key_tried_was_refused(
     ]
 
 
+def test_of_keys_rate_limited_the_first_to_recover_is_waited_for(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    # Key 1 rests 0.3 s, key 2 a minute (past the search's time): key 1 is tried again.
+    fake.key_faults[KEY_A] = Fault(status=429, retry_after="0.3")
+    fake.key_faults[KEY_B] = Fault(status=429, retry_after="60")
+    conf = {"tavily": {"api_keys": [KEY_A, KEY_B]}, "searxng": {}, "wikipedia": {}}
+    settings = settings_for(engines_url, conf, deadline_seconds=DEADLINE)
+    with serve_app(create_app(settings)) as url:
+        tavily = report(web_search(url, QUERY)["structuredContent"], "tavily")
+    assert tavily["status"] == "rate_limited"
+    assert fake.key_counts[KEY_A] > 1 and fake.key_counts[KEY_B] == 1
+
+
 def test_a_key_resting_after_429_is_not_used_before_retry_after(
     fake: FakeEngines, engines_url: str, clock: FakeClock
 ) -> None:

@@ -117,6 +117,12 @@ def test_a_lowered_query_limit_is_the_one_checked() -> None:
         academic_search_args("  ".join(["x" * 60] * 2) + "y", max_query_chars=120)
 
 
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_a_blank_language_is_no_preference(blank: str) -> None:
+    # How a client in strict mode, sending every argument, says "any language".
+    assert web_search_args("q", language=blank).query.language is None
+
+
 def test_arguments_in_order_or_by_name() -> None:
     by_order = web_search_args("q", 5, "week", ["bing"], "en", True)
     by_name = web_search_args(

@@ -21,7 +21,7 @@ import yaml
 from testing.config_files import write_config
 from testing.fake_engines import FakeEngines, Fault
 from testing.fake_llm import STREAMED, FakeLLM
-from testing.fetch_helpers import LocalServer, page
+from testing.fetch_helpers import LocalServer, page, send
 from testing.redis_server import free_port
 from testing.serving import serve_app
 from websearch_mcp import __version__
@@ -331,6 +331,25 @@ def test_search_and_fetch_print_no_character_a_terminal_would_act_on(
     out = capsys.readouterr().out
     assert f"\nGlaciers\tmove.?{SHOWN}\nThey carve valleys.\n" in out
     assert all(c.isprintable() or c in "\n\t" for c in out), repr(out)
+
+
+def test_a_fetch_error_quoting_the_page_server_prints_no_terminal_action(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The error names the page's Content-Encoding as its server sent it.
+    coding = "\x1b]52;c;cm0gLXJmIH4K\x07 \x1b[2J \x9b31m"
+
+    def reply(handler: Any) -> None:
+        send(handler, 200, b"text", "text/plain", {"Content-Encoding": coding})
+
+    config = write_config(tmp_path / "c.yaml", "http://127.0.0.1:9")
+    with LocalServer(routes={"/a.txt": reply}) as site:
+        monkeypatch.setenv("WEBSEARCH_MCP_FETCH__ALLOW_NETWORKS", "['127.0.0.0/8']")
+        monkeypatch.setenv("WEBSEARCH_MCP_FETCH__ALLOWED_PORTS", f"[{site.port}]")
+        assert main(["fetch", site.url("/a.txt"), "--config", str(config)]) == 1
+    err = capsys.readouterr().err
+    assert "unsupported content encoding (?]52;c;cm0glxjmih4k? ?[2j ?31m)" in err
+    assert err.endswith("\n") and err[:-1].isprintable(), repr(err)
 
 
 def test_a_link_with_a_line_break_is_the_link_a_browser_opens(

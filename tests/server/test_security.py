@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -257,6 +258,24 @@ def test_cli_serve_refuses_public_address_without_tokens(tmp_path, monkeypatch, 
     err = capsys.readouterr().err
     assert "refusing to serve 0.0.0.0:1 without authentication" in err
     assert "WEBSEARCH_MCP_TOKENS" in err
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_cli_serve_refuses_public_address_without_tokens_before_listening(
+    tmp_path, monkeypatch, capsys, workers: str
+) -> None:
+    # The exposure is refused first: a port in use says nothing of a setting to fix.
+    monkeypatch.delenv("WEBSEARCH_MCP_TOKENS", raising=False)
+    monkeypatch.delenv("WEBSEARCH_MCP_SERVER__ALLOW_ANONYMOUS", raising=False)
+    config = tmp_path / "c.yaml"
+    config.write_text("cache: {backend: none}\n", encoding="utf-8")
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        command = ["serve", "--config", str(config), "--host", "0.0.0.0", "--port", port]
+        assert cli_main([*command, "--workers", workers]) == 2
+    assert f"refusing to serve 0.0.0.0:{port} without authentication" in capsys.readouterr().err
 
 
 # --- real server ----------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from testing.fake_engines import FakeEngines, Fault
 from testing.fake_llm import STREAMED, FakeLLM
 from testing.server_helpers import INITIALIZE, text_of, tool_call
 from testing.serving import serve_app
-from websearch_mcp.server.stdio import client_lines, stdout_to_stderr
+from websearch_mcp.server.stdio import client_lines, refusal, stdout_to_stderr
 
 
 def initialize_alone(argv: list[str]) -> subprocess.CompletedProcess[str]:
@@ -148,6 +148,18 @@ def test_a_bare_initialize_gets_exactly_one_line_and_stdin_closing_ends_it(
     # Only tools are offered, and they never change while the server runs.
     assert reply["result"]["capabilities"] == {"tools": {"listChanged": False}}
     assert "serving MCP over stdio" in done.stderr  # the logs went to stderr
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"jsonrpc": "2.0", "id": true, "method": "ping", "params": 5}',  # true is no id
+        '{"jsonrpc": "1.0", "id": 7}',  # no request: its id is no request's
+    ],
+)
+def test_an_invalid_message_without_a_request_id_is_answered_without_one(line: str) -> None:
+    error = refusal(line)
+    assert error is not None and error.error.code == -32600 and error.id is None
 
 
 def test_a_line_that_is_no_message_is_answered_with_its_id_and_the_server_goes_on(
