@@ -183,6 +183,13 @@ def test_arxiv_drops_a_version_suffix_of_several_digits() -> None:
     assert parse(ArXiv(), body)[0].url == "https://arxiv.org/abs/2202.12139"
 
 
+def test_arxiv_abstract_pages_are_https_whatever_the_feed_links() -> None:
+    body = fixture_bytes("arxiv/search_testing_m10.xml").replace(
+        b'href="https://arxiv.org/abs/2202.12139v1"', b'href="http://arxiv.org/abs/2202.12139v1"'
+    )
+    assert parse(ArXiv(), body)[0].url == "https://arxiv.org/abs/2202.12139"
+
+
 def test_arxiv_feed_declaring_entities_is_refused_without_expanding_them() -> None:
     # Declared entities may grow a feed a hundredfold (expat's bound); arXiv declares none.
     body = fixture_bytes("arxiv/search_testing_m10.xml").replace(
@@ -600,6 +607,38 @@ def test_pubmed_id_lists_that_are_not_lists_are_a_parse_error(ids: Any) -> None:
     summary["result"]["uids"] = ids
     with pytest.raises(EngineParseError, match="'uids' that is not a list"):
         parse(PubMed(), json.dumps(summary))
+
+
+@pytest.mark.parametrize(
+    ("dates", "years", "published"),
+    [
+        # The issue's date when it is in the asked years, the first of them included.
+        ({"epubdate": "2005 Jan 3"}, {"year_from": 2004}, "2004-02"),
+        # Neither date in them: the issue's still.
+        ({"epubdate": "2003 Dec 15"}, {"year_from": 2005}, "2004-02"),
+        # No issue date: the sort date, else the electronic one.
+        ({"pubdate": ""}, {}, "2004-02-01"),
+        ({"pubdate": "", "sortpubdate": "", "epubdate": "2003 Dec 15"}, {}, "2003-12-15"),
+        (
+            {"pubdate": "", "sortpubdate": "", "epubdate": "2003 Dec 15"},
+            {"year_to": 2003},
+            "2003-12-15",
+        ),
+    ],
+)
+def test_pubmed_dates_a_paper_by_its_issue_unless_only_its_electronic_date_is_in_the_years(
+    dates: dict[str, str], years: dict[str, int], published: str
+) -> None:
+    summary = json.loads(fixture_bytes("pubmed/esummary_pubmed_14760269.json"))
+    summary["result"]["14760269"].update(dates)  # pubdate "2004 Feb", no epubdate
+    [hit] = parse(PubMed(), json.dumps(summary), query=Query("x", **years))  # type: ignore[arg-type]
+    assert hit.published == published
+
+
+def test_pubmed_answers_without_id_lists_have_no_papers() -> None:
+    assert parse(PubMed(), json.dumps({"esearchresult": {"count": "0"}})) == []
+    assert PubMed().follow_up(resp(json.dumps({"esearchresult": {}})), Query("x"), None) is None
+    assert parse(PubMed(), json.dumps({"result": {}})) == []
 
 
 def test_pubmed_summary_skips_bad_uids_and_keeps_order() -> None:

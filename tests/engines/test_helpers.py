@@ -309,6 +309,8 @@ def test_a_partial_date_prints_the_numbers_it_was_given(
         ("2026-06-07", "week", False),
         ("2026-05-14", "month", False),
         ("2026-05-13", "month", True),
+        ("2025-06-13", "year", False),  # 366 days back: a leap year's first day
+        ("2025-06-12", "year", True),
         ("2025-06", "year", False),  # any day of that month may be in the year
         ("2025-05", "year", True),
         ("2025", "year", False),
@@ -320,6 +322,22 @@ def test_a_date_is_before_a_time_range_only_when_all_it_may_mean_is(
     published: str, time_range: str, before: bool
 ) -> None:
     assert before_range(published, time_range, date(2026, 6, 14)) is before
+
+
+@pytest.mark.parametrize(
+    ("value", "url"),
+    [
+        (" https://example.org/a \n", "https://example.org/a"),
+        ("https://example.org/a\tb", "https://example.org/ab"),
+        ("https://example.org/a\rb", "https://example.org/ab"),
+        ("//example.org/a", "https://example.org/a"),
+        ("\thttp://[fe80::1/a", None),
+        ("ftp://example.org/a", None),
+    ],
+)
+def test_a_result_link_is_the_http_link_a_browser_opens(value: str, url: str | None) -> None:
+    # Surrounding space, and tabs and line breaks anywhere, go as a browser drops them.
+    assert http_url(value) == url
 
 
 @pytest.mark.parametrize(

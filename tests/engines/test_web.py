@@ -144,6 +144,22 @@ def test_a_date_with_a_month_or_day_of_zero_is_no_date(printed: str) -> None:
     assert hit.published is None
 
 
+def test_only_an_engine_that_cannot_filter_by_date_drops_what_it_dates_before_it() -> None:
+    """docs/engines.md: an engine that cannot be asked for a time range (Jina) has its results
+    dated before it left out, by the day of the engine's own clock; one that was asked for it
+    (Tavily) keeps what it answered."""
+    today = date(2090, 1, 10)  # past the real clock: only the engine's own day puts 2089 behind
+    week = Query("q", time_range="week")
+    recent = {"title": "A", "url": "https://a.example/", "date": "2090-01-09"}
+    old = {"title": "B", "url": "https://b.example/", "date": "2089-12-01"}
+    jina_body = {"code": 200, "data": [{**item, "description": "x"} for item in (recent, old)]}
+    jina = ENGINES["jina"](today=lambda: today)
+    assert [h.url for h in parse(jina, json.dumps(jina_body), query=week)] == [recent["url"]]
+    tavily_body = {"results": [{"title": "B", "url": old["url"], "published_date": old["date"]}]}
+    tavily = Tavily(today=lambda: today)
+    assert [h.url for h in parse(tavily, json.dumps(tavily_body), query=week)] == [old["url"]]
+
+
 def test_tavily_request() -> None:
     req = Tavily().request(Query("rust async", max_results=50, time_range="week"), KEY)
     assert (req.method, req.path) == ("POST", "/search")
@@ -590,6 +606,9 @@ def test_duckduckgo_is_sent_its_regions_for_tags_with_scripts_and_other_codes() 
         "ms": "my-ms",
         "sl-SI": "sl-sl",
         "de-AT": "at-de",
+        "pt_BR": "br-pt",
+        "nn": "no-no",
+        "tl": "ph-tl",
     }
     fake = FakeEngines(answer)
     ddg = DuckDuckGo()
@@ -687,6 +706,9 @@ def test_bing_request() -> None:
     year = params_of(bing.request(Query("x", time_range="year"), None))["filters"]
     assert year == f'ex1:"ez5_{days - 365}_{days}"'
     assert bing.request(Query("x", language="fr"), None).params == {"q": "x", "setlang": "fr"}
+    # The tag as a client may write it: the language lower-case, the country upper-case.
+    cased = bing.request(Query("x", language="PT_br"), None).params
+    assert cased == {"q": "x", "setlang": "pt", "cc": "BR"}
 
 
 def test_bing_is_sent_a_country_only_where_the_language_tag_names_one() -> None:

@@ -95,6 +95,7 @@ def test_google_language_mapping() -> None:
     # Google's own codes: Hebrew is `iw`, Norwegian `no`, Filipino `tl`
     assert google_language("he-IL") == ("iw", "il", "lang_iw")
     assert google_language("nb-NO") == ("no", "no", "lang_no")
+    assert google_language("nn") == ("no", None, "lang_no")
     assert google_language("fil") == ("tl", None, "lang_tl")
 
 

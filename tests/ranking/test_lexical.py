@@ -48,6 +48,18 @@ def test_chinese_is_split_into_bigrams_without_particle_bridges() -> None:
     assert terms("库") == {"库"}  # a lone character stays a term
 
 
+def test_lao_myanmar_and_khmer_runs_are_read_as_bigrams_too() -> None:
+    # Written without spaces between words, as Thai is.
+    assert terms("ພາສາ") == {"ພາ", "າສ", "ສາ"}  # Lao
+    assert terms("မြန်") == {"မြ", "ြန", "န်"}  # Myanmar
+    assert terms("ភាសា") == {"ភា", "ាស", "សា"}  # Khmer
+
+
+def test_letters_in_compatibility_forms_are_the_plain_ones() -> None:
+    # Full-width letters and ligatures, in text that is not ASCII, read as the letters they are.
+    assert terms("ＰＹＴＨＯＮ ﬁle über") == {"python", "file", "über"}
+
+
 def test_mixed_chinese_and_latin() -> None:
     assert terms("Python教程，2024版") == {"python", "教程", "2024", "版"}
 
@@ -148,6 +160,8 @@ def test_initials_are_not_rare_terms() -> None:
 def test_case_as_typed_marks_names_and_acronyms() -> None:
     assert analyze_query("PostgreSQL WAL archiving").rare == ("postgresql", "wal")
     assert analyze_query("HOW TO INSTALL PYTHON").rare == ()  # shouting is not acronyms
+    # Matched to its word as the text is folded: "İstanbulCard" is "istanbulcard", camelCase.
+    assert analyze_query("İstanbulCard bakiye").rare == ("istanbulcard",)
 
 
 def test_alignment_counts_title_snippet_and_url_words() -> None:

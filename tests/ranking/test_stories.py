@@ -231,6 +231,8 @@ def test_the_reports_an_engine_grouped_with_a_folded_report_join_the_storys_also
     relayed.grouped = (
         hit("Valley dam gives way", "https://c.example/dam", 2, source="C"),
         hit("Valley dam gives way", "https://d.example/dam", 2, source="D"),
+        # A publisher the story lists already, by the report folded into it: not again.
+        hit("Dam gives way: live", "https://apnews.com/article/dam-live", 2, source="AP News"),
     )
     first = hit("Senate passes the farm budget bill", "https://e.example/farm", 1)
     lists = {"google_news": [feed], "serpapi": [first, relayed]}

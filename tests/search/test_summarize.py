@@ -151,6 +151,15 @@ def test_sources_list_only_the_cited_results() -> None:
     assert with_sources("Nothing cited.", results) == "Nothing cited."
 
 
+def test_only_code_hides_a_citation() -> None:
+    # Prose between two code blocks cites; an unpaired backtick hides nothing past its line.
+    results = [result(n) for n in range(1, 4)]
+    text = with_sources("```\na[1]\n``` See [2].\n```\nb[3]\n```", results)
+    assert text.endswith("Sources:\n[2] https://example.org/2")
+    text = with_sources("A stray ` in [1].\nThen [2] and `x[3]`.", results)
+    assert text.endswith("Sources:\n[1] https://example.org/1\n[2] https://example.org/2")
+
+
 def test_intent_and_summarize_arguments() -> None:
     assert as_intent("  CODE ") == "code"
     assert as_intent("compare   two   libraries") == "compare two libraries"
@@ -559,6 +568,19 @@ async def test_a_summary_cut_off_at_max_tokens_says_so(
         assert summary == f"{text} {CUT_OFF_NOTE}"
         assert sources.startswith(f"[1] {outcome.structured_content['results'][0]['url']}")
     assert llm.count(stream=True) == 1
+
+
+async def test_a_cut_off_note_follows_the_last_word(llm: FakeLLM, llm_url: str) -> None:
+    # Not the line breaks a model wrote before it was stopped.
+    llm.streamed, llm.finish = "asyncio runs coroutines [1].\n\n", "length"
+    settings = parse_config({"llm": {"base_url": llm_url, "model": "m"}}, "test", environ={})
+    summarizer = Summarizer(settings.llm)
+    try:
+        outcome = await summarizer.summarize(QUERY, "code", [result(1)], budget_seconds=5)
+    finally:
+        await summarizer.close()
+    assert outcome.text is not None
+    assert outcome.text.startswith(f"asyncio runs coroutines [1]. {CUT_OFF_NOTE}\n\nSources:")
 
 
 async def test_a_summary_of_a_partial_answer_is_kept_as_briefly_as_the_answer(

@@ -154,6 +154,15 @@ def test_a_call_as_long_as_the_longest_deadline_is_not_shown_shorter() -> None:
         assert figures["minutes"]["latency_p50_ms"][-1] == figures["latency_p50_ms"]
 
 
+def test_a_single_call_is_shown_within_a_quarter_of_its_length() -> None:
+    # docs: a percentile read from the histogram is within a quarter of the true one.
+    for ms in (11, 37, 150, 999, 4_321, 33_333, 100_000):
+        activity = Activity(FakeClock(1_000_000.0))
+        activity.record(EngineReport("a", "ok", latency_ms=ms), "q")
+        figures = hour_figures(merge([activity.snapshot()]), "a", 1_000_000.0)
+        assert ms <= figures["latency_p50_ms"] <= ms * 1.25, ms
+
+
 def test_worker_snapshots_are_read_together(tmp_path: Path) -> None:
     clock = FakeClock(1_000_000.0)
     one, two = Activity(clock), Activity(clock)
