@@ -18,10 +18,10 @@ from websearch_mcp import __version__
 from websearch_mcp.config import CONFIG_ENV, ENV_PREFIX, Settings
 from websearch_mcp.config.loader import TOKENS_ENV
 from websearch_mcp.errors import ConfigError, FetchError, SearchFailed, ToolInputError
-from websearch_mcp.fetch import DEFAULT_MAX_CHARS, validate_fetch_args
+from websearch_mcp.fetch import DEFAULT_MAX_CHARS
 from websearch_mcp.search.configuration import load_config
 from websearch_mcp.search.service import SearchService
-from websearch_mcp.server.arguments import MAX_READ, web_search_args
+from websearch_mcp.server.arguments import MAX_READ, fetch_page_args, web_search_args
 from websearch_mcp.server.rendering import page_text, printable, search_text
 
 
@@ -259,6 +259,7 @@ async def _search(settings: Settings, ns: argparse.Namespace) -> int:
             intent=ns.intent,
             read=ns.read,
             category=ns.category,
+            max_query_chars=settings.server.max_query_chars,
         )
         answer = await service.web_search(args)
     except (ToolInputError, SearchFailed) as err:  # quoting the engines' error texts
@@ -273,10 +274,10 @@ async def _search(settings: Settings, ns: argparse.Namespace) -> int:
 async def _fetch(settings: Settings, ns: argparse.Namespace) -> int:
     service = SearchService(settings)
     try:
-        validate_fetch_args(ns.url, ns.max_chars, ns.start)
-        # As the tool takes it: the spaces or line end a pasted URL brings are not part of it.
-        url = ns.url.strip()
-        page = await service.fetch_page(url, max_chars=ns.max_chars, start=ns.start)
+        # As the tool takes them: the same bounds, and the spaces or line end a pasted URL
+        # brings are not part of it.
+        url, max_chars, start = fetch_page_args(ns.url, ns.max_chars, ns.start)
+        page = await service.fetch_page(url, max_chars=max_chars, start=start)
     except (ToolInputError, FetchError) as err:
         print(f"error: {printable(str(err))}", file=sys.stderr)
         return 1

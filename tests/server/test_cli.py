@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -17,17 +18,21 @@ from typing import Any
 import pytest
 import uvicorn
 import yaml
+from mcp import Client
 
 from testing.config_files import write_config
 from testing.fake_engines import FakeEngines, Fault
 from testing.fake_llm import STREAMED, FakeLLM
 from testing.fetch_helpers import LocalServer, page, send
 from testing.redis_server import free_port
+from testing.server_helpers import text_of
 from testing.serving import serve_app
 from websearch_mcp import __version__
 from websearch_mcp.cli import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, IDLE_CONNECTION_SECONDS, main
+from websearch_mcp.search.configuration import load_config
 from websearch_mcp.search.summary import INTENT_GUIDANCE
 from websearch_mcp.server import observability
+from websearch_mcp.server.app import create_app
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -372,3 +377,51 @@ def test_a_link_with_a_line_break_is_the_link_a_browser_opens(
     assert main(["search", "python asyncio", "--config", str(config)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[:2] == ["1. Python asyncio", "   https://example.com/asyncio2. Forged result"]
+
+
+async def _tool_error(config: Path, name: str, arguments: dict[str, Any]) -> str:
+    """The error the MCP tool `name` answers `arguments` with, served from `config`, without
+    the tool layer's "Error executing tool NAME: " before it."""
+    with serve_app(create_app(load_config(str(config)))) as url:
+        async with Client(f"{url}/mcp", mode="legacy", cache=None) as client:
+            result = await client.call_tool(name, arguments)
+    assert result.is_error
+    return text_of(result).removeprefix(f"Error executing tool {name}: ")
+
+
+async def test_search_holds_a_query_to_server_max_query_chars_as_the_tool_does(
+    fake: FakeEngines, engines_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write_config(tmp_path / "c.yaml", engines_url)
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["server"]["max_query_chars"] = 20
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    long_query = "python asyncio event loop tutorial"
+    refused = await _tool_error(config, "web_search", {"query": long_query})
+    assert refused == "query must be at most 20 characters (got 34)"
+    assert await asyncio.to_thread(main, ["search", long_query, "--config", str(config)]) == 1
+    assert capsys.readouterr().err == f"error: {refused}\n"
+    assert sum(fake.counts.values()) == 0
+    assert await asyncio.to_thread(main, ["search", "python asyncio", "--config", str(config)]) == 0
+
+
+@pytest.mark.parametrize(
+    ("option", "arguments"),
+    [
+        (["--max-chars", "0"], {"max_chars": 0}),
+        (["--start", "-1"], {"start": -1}),
+        (["--start", "3000000000"], {"start": 3000000000}),
+    ],
+)
+async def test_fetch_refuses_a_window_in_the_words_of_fetch_page(
+    option: list[str],
+    arguments: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = write_config(tmp_path / "c.yaml", "http://127.0.0.1:9")
+    url = "https://example.com/"
+    refused = await _tool_error(config, "fetch_page", {"url": url, **arguments})
+    assert "must be an integer from" in refused
+    assert await asyncio.to_thread(main, ["fetch", url, *option, "--config", str(config)]) == 1
+    assert capsys.readouterr().err == f"error: {refused}\n"

@@ -241,6 +241,21 @@ def test_bad_requests_are_400_with_a_message(server: str) -> None:
     assert search(server, q="x" * 600).status_code == 400
 
 
+@pytest.mark.parametrize("pageno", ["1", "6", "51"])
+@pytest.mark.parametrize("categories", ["general", "science"])
+def test_bad_values_are_400_on_every_page(
+    pageno: str, categories: str, fake: FakeEngines, server: str
+) -> None:
+    # A page past the last one has nothing to fetch, but its values are checked all the same.
+    refusals = [({"time_range": "decade"}, "time_range"), ({"q": "x" * 600}, "query")]
+    if categories == "general":  # papers are not searched by language
+        refusals.append(({"language": "en!"}, "language"))
+    for bad, named in refusals:
+        refused = search(server, **{"q": "x", **bad}, categories=categories, pageno=pageno)
+        assert refused.status_code == 400 and named in refused.json()["error"], refused.text
+    assert sum(fake.counts.values()) == 0
+
+
 def test_all_engines_failing_is_an_empty_answer(fake: FakeEngines, server: str) -> None:
     fake.faults.update({"tavily": Fault(status=503), "brave": Fault(status=429)})
     fake.faults["searxng"] = Fault(captcha=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Any, cast
 from urllib.parse import urlparse
@@ -230,17 +230,19 @@ async def search_endpoint(request: Request) -> Response:
         for kind in ("web", "academic")
     )
     news = [name for name in web if "general" not in orchestrator.runs[name].engine.categories]
+    size = settings.search.max_results
     try:
         params = parse_params(await _params(request), web, academic, news)
+        science = params.category == "science"
+        first = 0 if science else (params.pageno - 1) * size
+        past = params.pageno > MAX_PAGE if science else first >= MAX_RESULTS_LIMIT
+        if past:  # nothing to fetch, but a value the first page refuses is refused here too
+            _search_args(replace(params, pageno=1), size, settings.server.max_query_chars)
     except ToolInputError as err:
         return _error(str(err))
-    size = settings.search.max_results
-    science = params.category == "science"
-    tool = "academic_search" if science else "web_search"
-    first = 0 if science else (params.pageno - 1) * size
-    past = params.pageno > MAX_PAGE if science else first >= MAX_RESULTS_LIMIT
-    if past:  # past the last page there is nothing to fetch
+    if past:
         return JSONResponse(searxng_answer(params.query, [], [], params.category, 0))
+    tool = "academic_search" if science else "web_search"
     try:
         with metrics.track(tool, "searxng") as record:
             args = _search_args(params, size, settings.server.max_query_chars)
