@@ -6,6 +6,8 @@ import ast
 import io
 import json
 import logging
+import socket
+import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -172,6 +174,36 @@ class StubCache:
 
     async def close(self) -> None:
         return None
+
+
+def test_a_call_whose_client_went_away_counts_as_cancelled(
+    fake: FakeEngines, engines_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The client closes its connection mid-search: the call is cancelled, counted and logged
+    as such, and the request is a 499 (the client's doing), not a 200 or a 500."""
+    fake.faults["searxng"] = Fault(delay=1.0)
+    settings = settings_for(engines_url, server={"auth_tokens": [TOKEN]})
+    body = json.dumps(tool_call({"query": "python asyncio"})).encode()
+    headers = "".join(f"{k}: {v}\r\n" for k, v in bearer(TOKEN).items())
+    with serve_app(create_app(settings)) as url, caplog.at_level(logging.INFO):
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            client.sendall(
+                f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{headers}"
+                f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+            time.sleep(0.3)  # the engines are asked
+        time.sleep(1.2)  # past the slow engine's answer: the call would have ended by now
+        samples = scrape(url)
+
+    tool = "websearch_tool_requests_total"
+    assert value(samples, tool, tool="web_search", interface="mcp", outcome="cancelled") == 1
+    assert value(samples, tool, tool="web_search", interface="mcp", outcome="ok") is None
+    http_total = "websearch_http_requests_total"
+    assert value(samples, http_total, route="/mcp", status="499") == 1
+    assert value(samples, "websearch_in_flight_requests") == 0
+    assert "web_search via mcp: cancelled" in caplog.text
 
 
 def test_cache_metrics_and_readiness(engines_url: str) -> None:

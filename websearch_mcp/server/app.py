@@ -26,7 +26,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from websearch_mcp import __version__
 from websearch_mcp.config import Settings
@@ -98,10 +98,48 @@ class MCPEndpoint:
         checked = long_numbers_as_text(body)
         if checked is not body:
             receive = replaying(checked, source)
+        handle = self.handle
         if self.progress_handle is not None and _accepts_stream(scope) and wants_progress(body):
-            await self.progress_handle(scope, receive, send)
-            return
-        await self.handle(scope, receive, send)
+            handle = self.progress_handle
+        await _until_disconnect(handle, scope, receive, send, source)
+
+
+async def _until_disconnect(
+    handle: ASGIApp, scope: Scope, receive: Receive, send: Send, source: Receive
+) -> None:
+    """`handle` (the SDK answering one request) until it ends or the client goes away first.
+
+    The SDK answering with one JSON document never reads past the body, so it would go on with a
+    tool call whose client is gone: `source` (past the body) is watched here, and the call is
+    cancelled when the client disconnects before the answer has begun, as a call cancelled on
+    stdio is. Once it has begun, the end of the answer reads as a disconnect too, and a stream
+    (progress) watches its own client.
+    """
+    begun = gone = False
+
+    async def sending(message: Message) -> None:
+        nonlocal begun
+        begun = begun or message["type"] == "http.response.start"
+        await send(message)
+
+    answering = asyncio.ensure_future(handle(scope, receive, sending))
+
+    async def watch() -> None:
+        nonlocal gone
+        while (await source())["type"] != "http.disconnect":
+            pass
+        if not begun:
+            gone = True
+            answering.cancel()
+
+    watching = asyncio.ensure_future(watch())
+    try:
+        await answering
+    except asyncio.CancelledError:
+        if not gone:  # this request itself was cancelled (the server stopping)
+            raise
+    finally:
+        watching.cancel()
 
 
 def _accepts_stream(scope: Scope) -> bool:

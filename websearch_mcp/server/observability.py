@@ -38,6 +38,9 @@ ROUTES = ("/mcp", "/search", "/metrics", "/readyz", "/healthz", "/status", "/sta
 #: Routes whose requests are not counted as in flight (probes, scrapes, the status page's
 #: refreshes).
 QUIET_ROUTES = frozenset({"/healthz", "/metrics", "/status", "/status.json"})
+#: The status logged and counted for a request whose client went away before it was answered
+#: (nginx's "client closed request"): nothing was sent, and the server did not fail.
+CLIENT_GONE = 499
 #: The HTTP client's loggers: quiet unless the level is debug (see `configure_logging`).
 CLIENT_LOGGERS = ("httpx", "httpcore")
 
@@ -70,12 +73,19 @@ class Observer:
         route = route_of(scope["path"])
         quiet = route in QUIET_ROUTES
         status = 500  # what the server answers when the app raises before starting a response
+        answered = gone = False  # a response started; the client disconnected
         started = time.perf_counter()
 
+        async def receive_noting_disconnect() -> Message:
+            nonlocal gone
+            message = await receive()
+            gone = gone or message["type"] == "http.disconnect"
+            return message
+
         async def send_with_id(message: Message) -> None:
-            nonlocal status
+            nonlocal status, answered
             if message["type"] == "http.response.start":
-                status = message["status"]
+                status, answered = message["status"], True
                 headers = [*message.get("headers", []), (b"x-request-id", rid.encode())]
                 message = {**message, "headers": headers}
             await send(message)
@@ -83,9 +93,11 @@ class Observer:
         if not quiet:
             self.metrics.in_flight.inc()
         try:
-            await self.app(scope, receive, send_with_id)
+            await self.app(scope, receive_noting_disconnect, send_with_id)
         finally:
             took = time.perf_counter() - started
+            if gone and not answered:
+                status = CLIENT_GONE
             if not quiet:
                 self.metrics.in_flight.dec()
             self.metrics.count_http(route, status, took)
