@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from unittest.mock import ANY
 
 import httpx
 import pytest
@@ -157,6 +158,20 @@ async def test_a_job_cancelled_while_it_waits_gives_back_its_turn() -> None:
         # The slow job, paused for the waiting one, gets the worker back, and so does the next.
         assert (await slow)[0] == "ok"
         assert (await pool.run(job(SMALL.encode()), deadline(3)))[0] == "ok"
+    finally:
+        pool.close()
+
+
+async def test_a_page_after_one_that_left_its_worker_large_is_read() -> None:
+    # The table leaves the worker past RECYCLE_GROWTH_BYTES, so it exits after answering; the
+    # next page must go to a fresh worker, not to the one on its way out.
+    pool = ExtractorPool(1, 768 * 1024 * 1024)
+    table = Job("html", hostile_docs.long_table(), "http://127.0.0.1/", 2_000_000, 50_000, 1, 65536)
+    small = Job("html", SMALL, "http://127.0.0.1/", 2_000_000, 50_000, 1, 65536)
+    try:
+        for _ in range(2):
+            assert (await pool.run(table, deadline(30)))[0] == "ok"
+            assert await pool.run(small, deadline(10)) == ("ok", ANY)
     finally:
         pool.close()
 

@@ -98,6 +98,44 @@ async def test_article_text_without_navigation_or_ads(server: LocalServer) -> No
     assert "gzip" in seen.headers["accept-encoding"]
 
 
+def linking_article(head: str = "") -> str:
+    links = (
+        "<a href='setup.html'>setup</a>, <a href='../api/index.html'>the API</a>,"
+        " <a href='?page=2'>the next page</a> and <a href='/about'>about</a>"
+    )
+    text = "The guide explains the tool in several chapters with many examples and notes. " * 3
+    return (
+        f"<html><head>{head}<title>Guide</title></head><body><article><h1>Guide</h1>"
+        f"<p>{text}</p><p>Read on: {links}.</p></article></body></html>"
+    )
+
+
+async def test_links_are_resolved_as_a_browser_resolves_them(server: LocalServer) -> None:
+    server.routes["/docs/guide/intro.html"] = page(linking_article())
+    result = await fetch_page(server.url("/docs/guide/intro.html"), settings=settings_for(server))
+    content = result["content"]
+    assert f"[setup]({server.url('/docs/guide/setup.html')})" in content
+    assert f"[the API]({server.url('/docs/api/index.html')})" in content
+    assert f"[the next page]({server.url('/docs/guide/intro.html?page=2')})" in content
+    assert f"[about]({server.url('/about')})" in content
+
+
+async def test_links_follow_the_pages_base_href(server: LocalServer) -> None:
+    head = "<base href='https://mirror.example/manual/v2/'><base href='https://other.example/'>"
+    server.routes["/copy/intro.html"] = page(linking_article(head))
+    result = await fetch_page(server.url("/copy/intro.html"), settings=settings_for(server))
+    content = result["content"]
+    assert "[setup](https://mirror.example/manual/v2/setup.html)" in content
+    assert "[the API](https://mirror.example/manual/api/index.html)" in content
+    assert "[about](https://mirror.example/about)" in content
+    # The page was read where it was fetched, whatever its links say.
+    assert result["final_url"] == server.url("/copy/intro.html")
+    # A base no URL parser reads is ignored, as browsers ignore it.
+    server.routes["/broken/intro.html"] = page(linking_article("<base href='http://[x/'>"))
+    broken = await fetch_page(server.url("/broken/intro.html"), settings=settings_for(server))
+    assert f"[setup]({server.url('/broken/setup.html')})" in broken["content"]
+
+
 async def test_long_page_in_three_windows_joins_to_the_whole(server: LocalServer) -> None:
     server.routes["/long"] = page(long_article())
     settings = settings_for(server)

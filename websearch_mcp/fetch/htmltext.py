@@ -8,7 +8,9 @@ cost no more than flat ones.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import trafilatura
 from lxml import etree
@@ -59,15 +61,42 @@ def _main_content(html: str | bytes, url: str, tree: Any) -> Extracted:
     # Not `extensive`: its last resorts take a copyright year ("© 2019" as 2019-01-01) or any
     # date told in the text for the publication date. Metadata, <time>, bylines and the URL stay.
     metadata = trafilatura.extract_metadata(tree, default_url=url, extensive=False)
-    content = trafilatura.extract(tree, url=url, **_OPTIONS)
+    content = trafilatura.extract(_absolute_links(tree, url), url=url, **_OPTIONS)
     if not content:
-        content = trafilatura.extract(load_html(html), url=url, favor_recall=True, **_OPTIONS)
+        again = _absolute_links(load_html(html), url)
+        content = trafilatura.extract(again, url=url, favor_recall=True, **_OPTIONS)
     if not content:
         fresh = load_html(html)
         content = _visible_text(fresh) if fresh is not None else ""
     title = (metadata.title if metadata else None) or title
     published = metadata.date if metadata else None
     return Extracted(content=content, title=title, published=published)
+
+
+def _absolute_links(tree: Any, url: str) -> Any:
+    """`tree` with its links made absolute as a browser reads them: against the page's first
+    `<base href>` (when it is an http(s) URL), else the page's own URL. trafilatura would join
+    them to the host alone, so `setup.html` on `/docs/intro.html` would become `/setup.html`."""
+    if tree is None:
+        return None
+    base = url
+    found = tree.xpath("(//base[@href])[1]/@href")
+    try:
+        declared = urljoin(url, str(found[0]).strip()) if found else url
+        if urlsplit(declared).scheme in ("http", "https"):
+            base = declared
+    except ValueError:  # a base no URL parser reads ("http://[x/") is ignored, as browsers do
+        pass
+    # Not `make_links_absolute`: it resolves against the last `<base>`, browsers the first.
+    tree.rewrite_links(functools.partial(_joined, base), resolve_base_href=False)
+    return tree
+
+
+def _joined(base: str, href: str) -> str:
+    try:
+        return urljoin(base, href)
+    except ValueError:  # a link no URL parser reads ("http://[x/") stays as written
+        return href
 
 
 def _count_nodes(tree: Any, limit: int) -> int:

@@ -52,6 +52,7 @@ class _Worker:
     """One worker process and the parent's end of its pipe."""
 
     def __init__(self, context: Any, memory_bytes: int) -> None:
+        self.retiring = False  # said so with its last answer: it exits, takes no more jobs
         self.conn, child = multiprocessing.Pipe()
         self.process: BaseProcess = context.Process(
             target=_serve, args=(child, memory_bytes), daemon=True, name="websearch-extract"
@@ -65,8 +66,8 @@ class _Worker:
             self.conn.send(job)
             if not self.conn.poll(max(seconds, 0.0)):
                 return None
-            answer: Answer = self.conn.recv()
-            return answer
+            status, value, self.retiring = self.conn.recv()
+            return (status, value)
         except (EOFError, OSError):
             return ("died", None)
 
@@ -232,7 +233,12 @@ class ExtractorPool:
             return ("died", None)
         answer = worker.call(ticket.job, ticket.deadline - time.monotonic())
         ticket.worker = None
-        if answer is None or answer[0] in ("died", "memory") or not worker.process.is_alive():
+        if (
+            answer is None
+            or answer[0] == "died"
+            or worker.retiring  # it exits now: the next job must not be sent to it
+            or not worker.process.is_alive()
+        ):
             worker.stop()
             return answer or ("timeout", None)
         with self._lock:

@@ -2,8 +2,9 @@
 
 A worker caps its own address space (`RLIMIT_AS`) before it reads anything, so a document that
 inflates beyond the limit fails with MemoryError in the worker and never in the service. After a
-job that left it much bigger than it started, the worker answers and then exits, so that the
-memory goes back to the system; the pool starts a fresh one when it is needed.
+job that left it much bigger than it started, the worker answers, saying that it retires, and
+then exits, so that the memory goes back to the system; the pool starts a fresh one when it is
+needed.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def _resident_bytes() -> int:
 
 def serve(conn: Connection, memory_bytes: int) -> None:
     """The worker's main loop: receive a `Job`, send back ("ok", Extracted), ("error", FetchError
-    or text) or ("memory", None)."""
+    or text) or ("memory", None), each with whether the worker exits after it."""
     if memory_bytes > 0:
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     baseline = _resident_bytes()
@@ -68,9 +69,11 @@ def serve(conn: Connection, memory_bytes: int) -> None:
         except Exception:  # the extractors raise many kinds on hostile input
             answer = ("error", "the page could not be read (damaged or unsupported)")
         del job
+        # Said with the answer: the pool must not send the next job to a worker on its way out.
+        retiring = answer[0] == "memory" or _resident_bytes() - baseline > RECYCLE_GROWTH_BYTES
         try:
-            conn.send(answer)
+            conn.send((*answer, retiring))
         except (OSError, ValueError):
             return
-        if answer[0] == "memory" or _resident_bytes() - baseline > RECYCLE_GROWTH_BYTES:
+        if retiring:
             return
