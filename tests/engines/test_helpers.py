@@ -332,6 +332,9 @@ def test_a_date_is_before_a_time_range_only_when_all_it_may_mean_is(
         ("https://example.org/a\rb", "https://example.org/ab"),
         ("//example.org/a", "https://example.org/a"),
         ("\thttp://[fe80::1/a", None),
+        ("http://[::1]/a", "http://[::1]/a"),
+        ("http://exa\uff03mple.org/a", None),  # the host reads "exa#mple.org" once normalised
+        ("http://bücher.example/a", "http://bücher.example/a"),
         ("ftp://example.org/a", None),
     ],
 )

@@ -172,7 +172,7 @@ def http_url(value: Any) -> str | None:
         url = "https:" + url
     if not url.startswith(("http://", "https://")):
         return None
-    if plain_link(url) is None:
+    if "[" in url or "]" in url or not url.isascii():  # all `urlsplit` may refuse
         try:
             urlsplit(url)
         except ValueError:
