@@ -350,17 +350,8 @@ def test_closing_stdin_mid_search_asks_no_engine_again_and_leaves_nothing_open(
 ) -> None:
     """The client went away: the search stops with the service, its engine requests are not
     sent again on new connections after the engines' pools closed."""
-    for engine in ("tavily", "searxng"):
-        fake.faults[engine] = Fault(delay=5)
-    with _started(config_file) as process:
+    with _searching(fake, config_file) as process:
         assert process.stdin is not None
-        _ask(process, INITIALIZE)
-        process.stdin.write(json.dumps(tool_call({"query": "python asyncio"}, rid=2)) + "\n")
-        process.stdin.flush()
-        deadline = time.monotonic() + 30
-        while fake.counts["tavily"] + fake.counts["searxng"] < 2:  # both asked, awaiting answers
-            assert time.monotonic() < deadline, "the engines were not asked"
-            time.sleep(0.02)
         process.stdin.close()
         stderr = _stderr_once_ended(process)
     assert process.returncode == 0, stderr
