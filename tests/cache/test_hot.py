@@ -225,11 +225,17 @@ async def test_entries_in_memory_are_bounded_by_count_least_recently_used_first(
     await cache.close()
 
 
-async def test_entries_in_memory_are_bounded_by_size(
-    make: Make, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def small(make: Make, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SqliteCache:
+    """A cache whose entries in memory may take 1000 bytes in all."""
     monkeypatch.setattr(hot_module, "HOT_MAX_BYTES", 1000)
-    cache = make(tmp_path / "cache.sqlite3")
+    return make(tmp_path / "cache.sqlite3")
+
+
+async def test_entries_in_memory_are_bounded_by_size(
+    small: SqliteCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = small
     await cache.set("web", "big", {"text": "x" * 2000})
     await cache.set("web", "a", {"text": "a" * 600})
     await cache.set("web", "b", {"text": "b" * 600})  # the two exceed the bound: "a" goes
@@ -239,27 +245,23 @@ async def test_entries_in_memory_are_bounded_by_size(
     assert await cache.get("web", "big") is not None
     assert await cache.get("web", "a") is not None
     assert len(reads) == 2
-    await cache.close()
 
 
 async def test_an_entry_over_the_size_bound_displaces_none_kept_in_memory(
-    make: Make, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    small: SqliteCache, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(hot_module, "HOT_MAX_BYTES", 1000)
-    cache = make(tmp_path / "cache.sqlite3")
+    cache = small
     await cache.set("web", "a", {"text": "a" * 600})
     await cache.set("web", "big", {"text": "x" * 2000})  # never kept, so "a" stays
     reads = count_reads(cache, monkeypatch)
     assert await cache.get("web", "a") is not None
     assert reads == []
-    await cache.close()
 
 
 async def test_a_cleanup_frees_the_room_its_forgotten_entries_took(
-    make: Make, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    small: SqliteCache, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(hot_module, "HOT_MAX_BYTES", 1000)
-    cache = make(tmp_path / "cache.sqlite3")
+    cache = small
     await cache.set("web", "a", {"text": "a" * 600})
     await cache.cleanup()  # forgets every entry in memory
     await cache.set("web", "b", {"text": "b" * 600})
@@ -267,7 +269,6 @@ async def test_a_cleanup_frees_the_room_its_forgotten_entries_took(
     assert await cache.get("web", "b") is not None
     assert reads == []
     assert cache._hot.size == sum(len(hot.raw) for hot in cache._hot.values())
-    await cache.close()
 
 
 async def test_entries_in_memory_take_at_most_8_mib_whatever_their_characters(

@@ -41,6 +41,19 @@ async def stores(
         await store.close()
 
 
+@pytest.fixture
+async def own_redis(clock: FakeClock) -> AsyncIterator[tuple[RedisServer, RedisCooldownStore]]:
+    """A Redis of the test's own, which it may stop and start, and a store on it."""
+    server = RedisServer(redis_binary())
+    server.start()
+    store = RedisCooldownStore(server.url, clock=clock, timeout_seconds=LENIENT_SECONDS)
+    try:
+        yield server, store
+    finally:
+        await store.close()
+        server.close()
+
+
 async def test_a_cooldown_set_by_one_replica_is_seen_by_the_other(
     stores: tuple[RedisCooldownStore, RedisCooldownStore], clock: FakeClock
 ) -> None:
@@ -88,55 +101,45 @@ async def test_key_pools_and_breakers_of_two_replicas_agree(
 
 
 async def test_redis_down_falls_back_to_memory_then_shares_again(
-    clock: FakeClock, caplog: pytest.LogCaptureFixture
+    own_redis: tuple[RedisServer, RedisCooldownStore],
+    clock: FakeClock,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    server = RedisServer(redis_binary())
-    server.start()
-    store = RedisCooldownStore(server.url, clock=clock, timeout_seconds=LENIENT_SECONDS)
-    try:
-        server.stop()
-        with caplog.at_level(logging.INFO, logger="websearch_mcp.cache"):
-            await store.set("breaker:bing", Cooldown(clock() + 600, "captcha page", 1))
-            # This process still knows its own cooldown while Redis is away.
-            assert await store.get("breaker:bing") == Cooldown(clock() + 600, "captcha page", 1)
-            await store.delete("breaker:brave")
-            assert store.stats.errors["unavailable"] == 1
-            assert store.stats.bypassed == 1
-            warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
-            assert len(warnings) == 1 and "cooldown" in warnings[0].getMessage()
+    server, store = own_redis
+    server.stop()
+    with caplog.at_level(logging.INFO, logger="websearch_mcp.cache"):
+        await store.set("breaker:bing", Cooldown(clock() + 600, "captcha page", 1))
+        # This process still knows its own cooldown while Redis is away.
+        assert await store.get("breaker:bing") == Cooldown(clock() + 600, "captcha page", 1)
+        await store.delete("breaker:brave")
+        assert store.stats.errors["unavailable"] == 1
+        assert store.stats.bypassed == 1
+        warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1 and "cooldown" in warnings[0].getMessage()
 
-            server.start()  # empty: what was shared is gone
-            clock.advance(31)
-            assert await store.get("breaker:brave") is None  # deleted here meanwhile
-            # What this process learnt meanwhile stays in force here until it changes again.
-            assert await store.get("breaker:bing") == Cooldown(clock() + 569, "captcha page", 1)
-            await store.set("breaker:bing", Cooldown(clock() + 60, "error", 1))
-            assert server.command("EXISTS", store.redis_key("breaker:bing")) == b":1"
-            server.command("DEL", store.redis_key("breaker:bing"))  # another replica's change
-            assert await store.get("breaker:bing") is None  # shared again: Redis is the truth
-        assert any("works again" in r.getMessage() for r in caplog.records)
-    finally:
-        await store.close()
-        server.close()
+        server.start()  # empty: what was shared is gone
+        clock.advance(31)
+        assert await store.get("breaker:brave") is None  # deleted here meanwhile
+        # What this process learnt meanwhile stays in force here until it changes again.
+        assert await store.get("breaker:bing") == Cooldown(clock() + 569, "captcha page", 1)
+        await store.set("breaker:bing", Cooldown(clock() + 60, "error", 1))
+        assert server.command("EXISTS", store.redis_key("breaker:bing")) == b":1"
+        server.command("DEL", store.redis_key("breaker:bing"))  # another replica's change
+        assert await store.get("breaker:bing") is None  # shared again: Redis is the truth
+    assert any("works again" in r.getMessage() for r in caplog.records)
 
 
 async def test_a_cooldown_shared_before_redis_went_away_is_still_known_here(
-    clock: FakeClock,
+    own_redis: tuple[RedisServer, RedisCooldownStore], clock: FakeClock
 ) -> None:
-    server = RedisServer(redis_binary())
-    server.start()
-    store = RedisCooldownStore(server.url, clock=clock, timeout_seconds=LENIENT_SECONDS)
-    try:
-        cooldown = Cooldown(clock() + 600, "captcha page", 1)
-        await store.set("breaker:bing", cooldown)
-        server.stop()
-        # The failed read, then the reads while the store waits before asking Redis again.
-        for _ in range(2):
-            assert await store.get("breaker:bing") == cooldown
-        assert store.stats.errors["unavailable"] == 1
-    finally:
-        await store.close()
-        server.close()
+    server, store = own_redis
+    cooldown = Cooldown(clock() + 600, "captcha page", 1)
+    await store.set("breaker:bing", cooldown)
+    server.stop()
+    # The failed read, then the reads while the store waits before asking Redis again.
+    for _ in range(2):
+        assert await store.get("breaker:bing") == cooldown
+    assert store.stats.errors["unavailable"] == 1
 
 
 async def test_redis_refusing_writes_keeps_cooldowns_here_and_still_reads_the_shared_ones(
