@@ -361,6 +361,12 @@ def _run(ns: argparse.Namespace) -> int:
         return 0
     if ns.command == "status":
         return _status(settings, ns)
+    from websearch_mcp.server.observability import configure_logging
+
+    # Warnings (a cache set aside, a summary that failed) in the configured format, secrets
+    # redacted; what is below them the answer already says, and stderr is for what needs a look.
+    level = "error" if settings.server.log_level == "error" else "warning"
+    configure_logging(settings.server.log_format, level, settings.secrets())
     if ns.command == "fetch":
         return asyncio.run(_fetch(settings, ns))
     return asyncio.run(_search(settings, ns))

@@ -178,6 +178,27 @@ def _cli(*args: str | bytes, env: dict[str, str] | None = None) -> subprocess.Po
     )
 
 
+def test_search_logs_its_warnings_in_the_configured_format_without_secrets(
+    with_model: tuple[FakeLLM, Path], fake: FakeEngines
+) -> None:
+    llm, config = with_model
+    llm.stream_mode = llm.plain_mode = "fail"
+    key = "sk-model-key-0123456789"
+    llm.echo = f"Bearer {key}"  # a server quoting the header it was sent
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["llm"]["api_key"] = key
+    data["server"]["log_format"] = "json"  # and `log_level: debug`: below warning stays quiet
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    fake.faults["tavily"] = Fault(status=500)
+    child = _cli("search", "python asyncio", "--config", str(config), "--intent", "code")
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err.decode()
+    records = [json.loads(line) for line in err.decode().splitlines()]
+    assert [r["level"] for r in records] == ["warning"], records
+    assert records[0]["message"].startswith("no summary from model fake-model: ")
+    assert key not in err.decode() and key not in out.decode()
+
+
 @pytest.mark.parametrize("unbuffered", ["1", ""])
 def test_output_into_a_closed_pipe_ends_quietly(
     unbuffered: str, engines_url: str, tmp_path: Path
