@@ -538,3 +538,33 @@ def test_one_result_per_page_however_the_engines_spell_its_link(engines_url: str
     assert books["score_details"]["ranks"] == {"tavily": 1, "brave": 1}
     assert by_title["Müller"][0]["engines"] == ["tavily"]
     assert by_title["Möller"][0]["engines"] == ["brave"]
+
+
+def test_a_page_one_engine_gave_no_title_takes_the_title_another_engine_gave(
+    engines_url: str,
+) -> None:
+    """An engine without a title for a page (its title is then the URL) ranks it first: the
+    merged result still has the title another engine gave the page."""
+    agents = "https://ai.pydantic.dev/agents/"
+    lists: dict[str, list[dict[str, Any]]] = {
+        "tavily": [
+            {"title": "", "url": agents, "snippet": "Agents are the primary interface."},
+            {"title": "", "url": "https://ai.pydantic.dev/tools/", "snippet": "Tools."},
+        ],
+        "brave": [
+            {"title": "Pydantic AI", "url": "https://ai.pydantic.dev/", "snippet": "Agents."},
+            {"title": "Agents - Pydantic AI", "url": agents, "snippet": "Agents."},
+        ],
+    }
+    with serve_fake_engines(FakeEngines(lambda engine, query: lists.get(engine, []))) as base:
+        settings = make_settings(base)
+        settings.engines["searxng"] = settings.engines["searxng"].model_copy(
+            update={"enabled": False}
+        )
+        with serve_app(create_app(settings)) as url:
+            answer = web_search(url, "pydantic ai agents", explain=True)["structuredContent"]
+    by_url = {result["url"]: result for result in answer["results"]}
+    assert by_url[agents]["score_details"]["ranks"] == {"tavily": 1, "brave": 2}
+    assert by_url[agents]["title"] == "Agents - Pydantic AI"
+    # A page no engine gave a title keeps its URL as its title.
+    assert by_url["https://ai.pydantic.dev/tools/"]["title"] == "https://ai.pydantic.dev/tools/"

@@ -43,6 +43,12 @@ class Merged:
         return self._published_at
 
 
+def _titled(hit: Hit) -> bool:
+    """Whether `hit` has a title of its own: not a blank one, nor its URL, which stands for the
+    title an engine did not give (`plain_hits`)."""
+    return bool(hit.title.strip()) and hit.title != hit.url
+
+
 def _fill(item: Merged) -> None:
     if len(item.hits) == 1:  # the common case, kept cheap
         ((engine, hit),) = item.hits.items()
@@ -58,7 +64,7 @@ def _fill(item: Merged) -> None:
     item.engines = engines
     # One pass, best rank first; each choice keeps the first hit that is best for it.
     first = hits[engines[0]]
-    title = first.title if first.title.strip() else ""
+    title = first.title if _titled(first) else ""
     snippet, url, published = first.snippet, first.url, first.published or None
     # An original URL: https first, then the shortest (no tracking extras), then the best rank.
     secure, length = url.startswith("https:"), len(url)
@@ -68,7 +74,7 @@ def _fill(item: Merged) -> None:
     dated = False  # whether `earliest` is `published` read
     for engine in engines[1:]:
         hit = hits[engine]
-        if not title and hit.title.strip():
+        if not title and _titled(hit):
             title = hit.title
         if len(hit.snippet) > len(snippet):
             snippet = hit.snippet
@@ -85,6 +91,8 @@ def _fill(item: Merged) -> None:
                 earliest, published = date, hit.published
             elif earliest is None and not published:
                 published = hit.published
+    if not title:  # no engine gave one: the best-ranked URL standing for it, as for one hit
+        title = next((hits[e].title for e in engines if hits[e].title.strip()), "")
     item.title, item.snippet, item.url = title, snippet, url
     item.published, item._published_at, item._dated = published, earliest, dated
 
@@ -94,9 +102,9 @@ def merge(
 ) -> list[Merged]:
     """Group hits by canonical URL (`canonical`: `canonicalize` unless given, a search's own
     table of it). Each engine counts once per URL, with its best rank; the merged result keeps
-    the longest snippet, the best-ranked non-empty title and the earliest date. Returned in
-    order of first appearance (engines by name); each result's `ranks` are in engine-name
-    order."""
+    the longest snippet, the best-ranked title an engine gave (not a blank one, nor the URL
+    standing for none) and the earliest date. Returned in order of first appearance (engines
+    by name); each result's `ranks` are in engine-name order."""
     merged: dict[str, Merged] = {}
     # Each link is read once per call: engines share most of their links.
     links: dict[str, CanonicalURL] = {}
