@@ -140,6 +140,40 @@ async def test_a_story_grouped_with_its_own_publishers_other_pages_names_each_pu
         assert len(publishers) == len(set(publishers)), publishers
 
 
+async def test_a_google_news_link_gives_way_to_the_publishers_own_link_another_engine_found(
+    recorded: FakeEngines, engines_url: str
+) -> None:
+    """Google News links AP's report through its redirect page; Serper found the same report at
+    AP's address, lower in its list: the story's one result links AP's page, found by both."""
+    recorded_serper = json.loads(fixture_bytes(RECORDED["serper"]))
+    ap = "https://apnews.com/article/trump-national-monuments-utah-bears-ears-0123"
+    recorded_serper["news"].append(
+        {
+            "title": "Trump reduces size of 2 national monuments in Utah",
+            "link": ap,
+            "snippet": "President Donald Trump reduced the size of two national monuments.",
+            "date": "Jul 13, 2026",
+            "source": "AP News",
+        }
+    )
+    recorded.bodies["serper"] = Body(json.dumps(recorded_serper).encode())
+    with serving(news_settings(engines_url)) as url:
+        answer = await search(
+            url, category="news", engines=["google_news", "serper"], max_results=30
+        )
+    wire = [r for r in answer["results"] if r["title"].startswith("Trump reduces size of 2")]
+    assert len(wire) == 1 and wire[0]["source"] == "AP News"
+    assert wire[0]["url"] == ap
+    assert wire[0]["engines"] == ["google_news", "serper"]
+    assert all(o["source"] != "AP News" for o in wire[0]["also"])
+    # Where no other engine has the publisher's address, Google's link stays.
+    assert all(
+        r["url"].startswith("https://news.google.com/")
+        for r in answer["results"]
+        if r["engines"] == ["google_news"]
+    )
+
+
 async def test_each_engine_is_asked_at_its_news_endpoint_and_google_news_with_when(
     recorded: FakeEngines, engines_url: str
 ) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -297,8 +297,33 @@ def _fold_stories(scored: list[_Scored], settings: NewsSettings) -> list[_Scored
         if len(group) > 1:
             head.folded = tuple(scored[i].item for i in group[1:])
             head.also = _other_publishers(head.item, head.folded)
+            head.item = _publisher_link(head.item, head.folded)
         heads.append(head)
     return heads
+
+
+#: Hosts whose news links are redirect pages to the publisher's article, not the article.
+REDIRECT_HOSTS = frozenset({"news.google.com"})
+
+
+def _publisher_link(lead: Merged, folded: Sequence[Merged]) -> Merged:
+    """`lead`, showing its publisher's own link where its link is a redirect page and a report
+    of the same publisher folded into it has one: the same article, that other engines found at
+    its address. Those engines join the lead's."""
+    source = (_source(lead) or "").casefold()
+    if not source or lead.host not in REDIRECT_HOSTS:
+        return lead
+    for other in folded:
+        if other.host not in REDIRECT_HOSTS and (_source(other) or "").casefold() == source:
+            added = [e for e in other.engines if e not in lead.hits]
+            return replace(
+                lead,
+                url=other.url,
+                hits={**lead.hits, **{e: other.hits[e] for e in added}},
+                ranks=dict(sorted({**lead.ranks, **{e: other.ranks[e] for e in added}}.items())),
+                engines=[*lead.engines, *added],
+            )
+    return lead
 
 
 def _other_publishers(lead: Merged, folded: Sequence[Merged]) -> list[dict[str, str | None]]:
