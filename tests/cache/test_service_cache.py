@@ -27,7 +27,9 @@ from testing.fetch_helpers import LocalServer, page
 from testing.redis_server import LENIENT_SECONDS, RedisServer, free_port
 from testing.server_helpers import MCP_HEADERS, results_for, tool_call
 from testing.serving import serve_app
+from websearch_mcp.cache import open_cache
 from websearch_mcp.net.cooldowns.recent_reads import MAX_AGE_SECONDS
+from websearch_mcp.search.fan_out import Orchestrator
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.server.app import create_app
 from websearch_mcp.server.arguments import web_search_args
@@ -225,6 +227,35 @@ def test_an_answer_without_an_engine_whose_breaker_is_open_is_kept_briefly(
         clock.advance(settings.cache.partial_ttl_seconds + 1)
         assert search(url, "asyncio event loop")["cached"] is False
     assert fake.counts["searxng"] == 1
+
+
+@pytest.mark.parametrize(
+    ("engine", "said"),
+    [
+        ("searxng", "circuit open after HTTP 429 Too Many Requests; next try in 30 s"),
+        ("tavily", "no request sent; the first is usable again in 30 s"),
+    ],
+)
+def test_an_engine_left_out_for_a_rest_is_asked_when_its_report_says(
+    fake: FakeEngines, engines_url: str, cache_path: Path, engine: str, said: str
+) -> None:
+    """An engine left out while it rests (its breaker open, every key resting) is reported
+    with the time left; the same search repeated once that time is over asks it, rather than
+    repeating the cached answer that left it out."""
+    settings = make_settings(engines_url, cache_path, search={"breaker": {"enabled": True}})
+    clock = FakeClock()
+    orchestrator = Orchestrator(settings, clock=clock, environ={})
+    service = SearchService(settings, orchestrator, open_cache(settings.cache, clock=clock))
+    fake.faults[engine] = Fault(status=429, retry_after="30")
+    with serve_app(create_app(settings, service)) as url:
+        assert report(search(url, "asyncio tutorial"), engine)["status"] == "rate_limited"
+        rested = report(search(url, QUERY), engine)
+        assert rested["error"].endswith(said)
+        del fake.faults[engine]
+        clock.advance(30)
+        again = search(url, QUERY)
+    assert report(again, engine)["status"] == "ok"
+    assert fake.counts[engine] == 2
 
 
 async def test_fifty_identical_concurrent_searches_share_one_fan_out(

@@ -106,13 +106,14 @@ async def test_breakers_of_different_engines_share_a_store_independently() -> No
 
 
 def test_format_seconds() -> None:
-    assert [format_seconds(s) for s in (0, 0.4, 5, 9.6, 59, 61, 180, 3600, 3900, 7200)] == [
+    assert [format_seconds(s) for s in (0, 0.4, 5, 9.6, 59, 61, 150, 180, 3600, 3900, 7200)] == [
         "0 s",
         "0.4 s",
         "5 s",
         "10 s",
         "59 s",
-        "1 min",
+        "1 min 1 s",
+        "2 min 30 s",
         "3 min",
         "1 h",
         "1 h 5 min",

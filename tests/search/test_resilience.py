@@ -11,6 +11,7 @@ import gc
 import json
 import logging
 import random
+import re
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -307,6 +308,35 @@ def test_a_rate_limited_engine_rests_as_long_as_retry_after_says(
     assert report(third, "bing")["status"] == "rate_limited"
     assert report(third, "duckduckgo")["status"] == "skipped"
     assert fake.counts["bing"] == 2 and fake.counts["duckduckgo"] == 1
+
+
+def waited(text: str) -> float:
+    """The seconds a report's "next try in 2 min 30 s" (or "usable again in ...") names."""
+    said = re.search(r" in ((?:\d+(?:\.\d+)? (?:h|min|s) ?)+)$", text)
+    assert said is not None, text
+    units = {"h": 3600, "min": 60, "s": 1}
+    return sum(float(n) * units[unit] for n, unit in re.findall(r"([\d.]+) (h|min|s)", said[1]))
+
+
+@pytest.mark.parametrize("engine", ["bing", "brave"])
+def test_an_engine_left_out_is_asked_once_the_time_its_report_gives_is_over(
+    fake: FakeEngines, engines_url: str, clock: FakeClock, engine: str
+) -> None:
+    """A rest of 150 s (a Retry-After): the breaker's "next try in" (bing) and the keys'
+    "usable again in" (brave) say so to the second, and a search made once it is over asks
+    the engine."""
+    fake.faults[engine] = Fault(status=429, retry_after="150")
+    settings = settings_for(engines_url, engines_conf(), deadline_seconds=DEADLINE)
+    with serving(settings, clock) as url:
+        assert report(web_search(url, QUERY)["structuredContent"], engine)["status"] == (
+            "rate_limited"
+        )
+        rested = report(web_search(url, QUERY)["structuredContent"], engine)
+        assert rested["status"] in ("skipped", "rate_limited")
+        del fake.faults[engine]
+        clock.advance(waited(rested["error"]))
+        back = report(web_search(url, QUERY)["structuredContent"], engine)
+    assert back["status"] == "ok", back
 
 
 @pytest.mark.parametrize("value", ["inf", "1e400", "99999999"])

@@ -73,9 +73,9 @@ def test_chromium_shows_each_engines_state(status_url: str, tmp_path: Path) -> N
     texts = {name: _badge(dom, name) for name in EXPECTED if name != "duckduckgo"}
     assert texts["searxng"] == "ok" and texts["tavily"] == "no key"
     assert re.search(r'id="disabled">Disabled: .*>duckduckgo</span>', dom)
-    assert re.fullmatch(r"rate limited, \d+ (s|min) left", texts["brave"])
-    assert re.fullmatch(r"blocked, (1 h|\d+ min) left", texts["bing"])
-    assert re.fullmatch(r"breaker open, \d+ min left", texts["wikipedia"])
+    assert re.fullmatch(r"rate limited, (\d+ s|\d+ min( \d+ s)?) left", texts["brave"])
+    assert re.fullmatch(r"blocked, (1 h|\d+ min( \d+ s)?) left", texts["bing"])
+    assert re.fullmatch(r"breaker open, \d+ min( \d+ s)? left", texts["wikipedia"])
     assert '<meta http-equiv="refresh" content="30">' in dom
     assert '<dl id="service">' in dom
 

@@ -49,6 +49,8 @@ class FanOut:
     reports: list[EngineReport]
     #: Engines whose lists seem to answer another query (reported `irrelevant`).
     demoted: frozenset[str] = frozenset()
+    #: Engines sent no request (breaker open, every key resting, no slot of the rate limit).
+    unasked: frozenset[str] = frozenset()
 
 
 class Orchestrator:
@@ -182,6 +184,19 @@ class Orchestrator:
                 return True
         return False
 
+    async def rest_left(self, names: Iterable[str]) -> float | None:
+        """Seconds until the first of `names` that rests (its breaker open, or every key
+        resting) may be asked again; None when none of them rests. Claims no probe."""
+        waits = []
+        for name in names:
+            run = self.runs[name]
+            wait = await run.pool.recovers_in() if run.pool is not None else 0.0
+            if run.breaker is not None and (state := await run.breaker.state()) is not None:
+                wait = max(wait, 0.0 if state.probing else state.seconds_left)
+            if wait > 0:
+                waits.append(wait)
+        return min(waits, default=None)
+
     # --- a search ---------------------------------------------------------------------------
 
     def choose(
@@ -264,7 +279,8 @@ class Orchestrator:
                 self.activity.record(outcome.report, query.text, asked=outcome.asked)
         lists = {o.report.name: o.hits for o in outcomes if o.hits is not None}
         demoted = frozenset(o.report.name for o in outcomes if o.demoted and o.hits is not None)
-        return FanOut(lists, [o.report for o in outcomes], demoted)
+        unasked = frozenset(o.report.name for o in outcomes if not o.asked)
+        return FanOut(lists, [o.report for o in outcomes], demoted, unasked)
 
     async def call(self, run: EngineRun, query: Query, until: float) -> Outcome:
         """One engine, with its breaker, rate limit, keys and retries; never raises.

@@ -94,6 +94,11 @@ def _cached(hit: CacheHit | None) -> Answered | None:
         return None
     if (stored := Answered.from_stored(hit.value)) is None:
         return None
+    # An answer that left out a resting engine says when it is asked again: from then on, the
+    # search is made afresh.
+    rest = hit.value.get("rest_seconds")
+    if isinstance(rest, int | float) and hit.age_seconds >= rest:
+        return None
     age = round(hit.age_seconds)
     return Answered({**stored.answer, "cached": True, "cache_age_seconds": age}, stored.details)
 
@@ -410,7 +415,10 @@ class SearchService:
             briefer.append(news_ttl)
         ttl = min(self.settings.cache.ttl_seconds, *briefer) if briefer else None
         answered = Answered.of(answer)
-        await self.cache.set(kind, key, answered.stored(), ttl_seconds=ttl)
+        stored = answered.stored()
+        if (rest := await orchestrator.rest_left(fan.unasked)) is not None:
+            stored["rest_seconds"] = rest
+        await self.cache.set(kind, key, stored, ttl_seconds=ttl)
         return answered
 
     async def fetch_page(self, url: str, *, max_chars: int, start: int) -> PageOut:

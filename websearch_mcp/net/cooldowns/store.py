@@ -103,14 +103,15 @@ def system_clock() -> float:
 
 
 def format_seconds(seconds: float) -> str:
-    """A duration for people: `0.3 s`, `45 s`, `3 min`, `1 h 5 min`."""
+    """A duration for people: `0.3 s`, `45 s`, `3 min`, `2 min 30 s`, `1 h 5 min`. Below an
+    hour it is exact to the second: a wait it names ("next try in ...") is waited as said."""
     if seconds < 9.5:
         return f"{max(0.0, seconds):.2g} s"
     seconds = round(seconds)
     if seconds < 60:
         return f"{seconds} s"
-    minutes = round(seconds / 60)
-    if minutes < 60:
-        return f"{minutes} min"
-    hours, rest = divmod(minutes, 60)
+    if seconds < 3600:
+        minutes, rest = divmod(seconds, 60)
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    hours, rest = divmod(round(seconds / 60), 60)
     return f"{hours} h {rest} min" if rest else f"{hours} h"
