@@ -54,7 +54,7 @@ from websearch_mcp.search.read_pages import read_results
 from websearch_mcp.search.single_flight import SingleFlight
 from websearch_mcp.search.summary import ProgressFn, SharedProgress, Summarizer
 
-#: Statuses that mean an engine was asked and did not answer.
+#: Statuses that mean an engine taking part failed (`rate_limited` also with no request sent).
 FAILED_STATUSES = frozenset({"error", "timeout", "blocked", "rate_limited"})
 #: The answer's `note` when every list that came back seems to answer another query.
 UNCERTAIN = (
