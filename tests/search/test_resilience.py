@@ -218,6 +218,48 @@ def test_unclosed_markup_in_an_engines_text_is_made_plain_in_time(
     assert_healthy_fused(answer)
 
 
+# Answers well within the size cap that take their parser seconds: a results page nested 30,000
+# deep (150 KB; Lexbor's time grows with the square of the depth) and a feed nested a million
+# deep. The service runs every search on one event loop.
+SLOW_TO_PARSE: dict[str, tuple[str, bytes, dict[str, Any]]] = {
+    "nested_html": ("bing", b"<html><body>" + b"<div>" * 30_000, {}),
+    "nested_xml": (
+        "google_news",
+        b'<?xml version="1.0"?><rss>' + b"<a>" * 1_000_000,
+        {"category": "news"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SLOW_TO_PARSE))
+def test_an_answer_slow_to_parse_holds_up_no_other_search(
+    case: str, fake: FakeEngines, engines_url: str, clock: FakeClock
+) -> None:
+    engine, content, arguments = SLOW_TO_PARSE[case]
+    fake.bodies[engine] = Body(content)
+    own = {"base_url": f"{engines_url}/other/{engine}"} if engine == "google_news" else {}
+    conf = {engine: own, "searxng": {}, "wikipedia": {}}
+    settings = settings_for(engines_url, conf, deadline_seconds=DEADLINE)
+    with serving(settings, clock) as url, ThreadPoolExecutor(1) as pool:
+        started = time.monotonic()
+        slow = pool.submit(web_search, url, QUERY, **arguments)
+        while not fake.counts[engine] and time.monotonic() < started + 5:
+            time.sleep(0.01)
+        # Other agents' searches, served by healthy engines, while that answer is parsed.
+        took: list[float] = []
+        while time.monotonic() < started + DEADLINE:
+            began = time.monotonic()
+            other = web_search(url, f"{QUERY} {len(took)}", engines=list(HEALTHY))
+            took.append(time.monotonic() - began)
+            assert_healthy_fused(other["structuredContent"])
+        answer = slow.result()["structuredContent"]
+        slow_took = time.monotonic() - started
+    assert max(took) < 1.0, took
+    # The search that got the answer still ends by its deadline.
+    assert slow_took < DEADLINE + SLACK
+    assert report(answer, engine)["status"] in ("timeout", "error")
+
+
 def test_an_engine_error_quoting_one_query_is_never_shown_with_another(
     fake: FakeEngines, engines_url: str, clock: FakeClock
 ) -> None:

@@ -78,6 +78,10 @@ def object_list(value: Any, what: str, key: str) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)]
 
 
+#: How much of an XML answer expat reads at a time (a few milliseconds' work).
+_XML_PIECE_BYTES = 64 * 1024
+
+
 class _RootReached(Exception):
     """The root element has begun: the prolog, where entities are declared, is over."""
 
@@ -104,7 +108,12 @@ def xml_root(content: bytes) -> ET.Element:
         # A body that is not XML is ElementTree's to report.
         with contextlib.suppress(_RootReached, expat.ExpatError):
             prolog.Parse(content, True)
-        return ET.fromstring(content)
+        parser = ET.XMLParser()
+        # Fed a piece at a time: expat holds the GIL while it reads, and an engine's answer is
+        # parsed in a thread that must let the event loop run while it reads a large feed.
+        for start in range(0, len(content), _XML_PIECE_BYTES):
+            parser.feed(content[start : start + _XML_PIECE_BYTES])
+        return parser.close()
     except (LookupError, ValueError):  # expat's codec lookup, not a parse error of its own
         raise ET.ParseError("the XML declares an encoding it cannot be read in") from None
 

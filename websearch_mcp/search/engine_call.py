@@ -19,6 +19,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from websearch_mcp.config import EngineSettings, Settings
@@ -42,6 +43,10 @@ log = logging.getLogger(__name__)
 MIN_REQUEST_SECONDS = 0.05
 #: Waited beyond a key's rest before it is used again.
 REST_MARGIN_SECONDS = 0.02
+#: Threads of their own for parsing engine answers. A parse goes on after its search has
+#: stopped waiting for it (a thread cannot be stopped): an answer whose parse takes far longer
+#: than any deadline holds one of these, never a thread that name lookups need.
+_PARSES = ThreadPoolExecutor(8, thread_name_prefix="websearch-engine-parse")
 
 
 #: The pooled client for (proxy or None, engine name).
@@ -273,7 +278,12 @@ class EngineCall:
                     request = with_user_agent(run, nxt, kit.agents)
                     response = await send(client, run.base_url, request, budget, retried)
                     status = response.status
-                return apply_limits(run.engine.hits(response, query), run), None
+                # Parsed in a thread, so that an answer slow to parse (a parser's time can grow
+                # with the square of a page's nesting) holds up neither the event loop nor any
+                # other search; waiting for it is bounded by `budget`, as the request is.
+                loop = asyncio.get_running_loop()
+                hits = await loop.run_in_executor(_PARSES, run.engine.hits, response, query)
+                return apply_limits(hits, run), None
         except TimeoutError:
             return None, _Failure(None, status)
         except EngineError as err:
