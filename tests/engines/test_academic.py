@@ -539,15 +539,21 @@ def test_pubmed_year_range_uses_publication_dates() -> None:
 
 def test_pubmed_follow_up_asks_for_the_summaries_of_the_found_ids() -> None:
     esearch = resp(fixture_bytes("pubmed/esearch_mdat_range_usehistory.json"))
-    req = PubMed().follow_up(esearch, Query("x"), KEY)
+    req = PubMed().follow_up(esearch, Query("x", max_results=20), KEY)
     assert req is not None
     assert (req.method, req.path) == ("GET", "/entrez/eutils/esummary.fcgi")
     ids = (req.params or {})["id"].split(",")
     assert len(ids) == 20 and ids[0] == "25039505" and ids[-1] == "25039486"
     assert req.params == {"db": "pubmed", "id": ",".join(ids), "retmode": "json", "api_key": KEY}
     assert req.secrets == (KEY,)
-    keyless = PubMed().follow_up(esearch, Query("x"), None)
+    keyless = PubMed().follow_up(esearch, Query("x", max_results=20), None)
     assert keyless is not None and "api_key" not in params_of(keyless) and keyless.secrets == ()
+    # An answer listing more ids than were asked for (`retmax`): the first of them only.
+    fewer = PubMed().follow_up(esearch, Query("x", max_results=5), None)
+    assert fewer is not None and params_of(fewer)["id"] == ",".join(ids[:5])
+    many = {"esearchresult": {"idlist": [str(n) for n in range(1, 100_001)]}}
+    flood = PubMed().follow_up(resp(json.dumps(many)), Query("x", max_results=50), None)
+    assert flood is not None and params_of(flood)["id"] == ",".join(map(str, range(1, 51)))
 
 
 def test_pubmed_follow_up_stops_at_the_summary_and_on_nothing_to_summarise() -> None:

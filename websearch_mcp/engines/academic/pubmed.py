@@ -139,6 +139,8 @@ class PubMed(Engine):
         esearch = _esearch(data)
         if esearch is None or _error(data) or not (ids := _ids(esearch)):
             return None
+        # As many as were asked for (`retmax`): a longer list is not sent on in one URL.
+        ids = ids[: min(query.max_results, self.max_rows)]
         params = {"db": "pubmed", "id": ",".join(ids), "retmode": "json"}
         return self._request("/entrez/eutils/esummary.fcgi", params, key)
 
