@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import asdict, dataclass
 
 import pytest
@@ -68,6 +71,27 @@ def test_argument_order_and_absent_values_do_not_change_the_key() -> None:
     b = cache_key("web_search", "q", {"language": "en", "max_results": 5, "time_range": None}, "fp")
     assert a == b
     assert key(sites={"b", "a"}) == key(sites={"a", "b"})
+
+
+def test_a_set_argument_gives_the_same_key_in_every_process() -> None:
+    """Workers and replicas share the cache: the engines named, a set whose order follows each
+    process's string hashing, give one key whatever the process."""
+    code = (
+        "from websearch_mcp.cache import cache_key;"
+        "print(cache_key('web_search', 'q', {'engines': frozenset("
+        "['bing', 'brave', 'duckduckgo', 'searxng', 'wikipedia'])}, 'fp'))"
+    )
+    keys = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("0", "1", "2")
+    }
+    assert len(keys) == 1
 
 
 def test_an_argument_without_a_stable_form_is_refused() -> None:

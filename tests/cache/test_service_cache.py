@@ -275,6 +275,30 @@ async def test_fifty_identical_concurrent_searches_share_one_fan_out(
     assert not any(a["cached"] for a in answers)
 
 
+async def test_a_caller_giving_up_leaves_a_shared_search_to_the_others(
+    fake: FakeEngines, engines_url: str, cache_path: Path
+) -> None:
+    """One of two identical searches in flight is called off (its client went away): the other
+    still gets the answer of the one fan-out, which is stored for the next search."""
+    for name in ENGINES_USED:
+        fake.faults[name] = Fault(delay=0.3)
+    service = SearchService(make_settings(engines_url, cache_path))
+    await service.start()
+    try:
+        leaving = asyncio.create_task(service.web_search(web_search_args(query=QUERY)))
+        staying = asyncio.create_task(service.web_search(web_search_args(query=QUERY)))
+        await asyncio.sleep(0.1)  # both share the flight, whose engines are answering
+        leaving.cancel()
+        answer = await staying
+        again = await service.web_search(web_search_args(query=QUERY))
+    finally:
+        await service.close()
+    assert leaving.cancelled()
+    assert answer["cached"] is False and answer["results"]
+    assert again["cached"] is True and again["results"] == answer["results"]
+    assert engine_counts(fake) == {"tavily": 1, "brave": 1, "searxng": 1}
+
+
 async def test_an_answer_held_in_memory_is_returned_without_a_flight(
     fake: FakeEngines, engines_url: str, cache_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -375,6 +399,48 @@ def test_fetch_page_reads_a_page_once(engines_url: str, cache_path: Path) -> Non
     assert second["structuredContent"]["cached"] is True
     assert second["structuredContent"]["start"] == 300
     assert [s.path for s in site.seen] == ["/article"]
+
+
+def test_pages_whose_addresses_differ_only_in_case_are_kept_apart(
+    engines_url: str, cache_path: Path
+) -> None:
+    """Paths and queries are case-sensitive: `/Report` is another page than `/report`."""
+    upper = "<html><body><p>The annual report of the harbour board.</p></body></html>"
+    lower = "<html><body><p>A short note on the lighthouse keepers.</p></body></html>"
+    with LocalServer(routes={"/Report": page(upper), "/report": page(lower)}) as site:
+        settings = make_settings(
+            engines_url,
+            cache_path,
+            fetch={"allow_networks": ["127.0.0.0/8"], "allowed_ports": [site.port]},
+        )
+        with serve(settings) as url:
+            first = call(url, {"url": site.url("/Report")}, "fetch_page")
+            second = call(url, {"url": site.url("/report")}, "fetch_page")
+    assert "harbour board" in first["structuredContent"]["content"]
+    assert "lighthouse keepers" in second["structuredContent"]["content"]
+    assert second["structuredContent"].get("cached") is not True
+    assert [s.path for s in site.seen] == ["/Report", "/report"]
+
+
+def test_a_stored_page_of_another_shape_is_fetched_again(
+    engines_url: str, cache_path: Path
+) -> None:
+    """A page entry another version stored with other fields is a miss, not a failure."""
+    with LocalServer(routes={"/a": page("<html><body><p>Short page.</p></body></html>")}) as site:
+        settings = make_settings(
+            engines_url,
+            cache_path,
+            fetch={"allow_networks": ["127.0.0.0/8"], "allowed_ports": [site.port]},
+        )
+        with serve(settings) as url:
+            call(url, {"url": site.url("/a")}, "fetch_page")
+        with sqlite3.connect(cache_path) as db:  # as an older version might have left it
+            db.execute('UPDATE cache_entries SET value = \'{"url": "x", "text": "old"}\'')
+        with serve(settings) as url:
+            again = call(url, {"url": site.url("/a")}, "fetch_page")
+    assert not again.get("isError"), again
+    assert again["structuredContent"]["content"] == "Short page."
+    assert [s.path for s in site.seen] == ["/a", "/a"]
 
 
 def test_a_fetched_page_lives_page_ttl(engines_url: str, cache_path: Path) -> None:

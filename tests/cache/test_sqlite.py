@@ -127,6 +127,25 @@ async def test_stores_waiting_for_the_lock_go_to_the_file_in_one_trip(
     assert [h.value["i"] for h in hits if h] == [*range(3), "again", *range(4, 20)]
 
 
+async def test_a_store_whose_caller_gave_up_leaves_the_others_their_stores(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    path = tmp_path / "cache.sqlite3"
+    cache = make(path, clock)
+    await cache.set("web", "first", {"v": 0})  # the connection is open
+    try:
+        async with cache._lock:  # another call holds it: the stores below wait
+            leaving = asyncio.create_task(cache.set("web", "left", {"v": 1}))
+            staying = asyncio.create_task(cache.set("web", "stayed", {"v": 2}))
+            await asyncio.sleep(0.05)
+            leaving.cancel()
+        await asyncio.wait_for(staying, 5)
+        hit = await cache.get("web", "stayed")
+    finally:
+        await cache.close()
+    assert leaving.cancelled() and hit is not None and hit.value == {"v": 2}
+
+
 async def test_a_store_waiting_when_the_cache_closes_is_written(
     tmp_path: Path, clock: FakeClock
 ) -> None:

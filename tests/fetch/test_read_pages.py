@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ import yaml
 from mcp import Client
 
 from testing.cache_service import call, config, make_settings, serve
-from testing.fake_engines import ResultsFn
+from testing.fake_engines import FakeEngines, Fault, ResultsFn
 from testing.fetch_helpers import LocalServer, make_pdf, page, send
 from testing.server_helpers import MCP_HEADERS, TOOLS_LIST, text_of
 from websearch_mcp.cli import main
@@ -26,6 +27,8 @@ from websearch_mcp.cli import main
 QUERY = "ammonite fossils northern cliffs"
 HANG_QUERY = "ammonite fossils northern cliffs hanging"
 DEADLINE = 4.0
+#: How long the engines take to answer in the test of the time left for reading.
+ENGINES_DELAY = 1.5
 #: A sentence far down a long page: passages must find it, not the page's opening.
 DEEP_SENTENCE = (
     "The ammonite fossils of the northern cliffs were first catalogued by the lighthouse keeper "
@@ -182,6 +185,23 @@ def test_read_gives_passages_from_deep_in_the_page_and_a_status_for_each_page(
     assert any(DEEP_SENTENCE in line for line in quoted)
     assert "(page not read: timeout: not read within the search's deadline" in text
     assert "(page not read: refused: " in text
+
+
+def test_reading_takes_only_what_the_engines_left_of_the_deadline(
+    server: str, site: Site, fake: FakeEngines
+) -> None:
+    """docs/tools.md: pages are read "within what is left of the search's deadline, counted
+    from the start of the call": slow engines leave the reading less time, not a deadline more."""
+    for name in ("tavily", "brave", "searxng"):
+        fake.faults[name] = Fault(delay=ENGINES_DELAY)
+    started = time.monotonic()
+    answer, _ = search(server, query=HANG_QUERY, read=2)
+    took = time.monotonic() - started
+    hanging = by_url(answer, site.server.url("/hang"))
+    assert hanging["page_status"] == "timeout"
+    left = re.search(r"\(([\d.]+) s were left\)", hanging["page_error"])
+    assert left is not None and float(left[1]) <= DEADLINE - ENGINES_DELAY
+    assert took < DEADLINE + 1.0
 
 
 def test_each_way_a_page_can_fail_has_its_status(server: str, site: Site) -> None:

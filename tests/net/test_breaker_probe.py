@@ -105,10 +105,10 @@ async def test_a_probe_cut_off_by_the_deadline_holds_its_claim_one_second_longer
             run = orchestrator.runs["bing"]
             assert run.breaker is not None and run.timeout > 1
             await run.breaker.failure("error", "HTTP 500")
-            clock.advance(5)  # half-open: this call probes, and its search ends after 0.3 s
-            outcome = await orchestrator.call(run, Query("event loop"), time.monotonic() + 0.3)
+            clock.advance(5)  # half-open: this call probes, and its search ends after 0.6 s
+            outcome = await orchestrator.call(run, Query("event loop"), time.monotonic() + 0.6)
             assert outcome.report.status == "timeout" and fake.counts["bing"] == 1
-            clock.advance(0.8)  # past the deadline, within the second after it
+            clock.advance(1.2)  # past the deadline and past 1 s, within the second after it
             state = await run.breaker.check()
             assert state is not None and state.probing
             clock.advance(0.6)  # past the deadline plus 1 s: the next request probes

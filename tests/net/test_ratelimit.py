@@ -116,9 +116,9 @@ async def test_an_engine_over_its_rate_is_reported_rate_limited_not_called() -> 
 
 async def _pubmed_at_one_request_per_second(
     deadline: float,
-) -> tuple[EngineReport, FakeAcademic, list[float]]:
+) -> tuple[EngineReport, FakeAcademic, list[float], dict[str, int]]:
     """One PubMed search (esearch, then esummary) at `rate_limit: 1`: its report, the fake
-    index and when each request reached it."""
+    index, when each request reached it, and the call's statuses on the status page."""
     fake = FakeAcademic(papers={"pubmed": [PAPER]})
     sent: list[float] = []
 
@@ -136,22 +136,25 @@ async def _pubmed_at_one_request_per_second(
             )
         finally:
             await orchestrator.close()
-    return fan.reports[0], fake, sent
+    (minute,) = orchestrator.activity.snapshot()["engines"].values()
+    return fan.reports[0], fake, sent, minute["pubmed"]["statuses"]
 
 
 async def test_a_two_step_engine_waits_for_a_slot_before_its_second_request() -> None:
     """`rate_limit` is requests per second: PubMed's esummary is a request too, so at one
     request per second it goes a second after the esearch, not with it."""
-    report, fake, sent = await _pubmed_at_one_request_per_second(5)
+    report, fake, sent, _ = await _pubmed_at_one_request_per_second(5)
     assert report.status == "ok"
     assert fake.counts == {"pubmed.esearch": 1, "pubmed.esummary": 1}
     assert sent[1] - sent[0] >= 0.9
 
 
 async def test_a_second_request_without_a_slot_before_the_deadline_is_not_sent() -> None:
-    report, fake, _ = await _pubmed_at_one_request_per_second(0.5)
+    report, fake, _, counted = await _pubmed_at_one_request_per_second(0.5)
     assert (report.status, report.error) == (
         "rate_limited",
         "rate limit of 1 request/s: no free slot before the deadline",
     )
     assert fake.counts == {"pubmed.esearch": 1}
+    # The esearch reached the index: a call for the status page, not a search that skipped it.
+    assert counted == {"rate_limited": 1}

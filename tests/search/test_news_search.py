@@ -300,6 +300,25 @@ async def test_a_news_answer_is_served_from_the_cache_for_at_most_the_news_ttl(
     assert (cache.stats.hits, cache.stats.misses) == (2, 3)
 
 
+async def test_a_news_answer_held_in_memory_is_not_served_past_the_news_ttl(
+    recorded: FakeEngines, engines_url: str, tmp_path: Path
+) -> None:
+    """The answers a cache process keeps in memory for a moment obey the news TTL as well: a
+    hit slides the answer's expiry, never past `news_ttl_seconds` after it was made."""
+    clock = FakeClock()
+    stored = {"backend": "sqlite", "path": str(tmp_path / "cache.sqlite3"), "news_ttl_seconds": 1}
+    settings = news_settings(engines_url, stored)
+    cache = open_cache(settings.cache, clock=clock)
+    with serving(settings, cache) as url:
+        first = await search(url, category="news", engines=["google_news"])
+        clock.advance(0.5)
+        again = await search(url, category="news", engines=["google_news"])  # a hit: slides
+        clock.advance(0.7)  # 1.2 s after it was made, within the expiry the hit slid
+        later = await search(url, category="news", engines=["google_news"])
+    assert (first["cached"], again["cached"], later["cached"]) == (False, True, False)
+    assert recorded.counts["google_news"] == 2
+
+
 async def test_a_partial_news_answer_keeps_the_shorter_partial_ttl(
     recorded: FakeEngines, engines_url: str, tmp_path: Path
 ) -> None:

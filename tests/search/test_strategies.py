@@ -168,6 +168,8 @@ async def test_hybrid_reports_what_missed_the_deadline_as_timeout() -> None:
     assert time.monotonic() - started < 0.5
     assert outcomes["duckduckgo"].report.status == "timeout"
     assert outcomes["duckduckgo"].report.error == "no answer within the 0.2 s deadline"
+    # It was waited for the whole deadline: the status page's latency counts it so.
+    assert outcomes["duckduckgo"].report.latency_ms == 200
     assert outcomes["bing"].hits
 
 
@@ -279,6 +281,14 @@ async def test_sequential_thresholds_are_reached_at_their_value() -> None:
     assert outcomes["brave"].report.quality == weak
     assert called == ["tavily", "brave"]
     assert outcomes["brave"].hits and outcomes["brave"].report.status == "ok"
+    # A list left out of the fusion is `irrelevant` only below `quality_accept`, not at it.
+    outcomes, _ = await sequential(
+        {"brave": answered("brave", WEAK), "bing": answered("bing", GOOD)},
+        quality_accept=weak,
+        force_all=True,
+    )
+    assert outcomes["bing"].hits and outcomes["brave"].hits is None
+    assert outcomes["brave"].report.status == "ok"
 
 
 async def test_sequential_reports_engines_left_at_the_deadline() -> None:
@@ -541,6 +551,27 @@ def test_sequential_end_to_end_saves_requests(fake: FakeEngines, engines_url: st
     assert report(answer, "bing")["quality"] >= 0.8
 
 
+def test_the_status_page_counts_no_call_of_an_engine_sequential_never_asked(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """docs/status.md: `calls` are requests made, `skipped` searches a breaker, resting keys or
+    a rate limit kept from asking it; an engine not needed after a good list is neither."""
+    settings = settings_for(
+        engines_url,
+        {"searxng": {}, "wikipedia": {}, "bing": {}},
+        strategy="sequential",
+        sequential={"order": ["bing", "searxng"]},
+    )
+    with serve_app(create_app(settings)) as url:
+        answer = web_search(url, QUERY)["structuredContent"]
+        rows = httpx.get(f"{url}/status.json", timeout=5).json()["engines"]
+    assert statuses(answer) == {"searxng": "skipped", "bing": "ok", "wikipedia": "skipped"}
+    hour = {row["name"]: row["hour"] for row in rows}
+    assert hour["bing"]["statuses"] == {"ok": 1}
+    for name in ("searxng", "wikipedia"):
+        assert hour[name]["statuses"] == {} and hour[name]["skipped"] == 0, name
+
+
 def test_hybrid_end_to_end_reports_an_unrelated_list_irrelevant(
     fake: FakeEngines, engines_url: str
 ) -> None:
@@ -589,6 +620,8 @@ def test_the_status_page_counts_a_demoted_list_as_the_answer_reports_it(
         metrics = httpx.get(f"{url}/metrics", timeout=5).text
     hour = {row["name"]: row["hour"] for row in rows}
     assert hour["bing"]["statuses"] == {"irrelevant": 1}
+    # It answered: no failure of it to show.
+    assert {row["name"]: row["last_error"] for row in rows}["bing"] is None
     assert hour["searxng"]["statuses"] == {"ok": 1}
     assert 'websearch_engine_calls_total{engine="bing",status="irrelevant"} 1.0' in metrics
 

@@ -176,6 +176,19 @@ class StubCache:
         return None
 
 
+def test_a_search_no_engine_could_take_counts_the_engines_it_skipped(engines_url: str) -> None:
+    """A search naming only an engine the configuration turned off fails without a fan-out;
+    the engine's `skipped` counts all the same, as it does beside engines that were asked."""
+    service = SearchService(settings_for(engines_url, server={"auth_tokens": [TOKEN]}))
+    with serve_app(create_app(service.settings, service)) as url:
+        body = tool_call({"query": "python asyncio", "engines": ["brave"]})
+        result = httpx.post(f"{url}/mcp", headers=bearer(TOKEN), json=body, timeout=10).json()
+        samples = scrape(url)
+    assert result["result"]["isError"] is True
+    calls = "websearch_engine_calls_total"
+    assert value(samples, calls, engine="brave", status="skipped") == 1
+
+
 def test_a_call_whose_client_went_away_counts_as_cancelled(
     fake: FakeEngines, engines_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -44,6 +44,7 @@ from websearch_mcp.search.activity import (
     MINUTES,
     Activity,
     hour_figures,
+    last_error,
     merge,
     percentile,
 )
@@ -130,10 +131,15 @@ def test_a_query_an_api_error_quotes_and_cuts_short_is_masked_too() -> None:
     error = plain_text(f"bad query: {query}", 200)  # an API's error, as an engine keeps it
     activity.record(EngineReport("a", "error", latency_ms=5, error=error), query)
     assert activity.last_errors["a"][2] == "bad query: <query>…"
+    # Cut three characters into the query: those are the query's too.
+    activity.record(EngineReport("a", "error", latency_ms=5, error="bad query: mar…"), query)
+    assert activity.last_errors["a"][2] == "bad query: <query>…"
 
 
 def test_percentiles_read_from_the_histogram_are_within_a_bucket() -> None:
     assert percentile({}, 0.5) is None
+    # Half of two calls fell within the first bucket: that is the median.
+    assert percentile({0: 1, 20: 1}, 0.5) == LATENCY_BOUNDS_MS[0]
     activity = Activity(FakeClock(1_000_000.0))
     for ms in range(1, 1001):  # 1 ms .. 1 s, evenly
         activity.record(EngineReport("a", "ok", latency_ms=ms), "q")
@@ -175,6 +181,21 @@ def test_worker_snapshots_are_read_together(tmp_path: Path) -> None:
     assert len(snapshots) == 2
     figures = hour_figures(merge(snapshots), "a", clock())
     assert figures["calls"] == 2 and figures["statuses"] == {"error": 1, "ok": 1}
+
+
+def test_the_latest_error_of_any_worker_is_shown_while_it_is_in_the_hour() -> None:
+    clock = FakeClock(1_000_020.0)
+    early, late = Activity(clock), Activity(clock)
+    early.record(EngineReport("a", "error", latency_ms=5, error="HTTP 500"), "q")
+    clock.advance(30)
+    late.record(EngineReport("a", "timeout", latency_ms=5, error="no answer"), "q")
+    for snapshots in ([early.snapshot(), late.snapshot()], [late.snapshot(), early.snapshot()]):
+        shown = last_error(merge(snapshots), "a", clock())
+        assert shown is not None and shown[1:] == ["timeout", "no answer"]
+    merged = merge([late.snapshot()])
+    # The hour is this minute and the 59 before it, as its figures are.
+    assert last_error(merged, "a", clock() + (MINUTES - 1) * 60) is not None
+    assert last_error(merged, "a", clock() + MINUTES * 60) is None
 
 
 # --- the page and the table -----------------------------------------------------------------
