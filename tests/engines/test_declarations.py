@@ -32,6 +32,7 @@ _CHECKS = {
     "str": lambda v: isinstance(v, str),
     "str | None": lambda v: v is None or isinstance(v, str),
     "bool": lambda v: isinstance(v, bool),
+    "int | None": lambda v: v is None or (isinstance(v, int) and v > 0),
     "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
     "float | None": lambda v: v is None or (isinstance(v, int | float) and v > 0),
     "Literal['web', 'academic']": lambda v: v in ("web", "academic"),

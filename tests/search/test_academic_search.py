@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from testing.fake_academic import ENGINE_NAMES, ROUTES, FakeAcademic, Paper, base_urls
-from testing.fake_engines import Fault
+from testing.fake_engines import Body, Fault
 from testing.serving import serve_app
 from testing.shared import fixture_bytes
 from websearch_mcp.config import Settings
@@ -336,6 +336,54 @@ async def test_page_is_passed_to_the_indexes(fake: FakeAcademic, server: str) ->
     )
     assert result.structured_content["page"] == 3
     assert fake.params["crossref"]["offset"] == "10" and fake.params["arxiv"]["start"] == "10"
+
+
+# Semantic Scholar's answer to a request past its first 1,000 relevance-ranked results
+# (allenai/s2-folks#96).
+S2_TOO_DEEP = Body(
+    b'{"error": "Requested data for this limit and/or offset is not available"}', status=400
+)
+
+
+async def test_a_page_past_an_index_s_deepest_result_is_not_asked_of_it(
+    fake: FakeAcademic, server: str
+) -> None:
+    """Semantic Scholar and Europe PMC serve their first 1,000 results only: papers 1001-1050
+    are not asked of them (no error, no rest for the next search), while Crossref answers."""
+    fake.papers["crossref"] = [BERT]
+    fake.papers["europepmc"] = [TRIAL]
+    fake.bodies["semantic_scholar"] = S2_TOO_DEEP
+    engines = ["crossref", "semantic_scholar", "europepmc"]
+    deep = await call(
+        server, {"query": "transformers", "engines": engines, "page": 21, "max_results": 50}
+    )
+    answer = deep.structured_content
+    expected = {"crossref": "ok", "semantic_scholar": "skipped", "europepmc": "skipped"}
+    assert statuses(answer) == expected
+    assert answer["partial"] is False
+    assert fake.counts["semantic_scholar"] == fake.counts["europepmc"] == 0
+    reasons = {e["name"]: e.get("error", "") for e in answer["engines"]}
+    assert "first 1,000 results" in reasons["semantic_scholar"]
+    assert "first 1,000 results" in reasons["europepmc"]
+    del fake.bodies["semantic_scholar"]
+    fake.papers["semantic_scholar"] = [BERT]
+    first = await call(server, {"query": "transformers", "engines": ["semantic_scholar"]})
+    assert statuses(first.structured_content) == {"semantic_scholar": "ok"}
+
+
+async def test_a_page_reaching_past_an_index_s_deepest_result_asks_for_what_is_left(
+    fake: FakeAcademic, server: str
+) -> None:
+    """Papers 991-1020: Semantic Scholar is asked for its last ten (offset + limit at most
+    1,000), not for thirty it answers with an error."""
+    fake.papers["semantic_scholar"] = [BERT]
+    result = await call(
+        server,
+        {"query": "transformers", "engines": ["semantic_scholar"], "page": 34, "max_results": 30},
+    )
+    assert statuses(result.structured_content) == {"semantic_scholar": "ok"}
+    asked = fake.params["semantic_scholar"]
+    assert (asked["offset"], asked["limit"]) == ("990", "10")
 
 
 @pytest.mark.parametrize(

@@ -87,6 +87,12 @@ class Engine:
     #: The environment variable holding comma-separated keys: `<NAME>_API_KEYS` for an engine
     #: that needs a key (`TAVILY_API_KEYS`) unless it names its own, else None.
     key_env: ClassVar[str | None] = None
+    #: The most results one request may ask for (the API's cap); None: as many as are wanted.
+    max_rows: ClassVar[int | None] = None
+    #: How deep the index pages: it serves only its first `max_depth` results of a query (a
+    #: request reaching past them is an error there, or answers nothing). None: no page the
+    #: tools accept reaches that deep.
+    max_depth: ClassVar[int | None] = None
 
     def __init__(self, today: Clock = utc_today, now: Callable[[], datetime] = utc_now) -> None:
         # Engines that read relative dates ("3 days ago") or compute a time range need today's
@@ -102,6 +108,21 @@ class Engine:
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """Build the HTTP request for `query`; `key` is set when `needs_key`."""
         raise NotImplementedError
+
+    def rows(self, query: Query) -> int:
+        """How many results one page of `query` holds at this index."""
+        return min(query.max_results, self.max_rows or query.max_results)
+
+    def too_deep(self, query: Query) -> str | None:
+        """Why the index is not asked for `query`'s page (it starts past `max_depth`), or None:
+        asked, it would answer with an error that rests it for every search, or with nothing."""
+        first = (query.page - 1) * self.rows(query)
+        if self.max_depth is None or first < self.max_depth:
+            return None
+        return (
+            f"the index serves only its first {self.max_depth:,} results;"
+            f" page {query.page} starts at result {first + 1:,}"
+        )
 
     def follow_up(
         self, response: HttpResponse, query: Query, key: str | None

@@ -200,12 +200,13 @@ class Orchestrator:
     # --- a search ---------------------------------------------------------------------------
 
     def choose(
-        self, kind: str, asked: Sequence[str] | None, category: str = "general"
+        self, kind: str, asked: Sequence[str] | None, query: Query | None = None
     ) -> tuple[list[EngineRun], list[EngineReport]]:
         """The engines to query, and reports for those that will not be (disabled, no key, no
-        proxy on a restricted network, no search of `category`). An engine serving only
-        another category is reported only when named: a general search never mentions
-        `google_news`."""
+        proxy on a restricted network, no search of the query's category, no results as deep
+        as its page). An engine serving only another category is reported only when named: a
+        general search never mentions `google_news`."""
+        category = query.category if query is not None else "general"
         lineup = self._lineups.get(kind, [])
         if asked is not None:
             known = [run.name for run, _ in lineup]
@@ -225,6 +226,8 @@ class Orchestrator:
                 if asked is None and category == "general":
                     continue
                 reason = f"has no {category} search"
+            if reason is None and query is not None:
+                reason = run.engine.too_deep(query)
             if reason is None:
                 chosen.append(run)
             elif run.enabled or asked is not None:

@@ -318,7 +318,7 @@ class SearchService:
         """Single-flight around the cache lookup and a fresh fan-out. Engine choice is validated
         first so a bad engine name is an error even when a cached answer exists. `prepare`:
         `fuse` with a `Preparation`, for a ranking that reads lists ahead (see `_fresh`)."""
-        runs, skipped = self.orchestrator.choose(kind, engines, query.category)
+        runs, skipped = self.orchestrator.choose(kind, engines, query)
         self.orchestrator.activity.searched()
         key = cache_key(tool, query.text, key_args, self.fingerprint)
         # Expiry slides with every hit: a news answer is also refused once it is older than

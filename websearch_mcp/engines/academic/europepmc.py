@@ -93,17 +93,18 @@ class EuropePMC(Engine):
     default_timeout = 8.0
 
     max_rows: ClassVar[int] = 100
-    max_page_size: ClassVar[int] = 1000  # the API's limit
+    # The API's largest `pageSize`: every page is read from the first result.
+    max_depth: ClassVar[int] = 1000
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """Parameters: `query` (with a PUB_YEAR range), `format=json`, `resultType=core`,
         `pageSize` covering every page up to the asked one."""
-        rows = min(query.max_results, self.max_rows)
+        rows = self.rows(query)
         params: dict[str, Any] = {
             "query": search_query(query),
             "format": "json",
             "resultType": "core",  # `lite` results have no abstract
-            "pageSize": min(rows * query.page, self.max_page_size),
+            "pageSize": min(rows * query.page, self.max_depth),
         }
         return HttpRequest(
             "GET",
@@ -121,6 +122,6 @@ class EuropePMC(Engine):
             raise EngineParseError("Europe PMC answered without a 'resultList'")
         items = result_list(result_holder, "result", "Europe PMC")
         if query.page > 1:
-            rows = min(query.max_results, self.max_rows)
+            rows = self.rows(query)
             items = items[(query.page - 1) * rows : query.page * rows]
         return ranked_hits(items, self.name, _hit)

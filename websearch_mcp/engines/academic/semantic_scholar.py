@@ -83,13 +83,21 @@ class SemanticScholar(Engine):
     key_env = None  # optional keys: SEMANTIC_SCHOLAR_API_KEYS
 
     max_rows: ClassVar[int] = 100
+    # Relevance search serves the first 1,000 results: `offset` + `limit` at most 1,000.
+    max_depth: ClassVar[int] = 1000
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
-        """Parameters: `query`, `fields`, `limit`, `offset`, `year`; the key in `x-api-key`."""
-        rows = min(query.max_results, self.max_rows)
-        params: dict[str, Any] = {"query": query.text, "fields": FIELDS, "limit": rows}
-        if query.page > 1:
-            params["offset"] = (query.page - 1) * rows
+        """Parameters: `query`, `fields`, `limit`, `offset`, `year`; the key in `x-api-key`. A
+        page reaching past the first 1,000 results asks for those of it that are left."""
+        rows = self.rows(query)
+        offset = (query.page - 1) * rows
+        params: dict[str, Any] = {
+            "query": query.text,
+            "fields": FIELDS,
+            "limit": min(rows, self.max_depth - offset),
+        }
+        if offset:
+            params["offset"] = offset
         if years := year_range(query):
             params["year"] = years
         headers = {"Accept": "application/json"}
