@@ -25,6 +25,8 @@ from websearch_mcp.engines.common import (
     _MD_ITALIC_RE,
     _MD_LINK_RE,
     ResultBlocks,
+    api_error,
+    first_text,
     http_url,
     json_body,
     link_parts,
@@ -42,7 +44,7 @@ from websearch_mcp.engines.text import (
     plain_hits,
 )
 from websearch_mcp.engines.web import bing, duckduckgo, google
-from websearch_mcp.errors import EngineParseError
+from websearch_mcp.errors import EngineAuthError, EngineParseError, EngineRateLimited
 from websearch_mcp.models import Hit, HttpResponse
 
 
@@ -102,6 +104,12 @@ def test_text_of_another_type_is_no_text_in_a_plain_text_engine_either() -> None
 
 def test_html_comments_and_processing_instructions_are_markup() -> None:
     assert clean_text("a <!-- note --> b <?xml version='1.0'?> c <!DOCTYPE html> d") == "a b c d"
+
+
+def test_a_less_than_sign_in_marked_up_text_opens_no_tag() -> None:
+    """An abstract's "p < 0.05 and n > 30" is text, not a tag to strip."""
+    sent = "effect at p < 0.05 and n > 30 in <b>all</b> arms, 3<4"
+    assert clean_text(sent) == "effect at p < 0.05 and n > 30 in all arms, 3<4"
 
 
 def test_a_snippet_of_unclosed_tags_is_read_in_linear_time() -> None:
@@ -384,3 +392,25 @@ def test_as_float_takes_only_finite_numbers() -> None:
     assert as_float(3) == 3.0 and as_float(0.5) == 0.5
     for value in (float("inf"), float("-inf"), float("nan"), True, "1.0", None):
         assert as_float(value) is None, value
+
+
+def test_a_429_is_rate_limited_whatever_words_the_api_explains_it_in() -> None:
+    """A 429 is the engine asking to wait, in words the quota patterns need not know; a 401 or
+    403 is a refused key, likewise."""
+    waiting = HttpResponse(status=429, headers={"retry-after": "30"}, content=b"", url="")
+    error = api_error("Please wait before sending more", waiting)
+    assert type(error) is EngineRateLimited and error.retry_after == 30.0
+    refused = HttpResponse(status=403, headers={}, content=b"", url="")
+    assert type(api_error("Unknown client", refused)) is EngineAuthError
+
+
+def test_the_first_selector_with_text_gives_it_an_empty_element_passed_over() -> None:
+    """A block whose first snippet element is empty (an engine's layout variant) takes the
+    text of the next selector that finds some."""
+    tree = LexborHTMLParser(
+        '<div class="g"><div class="VwiC3b"> </div><span class="st">The snippet.</span></div>'
+    )
+    block = tree.css_first("div.g")
+    assert block is not None
+    assert first_text(block, ("div.VwiC3b", "span.st")) == "The snippet."
+    assert first_text(block, ("div.VwiC3b", "span.none")) == ""

@@ -12,7 +12,7 @@ import pytest
 
 from testing.engine_answers import assert_clean, assert_read_as_missing, params_of, parse, resp
 from testing.shared import fixture_bytes
-from websearch_mcp.dates import split_cjk_date
+from websearch_mcp.dates import split_cjk_date, split_date_prefix
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.engines.web._google import google_language
 from websearch_mcp.engines.web.baidu import Baidu
@@ -200,6 +200,23 @@ def test_cjk_date_prefix_split_like_other_date_prefixes(
 ) -> None:
     # Same order as split_date_prefix: the rest of the text first, then the date.
     assert split_cjk_date(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Sept. 3, 2020 · The rover landed.", ("The rover landed.", "2020-09-03")),  # AP style
+        ("3 Sept 2020 · The rover landed.", ("The rover landed.", "2020-09-03")),  # en-GB
+        ("Jan. 15, 2024 — Text.", ("Text.", "2024-01-15")),
+        ("5 days ago · Text.", ("Text.", None)),
+        # No date, though it looks like one: the snippet stays whole.
+        ("Python 3, 2020 - what changed", ("Python 3, 2020 - what changed", None)),
+    ],
+)
+def test_a_printed_date_before_a_snippet_is_taken_off_as_its_date(
+    text: str, expected: tuple[str, str | None]
+) -> None:
+    assert split_date_prefix(text) == expected
 
 
 def test_baidu_no_results_notice_and_unknown_pages() -> None:

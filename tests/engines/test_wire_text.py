@@ -118,3 +118,6 @@ def test_a_long_text_is_cut_to_the_limit_with_its_ellipsis() -> None:
     cut = plain_text("x" * (SNIPPET_MAX_CHARS + 100))
     assert len(cut) == SNIPPET_MAX_CHARS and cut == "x" * (SNIPPET_MAX_CHARS - 1) + "…"
     assert plain_text("x" * SNIPPET_MAX_CHARS) == "x" * SNIPPET_MAX_CHARS
+    # One character over is cut too, and the ellipsis follows the last word, not a space.
+    over = plain_text("x" * (SNIPPET_MAX_CHARS - 2) + " yy")
+    assert over == "x" * (SNIPPET_MAX_CHARS - 2) + "…"

@@ -67,6 +67,8 @@ def engines_of(results: list[RankedResult]) -> list[list[str]]:
         ({"url": "http://dx.doi.org/10.1145/3292500.3330701"},
          PaperIds(doi="10.1145/3292500.3330701")),
         ({"url": "https://pubmed.ncbi.nlm.nih.gov/14760269/"}, PaperIds(pmid="14760269")),
+        ({"url": "https://www.ncbi.nlm.nih.gov/pubmed/14760269"}, PaperIds(pmid="14760269")),
+        ({"url": "http://export.arxiv.org/abs/1706.03762v1"}, PaperIds(arxiv="1706.03762")),
         ({"url": "https://europepmc.org/article/MED/33712345"}, PaperIds(pmid="33712345")),
         ({"url": "https://europepmc.org/article/PMC/PMC123456"}, PaperIds()),
         ({"url": "https://www.semanticscholar.org/paper/abc", "doi": "10.1/X",
@@ -525,6 +527,45 @@ def test_a_two_word_title_is_too_generic_to_merge_on() -> None:
         "openalex": [hit("openalex", 1, title, "https://b.org/2", published="2020")],
     }
     assert len(rank(lists, "transformers revisited")) == 2
+
+
+def test_a_short_title_is_too_generic_to_merge_on() -> None:
+    """Title + year joins papers only for titles of `MIN_TITLE_CHARS` (12) characters or more:
+    three short words name many papers."""
+    assert title_key("Notes on AI", 2020) is None
+    lists = {
+        "crossref": [hit("crossref", 1, "Notes on AI", "https://a.org/1", published="2020")],
+        "openalex": [hit("openalex", 1, "Notes on AI.", "https://b.org/2", published="2020")],
+    }
+    assert len(rank(lists, "notes on ai")) == 2
+
+
+def test_the_title_of_a_merged_paper_is_the_best_ranked_indexs() -> None:
+    """The indexes spell one paper's title differently: the best-ranked one's is shown,
+    whatever the indexes' names."""
+    lists = {
+        "crossref": [hit("crossref", 4, "GRAPH NEURAL NETWORKS: A REVIEW",
+                         "https://doi.org/10.1/gnn", doi="10.1/gnn")],
+        "openalex": [hit("openalex", 1, "Graph neural networks: a review",
+                         "https://openalex.org/W1", doi="10.1/gnn")],
+    }  # fmt: skip
+    (paper,) = rank(lists)
+    assert paper.title == "Graph neural networks: a review"
+    assert paper.engines == ["openalex", "crossref"]
+
+
+def test_a_title_join_reads_the_authors_of_every_record_already_joined() -> None:
+    """The best-ranked record lists no authors; the one its DOI joins does: a third record of
+    the same title and year by other authors is another paper."""
+    title = "Attention Is All You Need"
+    lists = {
+        "a": [hit("a", 1, title, "https://a.org/1", published="2017", doi="10.1/att")],
+        "b": [hit("b", 1, title, "https://b.org/1", published="2017", doi="10.1/att",
+                  authors=("Ashish Vaswani",))],
+        "c": [hit("c", 1, title, "https://c.org/1", published="2017",
+                  authors=("Alan Turing",))],
+    }  # fmt: skip
+    assert engines_of(rank(lists, "attention")) == [["a", "b"], ["c"]]
 
 
 def test_each_identifier_comes_from_the_best_ranked_entry_that_has_one() -> None:

@@ -92,10 +92,12 @@ def test_merge_uses_position_when_an_engine_gives_no_rank() -> None:
 
 def _chosen_as_specified(hits: list[tuple[int, str, Hit]]) -> tuple[object, ...]:
     """What `merge` keeps for one URL, read straight off its docstring: the best-ranked
-    non-blank title, the first longest snippet, an https URL before an http one and then the
-    shortest (ties: the better rank), the earliest parseable date (else the first date text)."""
+    title an engine gave (not a blank one, nor the URL standing for none; else that URL), the
+    first longest snippet, an https URL before an http one and then the shortest (ties: the
+    better rank), the earliest parseable date (else the first date text)."""
     ordered = sorted(hits)
-    title = next((h.title for _, _, h in ordered if h.title.strip()), "")
+    titled = [h for _, _, h in ordered if h.title.strip()]
+    title = next((h.title for h in titled if h.title != h.url), titled[0].title if titled else "")
     snippet = max([h.snippet for _, _, h in ordered], key=len)
     url = min(ordered, key=lambda t: (not t[2].url.startswith("https:"), len(t[2].url), t[0]))
     dated = [(d, h.published) for _, _, h in ordered if (d := parse_date(h.published))]
@@ -124,8 +126,9 @@ _ONE_URL = st.dictionaries(
     st.tuples(
         st.integers(1, 4),
         _VARIANTS,
-        # Texts of one length that differ: which one is kept shows.
-        st.sampled_from(["", " ", "T", "U"]),
+        # Texts of one length that differ: which one is kept shows. "url": the engine gave no
+        # title, and its URL stands for one (`plain_hits`).
+        st.sampled_from(["", " ", "T", "U", "url"]),
         st.sampled_from(["", "ab", "cd", "longer"]),
         _DATES,
     ),
@@ -137,7 +140,16 @@ _ONE_URL = st.dictionaries(
 @given(_ONE_URL)
 def test_merge_chooses_one_urls_fields_as_specified(answers: dict[str, tuple]) -> None:
     lists = {
-        engine: [hit(url, rank, engine, title=title, snippet=snippet, published=published)]
+        engine: [
+            hit(
+                url,
+                rank,
+                engine,
+                title=url if title == "url" else title,
+                snippet=snippet,
+                published=published,
+            )
+        ]
         for engine, (rank, url, title, snippet, published) in answers.items()
     }
     (item,) = merge(lists)

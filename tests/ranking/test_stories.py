@@ -41,6 +41,8 @@ NEAR_MISSES = [
     ("Trump shrinks Bears Ears monument", "Biden restores Bears Ears monument"),
     ("Earthquake of magnitude 6.1 strikes Japan", "Earthquake of magnitude 7.4 strikes Japan"),
     ("Bears win", "Bears win again"),
+    ("Fed raises interest rates", "Fed raises interest rates by 0.5 points"),  # a number added
+    ("Putin will attend G20 summit", "Kremlin denies Putin will attend G20 summit"),
 ]
 
 
@@ -146,6 +148,8 @@ def test_only_a_news_search_folds_and_marks_undated_results() -> None:
     assert len(general) == 3 and not any(r.also or r.undated for r in general)
     news = rank(lists, Query("storm", category="news"), SearchSettings(), weights={}, now=NOW)
     assert len(news) == 2
+    unfolded = SearchSettings.model_validate({"news": {"fold": False}})
+    assert len(rank(lists, Query("storm", category="news"), unfolded, weights={}, now=NOW)) == 3
     assert [len(r.also) for r in news] == [1, 0]
     assert news[0].also[0]["published"] == stamp
     assert news[1].undated and "undated" in news[1].to_dict()
@@ -185,6 +189,83 @@ def test_the_leads_own_second_copy_is_no_other_report_even_when_an_engine_groups
     query = Query("storm", category="news")
     (story,) = rank(lists, query, SearchSettings(), weights={}, now=NOW)
     assert not story.also
+
+
+def test_a_publishers_own_link_stays_when_its_second_copy_folds_into_it() -> None:
+    """Only a redirect page's link gives way to its publisher's: a publisher's page keeps its
+    own link when a copy of it at another URL folds into it."""
+    stamp = "2026-07-14T03:00:00Z"
+    lead, copy = "https://record.example/storm", "https://record.example/news/storm-2"
+
+    def hit(url: str, rank: int, engine: str) -> Hit:
+        title = "Storm hits coast again today"
+        return Hit(title, url, "", rank, engine, published=stamp, source="San Juan Record")
+
+    lists = {"one": [hit(lead, 1, "one")], "two": [hit(lead, 1, "two"), hit(copy, 2, "two")]}
+    (story,) = rank(lists, Query("storm", category="news"), SearchSettings(), weights={}, now=NOW)
+    assert story.url == lead and story.engines == ["one", "two"]
+
+
+def test_a_google_news_link_gives_way_to_the_publishers_page_not_to_another_redirect() -> None:
+    """Google News lists AP's report twice, through two redirect pages; another engine found it
+    at AP's address: the story links AP's page, never the second redirect."""
+    stamp = "2026-07-14T03:00:00Z"
+    title = "Trump reduces size of 2 national monuments in Utah"
+    first, second = (
+        "https://news.google.com/rss/articles/CBMi1",
+        "https://news.google.com/rss/articles/CBMi2",
+    )
+    ap = "https://apnews.com/article/monuments-utah"
+
+    def hit(url: str, rank: int, engine: str) -> Hit:
+        return Hit(title, url, "", rank, engine, published=stamp, source="AP News")
+
+    # The redirects, each in two lists, rank above AP's page, in one.
+    lists = {
+        "one": [hit(first, 1, "one"), hit(second, 2, "one")],
+        "three": [hit(first, 1, "three"), hit(second, 2, "three")],
+        "two": [hit(ap, 1, "two")],
+    }
+    (story,) = rank(lists, Query("utah", category="news"), SearchSettings(), weights={}, now=NOW)
+    assert story.url == ap
+    assert sorted(story.engines) == ["one", "three", "two"]
+
+
+def test_a_report_an_engine_grouped_again_without_a_publisher_is_not_listed_twice() -> None:
+    """SerpApi names no publisher for some reports of a story: one listed already, as another
+    publisher's report or as the lead's own copy folded into it, stays out of `also`."""
+    stamp = "2026-07-14T03:00:00Z"
+    title = "Dam breaks upstream of the valley town"
+
+    def hit(url: str, rank: int, source: str | None) -> Hit:
+        return Hit(title, url, "", rank, "serpapi", published=stamp, source=source)
+
+    lead = hit("https://a.example/dam", 1, "A")
+    other = hit("https://b.example/dam", 2, "B")
+    copy = hit("https://a.example/dam-2", 3, "A")
+    lead.grouped = (hit(other.url, 1, None), hit(copy.url, 1, None))
+    lists = {"serpapi": [lead, other, copy]}
+    (story,) = rank(lists, Query("dam", category="news"), SearchSettings(), weights={}, now=NOW)
+    assert story.also == [{"source": "B", "url": other.url, "published": stamp}]
+
+
+def test_the_reports_a_lower_ranked_engine_grouped_join_the_storys_also() -> None:
+    """The story's best-ranked engine groups nothing; SerpApi, lower, grouped C's report."""
+    stamp = "2026-07-14T03:00:00Z"
+
+    def hit(url: str, rank: int, engine: str, source: str) -> Hit:
+        title = "Dam breaks upstream of the valley town"
+        return Hit(title, url, "", rank, engine, published=stamp, source=source)
+
+    relayed = hit("https://a.example/dam", 2, "serpapi", "A")
+    relayed.grouped = (hit("https://c.example/dam", 2, "serpapi", "C"),)
+    first = hit("https://e.example/farm", 1, "serpapi", "E")
+    first.title = "Senate passes the farm budget bill"
+    lists = {"bing": [hit(relayed.url, 1, "bing", "A")], "serpapi": [first, relayed]}
+    news = rank(lists, Query("dam", category="news"), SearchSettings(), weights={}, now=NOW)
+    story = next(r for r in news if r.url == relayed.url)
+    assert story.engines == ["bing", "serpapi"]
+    assert story.also == [{"source": "C", "url": "https://c.example/dam", "published": stamp}]
 
 
 def test_the_reports_an_engine_grouped_with_a_story_join_its_also_once_never_a_shown_one() -> None:
@@ -288,6 +369,16 @@ def test_snippets_fold_only_when_they_share_most_of_their_words() -> None:
     assert not same_story(a, b, SETTINGS)
     same = report("Storm hits Texas coast tonight", WIRE.replace("heavy", "severe"), hours_ago=2)
     assert same_story(a, same, SETTINGS)  # 10 of 11 words shared: one wire text
+
+
+def test_snippets_of_just_enough_words_fold() -> None:
+    """Snippets fold when both have "at least `MIN_SNIPPET_WORDS`" content words: exactly as
+    many is enough, under titles that share too few words to fold on their own."""
+    text = "officials reported heavy flooding across northern counties tonight"
+    assert len(content_words(text)) == stories.MIN_SNIPPET_WORDS
+    a = report("Trump cuts two Utah monuments", text)
+    b = report("Two Utah monuments cut by Trump administration", text, hours_ago=3)
+    assert fold([a, b], SETTINGS) == [[0, 1]]
 
 
 def test_snippets_with_other_numbers_are_another_story() -> None:

@@ -21,6 +21,8 @@ SAME_PAGE = [
     "https://example.com/docs/page?utm_source=news&utm_medium=email",
     "https://example.com/docs/page?gclid=abc&fbclid=def&ref=hn",
     "https://example.com/docs/page?mc_cid=1&mc_eid=2&msclkid=3",
+    "https://example.com/docs/page?srsltid=AfmBOoq1",  # Google's result-click id
+    "https://example.com/docs/page?spm=a2g0o.home.0&scm=1007.1",  # Alibaba's
     "https://user:secret@example.com/docs/page",
     "  https://example.com/docs/page  ",
     "https://example.com./docs/page",
@@ -47,6 +49,7 @@ def test_percent_escapes_normalised() -> None:
     assert canonical_key("https://e.com/%7euser") == "https://e.com/~user"
     assert canonical_key("https://e.com/%e4%b8%ad") == canonical_key("https://e.com/中")
     assert canonical_key("https://e.com/a%2fb") == "https://e.com/a%2Fb"  # an encoded slash stays
+    assert canonical_key("https://e.com/%41%5a") == "https://e.com/AZ"  # upper-case letters too
 
 
 @pytest.mark.parametrize(
