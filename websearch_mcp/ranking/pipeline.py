@@ -347,7 +347,6 @@ def _add_grouped(shown: list[_Scored]) -> None:
     or listed already, and, as for the fold, none of a publisher it names already."""
     listed = {r.item.key for r in shown}
     listed.update(o.key for r in shown for o in r.folded)
-    listed.update(canonical_key(str(o["url"])) for r in shown for o in r.also or ())
     for r in shown:
         sources = (_source(r.item), *(o["source"] for o in r.also or ()))
         named = {source.casefold() for source in sources if source}
