@@ -269,6 +269,19 @@ async def test_same_paper_from_three_indexes_is_one_result(fake: FakeAcademic, s
     assert "cited by 85000" in text and f"PDF: {bert['pdf_url']}" in text
 
 
+async def test_the_text_names_three_authors_without_et_al_and_a_paper_never_cited(
+    fake: FakeAcademic, server: str
+) -> None:
+    three = dataclasses.replace(TRIAL, authors=("Maria Rossi", "Jun Tanaka", "Ana Lima"))
+    fake.papers["openalex"] = [dataclasses.replace(three, citations=0)]
+    result = await call(server, {"query": "clinical trial screening", "engines": ["openalex"]})
+    (paper,) = result.structured_content["results"]
+    assert paper["citations"] == 0
+    names = "Maria Rossi, Jun Tanaka, Ana Lima"
+    byline = f"   {names} (2021). {TRIAL.venue}; doi:{TRIAL.doi}; cited by 0"
+    assert byline in result.content[0].text.splitlines()
+
+
 async def test_openalex_and_europepmc_merge_by_pubmed_id(fake: FakeAcademic, server: str) -> None:
     # No DOI and titles that differ: only the PubMed id both indexes give links the records.
     retitled = dataclasses.replace(TRIAL.without("doi"), title="Clinical trial screening (BERT)")

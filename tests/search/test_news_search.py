@@ -123,6 +123,25 @@ async def test_a_serpapi_story_lists_the_reports_google_grouped_with_it(
     assert not set(listed) & {r["url"] for r in results}
 
 
+async def test_a_storys_text_names_its_publisher_its_date_and_the_others_reporting_it(
+    recorded: FakeEngines, engines_url: str
+) -> None:
+    with serving(news_settings(engines_url)) as url:
+        async with Client(f"{url}/mcp", mode="legacy", cache=None) as client:
+            arguments = {"query": QUERY, "category": "news", "engines": ["serpapi"]}
+            result = await client.call_tool("web_search", {**arguments, "max_results": 50})
+    assert result.structured_content is not None
+    deal = next(
+        r
+        for r in result.structured_content["results"]
+        if r["title"].startswith("Prime Day Apple deals include")
+    )
+    lines = result.content[0].text.splitlines()  # type: ignore[union-attr]
+    meta = lines.index(f"   {deal['url']}") + (2 if deal["snippet"] else 1)
+    assert lines[meta].startswith(f"   [{deal['source']} via serpapi; {deal['published']}; score ")
+    assert lines[meta + 1] == "   also reported by: The New York Times, The Verge, AOL.com"
+
+
 async def test_a_story_grouped_with_its_own_publishers_other_pages_names_each_publisher_once(
     recorded: FakeEngines, engines_url: str
 ) -> None:

@@ -18,6 +18,7 @@ from websearch_mcp.server.arguments import (
     Limits,
     academic_search_args,
     academic_search_params,
+    fetch_page_args,
     fetch_page_params,
     given,
     web_search_args,
@@ -48,6 +49,7 @@ def test_lenient_coercion() -> None:
         ({"query": "q", "max_results": 500}, "max_results must be an integer from 1 to 50"),
         ({"query": "q", "max_results": "ten"}, "max_results must be an integer"),
         ({"query": "q", "max_results": True}, "max_results must be an integer"),
+        ({"query": "q", "max_results": 2.5}, "max_results must be an integer from 1 to 50"),
         (
             {"query": "q", "time_range": "decade"},
             "time_range must be one of day, week, month, year",
@@ -56,6 +58,7 @@ def test_lenient_coercion() -> None:
         ({"query": "q", "language": "en\n"}, "language must be a language code"),
         ({"query": "q", "language": "zh-CN\n"}, "language must be a language code"),
         ({"query": "q", "explain": "maybe"}, "explain must be true or false"),
+        ({"query": "q", "explain": 2}, "explain must be true or false"),
         ({"query": "q", "engines": [1, 2]}, "engines must be a list of engine names"),
     ],
 )
@@ -282,3 +285,29 @@ def test_a_year_may_be_next_year_and_no_later() -> None:
     assert as_year("year_to", next_year) == next_year
     with pytest.raises(ToolInputError, match="year_to"):
         as_year("year_to", next_year + 1)
+
+
+def test_a_blank_flag_is_false_and_numbers_may_come_as_text() -> None:
+    # A strict client sends every argument, a blank for a flag it leaves as it is.
+    assert web_search_args("q", explain="").explain is False
+    assert web_search_args("q", explain=" Yes ").explain is True
+    # Up to as many digits as any allowed value has.
+    assert fetch_page_args("https://a.test/", "20000", " 4096 ") == ("https://a.test/", 20000, 4096)
+
+
+def test_a_pasted_url_loses_the_spaces_and_line_end_it_brought() -> None:
+    assert fetch_page_args("  https://a.test/page\n")[0] == "https://a.test/page"
+
+
+def test_an_intent_of_its_own_is_read_in_any_case_and_others_kept_as_written() -> None:
+    assert web_search_args("q", intent=" Research ").intent == "research"
+    assert web_search_args("q", intent="HowTo").intent == "howto"
+    assert web_search_args("q", intent="compare  Prices").intent == "compare Prices"
+
+
+def test_an_error_quotes_a_long_value_cut_short() -> None:
+    with pytest.raises(ToolInputError) as refused:
+        web_search_args("q", language="x" * 5000)
+    message = str(refused.value)
+    assert message.startswith("language must be a language code") and len(message) < 200
+    assert "(5002 characters)" in message

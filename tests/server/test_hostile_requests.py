@@ -199,6 +199,7 @@ def test_slow_bodies_get_408_and_hold_no_slot(engines_url: str, protocol: Any) -
             b"Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{"
         )
         conns = [socket.create_connection((host, port)) for _ in range(8)]
+        started = time.monotonic()
         for conn in conns:
             conn.sendall(head)
         time.sleep(0.3)
@@ -208,8 +209,9 @@ def test_slow_bodies_get_408_and_hold_no_slot(engines_url: str, protocol: Any) -
         )
         assert answer.status_code == 200
         for conn in conns:
-            data, _ = read_all(conn, timeout=5)
+            data, closed = read_all(conn, timeout=5)
             assert data.startswith(b"HTTP/1.1 408") and b"did not arrive within 1 s" in data
+            assert data.count(b"HTTP/1.1") == 1 and closed - started < 3  # closed with it
             conn.close()
 
 

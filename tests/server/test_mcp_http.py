@@ -168,8 +168,10 @@ async def test_search_max_results_is_the_default_the_tool_advertises_and_uses(
             web = next(t for t in tools.tools if t.name == "web_search")
             result = await client.call_tool("web_search", {"query": "asyncio"})
             more = await client.call_tool("web_search", {"query": "asyncio", "max_results": 4})
+            null = await client.call_tool("web_search", {"query": "asyncio", "max_results": None})
     assert web.input_schema["properties"]["max_results"]["default"] == 2
     assert len(result.structured_content["results"]) == 2
+    assert len(null.structured_content["results"]) == 2  # null is "not given"
     assert len(more.structured_content["results"]) == 4
 
 

@@ -231,6 +231,14 @@ def test_cache_metrics_and_readiness(engines_url: str) -> None:
         assert value(samples, "websearch_cache_misses_total") == cache.stats.misses
         assert value(samples, "websearch_cache_sets_total") == cache.stats.sets
         assert value(samples, "websearch_cache_errors_total", cause="locked") == 1
+        # Counted once however often they are read, on /metrics as on the status page.
+        again = scrape(url, token=None)
+        assert value(again, "websearch_cache_hits_total") == 3
+        assert value(again, "websearch_cache_errors_total", cause="locked") == 1
+        shown = httpx.get(f"{url}/status.json", timeout=10).json()["service"]["cache"]
+        misses = cache.stats.misses
+        assert shown["hits"] == 3 and shown["misses"] == misses
+        assert shown["hit_share"] == round(3 / (3 + misses), 3)
         cache.broken = True
         down = httpx.get(f"{url}/readyz", timeout=10)
         assert down.status_code == 503 and down.json()["status"] == "not ready"

@@ -247,6 +247,10 @@ def test_the_longest_secret_is_masked_first() -> None:
 
     mask = Redactor(["PLANTED-secret-1", "PLANTED-secret-1-and-its-tail"])
     assert mask("key=PLANTED-secret-1-and-its-tail") == "key=***"
+    # Whatever order they come in: no tail of a longer one is ever left shown.
+    heads = [f"PLANTED-secret-{n}x" for n in range(16)]
+    mask = Redactor([*heads, *(f"{head}-and-its-tail" for head in heads)])
+    assert mask(" ".join(f"{head}-and-its-tail" for head in heads)) == " ".join(["***"] * 16)
 
 
 def test_a_key_like_token_of_twelve_characters_is_masked_in_an_api_error() -> None:

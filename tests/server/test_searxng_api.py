@@ -14,6 +14,7 @@ import requests
 from searxng_search import SearXNGSearch
 
 from testing.fake_engines import FakeEngines, Fault
+from testing.resilience_helpers import settings_for as lean_settings
 from testing.server_helpers import settings_for
 from testing.serving import serve_app
 from websearch_mcp.engines.web.searxng import SearXNG
@@ -90,6 +91,8 @@ def test_params_defaults_and_mapping() -> None:
         parse_params({"q": "x", "language": "all", "time_range": ""}, WEB, ACADEMIC).language
         is None
     )
+    for anything in ("All", "AUTO", " auto "):
+        assert parse_params({"q": "x", "language": anything}, WEB, ACADEMIC).language is None
     assert parse_params({"q": "x", "engines": "google"}, WEB, ACADEMIC).engines is None
     assert parse_params({"q": "x"}, WEB, ACADEMIC).category == "general"  # format defaults to json
 
@@ -99,6 +102,11 @@ def test_params_science() -> None:
     only_papers = parse_params({"q": "x", "engines": "arxiv,crossref"}, WEB, ACADEMIC)
     assert only_papers.category == "science" and only_papers.engines == ["arxiv", "crossref"]
     assert parse_params({"q": "x", "engines": "arxiv,tavily"}, WEB, ACADEMIC).category == "general"
+    # Asking for the web as well as papers, or for the web by name, is a web search.
+    both = parse_params({"q": "x", "categories": "science,general"}, WEB, ACADEMIC)
+    assert both.category == "general"
+    general = parse_params({"q": "x", "engines": "arxiv", "categories": "general"}, WEB, ACADEMIC)
+    assert general.category == "general" and general.engines is None
 
 
 def test_params_naming_only_news_engines_is_news() -> None:
@@ -132,6 +140,9 @@ def test_published_date_as_searxng_writes_it() -> None:
     assert published_date("2026-11-02") == "2026-11-02T00:00:00"
     assert published_date("2026-11-02T10:30:00+00:00") == "2026-11-02T10:30:00+00:00"
     assert published_date(None) is None and published_date("last week") is None
+    # A paper dated by its year or month only: the first day of it.
+    assert published_date("2005") == "2005-01-01T00:00:00"
+    assert published_date("2004-02") == "2004-02-01T00:00:00"
 
 
 # --- the endpoint ---------------------------------------------------------------------------
@@ -264,6 +275,19 @@ def test_all_engines_failing_is_an_empty_answer(fake: FakeEngines, server: str) 
     reasons = dict(body["unresponsive_engines"])
     assert reasons["tavily"] == "error" and reasons["brave"] == "too many requests"
     assert reasons["searxng"] in ("CAPTCHA", "access denied", "error")
+
+
+def test_an_engine_behind_a_captcha_or_a_refusal_is_unresponsive_for_that_reason(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    fake.faults["duckduckgo"] = Fault(captcha=True)
+    fake.faults["bing"] = Fault(status=403, body="Forbidden")
+    settings = lean_settings(engines_url, {"duckduckgo": {}, "bing": {}, "searxng": {}})
+    with serve_app(create_app(settings)) as url:
+        body = httpx.get(f"{url}/search", params={"q": "python asyncio"}, timeout=10).json()
+    assert body["results"]  # searxng answered
+    reasons = dict(body["unresponsive_engines"])
+    assert reasons == {"duckduckgo": "CAPTCHA", "bing": "access denied"}
 
 
 def test_a_result_link_no_url_parser_reads_is_left_out(fake: FakeEngines, server: str) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -409,6 +411,27 @@ def test_oversized_bodies_get_413(engines_url: str) -> None:
         assert streamed.status_code == 413
         small = http.post(f"{url}/mcp", headers=MCP_HEADERS, json=TOOLS_LIST)
         assert small.status_code == 200
+
+
+def test_a_body_of_exactly_the_cap_is_served(engines_url: str) -> None:
+    with serve(engines_url, max_body_bytes=2048) as url, httpx.Client(timeout=10) as http:
+        body = json.dumps(TOOLS_LIST).encode()
+        at_cap = body + b" " * (2048 - len(body))
+        answer = http.post(f"{url}/mcp", headers=MCP_HEADERS, content=at_cap)
+        assert answer.status_code == 200 and answer.json()["result"]["tools"]
+        over = http.post(f"{url}/mcp", headers=MCP_HEADERS, content=at_cap + b" ")
+        assert over.status_code == 413
+
+
+def test_a_client_that_waits_as_retry_after_says_is_served(engines_url: str) -> None:
+    # 40 a minute: a request every 1.5 s, so the wait is not a whole number of seconds.
+    limits = {"rate_limit_per_minute": 40, "rate_limit_burst": 1}
+    with serve(engines_url, auth_tokens=[TOKEN], **limits) as url, httpx.Client(timeout=10) as http:
+        assert http.post(f"{url}/mcp", headers=bearer(TOKEN), json=TOOLS_LIST).status_code == 200
+        limited = http.post(f"{url}/mcp", headers=bearer(TOKEN), json=TOOLS_LIST)
+        assert limited.status_code == 429 and limited.headers["retry-after"] == "2"
+        time.sleep(int(limited.headers["retry-after"]))
+        assert http.post(f"{url}/mcp", headers=bearer(TOKEN), json=TOOLS_LIST).status_code == 200
 
 
 def test_burst_over_the_per_client_rate_limit(engines_url: str) -> None:

@@ -310,6 +310,19 @@ def test_each_engine_shows_its_true_state_and_the_hour_adds_up(mix: str, fake: F
     assert {name: shown[name] for name in EXPECTED} == EXPECTED
 
 
+def test_an_engine_whose_every_key_was_refused_shows_it(
+    engines_url: str, fake: FakeEngines
+) -> None:
+    fake.faults["brave"] = Fault(status=401, body='{"error": "bad key"}')
+    with serve_app(create_app(settings_for(engines_url, brave=True))) as url:
+        search(url, "python asyncio")
+        brave = _rows(httpx.get(f"{url}/status.json", timeout=10).json())["brave"]
+        page = httpx.get(f"{url}/status", timeout=10).text
+    assert brave["state"] == "keys_refused" and brave["seconds_left"] > 0
+    assert brave["keys"] == {"configured": 1, "resting": 1}
+    assert 'data-engine="brave" data-state="keys_refused"' in page and "keys refused, " in page
+
+
 def test_a_failure_older_than_the_hour_is_no_last_error(
     engines_url: str, fake: FakeEngines
 ) -> None:
