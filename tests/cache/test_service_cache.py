@@ -29,6 +29,7 @@ from testing.server_helpers import MCP_HEADERS, results_for, tool_call
 from testing.serving import serve_app
 from websearch_mcp.cache import open_cache
 from websearch_mcp.net.cooldowns.recent_reads import MAX_AGE_SECONDS
+from websearch_mcp.search import service as service_module
 from websearch_mcp.search.fan_out import Orchestrator
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.server.app import create_app
@@ -256,6 +257,46 @@ def test_an_engine_left_out_for_a_rest_is_asked_when_its_report_says(
         again = search(url, QUERY)
     assert report(again, engine)["status"] == "ok"
     assert fake.counts[engine] == 2
+
+
+async def test_an_answer_the_previous_stored_form_kept_without_a_resting_engine_is_not_served(
+    fake: FakeEngines, engines_url: str, cache_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """During a rolling upgrade a replica of the previous release (stored form 2) shares the
+    cache: an answer it stored while an engine rested says nothing of when that rest ends. Once
+    the rest is over, this release asks the engine rather than serve that answer, and stores
+    its own beside it."""
+    settings = make_settings(engines_url, cache_path, search={"breaker": {"enabled": True}})
+    clock = FakeClock()
+
+    def service() -> SearchService:
+        orchestrator = Orchestrator(settings, clock=clock, environ={})
+        return SearchService(settings, orchestrator, open_cache(settings.cache, clock=clock))
+
+    monkeypatch.setattr(service_module, "STORED_FORM", 2)  # the previous release's keys
+    previous = service()
+    fake.faults["searxng"] = Fault(status=429, retry_after="30")
+    try:
+        await previous.web_search(web_search_args(query="asyncio tutorial"))
+        rested = await previous.web_search(web_search_args(query=QUERY))
+    finally:
+        await previous.close()
+    monkeypatch.undo()
+    assert {e["name"]: e["status"] for e in rested["engines"]}["searxng"] == "skipped"
+    with sqlite3.connect(cache_path) as db:  # as the previous release stored it
+        db.execute("UPDATE cache_entries SET value = json_remove(value, '$.rest_seconds')")
+    del fake.faults["searxng"]
+    clock.advance(30)
+    current = service()
+    try:
+        again = await current.web_search(web_search_args(query=QUERY))
+    finally:
+        await current.close()
+    assert again["cached"] is False
+    assert {e["name"]: e["status"] for e in again["engines"]}["searxng"] == "ok"
+    assert fake.counts["searxng"] == 2
+    with sqlite3.connect(cache_path) as db:
+        assert db.execute("SELECT COUNT(*) FROM cache_entries").fetchone() == (3,)
 
 
 async def test_fifty_identical_concurrent_searches_share_one_fan_out(

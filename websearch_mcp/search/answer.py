@@ -137,9 +137,10 @@ def without_details(answer: SearchOut) -> SearchOut:
     return {**answer, "results": results}  # type: ignore[typeddict-item]
 
 
-#: The shape of a stored answer (`Answered.stored`); part of the cache key, so that a change of
-#: it never reads an entry of the old shape.
-STORED_FORM = 2
+#: The shape of a stored answer (`Answered.stored`, and the `rest_seconds` the search service
+#: adds); part of the cache key, so that a change of it never reads an entry of the old shape.
+#: 3: an answer that left out a resting engine says when that rest ends; one of form 2 does not.
+STORED_FORM = 3
 
 
 class Answered:
