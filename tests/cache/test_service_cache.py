@@ -246,7 +246,8 @@ def test_an_engine_left_out_for_a_rest_is_asked_when_its_report_says(
     settings = make_settings(engines_url, cache_path, search={"breaker": {"enabled": True}})
     clock = FakeClock()
     orchestrator = Orchestrator(settings, clock=clock, environ={})
-    service = SearchService(settings, orchestrator, open_cache(settings.cache, clock=clock))
+    cache = open_cache(settings.cache, clock=clock)
+    service = SearchService(settings, orchestrator, cache)
     fake.faults[engine] = Fault(status=429, retry_after="30")
     with serve_app(create_app(settings, service)) as url:
         assert report(search(url, "asyncio tutorial"), engine)["status"] == "rate_limited"
@@ -257,6 +258,8 @@ def test_an_engine_left_out_for_a_rest_is_asked_when_its_report_says(
         again = search(url, QUERY)
     assert report(again, engine)["status"] == "ok"
     assert fake.counts[engine] == 2
+    # The answer found but not served is counted as the miss it was, once.
+    assert (cache.stats.hits, cache.stats.misses) == (0, 3)
 
 
 async def test_an_answer_the_previous_stored_form_kept_without_a_resting_engine_is_not_served(

@@ -326,7 +326,7 @@ class SearchService:
         max_age = self._max_age(query)
         # An answer the cache holds in memory needs no flight: a flight's answer is there
         # only once it is stored.
-        answered = _cached(self.cache.remembered(kind, key, max_age_seconds=max_age))
+        answered = self._usable(self.cache.remembered(kind, key, max_age_seconds=max_age))
         if answered is None:
             # A flight ends only after its answer is stored: an identical request either joins
             # it or finds the answer cached.
@@ -348,8 +348,20 @@ class SearchService:
         max_age: float | None = None,
     ) -> Answered:
         """The cached answer, else a `fresh` one (stored before it is returned)."""
-        cached = _cached(await self.cache.get(kind, key, max_age_seconds=max_age))
-        return cached if cached is not None else await fresh()
+        hit = await self.cache.get(kind, key, max_age_seconds=max_age)
+        if (cached := self._usable(hit)) is not None:
+            return cached
+        if hit is not None:
+            self.cache.stats.counted(None)  # a lookup that found nothing to serve: a miss
+        return await fresh()
+
+    def _usable(self, hit: CacheHit | None) -> Answered | None:
+        """`hit` as a cached answer, or None; a hit that cannot be served (another shape, a
+        rest now over) is taken back from the cache's count of hits."""
+        answered = _cached(hit)
+        if hit is not None and answered is None:
+            self.cache.stats.uncount(hit)
+        return answered
 
     async def _fresh(
         self,
