@@ -164,6 +164,25 @@ def test_every_field_of_a_web_search_result_is_documented() -> None:
     assert fields - documented == set()
 
 
+def test_the_clients_page_says_how_long_each_tool_may_take() -> None:
+    """Clients set their timeouts from clients.md: it states each tool's longest call as the sum
+    of the bounds that apply, and its example waits longer than the longest under the defaults
+    (a `fetch_page` with the reader fallback: twice `fetch.timeout_seconds` + 1 s)."""
+    text = " ".join((ROOT / "docs" / "clients.md").read_text(encoding="utf-8").split())
+    for bound in (
+        "`search.deadline_seconds`",
+        "`llm.timeout_seconds` but never more than the deadline",
+        "`fetch.timeout_seconds` + 1 s",
+        "twice `fetch.timeout_seconds` + 1 s",
+    ):
+        assert bound in text, bound
+    defaults = parse_config({}, "defaults", environ={})
+    deadline, fetch = defaults.search.deadline_seconds, defaults.fetch.timeout_seconds
+    summarised = deadline + min(defaults.llm.timeout_seconds, deadline)
+    waits = re.search(r"client_session_timeout_seconds=(\d+)", text)
+    assert waits is not None and int(waits[1]) > max(summarised, 2 * fetch + 1)
+
+
 def _prose(page: Path) -> str:
     """A page without its code blocks, whose `#` lines and brackets are not Markdown."""
     return re.sub(r"^ *```.*?^ *```", "", page.read_text(encoding="utf-8"), flags=re.M | re.S)

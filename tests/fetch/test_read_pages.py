@@ -20,8 +20,10 @@ from mcp import Client
 
 from testing.cache_service import call, config, make_settings, serve
 from testing.fake_engines import FakeEngines, Fault, ResultsFn
+from testing.fake_llm import FakeLLM
 from testing.fetch_helpers import LocalServer, make_pdf, page, send
 from testing.server_helpers import MCP_HEADERS, TOOLS_LIST, text_of
+from testing.serving import serve_app
 from websearch_mcp.cli import main
 
 QUERY = "ammonite fossils northern cliffs"
@@ -202,6 +204,37 @@ def test_reading_takes_only_what_the_engines_left_of_the_deadline(
     left = re.search(r"\(([\d.]+) s were left\)", hanging["page_error"])
     assert left is not None and float(left[1]) <= DEADLINE - ENGINES_DELAY
     assert took < DEADLINE + 1.0
+
+
+def test_the_longest_search_is_its_deadline_then_the_summarys_time(
+    engines_url: str, site: Site, fake: FakeEngines, tmp_path: Path
+) -> None:
+    """docs/clients.md: a `web_search` with `read` and a summary ends within
+    `search.deadline_seconds` plus `llm.timeout_seconds` (never more than the deadline), with
+    what it has: here two engines and the model hang, and one page never answers."""
+    fake.faults["tavily"] = fake.faults["brave"] = Fault(hang=True)
+    model = FakeLLM(stream_mode="hang", plain_mode="hang")
+    deadline = 1.5
+    with serve_app(model.app) as model_url:
+        settings = make_settings(
+            engines_url,
+            tmp_path / "cache.sqlite3",
+            search={"deadline_seconds": deadline},
+            fetch={"allow_networks": ["127.0.0.0/8"], "allowed_ports": [site.server.port]},
+            llm={"base_url": f"{model_url}/v1", "model": "fake-model", "timeout_seconds": 30},
+        )
+        try:
+            with serve(settings) as url:
+                started = time.monotonic()
+                answer, _ = search(url, query=HANG_QUERY, read=4, intent="research")
+                took = time.monotonic() - started
+        finally:
+            model.release()
+    assert took < 2 * deadline + 1.0
+    statuses = {e["name"]: e["status"] for e in answer["engines"]}
+    assert statuses == {"tavily": "timeout", "brave": "timeout", "searxng": "ok"}
+    assert by_url(answer, site.server.url("/hang"))["page_status"] == "timeout"
+    assert f"no answer within {deadline:g} s" in answer["summary_error"]
 
 
 def test_each_way_a_page_can_fail_has_its_status(server: str, site: Site) -> None:
