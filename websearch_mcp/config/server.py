@@ -60,7 +60,8 @@ class ServerSettings(Section):
     # Failed authentications per client address (token guessing); 0 turns the limit off.
     auth_failures_per_minute: int = Field(10, ge=0)
     auth_failure_burst: int = Field(20, ge=1)
-    # Headers and body of a request must arrive within this, else 408 and the connection closes.
+    # A request's headers must arrive within this, then its body within this again, else 408
+    # and the connection closes.
     read_timeout_seconds: float = Field(10.0, gt=0, le=300)
     # The per-client limits also on a server only this machine reaches (middleware `exposure`).
     limit_local_clients: bool = False
