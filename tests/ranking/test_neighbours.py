@@ -172,3 +172,20 @@ def test_only_the_first_twenty_results_take_part() -> None:
     shown = [r.details["neighbours"] for r in results]
     assert all(value is not None for value in shown[:20])
     assert shown[20:] == [None] * 5
+
+
+def test_only_exact_copies_surely_keep_the_engines_order_below_half_weight() -> None:
+    """docs/ranking.md: below 0.5 two exact copies keep the engines' order; near-copies need
+    not, when the one ranked higher also reads like results further down. At the defaults
+    (neighbour_weight 0.4) the near-copy an engine ranked second moves ahead of its first."""
+    first = "tokio runtime scheduler internals workers threads"
+    second = "tokio runtime scheduler internals workers"
+    lower = [hit("e", 3 + i, f"lower{i}", "threads") for i in range(4)]
+    lists = {"e": [hit("e", 1, "first", first), hit("e", 2, "second", second), *lower]}
+    plain = rank(lists, Query("rust async"), search(0.0), weights={})
+    assert [r.title for r in plain[:2]] == ["first", "second"]
+    near = rank(lists, Query("rust async"), SearchSettings(), weights={})
+    assert [r.title for r in near[:2]] == ["second", "first"]
+    copy = {"e": [hit("e", 1, "first", first), hit("e", 2, "second", first), *lower]}
+    exact = rank(copy, Query("rust async"), SearchSettings(), weights={})
+    assert [r.title for r in exact[:2]] == ["first", "second"]

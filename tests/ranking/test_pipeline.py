@@ -364,3 +364,15 @@ def test_authority_is_a_bounded_factor_of_the_score() -> None:
     off, _ = _alone("https://b.org/y", authority_weight=0.0)
     on, details = _alone("https://b.org/y", authority_weight=1.0)
     assert on == pytest.approx(off * (1 + details["authority"]) / 2)
+
+
+def test_the_position_shown_is_the_mean_weighted_by_the_engines_weights() -> None:
+    """docs/ranking.md: the position signal is the mean of `(k + 1) / (k + rank)` over the
+    engines that returned the result, "each engine counting with its weight for the search"."""
+    ahead = [hit(f"https://y.org/{i}", i, "b") for i in range(1, 5)]
+    lists = {"a": [hit("https://x.org/1", 1, "a")], "b": [*ahead, hit("https://x.org/1", 5, "b")]}
+    results = rank(lists, Query("q"), SearchSettings(), weights={"a": 1.0, "b": 3.0})
+    (shared,) = [r for r in results if r.url == "https://x.org/1"]
+    assert shared.details["ranks"] == {"a": 1, "b": 5}
+    # position_k 3: rank 1 is 1, rank 5 is 4 / 8; the plain mean of the two would be 0.75.
+    assert shared.details["position"] == pytest.approx((1.0 * 1.0 + 3.0 * 0.5) / 4, abs=1e-4)

@@ -74,7 +74,7 @@ class RankingSettings(Section):
     )
     # Relevant pages resemble each other: each of the fused list's first 20 keeps 1 - this of
     # its score and takes this times the mean score of its 5 most similar ones there (words
-    # beyond the query's). Below 0.5, where two near-copies keep their order.
+    # beyond the query's). Below 0.5, where two exact copies keep their order.
     neighbour_weight: Fraction = Field(
         0.4, description="share of a result's score taken from the top results most like it"
     )
