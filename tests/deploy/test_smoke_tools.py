@@ -71,14 +71,16 @@ def test_the_smoke_client_searches_the_fake_engine_then_hits_the_cache(
     assert httpx.get(f"{fake_searxng}/count").json() == {"searches": 1}
 
 
-def _failover(base: str, token: str, limit: str, command: list[str]) -> tuple[int, str]:
+def _failover(
+    base: str, token: str, limit: str, command: list[str], seconds: str = "3"
+) -> tuple[int, str]:
     run = subprocess.run(
         [
             sys.executable,
             str(DEPLOY / "smoke_failover.py"),
             base,
             token,
-            "3",
+            seconds,
             limit,
             "--",
             *command,
@@ -109,8 +111,9 @@ def test_the_failover_check_searches_while_its_command_runs_and_judges_by_the_li
         assert report.split()[1] == "failed=0" and calls > 3
         # Fresh queries only: each call reached the engine.
         assert httpx.get(f"{fake_searxng}/count").json() == {"searches": calls}
-        # A limit no call can meet, a command that fails, a wrong token: each fails the check.
-        assert _failover(url, token, "0.000001", ["true"])[0] == 1
-        assert _failover(url, token, "1.5", ["false"])[0] == 1
-        code, report = _failover(url, "wrong-token-0123456789", "1.5", ["true"])
+        # A limit no call can meet, a command that fails, a wrong token: each fails the check
+        # (calls for a moment are enough; the command still runs once they are under way).
+        assert _failover(url, token, "0.000001", ["true"], seconds="0.5")[0] == 1
+        assert _failover(url, token, "1.5", ["false"], seconds="0.5")[0] == 1
+        code, report = _failover(url, "wrong-token-0123456789", "1.5", ["true"], seconds="0.5")
         assert code == 1 and "failed=0" not in report
