@@ -7,6 +7,8 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -101,3 +103,13 @@ class RedisServer:
                     break
                 reply += chunk
         return reply.split(b"\r\n", 1)[0]
+
+    @contextmanager
+    def refusing_writes(self) -> Iterator[None]:
+        """Redis out of memory while inside: every write refused (OOM), reads still answered."""
+        assert self.command("CONFIG", "SET", "maxmemory-policy", "noeviction") == b"+OK"
+        assert self.command("CONFIG", "SET", "maxmemory", "1") == b"+OK"
+        try:
+            yield
+        finally:
+            self.command("CONFIG", "SET", "maxmemory", "0")

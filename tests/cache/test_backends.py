@@ -366,16 +366,14 @@ async def test_redis_refusing_writes_pauses_writes_only(
     cache = fresh_redis_cache(redis_server, clock)
     try:
         await cache.set("web", key("kept"), {"v": 1})
-        assert redis_server.command("CONFIG", "SET", "maxmemory-policy", "noeviction") == b"+OK"
-        assert redis_server.command("CONFIG", "SET", "maxmemory", "1") == b"+OK"
-        await cache.set("web", key("q"), {"v": 2})  # refused: out of memory, no exception
-        assert cache.stats.errors["out_of_memory"] == 1
-        await cache.set("web", key("q"), {"v": 2})
-        assert cache.stats.bypassed == 1  # writes are waited out...
-        assert await cache.get("web", key("q")) is None  # ...reads still reach Redis
-        assert cache.stats.bypassed == 1 and sum(cache.stats.errors.values()) == 1
+        with redis_server.refusing_writes():
+            await cache.set("web", key("q"), {"v": 2})  # refused: out of memory, no exception
+            assert cache.stats.errors["out_of_memory"] == 1
+            await cache.set("web", key("q"), {"v": 2})
+            assert cache.stats.bypassed == 1  # writes are waited out...
+            assert await cache.get("web", key("q")) is None  # ...reads still reach Redis
+            assert cache.stats.bypassed == 1 and sum(cache.stats.errors.values()) == 1
     finally:
-        redis_server.command("CONFIG", "SET", "maxmemory", "0")
         await cache.close()
 
 

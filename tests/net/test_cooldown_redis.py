@@ -150,9 +150,7 @@ async def test_redis_refusing_writes_keeps_cooldowns_here_and_still_reads_the_sh
     one, other = stores
     shared = Cooldown(clock() + 180, "captcha page", 1)
     await other.set("breaker:bing", shared)
-    assert redis_server.command("CONFIG", "SET", "maxmemory-policy", "noeviction") == b"+OK"
-    assert redis_server.command("CONFIG", "SET", "maxmemory", "1") == b"+OK"
-    try:
+    with redis_server.refusing_writes():
         local = Cooldown(clock() + 60, "rate limited", 1)
         await one.set("breaker:brave", local)  # refused by Redis: kept in this process
         assert one.stats.errors["out_of_memory"] == 1
@@ -167,8 +165,6 @@ async def test_redis_refusing_writes_keeps_cooldowns_here_and_still_reads_the_sh
         clock.advance(11)  # ended: its probe is taken here, as Redis never heard of it
         assert await one.claim_probe("breaker:exa", 5, clock())
         assert not await one.claim_probe("breaker:exa", 5, clock())
-    finally:
-        redis_server.command("CONFIG", "SET", "maxmemory", "0")
 
 
 async def test_a_key_of_another_type_under_one_name_leaves_the_other_cooldowns_shared(
@@ -216,9 +212,7 @@ async def test_a_breaker_another_replica_opened_is_probed_here_while_redis_refus
     one, other = stores
     assert await CircuitBreaker("bing", other, clock=clock).failure("transient", "503") == 5.0
     breaker = CircuitBreaker("bing", one, clock=clock)
-    assert redis_server.command("CONFIG", "SET", "maxmemory-policy", "noeviction") == b"+OK"
-    assert redis_server.command("CONFIG", "SET", "maxmemory", "1") == b"+OK"
-    try:
+    with redis_server.refusing_writes():
         clock.advance(6)
         # Redis takes no probe claim: this replica claims it on what Redis shows, once.
         assert await breaker.check() is None
@@ -227,8 +221,6 @@ async def test_a_breaker_another_replica_opened_is_probed_here_while_redis_refus
         assert one.stats.errors["out_of_memory"] == 1
         # The probe failed: open again, the failures in a row counted on from Redis's.
         assert await breaker.failure("transient", "503") == 10.0
-    finally:
-        redis_server.command("CONFIG", "SET", "maxmemory", "0")
 
 
 async def test_a_cooldown_kept_here_while_redis_refused_it_yields_to_a_shared_one_once_over(
@@ -241,14 +233,10 @@ async def test_a_cooldown_kept_here_while_redis_refused_it_yields_to_a_shared_on
     pool_one = KeyPool("tavily", keys, one, clock=clock)
     pool_other = KeyPool("tavily", keys, other, clock=clock)
     limited = EngineRateLimited("429 slow down", retry_after=5)
-    assert redis_server.command("CONFIG", "SET", "maxmemory-policy", "noeviction") == b"+OK"
-    assert redis_server.command("CONFIG", "SET", "maxmemory", "1") == b"+OK"
-    try:
+    with redis_server.refusing_writes():
         # Redis refuses the rest of key A and of an engine: this replica keeps them itself.
         await pool_one.cool(KeyRefused("tavily", 0, 2, "key-a", limited))
         await CircuitBreaker("bing", one, clock=clock).failure("transient", "HTTP 503")
-    finally:
-        redis_server.command("CONFIG", "SET", "maxmemory", "0")
     clock.advance(6)  # both rests are over here
     # Another replica then finds key A refused and bing behind a CAPTCHA, and Redis takes both.
     await pool_other.cool(KeyRefused("tavily", 0, 2, "key-a", EngineAuthError("401 invalid")))

@@ -299,20 +299,13 @@ async def test_a_feed_declaring_entities_is_an_error_and_costs_no_memory(
 async def test_a_news_answer_is_served_from_the_cache_for_at_most_the_news_ttl(
     recorded: FakeEngines, engines_url: str, tmp_path: Path
 ) -> None:
-    clock = FakeClock()
-    stored = {"backend": "sqlite", "path": str(tmp_path / "cache.sqlite3"), "news_ttl_seconds": 900}
-    settings = news_settings(engines_url, stored)
-    cache = open_cache(settings.cache, clock=clock)
+    settings, cache, clock = _news_cache(engines_url, tmp_path, news_ttl_seconds=900)
     with serving(settings, cache) as url:
-        first = await search(url, category="news", engines=["google_news"])
-        clock.advance(600)
-        again = await search(url, category="news", engines=["google_news"])  # a hit: slides
-        clock.advance(301)
-        later = await search(url, category="news", engines=["google_news"])
+        # A hit slides the expiry, never past the news TTL.
+        assert await _news_three_times(url, clock, 600, 301) == [False, True, False]
         general = await search(url, engines=["serper"])
         clock.advance(1000)
         general_again = await search(url, engines=["serper"])
-    assert (first["cached"], again["cached"], later["cached"]) == (False, True, False)
     assert recorded.counts["google_news"] == 2
     assert (general["cached"], general_again["cached"]) == (False, True)  # the general TTL
     # The news answer refused for its age is a miss, not a hit.
@@ -324,18 +317,29 @@ async def test_a_news_answer_held_in_memory_is_not_served_past_the_news_ttl(
 ) -> None:
     """The answers a cache process keeps in memory for a moment obey the news TTL as well: a
     hit slides the answer's expiry, never past `news_ttl_seconds` after it was made."""
-    clock = FakeClock()
-    stored = {"backend": "sqlite", "path": str(tmp_path / "cache.sqlite3"), "news_ttl_seconds": 1}
-    settings = news_settings(engines_url, stored)
-    cache = open_cache(settings.cache, clock=clock)
+    settings, cache, clock = _news_cache(engines_url, tmp_path, news_ttl_seconds=1)
     with serving(settings, cache) as url:
-        first = await search(url, category="news", engines=["google_news"])
-        clock.advance(0.5)
-        again = await search(url, category="news", engines=["google_news"])  # a hit: slides
-        clock.advance(0.7)  # 1.2 s after it was made, within the expiry the hit slid
-        later = await search(url, category="news", engines=["google_news"])
-    assert (first["cached"], again["cached"], later["cached"]) == (False, True, False)
+        # The third search comes 1.2 s after the first, within the expiry the hit slid.
+        assert await _news_three_times(url, clock, 0.5, 0.7) == [False, True, False]
     assert recorded.counts["google_news"] == 2
+
+
+def _news_cache(engines_url: str, tmp_path: Path, **ttls: int) -> tuple[Settings, Cache, FakeClock]:
+    """The news settings with a SQLite cache of these `ttls` (`news_ttl_seconds=900`), the cache
+    and its clock."""
+    clock = FakeClock()
+    stored = {"backend": "sqlite", "path": str(tmp_path / "cache.sqlite3"), **ttls}
+    settings = news_settings(engines_url, stored)
+    return settings, open_cache(settings.cache, clock=clock), clock
+
+
+async def _news_three_times(url: str, clock: FakeClock, *gaps: float) -> list[bool]:
+    """Whether each of three identical news searches, `gaps` seconds apart, was cached."""
+    cached = [(await search(url, category="news", engines=["google_news"]))["cached"]]
+    for gap in gaps:
+        clock.advance(gap)
+        cached.append((await search(url, category="news", engines=["google_news"]))["cached"])
+    return cached
 
 
 async def test_a_partial_news_answer_keeps_the_shorter_partial_ttl(
@@ -344,15 +348,9 @@ async def test_a_partial_news_answer_keeps_the_shorter_partial_ttl(
     """A news answer is kept at most `news_ttl_seconds`, and a partial one no longer than
     `partial_ttl_seconds` when that is shorter."""
     recorded.bodies["serper"] = Body(b'{"message": "internal error"}', status=500)
-    clock = FakeClock()
-    stored = {
-        "backend": "sqlite",
-        "path": str(tmp_path / "cache.sqlite3"),
-        "news_ttl_seconds": 900,
-        "partial_ttl_seconds": 600,
-    }
-    settings = news_settings(engines_url, stored)
-    cache = open_cache(settings.cache, clock=clock)
+    settings, cache, clock = _news_cache(
+        engines_url, tmp_path, news_ttl_seconds=900, partial_ttl_seconds=600
+    )
     with serving(settings, cache) as url:
         first = await search(url, category="news", engines=["google_news", "serper"])
         clock.advance(601)

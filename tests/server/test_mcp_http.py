@@ -523,13 +523,7 @@ def test_one_result_per_page_however_the_engines_spell_its_link(engines_url: str
             {"title": "Route 2", "url": "https://app.example/#!/artikel/2", "snippet": ""},
         ],
     }
-    with serve_fake_engines(FakeEngines(lambda engine, query: lists.get(engine, []))) as base:
-        settings = make_settings(base)
-        settings.engines["searxng"] = settings.engines["searxng"].model_copy(
-            update={"enabled": False}
-        )
-        with serve_app(create_app(settings)) as url:
-            answer = web_search(url, "bücher katalog", explain=True)["structuredContent"]
+    answer = _fused_lists(lists, "bücher katalog")
     results = answer["results"]
     by_title: dict[str, list[dict[str, Any]]] = {}
     for result in results:
@@ -558,15 +552,22 @@ def test_a_page_one_engine_gave_no_title_takes_the_title_another_engine_gave(
             {"title": "Agents - Pydantic AI", "url": agents, "snippet": "Agents."},
         ],
     }
-    with serve_fake_engines(FakeEngines(lambda engine, query: lists.get(engine, []))) as base:
-        settings = make_settings(base)
-        settings.engines["searxng"] = settings.engines["searxng"].model_copy(
-            update={"enabled": False}
-        )
-        with serve_app(create_app(settings)) as url:
-            answer = web_search(url, "pydantic ai agents", explain=True)["structuredContent"]
+    answer = _fused_lists(lists, "pydantic ai agents")
     by_url = {result["url"]: result for result in answer["results"]}
     assert by_url[agents]["score_details"]["ranks"] == {"tavily": 1, "brave": 2}
     assert by_url[agents]["title"] == "Agents - Pydantic AI"
     # A page no engine gave a title keeps its URL as its title.
     assert by_url["https://ai.pydantic.dev/tools/"]["title"] == "https://ai.pydantic.dev/tools/"
+
+
+def _fused_lists(lists: dict[str, list[dict[str, Any]]], query: str) -> dict[str, Any]:
+    """`web_search` (explained) over engines answering `lists` (engine -> its results), as the
+    agent gets it over MCP."""
+    with serve_fake_engines(FakeEngines(lambda engine, _query: lists.get(engine, []))) as base:
+        settings = make_settings(base)
+        settings.engines["searxng"] = settings.engines["searxng"].model_copy(
+            update={"enabled": False}
+        )
+        with serve_app(create_app(settings)) as url:
+            answer: dict[str, Any] = web_search(url, query, explain=True)["structuredContent"]
+    return answer
