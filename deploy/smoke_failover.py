@@ -18,7 +18,8 @@ import time
 from smoke_call import call  # beside this file
 
 CLIENTS = 3
-#: Calls go on this long before the command runs, so that it finds some in progress.
+#: Calls go on this long (or half of a shorter run) before the command runs, so that it finds
+#: some in progress.
 COMMAND_AFTER = 2.0
 
 
@@ -49,7 +50,7 @@ def main(base: str, token: str, seconds: float, limit: float, command: list[str]
     threads = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
     for thread in threads:
         thread.start()
-    time.sleep(COMMAND_AFTER)
+    time.sleep(min(COMMAND_AFTER, seconds / 2))
     ran = subprocess.run(command, capture_output=True, text=True, check=False)
     for thread in threads:
         thread.join()

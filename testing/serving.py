@@ -35,7 +35,7 @@ def serve_app(
         app,
         log_level="warning",
         access_log=False,
-        timeout_graceful_shutdown=2,
+        timeout_graceful_shutdown=1,
         ssl_certfile=tls[0] if tls else None,
         ssl_keyfile=tls[1] if tls else None,
     )
