@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,10 @@ def test_unknown_key_names_key_file_and_allowed(tmp_path: Path) -> None:
     assert "search.max_resluts: unknown key" in message
     assert str(path) in message
     assert "max_results" in message  # the allowed keys are listed
+    with pytest.raises(
+        ConfigError, match=r"search\.mmr\.lamda: unknown key \(allowed: enabled, lambda\)"
+    ):
+        parse_config({"search": {"mmr": {"lamda": 0.5}}}, "test", environ={})
 
 
 def test_unknown_engine_key_lists_engine_options(tmp_path: Path) -> None:
@@ -102,6 +107,11 @@ def test_a_value_in_place_of_a_section_is_not_echoed() -> None:
     with pytest.raises(ConfigError, match=r"engines\.tavily: .*dictionary") as err:
         parse_config({"engines": {"tavily": SECRET}}, "test", environ={})
     assert SECRET not in str(err.value)
+    # Nor a block written one level too deep, where a plain value is expected.
+    misplaced = {"search": {"strategy": {"tavily": {"api_keys": [SECRET]}}}}
+    with pytest.raises(ConfigError, match=r"search\.strategy: ") as err:
+        parse_config(misplaced, "test", environ={})
+    assert SECRET not in str(err.value)
 
 
 @pytest.mark.parametrize(
@@ -124,6 +134,7 @@ def test_a_bad_base_url_is_not_echoed(data: dict) -> None:
     [
         ({"llm": {"api_key": ["sk-one"]}}, "llm.api_key"),
         ({"llm": {"api_key": {"key": "sk-one"}}}, "llm.api_key"),
+        ({"llm": {"api_key": True}}, "llm.api_key"),  # YAML's `yes`, taken as the key "True"
         ({"fetch": {"reader_api_key": ["jina-one"]}}, "fetch.reader_api_key"),
         ({"server": {"auth_tokens": [["token-one"]]}}, "server.auth_tokens"),
     ],
@@ -229,6 +240,68 @@ def test_environment_overrides_and_keys() -> None:
     assert settings.engines["tavily"].api_keys == ["k1", "k2"]
 
 
+def test_secret_variables_win_over_the_file_and_an_empty_one_sets_nothing() -> None:
+    # `.env` leaves a key empty (`BRAVE_API_KEYS=`): the file's keys stay. A key or token
+    # variable that is set replaces the file's, without a stray newline.
+    file = {
+        "engines": {"brave": {"api_keys": ["file-brave"]}, "tavily": {"api_keys": ["file-tav"]}},
+        "server": {"auth_tokens": ["file-token"]},
+        "llm": {"api_key": "file-llm"},
+    }
+    env = {
+        "BRAVE_API_KEYS": "",
+        "TAVILY_API_KEYS": "env-tav",
+        "WEBSEARCH_MCP_TOKENS": "env-token",
+        "LLM_API_KEY": "env-llm\n",
+    }
+    settings = parse_config(file, "test", environ=env)
+    assert settings.engines["brave"].api_keys == ["file-brave"]
+    assert settings.engines["tavily"].api_keys == ["env-tav"]
+    assert settings.server.auth_tokens == ["env-token"]
+    assert settings.llm.api_key == "env-llm"
+    # The key's own setting is laid over its engine's variable, as an error names it.
+    env = {"TAVILY_API_KEYS": "env-tav", "WEBSEARCH_MCP_ENGINES__TAVILY__API_KEYS": "env-setting"}
+    assert parse_config({}, "test", environ=env).engines["tavily"].api_keys == ["env-setting"]
+
+
+@pytest.mark.parametrize("section_first", [True, False])
+def test_a_section_variable_and_one_inside_it_combine_in_either_order(section_first: bool) -> None:
+    # The environment's order is not the operator's to choose: a key set inside a section that
+    # another variable sets whole was dropped without a word when the section came later.
+    def ordered(*pairs: tuple[str, str]) -> dict[str, str]:
+        return dict(pairs if section_first else pairs[::-1])
+
+    section = ("WEBSEARCH_MCP_SEARCH", "{strategy: pool}")
+    env = ordered(section, ("WEBSEARCH_MCP_SEARCH__MAX_RESULTS", "5"))
+    settings = parse_config({}, "test", environ=env)
+    assert (settings.search.strategy, settings.search.max_results) == ("pool", 5)
+    with pytest.raises(ConfigError) as err:
+        parse_config({}, "t", environ=ordered(section, ("WEBSEARCH_MCP_SEARCH__MAX_RESULTS", "99")))
+    assert str(err.value).endswith("(got '99'); from WEBSEARCH_MCP_SEARCH__MAX_RESULTS")
+    # A plain value where another variable writes inside it is refused, never silently kept.
+    env = ordered(("WEBSEARCH_MCP_SERVER__PORT", "9000"), ("WEBSEARCH_MCP_SERVER__PORT__X", "1"))
+    with pytest.raises(ConfigError, match="SERVER__PORT__X: conflicts with another variable"):
+        parse_config({}, "test", environ=env)
+
+
+def test_an_engine_proxy_of_true_is_refused() -> None:
+    # `true` names no proxy: a URL, or false for a direct connection whatever else says.
+    env = {"WEBSEARCH_MCP_ENGINES__BRAVE__PROXY": "true"}
+    with pytest.raises(ConfigError, match=r"engines\.brave\.proxy: .*must be a proxy URL or false"):
+        parse_config({}, "test", environ=env)
+
+
+def test_a_base_url_is_kept_without_its_trailing_slash() -> None:
+    # Paths are appended to it (`{base_url}/search`): a slash left on doubles theirs.
+    data = {
+        "engines": {"searxng": {"base_url": "http://127.0.0.1:8888/searx/"}},
+        "fetch": {"reader_base_url": "https://reader.example/"},
+    }
+    settings = parse_config(data, "test", environ={})
+    assert settings.engines["searxng"].base_url == "http://127.0.0.1:8888/searx"
+    assert settings.fetch.reader_base_url == "https://reader.example"
+
+
 def test_every_list_takes_a_comma_list_from_the_environment() -> None:
     env = {
         "WEBSEARCH_MCP_SEARCH__BLOCK_DOMAINS": "a.com, b.com",
@@ -310,13 +383,31 @@ def test_a_variable_of_plain_text_is_taken_whole() -> None:
     assert settings.server.allowed_hosts == []  # an empty variable empties the file's list
 
 
-@pytest.mark.parametrize("value", ["0", "65", "many", "1.5", "²"])
+@pytest.mark.parametrize("value", ["0", "65", "many", "1.5", "²", "true"])
 def test_a_bad_worker_count_is_one_line_saying_what_is_allowed(value: str) -> None:
     with pytest.raises(ConfigError) as err:
         parse_config({}, "test", environ={"WEBSEARCH_MCP_SERVER__WORKERS": value})
     lines = str(err.value).splitlines()
     (line,) = [line for line in lines if "server.workers" in line]
     assert line.startswith("  server.workers: Value error, must be a number from 1 to 64 or auto")
+
+
+def test_worker_counts_at_the_limits_and_auto_are_taken() -> None:
+    for value, workers in (("1", 1), ("64", 64), ("auto", "auto")):
+        env = {"WEBSEARCH_MCP_SERVER__WORKERS": value}
+        assert parse_config({}, "test", environ=env).server.workers == workers
+
+
+@pytest.mark.parametrize(
+    ("tokens", "problem"),
+    [(["tok-good-1", None], "token 2 is null (a bare '-' item)"), (["  "], "token 1 is empty")],
+)
+def test_a_null_or_blank_token_is_refused_saying_which(tokens: list, problem: str) -> None:
+    # Either would match an empty credential: authentication off without anyone asking.
+    with pytest.raises(
+        ConfigError, match=rf"server\.auth_tokens: Value error, {re.escape(problem)}"
+    ):
+        parse_config({"server": {"auth_tokens": tokens}}, "test", environ={})
 
 
 @pytest.mark.parametrize(
@@ -381,6 +472,18 @@ def test_a_cache_path_naming_no_file_is_refused_at_load(
     assert parse_config({"cache": redis}, "test", environ={}).cache.backend == "redis"
     file = tmp_path / "cache.sqlite3"
     assert parse_config({"cache": {"path": str(file)}}, "test", environ={}).cache.path == file
+    socket = {"backend": "redis", "redis_url": "unix:///run/redis/redis.sock"}
+    assert (
+        parse_config({"cache": socket}, "test", environ={}).cache.redis_url == socket["redis_url"]
+    )
+
+
+def test_the_default_cache_is_in_the_xdg_data_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    path = parse_config({}, "test", environ={}).cache.path
+    assert path == tmp_path / "websearch-mcp" / "cache.sqlite3"
 
 
 def test_environment_unknown_key_is_reported() -> None:
@@ -439,6 +542,8 @@ def test_invalid_yaml_and_missing_file(tmp_path: Path) -> None:
         load_config(write(tmp_path, "search: [unclosed\n"))
     with pytest.raises(ConfigError, match="cannot read configuration file"):
         load_config(tmp_path / "absent.yaml")
+    with pytest.raises(ConfigError, match=r"conf\.yaml: the top level must be a mapping"):
+        load_config(write(tmp_path, "- server\n- search\n"))
 
 
 @pytest.mark.parametrize(
@@ -448,6 +553,7 @@ def test_invalid_yaml_and_missing_file(tmp_path: Path) -> None:
         (("proxy", "url"), "http://user:pw-secret@proxy:pw/", "its port is not 0-65535"),
         (("llm", "base_url"), "http://u:pw-secret@[::1/v1", "its [IPv6] host is malformed"),
         (("engines", "searxng", "base_url"), "http://[pw-secret]", "its [IPv6] host is malformed"),
+        (("engines", "brave", "proxy"), "socks5://u:pw-secret@proxy:pw", "its port is not 0-65535"),
     ],
 )
 def test_a_url_whose_host_or_port_does_not_read_is_refused_without_showing_it(
@@ -483,6 +589,13 @@ def test_check_config_names_the_file_the_environment_names(
     out = capsys.readouterr().out
     assert f"configuration OK: {path}\n" in out
     assert "strategy: sequential" in out
+    # A file named on the command line is the one read.
+    other = tmp_path / "other.yaml"
+    other.write_text("search:\n  strategy: pool\n", encoding="utf-8")
+    assert main(["check-config", str(other)]) == 0
+    out = capsys.readouterr().out
+    assert f"configuration OK: {other}\n" in out
+    assert "strategy: pool" in out
 
 
 def test_check_config_refuses_what_serve_refuses(

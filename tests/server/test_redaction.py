@@ -115,6 +115,18 @@ def test_every_configured_secret_is_listed_in_the_forms_it_is_sent_in() -> None:
     ):
         assert secret in secrets, secret
     assert "re%2Fdis-PLANTED-2" in secrets  # as written in the URL too
+    # Longest first: a secret that begins another is never masked before it, leaving its tail.
+    assert list(secrets) == sorted(secrets, key=len, reverse=True)
+
+
+def test_the_parts_of_a_combined_key_are_secrets_from_eight_characters() -> None:
+    # `<cx>:<key>`, where the engine id holds a colon of its own: each part is sent alone.
+    key = "01757662:PLANTcx:AIza-PLANTED-5"
+    settings = parse_config({"engines": {"google_cse": {"api_keys": [key]}}}, "test", environ={})
+    secrets = settings.secrets()
+    for part in (key, "01757662:PLANTcx", "01757662", "AIza-PLANTED-5"):
+        assert part in secrets, part
+    assert "PLANTcx" not in secrets  # shorter than eight: alone, it would match ordinary words
 
 
 def test_passwords_in_base_urls_are_listed_as_secrets() -> None:

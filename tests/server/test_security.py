@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -64,7 +65,8 @@ def test_host_policy_defaults_allow_only_loopback_names() -> None:
     policy = OriginPolicy([], [])
     for host in ("127.0.0.1:8338", "localhost:8338", "[::1]:8338", "localhost", "LOCALHOST:1"):
         assert policy.host_allowed(host), host
-    for other in ("evil.example:8338", "127.0.0.1.evil.example", "10.0.0.5:8338", "", None, "[::1"):
+    others = ("evil.example:8338", "127.0.0.1.evil.example", "10.0.0.5:8338", "", None, "[::1")
+    for other in (*others, "[::1]x8338", "localhost:http"):
         assert not policy.host_allowed(other), other
 
 
@@ -106,12 +108,29 @@ def test_bad_origin_patterns_are_config_errors(pattern: str) -> None:
         parse_config({"server": {"allowed_origins": [pattern]}}, "conf.yaml", environ={})
 
 
+@pytest.mark.parametrize(
+    "pattern",
+    ["a:b:c:d", "search.example.com:http", "[evil.example]", "[::1]x80", "*.ex*ample.com", "a.*.b"],
+)
+def test_bad_host_patterns_are_config_errors(pattern: str) -> None:
+    # Each item is checked, not only the first, and the message names the bad one.
+    hosts = ["search.example.com", pattern]
+    with pytest.raises(
+        ConfigError, match=rf"server\.allowed_hosts: Value error, {re.escape(repr(pattern))}"
+    ):
+        parse_config({"server": {"allowed_hosts": hosts}}, "conf.yaml", environ={})
+
+
 def test_bad_host_and_proxy_settings_name_the_key() -> None:
     with pytest.raises(ConfigError, match=r"server\.allowed_hosts"):
         parse_config({"server": {"allowed_hosts": ["a:b:c:d"]}}, "conf.yaml", environ={})
     with pytest.raises(ConfigError, match=r"server\.trusted_proxies.*CIDR"):
         parse_config({"server": {"trusted_proxies": ["proxy.local"]}}, "conf.yaml", environ={})
     assert parse_host_pattern("[::1]:*").host == "::1"
+    # A network is taken with its host bits set, as an operator copies it from `ip addr`.
+    proxies = ["192.168.1.5/24"]
+    settings = parse_config({"server": {"trusted_proxies": proxies}}, "conf.yaml", environ={})
+    assert settings.server.trusted_proxies == proxies
     assert parse_origin_pattern("HTTPS://App.Example.com").host == "app.example.com"
 
 

@@ -82,13 +82,15 @@ def _env_value(raw: str) -> Any:
 
 
 def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
-    """Nested dict from `WEBSEARCH_MCP_<SECTION>__<KEY>=value` variables (values parsed as YAML)."""
+    """Nested dict from `WEBSEARCH_MCP_<SECTION>__<KEY>=value` variables (values parsed as YAML).
+    A variable setting a whole section comes before those inside it, whatever their order in
+    the environment: its keys are merged with theirs, and a value that is no mapping refused."""
     tree: dict[str, Any] = {}
-    for name, raw in environ.items():
+    for name in sorted(environ, key=lambda name: len(_env_path(name))):
         path = _env_path(name)
         if not path:
             continue
-        value = _env_value(raw)
+        value = _env_value(environ[name])
         node = tree
         for part in path[:-1]:
             node = node.setdefault(part, {})
