@@ -5,6 +5,7 @@ redis-server reached by name."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -19,9 +20,12 @@ from websearch_mcp.net.cooldowns.store import Cooldown
 
 pytest.importorskip("redis", reason="the Redis backend needs the redis extra")
 
+from redis.exceptions import ReadOnlyError
+
 from websearch_mcp.cache.redis import RedisCache
 from websearch_mcp.net.cooldowns.redis import RedisCooldownStore, dump_cooldown
-from websearch_mcp.net.redis_link import RedisLink, _at_address
+from websearch_mcp.net.redis_link import RedisLink, _at_address, report_failure
+from websearch_mcp.net.store_failures import CacheStats, StoreFailures
 
 BUDGET = 0.25
 
@@ -100,6 +104,41 @@ async def test_the_name_is_looked_up_outside_the_event_loops_busy_lookup_threads
         release.set()
         await held
         await cache.close()
+
+
+async def test_a_call_given_a_longer_bound_than_the_links_may_take_it(clock: FakeClock) -> None:
+    """A cache cleanup runs under a bound of its own, longer than the link's."""
+    link = RedisLink("redis://127.0.0.1:6379/0", timeout_seconds=0.05, clock=clock)
+
+    async def slow(client: object) -> str:
+        await asyncio.sleep(0.1)
+        return "done"
+
+    try:
+        assert await link.call(slow, timeout_seconds=1.0) == "done"
+        with pytest.raises(TimeoutError):
+            await link.call(slow)
+    finally:
+        await link.aclose()
+
+
+async def test_a_refused_login_and_a_read_only_replica_are_told_apart(
+    redis_server: RedisServer, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A password Redis refuses stops every call and is counted as `auth`; a replica refusing
+    writes (READONLY) stops writes only, and the store is still read."""
+    url = redis_server.url.replace("redis://", "redis://nobody:not-the-password@")
+    store = RedisCooldownStore(url, clock=clock, timeout_seconds=LENIENT_SECONDS)
+    try:
+        with caplog.at_level(logging.DEBUG):
+            assert await store.get("breaker:bing") is None
+        assert store.stats.errors == {"auth": 1} and store.stats.cause == "auth"
+        assert "not-the-password" not in caplog.text
+    finally:
+        await store.close()
+    guard = StoreFailures("redis cache", CacheStats(), clock, 30.0)
+    report_failure(guard, ReadOnlyError("You can't write against a read only replica."), "write")
+    assert guard.allows("all") and not guard.allows("write")
 
 
 def test_the_address_replaces_the_host_and_keeps_the_rest() -> None:

@@ -26,6 +26,7 @@ from websearch_mcp.net.cooldowns.store import MemoryCooldownStore, format_second
         (EngineBlocked("CAPTCHA page"), 200, False, "captcha"),
         (EngineBlocked("unusual traffic"), None, False, "captcha"),
         (EngineBlocked("HTTP 403: access denied"), 403, False, "denied"),
+        (EngineBlocked("HTTP 401: access denied"), 401, False, "denied"),
         (EngineBlocked("HTTP 202 with an empty page"), 202, False, "throttled"),
         # A challenge page is a CAPTCHA whatever its status (Google's comes with 429).
         (EngineCaptcha("Google 'unusual traffic' CAPTCHA"), 429, False, "captcha"),

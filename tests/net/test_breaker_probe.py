@@ -77,6 +77,11 @@ async def test_a_probe_whose_lease_ran_out_lets_the_next_through() -> None:
     breaker = CircuitBreaker("bing", MemoryCooldownStore(), clock=clock)
     assert await breaker.failure("error", "HTTP 500") == 5
     clock.advance(5)
+    # Half-open: no longer open, but not closed until a probe answers (the status page, and
+    # the briefer cache lifetime of an answer that left the engine out, go by this).
+    assert not await breaker.is_open() and not await breaker.closed()
+    half_open = await breaker.state()
+    assert half_open is not None and half_open.probing and half_open.seconds_left == 0
     assert await breaker.check(probe_seconds=3) is None  # this one probes
     state = await breaker.check()
     assert state is not None and state.probing

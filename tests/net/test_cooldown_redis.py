@@ -55,15 +55,20 @@ async def own_redis(clock: FakeClock) -> AsyncIterator[tuple[RedisServer, RedisC
 
 
 async def test_a_cooldown_set_by_one_replica_is_seen_by_the_other(
-    stores: tuple[RedisCooldownStore, RedisCooldownStore], clock: FakeClock
+    stores: tuple[RedisCooldownStore, RedisCooldownStore],
+    redis_server: RedisServer,
+    clock: FakeClock,
 ) -> None:
     one, other = stores
     cooldown = Cooldown(clock() + 180, "captcha page", 2)
     await one.set("breaker:bing", cooldown)
     assert await other.get("breaker:bing") == cooldown
     assert await other.get("breaker:duckduckgo") is None
+    # Redis drops every connection (as when it restarts): the next call goes out on a new one.
+    assert redis_server.command("CLIENT", "KILL", "TYPE", "normal") == b":2"
     await other.delete("breaker:bing")
     assert await one.get("breaker:bing") is None
+    assert one.stats.errors == {} and other.stats.errors == {}
 
 
 async def test_redis_forgets_a_cooldown_a_while_after_it_ended(
@@ -135,10 +140,12 @@ async def test_a_cooldown_shared_before_redis_went_away_is_still_known_here(
     server, store = own_redis
     cooldown = Cooldown(clock() + 600, "captcha page", 1)
     await store.set("breaker:bing", cooldown)
+    counted = await store.record_failure("breaker:brave", "HTTP 503", lambda n: clock() + 60)
     server.stop()
     # The failed read, then the reads while the store waits before asking Redis again.
     for _ in range(2):
         assert await store.get("breaker:bing") == cooldown
+        assert await store.get("breaker:brave") == counted
     assert store.stats.errors["unavailable"] == 1
 
 
@@ -165,6 +172,8 @@ async def test_redis_refusing_writes_keeps_cooldowns_here_and_still_reads_the_sh
         clock.advance(11)  # ended: its probe is taken here, as Redis never heard of it
         assert await one.claim_probe("breaker:exa", 5, clock())
         assert not await one.claim_probe("breaker:exa", 5, clock())
+    clock.advance(31)  # writes are tried again, but Redis still never heard of this one
+    assert await one.claim_probe("breaker:exa", 5, clock())
 
 
 async def test_a_key_of_another_type_under_one_name_leaves_the_other_cooldowns_shared(

@@ -16,6 +16,7 @@ from typing import Any, Self
 import httpx
 import pytest
 
+from testing.redis_server import free_port
 from testing.server_helpers import RESULTS
 from testing.wire_formats import render
 from websearch_mcp.engines.registry import ENGINES
@@ -140,6 +141,20 @@ async def test_an_answer_cut_short_is_an_error_not_a_retry() -> None:
         finally:
             await client.aclose()
     assert retries == [] and fake.connections == 1
+
+
+async def test_a_refused_connection_is_an_error_not_a_retry() -> None:
+    """Nothing listening means the engine is down, not that a kept-alive connection closed."""
+    client = build_client()
+    retries: list[int] = []
+    try:
+        with pytest.raises(EngineError, match=r"connection failed \(ClientConnectorError\)"):
+            await send(
+                client, f"http://127.0.0.1:{free_port()}", REQUEST, 5.0, lambda: retries.append(1)
+            )
+    finally:
+        await client.aclose()
+    assert retries == []
 
 
 def _settings(url: str) -> Any:

@@ -103,12 +103,15 @@ async def test_while_every_key_rests_none_is_planned() -> None:
 
 
 async def test_every_key_refused_is_an_error_with_the_time_left() -> None:
-    pool, _, _ = make_pool(KEYS[:1])
+    pool, _, clock = make_pool(KEYS[:2])
     await pool.cool(refused(pool, 0, EngineAuthError("401")))
+    clock.advance(3600)
+    await pool.cool(refused(pool, 1, EngineAuthError("401")))
     assert await pool.plan() == []
+    # The time left is until the first refused key is tried again, not the last.
     assert await pool.resting() == (
         "error",
-        "every key was refused; no request sent; the first is tried again in 6 h",
+        "every key was refused; no request sent; the first is tried again in 5 h",
     )
 
 

@@ -71,6 +71,7 @@ def status_of(fan: FanOut) -> dict[str, str]:
     [
         ("https://api.tavily.com", None, None, [], {}, None),
         ("https://api.tavily.com", None, PROXY, [], {}, PROXY),
+        ("https://api.tavily.com", None, PROXY, [], {"HTTPS_PROXY": "http://e:1"}, PROXY),
         ("https://api.tavily.com", "socks5://s:1080", PROXY, [], {}, "socks5://s:1080"),
         ("https://api.tavily.com", False, PROXY, [], {"HTTPS_PROXY": PROXY}, None),
         ("https://api.tavily.com", None, PROXY, ["tavily.com"], {}, None),
@@ -78,6 +79,14 @@ def status_of(fan: FanOut) -> dict[str, str]:
         ("https://api.tavily.com", None, PROXY, [], {"no_proxy": "*"}, None),
         ("https://api.tavily.com", None, None, [], {"HTTPS_PROXY": "http://e:1"}, "http://e:1"),
         ("https://api.tavily.com", None, None, [], {"https_proxy": "e:2"}, "http://e:2"),
+        (
+            "https://api.tavily.com",
+            None,
+            None,
+            [],
+            {"HTTPS_PROXY": "http://upper:1", "https_proxy": "http://lower:1"},
+            "http://lower:1",
+        ),
         ("https://api.tavily.com", None, None, [], {"HTTP_PROXY": "http://e:1"}, None),
         ("http://127.0.0.1:8080", None, None, [], {"HTTP_PROXY": "http://e:1"}, "http://e:1"),
         ("http://10.0.0.5:8080", None, None, [], {"ALL_PROXY": "socks5://e:3"}, "socks5://e:3"),
@@ -115,6 +124,9 @@ def test_no_proxy_matches_whole_domain_labels() -> None:
     assert not bypasses_proxy("https://notexample.com/x", ["example.com"])
     assert bypasses_proxy("http://127.0.0.1:8080/", ["127.0.0.1"])
     assert not bypasses_proxy("http://127.0.0.1:8080/", [])
+    # An entry with a port exempts that port only.
+    assert bypasses_proxy("https://search.internal:8443/", ["internal:8443"])
+    assert not bypasses_proxy("https://search.internal/", ["internal:8443"])
 
 
 # --- requests through the proxy ------------------------------------------------------------------
@@ -199,25 +211,28 @@ async def test_socks5_logins_in_the_url_are_sent_decoded(
     fake: FakeEngines, engines_url: str
 ) -> None:
     with CountingSocks() as socks:
-        login = socks.url.replace("http://", "socks5://user:p%40ss@")
+        login = socks.url.replace("http://", "socks5://us%40er:p%40ss@")
         fan = await search(settings_for(engines_url, {"searxng": {"proxy": login}}))
     assert status_of(fan) == {"searxng": "ok"}
-    assert socks.credentials == ["user:p@ss"]
+    assert socks.credentials == ["us@er:p@ss"]
 
 
 @pytest.mark.parametrize("scheme", ["socks5", "socks5h"])
 async def test_socks5_proxy_carries_engine_requests(
     fake: FakeEngines, engines_url: str, scheme: str
 ) -> None:
+    # The engines reached by name: `socks5h` has the proxy resolve it, `socks5` resolves it here.
+    named = engines_url.replace("127.0.0.1", "localhost")
     with CountingSocks() as socks:
         proxy_url = socks.url.replace("http://", f"{scheme}://")
         settings = settings_for(
-            engines_url, {"searxng": {}, "wikipedia": {}}, top={"proxy": {"url": proxy_url}}
+            named, {"searxng": {}, "wikipedia": {}}, top={"proxy": {"url": proxy_url}}
         )
         fan = await search(settings)
     assert status_of(fan) == {"searxng": "ok", "wikipedia": "ok"}
-    # One connection each (kept alive otherwise), to the fake engines' address.
-    assert socks.tunnels == {urlsplit(engines_url).netloc: 2}
+    # One connection each (kept alive otherwise), to the address the client asked for.
+    asked = urlsplit(named if scheme == "socks5h" else engines_url).netloc
+    assert socks.tunnels == {asked: 2}
     assert fake.counts == {"searxng": 1, "wikipedia": 1}
 
 
