@@ -170,9 +170,14 @@ async def test_a_page_after_one_that_left_its_worker_large_is_read() -> None:
     table = Job("html", hostile_docs.long_table(), "http://127.0.0.1/", 2_000_000, 50_000, 1, 65536)
     small = Job("html", SMALL, "http://127.0.0.1/", 2_000_000, 50_000, 1, 65536)
     try:
+        assert (await pool.run(small, deadline(20)))[0] == "ok"  # the worker started
+        baseline = resident_bytes(os.getpid())
         for _ in range(2):
             assert (await pool.run(table, deadline(30)))[0] == "ok"
             assert await pool.run(small, deadline(10)) == ("ok", ANY)
+        # The memory went back with the worker that exited: a worker kept after the table holds
+        # it on.
+        assert resident_bytes(os.getpid()) - baseline < 64 * 1024 * 1024
     finally:
         pool.close()
 

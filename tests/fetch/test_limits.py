@@ -103,6 +103,29 @@ async def test_redirect_to_other_schemes_is_refused(
         await fetch_page(server.url("/jump"), settings=settings_for(server))
 
 
+async def test_redirect_to_a_port_not_allowed_is_refused_before_connecting(
+    server: LocalServer, connections: list[tuple[str, int]]
+) -> None:
+    server.routes["/ssh"] = redirect("http://127.0.0.1:22/")
+    with pytest.raises(FetchRefused, match="redirected to a URL that uses port 22"):
+        await fetch_page(server.url("/ssh"), settings=settings_for(server))
+    assert connections == [("127.0.0.1", server.port)]
+
+
+async def test_a_host_whose_first_address_does_not_answer_is_read_at_the_next(
+    server: LocalServer, connections: list[tuple[str, int]]
+) -> None:
+    # As with an IPv6 address first on a network without IPv6: nothing listens on 127.0.0.2.
+    async def resolver(host: str, port: int) -> list[str]:
+        return ["127.0.0.2", "127.0.0.1"]
+
+    server.routes["/notes.txt"] = page("Notes on the northern rivers.", "text/plain")
+    url = f"http://two.example:{server.port}/notes.txt"
+    result = await fetch_page(url, settings=settings_for(server), resolver=resolver)
+    assert result["content"] == "Notes on the northern rivers."
+    assert connections == [("127.0.0.2", server.port), ("127.0.0.1", server.port)]
+
+
 async def test_redirect_to_a_name_resolving_privately_is_refused(
     server: LocalServer, connections: list[tuple[str, int]]
 ) -> None:
@@ -252,6 +275,10 @@ async def test_declared_oversize_is_refused_from_the_header_alone(server: LocalS
     server.routes["/liar"] = liar
     with pytest.raises(FetchError, match="too large: the page is bigger than the 1,048,576-byte"):
         await fetch_page(server.url("/liar"), settings=settings_for(server, max_bytes=MB))
+    # A page of exactly the cap, declared as such, is read.
+    server.routes["/exact"] = page(b"a" * 1024, "text/plain")
+    exact = await fetch_page(server.url("/exact"), settings=settings_for(server, max_bytes=1024))
+    assert exact["total_chars"] == 1024
 
 
 @functools.cache
@@ -463,6 +490,9 @@ def test_decoder_rejects_unknown_and_corrupt_encodings() -> None:
         CappedDecoder("br", MB)
     with pytest.raises(FetchError, match="gzip compression is corrupt"):
         CappedDecoder("gzip", MB).feed(b"this is not gzip data at all")
+    # Neither zlib-wrapped nor raw: tried both ways, once each.
+    with pytest.raises(FetchError, match="deflate compression is corrupt"):
+        CappedDecoder("deflate", MB).feed(b"this is not deflate data at all")
 
 
 async def test_capped_chunks_pass_a_body_at_the_cap_and_stop_one_byte_past_it() -> None:

@@ -7,11 +7,13 @@ import json
 import socket
 import ssl
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpcore
 import pytest
+from trafilatura.utils import load_html
 
 from testing.fetch_helpers import (
     LocalServer,
@@ -24,6 +26,7 @@ from testing.fetch_helpers import (
 from testing.proxies import CountingProxy
 from websearch_mcp.errors import FetchBlocked
 from websearch_mcp.fetch import FetchError, FetchRefused, fetch_document, fetch_page
+from websearch_mcp.fetch import page as page_module
 from websearch_mcp.fetch.htmltext import extract_html
 from websearch_mcp.fetch.pdf import extract_pdf, is_pdf
 from websearch_mcp.search.configuration import parse_config
@@ -178,6 +181,9 @@ async def test_plain_text_and_json_pass_through(server: LocalServer) -> None:
     assert result["content_type"] == "application/json" and result["title"] is None
     text = await fetch_page(server.url("/notes.txt"), settings=settings)
     assert text["content"] == "Line one\nLine two" and text["content_type"] == "text/plain"
+    server.routes["/notes.txt?page=2"] = page("Line three", "text/plain")
+    second = await fetch_page(server.url("/notes.txt?page=2"), settings=settings)
+    assert second["content"] == "Line three"  # the query is part of what is asked for
     latin = await fetch_page(server.url("/latin"), settings=settings)
     assert latin["content"] == "Café crème"
 
@@ -210,14 +216,36 @@ def test_pdf_text_cut_with_its_page_markers_says_so() -> None:
     cut = "text cut at 100 characters (fetch.max_text_chars)"
     found = extract_pdf(make_pdf([["a" * 45], ["b" * 45]]), max_chars=100)
     assert len(found.content) == 100 and found.capped == cut
+    whole = extract_pdf(make_pdf([["a" * 45], ["b" * 45]]))
+    assert extract_pdf(make_pdf([["a" * 45], ["b" * 45]]), max_chars=len(whole.content)) == whole
     both = extract_pdf(make_pdf([["a" * 45], ["b" * 45], ["c"]]), max_pages=2, max_chars=100)
     assert both.capped == f"read 2 of 3 pages (fetch.max_pdf_pages); {cut}"
 
 
-async def test_html_without_content_type_is_sniffed(server: LocalServer) -> None:
-    server.routes["/bare"] = page(ARTICLE, None)
+def test_html_text_cut_at_max_chars_says_so() -> None:
+    html, url = long_article(5), "https://example.com/long"
+    whole = extract_html(html, url)
+    size = len(whole.content)
+    assert whole.capped is None and extract_html(html, url, max_chars=size) == whole
+    found = extract_html(html, url, max_chars=size - 1)
+    assert found.content == whole.content[: size - 1]
+    assert found.capped == f"text cut at {size - 1} characters (fetch.max_text_chars)"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "read_as"),
+    [
+        (None, "text/html"),
+        ("application/octet-stream", "text/html"),
+        ("application/xhtml+xml", "application/xhtml+xml"),
+    ],
+)
+async def test_html_without_content_type_is_sniffed(
+    server: LocalServer, content_type: str | None, read_as: str
+) -> None:
+    server.routes["/bare"] = page(ARTICLE, content_type)
     result = await fetch_page(server.url("/bare"), settings=settings_for(server))
-    assert result["content_type"] == "text/html"
+    assert result["content_type"] == read_as
     assert "meltwater" in result["content"] and "World menu" not in result["content"]
 
 
@@ -254,6 +282,13 @@ async def test_pdf_recognised_by_magic_bytes(server: LocalServer) -> None:
     result = await fetch_page(server.url("/download"), settings=settings_for(server))
     assert result["content_type"] == "application/pdf"
     assert "Summary of findings" in result["content"]
+
+
+def test_a_blank_page_among_pages_of_text_is_read_as_empty() -> None:
+    found = extract_pdf(make_pdf([["Cover text"], [], ["Last page text"]]))
+    assert found.content == (
+        "--- page 1 ---\n\nCover text\n\n--- page 2 ---\n\n\n\n--- page 3 ---\n\nLast page text"
+    )
 
 
 async def test_pdf_without_text_layer_is_reported(server: LocalServer) -> None:
@@ -489,6 +524,39 @@ async def test_reader_failure_keeps_the_key_out_of_the_error(server: LocalServer
     assert READER_KEY not in text and READER_KEY not in repr(settings)
 
 
+async def test_when_the_reader_fails_too_the_direct_failure_says_what_the_page_did(
+    server: LocalServer,
+) -> None:
+    # `read` reports the page as `blocked` (HTTP 403), not as an `error` of the reader's.
+    server.routes["/forbidden"] = lambda h: send(h, 403, b"denied", "text/html")
+    server.routes["/reader/*"] = lambda h: send(h, 400, b"bad request", "text/plain")
+    settings = settings_for(server, reader_fallback=True, reader_base_url=server.url("/reader"))
+    with pytest.raises(FetchBlocked, match=r"HTTP 403; the reader fallback failed too.*HTTP 400"):
+        await fetch_page(server.url("/forbidden"), settings=settings)
+
+
+async def test_fetching_and_extracting_share_one_deadline(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # fetch.timeout_seconds bounds both together: extraction gets what the fetch left of it.
+    deadlines: list[float | None] = []
+    extract = page_module.extract
+
+    async def recorded(*args: Any, **kwargs: Any) -> Any:
+        deadlines.append(kwargs.get("deadline"))
+        return await extract(*args, **kwargs)
+
+    def slow(handler: Any) -> None:
+        time.sleep(0.1)
+        send(handler, 200, b"late text", "text/plain")
+
+    monkeypatch.setattr(page_module, "extract", recorded)
+    server.routes["/slow.txt"] = slow
+    started = time.monotonic()
+    await fetch_page(server.url("/slow.txt"), settings=settings_for(server, timeout_seconds=5.0))
+    assert deadlines[0] is not None and started + 5.0 <= deadlines[0] < started + 5.1
+
+
 async def test_fetch_document_gives_the_whole_text_once(server: LocalServer) -> None:
     server.routes["/long"] = page(long_article())
     document = await fetch_document(server.url("/long"), settings=settings_for(server))
@@ -547,7 +615,10 @@ def test_visible_text_of_a_large_page_leaves_out_scripts_and_styles() -> None:
     )
     found = extract_html(html, "https://example.com/", max_nodes=10)
     assert found.capped is not None and "fetch.max_html_nodes" in found.capped
-    assert "row 29" in found.content
+    assert "row 29" in found.content and found.title == "Big"
+    nodes = sum(1 for _ in load_html(html).iter())  # "more than max_nodes" are capped
+    assert extract_html(html, "https://example.com/", max_nodes=nodes).capped is None
+    assert extract_html(html, "https://example.com/", max_nodes=nodes - 1).capped is not None
     for hidden in ("SCRIPT-TEXT", "NOSCRIPT-TEXT", "color:red"):
         assert hidden not in found.content
 
@@ -575,6 +646,12 @@ def test_a_pdf_encrypted_with_a_password_says_so() -> None:
     writer.write(out)
     with pytest.raises(FetchError, match="encrypted with a password"):
         extract_pdf(out.getvalue())
+    # Encrypted with an owner password only (against printing or copying): anyone may read it.
+    writer = pypdf.PdfWriter(clone_from=io.BytesIO(make_pdf(PDF_PAGES)))
+    writer.encrypt("", "owner-secret", algorithm="RC4-128")
+    out = io.BytesIO()
+    writer.write(out)
+    assert "Second page about the Tana" in extract_pdf(out.getvalue()).content
 
 
 def test_pdf_magic_bytes_after_leading_whitespace() -> None:

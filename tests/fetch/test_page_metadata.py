@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from testing.fetch_helpers import LocalServer, page, send, settings_for
-from websearch_mcp.fetch import fetch_page
+from websearch_mcp.fetch import FetchError, fetch_page
 from websearch_mcp.fetch.htmltext import extract_html
 
 PARAGRAPH = (
@@ -92,6 +92,19 @@ async def test_xml_is_read_in_the_encoding_its_declaration_names(server: LocalSe
     assert result["content"] == feed
 
 
+async def test_html_is_read_in_the_encoding_its_meta_tag_names(server: LocalServer) -> None:
+    # The header names no charset: the page's own <meta charset> says how it is encoded.
+    html = (
+        "<html><head><meta charset='iso-8859-1'><title>Café</title></head><body><article>"
+        + "<p>Le café crème est très bon à Paris, dit le guide de la ville.</p>" * 5
+        + "</article></body></html>"
+    )
+    server.routes["/latin"] = page(html.encode("latin-1"), "text/html")
+    result = await fetch_page(server.url("/latin"), settings=settings_for(server))
+    assert "Le café crème est très bon à Paris" in result["content"]
+    assert result["title"] == "Café"
+
+
 async def test_text_with_a_byte_order_mark_is_read_in_its_encoding(server: LocalServer) -> None:
     server.routes["/notes"] = page("héllo wörld".encode("utf-16"), "text/plain")
     result = await fetch_page(server.url("/notes"), settings=settings_for(server))
@@ -111,3 +124,7 @@ async def test_text_from_the_reader_is_capped_like_extracted_text(server: LocalS
     assert result["via"] == "reader"
     assert result["total_chars"] == 1000
     assert "max_text_chars" in result["capped"]
+    # The reader's answer is held to fetch.max_bytes, as a page is.
+    small = settings.model_copy(update={"max_bytes": 4096})
+    with pytest.raises(FetchError, match="reader fallback failed too: too large"):
+        await fetch_page(server.url("/blocked"), settings=small)

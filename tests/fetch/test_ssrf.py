@@ -197,6 +197,7 @@ def test_check_url_accepts_default_and_listed_ports() -> None:
     check_url(httpx.URL("http://example.com/"), [80, 443])
     check_url(httpx.URL("https://example.com/"), [80, 443])
     check_url(httpx.URL("http://example.com:8080/"), [8080])
+    check_url(httpx.URL("https://example.com/"), [443])  # https without a port is on 443
 
 
 @pytest.mark.parametrize(
@@ -281,6 +282,7 @@ async def test_refused_addresses_never_connect(
         await fetch_page(url, settings=FetchSettings(), resolver=_numeric_only)
     text = str(info.value)
     assert text.startswith("refused:") and f"a {category} address" in text
+    assert "redirected" not in text  # the URL asked for was refused, not a redirect
     assert connections == []
 
 
@@ -317,6 +319,10 @@ async def test_unresolvable_host_is_a_clear_error(connections: list[tuple[str, i
 
     with pytest.raises(FetchError, match=r"could not resolve the host nowhere\.example"):
         await fetch_page("http://nowhere.example/", settings=FetchSettings(), resolver=resolver)
+    # A label longer than DNS allows: the system resolver fails before asking any name server.
+    too_long = "a" * 64 + ".example"
+    with pytest.raises(FetchError, match=f"could not resolve the host {too_long}"):
+        await fetch_page(f"http://{too_long}/", settings=FetchSettings())
     assert connections == []
 
 
