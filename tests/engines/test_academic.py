@@ -270,6 +270,8 @@ def test_arxiv_year_range_is_a_submitted_date_window() -> None:
     until = search_query(Query("transformers", year_to=2000))
     assert until.endswith("submittedDate:[199101010000 TO 200012312359]")
     assert search_query(Query("the of")) == "all:the AND all:of"  # only stop words: keep them
+    # "and" required in every field would miss papers that never write it.
+    assert search_query(Query("cats and dogs")) == "all:cats AND all:dogs"
 
 
 # --- Crossref -------------------------------------------------------------------------------------
@@ -332,6 +334,9 @@ def test_crossref_jats_abstract_partial_dates_and_organisations() -> None:
     assert hit.authors == ("The GNN Consortium", "Solo")
     assert hit.published == "2019" and hit.venue is None
     assert parse(Crossref(), json.dumps({"status": "ok", "message": {"items": []}})) == []
+    summary = {**item, "abstract": "<jats:title>Summary</jats:title><jats:p>Findings.</jats:p>"}
+    [labelled] = parse(Crossref(), json.dumps({"status": "ok", "message": {"items": [summary]}}))
+    assert labelled.snippet == "Findings."
 
 
 def test_crossref_request() -> None:
@@ -403,6 +408,10 @@ def test_openalex_abstract_and_open_access_fallbacks() -> None:
     [hit] = parse(OpenAlex(), json.dumps({"results": [work]}))
     assert hit.url == "https://openalex.org/W1"
     assert hit.pdf_url == "https://repo.example/paper"
+    # The best open copy's PDF comes before the open-access landing page.
+    best = {**work, "best_oa_location": {"pdf_url": "https://repo.example/paper.pdf"}}
+    [hit] = parse(OpenAlex(), json.dumps({"results": [best]}))
+    assert hit.pdf_url == "https://repo.example/paper.pdf"
     assert hit.published == "2021" and hit.doi is None and hit.venue is None
     assert parse(OpenAlex(), json.dumps({"meta": {"count": 0}, "results": []})) == []
 
@@ -700,6 +709,11 @@ def test_europepmc_core_result_fields() -> None:
         "pubYear": "2024",
         "fullTextUrlList": {
             "fullTextUrl": [
+                {
+                    "availability": "Open access",
+                    "documentStyle": "html",
+                    "url": "https://oa.example/a.html",
+                },
                 {
                     "availability": "Subscription required",
                     "documentStyle": "pdf",

@@ -80,9 +80,12 @@ def test_google_news_asks_the_rss_search_with_the_edition_of_the_language() -> N
     assert edition("fr-BE") == {"hl": "fr-BE", "gl": "BE", "ceid": "BE:fr"}
     assert edition("de") == {"hl": "de", "gl": "DE", "ceid": "DE:de"}
     assert edition("ja") == {"hl": "ja", "gl": "JP", "ceid": "JP:ja"}
+    assert edition("en") == {"hl": "en", "gl": "US", "ceid": "US:en"}
 
 
-@pytest.mark.parametrize(("time_range", "when"), [("day", "1d"), ("week", "7d"), ("month", "30d")])
+@pytest.mark.parametrize(
+    ("time_range", "when"), [("day", "1d"), ("week", "7d"), ("month", "30d"), ("year", "1y")]
+)
 def test_google_news_narrows_a_time_range_in_the_query(time_range: str, when: str) -> None:
     query = Query("bears ears", time_range=time_range, category="news")  # type: ignore[arg-type]
     assert GoogleNews().request(query, None).params["q"] == f"bears ears when:{when}"  # type: ignore[index]
@@ -242,6 +245,13 @@ def test_brave_reads_the_recorded_news_answer() -> None:
     assert [h.published[:10] for h in hits[:3]] == ["2024-12-31", "2024-12-31", "2024-12-27"]  # type: ignore[index]
 
 
+def test_brave_news_without_page_age_is_dated_by_its_age() -> None:
+    item = {"title": "T", "url": "https://a.example/n", "age": "48 minutes ago"}
+    body = json.dumps({"type": "news", "results": [item]})
+    [hit] = parse(Brave(**pinned(clock(2024, 12, 31, 17, 57))), body, query=NEWS)  # type: ignore[arg-type]
+    assert hit.published == "2024-12-31T17:09:00Z"
+
+
 # --- SearXNG -----------------------------------------------------------------------------------
 
 
@@ -262,6 +272,18 @@ def test_searxng_news_dates_come_from_the_printed_metadata() -> None:
     by_source = {h.source: h.published for h in hits}
     assert by_source["The Wall Street Journal"] == "2023-06-13"  # "6/13/2023 | ..."
     assert hits[0].score == 1.0
+
+
+def test_searxng_news_dates_come_from_published_date_before_the_metadata() -> None:
+    item = {
+        "title": "T",
+        "url": "https://a.example/n",
+        "publishedDate": "2026-08-14T09:30:00",
+        "metadata": "13 hours ago | Barchart on MSN",
+    }
+    body = json.dumps({"results": [item]})
+    [hit] = parse(SearXNG(**pinned(clock(2026, 8, 14, 12, 0))), body, query=NEWS)  # type: ignore[arg-type]
+    assert (hit.published, hit.source) == ("2026-08-14T09:30:00Z", "Barchart on MSN")
 
 
 # --- Serper ------------------------------------------------------------------------------------
@@ -392,6 +414,7 @@ NOW = clock(2026, 7, 14, 4, 0)
         ("10/07/2025, 12:05 AM, -0500 UTC", "2025-10-07T05:05:00Z"),
         ("June 3, 2024", "2024-06-03"),
         ("6/13/2023", "2023-06-13"),
+        ("2024-06-03", "2024-06-03"),  # a day, not its midnight
         ("", None),
         ("soon", None),
         ("3 fortnights ago", None),

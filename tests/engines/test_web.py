@@ -14,7 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from testing.damaged_answers import RECORDED, assert_keeps_contract, damaged, recorded_bodies
-from testing.engine_answers import assert_clean, assert_read_as_missing, params_of, parse
+from testing.engine_answers import (
+    assert_clean,
+    assert_read_as_missing,
+    edited,
+    params_of,
+    parse,
+)
 from testing.fake_engines import (
     ENGINE_NAMES,
     Body,
@@ -37,6 +43,7 @@ from websearch_mcp.engines.web.wikipedia import Wikipedia, article_url
 from websearch_mcp.errors import (
     EngineAuthError,
     EngineBlocked,
+    EngineCaptcha,
     EngineError,
     EngineParseError,
     EngineRateLimited,
@@ -163,10 +170,15 @@ def test_only_an_engine_that_cannot_filter_by_date_drops_what_it_dates_before_it
 def test_tavily_request() -> None:
     req = Tavily().request(Query("rust async", max_results=50, time_range="week"), KEY)
     assert (req.method, req.path) == ("POST", "/search")
-    assert req.json["query"] == "rust async"
-    assert req.json["max_results"] == 20
-    assert req.json["time_range"] == "week"
-    assert req.json["include_answer"] is False
+    assert req.json == {
+        "query": "rust async",
+        "max_results": 20,
+        "search_depth": "basic",
+        "topic": "general",
+        "include_answer": False,
+        "include_raw_content": False,  # whole pages would fill the answer past its size cap
+        "time_range": "week",
+    }
     assert req.headers["Authorization"] == f"Bearer {KEY}"
     assert "time_range" not in Tavily().request(Query("x"), KEY).json
 
@@ -202,6 +214,11 @@ def test_brave_recorded_web_search() -> None:
     assert hits[1].published == "2019-09-06"
     learn = next(h for h in hits if h.url == "https://www.learnpython.org/en/Hello,_World!")
     assert learn.published is None  # neither page_age nor age
+    # Without page_age, a calendar date in `age` dates the result.
+    aged = edited(
+        fixture_bytes("brave_api/web_search_hello_world.json"), ("web", "results", 1, "page_age")
+    )
+    assert parse(Brave(), aged)[1].published == "2019-09-06"  # age "September 6, 2019"
     site = next(h for h in hits if h.url == "https://www.hello-world.com/")
     # Highlight tags inside a word leave no gap: "<strong>Hello</strong>-<strong>world</strong>.com"
     assert site.snippet.startswith("Hello-world.com: Learn languages with games")
@@ -499,6 +516,8 @@ def test_duckduckgo_ads_skipped_and_direct_links_kept() -> None:
             "result--ad",
         )
         + ddg_result("https://tracker.example/c?ad_domain=shop.example", "Ad 2", "Also an ad")
+        + ddg_result("https://shop.example/offer", "Ad 3", "An ad by its class", "result--ad")
+        + ddg_result("https://duckduckgo.com/y.js?ad_provider=bing&amp;u3=x", "Ad 4", "By its link")
         + ddg_result("https://docs.python.org/3/library/asyncio.html", "asyncio", "<b>Async</b> IO")
         + ddg_result("/relative/link", "Broken", "no absolute URL")
         + ddg_result(
@@ -529,6 +548,12 @@ def test_duckduckgo_blocks() -> None:
     )
     with pytest.raises(EngineBlocked, match="CAPTCHA"):
         parse(ddg, anomaly)
+    # The challenge's title alone is the CAPTCHA (rested for an hour), not a notice.
+    title_only = '<html><body><div class="anomaly-modal__title">Bots use DuckDuckGo too.</div>'
+    with pytest.raises(EngineCaptcha):
+        parse(ddg, title_only + "</body></html>")
+    with pytest.raises(EngineBlocked):
+        parse(ddg, "<html><body><p>Please solve the CAPTCHA to continue.</p></body></html>")
     with pytest.raises(EngineBlocked):
         parse(
             ddg, "<html><body><p>We detected unusual traffic from your network.</p></body></html>"
@@ -544,6 +569,13 @@ def test_duckduckgo_no_results_and_not_a_page() -> None:
         + "</body></html>"
     )
     assert parse(DuckDuckGo(), no_results) == []  # the echoed query is no block marker
+    # Nor is it where the notice shows it, or on a results page without the notice.
+    shown = DDG_PAGE.format('<div class="no-results">No results for "captcha solver".</div>')
+    assert parse(DuckDuckGo(), shown) == []
+    echoed = DDG_PAGE.format("").replace(
+        "<body>", '<body><form><input name="q" value="unusual traffic"></form>'
+    )
+    assert parse(DuckDuckGo(), echoed) == []
     with pytest.raises(EngineParseError):
         parse(DuckDuckGo(), '{"results": []}')
     with pytest.raises(EngineParseError):
@@ -687,8 +719,26 @@ def test_bing_blocks_empty_and_malformed() -> None:
         parse(Bing(), captcha)
     no_results = bing_page('<li class="b_no"><h1>There are no results for zzqx</h1></li>')
     assert parse(Bing(), no_results) == []
+    assert parse(Bing(), bing_page('<li class="b_ans">An answer card, no web result</li>')) == []
     with pytest.raises(EngineParseError):
         parse(Bing(), '{"not": "html"}')
+    # Each sign of a challenge on its own: the form, the widget's id, the words.
+    for page in (
+        '<html><body><form action="/challenge/verify"><input name="t"></form></body></html>',
+        '<html><body><div id="b_captcha"></div></body></html>',
+        "<html><body><p>Please verify you are a human.</p></body></html>",
+        "<html><body><p>Are you a robot?</p></body></html>",
+    ):
+        with pytest.raises(EngineBlocked, match="CAPTCHA"):
+            parse(Bing(), page)
+
+
+def test_bing_finding_nothing_for_a_query_naming_a_captcha_is_no_block() -> None:
+    # Bing echoes the query in its notice: a block's words there are the query's, and calling
+    # the answer a CAPTCHA would rest Bing for an hour for every search.
+    for query in ("recaptcha enterprise 0x8f3a", "are you a robot zzqx", "unusual traffic zzqx"):
+        notice = f"<li class='b_no'><h1>There are no results for <strong>{query}</strong></h1>"
+        assert parse(Bing(), bing_page(notice + "</li>")) == [], query
 
 
 def test_bing_request() -> None:
@@ -705,6 +755,11 @@ def test_bing_request() -> None:
     days = (date(2026, 3, 10) - date(1970, 1, 1)).days
     year = params_of(bing.request(Query("x", time_range="year"), None))["filters"]
     assert year == f'ex1:"ez5_{days - 365}_{days}"'
+    presets = {
+        tr: params_of(bing.request(Query("x", time_range=tr), None))["filters"]
+        for tr in ("day", "week", "month")
+    }
+    assert presets == {"day": 'ex1:"ez1"', "week": 'ex1:"ez2"', "month": 'ex1:"ez3"'}
     assert bing.request(Query("x", language="fr"), None).params == {"q": "x", "setlang": "fr"}
     # The tag as a client may write it: the language lower-case, the country upper-case.
     cased = bing.request(Query("x", language="PT_br"), None).params

@@ -92,6 +92,9 @@ def test_google_language_mapping() -> None:
     assert google_language("zh-CN") == ("zh", "cn", "lang_zh-CN")
     assert google_language("zh-TW") == ("zh", "tw", "lang_zh-TW")
     assert google_language("zh-Hant") == ("zh", None, "lang_zh-TW")
+    # Hong Kong and Macao write Traditional Chinese too.
+    assert google_language("zh-HK") == ("zh", "hk", "lang_zh-TW")
+    assert google_language("zh-MO") == ("zh", "mo", "lang_zh-TW")
     # Google's own codes: Hebrew is `iw`, Norwegian `no`, Filipino `tl`
     assert google_language("he-IL") == ("iw", "il", "lang_iw")
     assert google_language("nb-NO") == ("no", "no", "lang_no")

@@ -91,7 +91,8 @@ class Bing(Engine):
         blocks = ResultBlocks(tree, "li.b_algo")
         parts = zip(blocks.first("h2 a"), _snippets_html(blocks), strict=True)
         hits = ranked_hits(parts, self.name, _hit)
-        if hits:
+        # The no-results notice echoes the query, which may hold a challenge's words.
+        if hits or tree.css_first("li.b_no"):
             return hits
         visible = (tree.body.text() if tree.body else text).lower()
         if tree.css_first("#b_captcha, form[action*='challenge']") or any(
