@@ -931,6 +931,15 @@ def test_keyed_engines_refused_key_is_auth_error(name: str, status: int) -> None
 
 
 @pytest.mark.parametrize("name", KEYED)
+def test_a_keyed_engines_payment_required_rests_the_key_as_a_quota_does(name: str) -> None:
+    # 402: the account behind this key has no credit left (Exa's documented answer), so the
+    # key rests and the provider's next key is tried, as after a quota answer.
+    with pytest.raises(EngineRateLimited) as caught:
+        parse(ENGINES[name](), json.dumps({"requestId": "r1"}), 402)
+    assert "402" in str(caught.value)
+
+
+@pytest.mark.parametrize("name", KEYED)
 def test_keyed_requests_carry_the_key_as_a_secret(name: str) -> None:
     req = ENGINES[name]().request(Query("q", time_range="day", language="en"), KEY)
     assert req.secrets == (KEY,)

@@ -16,7 +16,6 @@ from websearch_mcp.engines.common import (
     ranked_hits,
     web_hit,
 )
-from websearch_mcp.errors import EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 
 
@@ -47,9 +46,7 @@ class Jina(Engine):
         return keyed_request("POST", "/", key, body=body, headers={"X-Respond-With": "no-content"})
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        """`data[]` -> hits; 402 (balance used up) -> rate-limited."""
-        if response.status == 402:
-            raise EngineRateLimited("HTTP 402: the Jina account's balance is used up")
+        """`data[]` -> hits."""
         check_error_body(response, "readableMessage", "message")
         self.check_status(response)
         items = object_list(json_object(response, "Jina").get("data") or [], "Jina", "data")
