@@ -25,6 +25,8 @@ class Outer(TypedDict):
     one: Inner | None
     tags: NotRequired[list[str] | None]
     extra: NotRequired[dict[str, Any] | None]
+    loose: NotRequired[Any | None]
+    by_name: NotRequired[dict[str, Inner]]
 
 
 def test_references_are_inlined_and_null_unions_become_type_lists() -> None:
@@ -34,6 +36,10 @@ def test_references_are_inlined_and_null_unions_become_type_lists() -> None:
     assert flat["properties"]["one"]["type"] == ["object", "null"]
     assert flat["properties"]["one"]["properties"] == inner["properties"]
     assert flat["properties"]["tags"]["type"] == ["array", "null"]
+    # Anything or null is anything; a map's values are inlined like a list's items.
+    assert flat["properties"]["loose"] == {"title": "Loose"}
+    by_name = flat["properties"]["by_name"]["additionalProperties"]
+    assert by_name["properties"] == inner["properties"]
     assert "$defs" not in flat and "anyOf" not in str(flat) and "$ref" not in str(flat)
 
 
@@ -42,6 +48,7 @@ def test_references_are_inlined_and_null_unions_become_type_lists() -> None:
     [
         {"anyOf": [{"type": "string"}, {"type": "integer"}]},
         {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
+        {"anyOf": [{"type": "string"}]},  # a union of one, which null does not satisfy
         {"oneOf": [{"type": "string"}]},
         {"properties": {"a": {"allOf": [{"type": "string"}]}}},
         {"$ref": "#/$defs/Missing", "$defs": {}},
@@ -63,7 +70,12 @@ _INNER = st.fixed_dictionaries({"name": _JSON, "count": _JSON})
 @given(
     st.fixed_dictionaries(
         {"items": st.lists(_INNER, max_size=2) | _JSON, "one": _INNER | _JSON},
-        optional={"tags": _JSON, "extra": _JSON},
+        optional={
+            "tags": _JSON,
+            "extra": _JSON,
+            "loose": _JSON,
+            "by_name": st.dictionaries(st.text(max_size=3), _INNER, max_size=2) | _JSON,
+        },
     )
 )
 def test_the_flat_schema_accepts_what_the_original_accepts(value: dict[str, Any]) -> None:

@@ -18,6 +18,7 @@ from testing.fetch_helpers import settings_for as fetch_settings
 from testing.resilience_helpers import web_search
 from testing.server_helpers import text_of, tool_call
 from testing.serving import serve_app
+from websearch_mcp import __version__
 from websearch_mcp.cli import main as cli_main
 from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
@@ -198,7 +199,8 @@ def test_stateless_http_without_initialize(server: str) -> None:
             assert response.status_code == 405
             assert response.headers["allow"] == "POST"
         health = http.get(f"{server}/healthz")
-        assert health.status_code == 200 and health.json()["status"] == "ok"
+        assert health.status_code == 200
+        assert health.json() == {"status": "ok", "version": __version__}
 
 
 @pytest.mark.parametrize(

@@ -82,6 +82,7 @@ def test_metrics_after_traffic(fake: FakeEngines, engines_url: str) -> None:
         )
         assert page.json()["result"]["isError"] is True  # a private address, refused
         assert http.post(f"{url}/mcp", json=tool_call({"query": "x"})).status_code == 401
+        assert http.get(f"{url}/wp-login.php", headers=bearer(TOKEN)).status_code == 404
         samples = scrape(url)
 
     tool = "websearch_tool_requests_total"
@@ -111,6 +112,8 @@ def test_metrics_after_traffic(fake: FakeEngines, engines_url: str) -> None:
     assert value(samples, http_total, route="/mcp", status="200") == 6
     assert value(samples, http_total, route="/mcp", status="401") == 1
     assert value(samples, http_total, route="/search", status="200") == 1
+    # A path no route serves (a scanner's) is one label, however many the scanner tries.
+    assert value(samples, http_total, route="other", status="404") == 1
     assert value(samples, "websearch_in_flight_requests") == 0
     assert value(samples, "websearch_http_request_duration_seconds_count", route="/mcp") == 7
 
@@ -157,8 +160,11 @@ class StubCache:
         self.stats = CacheStats(hits=3, misses=2, sets=1)
         self.stats.errors["locked"] = 1
         self.broken = False
+        self.crashed = False
 
     async def get(self, namespace: str, key: str, *, max_age_seconds: Any = None) -> None:
+        if self.crashed:
+            raise RuntimeError("a bug")
         if self.broken:
             self.stats.errors["unavailable"] += 1
         self.stats.misses += 1
@@ -244,6 +250,11 @@ def test_cache_metrics_and_readiness(engines_url: str) -> None:
         assert down.status_code == 503 and down.json()["status"] == "not ready"
         assert value(scrape(url, token=None), "websearch_cache_errors_total", cause="unavailable")
         assert httpx.get(f"{url}/healthz", timeout=10).status_code == 200
+        # A request the app fails on is counted as the 500 it is answered with.
+        cache.crashed = True
+        assert httpx.get(f"{url}/readyz", timeout=10).status_code == 500
+        failed = scrape(url, token=None)
+    assert value(failed, "websearch_http_requests_total", route="/readyz", status="500") == 1
 
 
 def test_ready_without_a_cache(engines_url: str) -> None:
@@ -338,6 +349,8 @@ def test_json_logs_have_request_ids_and_no_secrets(
         assert wrong.status_code == 401
         assert len(wrong.headers["x-request-id"]) == 32
         http.get(f"{url}/search", params={"q": "asyncio"}, headers=bearer(TOKEN))
+        assert http.get(f"{url}/metrics").status_code == 401  # a scraper without the token
+        assert http.get(f"{url}/metrics", headers=bearer(TOKEN)).status_code == 200
 
     output = log_stream.getvalue()
     assert KEY not in output and TOKEN not in output
@@ -354,8 +367,11 @@ def test_json_logs_have_request_ids_and_no_secrets(
     access = next(line for line in mine if line["logger"] == "websearch_mcp.access")
     assert access["status"] == 200 and access["path"] == "/mcp"
     assert access["client"].startswith("token:")
-    refused = [line for line in lines if line.get("status") == 401]
+    refused = [line for line in lines if line.get("status") == 401 and line["path"] == "/mcp"]
     assert len(refused) == 1 and refused[0]["client"] == "127.0.0.1"
+    # Scrapes are debug lines; a refused one is an info line, as on any other route.
+    scrapes = [(line["status"], line["level"]) for line in lines if line.get("path") == "/metrics"]
+    assert scrapes == [(401, "info"), (200, "debug")]
 
 
 def test_no_log_line_holds_the_query_of_a_search_no_engine_answered(
@@ -398,6 +414,12 @@ def test_formatters_redact_messages_extras_and_tracebacks(log_stream: io.StringI
     assert json.loads(first)["detail"] == {"sent": ["***"]}
     assert "RuntimeError: refused ***" in json.loads(second)["exc"]
     assert " INFO websearch_mcp.test [-] plain *** why=***" in third
+    assert len(output.splitlines()) == 3  # the second call replaced the first one's handler
+    # A secret holding a control character is found before the character is escaped.
+    tabbed = "key\twith-a-tab-51"
+    configure_logging("text", "info", [tabbed], stream=log_stream)
+    log.info("sent %s", tabbed)
+    assert log_stream.getvalue().splitlines()[-1].endswith(" sent ***")
 
 
 def test_client_request_lines_only_when_debugging(log_stream: io.StringIO) -> None:

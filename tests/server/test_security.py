@@ -270,6 +270,18 @@ def test_non_loopback_without_tokens_refuses_to_start() -> None:
         assert create_app(ok).state.settings.server.host == "0.0.0.0"
 
 
+def test_a_token_shorter_than_sixteen_characters_is_warned_of(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    for token, warned in (("t" * 15, True), ("t" * 16, False)):
+        server = {"auth_tokens": [token]}
+        settings = parse_config({"server": server, "cache": {"backend": "none"}}, "test", {})
+        caplog.clear()
+        create_app(settings)
+        assert ("easy to guess" in caplog.text) == warned, token
+        assert token not in caplog.text
+
+
 def test_cli_serve_refuses_public_address_without_tokens(tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.delenv("WEBSEARCH_MCP_TOKENS", raising=False)
     monkeypatch.delenv("WEBSEARCH_MCP_SERVER__ALLOW_ANONYMOUS", raising=False)

@@ -369,7 +369,10 @@ def test_basic_and_bearer_open_it_and_nothing_else_does(engines_url: str) -> Non
     with serve_app(create_app(mix_settings(engines_url, server))) as url:
         for path in ("/status", "/status.json"):
             for headers in ({"Authorization": f"Bearer {TOKEN}"}, _basic("anyone", TOKEN)):
-                assert httpx.get(url + path, headers=headers).status_code == 200, path
+                opened = httpx.get(url + path, headers=headers)
+                assert opened.status_code == 200, path
+                # Kept by no browser or proxy, for the next one who asks without the token.
+                assert opened.headers["cache-control"] == "no-store", path
             refused = httpx.get(url + path)
             assert refused.status_code == 401
             challenges = refused.headers.get_list("www-authenticate")

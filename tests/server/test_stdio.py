@@ -6,7 +6,9 @@ The server runs as a real child process (the way desktop clients start it) on fa
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import io
 import json
 import os
 import signal
@@ -27,7 +29,8 @@ from testing.fake_engines import FakeEngines, Fault
 from testing.fake_llm import STREAMED, FakeLLM
 from testing.server_helpers import INITIALIZE, text_of, tool_call
 from testing.serving import serve_app
-from websearch_mcp.server.stdio import client_lines, refusal, stdout_to_stderr
+from websearch_mcp.server import gc_settings
+from websearch_mcp.server.stdio import client_lines, refusal, stdout_to_stderr, stop_signal
 
 
 def initialize_alone(argv: list[str]) -> subprocess.CompletedProcess[str]:
@@ -211,15 +214,16 @@ def test_a_byte_order_mark_before_the_first_line_is_no_part_of_it(config_file: P
 
 
 # A child whose service prints to stdout (Python and file descriptor 1) while it starts, while
-# it serves a call and while it stops, as a chatty library would.
+# it serves a call and while it stops, as a chatty library would; and says how often the
+# collector's young collections run.
 CHATTY = """
-import os, sys
+import gc, os, sys
 from websearch_mcp.search import service
 from websearch_mcp.cli import main
 
 def chatty(method):
     async def wrapped(self, *args, **kwargs):
-        print("banner from", method.__name__)
+        print("banner from", method.__name__, "young collections every", gc.get_threshold()[0])
         os.write(1, b"raw bytes on fd 1\\n")
         return await method(self, *args, **kwargs)
     return wrapped
@@ -239,6 +243,8 @@ async def test_stray_output_of_libraries_never_reaches_the_client(config_file: P
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [1]
     assert done.stderr.count("banner from") == 2 and "raw bytes on fd 1" in done.stderr
+    # Once started, the server tuned the collector, as every server process does.
+    assert f"close young collections every {gc_settings.YOUNG_THRESHOLD}\n" in done.stderr
 
 
 def test_a_bad_config_is_an_error_on_stderr_and_nothing_on_stdout(tmp_path: Path) -> None:
@@ -252,7 +258,7 @@ def test_a_bad_config_is_an_error_on_stderr_and_nothing_on_stdout(tmp_path: Path
 
 
 def test_stdout_to_stderr_diverts_python_and_file_descriptor_writes(
-    capfd: pytest.CaptureFixture[str],
+    capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with stdout_to_stderr():
         print("from print")
@@ -261,6 +267,16 @@ def test_stdout_to_stderr_diverts_python_and_file_descriptor_writes(
     out, err = capfd.readouterr()
     assert out == "after\n"
     assert "from print" in err and "from fd 1" in err
+    # What a library printed before and `sys.stdout` still held goes to stderr too, not into
+    # the protocol's first message.
+    held = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False), 1 << 16))
+    monkeypatch.setattr(sys, "stdout", held)
+    print("printed earlier")
+    with stdout_to_stderr():
+        pass
+    held.flush()
+    out, err = capfd.readouterr()
+    assert out == "" and err == "printed earlier\n"
 
 
 async def test_client_lines_leave_file_descriptor_0_nothing_of_the_clients_to_read() -> None:
@@ -284,6 +300,24 @@ async def test_client_lines_leave_file_descriptor_0_nothing_of_the_clients_to_re
         os.dup2(saved, 0)
         os.close(saved)
         os.close(read_end)
+
+
+async def test_a_second_stop_signal_while_stopping_changes_nothing() -> None:
+    """Ctrl-C pressed twice, or SIGTERM after it: the first one stops the server, and the
+    second raises no error in the event loop while the service closes."""
+    loop = asyncio.get_running_loop()
+    errors: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _, context: errors.append(context))
+    stopped = stop_signal()
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert await asyncio.wait_for(stopped, 5) == signal.SIGINT
+        await asyncio.sleep(0.05)  # the second signal's handler has run
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+    assert errors == []
 
 
 def _started(config: Path) -> subprocess.Popen[str]:

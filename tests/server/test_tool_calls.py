@@ -162,13 +162,16 @@ async def test_fresh_and_cached_answers_keep_to_the_published_schema(
 
 
 async def test_the_sdks_own_call_tool_answers_as_the_wire_does(engines_url: str) -> None:
-    service = SearchService(settings_for(engines_url))
+    service = SearchService(settings_for(engines_url, server={"max_query_chars": 20}))
     tools = build_mcp(service, service.orchestrator.names("web")).tools
     await service.start()
     try:
         answer = await tools.call_tool("web_search", {"query": "python asyncio"})
         with pytest.raises(ToolError) as refused:
             await tools.call_tool("web_search", {"query": "x", "max_results": 0})
+        # The lowered limit holds for every tool that takes a query, as advertised.
+        with pytest.raises(ToolError) as too_long:
+            await tools.call_tool("academic_search", {"query": "q" * 21})
     finally:
         await service.close()
     assert isinstance(answer, CallToolResult) and not answer.is_error
@@ -176,4 +179,7 @@ async def test_the_sdks_own_call_tool_answers_as_the_wire_does(engines_url: str)
     assert text_of(answer).startswith("1. ")
     assert str(refused.value) == (
         "Error executing tool web_search: max_results must be an integer from 1 to 50 (got 0)"
+    )
+    assert str(too_long.value) == (
+        "Error executing tool academic_search: query must be at most 20 characters (got 21)"
     )

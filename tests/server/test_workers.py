@@ -290,6 +290,8 @@ def test_each_worker_has_a_socket_of_its_own_on_one_port() -> None:
         assert len(sockets) == 3 and len(ports) == 1
         assert all(sock.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT) for sock in sockets)
         assert all(sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) for sock in sockets)
+        # A restart binds again while the last run's connections are in TIME_WAIT.
+        assert all(sock.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR) for sock in sockets)
         # A second server on the port is refused, as on a port a single socket holds.
         with pytest.raises(OSError) as refused:
             listening_sockets("127.0.0.1", ports.pop(), 2)
@@ -300,6 +302,10 @@ def test_each_worker_has_a_socket_of_its_own_on_one_port() -> None:
     (single,) = listening_sockets("127.0.0.1", 0, 1)
     with single:
         assert not single.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT)
+        # Every accepted connection sends an answer written in parts at once (no Nagle wait
+        # for the client's delayed ACK), whatever the event loop does.
+        with socket.create_connection(single.getsockname()), single.accept()[0] as accepted:
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
         with pytest.raises(OSError):
             listening_sockets("127.0.0.1", single.getsockname()[1], 2)
 
@@ -313,6 +319,8 @@ def test_worker_count(tmp_path: Path) -> None:
     assert worker_count("auto", cpu_max) == cores  # no quota
     cpu_max.write_text("50000 100000\n")
     assert worker_count("auto", cpu_max) == 1  # half a core: one worker
+    cpu_max.write_text("150000 100000\n")
+    assert worker_count("auto", cpu_max) == min(cores, 2)  # `--cpus 1.5`: two workers
     cpu_max.write_text(f"{150000 * cores} 100000\n")
     assert worker_count("auto", cpu_max) == cores  # a quota above the cores changes nothing
     cpu_max.write_text("garbage\n")
