@@ -5,10 +5,10 @@ ending in `[DONE]`, otherwise one JSON completion. What each kind of request doe
 (`stream_mode`, `plain_mode`): answer (`ok`), drop the connection after the first chunks (`break`),
 end the stream cleanly but early, without `[DONE]` (`cut`), send well-formed JSON events that are
 not completion chunks (`garble`: a `delta` that is text, not an object), answer 500 (`fail`), refuse
-the key (`refuse`), answer 429 (`limit`), not answer until `release()` (`hang`), send text without
-end, as fast as it is read (`flood`: a model that ignores `max_tokens`), or send JSON nested too
-deep for any decoder (`deep`: as the stream's one event, or as the body of a 500). Every request is
-kept.
+the key (`refuse`), answer 429 (`limit`), answer 400 as for a model it does not serve (`reject`),
+not answer until `release()` (`hang`), send text without end, as fast as it is read (`flood`: a
+model that ignores `max_tokens`), or send JSON nested too deep for any decoder (`deep`: as the
+stream's one event, or as the body of a 500). Every request is kept.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-Mode = Literal["ok", "break", "cut", "garble", "fail", "refuse", "limit", "hang", "flood", "deep"]
+Mode = Literal[
+    "ok", "break", "cut", "garble", "fail", "refuse", "limit", "reject", "hang", "flood", "deep"
+]
 
 #: JSON nested deeper than any decoder reads.
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -81,6 +83,9 @@ class FakeLLM:
         if mode == "refuse":
             message = f"Incorrect API key provided: {self.echo}"
             return JSONResponse({"error": {"message": message}}, status_code=401)
+        if mode == "reject":
+            message = f"The model `{body['model']}` does not exist"
+            return JSONResponse({"error": {"message": message}}, status_code=400)
         if mode == "limit":
             message = "Rate limit reached for requests"
             return JSONResponse({"error": {"message": message}}, status_code=429)

@@ -595,7 +595,15 @@ def test_check_config_names_the_file_the_environment_names(
     assert main(["check-config", str(other)]) == 0
     out = capsys.readouterr().out
     assert f"configuration OK: {other}\n" in out
-    assert "strategy: pool" in out
+    assert "strategy: pool" in out and "engines configured" not in out
+    # The engines the file names, but not those it turns off.
+    other.write_text(
+        "engines:\n  tavily: {api_keys: [k1]}\n  bing: {enabled: false}\n"
+        "  duckduckgo: {enabled: true}\n",
+        encoding="utf-8",
+    )
+    assert main(["check-config", str(other)]) == 0
+    assert capsys.readouterr().out.endswith("\nengines configured: duckduckgo, tavily\n")
 
 
 def test_check_config_refuses_what_serve_refuses(

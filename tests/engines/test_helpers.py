@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from websearch_mcp.dates import _partial_date, before_range
+from websearch_mcp.dates import _partial_date, before_range, iso_date
 from websearch_mcp.engines.base import parse_retry_after
 from websearch_mcp.engines.common import (
     _MD_EMPHASIS_RE,
@@ -315,6 +315,7 @@ def test_a_partial_date_prints_the_numbers_it_was_given(
         ("2026-06-13", "day", False),  # published late that day, perhaps
         ("2026-06-13T23:00:00Z", "day", False),
         ("2026-06-07", "week", False),
+        ("2026-06-06", "week", True),
         ("2026-05-14", "month", False),
         ("2026-05-13", "month", True),
         ("2025-06-13", "year", False),  # 366 days back: a leap year's first day
@@ -330,6 +331,14 @@ def test_a_date_is_before_a_time_range_only_when_all_it_may_mean_is(
     published: str, time_range: str, before: bool
 ) -> None:
     assert before_range(published, time_range, date(2026, 6, 14)) is before
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    ["2024-05-07", "2024-05-07T23:30:00Z", "2024-05-07 23:30:00", "Tue, 07 May 2024 23:30:00 GMT"],
+)
+def test_an_engines_stamp_is_read_as_its_day(stamp: str) -> None:
+    assert iso_date(stamp) == "2024-05-07"
 
 
 @pytest.mark.parametrize(

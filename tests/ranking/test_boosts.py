@@ -96,6 +96,7 @@ def test_freshness_halves_every_half_life() -> None:
         ("2024-05-01T10:30:00Z", datetime(2024, 5, 1, 10, 30, tzinfo=UTC)),
         ("2024-05", datetime(2024, 5, 1, tzinfo=UTC)),
         ("2024", datetime(2024, 1, 1, tzinfo=UTC)),
+        ("2024-5-7", datetime(2024, 5, 7, tzinfo=UTC)),  # not ISO: read by its numbers
         ("yesterday", None),
         ("2024-13-45", None),
         (None, None),

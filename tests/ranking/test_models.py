@@ -112,3 +112,9 @@ def test_a_ranked_result_by_keywords_is_the_one_by_positions() -> None:
     assert by_position.details is values[-1]
     assert by_position != dataclasses.replace(by_keyword, score=0.25)
     assert repr(by_position).startswith("RankedResult(key='k', title='T', url='u'")
+
+
+def test_a_result_carries_its_score_details_only_when_explained() -> None:
+    result = RankedResult("k", "T", "u", "s", ["e"], {"e": 1}, details={"final": 0.5})
+    assert "score_details" not in result.to_dict()
+    assert result.to_dict(explain=True)["score_details"] == {"final": 0.5}

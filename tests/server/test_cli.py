@@ -91,6 +91,15 @@ def test_search_rejects_an_over_long_intent(
     code = main(["search", "python asyncio", "--config", str(config), "--intent", "x" * 500])
     assert code == 1 and "intent" in capsys.readouterr().err
     assert not llm.requests
+    # `server.log_level: error` quiets the warning of a summary the model did not give: the
+    # answer says so already.
+    llm.stream_mode = llm.plain_mode = "fail"
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["server"]["log_level"] = "error"
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert main(["search", "python asyncio", "--config", str(config), "--intent", "code"]) == 0
+    out, err = capsys.readouterr()
+    assert "no summary" in out and err == ""
 
 
 def test_search_with_category_news_asks_only_the_news_engines(
@@ -118,7 +127,7 @@ def test_search_returns_search_max_results_unless_told(
     assert len(json.loads(capsys.readouterr().out)["results"]) == 3
 
 
-@pytest.mark.parametrize("port", ["70000", "0", "-1", "http", "²"])
+@pytest.mark.parametrize("port", ["70000", "65536", "0", "-1", "http", "²"])
 def test_serve_refuses_a_port_out_of_range(
     port: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

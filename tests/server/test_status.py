@@ -444,7 +444,8 @@ def test_the_cli_prints_the_table_with_the_token_from_the_environment(
         search(url, "python asyncio", {"Authorization": f"Bearer {TOKEN}"})
         monkeypatch.delenv("WEBSEARCH_MCP_TOKENS", raising=False)
         assert cli_main(["status", "--url", url]) == 1
-        assert "answered 401" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert "answered 401 (set $WEBSEARCH_MCP_TOKENS or server.auth_tokens)" in err
         monkeypatch.setenv("WEBSEARCH_MCP_TOKENS", f"{TOKEN},another-token-0123456789")
         assert cli_main(["status", "--url", url]) == 0
     out = capsys.readouterr().out
@@ -520,6 +521,7 @@ def test_the_cli_asks_a_server_on_this_machine_directly_whatever_the_proxy_varia
         monkeypatch.setenv("WEBSEARCH_MCP_TOKENS", TOKEN)
         assert cli_main(["status", "--json", "--url", url]) == 0
         assert cli_main(["status", "--json", "--url", url.replace("127.0.0.1", "localhost")]) == 0
+        assert cli_main(["status", "--json", "--url", f"{url}/"]) == 0  # as a browser shows it
     assert proxy.seen == []
     assert json.loads(capsys.readouterr().out.splitlines()[0])["service"]
 

@@ -32,7 +32,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from testing.fake_engines import FakeEngines, Fault, base_urls
 from testing.server_helpers import MCP_HEADERS, TAVILY_KEY, tool_call
 from websearch_mcp.cache.base import run_cleanup_loop
-from websearch_mcp.cli import main
+from websearch_mcp.cli import _parser, main
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import ConfigError
 from websearch_mcp.runtime import LeaderLock
@@ -354,12 +354,19 @@ async def test_only_the_lock_holder_cleans_the_cache(tmp_path: Path) -> None:
         assert cache.cleaned == expected
     holder.release()
     assert other.acquire()  # the next worker takes over
+    assert not holder.acquire()  # and the one that let go holds it no more
 
 
 def test_a_bad_worker_count_is_refused_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["serve", "--workers", "0"])
     assert "--workers: must be a number from 1 to 64 or auto (got '0')" in capsys.readouterr().err
+    # Parsed only: a count let through would start that many workers.
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["serve", "--workers", "65"])
+    assert "(got '65')" in capsys.readouterr().err
+    assert _parser().parse_args(["serve", "--workers", "auto"]).workers == "auto"
+    assert _parser().parse_args(["serve", "--workers", "64"]).workers == 64
     assert (
         parse_config({"server": {"workers": "auto"}}, "test", environ={}).server.workers == "auto"
     )
