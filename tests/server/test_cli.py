@@ -232,7 +232,13 @@ def test_ctrl_c_during_a_search_ends_it_quietly_with_status_130(
 ) -> None:
     fake.faults["tavily"] = fake.faults["searxng"] = Fault(hang=True)
     config = write_config(tmp_path / "c.yaml", engines_url)
-    child = _cli("search", "python asyncio", "--config", str(config))
+    # As from a terminal: a suite started in the background has SIGINT ignored, which a child
+    # inherits (and then rightly goes on); a handler of this process's is reset in the child.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        child = _cli("search", "python asyncio", "--config", str(config))
+    finally:
+        signal.signal(signal.SIGINT, previous)
     deadline = time.monotonic() + 30
     while fake.counts["tavily"] + fake.counts["searxng"] < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
