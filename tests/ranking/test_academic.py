@@ -99,9 +99,10 @@ GNN = "Semi-Supervised Classification with Graph Convolutional Networks"
 def test_merges_by_doi_across_three_indexes() -> None:
     doi = "10.1000/gcn.2017"
     lists = {
-        "crossref": [hit("crossref", 1, GNN, f"http://dx.doi.org/{doi.upper()}", doi=doi)],
+        "crossref": [hit("crossref", 1, GNN, f"http://dx.doi.org/{doi.upper()}", doi=doi,
+                         snippet="Abstract.")],
         "openalex": [hit("openalex", 3, GNN + " (extended)", "https://openalex.org/W1",
-                         doi=doi, citations=9000)],
+                         doi=doi, citations=9000, snippet="We present a scalable approach.")],
         "dblp": [hit("dblp", 2, "GCN classification", f"https://doi.org/{doi}")],
     }  # fmt: skip
     (paper,) = rank(lists)
@@ -109,6 +110,7 @@ def test_merges_by_doi_across_three_indexes() -> None:
     assert paper.ranks == {"crossref": 1, "dblp": 2, "openalex": 3}
     assert paper.ids == {"doi": doi} and paper.key == f"doi:{doi}"
     assert paper.details["merged_by"] == ["doi"]
+    assert paper.snippet == "We present a scalable approach."  # the longest abstract
 
 
 def test_merges_by_arxiv_id_across_three_indexes() -> None:
@@ -353,7 +355,21 @@ def test_venue_matching_rules() -> None:
     assert venues.match("2017 IEEE Conference on Computer Vision and Pattern Recognition (CVPR)")
     assert venues.match("Proc. ICAPS 2021") == "ICAPS"
     assert venues.match("The My Lab Journal") == "My Lab Journal"
+    assert venues.match("Lancet (London, England)") == "The Lancet"
+    assert (
+        venues.match("IEEE Symposium on Security & Privacy")
+        == "IEEE Symposium on Security and Privacy"
+    )
+    assert venues.match("Nature Medicine") == "Nature Medicine"
+    assert venues.match("Nature Medicine Case Reports") is None  # two words: the whole venue
     assert venues.match(None) is None
+
+
+def test_a_query_naming_an_author_or_a_venue_matches_the_paper() -> None:
+    for named in ({"authors": ("Thomas Kipf", "Max Welling")}, {"venue": "JMLR"}):
+        first, second = _two({}, named, "kipf graph neural networks jmlr")
+        assert first.url == "https://b.org/2"
+        assert first.details["alignment"] > second.details["alignment"]
 
 
 def test_open_full_text_ranks_higher() -> None:

@@ -17,6 +17,8 @@ def test_rbo_is_one_for_the_same_list_and_zero_for_disjoint_ones() -> None:
     assert rbo([1, 2, 3], [1, 2, 3]) == pytest.approx(1.0)
     assert rbo([1, 2, 3], [4, 5, 6]) == 0.0
     assert rbo([], []) == 0.0
+    # A list that holds only the other's first result is not the same list.
+    assert 0.0 < rbo([1], [1, 2, 3]) < 1.0
 
 
 def test_rbo_weighs_the_top_more_than_the_tail() -> None:
@@ -101,11 +103,16 @@ def test_a_list_that_agrees_with_no_other_is_outvoted() -> None:
 def test_a_family_agrees_by_its_best_rank_for_each_result() -> None:
     """A family's list is "a family's best rank for every result": two Google-family engines
     whose best ranks together repeat the other lists' order agree with them fully."""
-    # Four results: every engine ranks them 1 to 4, except SerpApi, which has them at 8 to 5.
-    ranked = [{"bing": r, "brave": r, "serpapi": 9 - r, "serper": r} for r in range(1, 5)]
+    # Four results: every engine ranks them 1 to 4, except one Google engine, which has them
+    # at 8 to 5. Ranks come in engine-name order, as merging makes them.
     families = {"serper": "google", "serpapi": "google"}
-    weights = reliable_weights(ranked, {}, families, 0.9)
-    assert weights == {name: pytest.approx(1.0) for name in ranked[0]}
+    for worse, better in (("serpapi", "serper"), ("serper", "serpapi")):
+        ranked = [
+            dict(sorted({"bing": r, "brave": r, worse: 9 - r, better: r}.items()))
+            for r in range(1, 5)
+        ]
+        weights = reliable_weights(ranked, {}, families, 0.9)
+        assert weights == {name: pytest.approx(1.0) for name in ranked[0]}
 
 
 def test_rbo_compares_the_first_twenty_ranks() -> None:

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from websearch_mcp.config import RankingSettings
+from websearch_mcp.config import NewsSettings, RankingSettings
 from websearch_mcp.dates import parse_date
 from websearch_mcp.ranking.boosts import (
     _DOCS_PATH,
     authority,
     consensus,
     freshness,
+    news_freshness,
     site_authority,
     wants_recent,
 )
@@ -41,6 +42,8 @@ def test_authority_sites() -> None:
     assert site("docs.python.org") == 1.0
     assert site("en.wikipedia.org") == 1.0
     assert site("redis.io", "redis replication") == 1.0  # the query names the site
+    assert site("scikit-learn.org", "scikit-learn pipeline") == 1.0  # as its name is spelled
+    assert site("scikit-learn.org", "scikitlearn pipeline") == 1.0  # or closed up
     assert site("docs.somevendor.com") == 0.5  # documentation host
     assert site("cs.stanford.edu") == 0.5
     assert site("www.ox.ac.uk") == 0.5
@@ -87,6 +90,15 @@ def test_freshness_halves_every_half_life() -> None:
     assert freshness(year_old, NOW, None, SETTINGS) == pytest.approx(0.5 ** (365 / 180))
     assert freshness(None, NOW, "week", SETTINGS) == SETTINGS.freshness_undated
     assert freshness(parse_date("2027-01-01"), NOW, "day", SETTINGS) == 1.0  # future: fresh
+
+
+def test_news_freshness_halves_every_half_life_in_hours() -> None:
+    news = NewsSettings()
+    half = NOW - timedelta(hours=news.half_life_hours)
+    assert news_freshness(NOW, NOW, news) == 1.0
+    assert news_freshness(half, NOW, news) == pytest.approx(0.5)
+    assert news_freshness(NOW + timedelta(hours=5), NOW, news) == 1.0  # future: fresh
+    assert news_freshness(None, NOW, news) == news.undated
 
 
 @pytest.mark.parametrize(

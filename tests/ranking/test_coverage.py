@@ -235,6 +235,9 @@ def test_a_family_votes_with_its_best_member() -> None:
     assert one_vote_per_family(ranks, {"serper": 2.0}, GOOGLE, 60) == {"serper": 4, "brave": 3}
     weights = family_weights(["serper", "serpapi", "brave"], {"serper": 2.0}, GOOGLE)
     assert weights == {"google": 2.0, "brave": 1.0}
+    # The largest weight, whichever member has it.
+    weights = family_weights(["serper", "serpapi", "brave"], {"serpapi": 2.0}, GOOGLE)
+    assert weights == {"google": 2.0, "brave": 1.0}
 
 
 _NAMES = ["bing", "brave", "duckduckgo", "google", "serper"]

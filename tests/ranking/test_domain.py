@@ -60,6 +60,8 @@ def test_shops_are_penalised_unless_the_query_names_them() -> None:
     assert quality("amazon.com") == 0.5
     assert quality("www.ebay.co.uk") == 0.5
     assert quality("amazon.com", "amazon return policy") == 1.0
+    # A name joined by hyphens names its site as typed.
+    assert quality("made-in-china.com", "made-in-china suppliers") == 1.0
 
 
 def test_authority_subdomain_lifts_a_shop_penalty() -> None:
@@ -70,6 +72,7 @@ def test_low_quality_suffix() -> None:
     assert quality("best-vector-db.xyz") == 0.5
     verdict = domain_quality("a.top", analyze_query("x"), False, LISTS, 0.5)
     assert verdict.reason == "low-quality suffix .top"
+    assert quality("free-prizes.com.ml") == 0.5  # a suffix under a low-quality one
 
 
 def test_dictionaries_only_for_error_code_queries() -> None:
@@ -81,6 +84,7 @@ def test_dictionaries_only_for_error_code_queries() -> None:
 def test_penalty_zero_switches_domains_off() -> None:
     assert quality("amazon.com", penalty=0.0) == 1.0
     assert quality("junk.xyz", penalty=0.0) == 1.0
+    assert quality("junk.xyz", penalty=0.8) == pytest.approx(0.2)  # a larger one lowers more
 
 
 @pytest.mark.parametrize(
@@ -93,7 +97,14 @@ def test_error_code_queries(query: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "query", ["python asyncio tutorial", "HOW TO FIX THIS", "best laptop 2024", "pg18 release"]
+    "query",
+    [
+        "python asyncio tutorial",
+        "HOW TO FIX THIS",
+        "WHERE IS THE ERROR",
+        "best laptop 2024",
+        "pg18 release",
+    ],
 )
 def test_not_error_code_queries(query: str) -> None:
     assert not is_error_code_query(query)

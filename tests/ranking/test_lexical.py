@@ -111,6 +111,15 @@ def test_plural_stemming_meets_singular() -> None:
     assert stem("indexes") == stem("index")
     assert stem("analysis") == "analysis"
     assert stem("class") == "class"
+    # A word of three letters keeps its last one: "gas" is no plural, and "dns" stays rare.
+    assert stem("gas") == "gas"
+    assert analyze_query("dns records").rare == ("dns",)
+
+
+def test_a_possessive_is_its_word() -> None:
+    query = analyze_query("Dijkstra's algorithm")
+    assert query.content == ("dijkstra", "algorithm") and query.rare == ()
+    assert phrase_share(query, analyze_doc("Dijkstra algorithm explained", "", "")) == 1.0
 
 
 @pytest.mark.parametrize("word", ["pgvector", "fts5_virtual", "pg18", "nginx", "sql", "node.js"])
@@ -160,6 +169,7 @@ def test_initials_are_not_rare_terms() -> None:
 def test_case_as_typed_marks_names_and_acronyms() -> None:
     assert analyze_query("PostgreSQL WAL archiving").rare == ("postgresql", "wal")
     assert analyze_query("HOW TO INSTALL PYTHON").rare == ()  # shouting is not acronyms
+    assert analyze_query("AWS EC2").rare == ("aws", "ec2")  # two capital words are acronyms
     # Matched to its word as the text is folded: "İstanbulCard" is "istanbulcard", camelCase.
     assert analyze_query("İstanbulCard bakiye").rare == ("istanbulcard",)
 
@@ -171,6 +181,10 @@ def test_alignment_counts_title_snippet_and_url_words() -> None:
     assert alignment(q, in_url) == 1.0
     assert alignment(q, analyze_doc("Unrelated", "nothing here", "https://e.com/x")) == 0.0
     assert alignment(analyze_query("the latest"), analyze_doc("a", "b", "")) == 1.0
+    # A digit is a word: "python 3" is not "python 2".
+    three = analyze_query("python 3 tutorial")
+    assert alignment(three, analyze_doc("Python 3 tutorial", "", "")) == 1.0
+    assert alignment(three, analyze_doc("Python 2 tutorial", "", "")) == pytest.approx(2 / 3)
 
 
 def test_rare_share_rewards_rare_terms_and_is_none_without_them() -> None:

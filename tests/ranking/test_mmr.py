@@ -40,6 +40,11 @@ def test_lambda_one_keeps_relevance_order() -> None:
     assert order == [0, 1, 2]
 
 
+def test_ties_keep_the_input_order() -> None:
+    misc = frozenset({"misc"})
+    assert mmr([0.5, 0.5, 0.5], [DUP, OTHER, misc], 0.7, 3) == ([0, 1, 2], [0.0, 0.0, 0.0])
+
+
 def test_lambda_zero_still_keeps_the_top_first() -> None:
     order, _ = mmr([0.9, 0.8, 0.7], [DUP, DUP, OTHER], 0.0, 3)
     assert order[0] == 0

@@ -12,6 +12,7 @@ from websearch_mcp.ranking.passages import (
     MAX_PASSAGE_CHARS,
     MAX_PASSAGES,
     PASSAGE_BUDGET,
+    SCAN_CHARS,
     best_passages,
     chunks,
     plain_lines,
@@ -116,6 +117,34 @@ def test_a_long_sentence_is_cut_at_words_and_its_end_stays_in_reach() -> None:
     assert text.startswith(found[:-1])
     (end,) = best_passages(text, "fjord tromsø")
     assert end.endswith("into the fjord of Tromsø at last.") and len(end) <= MAX_PASSAGE_CHARS
+    # A run without spaces (Chinese without a full stop) is cut within the bound too.
+    assert all(len(c) <= MAX_PASSAGE_CHARS for c in chunks("向量索引" * 200))
+
+
+def test_a_sentence_repeated_on_a_line_is_one_passage() -> None:
+    sentence = "The glacier " + "meltwater flows north " * 13 + "to the sea."
+    assert best_passages(f"{sentence} {sentence} {sentence}", "glacier meltwater") == [sentence]
+
+
+def test_rare_terms_and_adjacent_pairs_weigh_more() -> None:
+    """Five chunks, each holding query terms as often as the others: the one with the rare term,
+    or with the query's words next to each other, is among the four kept though it comes last."""
+    words = ["alpha", "bravo", "charlie", "delta", "pgvector"]
+    rare = [
+        f"The {w} section of this page explains the matter at considerable length." for w in words
+    ]
+    assert rare[-1] in best_passages(page(rare), " ".join(words))
+    apart = [
+        f"Sound carries in {w} conditions, and its speed changes with the air." for w in words[:4]
+    ]
+    together = "The speed of sound in dry air is about 343 metres per second at twenty degrees."
+    assert together in best_passages(page([*apart, together]), "speed of sound")
+
+
+def test_only_the_start_of_a_very_long_page_is_searched() -> None:
+    answer = "The pgvector index is fast: it keeps the vectors in a graph the planner walks."
+    assert best_passages("\n" * SCAN_CHARS + answer, "pgvector index") == []
+    assert best_passages("\n" * (SCAN_CHARS - len(answer)) + answer, "pgvector index") == [answer]
 
 
 def test_a_line_of_unclosed_brackets_is_read_in_linear_time() -> None:

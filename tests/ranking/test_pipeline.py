@@ -118,6 +118,18 @@ def test_engine_weights() -> None:
     assert muted[1].score == 0.0
 
 
+def test_consensus_counts_only_the_engines_that_vote() -> None:
+    """An engine of weight 0 neither agrees nor counts among the others."""
+    lists = {
+        "a": [hit("https://x.com/ab", 1, "a"), hit("https://x.com/ac", 2, "a")],
+        "b": [hit("https://x.com/ab", 1, "b")],
+        "c": [hit("https://x.com/ac", 1, "c")],
+    }
+    results = rank(lists, Query("q"), settings(**PLAIN), weights={"b": 0.0})
+    consensus = {r.url: r.details["consensus"] for r in results}
+    assert consensus == {"https://x.com/ab": 0.0, "https://x.com/ac": 1.0}
+
+
 def test_rrf_stays_the_backbone() -> None:
     """A result every engine ranks first beats a better text match found by one engine."""
     engines = ["a", "b", "c", "d"]

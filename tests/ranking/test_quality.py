@@ -42,6 +42,11 @@ def test_offtopic_words_penalise_whole_words_only() -> None:
     assert list_quality(spam, "python tutorial", SETTINGS) == pytest.approx(0.7)
     word_inside = hits(("python tutorial", "casinoroyale is not the word"))
     assert list_quality(word_inside, "python tutorial", SETTINGS) == 1.0
+    in_url = [Hit(title="python tutorial", snippet="", url="https://casino.example/python",
+                  rank=1, engine="e")]  # fmt: skip
+    assert list_quality(in_url, "python tutorial", SETTINGS) == pytest.approx(0.7)
+    # A hit is worth 0 at least: an off-topic hit off the query is no worse than none.
+    assert list_quality(hits(("online casino", "bonus")), "python tutorial", SETTINGS) == 0.0
 
 
 def test_offtopic_words_the_query_asks_for_are_not_penalised() -> None:
@@ -66,6 +71,7 @@ def test_gate_drops_a_list_sharing_no_content_word() -> None:
     cached_page = hits(("Bing", "Cached page of a site"), ("Weather", "sunny"))
     assert not shares_content_word(cached_page, "pgvector hnsw")
     assert shares_content_word(hits(("HNSW explained", "")), "pgvector hnsw")
+    assert shares_content_word([*cached_page, *hits(("HNSW explained", ""))], "pgvector hnsw")
     assert shares_content_word(cached_page, "what is the latest")
 
 

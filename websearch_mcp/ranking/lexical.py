@@ -206,9 +206,12 @@ def analyze_query(text: str) -> QueryTerms:
     joined, every = sequence(text)
     seq = joined.split()
     content = tuple(dict.fromkeys(seq))
-    typed = unhyphenated(unicodedata.normalize("NFKC", text))
+    normal = unicodedata.normalize("NFKC", text)
+    typed = unhyphenated(normal)
     originals = {} if is_shouted(text) else {stem(fold(t)): t for t in tokens_of(typed)}
-    raw: set[str] = set()
+    # Names joined by hyphens also stay whole, as sites spell them: "scikit-learn" names
+    # scikit-learn.org.
+    raw = {token for token in tokens_of(fold(normal)) if "-" in token}
     for token in tokens_of(fold(typed)):
         raw.update(bigrams(token) if UNSPACED.match(token) else (token, stem(token)))
     return QueryTerms(
