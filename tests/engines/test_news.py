@@ -155,8 +155,9 @@ def test_google_news_takes_the_publisher_url_an_article_id_before_2024_carries()
         link = f"https://news.google.com/rss/articles/{broken}?oc=5"
         assert _item_url(link) == link
     # Only Google's own links are read so.
-    elsewhere = f"https://example.org/rss/articles/{_article_id(b'https://example.com/a')}"
-    assert _item_url(elsewhere) == elsewhere
+    for host in ("example.org", "notgoogle.com"):
+        elsewhere = f"https://{host}/rss/articles/{_article_id(b'https://example.com/a')}"
+        assert _item_url(elsewhere) == elsewhere
 
 
 def _article_id(url: bytes, tail: bytes = b"", length: int | None = None) -> str:

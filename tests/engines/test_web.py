@@ -520,6 +520,7 @@ def test_duckduckgo_ads_skipped_and_direct_links_kept() -> None:
         + ddg_result("https://duckduckgo.com/y.js?ad_provider=bing&amp;u3=x", "Ad 4", "By its link")
         + ddg_result("https://docs.python.org/3/library/asyncio.html", "asyncio", "<b>Async</b> IO")
         + ddg_result("/relative/link", "Broken", "no absolute URL")
+        + ddg_result("https://myduckduckgo.com/setup", "A site of its own", "not DuckDuckGo's")
         + ddg_result(
             "//duckduckgo.com/l/?uddg=https%3A%2F%2Fpeps.python.org%2Fpep-0492%2F&amp;rut=ab",
             "PEP 492",
@@ -529,7 +530,8 @@ def test_duckduckgo_ads_skipped_and_direct_links_kept() -> None:
     hits = parse(DuckDuckGo(), page)
     assert [(h.rank, h.url) for h in hits] == [
         (1, "https://docs.python.org/3/library/asyncio.html"),
-        (2, "https://peps.python.org/pep-0492/"),
+        (2, "https://myduckduckgo.com/setup"),
+        (3, "https://peps.python.org/pep-0492/"),
     ]
     assert hits[0].snippet == "Async IO"
 

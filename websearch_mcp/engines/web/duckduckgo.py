@@ -92,7 +92,7 @@ def result_url(href: str | None) -> str | None:
     if not url:
         return None
     host, path, query = link_parts(url)
-    if host.endswith("duckduckgo.com"):
+    if host == "duckduckgo.com" or host.endswith(".duckduckgo.com"):
         if path.startswith("/l/"):
             return http_url(query_value(query, "uddg"))
         return None  # ads (`/y.js?ad_domain=...`) and DuckDuckGo's own pages

@@ -130,7 +130,7 @@ def _publisher_url(link: str) -> str | None:
         host, path, params = link_parts(link)
     except ValueError:
         return None
-    if not host.endswith("google.com"):
+    if not (host == "google.com" or host.endswith(".google.com")):
         return None
     _, articles, article_id = path.rpartition("/articles/")
     if articles:
