@@ -284,6 +284,15 @@ def test_a_section_variable_and_one_inside_it_combine_in_either_order(section_fi
         parse_config({}, "test", environ=env)
 
 
+def test_two_variables_naming_one_setting_in_different_case_are_refused() -> None:
+    # Names are read case-blind; which of the two would win depends on the environment's order.
+    env = {"WEBSEARCH_MCP_SERVER__PORT": "9000", "WEBSEARCH_MCP_server__port": "9001"}
+    with pytest.raises(ConfigError, match=r"both set server\.port") as err:
+        parse_config({}, "test", environ=env)
+    assert "WEBSEARCH_MCP_SERVER__PORT" in str(err.value)
+    assert "WEBSEARCH_MCP_server__port" in str(err.value)
+
+
 def test_an_engine_proxy_of_true_is_refused() -> None:
     # `true` names no proxy: a URL, or false for a direct connection whatever else says.
     env = {"WEBSEARCH_MCP_ENGINES__BRAVE__PROXY": "true"}

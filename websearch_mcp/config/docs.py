@@ -250,8 +250,11 @@ read as YAML where it is quoted, a `[...]` or `{{...}}` collection, a boolean or
 value is taken whole, as written (`{ENV_PREFIX}SERVER__HOST=::`, a key with ` #` in it). A list
 may be written with commas (`{ENV_PREFIX}SEARCH__BLOCK_DOMAINS=a.com,b.com`, or one item alone:
 `{ENV_PREFIX}FETCH__ALLOWED_PORTS=8443`), and a value that reads as a number is kept as written
-where text is meant (an all-digit token or key, leading zeros included). Secrets have variables
-of their own:
+where text is meant (an all-digit token or key, leading zeros included). The part after the
+prefix is read in any case. A variable may set a whole section as a mapping
+(`{ENV_PREFIX}SEARCH={{strategy: pool}}`): it is read before the variables inside that section,
+whose keys join it, whatever the order of the environment; two variables naming one key (in
+different case) are refused. Secrets have variables of their own:
 `<ENGINE>_API_KEYS=k1,k2` for an engine's keys (`TAVILY_API_KEYS`, `BRAVE_API_KEYS`, ...; the
 engines and their variables are in [engines.md](engines.md)), `{TOKENS_ENV}=t1,t2` for
 `server.auth_tokens` and `{LLM_KEY_ENV}` for `llm.api_key`. Keys marked secret are never shown

@@ -86,10 +86,13 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
     A variable setting a whole section comes before those inside it, whatever their order in
     the environment: its keys are merged with theirs, and a value that is no mapping refused."""
     tree: dict[str, Any] = {}
+    named: dict[tuple[str, ...], str] = {}
     for name in sorted(environ, key=lambda name: len(_env_path(name))):
         path = _env_path(name)
         if not path:
             continue
+        if (other := named.setdefault(path, name)) != name:  # names are read case-blind
+            raise ValueError(f"environment variables {other} and {name} both set {'.'.join(path)}")
         value = _env_value(environ[name])
         node = tree
         for part in path[:-1]:
