@@ -472,6 +472,21 @@ async def test_one_index_failing_is_reported(fake: FakeAcademic, server: str) ->
     assert answer["partial"] is True and answer["results"][0]["engines"] == ["crossref"]
 
 
+@pytest.mark.parametrize("body", [b"", b'{"message": "Forbidden"}'], ids=["bare", "explained"])
+async def test_an_index_denying_access_without_a_key_is_blocked_with_or_without_a_reason(
+    fake: FakeAcademic, server: str, body: bytes
+) -> None:
+    """No key was sent, so a 403 cannot be a refused key: the index denies access, whether or not
+    its body says why."""
+    fake.papers["crossref"] = [BERT]
+    fake.faults["openalex"] = Fault(status=403, body=body)
+    result = await call(server, {"query": "bert transformers", "engines": ["crossref", "openalex"]})
+    answer = result.structured_content
+    assert statuses(answer) == {"openalex": "blocked", "crossref": "ok"}
+    (openalex,) = [row for row in answer["engines"] if row["name"] == "openalex"]
+    assert ("Forbidden" if body else "HTTP 403") in openalex["error"]
+
+
 async def test_a_base_url_replaces_only_the_origin_of_pubmeds_api(
     fake: FakeAcademic, fake_server: tuple[FakeAcademic, str]
 ) -> None:

@@ -325,7 +325,8 @@ class EngineCall:
         self.attempts.append(f"{self._label}{text}")
         if self.run.breaker is not None:
             await self.run.breaker.failure(cause, masked, err.retry_after)
-        return self._report(err.status, text)
+        # Refused without a key sent, an answer explaining why is access denied like a bare 403.
+        return self._report("blocked" if cause == "denied" else err.status, text)
 
     async def _key_refused(
         self, pool: KeyPool, planned: PlannedKey, err: EngineError
