@@ -580,6 +580,35 @@ def test_a_url_whose_host_or_port_does_not_read_is_refused_without_showing_it(
     assert "pw-secret" not in str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "problem"),
+    [
+        ("HTTPS_PROXY", "http://user:pw-secret@proxy:99999", "is not a valid URL: its port"),
+        ("http_proxy", "proxy:pw-secret", "is not a valid URL: its port"),
+        ("ALL_PROXY", "socks4://user:pw-secret@proxy:1080", "must start with http://"),
+        ("all_proxy", "http://[pw-secret", "is not a valid URL: its [IPv6] host"),
+    ],
+)
+def test_a_proxy_variable_that_does_not_read_is_refused_without_showing_it(
+    variable: str, value: str, problem: str
+) -> None:
+    # Read at the first search, it failed every engine as "unexpected ValueError", or sent the
+    # requests of a SOCKS4 proxy's clients as plain HTTP.
+    with pytest.raises(ConfigError) as err:
+        parse_config({}, "conf.yaml", environ={variable: value})
+    assert f"{variable}: Value error, {problem}" in str(err.value)
+    assert "pw-secret" not in str(err.value)
+
+
+def test_proxy_variables_are_not_read_when_the_configuration_names_a_proxy() -> None:
+    settings = parse_config(
+        {"proxy": {"url": "http://proxy:3128"}}, "conf.yaml", environ={"HTTPS_PROXY": "ftp://x"}
+    )
+    assert settings.proxy.url == "http://proxy:3128"
+    environ = {"https_proxy": "proxy.corp:3128", "HTTPS_PROXY": "socks4://ignored", "NO_PROXY": "*"}
+    assert parse_config({}, "conf.yaml", environ=environ).proxy.url is None
+
+
 def test_check_config_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check-config", str(EXAMPLE)]) == 0
     assert "configuration OK" in capsys.readouterr().out

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from websearch_mcp.config.engines import EngineSettings
 from websearch_mcp.config.settings import Settings
+from websearch_mcp.config.types import ProxyUrl
 
 ENV_PREFIX = "WEBSEARCH_MCP_"
 CONFIG_ENV = "WEBSEARCH_MCP_CONFIG"
@@ -45,6 +46,9 @@ SECRET_KEYS = frozenset(
         "reader_base_url",
     }
 )
+#: The standard proxy variables, read when `proxy.url` is not set; of two spellings the lower
+#: case one counts, as for curl.
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 #: The longest value an error shows (a number of thousands of digits is cut).
 MAX_SHOWN = 80
 #: Errors of a value given where a section (a mapping) was expected.
@@ -226,10 +230,31 @@ def read_config(
     )
     merged = deep_merge(merged, _secret_vars(env))
     try:
-        return Settings.model_validate(merged)
+        settings = Settings.model_validate(merged)
     except ValidationError as err:
         variables = _variables(env, key_variables or {})
         raise ValueError(invalid(source, _error_lines(err, variables))) from None
+    if settings.proxy.url is None and (lines := _proxy_variable_lines(env)):
+        raise ValueError(invalid(source, lines))
+    return settings
+
+
+def _proxy_variable_lines(environ: Mapping[str, str]) -> list[str]:
+    """What is wrong with the proxy variables that engine requests would use, checked as
+    `proxy.url` is, here rather than at every search; their values are never shown."""
+    lines = []
+    for name in PROXY_VARIABLES:
+        variable = name if environ.get(name) else name.upper()
+        value = environ.get(variable)
+        if not value:
+            continue
+        if "://" not in value:
+            value = f"http://{value}"  # `proxy.corp:3128` means an HTTP proxy
+        try:
+            TypeAdapter(ProxyUrl).validate_python(value)
+        except ValidationError as err:
+            lines.append(f"{variable}: {err.errors()[0]['msg']}")
+    return lines
 
 
 class _ConfigLoader(yaml.SafeLoader):
