@@ -419,6 +419,18 @@ def test_a_null_or_blank_token_is_refused_saying_which(tokens: list, problem: st
         parse_config({"server": {"auth_tokens": tokens}}, "test", environ={})
 
 
+@pytest.mark.parametrize("tokens", [",", " , ,"])
+def test_tokens_of_commas_only_are_refused_not_read_as_none(tokens: str) -> None:
+    # Read as no token, they left a loopback server open to every local process.
+    env = {"WEBSEARCH_MCP_TOKENS": tokens}
+    with pytest.raises(ConfigError) as err:
+        parse_config({}, "test", environ=env)
+    assert "server.auth_tokens: Value error, holds commas but no token" in str(err.value)
+    assert "; from WEBSEARCH_MCP_TOKENS" in str(err.value)
+    with pytest.raises(ConfigError, match="holds commas but no token"):
+        parse_config({"server": {"auth_tokens": tokens}}, "test", environ={})
+
+
 @pytest.mark.parametrize(
     "key",
     [
