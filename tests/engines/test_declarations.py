@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from testing.engine_answers import parse
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.errors import EngineRateLimited
 from websearch_mcp.models import Query
 
 
@@ -62,3 +66,22 @@ def test_an_engine_sends_the_time_range_and_language_it_declares_it_supports(nam
     german = engine.request(Query(text="rust async", language="de"), key)
     assert (recent != plain) is engine.supports_time_range
     assert (german != plain) is engine.supports_language
+
+
+# Each API's error field, all at once: every engine reads the one it knows.
+PAYMENT_REQUIRED = json.dumps(
+    {
+        key: "Payment Required"
+        for key in ("error", "message", "readableMessage", "errMsg", "detail", "title")
+    }
+)
+
+
+@pytest.mark.parametrize("body", ["", PAYMENT_REQUIRED], ids=["bare", "explained"])
+@pytest.mark.parametrize("name", sorted(ENGINES))
+def test_every_engine_reads_payment_required_as_a_quota_answer(name: str, body: str) -> None:
+    """402: the account behind the request has no credit left, in whatever words. A keyed
+    provider's key rests and its next key is tried; a keyless engine rests as after a 429."""
+    with pytest.raises(EngineRateLimited) as caught:
+        parse(ENGINES[name](), body, 402)
+    assert "402" in str(caught.value) or "Payment Required" in str(caught.value)

@@ -168,7 +168,7 @@ class Engine:
         retry_after = parse_retry_after(response.headers.get("retry-after"))
         if status == 429:
             raise EngineRateLimited("HTTP 429 Too Many Requests", retry_after=retry_after)
-        if status == 402 and cls.needs_key:  # the account behind this key has no credit left
+        if status == 402:  # the account behind the request has no credit left
             raise EngineRateLimited(
                 "HTTP 402 Payment Required: the account's credit is used up",
                 retry_after=retry_after,

@@ -283,12 +283,12 @@ def error_message(response: HttpResponse, *keys: str) -> str | None:
 
 
 def api_error(message: Any, response: HttpResponse) -> EngineError:
-    """The typed error for an API's own error text: quota words or 429 mean rate-limited, key
-    words or 401/403 mean the key was refused, anything else is a plain engine error. Key-like
-    tokens in the text are masked: some APIs quote the key they refused."""
+    """The typed error for an API's own error text: quota words, 402 or 429 mean rate-limited,
+    key words or 401/403 mean the key was refused, anything else is a plain engine error.
+    Key-like tokens in the text are masked: some APIs quote the key they refused."""
     text = _TOKEN_RE.sub("***", clean_text(str(message), 200)) or f"HTTP {response.status}"
     retry_after = parse_retry_after(response.headers.get("retry-after"))
-    if response.status == 429 or _QUOTA_RE.search(text):
+    if response.status in (402, 429) or _QUOTA_RE.search(text):
         return EngineRateLimited(text, retry_after=retry_after)
     if response.status in (401, 403) or _AUTH_RE.search(text):
         return EngineAuthError(text, retry_after=retry_after)
