@@ -326,6 +326,17 @@ def test_exa_pasted_text_result() -> None:
     assert "<3级" in hit.snippet and "\n" not in hit.snippet
 
 
+def test_exa_error_body_is_the_error_text() -> None:
+    # Exa's documented error answer: a request id, a message for people and a tag.
+    body = {"requestId": "r1", "error": "numResults must be 100 or less", "tag": "INVALID_REQUEST"}
+    with pytest.raises(EngineError, match="numResults must be 100 or less") as caught:
+        parse(Exa(), json.dumps(body), 400)
+    assert type(caught.value) is EngineError
+    body = {"requestId": "r2", "error": "Invalid API key", "tag": "INVALID_API_KEY"}
+    with pytest.raises(EngineAuthError, match="Invalid API key"):
+        parse(Exa(), json.dumps(body), 401)
+
+
 def test_exa_request_with_injected_clock() -> None:
     exa = Exa(today=lambda: date(2026, 3, 10))
     req = exa.request(Query("rag retrieval", max_results=7, time_range="week"), KEY)

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from websearch_mcp.dates import iso_date
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
+    check_error_body,
     http_url,
     json_object,
     keyed_request,
@@ -52,7 +53,9 @@ class Exa(Engine):
         return keyed_request("POST", "/search", key, key_header="x-api-key", body=body)
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        """`results[]` -> hits; `publishedDate` (ISO) becomes `published`."""
+        """`results[]` -> hits; `publishedDate` (ISO) becomes `published`; an error body
+        (`{"requestId", "error", "tag"}`) -> a typed error with its text."""
+        check_error_body(response, "error")
         self.check_status(response)
         items = result_list(json_object(response, "Exa"), "results", "Exa")
         return ranked_hits(items, self.name, _hit)
