@@ -419,16 +419,34 @@ def test_a_null_or_blank_token_is_refused_saying_which(tokens: list, problem: st
         parse_config({"server": {"auth_tokens": tokens}}, "test", environ={})
 
 
-@pytest.mark.parametrize("tokens", [",", " , ,"])
-def test_tokens_of_commas_only_are_refused_not_read_as_none(tokens: str) -> None:
-    # Read as no token, they left a loopback server open to every local process.
-    env = {"WEBSEARCH_MCP_TOKENS": tokens}
+@pytest.mark.parametrize("commas", [",", " , ,"])
+@pytest.mark.parametrize(
+    ("variable", "key"),
+    [
+        ("WEBSEARCH_MCP_TOKENS", "server.auth_tokens"),
+        ("TAVILY_API_KEYS", "engines.tavily.api_keys"),
+        ("WEBSEARCH_MCP_SEARCH__BLOCK_DOMAINS", "search.block_domains"),
+        ("WEBSEARCH_MCP_FETCH__ALLOWED_PORTS", "fetch.allowed_ports"),
+    ],
+)
+def test_a_list_of_commas_alone_is_refused_not_read_as_none(
+    commas: str, variable: str, key: str
+) -> None:
+    # Read as no item, tokens left a loopback server open to every local process, and keys
+    # silently replaced the file's keys with none.
+    file = {"engines": {"tavily": {"api_keys": ["tvly-file"]}}}
     with pytest.raises(ConfigError) as err:
-        parse_config({}, "test", environ=env)
-    assert "server.auth_tokens: Value error, holds commas but no token" in str(err.value)
-    assert "; from WEBSEARCH_MCP_TOKENS" in str(err.value)
-    with pytest.raises(ConfigError, match="holds commas but no token"):
-        parse_config({"server": {"auth_tokens": tokens}}, "test", environ={})
+        parse_config(file, "test", environ={variable: commas})
+    assert f"{key}: Value error, holds commas but nothing between them" in str(err.value)
+    assert f"; from {variable}" in str(err.value)
+    section, _, name = key.rpartition(".")
+    data: dict[str, Any] = {}
+    node = data
+    for part in section.split("."):
+        node = node.setdefault(part, {})
+    node[name] = commas
+    with pytest.raises(ConfigError, match="holds commas but nothing between them"):
+        parse_config(data, "test", environ={})
 
 
 @pytest.mark.parametrize(
@@ -530,6 +548,50 @@ def test_a_bad_value_from_the_environment_names_its_variable() -> None:
     assert lines["engines.tavily.weight"].endswith("; from WEBSEARCH_MCP_ENGINES__TAVILY__WEIGHT")
     assert "; from" not in lines["search.rrf_k"]  # the file's own mistake
     assert "tvly-secret" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "line"),
+    [
+        ("WEBSEARCH_MCP_SERVR__PORT", "5", "servr: unknown key"),
+        ("WEBSEARCH_MCP_ENGINES__NOSUCH__WEIGHT", "1", "engines.nosuch: unknown engine"),
+        ("WEBSEARCH_MCP_SEARCH__POOL__PROVIDERS", "bing", "search.pool.providers: bing: only"),
+        ("WEBSEARCH_MCP_SEARCH__SEQUENTIAL__ORDER", "nosuch", "search.sequential.order: Value"),
+        ("GOOGLE_CSE_API_KEYS", "017576:omuauf:k,lone", "engines.google_cse.api_keys.1: google"),
+    ],
+)
+def test_every_kind_of_mistake_names_the_variable_that_made_it(
+    variable: str, value: str, line: str
+) -> None:
+    # The file is fine: without the variable's name the reader looks for the mistake there.
+    with pytest.raises(ConfigError) as err:
+        parse_config({"server": {"port": 9000}}, "conf.yaml", environ={variable: value})
+    (shown,) = [text for text in str(err.value).splitlines() if line in text]
+    assert shown.endswith(f"; from {variable}")
+
+
+def test_a_mistake_of_the_file_names_no_variable_though_one_sets_a_key_beside_it() -> None:
+    file = {"engines": {"nosuch": {"weight": 1}}, "search": {"pool": {"providers": ["bing"]}}}
+    env = {"WEBSEARCH_MCP_ENGINES__TAVILY__WEIGHT": "2", "WEBSEARCH_MCP_SEARCH__MAX_RESULTS": "5"}
+    with pytest.raises(ConfigError) as err:
+        parse_config(file, "conf.yaml", environ=env)
+    assert "engines.nosuch: unknown engine" in str(err.value)
+    assert "; from" not in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        parse_config(
+            {"servr": {"port": 1}}, "conf.yaml", environ={"WEBSEARCH_MCP_SERVER__PORT": "1"}
+        )
+    assert "servr: unknown key" in str(err.value) and "; from" not in str(err.value)
+
+
+def test_without_a_file_the_mistakes_are_said_to_be_the_environments(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("WEBSEARCH_MCP_CONFIG", raising=False)
+    monkeypatch.setenv("WEBSEARCH_MCP_SERVER__PORT", "abc")
+    with pytest.raises(ConfigError) as err:
+        load_config()
+    assert str(err.value).startswith("invalid configuration in the environment (no file):")
 
 
 def test_only_a_variable_that_set_a_value_is_named_as_its_origin() -> None:

@@ -238,7 +238,7 @@ variable, when one set it) and what is allowed; `websearch-mcp check-config PATH
 without starting anything:
 
 ```
-invalid configuration in conf.yaml:
+error: invalid configuration in conf.yaml:
   server.port: Input should be a valid integer, ... (got 'abc'); from {ENV_PREFIX}SERVER__PORT
   search.max_resluts: unknown key (allowed: block_domains, breaker, deadline_seconds, ...)
 ```
@@ -249,7 +249,8 @@ The environment wins over the file. Any key can be set as
 read as YAML where it is quoted, a `[...]` or `{{...}}` collection, a boolean or null; any other
 value is taken whole, as written (`{ENV_PREFIX}SERVER__HOST=::`, a key with ` #` in it). A list
 may be written with commas (`{ENV_PREFIX}SEARCH__BLOCK_DOMAINS=a.com,b.com`, or one item alone:
-`{ENV_PREFIX}FETCH__ALLOWED_PORTS=8443`), and a value that reads as a number is kept as written
+`{ENV_PREFIX}FETCH__ALLOWED_PORTS=8443`; commas alone are an error, not an empty list, as in
+`<ENGINE>_API_KEYS` and `{ENV_PREFIX}TOKENS`), and a value that reads as a number is kept as written
 where text is meant (an all-digit token or key, leading zeros included). The part after the
 prefix is read in any case. A variable may set a whole section as a mapping
 (`{ENV_PREFIX}SEARCH={{strategy: pool}}`): it is read before the variables inside that section,

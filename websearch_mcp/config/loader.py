@@ -144,14 +144,28 @@ def _variables(
     return found
 
 
-def _origin(loc: tuple[Any, ...], variables: Mapping[tuple[str, ...], str]) -> str:
+def _origin(
+    loc: tuple[Any, ...], variables: Mapping[tuple[str, ...], str], *, inside: bool = False
+) -> str:
     """`; from VARIABLE` when the value at `loc` came from the environment, else nothing: a
-    value the file does not hold is looked for in vain there."""
+    value the file does not hold is looked for in vain there. `inside`: a variable setting a
+    key within `loc` counts too (it made an unknown key or engine block exist)."""
     parts = tuple(str(part) for part in loc)
     for end in range(len(parts), 0, -1):
         if parts[:end] in variables:
             return f"; from {variables[parts[:end]]}"
+    if inside:
+        within = sorted(var for path, var in variables.items() if path[: len(parts)] == parts)
+        if within:
+            return f"; from {within[0]}"
     return ""
+
+
+def origin(key: str, environ: Mapping[str, str] | None, key_variables: Mapping[str, str]) -> str:
+    """`; from VARIABLE` when the environment set the dotted `key` or a key within it, for a
+    problem found once the settings are read."""
+    env = dict(os.environ if environ is None else environ)
+    return _origin(tuple(key.split(".")), _variables(env, key_variables), inside=True)
 
 
 def deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -194,7 +208,7 @@ def _error_lines(err: ValidationError, variables: Mapping[tuple[str, ...], str])
         if item["type"] == "extra_forbidden":
             allowed = _allowed(loc)
             hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
-            lines.append(f"{key}: unknown key{hint}{_origin(loc, variables)}")
+            lines.append(f"{key}: unknown key{hint}{_origin(loc, variables, inside=True)}")
         else:
             got = item.get("input")
             # A value written where a section was expected may be anything (an engine's key
@@ -287,10 +301,11 @@ _ConfigLoader.add_constructor("tag:yaml.org,2002:float", _as_written)
 
 def read_config_file(path: str | os.PathLike[str] | None = None) -> tuple[Any, str]:
     """The parsed YAML at `path` (or `$WEBSEARCH_MCP_CONFIG`) and its name for messages;
-    `({}, "built-in defaults")` without one."""
+    `({}, "the environment (no file)")` without one: the built-in defaults are valid, so a
+    mistake can only be a variable's."""
     chosen = path or os.environ.get(CONFIG_ENV)
     if not chosen:
-        return {}, "built-in defaults"
+        return {}, "the environment (no file)"
     file = Path(chosen)
     try:
         text = file.read_text(encoding="utf-8")

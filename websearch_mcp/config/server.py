@@ -12,9 +12,7 @@ from websearch_mcp.config.types import Section, TextList, as_texts, each, networ
 
 def _tokens(value: Any) -> Any:
     # An empty token would match an empty credential, and a bare `-` item is null: either
-    # would switch authentication off without anyone asking for that; so would commas alone.
-    if isinstance(value, str) and value.strip() and not split_commas(value):
-        raise ValueError("holds commas but no token: give them as t1,t2, or nothing for none")
+    # would switch authentication off without anyone asking for that.
     value = split_commas(value)
     if isinstance(value, list):
         for number, item in enumerate(value, 1):

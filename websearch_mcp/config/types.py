@@ -33,9 +33,16 @@ def default_data_dir() -> Path:
 
 
 def split_commas(value: Any) -> Any:
-    """A comma-separated string (from the environment) as a list; anything else unchanged."""
+    """A comma-separated string (from the environment) as a list; anything else unchanged.
+    Commas alone are refused: read as no item, `TAVILY_API_KEYS=,` would silently drop the
+    file's keys and `WEBSEARCH_MCP_TOKENS=,` switch authentication off."""
     if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
+        items = [part.strip() for part in value.split(",") if part.strip()]
+        if value.strip() and not items:
+            raise ValueError(
+                "holds commas but nothing between them: write a,b, or nothing for none"
+            )
+        return items
     return value
 
 

@@ -2,7 +2,7 @@
 named, and where each engine's keys come from in the environment.
 
 The configuration package knows no engine; `search.configuration` asks here once the file is
-valid. Each problem is one line of the configuration error's message (`key: what is wrong`).
+valid. Each problem is one line of the configuration error's message: the key, and what is wrong.
 """
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ def key_variables() -> dict[str, str]:
     return {name: engine.key_env or f"{name.upper()}_API_KEYS" for name, engine in ENGINES.items()}
 
 
-def engine_problems(settings: Settings) -> list[str]:
+Problem = tuple[str, str]  # the dotted key, and what is wrong with it
+
+
+def engine_problems(settings: Settings) -> list[Problem]:
     """What is wrong with the engines `settings` names, in the order the fixes are needed:
     unknown names in the strategies' lists, then unknown engine blocks, then engines the
     strategies name but could never ask there, then keys of the wrong form. Empty when nothing
@@ -48,25 +51,28 @@ def _lists(settings: Settings) -> tuple[tuple[str, list[str], str], ...]:
     )
 
 
-def _unknown_in_lists(settings: Settings) -> list[str]:
+def _unknown_in_lists(settings: Settings) -> list[Problem]:
     # Worded as the validation errors of the other keys are.
     problems = []
     for key, names, _ in _lists(settings):
         unknown = [name for name in names if name not in ENGINES]
         if unknown:
             problems.append(
-                f"{key}: Value error, unknown engine {unknown[0]!r} (allowed: {_allowed()})"
-                f" (got {names!r})"
+                (
+                    key,
+                    f"Value error, unknown engine {unknown[0]!r} (allowed: {_allowed()})"
+                    f" (got {names!r})",
+                )
             )
     return problems
 
 
-def _unknown_blocks(settings: Settings) -> list[str]:
+def _unknown_blocks(settings: Settings) -> list[Problem]:
     unknown = sorted(set(settings.engines) - set(ENGINES))
-    return [f"engines.{unknown[0]}: unknown engine (allowed: {_allowed()})"] if unknown else []
+    return [(f"engines.{unknown[0]}", f"unknown engine (allowed: {_allowed()})")] if unknown else []
 
 
-def _strategy_problems(settings: Settings) -> list[str]:
+def _strategy_problems(settings: Settings) -> list[Problem]:
     """Engines named by the strategies' settings that could never be asked there: of the
     other kind (academic; keyless for the pool's keyed providers), disabled, or keyless."""
     problems = []
@@ -76,7 +82,7 @@ def _strategy_problems(settings: Settings) -> list[str]:
             n for n in names if ENGINES[n].kind != "web" or (pool and not ENGINES[n].needs_key)
         ]
         if wrong:
-            problems.append(f"{key}: {', '.join(wrong)}: only {allowed} belong here")
+            problems.append((key, f"{', '.join(wrong)}: only {allowed} belong here"))
         off = []
         for name in names:
             conf = settings.engine(name)
@@ -85,16 +91,16 @@ def _strategy_problems(settings: Settings) -> list[str]:
             elif pool and name not in wrong and not conf.api_keys:
                 off.append(f"{name} has no API key")
         if off:
-            problems.append(f"{key}: {'; '.join(off)} (engines.<name>)")
+            problems.append((key, f"{'; '.join(off)} (engines.<name>)"))
     return problems
 
 
-def _key_problems(settings: Settings) -> list[str]:
+def _key_problems(settings: Settings) -> list[Problem]:
     """Keys an engine could never use as written: by position in the list, never quoted."""
     problems = []
     for name, conf in sorted(settings.engines.items()):
         for index, entry in enumerate(conf.api_keys):
             problem = ENGINES[name].key_problem(entry)
             if problem:
-                problems.append(f"engines.{name}.api_keys.{index}: {problem}")
+                problems.append((f"engines.{name}.api_keys.{index}", problem))
     return problems
