@@ -392,6 +392,26 @@ def test_a_disabled_engine_is_reported_only_when_asked_for(fake: FakeEngines, se
     assert "bing" not in {e["name"] for e in plain["engines"]}
 
 
+def test_an_engine_off_by_default_and_never_configured_says_how_to_turn_it_on(
+    engines_url: str,
+) -> None:
+    # Not "disabled in the configuration", which sends the reader to a setting not there.
+    settings = make_settings(engines_url)
+    del settings.engines["google"]
+    with serve_app(create_app(settings)) as url:
+        arguments = {"query": "python asyncio", "engines": ["searxng", "google"]}
+        response = httpx.post(
+            f"{url}/mcp", headers=JSON_HEADERS, timeout=10, json=tool_call(arguments)
+        )
+    google = response.json()["result"]["structuredContent"]["engines"][-1]
+    assert google == {
+        "name": "google",
+        "status": "skipped",
+        "results": 0,
+        "error": "off by default (set engines.google.enabled: true)",
+    }
+
+
 def test_asking_for_engines_limits_the_fan_out(fake: FakeEngines, server: str) -> None:
     response = httpx.post(
         f"{server}/mcp",

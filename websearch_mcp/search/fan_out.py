@@ -236,6 +236,8 @@ class Orchestrator:
 
     def _left_out(self, run: EngineRun) -> str | None:
         """Why `run` is not asked at all, or None."""
+        if not run.enabled and run.settings.enabled is None:
+            return f"off by default (set engines.{run.name}.enabled: true)"
         if not run.enabled:
             return "disabled in the configuration"
         if run.engine.needs_key and not run.keys:
