@@ -173,6 +173,57 @@ def test_a_publishers_second_copy_of_its_own_report_is_not_another_report() -> N
     assert sorted((p or "").casefold() for p in publishers) == ["herald", "san juan record"]
 
 
+@pytest.mark.parametrize(
+    ("site", "outlet"),
+    [("npr.org", "NPR"), ("reuters.com", "Reuters"), ("theguardian.com", "The Guardian"),
+     ("www.washingtonpost.com", "The Washington Post"), ("apnews.com", "AP News")],
+)  # fmt: skip
+def test_a_publisher_named_by_its_site_and_by_its_name_is_one_publisher(
+    site: str, outlet: str
+) -> None:
+    """Brave names a publisher by its site, Google News and the APIs by its name: one outlet's
+    two copies of its report are not two reports."""
+    stamp = "2026-07-14T03:00:00Z"
+    title = "Storm hits coast again today"
+    lists = {
+        "brave": [
+            Hit(title, "https://a.example/storm", "", 1, "brave", published=stamp, source=site)
+        ],
+        "serper": [
+            Hit(title, "https://b.example/storm", "", 1, "serper", published=stamp, source=outlet)
+        ],
+        "three": [
+            Hit(title, "https://herald.example/s", "", 1, "three", published=stamp, source="Herald")
+        ],
+    }
+    (story,) = rank(lists, Query("storm", category="news"), SearchSettings(), weights={}, now=NOW)
+    publishers = [story.source, *(other["source"] for other in story.also)]
+    assert len(publishers) == 2 and "Herald" in publishers
+
+
+def test_publishers_whose_names_only_look_alike_stay_apart() -> None:
+    stamp = "2026-07-14T03:00:00Z"
+    title = "Storm hits coast again today"
+    lists = {
+        "one": [
+            Hit(title, "https://a.example/storm", "", 1, "one", published=stamp, source="sun.com")
+        ],
+        "two": [
+            Hit(
+                title, "https://b.example/storm", "", 1, "two", published=stamp, source="The Sunday"
+            )
+        ],
+        "three": [
+            Hit(title, "https://c.example/s", "", 1, "three", published=stamp, source="bbc.co.uk")
+        ],
+        "four": [
+            Hit(title, "https://d.example/s", "", 1, "four", published=stamp, source="BBC News")
+        ],
+    }
+    (story,) = rank(lists, Query("storm", category="news"), SearchSettings(), weights={}, now=NOW)
+    assert len([story.source, *(other["source"] for other in story.also)]) == 4
+
+
 def test_the_leads_own_second_copy_is_no_other_report_even_when_an_engine_groups_it() -> None:
     """The lead's publisher's copy at another URL is folded away, and stays away when an
     engine's group (SerpApi's stories) names it again."""

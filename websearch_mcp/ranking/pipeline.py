@@ -26,7 +26,7 @@ from websearch_mcp.ranking.agreement import reliable_weights
 from websearch_mcp.ranking.boosts import authority, consensus
 from websearch_mcp.ranking.context import Context
 from websearch_mcp.ranking.coverage import Unseen, containment, credited
-from websearch_mcp.ranking.domain import DomainVerdict, matches
+from websearch_mcp.ranking.domain import DomainVerdict, domain_info, matches
 from websearch_mcp.ranking.fusion import Merged, merge, normalised
 from websearch_mcp.ranking.lexical import (
     DocTerms,
@@ -287,6 +287,17 @@ def _source(item: Merged) -> str | None:
     return next((item.hits[e].source for e in item.engines if item.hits[e].source), None)
 
 
+def _publisher(source: str | None) -> str:
+    """A publisher's name as compared. Brave names a publisher by its site (`npr.org`), the other
+    engines by its name (`NPR`): both come down to the letters and digits of the name, the
+    site's without its suffix, and without a leading "the" (`theguardian.com`, `The Guardian`)."""
+    name = (source or "").strip().casefold()
+    if "." in name and " " not in name and (site := domain_info(name)).suffix:
+        name = site.name or name
+    letters = "".join(char for char in name if char.isalnum())
+    return letters.removeprefix("the") or letters
+
+
 def _fold_stories(scored: list[_Scored], settings: NewsSettings) -> list[_Scored]:
     """The news results with each story once: its best-ranked report, which lists the others
     in `also` (see `stories.py`)."""
@@ -310,11 +321,11 @@ def _publisher_link(lead: Merged, folded: Sequence[Merged]) -> Merged:
     """`lead`, showing its publisher's own link where its link is a redirect page and a report
     of the same publisher folded into it has one: the same article, that other engines found at
     its address. Those engines join the lead's."""
-    source = (_source(lead) or "").casefold()
+    source = _publisher(_source(lead))
     if not source or lead.host not in REDIRECT_HOSTS:
         return lead
     for other in folded:
-        if other.host not in REDIRECT_HOSTS and (_source(other) or "").casefold() == source:
+        if other.host not in REDIRECT_HOSTS and _publisher(_source(other)) == source:
             added = [e for e in other.engines if e not in lead.hits]
             return replace(
                 lead,
@@ -329,14 +340,14 @@ def _publisher_link(lead: Merged, folded: Sequence[Merged]) -> Merged:
 def _other_publishers(lead: Merged, folded: Sequence[Merged]) -> list[dict[str, str | None]]:
     """The reports folded into `lead`, one per publisher other than the lead's: a publisher's
     second copy of its report (at another URL) is no other report."""
-    seen = {(_source(lead) or "").casefold()} - {""}
+    seen = {_publisher(_source(lead))} - {""}
     also = []
     for other in folded:
         source = _source(other)
-        if source and source.casefold() in seen:
+        if (publisher := _publisher(source)) in seen:
             continue
-        if source:
-            seen.add(source.casefold())
+        if publisher:
+            seen.add(publisher)
         also.append(_report(source, other.url, other.published))
     return also
 
@@ -349,16 +360,16 @@ def _add_grouped(shown: list[_Scored]) -> None:
     listed.update(o.key for r in shown for o in r.folded)
     for r in shown:
         sources = (_source(r.item), *(o["source"] for o in r.also or ()))
-        named = {source.casefold() for source in sources if source}
+        named = {_publisher(source) for source in sources} - {""}
         for item in (r.item, *r.folded):
             for other in (g for engine in item.engines for g in item.hits[engine].grouped):
                 if (key := canonical_key(other.url)) in listed:
                     continue
                 listed.add(key)
-                if other.source and other.source.casefold() in named:
+                if (publisher := _publisher(other.source)) in named:
                     continue
-                if other.source:
-                    named.add(other.source.casefold())
+                if publisher:
+                    named.add(publisher)
                 report = _report(other.source, other.url, other.published)
                 r.also = [*(r.also or []), report]
 
