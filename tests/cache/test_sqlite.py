@@ -26,7 +26,7 @@ from testing.cache_helpers import FakeClock
 from websearch_mcp.cache import open_cache
 from websearch_mcp.cache import sqlite as sqlite_module
 from websearch_mcp.cache.sqlite import SqliteCache, classify
-from websearch_mcp.cache.sqlite_file import open_file
+from websearch_mcp.cache.sqlite_file import COUNT_AND_BYTES, open_file
 from websearch_mcp.config import CacheSettings
 
 NOBODY = 65534
@@ -438,6 +438,35 @@ async def test_the_wal_switch_gives_up_after_the_busy_timeout(tmp_path: Path) ->
         with pytest.raises(sqlite3.OperationalError, match="locked"):
             await open_file(path, busy_timeout_ms=300)
         assert 0.25 < asyncio.get_running_loop().time() - started < 5
+
+
+async def test_the_files_data_stays_within_max_bytes_dropping_the_least_used_pages(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # Pages of up to megabytes each filled a disk in minutes: the file held whatever was stored
+    # until the next cleanup, due every half hour, and then as many entries as max_entries.
+    path = tmp_path / "c.sqlite3"
+    mib = 1 << 20
+    cache = SqliteCache(
+        path, ttl_seconds=3600, max_age_seconds=86_400, max_entries=1000, max_bytes=mib,
+        clock=clock,
+    )  # fmt: skip
+    page = "x" * 100_000
+    try:
+        for i in range(40):
+            await cache.set("page", f"p{i}", {"text": page, "i": i})
+            clock.advance(1)
+            await asyncio.sleep(0)  # the cleanup the stores start runs between them
+        await cache.cleanup()  # after the one the last stores started, if still running
+        with sqlite3.connect(path) as db:
+            ((count, used),) = db.execute(COUNT_AND_BYTES).fetchall()
+        assert used <= mib
+        assert 5 <= count < 40
+        assert await cache.get("page", "p39") is not None
+        assert await cache.get("page", "p1") is None
+    finally:
+        await cache.close()
+    assert path.stat().st_size < 2 * mib  # freed pages were reused, not appended
 
 
 async def test_a_cleanup_of_many_entries_lets_reads_go_between_its_batches(

@@ -63,4 +63,4 @@ def open_cache(settings: CacheSettings, *, clock: Callable[[], float] = time.tim
         )
     from websearch_mcp.cache.sqlite import SqliteCache
 
-    return SqliteCache(settings.path, **limits)
+    return SqliteCache(settings.path, max_bytes=settings.max_bytes, **limits)

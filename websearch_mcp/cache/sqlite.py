@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import math
 import os
 import time
 from collections.abc import Callable
@@ -44,6 +45,7 @@ from websearch_mcp.cache.base import (
 )
 from websearch_mcp.cache.hot import HotEntries, HotEntry
 from websearch_mcp.cache.sqlite_file import (
+    COUNT_AND_BYTES,
     DELETE_EXPIRED,
     DELETE_LEAST_USED,
     KEEP_OPEN_CAUSES,
@@ -69,12 +71,20 @@ TOUCH_DELAY_SECONDS = 1.0
 #: The most entries a cleanup deletes in one turn of the lock.
 CLEANUP_BATCH = 500
 
+#: A cleanup starts, before the next one is due, once a share of `max_bytes` (this part of it)
+#: has been stored since the last: pages of up to megabytes each can fill a disk in minutes.
+WRITTEN_SHARE = 8
+
+#: The default bound of the file's data.
+MAX_BYTES = 1 << 30
+
 
 class SqliteCache(StoringCache):
     """A cache in one SQLite file. See the module docstring; the API is `base.Cache`'s.
 
     `retry_seconds` is how long a failing cause is waited out before the next try, and
-    `busy_timeout_ms` how long a write waits for another process's write lock.
+    `busy_timeout_ms` how long a write waits for another process's write lock. Beyond
+    `max_entries` entries or `max_bytes` of data, the least used go at the next cleanup.
     """
 
     backend = "sqlite"
@@ -86,6 +96,7 @@ class SqliteCache(StoringCache):
         ttl_seconds: float,
         max_age_seconds: float,
         max_entries: int,
+        max_bytes: int = MAX_BYTES,
         clock: Callable[[], float] = time.time,
         retry_seconds: float = 30.0,
         busy_timeout_ms: int = 1000,
@@ -95,6 +106,10 @@ class SqliteCache(StoringCache):
         self._ttl = ttl_seconds
         self._max_age = max_age_seconds
         self._max_entries = max_entries
+        self._max_bytes = max_bytes
+        # Bytes stored since the last cleanup, and the cleanup they started (see WRITTEN_SHARE).
+        self._written = 0
+        self._size_cleanup: asyncio.Task[int] | None = None
         self._clock = clock
         self._busy_timeout_ms = int(busy_timeout_ms)
         self._guard = StoreFailures(f"sqlite cache {self.path}", self.stats, clock, retry_seconds)
@@ -223,9 +238,17 @@ class SqliteCache(StoringCache):
         self.stats.sets += len(rows)
         for (entry, *_), entry_hot in zip(batch, hot, strict=True):
             self._hot.remember(entry, entry_hot)
+        self._written += sum(len(entry_hot.raw) for entry_hot in hot)
+        if self._written > self._max_bytes // WRITTEN_SHARE and self._size_cleanup is None:
+            self._size_cleanup = asyncio.create_task(self.cleanup())
+            self._size_cleanup.add_done_callback(self._size_cleanup_done)
+
+    def _size_cleanup_done(self, _: asyncio.Task[int]) -> None:
+        self._size_cleanup = None
 
     async def cleanup(self) -> int:
         async with self._lock:
+            self._written = 0
             self._hot.forget_all()
             if self._closed or not self._guard.allows("write"):
                 return 0
@@ -237,8 +260,9 @@ class SqliteCache(StoringCache):
 
     async def _cleanup_batch(self) -> int:
         """Delete up to `CLEANUP_BATCH` expired entries or, with none left, as many of the least
-        used as the file holds beyond `max_entries`; how many went. One turn of the lock, so the
-        reads and stores waiting go between batches rather than after a cleanup of thousands."""
+        used as the file holds beyond `max_entries` or `max_bytes`; how many went. One turn of the
+        lock, so the reads and stores waiting go between batches rather than after a cleanup of
+        thousands."""
         async with self._lock:
             if self._closed or not self._guard.allows("write"):
                 return 0
@@ -248,9 +272,14 @@ class SqliteCache(StoringCache):
                 expired = (now, now - self._max_age, CLEANUP_BATCH)
                 removed = await run(db, DELETE_EXPIRED, expired)
                 if not removed:
-                    async with db.execute("SELECT COUNT(*) FROM cache_entries") as cursor:
-                        (count,) = await cursor.fetchone() or (0,)
-                    excess = min(CLEANUP_BATCH, count - self._max_entries)
+                    async with db.execute(COUNT_AND_BYTES) as cursor:
+                        count, used = await cursor.fetchone() or (0, 0)
+                    excess = count - self._max_entries
+                    if excess <= 0 and used > self._max_bytes and count:
+                        # As many as the excess holds at the entries' mean size (pages are
+                        # far larger than answers); the next batch measures again.
+                        excess = math.ceil((used - self._max_bytes) * count / used)
+                    excess = min(CLEANUP_BATCH, excess)
                     removed = await run(db, DELETE_LEAST_USED, (excess,)) if excess > 0 else 0
             except Exception as exc:
                 await self._failed(exc, "write")
@@ -270,6 +299,8 @@ class SqliteCache(StoringCache):
         # Waiting for the lock or asleep: it writes nothing once the cache is closed.
         if self._touch_writer is not None:
             self._touch_writer.cancel()
+        if self._size_cleanup is not None:
+            self._size_cleanup.cancel()
 
     async def _get_many(
         self, entries: list[tuple[str, str]]

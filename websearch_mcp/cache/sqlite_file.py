@@ -71,6 +71,12 @@ DELETE FROM cache_entries WHERE id IN (
 )
 """
 
+#: The entries, and the bytes their pages take (free pages left out: they are reused).
+COUNT_AND_BYTES = """
+SELECT (SELECT COUNT(*) FROM cache_entries), (page_count - freelist_count) * page_size
+FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()
+"""
+
 DELETE_LEAST_USED = """
 DELETE FROM cache_entries WHERE id IN (
     SELECT id FROM cache_entries ORDER BY last_used, id LIMIT ?

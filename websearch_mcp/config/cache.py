@@ -42,6 +42,7 @@ class CacheSettings(Section):
     page_ttl_seconds: int = Field(3_600, ge=1)
     cleanup_interval_seconds: int = Field(1_800, ge=1)
     max_entries: int = Field(100_000, ge=1)
+    max_bytes: int = Field(1_073_741_824, ge=1_048_576)
 
     @field_validator("path")
     @classmethod
