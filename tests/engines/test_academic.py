@@ -694,6 +694,22 @@ def test_europepmc_recorded_search() -> None:
     assert sum(h.doi is None for h in hits) == 1
 
 
+def test_europepmc_shows_the_issue_year_it_matched_when_the_paper_was_online_the_year_before() -> (
+    None
+):
+    """Europe PMC matches a year range on `pubYear` (the issue's year); a paper first published
+    online late the year before keeps its first date unless only the issue's year is asked, so
+    the fused list, checked again on the date shown, keeps what the index chose."""
+    recorded = fixture_bytes("europepmc/search_cancer_lite.json")
+    body = edited(recorded, ("resultList", "result", 0, "firstPublicationDate"), "2024-12-10")
+    asked = Query("cancer", year_from=2025, year_to=2025)
+    assert parse(EuropePMC(), body, query=asked)[0].published == "2025"
+    assert parse(EuropePMC(), body)[0].published == "2024-12-10"
+    assert parse(EuropePMC(), body, query=Query("cancer", year_from=2024))[0].published == (
+        "2024-12-10"
+    )
+
+
 def test_europepmc_no_results() -> None:
     assert parse(EuropePMC(), fixture_bytes("europepmc/search_no_results.json")) == []
 

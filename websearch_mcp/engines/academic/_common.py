@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from websearch_mcp.engines.text import clean_text
+from websearch_mcp.models import Query
 
 _DOI_PREFIX_RE = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
 
@@ -41,3 +42,24 @@ def names(values: Iterable[Any]) -> tuple[str, ...]:
 def author_names(authors: Any) -> tuple[str, ...]:
     """`names` of an `authors` list of `{"name": ...}` objects (CORE, PubMed, Semantic Scholar)."""
     return names(a.get("name") for a in authors or [] if isinstance(a, dict))
+
+
+def in_asked_years(published: str | None, query: Query) -> bool:
+    """Whether a date (`YYYY`, `YYYY-MM` or `YYYY-MM-DD`) lies in the query's years; no date
+    does not."""
+    year = int(published[:4]) if published else None
+    return (
+        year is not None
+        and (query.year_from is None or year >= query.year_from)
+        and (query.year_to is None or year <= query.year_to)
+    )
+
+
+def date_in_asked_years(first: str | None, matched: str | None, query: Query) -> str | None:
+    """The date to show of a paper an index matched to the asked years on another date than its
+    first one (PubMed on either its issue's or its electronic date, Europe PMC on its issue's
+    year): `first`, unless only `matched` lies in the asked years. The fused list is checked
+    again on the date shown, and would drop what the index chose."""
+    if matched and not in_asked_years(first, query) and in_asked_years(matched, query):
+        return matched
+    return first

@@ -6,10 +6,16 @@ for the first N pages at once and the parser keeps the last of them.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, ClassVar
 
 from websearch_mcp.dates import publication_date
-from websearch_mcp.engines.academic._common import names, normalize_doi, title_text
+from websearch_mcp.engines.academic._common import (
+    date_in_asked_years,
+    names,
+    normalize_doi,
+    title_text,
+)
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     as_dict,
@@ -58,7 +64,15 @@ def _pdf_url(item: dict[str, Any]) -> str | None:
     return None
 
 
-def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
+def _published(item: dict[str, Any], query: Query) -> str | None:
+    """The first publication date; the issue's year (`pubYear`, on which Europe PMC matches a
+    year range) when only that one lies in the asked years."""
+    year = publication_date(item.get("pubYear"))
+    first = publication_date(item.get("firstPublicationDate")) or year
+    return date_in_asked_years(first, year, query)
+
+
+def _hit(item: dict[str, Any], rank: int, engine: str, query: Query) -> Hit | None:
     title = title_text(item.get("title"))
     found = as_id(item.get("id"))
     if not title or not found:
@@ -71,8 +85,7 @@ def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
         snippet=item.get("abstractText") or "",
         rank=rank,
         engine=engine,
-        published=publication_date(item.get("firstPublicationDate"))
-        or publication_date(item.get("pubYear")),
+        published=_published(item, query),
         authors=names(author_string.split(", ")) if author_string else (),
         doi=normalize_doi(item.get("doi")),
         ids={"pmid": pmid} if (pmid := str(item.get("pmid") or "").strip()).isdigit() else {},
@@ -124,4 +137,4 @@ class EuropePMC(Engine):
         if query.page > 1:
             rows = self.rows(query)
             items = items[(query.page - 1) * rows : query.page * rows]
-        return ranked_hits(items, self.name, _hit)
+        return ranked_hits(items, self.name, functools.partial(_hit, query=query))

@@ -9,7 +9,12 @@ import functools
 from typing import Any, ClassVar
 
 from websearch_mcp.dates import publication_date
-from websearch_mcp.engines.academic._common import author_names, normalize_doi, title_text
+from websearch_mcp.engines.academic._common import (
+    author_names,
+    date_in_asked_years,
+    normalize_doi,
+    title_text,
+)
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import api_error, as_int, json_body, ranked_hits
 from websearch_mcp.engines.text import clean_text
@@ -54,25 +59,13 @@ def _doi(summary: dict[str, Any]) -> str | None:
     return None
 
 
-def _in_years(published: str | None, query: Query) -> bool:
-    year = int(published[:4]) if published else None
-    return (
-        year is not None
-        and (query.year_from is None or year >= query.year_from)
-        and (query.year_to is None or year <= query.year_to)
-    )
-
-
 def _published(summary: dict[str, Any], query: Query) -> str | None:
     """The issue's date (`pubdate`), as PubMed cites a paper; the electronic one (`epubdate`)
     when only that one lies in the asked years: PubMed matches a year range on either, and the
     fused list is checked again on the date shown."""
     printed = publication_date(summary.get("pubdate"))
     printed = printed or publication_date(summary.get("sortpubdate"))
-    online = publication_date(summary.get("epubdate"))
-    if online and not _in_years(printed, query) and _in_years(online, query):
-        return online
-    return printed
+    return date_in_asked_years(printed, publication_date(summary.get("epubdate")), query)
 
 
 def _hit(entry: tuple[str, Any], rank: int, engine: str, query: Query) -> Hit | None:
