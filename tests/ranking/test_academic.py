@@ -435,6 +435,11 @@ def test_year_range_filters_papers_by_any_known_year() -> None:
         "https://a.org/1",
         "https://a.org/3",
     }
+    # A paper kept for one index's year shows that year's date, not an earlier one outside the
+    # asked years; unasked, the earliest.
+    assert next(r for r in kept if r.url == "https://x.org/5").published == "2018"
+    unasked = rank(lists, "graph networks")
+    assert next(r for r in unasked if r.url == "https://x.org/5").published == "2017-12-30"
 
 
 def test_blocked_domains_are_left_out() -> None:

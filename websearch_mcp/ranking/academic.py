@@ -104,9 +104,10 @@ class _Fields:
     ids: dict[str, str]
 
 
-def paper_fields(paper: Paper) -> _Fields:
-    """Best-ranked title, best link, longest abstract, earliest date, longest author list,
-    a journal before a preprint server, most citations, a PDF link, every kind of id."""
+def paper_fields(paper: Paper, query: Query | None = None) -> _Fields:
+    """Best-ranked title, best link, longest abstract, earliest date (in the `query`'s years
+    where an index gives one there), longest author list, a journal before a preprint server,
+    most citations, a PDF link, every kind of id."""
     hits = paper.hits  # best rank first
     best = min(
         paper.entries,
@@ -117,7 +118,8 @@ def paper_fields(paper: Paper) -> _Fields:
     venues = [h.venue for h in hits if h.venue]
     pdfs = sorted((not u.startswith("https:"), n) for n, h in enumerate(hits) if (u := h.pdf_url))
     citations = [h.citations for h in hits if h.citations is not None]
-    published, published_at = paper.published()
+    years = (query.year_from, query.year_to) if query else (None, None)
+    published, published_at = paper.published(*years)
     return _Fields(
         title=next((h.title for h in hits if h.title.strip()), ""),
         url=best,
@@ -160,6 +162,7 @@ class _Context:
         self.weights = weights
         self.rrf_k = rrf_k
         self.now = now
+        self.query = query
         self.terms = analyze_query(query.text)
         self.recent = wants_recent_papers(query.text, self.terms, now)
         self.best = rrf_best(lists, weights, rrf_k)
@@ -184,7 +187,7 @@ class _Scored:
 
 
 def _score(paper: Paper, ctx: _Context) -> _Scored:
-    fields = paper_fields(paper)
+    fields = paper_fields(paper, ctx.query)
     # Authors and venue are words a literature query names ("vaswani attention", "nejm").
     extra = " ".join((*fields.authors, fields.venue or ""))
     doc = analyze_doc(fields.title, f"{fields.snippet}\n{extra}", fields.url)

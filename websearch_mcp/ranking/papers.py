@@ -214,11 +214,21 @@ class Paper:
     def years(self) -> set[int]:
         return {y for h in self.hits if (y := year_of(h.published)) is not None}
 
-    def published(self) -> tuple[str | None, datetime | None]:
-        """The earliest year any index gives, at the best precision known for that year."""
+    def published(
+        self, year_from: int | None = None, year_to: int | None = None
+    ) -> tuple[str | None, datetime | None]:
+        """The earliest year any index gives, at the best precision known for that year; of
+        the years from `year_from` to `year_to` where an index gives one (the paper is kept
+        for it: an earlier one would show a date outside the asked years)."""
         dated = [
             (d, h.published) for h in self.hits if h.published and (d := parse_date(h.published))
         ]
+        asked = [
+            (d, p)
+            for d, p in dated
+            if (year_from is None or d.year >= year_from) and (year_to is None or d.year <= year_to)
+        ]
+        dated = asked or dated
         if not dated:
             return None, None
         first_year = min(d.year for d, _ in dated)
