@@ -508,6 +508,33 @@ async def test_reader_is_asked_for_the_url_that_was_checked(
     assert connections == [("127.0.0.1", server.port)]  # the reader's only
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "%2e%2e/%2e%2e/%2e%2e/http://10.0.0.5/",
+        ".%2E/.%2e/.%2e/http://169.254.169.254/latest/meta-data/",
+        "%2e./x/%2E%2E/%2e/y",
+        "x\\..\\..\\..\\http://127.0.0.1:8080/admin",
+    ],
+)
+async def test_a_url_whose_dot_segments_a_reader_would_resolve_is_not_sent_to_it(
+    server: LocalServer, connections: list[tuple[str, int]], path: str
+) -> None:
+    """A reader reading its request path as a browser reads a URL takes `%2e%2e` and `\\..`
+    for `..` and climbs out of the checked host into another URL (an internal one for a reader
+    in the operator's network); the address policy read them as plain names."""
+    server.routes["/reader/*"] = reader_answer
+    settings = settings_for(server, reader_fallback=True, reader_base_url=server.url("/reader"))
+
+    async def unresolvable(host: str, port: int) -> list[str]:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    url = f"http://gone.example:{server.port}/{path}"
+    with pytest.raises(FetchError, match="not sent to the reader: its path has dot segments"):
+        await fetch_page(url, settings=settings, resolver=unresolvable)
+    assert server.seen == [] and connections == []
+
+
 async def test_reader_failure_keeps_the_key_out_of_the_error(server: LocalServer) -> None:
     server.routes["/blocked"] = lambda h: send(h, 503, b"busy", "text/html")
     server.routes["/reader/*"] = lambda h: send(h, 401, f"bad key {READER_KEY}".encode(), None)

@@ -9,6 +9,7 @@ import asyncio
 import dataclasses
 import json
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 
@@ -32,7 +33,14 @@ async def read_via_reader(url: str, settings: FetchSettings, proxy: str | None =
     timeout = httpx.Timeout(settings.timeout_seconds, connect=settings.connect_timeout_seconds)
     # The URL as the address policy read it: dot segments sent as written would be resolved
     # against the reader's path, and "/http://a.example/../../http://10.0.0.1/" names 10.0.0.1.
-    reader_url = f"{settings.reader_base_url}/{httpx.URL(url)}"
+    checked = httpx.URL(url)
+    if _resolvable(checked.raw_path.decode("ascii", "replace")):
+        raise FetchError(
+            "not sent to the reader: its path has dot segments (`%2e%2e`, `\\..`) that a"
+            " reader would resolve into another URL than the one checked",
+            reader_may_help=False,
+        )
+    reader_url = f"{settings.reader_base_url}/{checked}"
     try:
         async with (
             asyncio.timeout(settings.timeout_seconds),
@@ -59,6 +67,14 @@ async def read_via_reader(url: str, settings: FetchSettings, proxy: str | None =
         return document
     cut = f"text cut at {cap} characters (fetch.max_text_chars)"
     return dataclasses.replace(document, content=document.content[:cap], capped=cut)
+
+
+def _resolvable(path: str) -> bool:
+    """Whether a path holds a segment that a reader reading its request path as browsers read
+    URLs would resolve, where the address policy read a name: `.` or `..` percent-encoded
+    (`%2e`, `.%2E`), or split by a backslash, which browsers read as a slash."""
+    segments = path.split("?", 1)[0].replace("\\", "/").split("/")
+    return any(unquote(segment) in (".", "..") for segment in segments)
 
 
 async def _read(response: httpx.Response, cap: int) -> bytes:
