@@ -489,6 +489,26 @@ async def test_reader_never_sees_refused_urls(
     assert server.seen == [] and connections == []
 
 
+@pytest.mark.parametrize("host", ["localhost", "LocalHost.", "api.localhost", "x.LOCALHOST."])
+async def test_localhost_names_are_loopback_whatever_the_resolver_says(
+    server: LocalServer, connections: list[tuple[str, int]], host: str
+) -> None:
+    """RFC 6761: a resolver that does not know such a name (a trailing dot, a subdomain) made
+    it a lookup failure, and the fallback then sent it to the reader, which reads it as its
+    own machine."""
+    server.routes["/reader/*"] = reader_answer
+    settings = settings_for(server, reader_fallback=True, reader_base_url=server.url("/reader"))
+
+    async def unresolvable(name: str, port: int) -> list[str]:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    with pytest.raises(FetchRefused, match="loopback"):
+        await fetch_page(
+            f"http://{host}:{server.port}/admin", settings=settings, resolver=unresolvable
+        )
+    assert server.seen == [] and connections == []
+
+
 async def test_reader_is_asked_for_the_url_that_was_checked(
     server: LocalServer, connections: list[tuple[str, int]]
 ) -> None:

@@ -170,6 +170,10 @@ class _Fetch:
         self.pins[(host, port)] = addresses
 
     async def _resolve(self, host: str, port: int) -> list[str]:
+        if host.lower().rstrip(".").split(".")[-1] == "localhost":
+            # RFC 6761: this machine's loopback, whatever a resolver says or fails to say (a
+            # failed lookup would send the name to the reader fallback, which reads it so).
+            return ["127.0.0.1", "::1"]
         try:
             addresses = await self.resolver(host, port)
         except (OSError, UnicodeError):
