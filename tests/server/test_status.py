@@ -252,6 +252,25 @@ def test_the_page_escapes_every_text_and_loads_nothing_from_outside() -> None:
     assert 'fill="#f8b4b4"' in page and "<circle" in page
 
 
+@pytest.mark.parametrize(
+    ("answered", "calls", "shown"),
+    [(2499, 2500, "99.9%"), (399, 400, "99.7%"), (400, 400, "100%"), (1, 400, "0.3%"),
+     (0, 400, "0%"), (1, 3, "33%")],
+)  # fmt: skip
+def test_a_share_short_of_all_never_reads_as_all_on_the_page_or_in_the_table(
+    answered: int, calls: int, shown: str
+) -> None:
+    # Whole percents rounded 399 of 400 calls to "100%": the failures an operator looks for.
+    report = _report("CAPTCHA page")
+    report["engines"][0]["hour"].update(calls=calls, answered=answered)
+    report["service"]["cache"].update(hits=answered, misses=calls - answered)
+    assert f'data-label="Success" class="n">{shown}<' in render_page(report)
+    assert f"hit share {shown}" in render_page(report)
+    table = render_table(report)
+    assert f" {shown} " in table.splitlines()[1]
+    assert f"hit share {shown};" in table
+
+
 def test_the_table_has_a_line_per_engine() -> None:
     text = render_table(_report("CAPTCHA page"))
     head, row = text.splitlines()[:2]

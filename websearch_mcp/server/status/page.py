@@ -8,6 +8,7 @@ table. Every text is escaped.
 
 from __future__ import annotations
 
+import math
 from html import escape
 from typing import Any
 
@@ -55,8 +56,16 @@ def _number(value: Any, unit: str = "") -> str:
     return f"{value:g}{unit}" if isinstance(value, float) else f"{value}{unit}"
 
 
-def _share(value: float | None) -> str:
-    return "–" if value is None else f"{value * 100:.0f}%"
+def percent(part: int, whole: int, none: str = "–") -> str:
+    """`part` of `whole` as a whole percent; to a tenth where the whole one would read as all
+    or none while it is not (1 failure in 400 calls is 99.7%, never 100%)."""
+    if not whole:
+        return none
+    share = part / whole * 100
+    if 0 < part < whole and round(share) in (0, 100):
+        tenths = math.floor(share * 10) if part * 2 > whole else math.ceil(share * 10)
+        return f"{tenths / 10:.1f}%"
+    return f"{share:.0f}%"
 
 
 def state_text(row: dict[str, Any]) -> str:
@@ -120,7 +129,7 @@ def engine_row(row: dict[str, Any]) -> str:
         ("Engine", f"<strong>{escape(row['name'])}</strong>", ""),
         ("State", f'<span class="state {css}">{escape(state_text(row))}</span>', ""),
         ("Calls", _number(hour["calls"]), "n"),
-        ("Success", _share(hour["success_share"]), "n"),
+        ("Success", percent(hour["answered"], hour["calls"]), "n"),
         ("Results/call", _number(hour["results_per_call"]), "n"),
         ("p50", _number(hour["latency_p50_ms"], " ms"), "n"),
         ("p95", _number(hour["latency_p95_ms"], " ms"), "n"),
@@ -149,7 +158,8 @@ def service_section(service: dict[str, Any]) -> str:
         ("Searches per minute", _number(service["searches_per_minute"])),
         (
             "Cache",
-            f"{cache['backend']}; hit share {_share(cache['hit_share'])}"
+            f"{cache['backend']}; hit share"
+            f" {percent(cache['hits'], cache['hits'] + cache['misses'])}"
             f" ({cache['hits']} hits, {cache['misses']} misses)"
             + (f"; {size / 1_048_576:.1f} MiB" if size is not None else ""),
         ),

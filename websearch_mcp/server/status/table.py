@@ -5,15 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from websearch_mcp.server.rendering import printable
-from websearch_mcp.server.status.page import state_text
+from websearch_mcp.server.status.page import percent, state_text
 
 
 def _cell(value: Any, unit: str = "") -> str:
     return "-" if value is None else f"{value}{unit}"
-
-
-def _share(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.0f}%"
 
 
 def render_table(report: dict[str, Any]) -> str:
@@ -27,7 +23,7 @@ def render_table(report: dict[str, Any]) -> str:
                 row["name"],
                 state_text(row),
                 str(hour["calls"]),
-                _share(hour["success_share"]),
+                percent(hour["answered"], hour["calls"], "-"),
                 _cell(hour["results_per_call"]),
                 _cell(hour["latency_p50_ms"], " ms"),
                 _cell(hour["latency_p95_ms"], " ms"),
@@ -47,7 +43,8 @@ def render_table(report: dict[str, Any]) -> str:
         f"websearch-mcp {service['version']} on {service['replica']}, up"
         f" {service['uptime_seconds']} s, {service['workers']['reporting']} worker(s);"
         f" {service['searches_per_minute']} searches/min",
-        f"cache {cache['backend']}: hit share {_share(cache['hit_share'])};"
+        f"cache {cache['backend']}: hit share"
+        f" {percent(cache['hits'], cache['hits'] + cache['misses'], '-')};"
         f" single-flight joins {service['single_flight_joins']};"
         f" served on {service['exposure']['address']}"
         f" ({'tokens required' if service['exposure']['tokens_required'] else 'no tokens'})",
