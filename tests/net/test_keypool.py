@@ -10,7 +10,7 @@ import pytest
 
 from testing.resilience_helpers import FakeClock
 from websearch_mcp.errors import EngineAuthError, EngineError, EngineRateLimited, KeyRefused
-from websearch_mcp.net.cooldowns.store import Cooldown, MemoryCooldownStore
+from websearch_mcp.net.cooldowns.store import Cooldown, MemoryCooldownStore, fingerprint
 from websearch_mcp.net.keypool import KeyPool
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.search.fan_out import Orchestrator
@@ -73,6 +73,22 @@ async def test_rate_limited_key_follows_retry_after_else_the_default() -> None:
     assert [p.key for p in await pool.plan()] == [KEYS[0]]
     clock.advance(43)
     assert sorted(p.key for p in await pool.plan()) == [KEYS[0], KEYS[1]]
+
+
+async def test_a_shorter_rest_never_cuts_a_longer_one_short() -> None:
+    """Two searches (or replicas) hit one key at once: one sees it refused (6 h), the other a
+    429 a moment later; the key still rests the 6 h, and says why."""
+    pool, store, clock = make_pool()
+    assert await pool.cool(refused(pool, 0, EngineAuthError("HTTP 401: refused"))) == 21600
+    clock.advance(10)
+    assert await pool.cool(refused(pool, 0, EngineRateLimited("429", retry_after=42))) == 21590
+    clock.advance(43)
+    assert KEYS[0] not in [p.key for p in await pool.plan()]
+    entry = await store.get(f"key:tavily:{fingerprint('tavily', KEYS[0])}")
+    assert entry is not None and entry.reason == "error"  # the refusal's, not the 429's
+    # A longer rest than the one in place replaces it.
+    assert await pool.cool(refused(pool, 1, EngineRateLimited("429", retry_after=42))) == 42
+    assert await pool.cool(refused(pool, 1, EngineAuthError("HTTP 403: refused"))) == 21600
 
 
 async def test_a_plan_made_before_a_rest_keeps_only_the_keys_not_resting_now() -> None:

@@ -141,14 +141,16 @@ class KeyPool:
         return max(0.0, min(limited) - self._clock()) if limited else None
 
     async def cool(self, failure: KeyRefused) -> float:
-        """Cool the refused key; returns the cooldown in seconds."""
+        """Cool the refused key, never cutting a longer rest short; returns how long it rests."""
         if failure.refused:
             seconds = self.refused_seconds
         else:
             seconds = failure.retry_after if failure.retry_after else self.cooldown_seconds
-        index = self._keys.index(failure.key)
-        await self._store.set(
-            self._names[index],
-            Cooldown(self._clock() + seconds, reason=failure.status, failures=1),
-        )
+        name = self._names[self._keys.index(failure.key)]
+        now = self._clock()
+        current = await self._store.get(name)
+        if current is not None and current.until > now + seconds:
+            # A longer rest set meanwhile (a refusal another search or replica saw) stands.
+            return current.until - now
+        await self._store.set(name, Cooldown(now + seconds, reason=failure.status, failures=1))
         return seconds
