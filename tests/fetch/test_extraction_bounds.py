@@ -22,6 +22,7 @@ from testing.fetch_helpers import LocalServer, make_pdf, page
 from testing.memory import PeakMemory, resident_bytes
 from testing.server_helpers import MCP_HEADERS, results_for, settings_for, tool_call
 from testing.serving import serve_app
+from websearch_mcp.fetch import pool as pool_module
 from websearch_mcp.fetch.job import Job
 from websearch_mcp.fetch.pool import ExtractorPool
 from websearch_mcp.server.app import create_app
@@ -178,6 +179,25 @@ async def test_a_page_after_one_that_left_its_worker_large_is_read() -> None:
         # The memory went back with the worker that exited: a worker kept after the table holds
         # it on.
         assert resident_bytes(os.getpid()) - baseline < 64 * 1024 * 1024
+    finally:
+        pool.close()
+
+
+async def test_the_time_a_worker_takes_to_start_is_not_the_pages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The first page a process reads also starts the fork server, slowly on a busy machine.
+    start = pool_module._Worker.__init__
+
+    def slow_start(worker: Any, *args: Any) -> None:
+        time.sleep(1.0)
+        start(worker, *args)
+
+    monkeypatch.setattr(pool_module._Worker, "__init__", slow_start)
+    pool = ExtractorPool(1, 768 * 1024 * 1024)
+    small = Job("html", SMALL, "http://127.0.0.1/", 2_000_000, 50_000, 1, 65536)
+    try:
+        assert await pool.run(small, deadline(0.5)) == ("ok", ANY)
     finally:
         pool.close()
 

@@ -93,6 +93,7 @@ class _Ticket:
     worker: _Worker | None = None
     stop_requested: bool = False
     holding: bool = False  # holds one of the `size` running slots
+    starting_since: float | None = None  # while a worker is being started for the job
     turn: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -130,7 +131,8 @@ class ExtractorPool:
                 if done:
                     return future.result()
                 now = time.monotonic()
-                if now >= ticket.deadline:
+                # `starting_since` first: the thread moves the deadline before clearing it.
+                if ticket.starting_since is None and now >= ticket.deadline:
                     return await self._abandon(ticket, future)
                 if not self._must_yield(ticket, now - started):
                     continue
@@ -224,7 +226,12 @@ class ExtractorPool:
             worker.stop()
             worker = None
         if worker is None:
+            ticket.starting_since = time.monotonic()
             worker = _Worker(self._context, self.memory_bytes)
+            # Starting a worker (the first one also starts the fork server) is not the job's
+            # work: its deadline moves on by that time.
+            ticket.deadline += time.monotonic() - ticket.starting_since
+            ticket.starting_since = None
         ticket.worker = worker
         if ticket.stop_requested:  # stopped while the worker was starting: it is still fresh
             ticket.worker = None
