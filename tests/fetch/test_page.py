@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import json
 import socket
@@ -25,7 +26,7 @@ from testing.fetch_helpers import (
 )
 from testing.proxies import CountingProxy
 from websearch_mcp.errors import FetchBlocked
-from websearch_mcp.fetch import FetchError, FetchRefused, fetch_document, fetch_page
+from websearch_mcp.fetch import FetchError, FetchRefused, fetch_document, fetch_page, reader
 from websearch_mcp.fetch import page as page_module
 from websearch_mcp.fetch.htmltext import extract_html
 from websearch_mcp.fetch.pdf import extract_pdf, is_pdf
@@ -351,6 +352,30 @@ async def test_reader_fallback_when_direct_fetch_fails(server: LocalServer) -> N
     reader_call = server.seen[-1]
     assert reader_call.path == f"/reader/{target}"
     assert reader_call.headers["authorization"] == f"Bearer {READER_KEY}"
+
+
+async def test_the_readers_answer_is_read_off_the_event_loop(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its JSON may be as long as `fetch.max_bytes`.
+    document = reader._document
+    on_loop: list[bool] = []
+
+    def recorded(*args: Any) -> Any:
+        try:
+            asyncio.get_running_loop()
+            on_loop.append(True)
+        except RuntimeError:
+            on_loop.append(False)
+        return document(*args)
+
+    monkeypatch.setattr(reader, "_document", recorded)
+    server.routes["/blocked"] = lambda h: send(h, 403, b"denied", "text/html")
+    server.routes["/reader/*"] = reader_answer
+    fetch = settings_for(server, reader_fallback=True, reader_base_url=server.url("/reader"))
+    result = await fetch_page(server.url("/blocked"), settings=fetch)
+    assert result["via"] == "reader" and result["title"] == "Via reader"
+    assert on_loop == [False]
 
 
 async def test_the_reader_goes_through_the_configured_proxy_and_the_page_never(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +18,7 @@ from testing.fake_engines import Body, Fault
 from testing.serving import serve_app
 from testing.shared import fixture_bytes
 from websearch_mcp.config import Settings
+from websearch_mcp.engines.academic.pubmed import PubMed
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.server.app import create_app
@@ -219,6 +221,26 @@ async def test_google_scholar_end_to_end(fake: FakeAcademic, server: str) -> Non
     (paper,) = result.structured_content["results"]
     assert paper["title"] == SURVEY.title and paper["published"] == "2020"
     assert fake.headers["google_scholar"]["user-agent"].startswith("Mozilla/")
+
+
+async def test_pubmeds_first_answer_is_read_off_the_event_loop(
+    fake: FakeAcademic, server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # esearch's answer (up to the 5 MiB answer cap) is parsed to build the esummary request.
+    readers: list[str] = []
+    follow_up = PubMed.follow_up
+
+    def recorded(engine: PubMed, *args: Any, **kwargs: Any) -> Any:
+        readers.append(threading.current_thread().name)
+        return follow_up(engine, *args, **kwargs)
+
+    monkeypatch.setattr(PubMed, "follow_up", recorded)
+    fake.bodies["pubmed.esearch"] = fixture_bytes("pubmed/esearch_mdat_range_usehistory.json")
+    fake.bodies["pubmed.esummary"] = fixture_bytes("pubmed/esummary_pubmed_14760269.json")
+    result = await call(server, {"query": "newborn blood pressure", "engines": ["pubmed"]})
+    assert statuses(result.structured_content) == {"pubmed": "ok"}
+    assert len(readers) == 2  # esearch's answer, then esummary's (the last: no follow-up)
+    assert all(name.startswith("websearch-engine-parse") for name in readers), readers
 
 
 async def test_same_paper_from_three_indexes_is_one_result(fake: FakeAcademic, server: str) -> None:

@@ -56,12 +56,13 @@ async def read_via_reader(url: str, settings: FetchSettings, proxy: str | None =
             if response.status_code >= 400:
                 raise FetchError(f"the reader answered HTTP {response.status_code}")
             body = await _read(response, settings.max_bytes)
-            text = body.decode(response.encoding or "utf-8", "replace")
+            encoding = response.encoding or "utf-8"
     except (TimeoutError, httpx.TimeoutException):
         raise FetchTimeout("the reader timed out") from None
     except httpx.HTTPError as err:
         raise FetchError(f"could not reach the reader ({type(err).__name__})") from None
-    document = _document(url, text)
+    # Up to `fetch.max_bytes` of JSON: read in a thread, not on the event loop.
+    document = await asyncio.to_thread(_document, url, body.decode(encoding, "replace"))
     cap = settings.max_text_chars
     if len(document.content) <= cap:
         return document

@@ -271,17 +271,19 @@ class EngineCall:
                 request = with_user_agent(run, run.engine.request(query, key), kit.agents)
                 response = await send(client, run.base_url, request, budget, retried)
                 status = response.status
-                while (nxt := run.engine.follow_up(response, query, key)) is not None:
+                # Answers are read in a thread, this one for its follow-up as the last for hits
+                # (below), so that an answer slow to parse (a parser's time can grow with the
+                # square of a page's nesting) holds up neither the event loop nor any other
+                # search; waiting for it is bounded by `budget`, as the request is.
+                loop = asyncio.get_running_loop()
+                follow_up = functools.partial(run.engine.follow_up, query=query, key=key)
+                while (nxt := await loop.run_in_executor(_PARSES, follow_up, response)) is not None:
                     # A follow-up is a request too: it waits for its own slot of the rate limit.
                     if not await self._slot(ends - time.monotonic()):
                         return None, _Failure(None, status, no_slot=True)
                     request = with_user_agent(run, nxt, kit.agents)
                     response = await send(client, run.base_url, request, budget, retried)
                     status = response.status
-                # Parsed in a thread, so that an answer slow to parse (a parser's time can grow
-                # with the square of a page's nesting) holds up neither the event loop nor any
-                # other search; waiting for it is bounded by `budget`, as the request is.
-                loop = asyncio.get_running_loop()
                 hits = await loop.run_in_executor(_PARSES, run.engine.hits, response, query)
                 return apply_limits(hits, run), None
         except TimeoutError:
