@@ -50,6 +50,13 @@ def test_percent_escapes_normalised() -> None:
     assert canonical_key("https://e.com/%e4%b8%ad") == canonical_key("https://e.com/中")
     assert canonical_key("https://e.com/a%2fb") == "https://e.com/a%2Fb"  # an encoded slash stays
     assert canonical_key("https://e.com/%41%5a") == "https://e.com/AZ"  # upper-case letters too
+    # Characters a path may hold as they are, escaped or not: one page.
+    wiki = "https://en.wikipedia.org/wiki/Python_(programming_language)"
+    assert canonical_key(wiki) == canonical_key(
+        "https://en.wikipedia.org/wiki/Python_%28programming_language%29"
+    )
+    assert canonical_key("https://e.com/Help%3aIt%27s%2C%21") == "https://e.com/Help:It's,!"
+    assert canonical_key("https://e.com/a%3fb%23c%25") == "https://e.com/a%3Fb%23c%25"
 
 
 @pytest.mark.parametrize(

@@ -34,10 +34,14 @@ _MOBILE_LABEL = ".m."  # second in a host: the mobile pages of the site the firs
 _IDNA_PREFIX = "xn--"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _WEB_SCHEMES = frozenset({"http", "https"})
-# Percent-escapes: upper-case them, and decode the ones that stand for unreserved characters.
-_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
-_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _PATH_SAFE = "/%:@!$&'()*+,;=-._~"
+# Percent-escapes: upper-case them, and decode the ones that stand for characters a path holds
+# as they are (unreserved, and `:@!$&'()*+,;=`): engines write Wikipedia's `Python_(language)`
+# both ways, and sites serve one page for both.
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_DECODED = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789" + _PATH_SAFE
+) - frozenset("/%")
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9/:@!$&'()*+,;=\-._~]*")  # nothing to quote or decode
 # Most URLs engines return: lower-case host, no port, user info or fragment, a path with
 # nothing to quote or decode, and a query, if any, of unreserved characters, "=" and "&". Their
@@ -61,7 +65,7 @@ def _is_tracking(name: str) -> bool:
 
 def _normalise_escape(match: re.Match[str]) -> str:
     char = chr(int(match.group(1), 16))
-    return char if char in _UNRESERVED else "%" + match.group(1).upper()
+    return char if char in _DECODED else "%" + match.group(1).upper()
 
 
 def _plain_query(query: str) -> str | None:
