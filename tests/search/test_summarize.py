@@ -150,7 +150,9 @@ def test_prompt_is_never_a_character_over_its_bound() -> None:
         messages, shown = build_messages(QUERY, "code", results, budget)
         assert sum(len(m["content"]) for m in messages) <= budget
         assert messages == whole if shown == 2 else shown == 1
-    assert build_messages(QUERY, "code", results, length + 8) == (whole, 2)
+    # Exactly where it stops fitting: a result that fits is never left out.
+    assert build_messages(QUERY, "code", results, length) == (whole, 2)
+    assert build_messages(QUERY, "code", results, length - 1)[1] == 1
 
 
 def test_free_text_intent_is_quoted_as_data() -> None:

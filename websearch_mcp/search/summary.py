@@ -137,11 +137,13 @@ def results_block(results: Sequence[Mapping[str, Any]], budget: int) -> tuple[st
             while used + len(line) > budget and snippet_chars > 0:
                 snippet_chars = max(0, snippet_chars - (used + len(line) - budget) - 8)
                 line = _item(n, result, snippet_chars)
-        elif used + len(line) + 2 > budget:
-            break
+        else:
+            line = ",\n" + line  # the separator before every line but the first
+            if used + len(line) > budget:
+                break
         lines.append(line)
-        used += len(line) + 2
-    return "[\n" + ",\n".join(lines) + "\n]", len(lines)
+        used += len(line)
+    return "[\n" + "".join(lines) + "\n]", len(lines)
 
 
 def build_messages(
