@@ -97,8 +97,20 @@ def test_the_hours_figures_add_up_and_merge_like_one_process(items: list, cut: i
         answered = sum(1 for i in mine if i[4] and i[1] in ("ok", "empty", "irrelevant"))
         assert figures["answered"] == answered
         if figures["calls"]:
-            assert figures["success_share"] == round(answered / figures["calls"], 3)
+            assert figures["success_share"] == answered / figures["calls"]
+            assert (figures["success_share"] == 1.0) == (answered == figures["calls"])
             assert figures["latency_p50_ms"] <= figures["latency_p95_ms"]
+
+
+def test_a_share_short_of_all_never_reads_as_all() -> None:
+    clock = FakeClock(1_000_000.0)
+    activity = Activity(clock)
+    for _ in range(1999):
+        activity.record(EngineReport("a", "ok", latency_ms=120), "q")
+    activity.record(EngineReport("a", "error", latency_ms=120), "q")
+    figures = hour_figures(merge([activity.snapshot()]), "a", clock())
+    assert figures["calls"] == 2000 and figures["answered"] == 1999
+    assert figures["success_share"] == figures["minutes"]["success_share"][-1] == 0.9995
 
 
 def test_minutes_older_than_the_hour_are_dropped() -> None:

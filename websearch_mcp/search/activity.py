@@ -179,7 +179,7 @@ def hour_figures(merged: Snapshot, engine: str, now: float) -> dict[str, Any]:
         _add(latency, counters["latency"])
         results += counters["results"]
         calls = _calls(counters["statuses"])
-        success.append(round(_answered(counters["statuses"]) / calls, 3) if calls else None)
+        success.append(_answered(counters["statuses"]) / calls if calls else None)
         median.append(percentile(_buckets(counters["latency"]), 0.5))
     calls = _calls(statuses)
     buckets = _buckets(latency)
@@ -188,7 +188,8 @@ def hour_figures(merged: Snapshot, engine: str, now: float) -> dict[str, Any]:
         "answered": _answered(statuses),
         "skipped": statuses.get("skipped", 0),
         "statuses": dict(sorted(statuses.items())),
-        "success_share": round(_answered(statuses) / calls, 3) if calls else None,
+        # Not rounded: 1,999 of 2,000 is no 1.0.
+        "success_share": _answered(statuses) / calls if calls else None,
         "results_per_call": round(results / calls, 2) if calls else None,
         "latency_p50_ms": percentile(buckets, 0.5),
         "latency_p95_ms": percentile(buckets, 0.95),
