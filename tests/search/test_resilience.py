@@ -608,6 +608,7 @@ def test_a_key_another_search_rested_meanwhile_is_not_tried_next(
     # Key 1 once (it rested from its answer on), key 2 by both searches (neither knew of its
     # rest when they sent it).
     assert fake.key_counts[KEY_A] == 1 and fake.key_counts[KEY_B] == 2
+    assert not any("no request sent" in t["error"] for t in tavily)  # each sent one
 
 
 def test_a_retry_does_not_send_a_key_another_search_rested_meanwhile(
@@ -631,6 +632,7 @@ def test_a_retry_does_not_send_a_key_another_search_rested_meanwhile(
     assert fake.key_counts == {KEY_A: 2, KEY_B: 1}
     assert tavily["status"] == "rate_limited"
     assert "every key is resting" in tavily["error"]
+    assert "no request sent" not in tavily["error"]  # its first was sent
 
 
 def test_a_quota_answer_rests_every_key_and_no_request_is_sent(

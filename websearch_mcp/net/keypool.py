@@ -106,8 +106,9 @@ class KeyPool:
         now = self._clock()
         return [p for p in planned if until[p.index] <= now]
 
-    async def resting(self) -> tuple[str, str]:
-        """While every key rests: the status to report and why, with the time left.
+    async def resting(self, *, sent: bool = False) -> tuple[str, str]:
+        """While every key rests: the status to report and why, with the time left; `sent`
+        when this search sent requests before finding them all resting.
 
         `rate_limited` when some key rests after a rate limit or quota answer (the time left is
         until the first of those recovers), else `error` (every key was refused).
@@ -115,16 +116,16 @@ class KeyPool:
         now = self._clock()
         entries = [e for e in await self._entries() if e is not None and e.until > now]
         limited = [e.until for e in entries if e.reason == "rate_limited"]
+        unsent = "" if sent else " no request sent;"
         if limited:
             left = min(limited) - now
             return "rate_limited", (
-                f"every key is resting after a rate limit or quota answer; no request sent;"
+                f"every key is resting after a rate limit or quota answer;{unsent}"
                 f" the first is usable again in {format_seconds(left)}"
             )
         left = min((e.until for e in entries), default=now) - now
         return "error", (
-            f"every key was refused; no request sent; the first is tried again in"
-            f" {format_seconds(left)}"
+            f"every key was refused;{unsent} the first is tried again in {format_seconds(left)}"
         )
 
     async def recovers_in(self) -> float:

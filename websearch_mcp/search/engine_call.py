@@ -351,7 +351,7 @@ class EngineCall:
         await self._pause(wait)
         self.plan = list(await pool.plan())
         if not self.plan:
-            return self._report(*await pool.resting())
+            return self._report(*await pool.resting(sent=True))
         self.planned, self.tried = self.plan[0], set()
         return None
 
@@ -367,7 +367,7 @@ class EngineCall:
         if untried:
             self.planned = untried[0]
             return None
-        return self._report(*await pool.resting())
+        return self._report(*await pool.resting(sent=True))
 
     async def _key_recovery(self, pool: KeyPool) -> float | None:
         """After every key failed: how long to wait for one to recover, or None to give up.
