@@ -30,7 +30,10 @@ def text_ops(size: int) -> bytes:
 
 def pdf_with_stream(content: bytes, pages: int = 1) -> bytes:
     """`pages` pages that all draw the one Flate-compressed content stream `content`."""
-    packed = zlib.compress(content, 9)
+    return _pdf_with_packed_stream(zlib.compress(content, 9), pages)
+
+
+def _pdf_with_packed_stream(packed: bytes, pages: int) -> bytes:
     kids = b" ".join(b"%d 0 R" % (5 + n) for n in range(pages))
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
@@ -45,8 +48,12 @@ def pdf_with_stream(content: bytes, pages: int = 1) -> bytes:
 
 
 def deflate_bomb_pdf(inflated: int = 8 * 1024 * 1024) -> bytes:
-    """One page whose content stream inflates from a few KB to `inflated` bytes."""
-    return pdf_with_stream(text_ops(inflated))
+    """One page whose content stream inflates from a few KB to `inflated` bytes (compressed a
+    MiB at a time: the test never holds the whole stream)."""
+    chunk = text_ops(1024 * 1024)
+    packer = zlib.compressobj(9)
+    parts = [packer.compress(chunk) for _ in range(max(1, inflated // len(chunk)))]
+    return _pdf_with_packed_stream(b"".join(parts) + packer.flush(), 1)
 
 
 def shared_stream_pdf(pages: int = 2000, stream: int = 1024 * 1024) -> bytes:

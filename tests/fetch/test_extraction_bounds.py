@@ -19,9 +19,11 @@ import pytest
 from testing import hostile_docs
 from testing.fake_engines import FakeEngines, serve_fake_engines
 from testing.fetch_helpers import LocalServer, make_pdf, page
+from testing.fetch_helpers import settings_for as fetch_settings
 from testing.memory import PeakMemory, resident_bytes
 from testing.server_helpers import MCP_HEADERS, results_for, settings_for, tool_call
 from testing.serving import serve_app
+from websearch_mcp.fetch import FetchError, fetch_page
 from websearch_mcp.fetch import pool as pool_module
 from websearch_mcp.fetch.job import Job
 from websearch_mcp.fetch.pool import ExtractorPool
@@ -142,6 +144,19 @@ def test_caps_cut_text_pages_and_say_so(site: LocalServer, engines_url: str) -> 
     assert text["total_chars"] == 1000 and "fetch.max_text_chars" in text["capped"]
     assert "Page 1 text." in pdf["content"] and "Page 2 text." not in pdf["content"]
     assert "read 2 of 5 pages (fetch.max_pdf_pages)" in pdf["capped"]
+
+
+async def test_a_document_inflating_past_the_workers_memory_is_a_clear_error(
+    site: LocalServer,
+) -> None:
+    # Allowed to decode far more than `extract_memory_mib`: the memory bound stops it first.
+    site.routes["/inflating.pdf"] = page(hostile_docs.deflate_bomb_pdf(300 * 1024 * 1024), PDF)
+    limits = fetch_settings(site, extract_memory_mib=256, max_pdf_decoded_bytes=1 << 30)
+    too_large = r"page too large to extract within 256 MiB of memory \(fetch.extract_memory_mib\)"
+    with pytest.raises(FetchError, match=too_large):
+        await fetch_page(site.url("/inflating.pdf"), settings=limits)
+    small = await fetch_page(site.url("/small.pdf"), settings=limits)
+    assert "small honest document" in small["content"]
 
 
 async def test_a_job_cancelled_while_it_waits_gives_back_its_turn() -> None:
