@@ -19,6 +19,7 @@ from websearch_mcp.ranking.pipeline import rank
 from websearch_mcp.ranking.stories import Report, content_words, fold, same_story
 
 NOW = datetime(2026, 7, 14, 4, 8, 56, tzinfo=UTC)
+STAMP = "2026-07-14T03:00:00Z"
 SETTINGS = NewsSettings()
 BEARS_EARS = "news/google_news/monument-watch_bears-ears_2026-07-14.xml"
 
@@ -199,6 +200,24 @@ def test_a_publisher_named_by_its_site_and_by_its_name_is_one_publisher(
     (story,) = rank(lists, Query("storm", category="news"), SearchSettings(), weights={}, now=NOW)
     publishers = [story.source, *(other["source"] for other in story.also)]
     assert len(publishers) == 2 and "Herald" in publishers
+
+
+def test_titles_ending_in_their_own_publishers_name_are_one_story() -> None:
+    """Brave keeps the outlet's name in its titles ("... - Bloomberg", "... | Reuters")."""
+    story = "Storm hits Florida coast, thousands lose power"
+    reports = [
+        (f"{story} - Reuters", "reuters.com"),
+        (f"{story} | Bloomberg", "bloomberg.com"),
+        (f"{story} - CNN", "CNN"),
+    ]
+    hits = [
+        Hit(title, f"https://n{n}.example/storm", "", n, "brave", published=STAMP, source=site)
+        for n, (title, site) in enumerate(reports, 1)
+    ]
+    news = Query("storm", category="news")
+    found = rank({"brave": hits}, news, SearchSettings(), weights={}, now=NOW)
+    assert [r.title for r in found] == [f"{story} - Reuters"]  # shown as the engine gave it
+    assert [other["source"] for other in found[0].also] == ["bloomberg.com", "CNN"]
 
 
 def test_publishers_whose_names_only_look_alike_stay_apart() -> None:

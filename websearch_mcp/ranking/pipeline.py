@@ -298,10 +298,25 @@ def _publisher(source: str | None) -> str:
     return letters.removeprefix("the") or letters
 
 
+#: How a title ends with its publisher's name: "Storm hits coast - Reuters", "... | CNN".
+_PUBLISHER_ENDINGS = (" - ", " | ", " – ", " — ")
+
+
+def _headline(item: Merged) -> str:
+    """`item`'s title without an ending that names its own publisher: engines that keep it
+    would otherwise tell one story in other words, one per outlet."""
+    publisher = _publisher(_source(item))
+    for ending in _PUBLISHER_ENDINGS if publisher else ():
+        head, found, name = item.title.rpartition(ending)
+        if found and head.strip() and _publisher(name) == publisher:
+            return head
+    return item.title
+
+
 def _fold_stories(scored: list[_Scored], settings: NewsSettings) -> list[_Scored]:
     """The news results with each story once: its best-ranked report, which lists the others
     in `also` (see `stories.py`)."""
-    reports = [Report(r.item.title, r.item.snippet, r.item.published_at) for r in scored]
+    reports = [Report(_headline(r.item), r.item.snippet, r.item.published_at) for r in scored]
     heads = []
     for group in fold(reports, settings):
         head = scored[group[0]]
