@@ -212,3 +212,19 @@ def parse_date(value: str | None) -> datetime | None:
     # microseconds: a keyword call to `replace`, or the constructor with the seven fields read
     # one by one, is the costliest step of reading a date. (Fold stays 0, as in `parsed`.)
     return _UTC_MIN + (parsed - _NAIVE_MIN)
+
+
+def period_end(text: str, start: datetime) -> datetime | None:
+    """The end of the period a date without a time names, read by `parse_date` as `start`: the
+    year of `2024`, the month of `2024-03`, the day of `2024-03-05`; None for a time."""
+    match = _PARTIAL_DATE.fullmatch(text.strip())
+    if match is None:
+        return None
+    try:
+        if match.group(3):
+            return start + timedelta(days=1)
+        if match.group(2):
+            return start.replace(year=start.year + start.month // 12, month=start.month % 12 + 1)
+        return start.replace(year=start.year + 1)
+    except (OverflowError, ValueError):  # the last period of year 9999
+        return None

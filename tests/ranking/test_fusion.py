@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from websearch_mcp.dates import parse_date
+from websearch_mcp.dates import parse_date, period_end
 from websearch_mcp.models import Hit
 from websearch_mcp.ranking.fusion import merge, normalised_rrf, rrf, rrf_best
 
@@ -94,15 +94,23 @@ def _chosen_as_specified(hits: list[tuple[int, str, Hit]]) -> tuple[object, ...]
     """What `merge` keeps for one URL, read straight off its docstring: the best-ranked
     title an engine gave (not a blank one, nor the URL standing for none; else that URL), the
     first longest snippet, an https URL before an http one and then the shortest (ties: the
-    better rank), the earliest parseable date (else the first date text)."""
+    better rank), the earliest parseable date (else the first date text) of those that do not
+    just name the day, month or year of another."""
     ordered = sorted(hits)
     titled = [h for _, _, h in ordered if h.title.strip()]
     title = next((h.title for h in titled if h.title != h.url), titled[0].title if titled else "")
     snippet = max([h.snippet for _, _, h in ordered], key=len)
     url = min(ordered, key=lambda t: (not t[2].url.startswith("https:"), len(t[2].url), t[0]))
     dated = [(d, h.published) for _, _, h in ordered if (d := parse_date(h.published))]
-    if dated:
-        published_at, published = min(dated, key=lambda t: t[0])
+    # A bare date covering a more precise one is its less precise form.
+    spans = [(d, period_end(text or "", d)) for d, text in dated]
+    uncovered = [
+        (d, text)
+        for (d, text), (_, end) in zip(dated, spans, strict=True)
+        if end is None or not any(d <= e < end and (f is None or f - e < end - d) for e, f in spans)
+    ]
+    if uncovered:
+        published_at, published = min(uncovered, key=lambda t: t[0])
     else:
         published_at = None
         published = next((h.published for _, _, h in ordered if h.published), None)
@@ -119,7 +127,10 @@ _VARIANTS = st.sampled_from(
     ]
 )
 _DATES = st.sampled_from(
-    [None, "", " ", "soon", "2024", "2024-03", "2024-03-01", "2023-12-31T23:00:00Z", "2024-02-30"]
+    [
+        *(None, "", " ", "soon", "2024", "2024-03", "2024-03-01", "2024-02-30"),
+        *("2023-12-31T23:00:00Z", "2024-03-01T12:00:00Z", "2024-03-01T06:00:00+02:00"),
+    ]
 )
 _ONE_URL = st.dictionaries(
     st.sampled_from(["a", "b", "c", "d", "e"]),
@@ -175,3 +186,25 @@ def test_a_naive_date_time_is_read_as_utc(moment: datetime, spec: str, date_only
     # An offset is kept as given.
     offset = parse_date(text + ("T00:00" if date_only else "") + "+02:00")
     assert offset is not None and offset.utcoffset() == timedelta(hours=2)
+
+
+def test_a_time_given_for_a_day_another_engine_gives_bare_is_kept() -> None:
+    url = "https://news.example/storm"
+    for stamped_first in (True, False):
+        stamp = Hit("Storm", url, "", 1, "brave", published="2024-06-03T15:00:00Z")
+        day = Hit("Storm", url, "", 1, "searxng", published="2024-06-03")
+        lists = {"a": [stamp], "b": [day]} if stamped_first else {"a": [day], "b": [stamp]}
+        (item,) = merge(lists)
+        assert item.published == "2024-06-03T15:00:00Z"
+    # An earlier day is earlier whatever the precision, and a later one never wins.
+    (item,) = merge({"a": [stamp], "b": [Hit("Storm", url, "", 1, "b", published="2024-06-02")]})
+    assert item.published == "2024-06-02"
+    (item,) = merge({"a": [stamp], "b": [Hit("Storm", url, "", 1, "b", published="2024-06-04")]})
+    assert item.published == "2024-06-03T15:00:00Z"
+    # A month or a year holding the date is its less precise form too.
+    for coarse in ("2024-06", "2024"):
+        (item,) = merge({"a": [Hit("S", url, "", 1, "a", published=coarse)], "b": [day]})
+        assert item.published == "2024-06-03"
+    last = Hit("S", url, "", 1, "a", published="9999-12-31")  # no day after it to name
+    (item,) = merge({"a": [last], "b": [Hit("S", url, "", 1, "b", published="9999-12")]})
+    assert item.published == "9999-12"

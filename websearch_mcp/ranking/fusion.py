@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from websearch_mcp.dates import parse_date
+from websearch_mcp.dates import parse_date, period_end
 from websearch_mcp.models import Hit
 from websearch_mcp.ranking.urls import CanonicalURL, canonicalize
 
@@ -47,6 +47,19 @@ def _titled(hit: Hit) -> bool:
     """Whether `hit` has a title of its own: not a blank one, nor its URL, which stands for the
     title an engine did not give (`plain_hits`)."""
     return bool(hit.title.strip()) and hit.title != hit.url
+
+
+def _replaces(text: str, date: datetime, kept_text: str, kept: datetime) -> bool:
+    """Whether a date replaces the one kept so far: an earlier one, unless it only names a period
+    (a day, a month, a year) holding the kept one; or a more precise one within the period the
+    kept one names (the time one engine gave for the day another gives bare)."""
+    end = period_end(text, date)
+    if date < kept:
+        return end is None or end <= kept
+    kept_end = period_end(kept_text, kept)
+    return (
+        kept_end is not None and date < kept_end and (end is None or end - date < kept_end - kept)
+    )
 
 
 def _fill(item: Merged) -> None:
@@ -87,7 +100,9 @@ def _fill(item: Merged) -> None:
                 earliest = parse_date(published) if published is not None else None
                 dated = True
             date = parse_date(hit.published)
-            if date is not None and (earliest is None or date < earliest):
+            if date is not None and (
+                earliest is None or _replaces(hit.published, date, published or "", earliest)
+            ):
                 earliest, published = date, hit.published
             elif earliest is None and not published:
                 published = hit.published
@@ -103,7 +118,8 @@ def merge(
     """Group hits by canonical URL (`canonical`: `canonicalize` unless given, a search's own
     table of it). Each engine counts once per URL, with its best rank; the merged result keeps
     the longest snippet, the best-ranked title an engine gave (not a blank one, nor the URL
-    standing for none) and the earliest date. Returned in order of first appearance (engines
+    standing for none) and the earliest date (a date naming only the day, month or year of
+    another is the less precise form of it). Returned in order of first appearance (engines
     by name); each result's `ranks` are in engine-name order."""
     merged: dict[str, Merged] = {}
     # Each link is read once per call: engines share most of their links.
