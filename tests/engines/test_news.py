@@ -287,6 +287,23 @@ def test_searxng_news_dates_come_from_published_date_before_the_metadata() -> No
     assert (hit.published, hit.source) == ("2026-08-14T09:30:00Z", "Barchart on MSN")
 
 
+@pytest.mark.parametrize(
+    ("metadata", "published", "source"),
+    [
+        ("Reuters", None, "Reuters"),  # SearXNG's Bing News leaves out a part it did not find
+        ("13 hours ago", "2026-08-13T23:00:00Z", None),
+        ("", None, None),
+    ],
+)
+def test_searxng_news_metadata_of_one_part_is_a_time_or_the_publisher(
+    metadata: str, published: str | None, source: str | None
+) -> None:
+    item = {"title": "T", "url": "https://a.example/n", "metadata": metadata}
+    body = json.dumps({"results": [item]})
+    [hit] = parse(SearXNG(**pinned(clock(2026, 8, 14, 12, 0))), body, query=NEWS)  # type: ignore[arg-type]
+    assert (hit.published, hit.source) == (published, source)
+
+
 # --- Serper ------------------------------------------------------------------------------------
 
 

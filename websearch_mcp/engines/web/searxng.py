@@ -113,9 +113,12 @@ def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
 
 def _news(item: dict[str, Any], rank: int, engine: str, now: datetime) -> Hit | None:
     """A news result: `publishedDate`, else the time in `metadata` ("13 hours ago | Barchart
-    on MSN"), whose other part names the publisher."""
-    when, _, source = as_text(item.get("metadata")).partition(" | ")
-    published = news_time(item.get("publishedDate"), now) or news_time(when, now)
+    on MSN"), whose other part names the publisher; either part may be missing ("Reuters")."""
+    when, joined, source = as_text(item.get("metadata")).partition(" | ")
+    said = news_time(when, now)
+    if not joined and said is None:
+        when, source = "", when
+    published = news_time(item.get("publishedDate"), now) or said
     hit = news_hit(
         http_url(item.get("url")),
         item.get("title"),
