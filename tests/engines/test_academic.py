@@ -452,6 +452,10 @@ def test_semantic_scholar_recorded_titles_only_search() -> None:
     )
     assert hits[4].title == "Neural Turing Machines"
     assert hits[99].title == "Turing patterns in multiplex networks."  # as S2 spells it
+    # A title S2 keeps with Google Scholar's format tag is the paper's title alone.
+    analog = "Neural Networks And Analog Computation Beyond The Turing Limit"
+    assert analog in {h.title for h in hits}
+    assert not any(h.title.startswith("[") for h in hits)
 
 
 def test_semantic_scholar_empty_search_has_no_data_key() -> None:

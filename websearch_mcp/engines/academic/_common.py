@@ -28,6 +28,15 @@ def title_text(value: Any) -> str:
     return title[:-1] if title.endswith(".") and not title.endswith("..") else title
 
 
+#: The format tag Google Scholar puts before a title, which Semantic Scholar keeps in some.
+_FORMAT_TAG_RE = re.compile(r"\A\[(?:PDF|HTML|BOOK|B|CITATION|C)\]\s*", re.IGNORECASE)
+
+
+def without_format_tag(title: str) -> str:
+    """`title` without a leading `[PDF]`, `[HTML]`, `[BOOK]` or `[CITATION]` tag."""
+    return _FORMAT_TAG_RE.sub("", title, count=1) if title.startswith("[") else title
+
+
 def names(values: Iterable[Any]) -> tuple[str, ...]:
     """Author names: whitespace collapsed, empties, repeats and values that are no string
     dropped, order kept."""

@@ -9,7 +9,11 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from websearch_mcp.dates import publication_date
-from websearch_mcp.engines.academic._common import author_names, normalize_doi
+from websearch_mcp.engines.academic._common import (
+    author_names,
+    normalize_doi,
+    without_format_tag,
+)
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     as_dict,
@@ -48,7 +52,7 @@ def external_ids(paper: dict[str, Any]) -> dict[str, str]:
 
 
 def _hit(paper: dict[str, Any], rank: int, engine: str) -> Hit | None:
-    title = as_text(paper.get("title")).strip()
+    title = without_format_tag(as_text(paper.get("title")).strip())
     url = http_url(paper.get("url"))
     if not url and isinstance(paper.get("paperId"), str):
         url = f"https://www.semanticscholar.org/paper/{paper['paperId']}"
