@@ -233,6 +233,8 @@ def test_a_given_name_in_common_does_not_make_two_papers_one(
         ("Ashish Vaswani", "Vaswani A", "A. Vaswani", "Vaswani, Ashish", "VASWANI AS"),
         ("Juan Carlos de la Cruz", "de la Cruz JC", "J.-C. de la Cruz"),
         ("Ming-Wei Chang", "Chang MW", "M-W Chang"),
+        ("Matthew W. Gillman", "Gillman MW Jr"),
+        ("Søren Jørgensen", "Soren Jorgensen", "Jørgensen S"),
     ],
 )
 def test_one_author_spelled_as_each_index_spells_them_merges(spellings: tuple[str, ...]) -> None:
@@ -257,6 +259,12 @@ def test_one_author_spelled_as_each_index_spells_them_merges(spellings: tuple[st
         ("de la Cruz JC", "de la cruz"),  # initials last: the rest is the family name
         ("Li Wu", "wu"),  # two-letter names are names, not initials
         ("WU", "wu"),  # nothing but what could be initials: the name as it is
+        ("Gillman MW Jr", "gillman"),  # MEDLINE's suffix after the initials
+        ("Matthew W. Gillman Jr.", "gillman"),
+        ("Smith, John, III", "smith"),
+        ("Søren Jørgensen", "jorgensen"),  # letters without a decomposition
+        ("Łukasz Kaiser", "kaiser"),
+        ("Stanisław Łojasiewicz", "lojasiewicz"),
     ],
 )
 def test_family_name_in_each_index_spelling(name: str, family: str) -> None:

@@ -57,10 +57,18 @@ def _doi(value: str | None) -> str | None:
     return doi if doi.startswith("10.") and "/" in doi else None
 
 
+#: Letters that do not decompose into a base letter and an accent, as indexes spell them in
+#: ASCII: `Jørgensen`, `Jorgensen`.
+_UNACCENTED = str.maketrans(
+    {"ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "ı": "i"}
+    | {"æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "þ": "th", "Þ": "TH"}
+)
+
+
 def fold(text: str) -> str:
     """Lower-case words without accents or punctuation, single-spaced: `Schrödinger's cat!`
-    -> `schrodinger s cat`."""
-    decomposed = unicodedata.normalize("NFKD", text)
+    -> `schrodinger s cat`, `Jørgensen` -> `jorgensen`."""
+    decomposed = unicodedata.normalize("NFKD", text.translate(_UNACCENTED))
     plain = "".join(c for c in decomposed if not unicodedata.combining(c))
     return _NOT_WORD.sub(" ", plain.casefold()).strip()
 
@@ -85,12 +93,18 @@ def _initials(part: str) -> bool:
     return len(letters) <= 1 or (len(letters) == 2 and letters.isupper())
 
 
+#: Words after a name that are no family name ("Gillman MW Jr", "John Smith III").
+_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "2nd", "3rd"})
+
+
 def family_name(name: str) -> str:
     """The family name in each index's spelling of a name: "Ashish Vaswani", "A. Vaswani",
     "Vaswani A", "Vaswani, Ashish" -> `vaswani`. Without initials to tell, the words after the
-    first are taken ("Juan Carlos de la Cruz" -> `carlos de la cruz`)."""
+    first are taken ("Juan Carlos de la Cruz" -> `carlos de la cruz`). A suffix ("Jr", "III")
+    is no family name."""
     family, comma, _ = name.partition(",")
     parts = name.split() if not comma else family.split()
+    parts = [part for part in parts if fold(part) not in _SUFFIXES] or parts
     words = [part for part in parts if not _initials(part)] or parts
     if not comma and len(words) > 1 and not _initials(parts[-1]):
         words = words[1:]  # "Given Family": the given name comes first
