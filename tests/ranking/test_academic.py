@@ -396,6 +396,12 @@ def test_recency_applies_only_when_asked(text: str) -> None:
     assert plain[0].score == plain[1].score
 
 
+@pytest.mark.parametrize("text", ["sea level projections 2100", "2048-bit RSA graph networks"])
+def test_a_year_to_come_or_a_number_is_no_wish_for_recent_papers(text: str) -> None:
+    old, new = {"published": "2015-01-01"}, {"published": "2026-01-01"}
+    assert all(r.details["freshness"] is None for r in _two(old, new, text))
+
+
 def test_zero_weights_leave_rrf_alone() -> None:
     off = AcademicSettings(
         alignment_weight=0, rare_term_weight=0, phrase_weight=0, citations_weight=0,

@@ -56,10 +56,11 @@ _PDF = re.compile(r"\.pdf$|^/pdf/", re.IGNORECASE)
 
 
 def wants_recent_papers(text: str, terms: QueryTerms, now: datetime) -> bool:
-    """A recency word ("recent", "latest") or a year from last year on ("2025" in 2026)."""
+    """A recency word ("recent", "latest") or last or this year ("2025" in 2026; not "2100
+    projections" nor "2048-bit keys")."""
     if wants_recent(terms, None, now):
         return True
-    return any(int(y) >= now.year - 1 for y in _YEAR.findall(text))
+    return any(now.year - 1 <= int(y) <= now.year for y in _YEAR.findall(text))
 
 
 def citation_signal(citations: int | None, settings: AcademicSettings) -> float:
