@@ -464,6 +464,21 @@ def test_blocked_domains_are_left_out() -> None:
     assert [r.url for r in results] == ["https://good.org/p"]
 
 
+def test_a_pdf_link_on_a_blocked_domain_is_left_out_and_another_index_s_kept() -> None:
+    doi = "10.1/gnn"
+    blocked = "https://www.researchgate.net/profile/x/file.pdf"
+    lists = {
+        "a": [hit("a", 1, GNN, f"https://doi.org/{doi}", doi=doi, pdf_url=blocked)],
+        "b": [hit("b", 1, GNN, "https://b.org/p", doi=doi, pdf_url="https://b.org/p.pdf")],
+    }
+    for only, pdf in (("a", None), (None, "https://b.org/p.pdf")):
+        chosen = {only: lists[only]} if only else lists
+        (paper,) = rank_papers(chosen, Query("graph"), DEFAULTS, weights={},
+                               block_domains=["researchgate.net"], now=NOW)  # fmt: skip
+        assert paper.pdf_url == pdf
+        assert paper.details["open_access"] == (0.0 if pdf is None else 1.0)
+
+
 def test_threshold_keeps_two_and_max_results_truncates() -> None:
     lists = {"e1": [hit("e1", i, f"unrelated {i}", f"https://a.org/{i}") for i in range(1, 30)]}
     strict = AcademicSettings(relevance_threshold=1.0)

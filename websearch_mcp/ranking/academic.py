@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,7 +33,7 @@ from websearch_mcp.ranking.lexical import (
     phrase_share,
     rare_share,
 )
-from websearch_mcp.ranking.papers import Paper, entries_of, group_papers
+from websearch_mcp.ranking.papers import Entry, Paper, entries_of, group_papers
 from websearch_mcp.ranking.pipeline import kept_count
 from websearch_mcp.ranking.urls import canonicalize
 from websearch_mcp.ranking.venues import VenueList, venue_list
@@ -258,6 +258,14 @@ def _result(scored: _Scored, key: str) -> RankedResult:
     )
 
 
+def _without_blocked_pdf(entry: Entry, blocked: frozenset[str]) -> Entry:
+    """`entry`, without its PDF link when that is on a blocked domain."""
+    pdf = entry.hit.pdf_url
+    if not pdf or not blocked or not matches(canonicalize(pdf).host, blocked):
+        return entry
+    return replace(entry, hit=replace(entry.hit, pdf_url=None))
+
+
 def rank_papers(
     lists: Mapping[str, Sequence[Hit]],
     query: Query,
@@ -279,7 +287,11 @@ def rank_papers(
         now = now.replace(tzinfo=UTC)
     ctx = _Context(lists, query, settings, weights, rrf_k, now)
     blocked = domain_set(tuple(block_domains))
-    entries = [e for e in entries_of(lists) if not matches(canonicalize(e.hit.url).host, blocked)]
+    entries = [
+        _without_blocked_pdf(e, blocked)
+        for e in entries_of(lists)
+        if not matches(canonicalize(e.hit.url).host, blocked)
+    ]
     scored = [_score(paper, ctx) for paper in group_papers(entries) if in_years(paper, query)]
     keyed = sorted(((s, _key(s)) for s in scored), key=lambda t: (-t[0].score, t[1]))
     keyed = keyed[: kept_count([s.score for s, _ in keyed], settings.relevance_threshold)]
