@@ -160,6 +160,22 @@ def test_merges_by_title_and_year_across_three_indexes() -> None:
     assert paper.published == "2018-02-04"  # the most precise date of the earliest year
 
 
+def test_an_indexs_venue_name_comes_before_an_arxiv_records_citation_of_it() -> None:
+    doi, title = "10.1145/3395363.3397366", "Detecting flaky tests in probabilistic software"
+    cited = "In Proc. ACM SIGSOFT ISSTA 2020, pages 14-26. ACM, 2020"
+    named = "Proceedings of the 29th ACM SIGSOFT International Symposium on Software Testing"
+    lists = {
+        "arxiv": [hit("arxiv", 1, title, "https://arxiv.org/abs/2005.14124", doi=doi,
+                      published="2020-05-28", venue=cited)],
+        "crossref": [hit("crossref", 1, title, f"https://doi.org/{doi}", doi=doi,
+                         published="2020-07-18", venue=named)],
+    }  # fmt: skip
+    (paper,) = rank(lists, "flaky tests probabilistic software")
+    assert paper.venue == named
+    (alone,) = rank({"arxiv": lists["arxiv"]}, "flaky tests probabilistic software")
+    assert alone.venue == cited  # the only name there is
+
+
 def test_doi_and_arxiv_id_join_through_an_index_that_has_both() -> None:
     title = "Deep Residual Learning"
     doi = "10.1109/cvpr.2016.90"

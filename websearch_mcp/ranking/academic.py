@@ -107,7 +107,8 @@ class _Fields:
 
 def paper_fields(paper: Paper, query: Query | None = None) -> _Fields:
     """Best-ranked title, best link, longest abstract, earliest date (in the `query`'s years
-    where an index gives one there), longest author list, a journal before a preprint server,
+    where an index gives one there), longest author list, a journal before a preprint server
+    (and another index's name for it before an arXiv record's citation of it),
     most citations, a PDF link, every kind of id."""
     hits = paper.hits  # best rank first
     best = min(
@@ -116,7 +117,10 @@ def paper_fields(paper: Paper, query: Query | None = None) -> _Fields:
     ).hit.url
     if canonicalize(best).host in ("doi.org", "dx.doi.org"):
         best = "https://doi.org" + canonicalize(best).path  # one spelling of a DOI link
-    venues = [h.venue for h in hits if h.venue]
+    # A preprint's own record names its journal as a citation in words (arXiv's journal_ref):
+    # the other indexes' venue names come first.
+    by_record = sorted(hits, key=lambda h: matches(canonicalize(h.url).host, _LINK_HOSTS[1]))
+    venues = [h.venue for h in by_record if h.venue]
     pdfs = sorted((not u.startswith("https:"), n) for n, h in enumerate(hits) if (u := h.pdf_url))
     citations = [h.citations for h in hits if h.citations is not None]
     years = (query.year_from, query.year_to) if query else (None, None)
