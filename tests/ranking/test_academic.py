@@ -176,6 +176,14 @@ def test_an_indexs_venue_name_comes_before_an_arxiv_records_citation_of_it() -> 
     assert alone.venue == cited  # the only name there is
 
 
+def test_a_doi_ending_in_a_hash_keeps_it_in_the_link() -> None:
+    doi = "10.1002/(sici)1097-0134(20000515)39:3<216::aid-prot40>3.0.co;2-#"
+    (paper,) = rank({"crossref": [hit("crossref", 1, GNN, f"https://doi.org/{doi}", doi=doi)]})
+    assert paper.url == (
+        "https://doi.org/10.1002/(sici)1097-0134(20000515)39:3%3C216::aid-prot40%3E3.0.co;2-%23"
+    )
+
+
 def test_doi_and_arxiv_id_join_through_an_index_that_has_both() -> None:
     title = "Deep Residual Learning"
     doi = "10.1109/cvpr.2016.90"

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
 from websearch_mcp.config import AcademicSettings
 from websearch_mcp.models import Hit, Query, RankedResult
@@ -52,6 +53,7 @@ _LINK_HOSTS: tuple[frozenset[str], ...] = (
                "dblp.uni-trier.de", "scholar.google.com", "researchgate.net"}),
 )  # fmt: skip
 _PDF_LINK = len(_LINK_HOSTS) + 1
+_UNSAFE_IN_DOI_LINKS = frozenset('#?%" ')
 _PDF = re.compile(r"\.pdf$|^/pdf/", re.IGNORECASE)
 
 
@@ -105,6 +107,14 @@ class _Fields:
     ids: dict[str, str]
 
 
+def _doi_link(url: str, doi: str | None) -> str:
+    """One spelling of a doi.org link; built from the DOI when that holds a character a link
+    reads otherwise (`#` ends old Wiley DOIs: `...3.0.CO;2-#`)."""
+    if doi and any(char in doi for char in _UNSAFE_IN_DOI_LINKS):
+        return "https://doi.org/" + quote(doi, safe="/:;()[]@!$&'*+,=")
+    return "https://doi.org" + canonicalize(url).path
+
+
 def paper_fields(paper: Paper, query: Query | None = None) -> _Fields:
     """Best-ranked title, best link, longest abstract, earliest date (in the `query`'s years
     where an index gives one there), longest author list, a journal before a preprint server
@@ -116,7 +126,7 @@ def paper_fields(paper: Paper, query: Query | None = None) -> _Fields:
         key=lambda e: (url_rank(e.hit.url), not e.hit.url.startswith("https:"), e.rank, e.engine),
     ).hit.url
     if canonicalize(best).host in ("doi.org", "dx.doi.org"):
-        best = "https://doi.org" + canonicalize(best).path  # one spelling of a DOI link
+        best = _doi_link(best, paper.ids().get("doi"))
     # A preprint's own record names its journal as a citation in words (arXiv's journal_ref):
     # the other indexes' venue names come first.
     by_record = sorted(hits, key=lambda h: matches(canonicalize(h.url).host, _LINK_HOSTS[1]))
