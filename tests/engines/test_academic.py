@@ -498,6 +498,13 @@ def test_semantic_scholar_full_fields() -> None:
     assert hits[1].pdf_url is None and hits[1].doi is None
 
 
+def test_semantic_scholar_abstracts_are_plain_text() -> None:
+    abstract = "We prove the bound holds when n<k and k>2 for all graphs &amp; trees."
+    paper = {"paperId": "abc", "title": "Bounds <i> on graphs", "abstract": abstract}
+    (hit,) = parse(SemanticScholar(), json.dumps({"data": [paper]}))
+    assert (hit.title, hit.snippet) == ("Bounds <i> on graphs", abstract)
+
+
 def test_semantic_scholar_request_with_and_without_key() -> None:
     req = SemanticScholar().request(Query("turing", max_results=20, page=2), KEY)
     assert (req.method, req.path) == ("GET", "/graph/v1/paper/search")

@@ -85,6 +85,8 @@ class SemanticScholar(Engine):
     needs_key = False  # keys are optional and used when configured
     default_timeout = 8.0
     key_env = None  # optional keys: SEMANTIC_SCHOLAR_API_KEYS
+    # Titles and abstracts are plain text, without markup: "n<k and k>2" is no tag.
+    markup = False
 
     max_rows: ClassVar[int] = 100
     # Relevance search serves the first 1,000 results: `offset` + `limit` at most 1,000.
