@@ -160,6 +160,18 @@ def test_merges_by_title_and_year_across_three_indexes() -> None:
     assert paper.published == "2018-02-04"  # the most precise date of the earliest year
 
 
+@pytest.mark.parametrize("server", ["arXiv", "bioRxiv", "PsyArXiv", "TechRxiv", "Research Square"])
+def test_a_journal_is_shown_before_a_preprint_server(server: str) -> None:
+    doi, title = "10.1/mood", "Sleep and mood in adolescents: a longitudinal study"
+    lists = {
+        name: [hit(name, 1, title, f"https://{name}.org/p", doi=doi, published="2021",
+                   venue=venue)]
+        for name, venue in (("a", server), ("b", "Journal of Adolescence"))
+    }  # fmt: skip
+    (paper,) = rank(lists, "sleep mood adolescents")
+    assert paper.venue == "Journal of Adolescence"
+
+
 def test_an_indexs_venue_name_comes_before_an_arxiv_records_citation_of_it() -> None:
     doi, title = "10.1145/3395363.3397366", "Detecting flaky tests in probabilistic software"
     cited = "In Proc. ACM SIGSOFT ISSTA 2020, pages 14-26. ACM, 2020"

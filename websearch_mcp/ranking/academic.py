@@ -41,7 +41,9 @@ from websearch_mcp.ranking.venues import VenueList, venue_list
 
 _YEAR = re.compile(r"\b(1[5-9]\d\d|2\d\d\d)\b")
 # Preprint servers name a venue only in a weak sense: a journal's name is shown before them.
-_PREPRINT = re.compile(r"\b(?:arxiv|biorxiv|medrxiv|chemrxiv|ssrn|preprints?|corr)\b", re.I)
+_PREPRINT = re.compile(
+    r"\b(?:[a-z]*rxiv|ssrn|preprints?|corr|research square|authorea)\b", re.I
+)  # arXiv, bioRxiv, PsyArXiv, TechRxiv, ...
 # Where a paper's link leads, best first after the publisher's own page (0): its DOI, arXiv,
 # PubMed, Europe PMC, other indexes; a PDF is last (it is shown as pdf_url anyway).
 _LINK_HOSTS: tuple[frozenset[str], ...] = (
