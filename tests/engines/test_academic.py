@@ -125,6 +125,10 @@ def test_date_parts_doi_names_and_titles() -> None:
     assert normalize_doi("https://doi.org/10.7717/PeerJ.4375") == "10.7717/peerj.4375"
     assert normalize_doi("http://dx.doi.org/10.1038/227680a0") == "10.1038/227680a0"
     assert normalize_doi("doi:10.1000/XYZ") == "10.1000/xyz"
+    sici = "10.1002/(sici)1097-0134(20000515)39:3<216::aid-prot40>3.0.co;2-#"
+    linked = "https://doi.org/10.1002/%28SICI%291097-0134%2820000515%2939:3%3C216::AID-PROT40"
+    linked += "%3E3.0.CO;2-%23"
+    assert normalize_doi(linked) == normalize_doi(sici) == sici
     assert normalize_doi("10.1103/PhysRevD.60.1 10.1103/PhysRevD.61.9") == "10.1103/physrevd.60.1"
     assert normalize_doi("not a doi") is None and normalize_doi(None) is None
     assert names([" Ann  Lee ", "", None, "Ann Lee", "Bo"]) == ("Ann Lee", "Bo")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import unquote
 
 from websearch_mcp.engines.text import clean_text
 from websearch_mcp.models import Query
@@ -13,11 +14,15 @@ _DOI_PREFIX_RE = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNO
 
 
 def normalize_doi(value: Any) -> str | None:
-    """A bare, lower-case DOI (`10.1000/xyz`) without `https://doi.org/` or `doi:`; the first
-    of several (arXiv lists an article's DOI and then its erratum's: `10.1/a 10.1/b`)."""
+    """A bare, lower-case DOI (`10.1000/xyz`) without `https://doi.org/` (and the link's
+    escapes) or `doi:`; the first of several (arXiv lists an article's DOI and then its
+    erratum's: `10.1/a 10.1/b`)."""
     if not isinstance(value, str):
         return None
-    words = _DOI_PREFIX_RE.sub("", value.strip()).split(maxsplit=1)
+    bare = _DOI_PREFIX_RE.sub("", value.strip())
+    if bare != value.strip() and value.lstrip()[:4].lower() == "http":
+        bare = unquote(bare)  # a link's escapes (`%28`, `%3C`): the DOI as registered
+    words = bare.split(maxsplit=1)
     doi = words[0].rstrip(",;").lower() if words else ""
     return doi if doi.startswith("10.") and "/" in doi else None
 
