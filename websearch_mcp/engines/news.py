@@ -44,6 +44,8 @@ _UNITS = {
 }
 _AGO_RE = re.compile(r"^(\d+|an?|one)\s*([a-z]+?)s?\.?\s+ago$")
 # SerpApi's Google News dates: "10/07/2025, 01:25 PM, +0000 UTC" (month first).
+_MERIDIEM_RE = re.compile(r"\d\s*[AP]\.?M\b", re.I)
+_CLOCK_RE = re.compile(r",?\s+(?:at\s+)?\d{1,2}:\d{2}.*$", re.I)
 _US_STAMP_RE = re.compile(
     r"^(\d{1,2})/(\d{1,2})/(\d{4}),\s*(\d{1,2}):(\d{2})\s*([AP]M)(?:,\s*([+-]\d{4}))?", re.I
 )
@@ -109,6 +111,8 @@ def _read_time(text: str, now: datetime) -> str | None:
             return stamp(datetime.fromisoformat(text.replace("Z", "+00:00")))
         except ValueError:
             return None
+    if _MERIDIEM_RE.search(text):  # "Jun 3, 2024, 3:00 PM", in no time zone said: its day
+        return human_date(_CLOCK_RE.sub("", text))
     if "," in text and ":" in text:  # RFC 822: "Tue, 14 Jul 2026 03:33:16 GMT"
         try:
             return stamp(parsedate_to_datetime(text))
