@@ -294,9 +294,22 @@ def test_brave_is_sent_its_code_for_language_tags_under_other_names() -> None:
     # Nynorsk and the old Hebrew tag name languages Brave lists under `nb` and `he`.
     langs = {
         lang: sent("brave", Query("x", language=lang)).get("search_lang")
-        for lang in ("nn", "iw", "he-IL", "ko-KR")
+        for lang in (
+            "nn",
+            "iw",
+            "he-IL",
+            "ko-KR",
+            "zh-Hant-TW",
+            "zh-Hant-HK",
+            "zh-MO",
+            "zh-Hans-CN",
+        )
     }
-    assert langs == {"nn": "nb", "iw": "he", "he-IL": "he", "ko-KR": "ko"}
+    assert langs == {
+        **{"nn": "nb", "iw": "he", "he-IL": "he", "ko-KR": "ko"},
+        **{"zh-Hant-TW": "zh-hant", "zh-Hant-HK": "zh-hant", "zh-MO": "zh-hant"},
+        "zh-Hans-CN": "zh-hans",
+    }
 
 
 # --- Exa ----------------------------------------------------------------------------------------
@@ -335,6 +348,30 @@ def test_exa_error_body_is_the_error_text() -> None:
     body = {"requestId": "r2", "error": "Invalid API key", "tag": "INVALID_API_KEY"}
     with pytest.raises(EngineAuthError, match="Invalid API key"):
         parse(Exa(), json.dumps(body), 401)
+
+
+@pytest.mark.parametrize(
+    ("code", "detail", "error"),
+    [
+        (
+            "SUBSCRIPTION_TOKEN_INVALID",
+            "The provided subscription token is invalid.",
+            EngineAuthError,
+        ),
+        ("RATE_LIMITED", "Request rate limit exceeded for plan.", EngineRateLimited),
+        ("USAGE_LIMIT_EXCEEDED", "", EngineRateLimited),
+        ("VALIDATION", "Unable to validate request parameter(s)", EngineError),
+    ],
+)
+def test_brave_error_answers_say_why(code: str, detail: str, error: type[EngineError]) -> None:
+    # Brave's error answer (a refused key is a 422, not a 401).
+    body = {"type": "ErrorResponse", "error": {"id": "e1", "status": 422, "code": code}}
+    if detail:
+        body["error"]["detail"] = detail  # type: ignore[index]
+    with pytest.raises(EngineError) as caught:
+        parse(Brave(), json.dumps(body), 422)
+    assert type(caught.value) is error
+    assert str(caught.value) == (f"{detail} ({code})" if detail else code)
 
 
 def test_exa_request_with_injected_clock() -> None:

@@ -261,12 +261,14 @@ def query_value(query: str, name: str) -> str | None:
 # --- API errors ------------------------------------------------------------------------------
 
 _QUOTA_RE = re.compile(
-    r"quota|credit|rate.?limit|too many requests|exhausted|run out of|limit exceeded"
+    r"quota|credit|rate.?limit|too many requests|exhausted|run out of|limit.?exceeded"
     r"|insufficient balance|daily limit",
     re.IGNORECASE,
 )
 _AUTH_RE = re.compile(
-    r"api.?key|unauthori[sz]ed|forbidden|authenticat|permission denied", re.IGNORECASE
+    r"api.?key|unauthori[sz]ed|forbidden|authenticat|permission denied|token.?invalid"
+    r"|invalid\W+(?:\w+\W+)?token",
+    re.IGNORECASE,
 )
 
 

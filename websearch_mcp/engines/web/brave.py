@@ -9,9 +9,11 @@ from typing import Any, ClassVar
 from websearch_mcp.dates import human_date, iso_date
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
+    api_error,
     as_dict,
     as_text,
     http_url,
+    json_body,
     json_object,
     keyed_request,
     ranked_hits,
@@ -32,6 +34,8 @@ _SEARCH_LANGS = frozenset({
     "lv", "lt", "ms", "ml", "mr", "nb", "pl", "pt-br", "pt-pt", "pa", "ro", "ru", "sr", "sk",
     "sl", "es", "sv", "ta", "te", "th", "tr", "uk", "vi",
 })  # fmt: skip
+#: Subtags that make Chinese the traditional script (a script or a region that writes it).
+_TRADITIONAL = frozenset({"hant", "tw", "hk", "mo"})
 # Language tags whose Brave code is not their primary subtag.
 _LANGUAGES = {
     "ja": "jp",
@@ -55,7 +59,9 @@ def search_lang(language: str) -> str | None:
     """Brave's `search_lang` for a language tag such as `de`, `pt-BR` or `zh-CN`; None for a
     language Brave does not list (the search is then asked without one)."""
     tag = language.strip().lower().replace("_", "-")
-    primary = tag.split("-")[0]
+    primary, *rest = tag.split("-")
+    if primary == "zh" and _TRADITIONAL & set(rest):  # zh-Hant-TW, zh-HK: Brave's zh-hant
+        return "zh-hant"
     code = _LANGUAGES.get(tag) or _LANGUAGES.get(primary) or primary
     return code if code in _SEARCH_LANGS else None
 
@@ -89,6 +95,7 @@ class Brave(Engine):
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
         """`web.results[]` (or a news answer's top-level `results[]`) -> hits."""
+        _check_error(response)
         self.check_status(response)
         data = json_object(response, "Brave")
         if "web" in data:
@@ -103,6 +110,17 @@ class Brave(Engine):
         if query.category == "news":
             return ranked_hits(items, self.name, partial(_news, now=self.now()))
         return ranked_hits(items, self.name, _hit)
+
+
+def _check_error(response: HttpResponse) -> None:
+    """Brave's error answer, `{"type": "ErrorResponse", "error": {"code", "detail"}}`, said by
+    its words: a refused key is a 422 whose code is `SUBSCRIPTION_TOKEN_INVALID`."""
+    if response.status < 300:
+        return
+    error = as_dict(as_dict(json_body(response)).get("error"))
+    code, detail = as_text(error.get("code")), as_text(error.get("detail"))
+    if code or detail:
+        raise api_error(f"{detail} ({code})" if code and detail else code or detail, response)
 
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
