@@ -751,6 +751,32 @@ def test_bing_redirect_links_dates_and_class_lists() -> None:
     assert (hits[1].snippet, hits[1].published) == ("Fresh text.", None)
 
 
+# A result as Bing serves it since 2023 (its markup, trimmed): the snippet opens with an icon
+# label, `<span class="algoSlug_icon">WEB</span>`.
+BING_SLUG = (
+    '<ol id="b_results"><li class="b_algo b_ccontain"><h2><a target="_blank" href="'
+    "https://www.bing.com/ck/a?!&amp;&amp;p=214aed&amp;ptn=3&amp;ver=2&amp;hsh=3"
+    '&amp;u=a1aHR0cHM6Ly9ibG9nLmdvb2dsZS9hdXRob3JzL3N1bmRhci1waWNoYWkv&amp;ntb=1">'
+    "Sundar Pichai | Google Blog</a></h2>"
+    '<div class="b_caption" role="contentinfo"><p class="b_lineclamp2 b_algoSlug">'
+    '<span class="algoSlug_icon" data-priority="2">WEB</span>{date}Learn about Sundar Pichai,'
+    " the CEO of Google and Alphabet.</p></div></li></ol>"
+)
+
+
+@pytest.mark.parametrize(
+    ("date", "published"),
+    [("", None), ('<span class="news_dt">Mar 3, 2024</span>&nbsp;&#0183;&#32;', "2024-03-03")],
+)
+def test_bing_snippets_leave_out_the_icon_label_and_read_the_date_after_it(
+    date: str, published: str | None
+) -> None:
+    (hit,) = parse(Bing(), BING_SLUG.format(date=date))
+    assert hit.url == "https://blog.google/authors/sundar-pichai/"
+    assert hit.snippet == "Learn about Sundar Pichai, the CEO of Google and Alphabet."
+    assert hit.published == published
+
+
 def test_bing_result_url_decoding() -> None:
     assert result_url("https://www.bing.com/ck/a?!&&u=a1aHR0cHM6Ly9weXRob24ub3JnLw&ntb=1") == (
         "https://python.org/"

@@ -88,6 +88,10 @@ class Bing(Engine):
         if not text.strip():
             raise EngineParseError("Bing answered with an empty body")
         tree = LexborHTMLParser(text)
+        # Bing opens a snippet with its source's icon label ("WEB"), which would lead the text
+        # and hide the date after it.
+        for label in tree.css("li.b_algo .algoSlug_icon"):
+            label.decompose()
         blocks = ResultBlocks(tree, "li.b_algo")
         parts = zip(blocks.first("h2 a"), _snippets_html(blocks), strict=True)
         hits = ranked_hits(parts, self.name, _hit)
