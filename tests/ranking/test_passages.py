@@ -7,6 +7,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from websearch_mcp.fetch.htmltext import extract_html
 from websearch_mcp.ranking.lexical import analyze_query
 from websearch_mcp.ranking.passages import (
     MAX_PASSAGE_CHARS,
@@ -110,6 +111,26 @@ def test_markdown_is_read_as_text() -> None:
     ]
 
 
+def test_markdown_escapes_and_single_emphasis_are_read_as_text() -> None:
+    # As a page's text comes from extraction: identifiers escaped, <em> as `*`, <s> as `~~`.
+    page = (
+        "<html><body><main><h1>Loop methods</h1><p>Unrelated words about the build system and"
+        " its many options.</p><p>The method run_until_complete blocks until the <em>given</em>"
+        " future has completed, <s>not</s> returns 2*3 and keeps * as it is.</p></main></body>"
+        "</html>"
+    )
+    text = extract_html(page, "https://example.com/loop").content
+    assert "run\\_until\\_complete" in text and "*given*" in text  # Markdown, as extracted
+    assert best_passages(text, "run_until_complete") == [
+        "The method run_until_complete blocks until the given future has completed, not returns"
+        " 2*3 and keeps * as it is."
+    ]
+    escaped = "A \\*literal\\* star and \\_under\\_ score stay in this line as they were written."
+    assert best_passages(escaped, "literal") == [
+        "A *literal* star and _under_ score stay in this line as they were written."
+    ]
+
+
 def test_a_long_sentence_is_cut_at_words_and_its_end_stays_in_reach() -> None:
     text = "Glacier " + "meltwater flows north " * 60 + "into the fjord of Tromsø at last."
     (found,) = best_passages(text, "glacier meltwater")
@@ -147,15 +168,16 @@ def test_only_the_start_of_a_very_long_page_is_searched() -> None:
     assert best_passages("\n" * (SCAN_CHARS - len(answer)) + answer, "pgvector index") == [answer]
 
 
-def test_a_line_of_unclosed_brackets_is_read_in_linear_time() -> None:
-    # Untrusted page text: the link pattern must not scan the rest of the line again from
-    # every bracket, which took seconds here and half an hour at `SCAN_CHARS`.
+def test_a_line_of_unclosed_brackets_or_marks_is_read_in_linear_time() -> None:
+    # Untrusted page text: the link and emphasis patterns must not scan the rest of the line
+    # again from every bracket or mark, which took seconds here and half an hour at `SCAN_CHARS`.
     answer = "The pgvector index is fast: it keeps the vectors in a graph the planner walks."
-    for text in ("[" * 20_000, "[a](" * 10_000, "a\n" * 150_000):
+    marks = ("*_" * 20_000 + "a", "a" + "_*" * 20_000 + "a", "a*_" * 20_000)
+    for text in ("[" * 20_000, "[a](" * 10_000, "a\n" * 150_000, *marks):
         start = time.perf_counter()
         (found,) = best_passages(f"{text}\n\n{answer}", "pgvector index")
         assert time.perf_counter() - start < 1.0
-        assert found == answer
+        assert found.endswith(answer)  # a line left short joins it
 
 
 def test_a_link_is_read_as_its_text_whatever_its_target_holds() -> None:

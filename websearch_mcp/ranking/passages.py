@@ -41,7 +41,13 @@ ELLIPSIS = "…"
 # A link's text holds no bracket and its target only balanced parentheses (Foo_(bar)): every
 # bracket or parenthesis ends a scan, so a line of unclosed ones is read in linear time.
 _LINK = re.compile(r"(!?)\[([^\[\]\n]*)\]\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)")
-_EMPHASIS = re.compile(r"\*\*|__|`")
+# Emphasis marks: doubled, code and strike marks anywhere; a single `*` or `_` only where it
+# opens or closes a word (`*word*`), never inside one (`run_until_complete`, `2*3`) nor
+# escaped (`\*`). Read without pairing, and a run of marks from its start only, so a line of
+# them costs linear time.
+_EMPHASIS = re.compile(r"\*\*|__|`|~~|(?<![\w\\*])[*_]++(?=[^\W_])|(?<=[^\W_])[*_]++(?!\w)")
+# Markdown's escapes (trafilatura writes `run\_until\_complete`): the character itself.
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 _LINE_MARKER = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d{1,3}[.)]\s+|>\s*)+")
 _PAGE_MARKER = re.compile(r"^-+\s*page \d+\s*-+$", re.IGNORECASE)
 _CJK_STOPS = ("。", "！", "？")
@@ -81,14 +87,16 @@ def _logical_lines(text: str) -> list[str]:
 
 def plain_lines(text: str) -> list[str]:
     """The page's lines as plain text: links reduced to their text, images, emphasis and
-    heading/list markers dropped, table pipes and runs of spaces collapsed; navigation lines
-    (mostly links), lines without a letter or digit and repeats of a line left out."""
+    heading/list markers dropped, Markdown's escapes read, table pipes and runs of spaces
+    collapsed; navigation lines (mostly links), lines without a letter or digit and repeats of
+    a line left out."""
     lines = []
     seen: set[str] = set()
     for raw in _logical_lines(text):
         linked = sum(len(m.group(2)) for m in _LINK.finditer(raw) if not m.group(1))
         line = _LINK.sub(lambda m: "" if m.group(1) else m.group(2), raw)
         line = _EMPHASIS.sub("", _LINE_MARKER.sub("", line)).replace("|", " ")
+        line = _ESCAPED.sub(r"\1", line)
         line = _SPACES.sub(" ", line).strip()
         if not _ALNUM.search(line) or _PAGE_MARKER.match(line):
             continue
