@@ -202,6 +202,29 @@ async def test_latin_labels_read_as_windows_1252_as_browsers_do(
     assert "The \u201cnew\u201d price is \u20ac 5 a unit." in result["content"]
 
 
+@pytest.mark.parametrize(
+    ("charset", "written", "text"),
+    [
+        ("Shift_JIS", "cp932", "①番の髙橋さんが来た"),  # NEC and IBM extensions
+        ("gb2312", "gb18030", "朱镕基总理访问了这里"),
+        ("GBK", "gb18030", "朱镕基总理访问了这里"),
+        ("euc-kr", "cp949", "똠방각하 이야기"),
+        ("iso-8859-9", "cp1254", "İstanbul\u2019da \u201cyeni\u201d fiyatlar"),
+        ("big5", "big5hkscs", "香港的「嘅」字"),
+    ],
+)
+@pytest.mark.parametrize("media", ["text/plain", "text/html"])
+async def test_legacy_labels_read_as_the_encodings_browsers_read(
+    server: LocalServer, charset: str, written: str, text: str, media: str
+) -> None:
+    # The WHATWG Encoding Standard reads these labels as the larger encodings pages are
+    # written in (Shift_JIS as windows-31j, GB2312 as GBK, ...).
+    body = f"<html><body><article><p>{text}. {text}.</p></article></body></html>"
+    server.routes["/legacy"] = page(body.encode(written), f"{media}; charset={charset}")
+    result = await fetch_page(server.url("/legacy"), settings=settings_for(server))
+    assert text in result["content"] and "\ufffd" not in result["content"]
+
+
 @pytest.mark.parametrize("charset", ["idna", "punycode", "undefined", "rot13", "no-such-codec"])
 async def test_a_charset_that_cannot_decode_a_page_reads_it_as_utf_8(
     server: LocalServer, charset: str

@@ -82,16 +82,28 @@ def _sniff(raw: RawPage) -> str:
     return "text/plain"
 
 
-#: Codecs that browsers read as windows-1252 (the WHATWG Encoding Standard's labels).
-_AS_WINDOWS_1252 = frozenset({"iso8859-1", "ascii"})
+#: Codecs whose labels browsers read as a larger encoding (the WHATWG Encoding Standard):
+#: pages labelled Shift_JIS or GB2312 are written in it, and the strict codec would turn
+#: common characters (①, 髙, 镕) into replacement characters.
+_AS_BROWSERS_READ = {
+    "iso8859-1": "cp1252",
+    "ascii": "cp1252",
+    "iso8859-9": "cp1254",
+    "tis-620": "cp874",
+    "iso8859-11": "cp874",
+    "shift_jis": "cp932",
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "euc_kr": "cp949",
+    "big5": "big5hkscs",
+}
 
 
 def _decode(body: bytes, charset: str) -> str:
     # utf-8-sig drops a byte-order mark that would otherwise lead the text.
     codec = "utf-8-sig" if charset.lower() in ("utf-8", "utf8") else charset
     try:
-        if codecs.lookup(codec).name in _AS_WINDOWS_1252:
-            codec = "cp1252"
+        codec = _AS_BROWSERS_READ.get(codecs.lookup(codec).name, codec)
         return body.decode(codec, "replace")
     except (LookupError, UnicodeError):  # unknown, or a codec without "replace" (idna, ...)
         return body.decode("utf-8", "replace")
