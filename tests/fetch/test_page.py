@@ -701,6 +701,16 @@ async def test_an_html_byte_order_mark_names_the_encoding_over_the_header(
     assert result["title"] == "Café crème"
 
 
+def test_both_caps_are_named_when_both_apply() -> None:
+    html = "<html><body>" + "".join(f"<p>row {i} of the table</p>" for i in range(30))
+    found = extract_html(html, "https://example.com/", max_nodes=10, max_chars=50)
+    assert len(found.content) == 50
+    assert found.capped == (
+        "more than 10 HTML elements (fetch.max_html_nodes): visible text only;"
+        " text cut at 50 characters (fetch.max_text_chars)"
+    )
+
+
 def test_visible_text_of_a_large_page_leaves_out_scripts_and_styles() -> None:
     rows = "".join(f"<p>row {i}</p>" for i in range(30))
     html = (

@@ -52,7 +52,8 @@ def extract_html(
         found = _main_content(html, url, tree)
     if len(found.content) > max_chars:
         cut = f"text cut at {max_chars} characters (fetch.max_text_chars)"
-        return Extracted(found.content[:max_chars], found.title, found.published, cut)
+        capped = f"{found.capped}; {cut}" if found.capped else cut
+        return Extracted(found.content[:max_chars], found.title, found.published, capped)
     return found
 
 
