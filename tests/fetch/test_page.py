@@ -273,6 +273,32 @@ async def test_html_without_content_type_is_sniffed(
     assert "meltwater" in result["content"] and "World menu" not in result["content"]
 
 
+@pytest.mark.parametrize(
+    "start",
+    [
+        "<!-- saved from url=(0033)https://example.com/ -->\n",
+        "<head>",
+        "<title>T</title>\n",
+    ],
+)
+async def test_html_starting_without_its_html_tag_is_sniffed(
+    server: LocalServer, start: str
+) -> None:
+    # A long <style> puts <body> beyond the first 4 KB; the first tag still says HTML.
+    style = "<style>" + ".rule { color: red; }\n" * 400 + "</style>"
+    body = f"{start}{style}</head><body><article><p>{'Meltwater feeds the river. ' * 20}</p>"
+    server.routes["/bare"] = page(body.encode(), None)
+    result = await fetch_page(server.url("/bare"), settings=settings_for(server))
+    assert result["content_type"] == "text/html"
+    assert (
+        "Meltwater feeds the river." in result["content"] and "color: red" not in result["content"]
+    )
+    plain = "a <b> is a tag; <head> and <p> are tags too\n" * 3
+    server.routes["/text"] = page(plain.encode(), None)
+    result = await fetch_page(server.url("/text"), settings=settings_for(server))
+    assert result["content_type"] == "text/plain" and result["content"] == plain.strip()
+
+
 PDF_PAGES = [["Glacier survey 2023", "Summary of findings"], ["Second page about the Tana"]]
 
 

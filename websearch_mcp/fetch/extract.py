@@ -74,10 +74,18 @@ def _refuse_binary(raw: RawPage) -> None:
     )
 
 
+#: How an HTML document may begin, as the WHATWG MIME Sniffing Standard reads a body sent
+#: without a type: a comment, or one of these tags (followed by a space or `>`).
+_HTML_START = re.compile(
+    r"<!--|<(?:!doctype html|html|head|script|iframe|h1|div|font|table|a|style|title|b|body|br|p)"
+    r"[ \t\n\f\r>]"
+)
+
+
 def _sniff(raw: RawPage) -> str:
     """A readable type for a body sent without one."""
     lowered = _decode(raw.body[:4096], _charset(raw)).lstrip().lower()
-    if lowered.startswith(("<!doctype html", "<html")) or "<body" in lowered:
+    if _HTML_START.match(lowered) or "<body" in lowered:
         return "text/html"
     return "text/plain"
 
