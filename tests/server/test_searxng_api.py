@@ -26,7 +26,9 @@ from websearch_mcp.server.app import create_app
 from websearch_mcp.server.searxng_api import parse_params, published_date
 
 TOKEN = "searx-client-token-0123456789"
-WEB = ["tavily", "brave", "searxng", "duckduckgo"]
+WEB = {name: {"general"} for name in ("tavily", "duckduckgo")} | {
+    name: {"general", "news"} for name in ("brave", "searxng")
+}
 ACADEMIC = ["arxiv", "crossref"]
 TOP_KEYS = {
     "query",
@@ -110,13 +112,27 @@ def test_params_science() -> None:
 
 
 def test_params_naming_only_news_engines_is_news() -> None:
-    web = [*WEB, "google_news"]
-    only_news = parse_params({"q": "x", "engines": "google_news"}, web, ACADEMIC, ["google_news"])
+    web = {**WEB, "google_news": {"news"}}
+    only_news = parse_params({"q": "x", "engines": "google_news"}, web, ACADEMIC)
     assert only_news.category == "news" and only_news.engines == ["google_news"]
-    mixed = {"q": "x", "engines": "google_news,brave"}
-    assert parse_params(mixed, web, ACADEMIC, ["google_news"]).category == "general"
-    general = {"q": "x", "engines": "google_news", "categories": "general"}
-    assert parse_params(general, web, ACADEMIC, ["google_news"]).category == "general"
+    mixed = parse_params({"q": "x", "engines": "google_news,brave"}, web, ACADEMIC)
+    assert (mixed.category, mixed.engines) == ("general", ["brave"])
+
+
+@pytest.mark.parametrize(
+    ("params", "category", "engines"),
+    [
+        ({"engines": "google_news", "categories": "general"}, "general", None),
+        ({"engines": "tavily", "categories": "news"}, "news", None),
+        ({"engines": "tavily,brave", "categories": "news"}, "news", ["brave"]),
+    ],
+)
+def test_engines_named_that_do_not_serve_the_category_are_not_asked(
+    params: dict[str, str], category: str, engines: list[str] | None
+) -> None:
+    # Asked alone they would empty the answer without a word: every engine of it is asked.
+    found = parse_params({"q": "x", **params}, {**WEB, "google_news": {"news"}}, ACADEMIC)
+    assert (found.category, found.engines) == (category, engines)
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ redirects it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Any, cast
@@ -63,12 +63,12 @@ def _split(value: str | None) -> list[str]:
 
 def parse_params(
     params: Mapping[str, str],
-    web_engines: Sequence[str],
+    web_engines: Mapping[str, Collection[str]],
     academic_engines: Sequence[str],
-    news_engines: Sequence[str] = (),
 ) -> SearxParams:
     """Validate SearXNG's parameters; `ToolInputError` says what is wrong (answered with 400).
-    `news_engines`: the web engines that serve news only."""
+    `web_engines`: the web engines asked here, each with the categories it serves (`general`,
+    `news`); a named engine that does not serve the search's category is not asked."""
     fmt = (params.get("format") or "json").strip().lower()
     if fmt != "json":
         raise ToolInputError(
@@ -92,15 +92,18 @@ def parse_params(
         # Asking only for academic indexes is asking for papers; names not served here are
         # ignored, as everywhere else.
         science = True
-    known = academic if science else web
     language = (params.get("language") or "").strip()
     time_range = (params.get("time_range") or "").strip().lower()
     news = not science and "news" in categories and "general" not in categories
-    if not categories and web and all(name in news_engines for name in web):
+    if not categories and web and all("general" not in web_engines[name] for name in web):
         news = True  # asking only for news engines (google_news) is asking for news
+    category = "science" if science else "news" if news else "general"
+    # Names of engines without this category are ignored as unknown ones are: with none left,
+    # every engine of the category is asked.
+    known = academic if science else [name for name in web if category in web_engines[name]]
     return SearxParams(
         query=query,
-        category="science" if science else "news" if news else "general",
+        category=category,
         pageno=as_int("pageno", params.get("pageno") or 1, 1, MAX_PAGENO),
         time_range=time_range or None,
         language=None if language.lower() in _NO_LANGUAGE else language,
@@ -229,10 +232,10 @@ async def search_endpoint(request: Request) -> Response:
         [name for name in orchestrator.names(kind) if orchestrator.left_out(name) is None]
         for kind in ("web", "academic")
     )
-    news = [name for name in web if "general" not in orchestrator.runs[name].engine.categories]
+    served = {name: orchestrator.runs[name].engine.categories for name in web}
     size = settings.search.max_results
     try:
-        params = parse_params(await _params(request), web, academic, news)
+        params = parse_params(await _params(request), served, academic)
         science = params.category == "science"
         first = 0 if science else (params.pageno - 1) * size
         past = params.pageno > MAX_PAGE if science else first >= MAX_RESULTS_LIMIT
