@@ -98,7 +98,9 @@ def test_a_repeated_search_is_answered_from_the_cache(
 )
 def test_normalised_query_variants_hit(fake: FakeEngines, server: str, variant: str) -> None:
     search(server)
-    assert search(server, variant)["cached"] is True
+    answer = search(server, variant)
+    assert answer["cached"] is True
+    assert answer["query"] == " ".join(variant.split())  # as this caller asked
     assert engine_counts(fake) == {"tavily": 1, "brave": 1, "searxng": 1}
 
 

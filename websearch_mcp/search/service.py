@@ -333,7 +333,10 @@ class SearchService:
             fresh = functools.partial(self._fresh, kind, query, runs, skipped, fuse, key, prepare)
             flight = functools.partial(self._answer, kind, key, fresh, max_age)
             answered = await self._in_flight.run(key, flight)
-        return answered.explained() if explain else answered.answer
+        answer = answered.explained() if explain else answered.answer
+        # One answer serves every spelling of the query the cache counts as one: each caller
+        # is told the query as it asked.
+        return answer if answer["query"] == query.text else {**answer, "query": query.text}
 
     def _max_age(self, query: Query) -> int | None:
         """How long an answer to `query` may be served after it was made (None: as the cache
