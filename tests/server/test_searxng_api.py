@@ -23,7 +23,7 @@ from websearch_mcp.models import HttpResponse, Query
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.server import searxng_api
 from websearch_mcp.server.app import create_app
-from websearch_mcp.server.searxng_api import parse_params, published_date
+from websearch_mcp.server.searxng_api import parse_params, published_date, scored_in_order
 
 TOKEN = "searx-client-token-0123456789"
 WEB = {name: {"general"} for name in ("tavily", "duckduckgo")} | {
@@ -315,6 +315,45 @@ def test_a_result_link_no_url_parser_reads_is_left_out(fake: FakeEngines, server
     response = search(server, q="python asyncio")
     assert response.status_code == 200
     assert [r["url"] for r in response.json()["results"]] == ["https://example.org/asyncio"]
+
+
+# Five pages, two of them near-copies, in three engines' orders: the fused list keeps the
+# copies apart, listing one result above another scored a little higher.
+DOCS = {
+    "a": ("asyncio event loop reference", "The event loop is the core of every asyncio "
+          "application and runs tasks callbacks and network IO."),
+    "b": ("asyncio event loop reference mirror", "The event loop is the core of every asyncio "
+          "application and runs tasks callbacks and network IO."),
+    "c": ("Python asyncio tutorial", "A walkthrough of Python asyncio with coroutines gather "
+          "and timeouts."),
+    "d": ("Understanding asyncio in Python", "How Python schedules coroutines with asyncio."),
+    "e": ("asyncio docs index", "Python asyncio documentation for coroutines streams and "
+          "subprocesses."),
+}  # fmt: skip
+ORDERS = {"tavily": "cedba", "brave": "cabed", "searxng": "acdeb"}
+
+
+def test_results_come_in_score_order_as_searxng_clients_sort_them(
+    fake: FakeEngines, server: str
+) -> None:
+    fake.results = lambda engine, query: [
+        {"title": DOCS[k][0], "url": f"https://{k}.example/x", "snippet": DOCS[k][1]}
+        for k in ORDERS.get(engine, "")
+    ]
+    results = search(server, q="python asyncio event loop").json()["results"]
+    scores = [r["score"] for r in results]
+    assert scores == sorted(scores, reverse=True)
+    # The fused order stands: sorted by score (stably), a client shows the same list.
+    assert [r["url"] for r in sorted(results, key=lambda r: -r["score"])] == [
+        r["url"] for r in results
+    ]
+
+
+def test_scores_shown_in_order_keep_the_list_and_lower_only_what_rises() -> None:
+    scores = [0.9, 0.6, 0.7, 0.5]
+    results: list[Any] = [{"url": u, "score": s} for u, s in zip("abcd", scores, strict=True)]
+    assert [r["score"] for r in scored_in_order(results)] == [0.9, 0.6, 0.6, 0.5]
+    assert [r["url"] for r in scored_in_order(results)] == list("abcd")
 
 
 class WithPapers(SearchService):

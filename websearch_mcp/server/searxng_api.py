@@ -11,6 +11,7 @@ redirects it.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -300,9 +301,21 @@ def _search_args(
     )
 
 
+def scored_in_order(results: Sequence[ResultOut]) -> list[ResultOut]:
+    """`results` with scores that never rise down the list. SearXNG lists results by score, and
+    its clients sort them by it (Open WebUI does): the order that keeps near-duplicates apart,
+    which can list a result above one scored a little higher, must survive that."""
+    shown: list[ResultOut] = []
+    floor = math.inf
+    for result in results:
+        floor = min(floor, result.get("score", 0.0))
+        shown.append(result if result.get("score") == floor else {**result, "score": floor})
+    return shown
+
+
 def _page(answer: SearchOut, first: int, size: int, category: str) -> Response:
     """One page of the answer's results in SearXNG's shape."""
-    results = answer["results"]
+    results = scored_in_order(answer["results"])
     return JSONResponse(
         searxng_answer(
             answer["query"],
