@@ -16,6 +16,7 @@ from testing.resilience_helpers import settings_for
 from testing.server_helpers import text_of
 from testing.serving import serve_app
 from websearch_mcp.search.service import UNCERTAIN
+from websearch_mcp.search.strategies import IRRELEVANT
 from websearch_mcp.server.app import create_app
 
 ASYNCIO = [
@@ -153,6 +154,9 @@ async def test_every_list_suspect_still_answers_with_a_note(serve) -> None:
     assert {r["url"] for r in answer["results"]} == {h["url"] for h in FLIGHTS}
     assert answer["note"] == UNCERTAIN
     assert f"Note: {UNCERTAIN}." in text
+    # Nothing was moved down: no list answered the query better.
+    assert {r["error"] for r in answer["engines"]} == {IRRELEVANT}
+    assert not any("moved down" in r["error"] for r in answer["engines"])
 
 
 async def test_an_empty_list_next_to_suspect_ones_still_gets_the_note(serve) -> None:

@@ -574,7 +574,7 @@ def test_hybrid_end_to_end_reports_an_unrelated_list_irrelevant(
         "status": "irrelevant",
         "results": 1,
         "latency_ms": report(answer, "bing")["latency_ms"],
-        "error": strategies.IRRELEVANT,
+        "error": strategies.MOVED_DOWN,
     }
     # Demoted below every result of the list that answers the query, not deleted.
     engines = [r["engines"] for r in answer["results"]]

@@ -52,6 +52,7 @@ from websearch_mcp.search.fan_out import EngineRun, Orchestrator
 from websearch_mcp.search.pages import Pages
 from websearch_mcp.search.read_pages import read_results
 from websearch_mcp.search.single_flight import SingleFlight
+from websearch_mcp.search.strategies import IRRELEVANT, MOVED_DOWN
 from websearch_mcp.search.summary import ProgressFn, SharedProgress, Summarizer
 
 #: Statuses that mean an engine taking part failed (`rate_limited` also with no request sent).
@@ -408,6 +409,9 @@ class SearchService:
         if trusted:
             for name in fan.demoted:
                 weights[name] *= self.settings.search.irrelevant_weight
+            for report in fan.reports:
+                if report.name in fan.demoted and report.error == IRRELEVANT:
+                    report.error = MOVED_DOWN
         ranked = fuse(fan.lists, query, weights=weights, now=datetime.now(UTC))
         partial = any(r.status in FAILED_STATUSES for r in reports)
         answer: SearchOut = {

@@ -33,7 +33,9 @@ from websearch_mcp.ranking.quality import answers_another_query, list_quality
 from websearch_mcp.ranking.urls import canonical_key
 from websearch_mcp.search.engine_call import EngineRun, Outcome
 
-IRRELEVANT = "none of its results shares a word with the query: moved down in the fusion"
+IRRELEVANT = "none of its results shares a word with the query"
+#: Said of such a list when others answered the query and it weighs less in the fusion.
+MOVED_DOWN = f"{IRRELEVANT}: moved down in the fusion"
 TOO_LATE = "the deadline passed before its turn"
 
 
