@@ -647,6 +647,11 @@ def test_google_consent_and_captcha_are_blocked() -> None:
 def test_google_query_about_unusual_traffic_is_not_a_block() -> None:
     page = GOOGLE_PAGE.replace("A walkthrough", "unusual traffic from your computer network")
     assert len(parse(Google(), page)) == 2
+    # The page repeats the query, in its title and its search box.
+    asked = "google /sorry/index captcha-form"
+    echo = f'<title>{asked}</title><input value="{asked}" id="q">'
+    page = GOOGLE_PAGE.replace("<body>", f"<body>{echo}", 1)
+    assert echo in page and len(parse(Google(), page, query=Query(asked))) == 2
 
 
 def test_google_empty_and_unknown_pages() -> None:

@@ -27,22 +27,23 @@ from websearch_mcp.models import Hit, HttpRequest, HttpResponse, Query
 _RESULTS_PER_PAGE = 10
 _SNIPPETS = ("div.VwiC3b", "div[data-sncf]", "span.aCOpRe", "div.IsZvec", "span.st")
 # Markup only the CAPTCHA page has; then what means a block when no result came with it.
-_CAPTCHA_MARKUP = ('id="captcha-form"', "/sorry/index")
+# Elements, not words: the results page repeats the query, which may name "/sorry/index".
+_CAPTCHA_ELEMENTS = '#captcha-form, form[action*="/sorry/"]'
 _CAPTCHA_TEXT = "unusual traffic from your computer"
 CAPTCHA = "Google 'unusual traffic' CAPTCHA"
 _CONSENT_FORM = 'action="https://consent.google.'
 _NO_RESULTS = "did not match any documents"
 
 
-def _block(response: HttpResponse, text: str) -> EngineBlocked | None:
+def _block(response: HttpResponse, tree: LexborHTMLParser) -> EngineBlocked | None:
     """The consent page or the "unusual traffic" CAPTCHA, by where the answer leads or its
-    markup; None for any other answer."""
+    elements; None for any other answer."""
     target = response.url
     if 300 <= response.status < 400:
         target = response.headers.get("location", "")
     if "consent.google." in target:
         return EngineBlocked("Google consent page")
-    if "/sorry/" in target or any(marker in text for marker in _CAPTCHA_MARKUP):
+    if "/sorry/" in target or tree.css_first(_CAPTCHA_ELEMENTS) is not None:
         return EngineCaptcha(CAPTCHA)
     return None
 
@@ -115,10 +116,10 @@ class Google(Engine):
         """`div.g` blocks -> hits; the consent page raises `EngineBlocked`, a CAPTCHA
         `EngineCaptcha`."""
         text = response.text
-        if (block := _block(response, text)) is not None:
+        tree = LexborHTMLParser(text)
+        if (block := _block(response, tree)) is not None:
             raise block
         self.check_status(response)
-        tree = LexborHTMLParser(text)
         hits = ranked_hits(_results(tree), self.name, _hit)
         if hits or _NO_RESULTS in text:
             return hits
