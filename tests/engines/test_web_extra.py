@@ -452,6 +452,13 @@ def test_google_cse_snippet_date_without_pagemap() -> None:
     assert (hit.published, hit.snippet) == ("2021-03-03", "Text")
 
 
+@pytest.mark.parametrize("age", ["3 days ago", "1 hour ago", "7 hours ago"])
+def test_google_cse_snippet_age_is_taken_off(age: str) -> None:
+    body = {"items": [{"title": "T", "link": "https://a.example/", "snippet": f"{age} ... Text"}]}
+    [hit] = parse(GoogleCSE(), json.dumps(body))
+    assert (hit.published, hit.snippet) == (None, "Text")
+
+
 @pytest.mark.parametrize("value", [["a", "b"], {"value": "x y"}, True, 12345])
 def test_google_cse_snippet_of_another_type_is_no_snippet(value: object) -> None:
     body = fixture_bytes("google_cse/web_search_youtube.json")

@@ -44,6 +44,9 @@ _QUOTA_REASONS = {
 
 # Programmable Search separates a snippet's leading date with an ellipsis: "May 5, 2018 ... ".
 _ELLIPSIS_DATE_RE = re.compile(r"^([A-Za-z]{3,9}\.? \d{1,2}, \d{4}) (?:\.\.\.|…)\s*")
+# A recent page's age, printed where an older page's date is ("3 days ago ... "): taken off,
+# not dated (as Bing's "3 days ago · ").
+_ELLIPSIS_AGE_RE = re.compile(r"^\d+ (?:minute|hour|day|week|month|year)s? ago (?:\.\.\.|…)\s*")
 
 
 PAIR_FORM = "google_cse keys must be configured as '<cx>:<API key>' pairs"
@@ -77,6 +80,8 @@ def snippet_and_date(snippet: str) -> tuple[str, str | None]:
     match = _ELLIPSIS_DATE_RE.match(snippet)
     if match and (published := human_date(match[1])):
         return snippet[match.end() :], published
+    if age := _ELLIPSIS_AGE_RE.match(snippet):
+        return snippet[age.end() :], None
     return split_date_prefix(snippet)
 
 
