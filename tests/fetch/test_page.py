@@ -225,6 +225,31 @@ async def test_legacy_labels_read_as_the_encodings_browsers_read(
     assert text in result["content"] and "\ufffd" not in result["content"]
 
 
+RUSSIAN = "Москва — столица России, крупнейший по численности населения город страны. " * 8
+
+
+async def test_undeclared_text_that_is_not_utf_8_is_read_in_its_encoding(
+    server: LocalServer,
+) -> None:
+    server.routes["/ru.txt"] = page(RUSSIAN.encode("cp1251"), "text/plain")
+    result = await fetch_page(server.url("/ru.txt"), settings=settings_for(server))
+    assert result["content"] == RUSSIAN.strip()
+    # UTF-8 stays UTF-8, a character cut at the end of what was read included.
+    server.routes["/ru8.txt"] = page(RUSSIAN.encode()[:-1], "text/plain")
+    result = await fetch_page(server.url("/ru8.txt"), settings=settings_for(server))
+    assert result["content"].startswith(RUSSIAN[:100])
+
+
+async def test_a_header_label_that_names_no_encoding_leaves_the_pages_own_to_be_read(
+    server: LocalServer,
+) -> None:
+    # Browsers pass over a label they do not know: the <meta> charset decides.
+    html = f'<html><head><meta charset="windows-1251"></head><body><article><p>{RUSSIAN}</p>'
+    server.routes["/ru"] = page(html.encode("cp1251"), "text/html; charset=none")
+    result = await fetch_page(server.url("/ru"), settings=settings_for(server))
+    assert "Москва — столица России" in result["content"]
+
+
 @pytest.mark.parametrize("charset", ["idna", "punycode", "undefined", "rot13", "no-such-codec"])
 async def test_a_charset_that_cannot_decode_a_page_reads_it_as_utf_8(
     server: LocalServer, charset: str

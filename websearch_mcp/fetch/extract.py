@@ -16,6 +16,8 @@ import re
 import time
 from dataclasses import dataclass
 
+import charset_normalizer
+
 from websearch_mcp.config import FetchSettings
 from websearch_mcp.errors import FetchError, FetchUnsupported
 from websearch_mcp.fetch.client import FETCHED_TYPES, RawPage
@@ -140,8 +142,8 @@ async def extract(
         found = await asyncio.to_thread(_plain_text, raw, limits)
     else:
         body: str | bytes = raw.body
-        if kind == "html" and raw.charset:
-            body = _decode(raw.body, _charset(raw))
+        if kind == "html" and (charset := _declared_charset(raw)):
+            body = _decode(raw.body, charset)  # else trafilatura reads <meta charset> itself
         job = Job(
             kind=kind,
             body=body,
@@ -177,20 +179,49 @@ _BOMS = (
 _XML_ENCODING = re.compile(rb"""<\?xml\s[^>]*?encoding\s*=\s*["']([A-Za-z][\w.:-]*)["']""")
 
 
-def _charset(raw: RawPage) -> str:
-    """A body's encoding: its byte-order mark (before the header, as browsers read it), else the
-    header's charset, else an XML declaration's `encoding`, else UTF-8."""
+def _declared_charset(raw: RawPage) -> str | None:
+    """A body's declared encoding: its byte-order mark (before the header, as browsers read
+    it), else the header's charset when it names an encoding (browsers pass over a label they
+    do not know, `charset=none`), else an XML declaration's `encoding`; None without one."""
     for bom, codec in _BOMS:
         if raw.body.startswith(bom):
             return codec
-    if raw.charset:
+    if raw.charset and _known_encoding(raw.charset):
         return raw.charset
     declared = _XML_ENCODING.match(raw.body[:1024].lstrip())
-    return declared.group(1).decode("ascii") if declared else "utf-8"
+    return declared.group(1).decode("ascii") if declared else None
+
+
+def _known_encoding(label: str) -> bool:
+    """Whether `label` names an encoding of text (not `rot13`, `base64`, `no-such-codec`)."""
+    try:
+        b"a".decode(label, "ignore")  # not b"": an empty input is decoded without a lookup
+    except (LookupError, UnicodeError):
+        return False
+    return True
+
+
+def _guessed_charset(body: bytes) -> str:
+    """An undeclared text body's encoding: UTF-8 when it reads as UTF-8 (a character cut at
+    `fetch.max_bytes` included), else charset_normalizer's best guess."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(body, final=False)
+        return "utf-8"
+    except UnicodeDecodeError:
+        pass
+    best = charset_normalizer.from_bytes(body).best()
+    return best.encoding if best is not None else "utf-8"
+
+
+def _charset(raw: RawPage) -> str:
+    """`_declared_charset`, else UTF-8."""
+    return _declared_charset(raw) or "utf-8"
 
 
 def _plain_text(raw: RawPage, limits: ExtractLimits) -> Extracted:
-    text = _decode(raw.body, _charset(raw)).replace("\r\n", "\n").strip()
+    # A label that names no encoding leaves UTF-8; no label at all, a guess.
+    charset = _declared_charset(raw) or ("utf-8" if raw.charset else _guessed_charset(raw.body))
+    text = _decode(raw.body, charset).replace("\r\n", "\n").strip()
     if len(text) <= limits.max_text_chars:
         return Extracted(content=text)
     cut = f"text cut at {limits.max_text_chars} characters (fetch.max_text_chars)"
