@@ -84,6 +84,30 @@ def test_google_news_asks_the_rss_search_with_the_edition_of_the_language() -> N
 
 
 @pytest.mark.parametrize(
+    ("language", "hl", "ceid"),
+    [
+        ("zh-TW", "zh-TW", "TW:zh-Hant"),
+        ("zh-Hant", "zh-TW", "TW:zh-Hant"),
+        ("zh-HK", "zh-HK", "HK:zh-Hant"),
+        ("zh-CN", "zh-CN", "CN:zh-Hans"),
+        ("zh", "zh-CN", "CN:zh-Hans"),
+        ("pt-BR", "pt-BR", "BR:pt-419"),
+        ("pt-PT", "pt-PT", "PT:pt-150"),
+        ("es-MX", "es-419", "MX:es-419"),
+        ("es-ES", "es-ES", "ES:es"),
+        ("es", "es", "ES:es"),
+    ],
+)
+def test_google_news_names_its_chinese_portuguese_and_spanish_editions_as_it_does(
+    language: str, hl: str, ceid: str
+) -> None:
+    # As Google News's own edition links name them (hl=zh-TW&gl=TW&ceid=TW:zh-Hant, ...).
+    found = edition(language)
+    assert (found["hl"], found["ceid"]) == (hl, ceid)
+    assert found["gl"] == ceid.split(":")[0]
+
+
+@pytest.mark.parametrize(
     ("time_range", "when"), [("day", "1d"), ("week", "7d"), ("month", "30d"), ("year", "1y")]
 )
 def test_google_news_narrows_a_time_range_in_the_query(time_range: str, when: str) -> None:

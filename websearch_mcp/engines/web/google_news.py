@@ -33,6 +33,8 @@ BLOCKED = "Google 'unusual traffic' CAPTCHA"
 _ARTICLE_HEAD = b"\x08\x13\x22"
 # Markup and text of Google's "unusual traffic" page (served for any Google host, /sorry/).
 _BLOCK_MARKERS = ('id="captcha-form"', "/sorry/index", "unusual traffic from your computer")
+# Where Chinese is written in its traditional script.
+_TRADITIONAL = frozenset({"TW", "HK", "MO"})
 # The country of a bare language tag where it is not the language code in capitals.
 _COUNTRIES = {
     "en": "US",
@@ -54,13 +56,24 @@ _COUNTRIES = {
 
 def edition(language: str | None) -> dict[str, str]:
     """`hl`, `gl` and `ceid` for a language tag: `de` -> de, DE, DE:de; `en-GB` -> en-GB, GB,
-    GB:en; none -> the US edition in English."""
+    GB:en; none -> the US edition in English. Chinese, Portuguese and Latin American Spanish
+    editions name their language as Google News does: `zh-TW` -> zh-TW, TW, TW:zh-Hant; `pt-BR`
+    -> pt-BR, BR, BR:pt-419; `es-MX` -> es-419, MX, MX:es-419."""
     parts = (language or "en-US").strip().replace("_", "-").split("-")
     lang = parts[0].lower()
     region = next((p.upper() for p in parts[1:] if len(p) == 2 and p.isalpha()), None)
+    if lang == "zh" and region is None and "hant" in (p.lower() for p in parts[1:]):
+        region = "TW"
     country = region or _COUNTRIES.get(lang, lang.upper())
     hl = f"{lang}-{region}" if region else lang
-    return {"hl": hl, "gl": country, "ceid": f"{country}:{lang}"}
+    written = lang
+    if lang == "zh":
+        hl, written = f"zh-{country}", "zh-Hant" if country in _TRADITIONAL else "zh-Hans"
+    elif lang == "pt":
+        hl, written = f"pt-{country}", "pt-150" if country == "PT" else "pt-419"
+    elif lang == "es" and country != "ES":
+        hl = written = "es-419"
+    return {"hl": hl, "gl": country, "ceid": f"{country}:{written}"}
 
 
 class GoogleNews(Engine):
