@@ -82,8 +82,10 @@ def test_declarations(name: str) -> None:
     cls()
 
 
-def test_arxiv_is_rate_limited_to_one_request_a_second() -> None:
-    assert ArXiv.rate_limit == 1.0
+def test_arxiv_and_pubmed_keep_to_their_published_rates() -> None:
+    # arXiv's terms of use: one request every three seconds; NCBI: three a second without a key.
+    assert ArXiv.rate_limit == 1 / 3
+    assert PubMed.rate_limit == 3.0
 
 
 @pytest.mark.parametrize("name", JSON_APIS)
@@ -475,6 +477,16 @@ def test_semantic_scholar_404_error_body() -> None:
         )
 
 
+def test_semantic_scholar_page_past_the_results_has_no_papers() -> None:
+    # S2's answer to an offset past the query's last result, within its first 1,000.
+    body = '{"error": "Requested data for this limit and/or offset is not available"}'
+    assert parse(SemanticScholar(), body, 400, query=Query("rare topic", page=2)) == []
+    with pytest.raises(EngineError, match="not available"):  # asked of the first page
+        parse(SemanticScholar(), body, 400, query=Query("rare topic"))
+    with pytest.raises(EngineError, match="Unrecognized"):
+        parse(SemanticScholar(), '{"error": "Unrecognized field"}', 400, query=Query("x", page=2))
+
+
 def test_semantic_scholar_full_fields() -> None:
     paper = {
         "paperId": "abc",
@@ -527,6 +539,14 @@ def test_semantic_scholar_request_with_and_without_key() -> None:
     assert years(year_to=2021) == "-2021"
     assert years(year_from=2020, year_to=2020) == "2020"
     assert years() is None
+
+
+def test_openalex_sends_a_configured_key_and_no_key_without_one() -> None:
+    req = OpenAlex().request(Query("graph neural networks"), KEY)
+    assert params_of(req)["api_key"] == KEY
+    assert req.secrets == (KEY,) and KEY not in repr(req)
+    keyless = OpenAlex().request(Query("graph neural networks"), None)
+    assert "api_key" not in params_of(keyless) and keyless.secrets == ()
 
 
 # --- PubMed ---------------------------------------------------------------------------------------

@@ -75,7 +75,7 @@ def test_rates_come_from_declarations_and_config() -> None:
     )
     runs = Orchestrator(settings, environ={}).runs
     arxiv = runs["arxiv"].bucket
-    assert arxiv is not None and arxiv.rate == 1.0  # arXiv asks for one request per second
+    assert arxiv is not None and arxiv.rate == 1 / 3  # arXiv: one request every three seconds
     assert runs["crossref"].bucket is None
     bing = runs["bing"].bucket
     assert bing is not None and bing.rate == 3.0
@@ -85,14 +85,14 @@ def test_rates_come_from_declarations_and_config() -> None:
 
 def test_the_workers_of_one_server_share_an_engines_rate() -> None:
     """Each worker of `serve --workers N` keeps its own bucket: each takes 1/N of the rate, so
-    that together they keep to it (arXiv's one request a second, not N)."""
+    that together they keep to it (arXiv's one request every three seconds, not N)."""
     settings = settings_for(None, {"arxiv": {}, "bing": {"rate_limit": 3}})
     settings.server.workers = 4  # what the parent names in each worker's environment
     worker = {RUNTIME_ENV: "/tmp/websearch-mcp-worker"}
     runs = Orchestrator(settings, environ=worker).runs
-    assert [runs[name].bucket.rate for name in ("arxiv", "bing")] == [0.25, 0.75]  # type: ignore[union-attr]
+    assert [runs[name].bucket.rate for name in ("arxiv", "bing")] == [1 / 12, 0.75]  # type: ignore[union-attr]
     alone = Orchestrator(settings, environ={}).runs  # one process, whatever the file says
-    assert [alone[name].bucket.rate for name in ("arxiv", "bing")] == [1.0, 3.0]  # type: ignore[union-attr]
+    assert [alone[name].bucket.rate for name in ("arxiv", "bing")] == [1 / 3, 3.0]  # type: ignore[union-attr]
 
 
 async def test_an_engine_over_its_rate_is_reported_rate_limited_not_called() -> None:

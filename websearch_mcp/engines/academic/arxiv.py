@@ -101,7 +101,7 @@ class ArXiv(Engine):
     kind = "academic"
     base_url = "https://export.arxiv.org"
     default_timeout = 8.0
-    rate_limit = 1.0  # arXiv asks clients to go slowly
+    rate_limit = 1 / 3  # arXiv's terms of use: one request every three seconds
 
     max_rows: ClassVar[int] = 100
 

@@ -95,11 +95,15 @@ class OpenAlex(Engine):
     kind = "academic"
     base_url = "https://api.openalex.org"
     default_timeout = 8.0
+    # Optional keys (OPENALEX_API_KEYS), sent as `api_key`: without one OpenAlex allows a few
+    # searches a day.
+    key_env = None
 
     max_rows: ClassVar[int] = 200
 
     def request(self, query: Query, key: str | None) -> HttpRequest:
-        """Parameters: `search`, `per-page`, `page`, `select`, `filter` (publication_year)."""
+        """Parameters: `search`, `per-page`, `page`, `select`, `filter` (publication_year),
+        `api_key` when one is configured."""
         params: dict[str, Any] = {
             "search": query.text,
             "per-page": min(query.max_results, self.max_rows),
@@ -108,7 +112,15 @@ class OpenAlex(Engine):
         }
         if years := year_filter(query):
             params["filter"] = years
-        return HttpRequest("GET", "/works", params=params, headers={"Accept": "application/json"})
+        if key:
+            params["api_key"] = key
+        return HttpRequest(
+            "GET",
+            "/works",
+            params=params,
+            headers={"Accept": "application/json"},
+            secrets=(key,) if key else (),
+        )
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
         """`results[]` -> hits; the abstract is rebuilt, `oa_url` is the full-text fallback."""

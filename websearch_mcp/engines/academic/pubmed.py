@@ -100,6 +100,9 @@ class PubMed(Engine):
     needs_key = False  # keys are optional and used when configured
     default_timeout = 8.0
     key_env = None  # optional keys: PUBMED_API_KEYS
+    # NCBI's rate without a key (10 with one: `engines.pubmed.rate_limit`); a search is two
+    # requests, esearch then esummary.
+    rate_limit = 3.0
 
     max_rows: ClassVar[int] = 100
 

@@ -21,6 +21,7 @@ from websearch_mcp.engines.common import (
     as_int,
     as_text,
     check_error_body,
+    error_message,
     http_url,
     json_object,
     object_list,
@@ -75,6 +76,10 @@ def _hit(paper: dict[str, Any], rank: int, engine: str) -> Hit | None:
     )
 
 
+#: S2's answer (400) to a page past the results of the query.
+_PAST_THE_END = "Requested data for this limit and/or offset is not available"
+
+
 class SemanticScholar(Engine):
     """Semantic Scholar: `data[]` papers; a search without matches answers
     `{"total": 0, "offset": 0}` with no `data` key, which is an empty list."""
@@ -118,7 +123,14 @@ class SemanticScholar(Engine):
         )
 
     def parse(self, response: HttpResponse, query: Query) -> list[Hit]:
-        """`data[]` -> hits; an error body (`{"error": ...}`, `{"message": ...}`) -> typed error."""
+        """`data[]` -> hits; an error body (`{"error": ...}`, `{"message": ...}`) -> typed error,
+        but for a page past the query's last result, which has no papers."""
+        if (
+            response.status == 400
+            and query.page > 1
+            and _PAST_THE_END in (error_message(response, "error") or "")
+        ):
+            return []
         check_error_body(response, "error", "message")
         self.check_status(response)
         papers = json_object(response, "Semantic Scholar").get("data", [])
