@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from websearch_mcp.config import SearchSettings
-from websearch_mcp.models import Hit, Query
+from websearch_mcp.models import Hit, Query, RankedResult
 from websearch_mcp.ranking.context import Factor
 from websearch_mcp.ranking.domain import DomainVerdict
 from websearch_mcp.ranking.fusion import Merged
@@ -388,3 +388,52 @@ def test_the_position_shown_is_the_mean_weighted_by_the_engines_weights() -> Non
     assert shared.details["ranks"] == {"a": 1, "b": 5}
     # position_k 3: rank 1 is 1, rank 5 is 4 / 8; the plain mean of the two would be 0.75.
     assert shared.details["position"] == pytest.approx((1.0 * 1.0 + 3.0 * 0.5) / 4, abs=1e-4)
+
+
+def _listed(engine: str, urls: list[str]) -> list[Hit]:
+    return [
+        Hit(title=f"page {u.rsplit('/', 1)[1]}", url=u, snippet="", rank=i, engine=engine)
+        for i, u in enumerate(urls, start=1)
+    ]
+
+
+def _shown(results: list[RankedResult]) -> list[tuple[str, float]]:
+    return [(r.key, r.score) for r in results]
+
+
+_URLS = [f"https://h{i % 3}.org/p{i}" for i in range(10)]
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["a", "b", "c"]),
+        st.lists(st.sampled_from(_URLS), min_size=1, max_size=8),
+        min_size=1,
+    )
+)
+def test_an_engine_that_found_nothing_changes_nothing(data: dict[str, list[str]]) -> None:
+    # Its empty list holds no vote: counted, it lowered every score and credited every result
+    # as unseen by it, so a page two engines agree on could lose first place.
+    lists = {engine: _listed(engine, urls) for engine, urls in data.items()}
+    query = Query("q", max_results=10)
+    search = SearchSettings.model_validate({"relevance_threshold": 0.3})
+    alone = rank(lists, query, search, weights={})
+    assert _shown(rank({**lists, "empty": []}, query, search, weights={})) == _shown(alone)
+
+
+def test_a_muted_engine_moves_none_of_the_others_results() -> None:
+    # Weight 0: no share of any score, and none of how far the other engines agree.
+    a = _listed("a", [f"https://x.com/{i}" for i in range(1, 6)])
+    b = _listed(
+        "b", ["https://x.com/1", "https://x.com/2", *(f"https://y.com/{i}" for i in (1, 2, 3))]
+    )
+    c = _listed(
+        "c", [*(f"https://y.com/{i}" for i in (1, 2, 3)), "https://z.com/1", "https://z.com/2"]
+    )
+    search = SearchSettings.model_validate(
+        {"mmr": {"enabled": False}, "ranking": {"neighbour_weight": 0.0}}
+    )
+    query = Query("q", max_results=20)
+    two = rank({"a": a, "b": b}, query, search, weights={})
+    muted = rank({"a": a, "b": b, "c": c}, query, search, weights={"c": 0.0})
+    assert _shown(two) == [(k, s) for k, s in _shown(muted) if "z.com" not in k]

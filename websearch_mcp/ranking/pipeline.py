@@ -415,11 +415,16 @@ def rank(
     now = now or datetime.now(UTC)
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
+    # An engine that answered with no results has no vote: counted, it would lower every
+    # score's share of the best possible and credit every result as one it did not see.
+    lists = {engine: hits for engine, hits in lists.items() if hits}
     merged = merge(lists, prepared.canonical) if prepared else merge(lists)
     configured = None
-    if search.ranking.agreement_weight > 0 and len(lists) > 2:
+    # A muted engine (weight 0) says nothing of how far the others agree.
+    heard = {engine for engine in lists if weights.get(engine, 1.0) > 0}
+    if search.ranking.agreement_weight > 0 and len(heard) > 2:
         configured = weights
-        ranked = [item.ranks for item in merged]
+        ranked = [{e: r for e, r in item.ranks.items() if e in heard} for item in merged]
         weights = reliable_weights(ranked, weights, families or {}, search.ranking.agreement_weight)
     ctx = Context(lists, query, search, weights, families or {}, now, configured)
     texts = prepared.texts if prepared else None
