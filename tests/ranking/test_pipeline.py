@@ -437,3 +437,14 @@ def test_a_muted_engine_moves_none_of_the_others_results() -> None:
     two = rank({"a": a, "b": b}, query, search, weights={})
     muted = rank({"a": a, "b": b, "c": c}, query, search, weights={"c": 0.0})
     assert _shown(two) == [(k, s) for k, s in _shown(muted) if "z.com" not in k]
+
+
+def test_an_engine_whose_every_result_is_blocked_changes_nothing() -> None:
+    a = _listed("a", ["https://x.com/1", "https://x.com/2", "https://x.com/3"])
+    b = _listed("b", ["https://y.com/1", "https://x.com/2", "https://y.com/3"])
+    c = _listed("c", ["https://spam.example/1", "https://spam.example/2"])
+    search = SearchSettings.model_validate({"block_domains": ["spam.example"]})
+    query = Query("q", max_results=10)
+    two = rank({"a": a, "b": b}, query, search, weights={})
+    assert two[0].url == "https://x.com/2"
+    assert _shown(rank({"a": a, "b": b, "c": c}, query, search, weights={})) == _shown(two)

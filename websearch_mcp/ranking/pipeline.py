@@ -26,7 +26,7 @@ from websearch_mcp.ranking.agreement import reliable_weights
 from websearch_mcp.ranking.boosts import authority, consensus
 from websearch_mcp.ranking.context import Context
 from websearch_mcp.ranking.coverage import Unseen, containment, credited
-from websearch_mcp.ranking.domain import DomainVerdict, domain_info, matches
+from websearch_mcp.ranking.domain import DomainVerdict, domain_info, domain_lists, matches
 from websearch_mcp.ranking.fusion import Merged, merge, normalised
 from websearch_mcp.ranking.lexical import (
     DocTerms,
@@ -415,10 +415,14 @@ def rank(
     now = now or datetime.now(UTC)
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
-    # An engine that answered with no results has no vote: counted, it would lower every
-    # score's share of the best possible and credit every result as one it did not see.
-    lists = {engine: hits for engine, hits in lists.items() if hits}
     merged = merge(lists, prepared.canonical) if prepared else merge(lists)
+    blocked = domain_lists(search.ranking, search.block_domains).blocked
+    items = [item for item in merged if not matches(item.host, blocked)]
+    # An engine that answered with no results (none but on blocked domains) has no vote:
+    # counted, it would lower every score's share of the best possible and credit every result
+    # as one it did not see.
+    voting = {engine for item in items for engine in item.ranks}
+    lists = {engine: hits for engine, hits in lists.items() if engine in voting}
     configured = None
     # A muted engine (weight 0) says nothing of how far the others agree.
     heard = {engine for engine in lists if weights.get(engine, 1.0) > 0}
@@ -428,7 +432,6 @@ def rank(
         weights = reliable_weights(ranked, weights, families or {}, search.ranking.agreement_weight)
     ctx = Context(lists, query, search, weights, families or {}, now, configured)
     texts = prepared.texts if prepared else None
-    items = [item for item in merged if not matches(item.host, ctx.domains.blocked)]
     votes = [ctx.votes(item.ranks) for item in items]
     voted = [ctx.by_family(v) for v in votes]
     if search.ranking.coverage_weight > 0 and ctx.voters > 1:
