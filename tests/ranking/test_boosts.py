@@ -48,6 +48,8 @@ def test_authority_sites() -> None:
     assert site("cs.stanford.edu") == 0.5
     assert site("www.ox.ac.uk") == 0.5
     assert site("randomblog.net") == 0.0
+    assert site("anything.ac") == 0.0  # Ascension Island's domain, open to anyone
+    assert site("www.nasa.gov") == 0.5
 
 
 def test_documentation_paths_raise_authority() -> None:

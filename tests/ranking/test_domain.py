@@ -49,6 +49,10 @@ def test_lists_match_host_and_subdomains_only() -> None:
 def test_normalise_domain_entries() -> None:
     assert normalise_domain(" *.Example.COM ") == "example.com"
     assert normalise_domain("https://www.example.com/some/path") == "example.com"
+    # Results' hosts carry no port or user: an entry written with them blocks its host.
+    assert normalise_domain("example.com:8080") == "example.com"
+    assert normalise_domain("https://user@www.example.com:443/x") == "example.com"
+    assert normalise_domain("[2001:db8::1]") == "[2001:db8::1]"
 
 
 def test_ordinary_sites_are_not_penalised() -> None:

@@ -107,10 +107,17 @@ def domain_info(host: str) -> DomainInfo:
     return DomainInfo(host=host, registered=registered, name=parts.domain, suffix=parts.suffix)
 
 
+_PORT = re.compile(r":\d*$")
+
+
 def normalise_domain(entry: str) -> str:
-    """A list entry as a bare lower-case host: scheme, path, `www.` and `*.` removed, and
-    IDNA labels decoded as in the results' hosts (`xn--bcher-kva.de` is `bücher.de`)."""
-    entry = entry.strip().lower().split("://", 1)[-1].split("/", 1)[0].strip(".")
+    """A list entry as a bare lower-case host: scheme, user, port, path, `www.` and `*.`
+    removed, and IDNA labels decoded as in the results' hosts (`xn--bcher-kva.de` is
+    `bücher.de`)."""
+    entry = entry.strip().lower().split("://", 1)[-1].split("/", 1)[0].rpartition("@")[2]
+    if not entry.startswith("["):  # an IPv6 literal keeps its colons
+        entry = _PORT.sub("", entry)
+    entry = entry.strip(".")
     for prefix in ("*.", "www."):
         entry = entry.removeprefix(prefix)
     return unicode_host(entry)
@@ -224,10 +231,11 @@ class HostFacts:
         self.penalized = matches(host, lists.penalized)
         # The words that name the site in a query (`redis` for redis.io), none without a name.
         self.name = (stem(info.name), info.name.replace("-", "")) if info.name else None
-        # Documentation hosts (docs.*, developer.*) and public-institution suffixes (.gov, .ac.uk).
-        self.documentation = (
-            host.split(".", 1)[0] in DOCS_HOST_LABELS
-            or info.suffix.split(".", 1)[0] in PUBLIC_SUFFIX_LABELS
+        # Documentation hosts (docs.*, developer.*) and public-institution suffixes (.gov,
+        # .ac.uk; not the bare .ac, Ascension Island's, open to anyone).
+        first, _, rest = info.suffix.partition(".")
+        self.documentation = host.split(".", 1)[0] in DOCS_HOST_LABELS or (
+            first in PUBLIC_SUFFIX_LABELS and (bool(rest) or first != "ac")
         )
 
     def named_by(self, query: QueryTerms) -> bool:
