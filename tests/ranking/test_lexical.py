@@ -48,6 +48,12 @@ def test_chinese_is_split_into_bigrams_without_particle_bridges() -> None:
     assert terms("库") == {"库"}  # a lone character stays a term
 
 
+def test_a_chinese_word_holding_a_particle_character_is_kept() -> None:
+    # 吗啡 (morphine), 酒吧 (bar), 了解 (to understand): left without them, nothing is searched.
+    assert terms("吗啡") == {"吗啡"} and terms("酒吧") == {"酒吧"} and terms("了解") == {"了解"}
+    assert analyze_query("吗啡").content == ("吗啡",)
+
+
 def test_lao_myanmar_and_khmer_runs_are_read_as_bigrams_too() -> None:
     # Written without spaces between words, as Thai is.
     assert terms("ພາສາ") == {"ພາ", "າສ", "ສາ"}  # Lao

@@ -118,10 +118,13 @@ def stem(word: str) -> str:
 
 
 def bigrams(run: str) -> list[str]:
+    """A run of Chinese or Japanese characters as its character pairs, leaving out those that
+    hold a particle (的, 了, 吗 ...), unless that leaves none: 吗啡 (morphine), 酒吧 (bar) and
+    了解 (to understand) are words."""
     if len(run) == 1:
         return [run]
     grams = [run[i : i + 2] for i in range(len(run) - 1)]
-    return [g for g in grams if not (_ZH_PARTICLES & set(g))]
+    return [g for g in grams if not (_ZH_PARTICLES & set(g))] or grams
 
 
 def _is_content(word: str) -> bool:
