@@ -12,6 +12,7 @@ import functools
 import json
 import logging
 import socket
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -377,6 +378,52 @@ async def test_summaries_go_through_a_socks5_proxy(llm: FakeLLM, llm_url: str) -
             await summarizer.close()
     assert outcome.error is None and outcome.text is not None
     assert socks.tunnels == {urlsplit(llm_url).netloc: 1}
+
+
+@contextlib.contextmanager
+def closing_at_once() -> Iterator[str]:
+    """A "SOCKS5 proxy" that reads the greeting and hangs up (overloaded, or another service on
+    its port): the client's SOCKS library raises an error of its own, no HTTP error."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    done = False
+
+    def serve() -> None:
+        while not done:
+            with contextlib.suppress(OSError):
+                conn, _ = server.accept()
+                with conn:
+                    conn.recv(64)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"socks5://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        done = True
+        thread.join(2)
+        server.close()
+
+
+async def test_a_proxy_that_breaks_off_its_handshake_is_a_summary_error(llm_url: str) -> None:
+    with closing_at_once() as proxy:
+        config = {"llm": {"base_url": llm_url, "model": "m"}, "proxy": {"url": proxy}}
+        summarizer = Summarizer.from_settings(parse_config(config, "test", environ={}))
+        assert summarizer is not None
+        try:
+            outcome = await summarizer.summarize(QUERY, "code", [result(1)], budget_seconds=5)
+        finally:
+            await summarizer.close()
+    assert outcome.text is None and outcome.error is not None
+    assert "streaming: request failed (" in outcome.error and "127.0.0.1" not in outcome.error
+
+
+@pytest.mark.parametrize("key", ["sk-abc\u2026def", "\u201csk-abc\u201d", "sk-abc\ndef"])
+def test_a_model_key_no_http_header_can_carry_is_refused_at_start(key: str) -> None:
+    config = {"llm": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}
+    with pytest.raises(ConfigError, match="an HTTP header cannot carry") as caught:
+        parse_config(config, "test", environ={"LLM_API_KEY": key})
+    assert key not in str(caught.value) and "abc" not in str(caught.value)
 
 
 async def test_a_failing_progress_reporter_does_not_cost_the_summary(

@@ -121,10 +121,25 @@ def networks(what: str) -> AfterValidator:
 
 #: A list that may also be one comma-separated string (from the environment).
 CommaList = Annotated[list[str], BeforeValidator(split_commas)]
+
+
+def _header_safe(value: str | None) -> str | None:
+    """A secret sent in an HTTP header: printable ASCII, which a key pasted with a curly quote,
+    an ellipsis or a line break is not (its every request would fail). Never echoes it."""
+    if value is not None and not (value.isascii() and value.isprintable()):
+        raise ValueError(
+            "holds a character an HTTP header cannot carry (not ASCII, or a control character);"
+            " was it pasted with quotes or a line break?"
+        )
+    return value
+
+
 #: A comma list whose items are taken as text.
 TextList = Annotated[list[str], BeforeValidator(lambda value: as_texts(split_commas(value)))]
 #: An optional secret (an API key) taken as text, never shown.
-SecretText = Annotated[str | None, BeforeValidator(as_text), Field(repr=False)]
+SecretText = Annotated[
+    str | None, BeforeValidator(as_text), AfterValidator(_header_safe), Field(repr=False)
+]
 #: An http(s) base URL, without its trailing slash.
 HttpUrl = Annotated[str, starts_with(HTTP_SCHEMES, strip=True)]
 #: Checks a proxy URL; other values (None, false) pass.

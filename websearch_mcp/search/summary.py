@@ -281,7 +281,10 @@ class Summarizer:
                 for attempt, run in attempts:
                     try:
                         text = await run(max(0.001, end - time.monotonic()))
-                    except (SummaryError, httpx.HTTPError) as err:
+                    # Any failure, not only the HTTP client's (a SOCKS proxy's broken
+                    # handshake comes through as its own error): the model's problems never
+                    # fail the search.
+                    except Exception as err:
                         failures.append(f"{attempt}: {_describe(err)}")
                         if isinstance(err, SummaryRefused):
                             break
