@@ -166,10 +166,22 @@ def test_free_text_intent_is_quoted_as_data() -> None:
 def test_sources_list_only_the_cited_results() -> None:
     results = [result(n) for n in range(1, 4)]
     text = with_sources("A [1], B [2, 3] and a made-up [9] or [0].", results)
-    assert text.endswith(
+    assert text == (
+        "A [1], B [2, 3] and a made-up or.\n\n"  # numbers it was not given name no result
         "Sources:\n[1] https://example.org/1\n[2] https://example.org/2\n[3] https://example.org/3"
     )
     assert with_sources("Nothing cited.", results) == "Nothing cited."
+    assert with_sources("Both [1, 7] and [8].", results) == (
+        "Both [1] and.\n\nSources:\n[1] https://example.org/1"
+    )
+
+
+def test_a_range_of_citations_cites_each_result_in_it() -> None:
+    results = [result(n) for n in range(1, 6)]
+    text = with_sources("Both agree [1-3], and so does [4–5].", results)
+    assert text.startswith("Both agree [1-3], and so does [4–5].")
+    assert text.endswith("\n".join(f"[{n}] https://example.org/{n}" for n in range(1, 6)))
+    assert with_sources("All [1-900].", results).startswith("All [1, 2, 3, 4, 5].")
 
 
 def test_only_code_hides_a_citation() -> None:

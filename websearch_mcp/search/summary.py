@@ -47,7 +47,11 @@ ANSWER_BYTES_PER_TOKEN, MIN_ANSWER_BYTES = 512, 1024 * 1024
 CUT_OFF_NOTE = "… (cut off at the summary's length limit, llm.max_tokens)"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 #: [3], [1][4] and [2, 5] all cite.
-_CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+# A citation: `[2]`, `[2, 5]`, `[1-3]` (a range), after the space before it.
+_CITED = r"\d{1,3}(?:\s*[-–]\s*\d{1,3})?"
+_CITATION = re.compile(rf"(\s?)\[({_CITED}(?:\s*,\s*{_CITED})*)\]")
+#: The longest range a citation is read as (`[1-999]` names no results one by one).
+MAX_CITED_RANGE = 20
 #: Markdown code, fenced or inline: an index there (`sys.argv[1]`) is code, not a citation.
 _CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
 
@@ -160,20 +164,38 @@ def build_messages(
     return messages, shown
 
 
+def _cited(group: str) -> list[int]:
+    """The numbers a citation's text names: `2, 5` -> 2, 5; `1-3` -> 1, 2, 3."""
+    numbers: list[int] = []
+    for part in group.split(","):
+        first, _, last = part.replace("–", "-").partition("-")
+        low, high = sorted((int(first), int(last or first)))
+        numbers.extend(range(low, min(high, low + MAX_CITED_RANGE - 1) + 1))
+    return numbers
+
+
 def with_sources(text: str, results: Sequence[Mapping[str, Any]]) -> str:
-    """`text` followed by `Sources:` and the URL of every result it cites as [n] outside code."""
-    cited = sorted(
-        {
-            int(number)
-            for group in _CITATION.findall(_CODE.sub("", text))
-            for number in group.split(",")
-            if 1 <= int(number) <= len(results)
-        }
-    )
+    """`text` followed by `Sources:` and the URL of every result it cites as [n] outside code.
+    A number the model was not given is left out of the text: it names no result below."""
+    cited: set[int] = set()
+
+    def given(match: re.Match[str]) -> str:
+        numbers = _cited(match[2])
+        kept = [n for n in numbers if 1 <= n <= len(results)]
+        cited.update(kept)
+        if len(kept) == len(numbers):
+            return match[0]
+        return f"{match[1]}[{', '.join(map(str, kept))}]" if kept else ""
+
+    pieces, start = [], 0
+    for code in _CODE.finditer(text):
+        pieces += [_CITATION.sub(given, text[start : code.start()]), code[0]]
+        start = code.end()
+    text = "".join([*pieces, _CITATION.sub(given, text[start:])]).strip()
     if not cited:
-        return text.strip()
-    sources = "\n".join(f"[{n}] {results[n - 1]['url']}" for n in cited)
-    return f"{text.strip()}\n\nSources:\n{sources}"
+        return text
+    sources = "\n".join(f"[{n}] {results[n - 1]['url']}" for n in sorted(cited))
+    return f"{text}\n\nSources:\n{sources}"
 
 
 def _describe(err: Exception) -> str:
