@@ -115,6 +115,10 @@ def test_plural_stemming_meets_singular() -> None:
     assert stem("models") == stem("model")
     assert stem("studies") == stem("study")
     assert stem("indexes") == stem("index")
+    # A plural in -ies of a word in -ie: "cookies" met "cooky", never "cookie".
+    for word in ("cookie", "movie", "calorie", "zombie"):
+        assert stem(f"{word}s") == stem(word)
+    assert terms("chocolate cookies") == terms("chocolate cookie")
     assert stem("analysis") == "analysis"
     assert stem("class") == "class"
     # A word of three letters keeps its last one: "gas" is no plural, and "dns" stays rare.

@@ -107,13 +107,16 @@ STOP_WORDS = STOP_WORDS_EN | STOP_WORDS_ZH
 @lru_cache(maxsize=16384)
 def stem(word: str) -> str:
     """Harman's plural stemmer plus a dropped final e, on plain lower-case words, so that both
-    forms meet: models, model -> model; studies -> study; indexes, index -> index."""
+    forms meet: models, model -> model; studies -> study; indexes, index -> index; cookies,
+    cookie -> cooky (a final -ie as the -y that -ies becomes)."""
     if len(word) <= 3 or not word.isalpha():
         return word
     if word.endswith("ies") and not word.endswith(("eies", "aies")):
-        word = word[:-3] + "y"
-    elif word.endswith("s") and not word.endswith(("us", "ss", "is")):
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith(("us", "ss", "is")):
         word = word[:-1]  # -es keeps its e here; a final e goes below
+    if len(word) > 4 and word.endswith("ie"):
+        return word[:-2] + "y"
     return word[:-1] if len(word) > 4 and word.endswith("e") else word
 
 
