@@ -833,3 +833,27 @@ def test_example_file_shows_the_defaults() -> None:
     example = load_config(EXAMPLE).model_dump(exclude={"engines"})
     defaults = parse_config({}, "defaults", environ={}).model_dump(exclude={"engines"})
     assert example == defaults
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("WEBSEARCH_MCP_SERVER__AUTH_TOKENS", ""),
+        ("WEBSEARCH_MCP_SERVER__AUTH_TOKENS", "  "),
+        ("WEBSEARCH_MCP_ENGINES__TAVILY__API_KEYS", ""),
+        ("TAVILY_API_KEYS", " "),
+    ],
+)
+def test_an_empty_secrets_variable_sets_nothing_and_keeps_the_files_secrets(
+    variable: str, value: str
+) -> None:
+    # Set empty, a token variable would have left a loopback server without authentication.
+    file = {
+        "server": {"auth_tokens": ["file-token-1"]},
+        "engines": {"tavily": {"api_keys": ["tvly-file"]}},
+    }
+    settings = parse_config(file, "conf.yaml", environ={variable: value})
+    assert settings.server.auth_tokens == ["file-token-1"]
+    assert settings.engines["tavily"].api_keys == ["tvly-file"]
+    cleared = parse_config(file, "conf.yaml", environ={"WEBSEARCH_MCP_SERVER__AUTH_TOKENS": "[]"})
+    assert cleared.server.auth_tokens == []

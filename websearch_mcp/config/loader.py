@@ -85,6 +85,17 @@ def _env_value(raw: str) -> Any:
     return text
 
 
+#: Lists of secrets: an empty variable for one sets nothing, as `WEBSEARCH_MCP_TOKENS=` and
+#: `<ENGINE>_API_KEYS=` do, where emptying the file's list would leave a server without
+#: authentication, or an engine without its keys, by a variable left blank.
+_SECRET_LISTS = frozenset({"auth_tokens", "api_keys"})
+
+
+def _unset_secrets(path: tuple[str, ...], raw: str) -> bool:
+    """Whether a variable for `path` holding `raw` sets nothing: a list of secrets left blank."""
+    return path[-1] in _SECRET_LISTS and not raw.strip()
+
+
 def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
     """Nested dict from `WEBSEARCH_MCP_<SECTION>__<KEY>=value` variables (values parsed as YAML).
     A variable setting a whole section comes before those inside it, whatever their order in
@@ -93,7 +104,7 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
     named: dict[tuple[str, ...], str] = {}
     for name in sorted(environ, key=lambda name: len(_env_path(name))):
         path = _env_path(name)
-        if not path:
+        if not path or _unset_secrets(path, environ[name]):
             continue
         if (other := named.setdefault(path, name)) != name:  # names are read case-blind
             raise ValueError(f"environment variables {other} and {name} both set {'.'.join(path)}")
@@ -110,7 +121,9 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
 def _engine_keys(environ: dict[str, str], key_variables: Mapping[str, str]) -> dict[str, Any]:
     """`<ENGINE>_API_KEYS=k1,k2` for every engine in `key_variables` (name -> variable)."""
     found = {
-        name: {"api_keys": environ[var]} for name, var in key_variables.items() if environ.get(var)
+        name: {"api_keys": environ[var]}
+        for name, var in key_variables.items()
+        if environ.get(var, "").strip()
     }
     return {"engines": found} if found else {}
 
@@ -133,10 +146,10 @@ def _variables(
     found: dict[tuple[str, ...], str] = {
         ("engines", name, "api_keys"): var
         for name, var in key_variables.items()
-        if environ.get(var)
+        if environ.get(var, "").strip()
     }
     for name in environ:
-        if path := _env_path(name):
+        if (path := _env_path(name)) and not _unset_secrets(path, environ[name]):
             found[path] = name
     for path, var in ((("server", "auth_tokens"), TOKENS_ENV), (("llm", "api_key"), LLM_KEY_ENV)):
         if environ.get(var, "").strip():
