@@ -857,3 +857,30 @@ def test_an_empty_secrets_variable_sets_nothing_and_keeps_the_files_secrets(
     assert settings.engines["tavily"].api_keys == ["tvly-file"]
     cleared = parse_config(file, "conf.yaml", environ={"WEBSEARCH_MCP_SERVER__AUTH_TOKENS": "[]"})
     assert cleared.server.auth_tokens == []
+
+
+def test_numbers_inside_a_variables_collection_are_kept_as_written() -> None:
+    # As in the file: YAML 1.1 would read 0777, 1_000 and 0x1F as 511, 1000 and 31.
+    env = {
+        "WEBSEARCH_MCP_SERVER__AUTH_TOKENS": "[0777, 1_000, 0x1F]",
+        "WEBSEARCH_MCP_ENGINES": "{tavily: {api_keys: [0777]}}",
+        "WEBSEARCH_MCP_SEARCH": "{max_results: 7}",
+    }
+    settings = parse_config({}, "test", environ=env)
+    assert settings.server.auth_tokens == ["0777", "1_000", "0x1F"]
+    assert settings.engines["tavily"].api_keys == ["0777"]
+    assert settings.search.max_results == 7
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"engines": {"brave": {"api_keys": ["brave-key\n"]}}},
+        {"engines": {"brave": {"api_keys": ["brave\u2026key"]}}},
+        {"server": {"auth_tokens": ["token-1\n"]}},
+    ],
+)
+def test_a_key_or_token_no_header_can_carry_is_refused_at_load(data: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError, match="an HTTP header cannot carry") as caught:
+        parse_config(data, "conf.yaml", environ={})
+    assert "brave-key" not in str(caught.value) and "token-1" not in str(caught.value)

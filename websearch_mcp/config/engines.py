@@ -10,7 +10,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BeforeValidator, Field
 
-from websearch_mcp.config.types import HttpUrl, Section, TextList, proxy_url
+from websearch_mcp.config.types import (
+    HttpUrl,
+    Section,
+    TextList,
+    each,
+    printable_secret,
+    proxy_url,
+)
 
 
 def _proxy_url_or_false(value: Any) -> Any:
@@ -21,7 +28,7 @@ def _proxy_url_or_false(value: Any) -> Any:
 
 class EngineSettings(Section):
     enabled: bool | None = None  # None: the engine's own default
-    api_keys: TextList = Field(default_factory=list, repr=False)
+    api_keys: Annotated[TextList, each(printable_secret)] = Field(default_factory=list, repr=False)
     weight: float = Field(1.0, ge=0.0, le=100.0)
     # None: keep every result the engine returns.
     max_size: int | None = Field(

@@ -71,7 +71,7 @@ def _env_value(raw: str) -> Any:
     if not text:
         return raw
     try:
-        value = yaml.safe_load(raw)
+        value = yaml.load(raw, Loader=_ConfigLoader)  # the file's safe loader: numbers as written
     except (yaml.YAMLError, ValueError):  # ValueError: a number of thousands of digits
         return text
     if (

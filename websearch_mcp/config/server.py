@@ -7,7 +7,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field
 
 from websearch_mcp.config.patterns import parse_host_pattern, parse_origin_pattern
-from websearch_mcp.config.types import Section, TextList, as_texts, each, networks, split_commas
+from websearch_mcp.config.types import (
+    Section,
+    TextList,
+    as_texts,
+    each,
+    networks,
+    printable_secret,
+    split_commas,
+)
 
 
 def _tokens(value: Any) -> Any:
@@ -22,6 +30,11 @@ def _tokens(value: Any) -> Any:
                     f"token {number} is {kind}: every token must be a non-empty string;"
                     " remove the item, or leave the list empty for no tokens"
                 )
+            if isinstance(item, str):
+                try:
+                    printable_secret(item)
+                except ValueError as err:
+                    raise ValueError(f"token {number} {err}") from None
     return as_texts(value)
 
 

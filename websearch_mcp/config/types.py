@@ -123,9 +123,10 @@ def networks(what: str) -> AfterValidator:
 CommaList = Annotated[list[str], BeforeValidator(split_commas)]
 
 
-def _header_safe(value: str | None) -> str | None:
-    """A secret sent in an HTTP header: printable ASCII, which a key pasted with a curly quote,
-    an ellipsis or a line break is not (its every request would fail). Never echoes it."""
+def printable_secret(value: str | None) -> str | None:
+    """A key or token: printable ASCII, as an HTTP header carries it, which one pasted with a
+    curly quote, an ellipsis or a line break is not (its every request would fail). The
+    message never shows it."""
     if value is not None and not (value.isascii() and value.isprintable()):
         raise ValueError(
             "holds a character an HTTP header cannot carry (not ASCII, or a control character);"
@@ -138,7 +139,7 @@ def _header_safe(value: str | None) -> str | None:
 TextList = Annotated[list[str], BeforeValidator(lambda value: as_texts(split_commas(value)))]
 #: An optional secret (an API key) taken as text, never shown.
 SecretText = Annotated[
-    str | None, BeforeValidator(as_text), AfterValidator(_header_safe), Field(repr=False)
+    str | None, BeforeValidator(as_text), AfterValidator(printable_secret), Field(repr=False)
 ]
 #: An http(s) base URL, without its trailing slash.
 HttpUrl = Annotated[str, starts_with(HTTP_SCHEMES, strip=True)]
