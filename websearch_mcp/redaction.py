@@ -7,9 +7,11 @@ mask `KEY_LIKE` tokens in an API's own error text (which may quote a key not con
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Iterable
+from urllib.parse import quote, quote_plus
 
 #: What a secret is replaced with.
 MASK = "***"
@@ -29,6 +31,25 @@ def redact(text: str, secrets: Iterable[str]) -> str:
             # Where a short secret is sent (a header, `key=ab&`, a URL's `:pw@`) it stands alone;
             # ASCII word characters only, so that a short query inside CJK text still goes.
             text = re.sub(rf"(?<!\w){re.escape(secret)}(?!\w)", MASK, text, flags=re.ASCII)
+    return text
+
+
+def without_query(text: str, query: str, mask: str) -> str:
+    """`text` with a user's query replaced by `mask`, in every form an API's error may quote it
+    in (as typed, URL-encoded, JSON-escaped), and where a text cut short (`…`) ends in its
+    start: errors are logged and kept, queries are not."""
+    query = query.strip()
+    if not query:
+        return text
+    forms = {query, quote(query, safe=""), quote_plus(query), json.dumps(query)[1:-1]}
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, mask)
+    if text.endswith("…"):
+        body = text[:-1]
+        for form in forms:
+            for size in range(min(len(form), len(body)), 2, -1):
+                if body.endswith(form[:size]):
+                    return body[:-size] + mask + "…"
     return text
 
 

@@ -7,6 +7,7 @@ import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, quote_plus
 
 import httpx
@@ -320,3 +321,33 @@ def test_a_short_secret_beside_cjk_text_is_masked() -> None:
 
     # CJK letters are no ASCII word characters: a short key quoted between them stands alone.
     assert redact("密钥k9无效", ["k9"]) == "密钥***无效"
+
+
+@pytest.mark.parametrize("form", ["raw", "encoded", "long"])
+def test_an_api_error_quoting_the_query_in_any_form_leaves_it_out_of_the_log(
+    log_stream: io.StringIO, form: str
+) -> None:
+    """docs/security.md: queries are not logged at info and above, though an API may quote
+    one, URL-encoded, or cut short at the 200 characters its error is kept to."""
+    query = "merger talks with zanzibar holdings"
+    if form == "long":
+        query = " ".join([query] * 8)
+    quoted = quote(query, safe="") if form == "encoded" else query
+    fake = FakeEngines(results_for)
+    fake.faults["serper"] = Fault(status=400, body=json.dumps({"message": f"bad q={quoted}"}))
+    with serve_fake_engines(fake) as web:
+        urls = fake_engines.base_urls(web)
+        engines: dict[str, dict[str, Any]] = {name: {"enabled": False} for name in ENGINES}
+        engines["serper"] = {"api_keys": ["serper-key-0123456789"], "base_url": urls["serper"]}
+        engines["searxng"] = {"enabled": True, "base_url": urls["searxng"]}
+        settings = parse_config(
+            {"engines": engines, "cache": {"backend": "none"}}, "test", environ={}
+        )
+        configure_logging("json", "info", settings.secrets(), stream=log_stream)
+        with serve_app(create_app(settings)) as url:
+            body = tool_call({"query": query})
+            httpx.post(f"{url}/mcp", headers=MCP_HEADERS, json=body, timeout=20)
+            status = httpx.get(f"{url}/status.json", timeout=5).text
+    log = log_stream.getvalue()
+    assert "engine serper failed" in log
+    assert "zanzibar" not in log and "zanzibar" not in status

@@ -445,7 +445,8 @@ def test_no_key_token_proxy_password_or_query_is_shown(engines_url: str, fake: F
     keys = _planted()
     query = "zebra quasar marmalade"
     for name, key in keys.items():  # every keyed API refuses its key, quoting it and the query
-        body = json.dumps({"error": f"invalid api key {key} for {query}", "message": key})
+        error = f"invalid api key {key} for {query} (GET /x?q={quote(query, safe='')})"
+        body = json.dumps({"error": error, "message": key})
         fake.faults[name] = Fault(status=401, body=body)
     settings = _secret_settings(engines_url, keys)
     auth = {"Authorization": f"Bearer {TOKEN}"}

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from websearch_mcp.models import EngineReport
+from websearch_mcp.redaction import without_query
 
 #: Minutes of history kept and shown.
 MINUTES = 60
@@ -42,18 +43,8 @@ def latency_bucket(ms: int) -> int:
 
 
 def clean_error(text: str, query: str) -> str:
-    """An error text to keep: without the query's text, and not too long."""
-    query = query.strip()
-    if query:
-        text = text.replace(query, QUERY_MASK)
-        # A text cut short (an API's error is kept to 200 characters) may end in the query's
-        # start: that is the query's text too.
-        if text.endswith("…"):
-            body = text[:-1]
-            for size in range(min(len(query), len(body)), 2, -1):
-                if body.endswith(query[:size]):
-                    text = body[:-size] + QUERY_MASK + "…"
-                    break
+    """An error text to keep: without the query's text (`without_query`), and not too long."""
+    text = without_query(text, query, QUERY_MASK)
     return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
 
 

@@ -26,7 +26,7 @@ import httpx
 from websearch_mcp.config import LLMSettings, Settings
 from websearch_mcp.errors import SummaryError, SummaryRefused
 from websearch_mcp.net.http import build_httpx_client, choose_proxy
-from websearch_mcp.redaction import MASK, redact
+from websearch_mcp.redaction import MASK, redact, without_query
 from websearch_mcp.surrogates import well_formed_data
 
 log = logging.getLogger("websearch_mcp.search.summary")
@@ -322,7 +322,7 @@ class Summarizer:
             failures.append(f"{attempt}: no answer within {budget_seconds:g} s")
         error = redact("; ".join(failures), self._secrets)
         # A model's server may quote what it was sent, the query among it: the log never holds it.
-        log.warning("no summary from model %s: %s", self.model, error.replace(query.strip(), MASK))
+        log.warning("no summary from model %s: %s", self.model, without_query(error, query, MASK))
         return SummaryOutcome(error=f"the language model gave no summary ({error})")
 
     def _body(self, messages: list[dict[str, str]], *, stream: bool) -> dict[str, Any]:
