@@ -96,6 +96,22 @@ async def test_failures_in_a_row_grow_until_a_success_resets_them() -> None:
     assert await breaker.failure("error", "HTTP 500") == 5
 
 
+async def test_an_answer_to_a_request_sent_before_the_breaker_opened_leaves_it_open() -> None:
+    clock = FakeClock()
+    breaker = CircuitBreaker("duckduckgo", MemoryCooldownStore(), clock=clock)
+    assert await breaker.check() is None  # one search sends its request
+    assert await breaker.check() is None  # another sends its own
+    await breaker.failure("captcha", "CAPTCHA page")  # the second's answer: open for 1 h
+    clock.advance(0.2)
+    await breaker.success()  # the first's answer, sent before the block
+    state = await breaker.check()
+    assert state is not None and state.seconds_left > 3000
+    clock.advance(3600)
+    assert await breaker.check() is None  # the probe
+    await breaker.success()  # its answer closes it
+    assert await breaker.closed()
+
+
 async def test_breakers_of_different_engines_share_a_store_independently() -> None:
     store = MemoryCooldownStore()
     clock = FakeClock()

@@ -152,6 +152,9 @@ class CircuitBreaker:
         return await self._store.get(self.name) is None
 
     async def success(self) -> None:
-        """The engine answered: close the breaker and forget past failures."""
-        if await self._store.get(self.name) is not None:
+        """The engine answered: close the breaker and forget past failures, unless it opened
+        while the request was under way (another request's CAPTCHA, here or on another
+        replica): an answer to a request sent before does not cut that rest short."""
+        entry = await self._store.get(self.name)
+        if entry is not None and entry.until <= self._clock():
             await self._store.delete(self.name)
