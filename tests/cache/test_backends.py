@@ -373,6 +373,11 @@ async def test_redis_refusing_writes_pauses_writes_only(
             assert cache.stats.bypassed == 1  # writes are waited out...
             assert await cache.get("web", key("q")) is None  # ...reads still reach Redis
             assert cache.stats.bypassed == 1 and sum(cache.stats.errors.values()) == 1
+            # A hit is served though its expiry cannot slide, and pauses no read after it.
+            for _ in range(2):
+                hit = await cache.get("web", key("kept"))
+                assert hit is not None and hit.value == {"v": 1}
+            assert cache.stats.bypassed == 1 and sum(cache.stats.errors.values()) == 1
     finally:
         await cache.close()
 

@@ -42,8 +42,10 @@ if expiry <= now or deadline <= now then
   return false
 end
 local expires = math.min(now + ttl, deadline)
-redis.call('HSET', KEYS[1], 'e', string.format('%.6f', expires), 'u', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], math.ceil((expires - now) * 1000))
+-- Sliding the expiry is a write: refused (out of memory, a read-only replica), the hit is
+-- still served, unslid.
+redis.pcall('HSET', KEYS[1], 'e', string.format('%.6f', expires), 'u', ARGV[1])
+redis.pcall('PEXPIRE', KEYS[1], math.ceil((expires - now) * 1000))
 return {r[1], r[2]}
 """
 
