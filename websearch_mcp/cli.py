@@ -326,7 +326,8 @@ def _status(settings: Settings, ns: argparse.Namespace) -> int:
     if not (isinstance(report, dict) and isinstance(report.get("engines"), list)):
         print(f"error: {base}/status.json answered no status report", file=sys.stderr)
         return 1
-    print(response.text if ns.json else render_table(report))
+    # ASCII JSON: an engine's error text may hold characters a terminal would act on.
+    print(json.dumps(report, ensure_ascii=True) if ns.json else render_table(report))
     return 0
 
 

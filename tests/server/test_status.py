@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from testing.cache_helpers import FakeClock
-from testing.fake_engines import FakeEngines, Fault, base_urls
+from testing.fake_engines import Body, FakeEngines, Fault, base_urls
 from testing.fetch_helpers import LocalServer, page
 from testing.redis_server import RedisServer
 from testing.server_helpers import BRAVE_KEY, MCP_HEADERS, settings_for, tool_call
@@ -612,3 +612,19 @@ def test_the_cli_says_when_the_url_answers_no_status_report(
     out, err = capsys.readouterr()
     assert out == ""
     assert f"error: {url}/status.json answered no status report" in err
+
+
+def test_the_cli_json_holds_no_character_a_terminal_would_act_on(
+    engines_url: str, fake: FakeEngines, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An engine's error text, shown as it came: a C1 control (CSI) would clear the screen.
+    answer = {"results": [], "unresponsive_engines": [["google\x9b2J\x9b8m", "timeout"]]}
+    fake.bodies["searxng"] = Body(json.dumps(answer).encode())
+    with serve_app(create_app(mix_settings(engines_url))) as url:
+        body = tool_call({"query": "python asyncio"})
+        httpx.post(f"{url}/mcp", json=body, headers=MCP_HEADERS, timeout=20)
+        assert cli_main(["status", "--json", "--url", url]) == 0
+    out = capsys.readouterr().out
+    assert [c for c in out if not c.isprintable() and c != "\n"] == []
+    report = json.loads(out)
+    assert "\x9b2J" in json.dumps(report, ensure_ascii=False)  # the text itself is kept
