@@ -341,6 +341,23 @@ def test_each_engine_shows_its_true_state_and_the_hour_adds_up(mix: str, fake: F
     assert {name: shown[name] for name in EXPECTED} == EXPECTED
 
 
+def test_metrics_count_the_calls_the_status_page_counts(mix: str, fake: FakeEngines) -> None:
+    # A search that sent an engine nothing (its key resting, its breaker open) is `skipped`
+    # on /metrics too, not a call with the status its report gives.
+    for query in ("asyncio coroutines", "asyncio tasks and futures"):
+        search(mix, query)
+    rows = _rows(httpx.get(f"{mix}/status.json", timeout=10).json())
+    metrics = httpx.get(f"{mix}/metrics", timeout=10).text
+    found = re.findall(
+        r'websearch_engine_calls_total\{engine="(\w+)",status="(\w+)"\} ([0-9.]+)', metrics
+    )
+    for name in ("brave", "bing", "wikipedia"):
+        counted = {status: float(n) for engine, status, n in found if engine == name}
+        sent = sum(n for status, n in counted.items() if status != "skipped")
+        assert sent == rows[name]["hour"]["calls"] == fake.counts[name], (name, counted)
+        assert counted.get("skipped", 0) == rows[name]["hour"]["skipped"], name
+
+
 def test_an_engine_whose_every_key_was_refused_shows_it(
     engines_url: str, fake: FakeEngines
 ) -> None:

@@ -148,7 +148,10 @@ class SearchService:
         self._fan_outs = 0  # fresh searches waiting for their engines in this process
         #: Told every fresh search's engine reports once, however many requests shared it
         #: (the metrics' engine calls).
-        self.on_engine_reports: Callable[[Sequence[EngineReport]], None] = lambda reports: None
+        #: Hears each search's engine reports, and the names of the engines it sent nothing to.
+        self.on_engine_reports: Callable[[Sequence[EngineReport], frozenset[str]], None] = (
+            lambda reports, unasked: None
+        )
         self._cleanup: asyncio.Task[None] | None = None
 
     @property
@@ -380,7 +383,7 @@ class SearchService:
         orchestrator = self.orchestrator
         order = orchestrator.names(kind)
         if not runs:
-            self.on_engine_reports(skipped)
+            self.on_engine_reports(skipped, frozenset())
             raise SearchFailed(_ordered(skipped, order))
         started = time.perf_counter()
         # With few searches in flight the process idles while it waits for the engines: each
@@ -401,7 +404,7 @@ class SearchService:
         finally:
             self._fan_outs -= 1
         reports = _ordered(fan.reports + skipped, order)
-        self.on_engine_reports(reports)
+        self.on_engine_reports(reports, fan.unasked)
         if not fan.lists:
             raise SearchFailed(reports)  # an all-failed answer is never cached
         weights = orchestrator.weights(fan.lists)

@@ -14,7 +14,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -245,12 +245,15 @@ class Metrics:
             MultiProcessCollector(registry, self.shared_dir)
         return {name: registry.get_sample_value(f"{name}_total") or 0.0 for name in names}
 
-    def record_engines(self, reports: Iterable[Any]) -> None:
-        """Count each engine's call by status and observe its latency (skipped engines: count)."""
+    def record_engines(self, reports: Iterable[Any], unasked: Collection[str] = ()) -> None:
+        """Count each engine's call by status and observe its latency. An engine sent nothing
+        (`unasked`: every key resting, no slot of its rate limit, its breaker open) counts as
+        `skipped`, whatever its report says, as the status page counts it."""
         for report in map(_report_dict, reports):
-            self._engine_call(report["name"], report["status"]).inc()
+            status = "skipped" if report["name"] in unasked else report["status"]
+            self._engine_call(report["name"], status).inc()
             latency = report.get("latency_ms")
-            if latency is not None and report["status"] != "skipped":
+            if latency is not None and status != "skipped":
                 self._engine_latency(report["name"]).observe(latency / 1000)
 
     @contextlib.contextmanager
