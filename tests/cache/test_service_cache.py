@@ -264,6 +264,30 @@ def test_an_engine_left_out_for_a_rest_is_asked_when_its_report_says(
     assert (cache.stats.hits, cache.stats.misses) == (0, 3)
 
 
+def test_an_answer_without_an_engine_being_probed_is_served_only_until_the_probe_answers(
+    fake: FakeEngines, engines_url: str, cache_path: Path
+) -> None:
+    settings = make_settings(engines_url, cache_path, search={"breaker": {"enabled": True}})
+    clock = FakeClock()
+    orchestrator = Orchestrator(settings, clock=clock, environ={})
+    cache = open_cache(settings.cache, clock=clock)
+    service = SearchService(settings, orchestrator, cache)
+    fake.faults["searxng"] = Fault(status=429, retry_after="30")
+    breaker = orchestrator.runs["searxng"].breaker
+    assert breaker is not None
+    with serve_app(create_app(settings, service)) as url:
+        search(url, "asyncio tutorial")  # searxng rests 30 s
+        del fake.faults["searxng"]
+        clock.advance(31)
+        assert asyncio.run(breaker.check()) is None  # another request probes it
+        probing = report(search(url, QUERY), "searxng")
+        assert probing["status"] == "skipped" and "probing" in probing["error"]
+        asyncio.run(breaker.success())  # the probe's answer: it is back
+        clock.advance(settings.search.deadline_seconds + 1)
+        again = search(url, QUERY)
+    assert report(again, "searxng")["status"] == "ok" and again["cached"] is False
+
+
 async def test_an_answer_the_previous_stored_form_kept_without_a_resting_engine_is_not_served(
     fake: FakeEngines, engines_url: str, cache_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

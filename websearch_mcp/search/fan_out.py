@@ -186,13 +186,15 @@ class Orchestrator:
 
     async def rest_left(self, names: Iterable[str]) -> float | None:
         """Seconds until the first of `names` that rests (its breaker open, or every key
-        resting) may be asked again; None when none of them rests. Claims no probe."""
+        resting) may be asked again; None when none of them rests. Claims no probe. One that
+        another request is probing is known within a search's time: its probe's answer decides."""
+        probe = self.settings.search.deadline_seconds
         waits = []
         for name in names:
             run = self.runs[name]
             wait = await run.pool.recovers_in() if run.pool is not None else 0.0
             if run.breaker is not None and (state := await run.breaker.state()) is not None:
-                wait = max(wait, 0.0 if state.probing else state.seconds_left)
+                wait = max(wait, probe if state.probing else state.seconds_left)
             if wait > 0:
                 waits.append(wait)
         return min(waits, default=None)
