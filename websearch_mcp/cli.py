@@ -332,10 +332,12 @@ def _status(settings: Settings, ns: argparse.Namespace) -> int:
 
 
 def _check(path: str | None) -> int:
+    from websearch_mcp.cache import check_backend
     from websearch_mcp.server.middleware.exposure import check_exposure
 
     settings = load_config(path)
     check_exposure(settings.server)  # as `serve` does before it listens
+    check_backend(settings.cache)  # as building the service does
     enabled = [
         name for name in sorted(settings.engines) if settings.engines[name].enabled is not False
     ]

@@ -12,6 +12,7 @@ import pytest
 
 from websearch_mcp.cache import NullCache, open_cache, run_cleanup_loop
 from websearch_mcp.cache.sqlite import SqliteCache
+from websearch_mcp.cli import main as cli_main
 from websearch_mcp.config import CacheSettings
 from websearch_mcp.errors import ConfigError
 from websearch_mcp.search.configuration import parse_config
@@ -49,6 +50,20 @@ def test_redis_backend_without_the_package_says_what_to_install(
     settings = CacheSettings(backend="redis", redis_url="redis://127.0.0.1:1/0")
     with pytest.raises(ConfigError, match=r"websearch-mcp\[redis\]"):
         open_cache(settings)
+
+
+def test_check_config_refuses_a_redis_backend_without_the_package(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It says what `serve` would stop with, not "configuration OK".
+    monkeypatch.setitem(sys.modules, "redis", None)
+    monkeypatch.delitem(sys.modules, "websearch_mcp.cache.redis", raising=False)
+    monkeypatch.delitem(sys.modules, "websearch_mcp.net.redis_link", raising=False)
+    path = tmp_path / "conf.yaml"
+    path.write_text("cache:\n  backend: redis\n  redis_url: redis://127.0.0.1:6379/0\n")
+    assert cli_main(["check-config", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert "redis package is not installed" in captured.err and "OK" not in captured.out
 
 
 def test_cache_settings_are_checked_without_showing_the_url() -> None:

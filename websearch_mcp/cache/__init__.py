@@ -25,11 +25,30 @@ __all__ = [
     "CacheStats",
     "NullCache",
     "cache_key",
+    "check_backend",
     "config_fingerprint",
     "normalise_query",
     "open_cache",
     "run_cleanup_loop",
 ]
+
+
+def check_backend(settings: CacheSettings) -> None:
+    """ConfigError when the backend `settings` choose cannot be used here: Redis without the
+    `redis` package or without `cache.redis_url` (`check-config` says so as `serve` would)."""
+    if settings.backend != "redis":
+        return
+    try:
+        import websearch_mcp.cache.redis  # noqa: F401
+    except ModuleNotFoundError as err:
+        if err.name != "redis" and not (err.name or "").startswith("redis."):
+            raise
+        raise ConfigError(
+            "cache.backend is 'redis' but the redis package is not installed"
+            " (pip install 'websearch-mcp[redis]')"
+        ) from None
+    if not settings.redis_url:
+        raise ConfigError("cache.backend is 'redis' but cache.redis_url is not set")
 
 
 def open_cache(settings: CacheSettings, *, clock: Callable[[], float] = time.time) -> Cache:
@@ -47,17 +66,10 @@ def open_cache(settings: CacheSettings, *, clock: Callable[[], float] = time.tim
         "clock": clock,
     }
     if settings.backend == "redis":
-        try:
-            from websearch_mcp.cache.redis import RedisCache
-        except ModuleNotFoundError as err:
-            if err.name != "redis" and not (err.name or "").startswith("redis."):
-                raise
-            raise ConfigError(
-                "cache.backend is 'redis' but the redis package is not installed"
-                " (pip install 'websearch-mcp[redis]')"
-            ) from None
-        if not settings.redis_url:
-            raise ConfigError("cache.backend is 'redis' but cache.redis_url is not set")
+        check_backend(settings)
+        from websearch_mcp.cache.redis import RedisCache
+
+        assert settings.redis_url is not None
         return RedisCache(
             settings.redis_url, timeout_seconds=settings.redis_timeout_seconds, **limits
         )
