@@ -884,3 +884,17 @@ def test_a_key_or_token_no_header_can_carry_is_refused_at_load(data: dict[str, A
     with pytest.raises(ConfigError, match="an HTTP header cannot carry") as caught:
         parse_config(data, "conf.yaml", environ={})
     assert "brave-key" not in str(caught.value) and "token-1" not in str(caught.value)
+
+
+def test_a_mistake_in_the_file_is_not_blamed_on_a_variable_setting_other_keys_of_its_section() -> (
+    None
+):
+    env = {"WEBSEARCH_MCP_SEARCH": "{strategy: pool}"}
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"search": {"max_results": 99}}, "conf.yaml", environ=env)
+    assert "search.max_results" in str(caught.value)
+    assert "from WEBSEARCH_MCP_SEARCH" not in str(caught.value)
+    # A key the variable's mapping set is still its.
+    env = {"WEBSEARCH_MCP_SEARCH": "{max_results: 99}"}
+    with pytest.raises(ConfigError, match=r"search\.max_results: .*; from WEBSEARCH_MCP_SEARCH"):
+        parse_config({}, "conf.yaml", environ=env)

@@ -150,11 +150,20 @@ def _variables(
     }
     for name in environ:
         if (path := _env_path(name)) and not _unset_secrets(path, environ[name]):
-            found[path] = name
+            for key in _keys_set(path, _env_value(environ[name])):
+                found[key] = name
     for path, var in ((("server", "auth_tokens"), TOKENS_ENV), (("llm", "api_key"), LLM_KEY_ENV)):
         if environ.get(var, "").strip():
             found[path] = var
     return found
+
+
+def _keys_set(path: tuple[str, ...], value: Any) -> list[tuple[str, ...]]:
+    """The keys a variable for `path` sets: a mapping's own (`WEBSEARCH_MCP_SEARCH={strategy:
+    pool}` sets `search.strategy`, not the whole section), else `path` itself."""
+    if not isinstance(value, dict) or not value:
+        return [path]
+    return [key for item, inner in value.items() for key in _keys_set((*path, str(item)), inner)]
 
 
 def _origin(
