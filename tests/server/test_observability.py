@@ -351,6 +351,7 @@ def test_json_logs_have_request_ids_and_no_secrets(
         http.get(f"{url}/search", params={"q": "asyncio"}, headers=bearer(TOKEN))
         assert http.get(f"{url}/metrics").status_code == 401  # a scraper without the token
         assert http.get(f"{url}/metrics", headers=bearer(TOKEN)).status_code == 200
+        assert http.get(f"{url}/readyz", headers=bearer(TOKEN)).status_code == 200  # a balancer
 
     output = log_stream.getvalue()
     assert KEY not in output and TOKEN not in output
@@ -372,6 +373,8 @@ def test_json_logs_have_request_ids_and_no_secrets(
     # Scrapes are debug lines; a refused one is an info line, as on any other route.
     scrapes = [(line["status"], line["level"]) for line in lines if line.get("path") == "/metrics"]
     assert scrapes == [(401, "info"), (200, "debug")]
+    checks = [(line["status"], line["level"]) for line in lines if line.get("path") == "/readyz"]
+    assert checks == [(200, "debug")]
 
 
 def test_no_log_line_holds_the_query_of_a_search_no_engine_answered(

@@ -35,9 +35,9 @@ REQUEST_ID: ContextVar[str] = ContextVar("websearch_request_id", default="-")
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 #: Routes with their own metric label; anything else is "other" (bounded label values).
 ROUTES = ("/mcp", "/search", "/metrics", "/readyz", "/healthz", "/status", "/status.json")
-#: Routes whose requests are not counted as in flight (probes, scrapes, the status page's
-#: refreshes).
-QUIET_ROUTES = frozenset({"/healthz", "/metrics", "/status", "/status.json"})
+#: Routes whose requests are not counted as in flight and are logged at debug when they succeed
+#: (probes, a balancer's readiness checks, scrapes, the status page's refreshes).
+QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics", "/status", "/status.json"})
 #: The status logged and counted for a request whose client went away before it was answered
 #: (nginx's "client closed request"): nothing was sent, and the server did not fail.
 CLIENT_GONE = 499
