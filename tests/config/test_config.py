@@ -898,3 +898,19 @@ def test_a_mistake_in_the_file_is_not_blamed_on_a_variable_setting_other_keys_of
     env = {"WEBSEARCH_MCP_SEARCH": "{max_results: 99}"}
     with pytest.raises(ConfigError, match=r"search\.max_results: .*; from WEBSEARCH_MCP_SEARCH"):
         parse_config({}, "conf.yaml", environ=env)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("TAVILY_API_KEYS", '"tvly-key-1,tvly-key-2"'),
+        ("WEBSEARCH_MCP_TOKENS", "'token-one'"),
+        ("LLM_API_KEY", '"sk-model-key"'),
+    ],
+)
+def test_a_key_or_token_kept_in_its_quotes_is_refused(variable: str, value: str) -> None:
+    # `docker run --env-file` passes quotes through: every request would be refused.
+    config = {"llm": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}
+    with pytest.raises(ConfigError, match="starts or ends with a quote") as caught:
+        parse_config(config, "conf.yaml", environ={variable: value})
+    assert value.strip("\"'").split(",")[0] not in str(caught.value)

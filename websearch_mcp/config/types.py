@@ -123,14 +123,22 @@ def networks(what: str) -> AfterValidator:
 CommaList = Annotated[list[str], BeforeValidator(split_commas)]
 
 
+_QUOTES = ("'", '"')
+
+
 def printable_secret(value: str | None) -> str | None:
     """A key or token: printable ASCII, as an HTTP header carries it, which one pasted with a
-    curly quote, an ellipsis or a line break is not (its every request would fail). The
-    message never shows it."""
+    curly quote, an ellipsis or a line break is not, and not in quotes kept as part of it (its
+    every request would fail). The message never shows it."""
     if value is not None and not (value.isascii() and value.isprintable()):
         raise ValueError(
             "holds a character an HTTP header cannot carry (not ASCII, or a control character);"
             " was it pasted with quotes or a line break?"
+        )
+    if value is not None and (value[:1] in _QUOTES or value[-1:] in _QUOTES):
+        raise ValueError(
+            "starts or ends with a quote: quotes that were not read as such (`docker run"
+            " --env-file` keeps them in a value); write it without them"
         )
     return value
 
