@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import time
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -1044,6 +1044,7 @@ GENERIC: list[dict[str, Any]] = [
         "title": "Second result",
         "url": "https://docs.example.org/путь/page",
         "snippet": "A plain second snippet.",
+        "score": 0.7,
     },
     {
         "title": "Third",
@@ -1073,6 +1074,18 @@ def test_rendered_results_round_trip(name: str) -> None:
         assert [h.published for h in hits] == ["2024-02-29", None, "2019-12-05"]
     if name in ("tavily", "searxng"):
         assert hits[0].score == 0.91 and hits[2].score == 0.5
+
+
+def test_searxng_results_are_ranked_by_its_scores_not_its_display_grouping() -> None:
+    # The recorded news answer lists its second-best result (score 0.5, "positions": [2])
+    # seventh, after results grouped by their thumbnails.
+    now = datetime(2024, 12, 31, 18, 0, tzinfo=UTC)
+    body = fixture_bytes("news/searxng/browse-API_searxng_news_artificial-intelligence.json")
+    hits = parse(SearXNG(now=lambda: now), body, query=Query("ai", category="news"))
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)  # type: ignore[type-var]
+    second = hits[1]
+    assert second.title.startswith("Advanced Micro Devices vs. Alphabet") and second.rank == 2
 
 
 @pytest.mark.parametrize("name", ENGINE_NAMES)

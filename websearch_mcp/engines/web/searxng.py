@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -63,7 +64,7 @@ class SearXNG(Engine):
             raise EngineError(JSON_DISABLED)
         self.check_status(response)
         data = json_object(response, "SearXNG")
-        items = result_list(data, "results", "SearXNG")
+        items = _by_score(result_list(data, "results", "SearXNG"))
         if query.category == "news":
             hits = ranked_hits(items, self.name, partial(_news, now=self.now()))
         else:
@@ -72,6 +73,18 @@ class SearXNG(Engine):
             # The instance's own engines failed: that is no evidence there are no results.
             raise EngineError(f"no results; the instance's engines did not answer: {silent}")
         return hits
+
+
+def _by_score(items: list[Any]) -> list[Any]:
+    """SearXNG's results in the order of its own merged scores: it lists them grouped for
+    display (results with a thumbnail apart from those without), which is no ranking. Equal or
+    missing scores keep their order, missing ones last."""
+
+    def score(item: Any) -> float:
+        value = as_float(item.get("score")) if isinstance(item, dict) else None
+        return -value if value is not None and math.isfinite(value) else math.inf
+
+    return sorted(items, key=score)
 
 
 def searxng_language(language: str) -> str:
