@@ -128,3 +128,36 @@ async def test_text_from_the_reader_is_capped_like_extracted_text(server: LocalS
     small = settings.model_copy(update={"max_bytes": 4096})
     with pytest.raises(FetchError, match="reader fallback failed too: too large"):
         await fetch_page(server.url("/blocked"), settings=small)
+
+
+@pytest.mark.parametrize(
+    ("head", "body", "title"),
+    [
+        # trafilatura passes over a <title> holding a dot and took the first h2, or first h1.
+        (
+            "<title>What's new in Python 3.13</title>",
+            f"<article><h2>Summary</h2>{PARAGRAPH}<h2>New features</h2>{PARAGRAPH}</article>",
+            "What's new in Python 3.13",
+        ),
+        (
+            "<title>Upgrading to v2.0</title>",
+            f"<header><h1>Example Blog</h1></header><article><h1>Upgrading to v2.0</h1>"
+            f"{PARAGRAPH}</article>",
+            "Upgrading to v2.0",
+        ),
+        # A title the page declares, and its one heading when <title> holds it, stay.
+        (
+            '<title>Rivers 2.0 | Site</title><meta property="og:title" content="Rivers, again">',
+            f"<article><h2>Summary</h2>{PARAGRAPH}</article>",
+            "Rivers, again",
+        ),
+        (
+            "<title>Glaciers v1.2 - Example News</title>",
+            f"<article><h1>Glaciers v1.2</h1>{PARAGRAPH}</article>",
+            "Glaciers v1.2",
+        ),
+    ],
+)
+def test_a_title_holding_a_dot_is_still_the_pages_title(head: str, body: str, title: str) -> None:
+    html = f"<html><head>{head}</head><body>{body}</body></html>"
+    assert extract_html(html, "https://example.com/post").title == title

@@ -69,7 +69,7 @@ def _main_content(html: str | bytes, url: str, tree: Any) -> Extracted:
     if not content:
         fresh = load_html(html)
         content = _visible_text(fresh) if fresh is not None else ""
-    title = (metadata.title if metadata else None) or title
+    title = _page_title(tree, metadata.title if metadata else None, title)
     published = metadata.date if metadata else None
     return Extracted(content=content, title=title, published=published)
 
@@ -108,6 +108,22 @@ def _count_nodes(tree: Any, limit: int) -> int:
         if count > limit:
             break
     return count
+
+
+#: Metadata that names a page's title in so many words (trafilatura reads it first).
+_DECLARED_TITLE = (
+    '//meta[@property="og:title" or @name="og:title" or @name="twitter:title"'
+    ' or @property="twitter:title" or @name="title"]/@content'
+)
+
+
+def _page_title(tree: Any, chosen: str | None, tag: str | None) -> str | None:
+    """trafilatura's title, unless it found none declared and took a heading that is no part of
+    the page's `<title>`: it passes over a `<title>` holding a dot (taken for a domain name),
+    so "What's new in Python 3.13" came out as the first h2, "Summary"."""
+    if not chosen or not tag or chosen in tag or tree.xpath(_DECLARED_TITLE):
+        return chosen or tag
+    return tag
 
 
 def _title_tag(tree: Any) -> str | None:
