@@ -43,6 +43,7 @@ from websearch_mcp.search.summary import (
     OPEN_MARK,
     SharedProgress,
     Summarizer,
+    SummaryOutcome,
     _lines,
     _message_text,
     _read_stream,
@@ -378,16 +379,20 @@ async def test_an_index_in_code_is_no_citation(llm: FakeLLM, llm_url: str) -> No
     assert outcome.text.endswith("Sources:\n[2] https://example.org/2\n[4] https://example.org/4")
 
 
+async def summarize_through(proxy: str, llm_url: str) -> SummaryOutcome:
+    """One summary of one result by the model at `llm_url`, asked through `proxy`."""
+    config = {"llm": {"base_url": llm_url, "model": "m"}, "proxy": {"url": proxy}}
+    summarizer = Summarizer.from_settings(parse_config(config, "test", environ={}))
+    assert summarizer is not None
+    try:
+        return await summarizer.summarize(QUERY, "code", [result(1)], budget_seconds=5)
+    finally:
+        await summarizer.close()
+
+
 async def test_summaries_go_through_a_socks5_proxy(llm: FakeLLM, llm_url: str) -> None:
     with CountingSocks() as socks:
-        proxy = socks.url.replace("http://", "socks5://")
-        config = {"llm": {"base_url": llm_url, "model": "m"}, "proxy": {"url": proxy}}
-        summarizer = Summarizer.from_settings(parse_config(config, "test", environ={}))
-        assert summarizer is not None
-        try:
-            outcome = await summarizer.summarize(QUERY, "code", [result(1)], budget_seconds=5)
-        finally:
-            await summarizer.close()
+        outcome = await summarize_through(socks.url.replace("http://", "socks5://"), llm_url)
     assert outcome.error is None and outcome.text is not None
     assert socks.tunnels == {urlsplit(llm_url).netloc: 1}
 
@@ -419,13 +424,7 @@ def closing_at_once() -> Iterator[str]:
 
 async def test_a_proxy_that_breaks_off_its_handshake_is_a_summary_error(llm_url: str) -> None:
     with closing_at_once() as proxy:
-        config = {"llm": {"base_url": llm_url, "model": "m"}, "proxy": {"url": proxy}}
-        summarizer = Summarizer.from_settings(parse_config(config, "test", environ={}))
-        assert summarizer is not None
-        try:
-            outcome = await summarizer.summarize(QUERY, "code", [result(1)], budget_seconds=5)
-        finally:
-            await summarizer.close()
+        outcome = await summarize_through(proxy, llm_url)
     assert outcome.text is None and outcome.error is not None
     assert "streaming: request failed (" in outcome.error and "127.0.0.1" not in outcome.error
 
