@@ -363,6 +363,39 @@ async def test_sources_list_no_result_the_model_was_not_shown(llm: FakeLLM, llm_
     assert outcome.text.endswith("Sources:\n[1] https://example.org/1")
 
 
+async def summary_of(streamed: str, llm: FakeLLM, llm_url: str) -> Any:
+    llm.streamed = streamed
+    settings = parse_config({"llm": {"base_url": llm_url, "model": "m"}}, "test", environ={})
+    summarizer = Summarizer(settings.llm)
+    try:
+        return await summarizer.summarize(QUERY, "code", [result(1)], budget_seconds=5)
+    finally:
+        await summarizer.close()
+
+
+async def test_links_and_images_the_model_writes_are_kept_as_their_words(
+    llm: FakeLLM, llm_url: str
+) -> None:
+    # A result may tell the model to write an image whose URL carries the conversation away.
+    outcome = await summary_of(
+        "See [the guide](https://evil.example/?q=secret) [1]. ![logo](https://evil.example/x.png)",
+        llm,
+        llm_url,
+    )
+    assert outcome.text == "See the guide [1]. logo\n\nSources:\n[1] https://example.org/1"
+
+
+async def test_a_reasoning_models_thinking_is_not_the_summary(llm: FakeLLM, llm_url: str) -> None:
+    thought = await summary_of(
+        "<think>The user asks... [1]</think>\nAsyncio runs [1].", llm, llm_url
+    )
+    assert thought.text == "Asyncio runs [1].\n\nSources:\n[1] https://example.org/1"
+    llm.plain_mode = "fail"
+    only = await summary_of("<think>Still thinking about it", llm, llm_url)
+    assert only.text is None and only.error is not None
+    assert "streaming: the answer holds only the model's reasoning" in only.error
+
+
 async def test_an_index_in_code_is_no_citation(llm: FakeLLM, llm_url: str) -> None:
     """Code in a summary (the `code` intent asks for it) indexes lists: `sys.argv[1]` and
     `parts[3]` cite nothing, and only the results cited in the prose are listed."""

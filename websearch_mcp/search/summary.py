@@ -174,6 +174,19 @@ def _cited(group: str) -> list[int]:
     return numbers
 
 
+# A reasoning model's thinking, which some servers leave in the answer's content.
+_THINKING = re.compile(r"\A\s*<think>.*?(?:</think>|\Z)", re.DOTALL)
+# A Markdown image or link the model wrote: a result's text may have asked it to (an image a
+# client fetches on display can carry the conversation away in its URL). Kept: the words.
+_MODEL_LINK = re.compile(r"!?\[([^\[\]\n]*)\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*\)")
+
+
+def without_model_links(text: str) -> str:
+    """The summary's text without a leading `<think>` block and with Markdown links and images
+    reduced to their words: the only URLs it carries are the ones `with_sources` adds."""
+    return _MODEL_LINK.sub(r"\1", _THINKING.sub("", text, count=1)).strip()
+
+
 def with_sources(text: str, results: Sequence[Mapping[str, Any]]) -> str:
     """`text` followed by `Sources:` and the URL of every result it cites as [n] outside code.
     A number the model was not given is left out of the text: it names no result below."""
@@ -302,7 +315,9 @@ class Summarizer:
             async with asyncio.timeout(budget_seconds):
                 for attempt, run in attempts:
                     try:
-                        text = await run(max(0.001, end - time.monotonic()))
+                        text = without_model_links(await run(max(0.001, end - time.monotonic())))
+                        if not text:
+                            raise SummaryError("the answer holds only the model's reasoning")
                     # Any failure, not only the HTTP client's (a SOCKS proxy's broken
                     # handshake comes through as its own error): the model's problems never
                     # fail the search.
