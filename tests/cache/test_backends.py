@@ -460,3 +460,34 @@ async def test_a_redis_password_stays_out_of_the_bypass_log(
         assert caplog.records and all("hunter2" not in r.getMessage() for r in caplog.records)
     finally:
         await cache.close()
+
+
+async def test_a_redis_cleanup_leaves_an_entry_stored_or_used_while_it_scanned(
+    redis_server: RedisServer, clock: FakeClock
+) -> None:
+    """The cleanup deletes what its scan judged (expired, least used), which another replica
+    may store afresh or read meanwhile: such an entry is not the one judged, and stays."""
+    from websearch_mcp.cache.redis import RedisCache
+
+    cache = fresh_redis_cache(redis_server, clock)
+    settings = CacheSettings(
+        backend="redis", redis_url=redis_server.url, redis_timeout_seconds=LENIENT_SECONDS
+    )
+    other = open_cache(settings, clock=clock)  # another replica
+    assert isinstance(cache, RedisCache)
+    try:
+        await cache.set("web", key("fresh"), {"v": "old"}, ttl_seconds=600)
+        await cache.set("web", key("gone"), {"v": "old"}, ttl_seconds=600)
+        clock.advance(601)  # both expired (Redis's own expiry runs on real time: still there)
+        now = clock()
+        doomed = await cache.link.call(lambda client: cache._doomed(client, now))
+        assert len(doomed) == 2
+        await other.set("web", key("fresh"), {"v": "fresh"})  # stored during the scan
+        removed = await cache.link.call(lambda client: cache._unlink_unchanged(client, doomed))
+        assert removed == 1
+        hit = await other.get("web", key("fresh"))
+        assert hit is not None and hit.value == {"v": "fresh"}
+        assert redis_server.command("EXISTS", cache.redis_key("web", key("gone"))) == b":0"
+    finally:
+        await cache.close()
+        await other.close()

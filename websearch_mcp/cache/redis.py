@@ -51,6 +51,20 @@ return {r[1], r[2]}
 
 _SCAN_BATCH = 500
 
+# KEYS = entries the cleanup chose; ARGV = the stored-at and last-used times it read of each, in
+# pairs. An entry stored afresh or used since (by a replica, during the scan) is left alone.
+_UNLINK_UNCHANGED_SCRIPT = """
+local removed = 0
+for i, key in ipairs(KEYS) do
+  local r = redis.call('HMGET', key, 's', 'u')
+  if r[1] == ARGV[2 * i - 1] and r[2] == ARGV[2 * i] then
+    redis.call('UNLINK', key)
+    removed = removed + 1
+  end
+end
+return removed
+"""
+
 
 def _num(value: float) -> str:
     return f"{value:.6f}"
@@ -176,8 +190,13 @@ class RedisCache(StoringCache):
 
     async def _cleanup(self, client: Redis, now: float) -> int:
         """Delete expired entries, then the least recently used beyond `max_entries`."""
-        expired: list[bytes] = []
-        live: list[tuple[float, bytes]] = []
+        return await self._unlink_unchanged(client, await self._doomed(client, now))
+
+    async def _doomed(self, client: Redis, now: float) -> list[tuple[bytes, bytes, bytes]]:
+        """The entries to delete (expired, then the least recently used beyond
+        `max_entries`), each with its stored-at and last-used times as read."""
+        expired: list[tuple[bytes, bytes, bytes]] = []
+        live: list[tuple[float, tuple[bytes, bytes, bytes]]] = []
         names = [name async for name in client.scan_iter(match=f"{self._prefix}*")]
         for start in range(0, len(names), _SCAN_BATCH):
             batch = names[start : start + _SCAN_BATCH]
@@ -193,13 +212,21 @@ class RedisCache(StoringCache):
                     stored_at, expires, last_used = (float(part) for part in row)
                 except ValueError:
                     continue
+                read = (name, row[0], row[2])
                 if expires <= now or stored_at + self._max_age <= now:
-                    expired.append(name)
+                    expired.append(read)
                 else:
-                    live.append((last_used, name))
+                    live.append((last_used, read))
         live.sort()
-        doomed = expired + [name for _, name in live[: max(0, len(live) - self._max_entries)]]
+        return expired + [read for _, read in live[: max(0, len(live) - self._max_entries)]]
+
+    @staticmethod
+    async def _unlink_unchanged(client: Redis, doomed: list[tuple[bytes, bytes, bytes]]) -> int:
+        """Delete the `doomed` entries still as the cleanup read them (compared in Redis)."""
+        script = client.register_script(_UNLINK_UNCHANGED_SCRIPT)
         removed = 0
         for start in range(0, len(doomed), _SCAN_BATCH):
-            removed += await client.unlink(*doomed[start : start + _SCAN_BATCH])
+            batch = doomed[start : start + _SCAN_BATCH]
+            args = [value for _, stored_at, used in batch for value in (stored_at, used)]
+            removed += int(await script(keys=[name for name, _, _ in batch], args=args))
         return removed
