@@ -145,6 +145,18 @@ async def test_text_from_the_reader_is_capped_like_extracted_text(server: LocalS
             f"{PARAGRAPH}</article>",
             "Upgrading to v2.0",
         ),
+        # It kept the part after a separator when the part before held a dot; a site's bare
+        # domain name before a separator is still dropped.
+        (
+            "<title>Node.js 22 is out | Jane's blog</title>",
+            f"<article><h2>Summary</h2>{PARAGRAPH}</article>",
+            "Node.js 22 is out | Jane's blog",
+        ),
+        (
+            "<title>example.com - Garden tools</title>",
+            f"<article>{PARAGRAPH}</article>",
+            "Garden tools",
+        ),
         # A title the page declares, and its one heading when <title> holds it, stay.
         (
             '<title>Rivers 2.0 | Site</title><meta property="og:title" content="Rivers, again">',

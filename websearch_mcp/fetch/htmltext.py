@@ -119,11 +119,16 @@ _DECLARED_TITLE = (
 
 def _page_title(tree: Any, chosen: str | None, tag: str | None) -> str | None:
     """trafilatura's title, unless it found none declared and took a heading that is no part of
-    the page's `<title>`: it passes over a `<title>` holding a dot (taken for a domain name),
-    so "What's new in Python 3.13" came out as the first h2, "Summary"."""
-    if not chosen or not tag or chosen in tag or tree.xpath(_DECLARED_TITLE):
+    the page's `<title>`, or the `<title>`'s last part over a first part holding a dot: it takes
+    a part with a dot for a domain name, so "What's new in Python 3.13" came out as the first h2,
+    "Summary", and "Node.js 22 is out | Jane's blog" as "Jane's blog". A first part that is one
+    word ("example.com - Garden tools") is a domain name and stays dropped."""
+    if not chosen or not tag or tree.xpath(_DECLARED_TITLE):
         return chosen or tag
-    return tag
+    if chosen not in tag:
+        return tag
+    before = tag[: -len(chosen)] if tag.endswith(chosen) else ""
+    return tag if "." in before and len(before.split()) > 2 else chosen
 
 
 def _title_tag(tree: Any) -> str | None:
