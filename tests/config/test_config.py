@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from pydantic import BaseModel
 
 from testing.shared import REPO
 from websearch_mcp.cli import main
+from websearch_mcp.config.settings import Settings
 from websearch_mcp.errors import ConfigError
 from websearch_mcp.search.configuration import load_config, parse_config
 
@@ -914,3 +916,30 @@ def test_a_key_or_token_kept_in_its_quotes_is_refused(variable: str, value: str)
     with pytest.raises(ConfigError, match="starts or ends with a quote") as caught:
         parse_config(config, "conf.yaml", environ={variable: value})
     assert value.strip("\"'").split(",")[0] not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("variable", "read"),
+    [
+        ("WEBSEARCH_MCP_LLM__BASE_URL", lambda s: s.llm.base_url),
+        ("WEBSEARCH_MCP_PROXY__URL", lambda s: s.proxy.url),
+        ("WEBSEARCH_MCP_CACHE__REDIS_URL", lambda s: s.cache.redis_url),
+        (
+            "WEBSEARCH_MCP_ENGINES__TAVILY__TIMEOUT_SECONDS",
+            lambda s: s.engine("tavily").timeout_seconds,
+        ),
+        ("WEBSEARCH_MCP_ENGINES__TAVILY__MAX_SIZE", lambda s: s.engine("tavily").max_size),
+    ],
+)
+def test_an_empty_variable_unsets_a_key_that_may_be_unset(
+    variable: str, read: Callable[[Settings], object]
+) -> None:
+    # Blank in a .env file to switch summaries or the proxy off: the key is unset, not "".
+    config = {
+        "llm": {"base_url": "http://127.0.0.1:11434/v1", "model": "m"},
+        "proxy": {"url": "http://127.0.0.1:3128"},
+        "cache": {"backend": "none", "redis_url": "redis://127.0.0.1:6379/0"},
+        "engines": {"tavily": {"timeout_seconds": 3, "max_size": 5}},
+    }
+    assert read(parse_config(config, "test", environ={variable: " "})) is None
+    assert read(parse_config(config, "test", environ={})) is not None

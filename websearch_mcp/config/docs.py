@@ -255,9 +255,10 @@ where text is meant (an all-digit token or key, leading zeros included). The par
 prefix is read in any case. A variable may set a whole section as a mapping
 (`{ENV_PREFIX}SEARCH={{strategy: pool}}`): it is read before the variables inside that section,
 whose keys join it, whatever the order of the environment; two variables naming one key (in
-different case) are refused. An empty variable empties its key, but for a list of secrets
-(`auth_tokens`, `api_keys`), which it leaves as it was (`[]` empties it). Secrets have variables
-of their own:
+different case) are refused. An empty variable empties its key, and unsets one that is unset by
+default (`{ENV_PREFIX}LLM__BASE_URL=` switches summaries off; so does a blank value in the file),
+but for a list of secrets (`auth_tokens`, `api_keys`), which it leaves as it was (`[]` empties
+it). Secrets have variables of their own:
 `<ENGINE>_API_KEYS=k1,k2` for an engine's keys (`TAVILY_API_KEYS`, `BRAVE_API_KEYS`, ...; the
 engines and their variables are in [engines.md](engines.md)), `{TOKENS_ENV}=t1,t2` for
 `server.auth_tokens` and `{LLM_KEY_ENV}` for `llm.api_key`. Keys marked secret are never shown
@@ -277,7 +278,14 @@ def _row(key: Key) -> str:
     name = key.path.rsplit(".", 1)[-1]
     notes = [_sentence(key.description)] if key.description else []
     if key.aliases:
-        notes.append("Also accepted as " + ", ".join(f"`{alias}`" for alias in key.aliases) + ".")
+        where = (
+            " in the file (a variable's name is read in lower case)"
+            if any(alias != alias.lower() for alias in key.aliases)
+            else ""
+        )
+        notes.append(
+            "Also accepted as " + ", ".join(f"`{alias}`" for alias in key.aliases) + where + "."
+        )
     if key.secret:
         notes.append("Secret: never shown.")
     cells = (

@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
 
 HTTP_SCHEMES = ("http://", "https://")
 PROXY_SCHEMES = ("http://", "https://", "socks5://", "socks5h://")
@@ -24,6 +32,31 @@ class Section(BaseModel):
     """A section of the file: unknown keys are errors, aliases and names both accepted."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _blank_is_unset(cls, data: Any) -> Any:
+        """A blank value of a key that is unset by default unsets it: a variable left empty in
+        an env file (`WEBSEARCH_MCP_LLM__BASE_URL=`) switches its feature off, not fails."""
+        if not isinstance(data, dict):
+            return data
+        unset = {
+            name
+            for field_name, field in cls.model_fields.items()
+            if field.default is None and not field.is_required()
+            for name in _spellings(field_name, field.validation_alias)
+        }
+        return {
+            key: None if key in unset and isinstance(value, str) and not value.strip() else value
+            for key, value in data.items()
+        }
+
+
+def _spellings(name: str, alias: Any) -> set[str]:
+    """A key's name and the other names it is accepted under."""
+    if isinstance(alias, AliasChoices):
+        return {name, *(choice for choice in alias.choices if isinstance(choice, str))}
+    return {name, alias} if isinstance(alias, str) else {name}
 
 
 def default_data_dir() -> Path:
