@@ -34,7 +34,7 @@ def test_defaults_limits_and_secrets_come_from_the_models() -> None:
     assert "`8338` | >= 1, <= 65535 |" in rows["| `port`"]
     assert "`<data dir>/cache.sqlite3`" in rows["| `path`"]
     assert "Secret: never shown." in rows["| `auth_tokens`"]
-    assert "Also accepted as `maxSize`." in rows["| `max_size`"]
+    assert "Also accepted as `maxSize` in the file" in rows["| `max_size`"]
     assert "integer or `auto`" in rows["| `workers`"]
 
 
