@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from websearch_mcp.charsets import decode_text
+
 TimeRange = Literal["day", "week", "month", "year"]
 TIME_RANGES: tuple[str, ...] = ("day", "week", "month", "year")
 #: What a web search searches: the engines' web indexes, or their news indexes.
@@ -86,14 +88,11 @@ class HttpResponse:
 
     @property
     def text(self) -> str:
-        charset = "utf-8"
+        charset = None
         ctype = self.headers.get("content-type", "")
         if "charset=" in ctype:
-            charset = ctype.split("charset=", 1)[1].split(";", 1)[0].strip().strip('"') or "utf-8"
-        try:
-            return self.content.decode(charset, errors="replace")
-        except (LookupError, UnicodeError):  # no codec, or one that decodes nothing (`undefined`)
-            return self.content.decode("utf-8", errors="replace")
+            charset = ctype.split("charset=", 1)[1].split(";", 1)[0].strip().strip('"')
+        return decode_text(self.content, charset)
 
 
 @dataclass(slots=True)

@@ -956,7 +956,7 @@ def test_json_engines_reject_broken_bodies_briefly(name: str, kind: str) -> None
 
 
 @pytest.mark.parametrize("name", ["duckduckgo", "bing"])
-@pytest.mark.parametrize("charset", ["undefined", "idna", "no-such-charset"])
+@pytest.mark.parametrize("charset", ["undefined", "idna", "punycode", "utf-7", "no-such-charset"])
 def test_pages_sent_with_a_charset_no_codec_decodes_are_read_as_utf8(
     name: str, charset: str
 ) -> None:

@@ -211,6 +211,10 @@ async def test_latin_labels_read_as_windows_1252_as_browsers_do(
         ("euc-kr", "cp949", "똠방각하 이야기"),
         ("iso-8859-9", "cp1254", "İstanbul\u2019da \u201cyeni\u201d fiyatlar"),
         ("big5", "big5hkscs", "香港的「嘅」字"),
+        # Labels of the standard that Python's codecs do not know by that name.
+        ("windows-31j", "cp932", "①番の髙橋さんが来た"),
+        ("windows-874", "cp874", "ภาษาไทยในหน้านี้"),
+        ("x-mac-cyrillic", "mac-cyrillic", "Москва, столица"),
     ],
 )
 @pytest.mark.parametrize("media", ["text/plain", "text/html"])
@@ -250,7 +254,9 @@ async def test_a_header_label_that_names_no_encoding_leaves_the_pages_own_to_be_
     assert "Москва — столица России" in result["content"]
 
 
-@pytest.mark.parametrize("charset", ["idna", "punycode", "undefined", "rot13", "no-such-codec"])
+@pytest.mark.parametrize(
+    "charset", ["idna", "punycode", "undefined", "rot13", "utf-7", "hz", "no-such-codec"]
+)
 async def test_a_charset_that_cannot_decode_a_page_reads_it_as_utf_8(
     server: LocalServer, charset: str
 ) -> None:
@@ -259,6 +265,22 @@ async def test_a_charset_that_cannot_decode_a_page_reads_it_as_utf_8(
     result = await fetch_page(server.url("/odd"), settings=settings_for(server))
     assert result["content"].startswith("Crème brûlée, a page in a codec")
     assert result["content"].endswith("\ufffd")
+
+
+@pytest.mark.parametrize("media", ["text/plain", "text/html"])
+async def test_a_page_labelled_in_a_slow_codec_is_read_as_utf_8_within_the_deadline(
+    server: LocalServer, media: str
+) -> None:
+    # Python's punycode codec takes time growing with the square of its input (hours for a
+    # page of fetch.max_bytes), where no page is written in it: the label counts as none.
+    text = "a" * 150_000 + "-" + "b" * 150_000
+    body = f"<html><body><article><p>{text}</p></article></body></html>".encode()
+    server.routes["/slow"] = page(body, f"{media}; charset=punycode")
+    started = time.monotonic()
+    settings = settings_for(server, timeout_seconds=1.0)
+    result = await fetch_page(server.url("/slow"), settings=settings, max_chars=1000)
+    assert time.monotonic() - started < 2.0
+    assert "a" * 900 in result["content"] and result["total_chars"] >= len(text)
 
 
 def test_pdf_text_cut_with_its_page_markers_says_so() -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import charset_normalizer
 
+from websearch_mcp.charsets import decode_text, web_codec
 from websearch_mcp.config import FetchSettings
 from websearch_mcp.errors import FetchError, FetchUnsupported
 from websearch_mcp.fetch.client import FETCHED_TYPES, RawPage
@@ -64,11 +65,8 @@ def _refuse_binary(raw: RawPage) -> None:
     UTF-16 and UTF-32 text, whose NUL bytes are its own, is read."""
     if b"\x00" not in raw.body[:4096]:
         return
-    try:
-        if codecs.lookup(_charset(raw)).name.startswith(("utf-16", "utf-32")):
-            return
-    except LookupError:
-        pass
+    if (web_codec(_charset(raw)) or "").startswith(("utf-16", "utf-32")):
+        return
     shown = raw.media_type or "no content type"
     raise FetchUnsupported(
         f"unsupported content ({shown}, binary data): only {FETCHED_TYPES} pages are read",
@@ -86,37 +84,10 @@ _HTML_START = re.compile(
 
 def _sniff(raw: RawPage) -> str:
     """A readable type for a body sent without one."""
-    lowered = _decode(raw.body[:4096], _charset(raw)).lstrip().lower()
+    lowered = decode_text(raw.body[:4096], _charset(raw)).lstrip().lower()
     if _HTML_START.match(lowered) or "<body" in lowered:
         return "text/html"
     return "text/plain"
-
-
-#: Codecs whose labels browsers read as a larger encoding (the WHATWG Encoding Standard):
-#: pages labelled Shift_JIS or GB2312 are written in it, and the strict codec would turn
-#: common characters (①, 髙, 镕) into replacement characters.
-_AS_BROWSERS_READ = {
-    "iso8859-1": "cp1252",
-    "ascii": "cp1252",
-    "iso8859-9": "cp1254",
-    "tis-620": "cp874",
-    "iso8859-11": "cp874",
-    "shift_jis": "cp932",
-    "gb2312": "gb18030",
-    "gbk": "gb18030",
-    "euc_kr": "cp949",
-    "big5": "big5hkscs",
-}
-
-
-def _decode(body: bytes, charset: str) -> str:
-    # utf-8-sig drops a byte-order mark that would otherwise lead the text.
-    codec = "utf-8-sig" if charset.lower() in ("utf-8", "utf8") else charset
-    try:
-        codec = _AS_BROWSERS_READ.get(codecs.lookup(codec).name, codec)
-        return body.decode(codec, "replace")
-    except (LookupError, UnicodeError):  # unknown, or a codec without "replace" (idna, ...)
-        return body.decode("utf-8", "replace")
 
 
 async def extract(
@@ -143,7 +114,8 @@ async def extract(
     else:
         body: str | bytes = raw.body
         if kind == "html" and (charset := _declared_charset(raw)):
-            body = _decode(raw.body, charset)  # else trafilatura reads <meta charset> itself
+            # Else trafilatura reads <meta charset> itself. Off the loop: up to fetch.max_bytes.
+            body = await asyncio.to_thread(decode_text, raw.body, charset)
         job = Job(
             kind=kind,
             body=body,
@@ -186,19 +158,11 @@ def _declared_charset(raw: RawPage) -> str | None:
     for bom, codec in _BOMS:
         if raw.body.startswith(bom):
             return codec
-    if raw.charset and _known_encoding(raw.charset):
+    if raw.charset and web_codec(raw.charset):
         return raw.charset
     declared = _XML_ENCODING.match(raw.body[:1024].lstrip())
-    return declared.group(1).decode("ascii") if declared else None
-
-
-def _known_encoding(label: str) -> bool:
-    """Whether `label` names an encoding of text (not `rot13`, `base64`, `no-such-codec`)."""
-    try:
-        b"a".decode(label, "ignore")  # not b"": an empty input is decoded without a lookup
-    except (LookupError, UnicodeError):
-        return False
-    return True
+    label = declared.group(1).decode("ascii") if declared else None
+    return label if label and web_codec(label) else None
 
 
 def _guessed_charset(body: bytes) -> str:
@@ -221,7 +185,7 @@ def _charset(raw: RawPage) -> str:
 def _plain_text(raw: RawPage, limits: ExtractLimits) -> Extracted:
     # A label that names no encoding leaves UTF-8; no label at all, a guess.
     charset = _declared_charset(raw) or ("utf-8" if raw.charset else _guessed_charset(raw.body))
-    text = _decode(raw.body, charset).replace("\r\n", "\n").strip()
+    text = decode_text(raw.body, charset).replace("\r\n", "\n").strip()
     if len(text) <= limits.max_text_chars:
         return Extracted(content=text)
     cut = f"text cut at {limits.max_text_chars} characters (fetch.max_text_chars)"

@@ -1,0 +1,100 @@
+"""The text encodings a declared charset may name: those of the WHATWG Encoding Standard, which
+browsers read pages in, as Python's codecs.
+
+Python's codec registry holds more than encodings of text: `punycode` takes time growing with
+the square of its input (a 10 MiB page would hold a thread for hours), and `idna`, `utf-7`,
+`rot13` or `hz` are no page's encoding. A label outside the standard's encodings counts as no
+label, as in a browser.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+#: Python's names of the standard's encodings (UTF-32 comes only from a byte-order mark).
+_WEB_CODECS = frozenset(
+    {
+        "utf-8",
+        "utf-8-sig",
+        "utf-16",
+        "utf-16-le",
+        "utf-16-be",
+        "utf-32",
+        "utf-32-le",
+        "utf-32-be",
+        "ascii",
+        "cp866",
+        "cp874",
+        "tis-620",
+        "koi8-r",
+        "koi8-u",
+        "mac-roman",
+        "mac-cyrillic",
+        "gbk",
+        "gb2312",
+        "gb18030",
+        "big5",
+        "big5hkscs",
+        "euc_jp",
+        "iso2022_jp",
+        "shift_jis",
+        "cp932",
+        "euc_kr",
+        "cp949",
+        *(f"iso8859-{n}" for n in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15, 16)),
+        *(f"cp{n}" for n in range(1250, 1259)),
+    }
+)
+
+#: The standard's labels that Python's codecs do not know by that name.
+_WEB_LABELS = {
+    "windows-874": "cp874",
+    "dos-874": "cp874",
+    "windows-31j": "cp932",
+    "x-sjis": "cp932",
+    "x-euc-jp": "euc_jp",
+    "windows-949": "cp949",
+    "x-gbk": "gbk",
+    "x-x-big5": "big5hkscs",
+    "cn-big5": "big5hkscs",
+    "x-mac-cyrillic": "mac-cyrillic",
+    "x-mac-ukrainian": "mac-cyrillic",
+    "koi8-ru": "koi8-u",
+    **{f"x-cp{n}": f"cp{n}" for n in range(1250, 1259)},
+}
+
+#: Encodings whose labels browsers read as a larger encoding: pages labelled Shift_JIS or
+#: GB2312 are written in it, and the strict codec would turn common characters (①, 髙, 镕)
+#: into replacement characters.
+_AS_BROWSERS_READ = {
+    "iso8859-1": "cp1252",
+    "ascii": "cp1252",
+    "iso8859-9": "cp1254",
+    "tis-620": "cp874",
+    "iso8859-11": "cp874",
+    "shift_jis": "cp932",
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "euc_kr": "cp949",
+    "big5": "big5hkscs",
+}
+
+
+def web_codec(label: str) -> str | None:
+    """The Python codec a browser reads text labelled `label` in, or None when the label names
+    no encoding of the web (`punycode`, `rot13`, `no-such-codec`)."""
+    name = label.strip().lower()
+    try:
+        found = codecs.lookup(_WEB_LABELS.get(name, name)).name
+    except LookupError:
+        return None
+    return _AS_BROWSERS_READ.get(found, found) if found in _WEB_CODECS else None
+
+
+def decode_text(body: bytes, label: str | None) -> str:
+    """`body` read as text labelled `label`, as browsers read it: a label naming no encoding of
+    the web reads as UTF-8, and a UTF-8 byte-order mark leads no text."""
+    codec = web_codec(label) if label else None
+    if codec is None or codec == "utf-8":
+        codec = "utf-8-sig"
+    return body.decode(codec, "replace")
