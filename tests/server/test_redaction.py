@@ -145,6 +145,19 @@ def test_passwords_in_base_urls_are_listed_as_secrets() -> None:
         assert secret in secrets, secret
 
 
+def test_passwords_in_the_standard_proxy_variables_are_secrets() -> None:
+    settings = parse_config({}, "test", environ={})
+    environ = {
+        "https_proxy": "http://u:env-PLANTED-1@127.0.0.1:3128",
+        "ALL_PROXY": "u:env%2FPLANTED-2@127.0.0.1:1080",  # no scheme: an HTTP proxy
+        "HTTP_PROXY": "http://[unclosed",  # read by no request either
+    }
+    secrets = settings.secrets(environ)
+    for secret in ("env-PLANTED-1", "env/PLANTED-2", "env%2FPLANTED-2"):
+        assert secret in secrets, secret
+    assert "env-PLANTED-1" not in settings.secrets({})
+
+
 def test_a_password_in_the_model_url_is_absent_from_the_debug_log(
     log_stream: io.StringIO,
 ) -> None:
@@ -178,13 +191,18 @@ def test_a_password_in_the_model_url_is_absent_from_the_debug_log(
     assert password not in log
 
 
+@pytest.mark.parametrize("given_in", ["proxy.url", "ALL_PROXY"])
 @pytest.mark.parametrize("password", ["socks-PLANTED-pass-6", "pässwort-PLANTED-7"])
 def test_a_socks_proxy_login_is_absent_from_every_log_record(
-    password: str, log_stream: io.StringIO, caplog: pytest.LogCaptureFixture
+    password: str,
+    given_in: str,
+    log_stream: io.StringIO,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The reader fallback through `proxy.url` with a SOCKS5 login: the HTTP client's debug line
-    of the SOCKS handshake prints the login as bytes (`b'p\\xc3\\xa4sswort...'`), under a logger
-    of its own."""
+    """The reader fallback through a proxy with a SOCKS5 login, from `proxy.url` or the standard
+    variable: the HTTP client's debug line of the SOCKS handshake prints the login as bytes
+    (`b'p\\xc3\\xa4sswort...'`), under a logger of its own."""
     caplog.set_level(1)
     for name in ("httpx", "httpcore", "httpcore.socks"):
         caplog.set_level(1, logger=name)
@@ -194,10 +212,14 @@ def test_a_socks_proxy_login_is_absent_from_every_log_record(
         pages.routes["/reader/*"] = lambda h: send(h, 200, reader, "application/json")
         fetch = settings_for(pages, reader_fallback=True, reader_base_url=pages.url("/reader"))
         proxy = socks.url.replace("http://", f"socks5://user:{quote(password, safe='')}@")
+        for name in ("no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"):
+            monkeypatch.delenv(name, raising=False)
+        if given_in == "ALL_PROXY":
+            monkeypatch.setenv("ALL_PROXY", proxy)
         settings = parse_config(
             {
                 "fetch": fetch.model_dump(),
-                "proxy": {"url": proxy},
+                "proxy": {"url": proxy if given_in == "proxy.url" else None},
                 "cache": {"backend": "none"},
                 "server": {"log_level": "debug"},
             },
@@ -205,7 +227,10 @@ def test_a_socks_proxy_login_is_absent_from_every_log_record(
             environ={},
         )
         configure_logging("text", "debug", settings.secrets(), stream=log_stream)
-        with serve_app(create_app(settings)) as url, httpx.Client(timeout=30) as http:
+        with (
+            serve_app(create_app(settings)) as url,
+            httpx.Client(timeout=30, trust_env=False) as http,
+        ):
             body = tool_call({"url": pages.url("/blocked")}, name="fetch_page")
             answer = http.post(f"{url}/mcp", headers=MCP_HEADERS, json=body).json()["result"]
     assert answer["structuredContent"]["via"] == "reader"

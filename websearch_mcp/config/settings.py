@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Literal
 from urllib.parse import quote, quote_plus, unquote, urlsplit
 
@@ -38,10 +40,11 @@ class Settings(Section):
         """The settings of one engine, defaults when the file says nothing of it."""
         return self.engines.get(name) or EngineSettings()
 
-    def secrets(self) -> tuple[str, ...]:
+    def secrets(self, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
         """Every secret held here in every form it is sent in, longest first: bearer tokens,
         API keys (and each half of a combined `<cx>:<key>` entry), passwords inside URLs (proxies,
-        Redis, base URLs), each also percent-encoded as it appears in a request URL."""
+        those of the standard variables of `environ` (default: the process's) included, Redis,
+        base URLs), each also percent-encoded as it appears in a request URL."""
         found: list[str] = [*self.server.auth_tokens]
         for engine in self.engines.values():
             for key in engine.api_keys:
@@ -55,12 +58,32 @@ class Settings(Section):
         urls = [self.cache.redis_url, self.proxy.url, self.llm.base_url, self.fetch.reader_base_url]
         for engine in self.engines.values():
             urls += [engine.base_url, engine.proxy if isinstance(engine.proxy, str) else None]
+        env = os.environ if environ is None else environ
+        urls += [_with_scheme(env.get(name)) for name in _PROXY_VARIABLES]
         for url in urls:
-            password = urlsplit(url).password if url else None
+            password = _password(url) if url else None
             if password:
                 found.extend((password, unquote(password)))
         forms = {form for secret in found if secret for form in _encodings(secret)}
         return tuple(sorted(forms, key=len, reverse=True))
+
+
+#: The standard proxy variables the service's requests go through when `proxy.url` is unset.
+_PROXY_VARIABLES = tuple(
+    name for base in ("http_proxy", "https_proxy", "all_proxy") for name in (base, base.upper())
+)
+
+
+def _with_scheme(value: str | None) -> str | None:
+    # `user:pass@proxy.corp:3128` in a variable means an HTTP proxy, as the requests read it.
+    return f"http://{value}" if value and "://" not in value else value
+
+
+def _password(url: str) -> str | None:
+    try:
+        return urlsplit(url).password
+    except ValueError:  # a variable no URL parser reads is no proxy the requests use either
+        return None
 
 
 def _encodings(secret: str) -> set[str]:
