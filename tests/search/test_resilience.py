@@ -7,6 +7,7 @@ no API key ever shows up in a log line, an error text, a result or the cooldown 
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import logging
@@ -246,6 +247,27 @@ def test_an_answer_slow_to_parse_holds_up_no_other_search(
     # The search that got the answer still ends by its deadline.
     assert slow_took < DEADLINE + SLACK
     assert report(answer, "bing")["status"] in ("timeout", "error")
+
+
+async def test_one_engines_answers_slow_to_parse_leave_the_other_engines_parsing(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """Every engine's answers are parsed in one pool of threads, and a parse holds its thread
+    past its search's deadline: many searches getting one engine's slow answer at once take
+    no more of them than their engine's share."""
+    fake.bodies["bing"] = Body(b"<html><body>" + b"<div>" * 30_000)
+    settings = settings_for(engines_url, {"bing": {}, "searxng": {}}, deadline_seconds=1.0)
+    orchestrator = Orchestrator(
+        settings, clock=FakeClock(), store=MemoryCooldownStore(), rng=random.Random(1), environ={}
+    )
+    bing, searxng = orchestrator.runs["bing"], orchestrator.runs["searxng"]
+    try:
+        until = time.monotonic() + 1.0
+        await asyncio.gather(*(orchestrator.call(bing, Query(f"q {i}"), until) for i in range(10)))
+        answer = await orchestrator.call(searxng, Query(QUERY), time.monotonic() + 1.0)
+        assert answer.report.status == "ok", answer.report
+    finally:
+        await orchestrator.close()
 
 
 def test_an_engine_error_quoting_one_query_is_never_shown_with_another(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -21,11 +22,12 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 from websearch_mcp.config import EngineSettings, Settings
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.errors import EngineError, KeyRefused
-from websearch_mcp.models import EngineReport, Hit, HttpRequest, Query
+from websearch_mcp.models import EngineReport, Hit, HttpRequest, HttpResponse, Query
 from websearch_mcp.net.backoff import Backoff
 from websearch_mcp.net.breaker import RETRYABLE_STATUSES, BreakerPolicy, CircuitBreaker, classify
 from websearch_mcp.net.cooldowns.store import Clock, CooldownStore, format_seconds
@@ -47,6 +49,10 @@ REST_MARGIN_SECONDS = 0.02
 #: stopped waiting for it (a thread cannot be stopped): an answer whose parse takes far longer
 #: than any deadline holds one of these, never a thread that name lookups need.
 _PARSES = ThreadPoolExecutor(8, thread_name_prefix="websearch-engine-parse")
+#: The most of those threads one engine's answers hold at once, so that many searches getting
+#: one engine's slow answer leave the other engines theirs.
+PARSES_PER_ENGINE = 2
+_Parsed = TypeVar("_Parsed")
 
 
 #: The pooled client for (proxy or None, engine name).
@@ -67,6 +73,9 @@ class EngineRun:
     breaker: CircuitBreaker | None = None
     bucket: TokenBucket | None = None
     pool: KeyPool | None = None
+    parses: asyncio.Semaphore = dataclasses.field(
+        default_factory=lambda: asyncio.Semaphore(PARSES_PER_ENGINE)
+    )
 
     @property
     def name(self) -> str:
@@ -78,6 +87,28 @@ class EngineRun:
 
     def __repr__(self) -> str:
         return f"EngineRun({self.name})"
+
+
+async def _parsed(
+    run: EngineRun, parse: Callable[[HttpResponse], _Parsed], response: HttpResponse
+) -> _Parsed:
+    """`parse(response)` in a parse thread, once one of `run`'s shares is free. The share is
+    given back when the parse ends, not when its caller stops waiting: the thread is held
+    until then."""
+    await run.parses.acquire()
+    loop = asyncio.get_running_loop()
+
+    def give_back(_: object) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+            loop.call_soon_threadsafe(run.parses.release)
+
+    try:
+        job = _PARSES.submit(parse, response)
+    except BaseException:
+        run.parses.release()
+        raise
+    job.add_done_callback(give_back)
+    return await asyncio.wrap_future(job)
 
 
 def configure(
@@ -275,16 +306,15 @@ class EngineCall:
                 # (below), so that an answer slow to parse (a parser's time can grow with the
                 # square of a page's nesting) holds up neither the event loop nor any other
                 # search; waiting for it is bounded by `budget`, as the request is.
-                loop = asyncio.get_running_loop()
                 follow_up = functools.partial(run.engine.follow_up, query=query, key=key)
-                while (nxt := await loop.run_in_executor(_PARSES, follow_up, response)) is not None:
+                while (nxt := await _parsed(run, follow_up, response)) is not None:
                     # A follow-up is a request too: it waits for its own slot of the rate limit.
                     if not await self._slot(ends - time.monotonic()):
                         return None, _Failure(None, status, no_slot=True)
                     request = with_user_agent(run, nxt, kit.agents)
                     response = await send(client, run.base_url, request, budget, retried)
                     status = response.status
-                hits = await loop.run_in_executor(_PARSES, run.engine.hits, response, query)
+                hits = await _parsed(run, functools.partial(run.engine.hits, query=query), response)
                 return apply_limits(hits, run), None
         except TimeoutError:
             return None, _Failure(None, status)
