@@ -369,6 +369,28 @@ async def test_a_caller_giving_up_leaves_a_shared_search_to_the_others(
     assert engine_counts(fake) == {"tavily": 1, "brave": 1, "searxng": 1}
 
 
+async def test_a_search_every_caller_gave_up_on_stops(
+    fake: FakeEngines, engines_url: str, cache_path: Path
+) -> None:
+    """Its client went away: the fan-out is not waited for (nor held past the server's limit on
+    requests in flight), and nothing of it is stored."""
+    for name in ENGINES_USED:
+        fake.faults[name] = Fault(delay=0.3)
+    service = SearchService(make_settings(engines_url, cache_path))
+    await service.start()
+    try:
+        leaving = asyncio.create_task(service.web_search(web_search_args(query=QUERY)))
+        await asyncio.sleep(0.1)  # the engines are answering
+        leaving.cancel()
+        await asyncio.sleep(0.5)  # past their answers
+        again = await service.web_search(web_search_args(query=QUERY))
+    finally:
+        await service.close()
+    assert leaving.cancelled()
+    assert again["cached"] is False and again["results"]
+    assert engine_counts(fake) == {"tavily": 2, "brave": 2, "searxng": 2}
+
+
 async def test_an_answer_held_in_memory_is_returned_without_a_flight(
     fake: FakeEngines, engines_url: str, cache_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,6 +14,7 @@ class SingleFlight:
 
     def __init__(self) -> None:
         self._flights: dict[str, asyncio.Future[Any]] = {}
+        self._callers: dict[asyncio.Future[Any], int] = {}
         self.joins = 0  # requests that joined a flight already under way
 
     async def run(self, key: str, make: Callable[[], Awaitable[T]]) -> T:
@@ -21,7 +22,9 @@ class SingleFlight:
 
         No await between looking for a flight and starting one: an identical request either
         joins it or comes after it has ended. Shielded: one caller giving up does not cancel the
-        work the others wait for (nor the work's own last steps, such as storing its result).
+        work the others wait for. Work that every caller gave up on (their clients went away)
+        is cancelled: nobody waits for it, and it would hold engines and threads past the
+        limit on requests in flight.
         """
         flight = self._flights.get(key)
         if flight is None:
@@ -30,7 +33,18 @@ class SingleFlight:
             flight.add_done_callback(lambda done: self._landed(key, done))
         else:
             self.joins += 1
-        return await asyncio.shield(flight)
+        self._callers[flight] = self._callers.get(flight, 0) + 1
+        try:
+            return await asyncio.shield(flight)
+        finally:
+            self._left(flight)
+
+    def _left(self, flight: asyncio.Future[Any]) -> None:
+        """One caller of `flight` is done waiting; the last one cancels it if it is not over."""
+        self._callers[flight] -= 1
+        if not self._callers[flight]:
+            del self._callers[flight]
+            flight.cancel()  # nothing when it is over
 
     def running(self, key: str) -> bool:
         """Whether work for `key` is in flight: a `run` for it now joins that work."""
