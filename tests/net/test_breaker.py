@@ -112,6 +112,27 @@ async def test_an_answer_to_a_request_sent_before_the_breaker_opened_leaves_it_o
     assert await breaker.closed()
 
 
+async def test_failures_of_requests_sent_before_the_breaker_opened_are_one_failure() -> None:
+    """Searches in flight when an engine fails all see the one outage: a failure while the rest
+    runs came from a request sent before it began (none is sent meanwhile)."""
+    clock = FakeClock()
+    breaker = CircuitBreaker("brave", MemoryCooldownStore(), clock=clock)
+    assert await breaker.failure("error", "HTTP 500") == 5
+    for _ in range(11):
+        clock.advance(0.25)
+        assert await breaker.failure("error", "HTTP 500") == 5  # from the latest
+    clock.advance(4.9)
+    assert await breaker.check() is not None
+    clock.advance(0.1)
+    assert await breaker.check() is None  # the probe, after the first rest
+    assert await breaker.failure("error", "HTTP 500") == 10  # the next failure in a row
+    # A failure asking for a longer rest while one runs still gets it.
+    clock.advance(1)
+    assert await breaker.failure("captcha", "CAPTCHA page") == 3600
+    state = await breaker.check()
+    assert state is not None and state.reason == "CAPTCHA page"
+
+
 async def test_breakers_of_different_engines_share_a_store_independently() -> None:
     store = MemoryCooldownStore()
     clock = FakeClock()

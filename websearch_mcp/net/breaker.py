@@ -25,7 +25,13 @@ from websearch_mcp.errors import (
     EngineError,
     EngineRateLimited,
 )
-from websearch_mcp.net.cooldowns.store import Clock, CooldownStore, format_seconds, system_clock
+from websearch_mcp.net.cooldowns.store import (
+    Clock,
+    Cooldown,
+    CooldownStore,
+    format_seconds,
+    system_clock,
+)
 
 #: Why an engine failed, as far as retries, keys and the breaker are concerned.
 Cause = Literal["captcha", "denied", "throttled", "key", "transient", "error"]
@@ -130,6 +136,16 @@ class CircuitBreaker:
         def until_for(failures: int) -> float:
             return now + self.policy.cooldown(cause, failures, retry_after)
 
+        entry = await self._store.get(self.name)
+        if entry is not None and entry.until > now:
+            # A request sent before the breaker opened (none is sent while it is open): the
+            # searches in flight then see one outage, not failures in a row. The rest is
+            # counted from the latest, and as long as the longest cause asks (a CAPTCHA).
+            until = until_for(entry.failures)
+            if until <= entry.until:
+                return entry.until - now
+            await self._store.set(self.name, Cooldown(until, reason, entry.failures))
+            return until - now
         cooldown = await self._store.record_failure(self.name, reason, until_for)
         return cooldown.until - now
 
