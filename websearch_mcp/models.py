@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from websearch_mcp.charsets import decode_text
+from websearch_mcp.text_encoding import decode_text
 
 TimeRange = Literal["day", "week", "month", "year"]
 TIME_RANGES: tuple[str, ...] = ("day", "week", "month", "year")

@@ -32,7 +32,7 @@ TOP = {
     "websearch_mcp.dates": "foundation",
     "websearch_mcp.redaction": "foundation",
     "websearch_mcp.runtime": "foundation",
-    "websearch_mcp.surrogates": "foundation",
+    "websearch_mcp.text_encoding": "foundation",
     "websearch_mcp.cli": "entry",
     "websearch_mcp.__main__": "entry",
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from testing.resilience_helpers import settings_for
 from testing.serving import serve_app
 from websearch_mcp.models import EngineReport, Query
 from websearch_mcp.net.ratelimit import TokenBucket
+from websearch_mcp.net.shared_rate import SharedRateLimit
 from websearch_mcp.runtime import RUNTIME_ENV
 from websearch_mcp.search.fan_out import Orchestrator
 
@@ -83,16 +85,53 @@ def test_rates_come_from_declarations_and_config() -> None:
     assert Orchestrator(off, environ={}).runs["arxiv"].bucket is None
 
 
-def test_the_workers_of_one_server_share_an_engines_rate() -> None:
-    """Each worker of `serve --workers N` keeps its own bucket: each takes 1/N of the rate, so
-    that together they keep to it (arXiv's one request every three seconds, not N)."""
+async def test_the_workers_of_one_server_keep_an_engines_rate_together(tmp_path: Path) -> None:
+    """The workers of `serve --workers N` reserve their slots in one file: arXiv gets one
+    request every three seconds from all of them, an idle spell after start included (a bucket
+    of 1/N of the rate in each would let each send at once)."""
     settings = settings_for(None, {"arxiv": {}, "bing": {"rate_limit": 3}})
     settings.server.workers = 4  # what the parent names in each worker's environment
-    worker = {RUNTIME_ENV: "/tmp/websearch-mcp-worker"}
-    runs = Orchestrator(settings, environ=worker).runs
-    assert [runs[name].bucket.rate for name in ("arxiv", "bing")] == [1 / 12, 0.75]  # type: ignore[union-attr]
+    workers = [Orchestrator(settings, environ={RUNTIME_ENV: str(tmp_path)}) for _ in range(4)]
+    try:
+        arxiv = [worker.runs["arxiv"].bucket for worker in workers]
+        bing = [worker.runs["bing"].bucket for worker in workers]
+        assert all(isinstance(limit, SharedRateLimit) for limit in arxiv + bing)
+        assert [limit.reserve(0) for limit in arxiv if limit] == [0.0, None, None, None]
+        # Three a second: a burst of three at once, then one every third of a second.
+        waits = [limit.reserve(1) for limit in bing if limit]
+        assert waits[:3] == [0.0] * 3 and waits[3] == pytest.approx(1 / 3, abs=0.05)
+        assert arxiv[0] is not None and arxiv[0].describe() == "rate limit of 0.333333 requests/s"
+    finally:
+        for worker in workers:
+            await worker.close()
     alone = Orchestrator(settings, environ={}).runs  # one process, whatever the file says
-    assert [alone[name].bucket.rate for name in ("arxiv", "bing")] == [1 / 3, 3.0]  # type: ignore[union-attr]
+    assert [type(alone[name].bucket) for name in ("arxiv", "bing")] == [TokenBucket] * 2
+
+
+def test_a_shared_rate_queues_like_a_bucket(tmp_path: Path) -> None:
+    ticker = Ticker()
+    one, other = (
+        SharedRateLimit(tmp_path / "rates.sqlite3", "searxng", 2.0, 2, clock=ticker)
+        for _ in range(2)
+    )
+    assert [one.reserve(10), other.reserve(10), one.reserve(10)] == [0.0, 0.0, 0.5]
+    assert other.reserve(0.4) is None  # the next slot is a second away: not taken
+    assert other.reserve(1.0) == 1.0
+    ticker.now += 3600  # idle for long: still only a burst's worth
+    assert [one.reserve(0), other.reserve(0), one.reserve(0)] == [0.0, 0.0, None]
+    one.close()
+    other.close()
+
+
+def test_a_shared_rate_whose_file_fails_keeps_the_workers_share(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    ticker = Ticker()
+    limit = SharedRateLimit(tmp_path / "gone" / "rates.sqlite3", "arxiv", 1 / 3, 4, clock=ticker)
+    assert limit.reserve(0) == 0.0  # this worker's own share: one request every 12 s
+    assert limit.reserve(11) is None and limit.reserve(12) == pytest.approx(12)
+    assert limit.stats.errors == {"cannot_open": 1}  # tried once, then waited out
+    assert "shared rate file" in caplog.text and "arxiv at 1/4 of its rate" in caplog.text
 
 
 async def test_an_engine_over_its_rate_is_reported_rate_limited_not_called() -> None:

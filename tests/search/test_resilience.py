@@ -829,7 +829,7 @@ def test_an_engine_string_cut_between_the_halves_of_an_emoji_is_sent_whole(
 
 
 def test_the_keys_of_an_engines_json_are_made_whole_too() -> None:
-    from websearch_mcp.surrogates import well_formed_data
+    from websearch_mcp.text_encoding import well_formed_data
 
     # A key is a string an answer may carry on (an engine's extra fields), halves and all.
     decoded = {"cut \ud83d": [{"pair \ud83d\ude00": "\udc00"}], "n": 1}

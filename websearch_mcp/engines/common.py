@@ -21,7 +21,7 @@ from websearch_mcp.engines.text import clean_text, collapse_spaces
 from websearch_mcp.errors import EngineAuthError, EngineError, EngineParseError, EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse
 from websearch_mcp.redaction import KEY_LIKE as _TOKEN_RE
-from websearch_mcp.surrogates import well_formed_data
+from websearch_mcp.text_encoding import well_formed_data
 
 _Item = TypeVar("_Item")
 

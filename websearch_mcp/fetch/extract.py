@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import charset_normalizer
 
-from websearch_mcp.charsets import decode_text, web_codec
 from websearch_mcp.config import FetchSettings
 from websearch_mcp.errors import FetchError, FetchUnsupported
 from websearch_mcp.fetch.client import FETCHED_TYPES, RawPage
@@ -26,6 +25,7 @@ from websearch_mcp.fetch.document import Document, Extracted
 from websearch_mcp.fetch.job import Job
 from websearch_mcp.fetch.pdf import is_pdf, require_pypdf
 from websearch_mcp.fetch.pool import ExtractorPool
+from websearch_mcp.text_encoding import decode_text, web_codec
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _PDF_TYPES = ("application/pdf", "application/x-pdf")

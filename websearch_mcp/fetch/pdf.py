@@ -8,7 +8,7 @@ from typing import Any
 
 from websearch_mcp.errors import FetchError, FetchUnsupported
 from websearch_mcp.fetch.document import Extracted
-from websearch_mcp.surrogates import well_formed
+from websearch_mcp.text_encoding import well_formed
 
 
 def is_pdf(body: bytes) -> bool:

@@ -20,7 +20,7 @@ from websearch_mcp.fetch.client import USER_AGENT
 from websearch_mcp.fetch.decoding import capped_chunks
 from websearch_mcp.fetch.document import Document
 from websearch_mcp.net.http import ssl_context
-from websearch_mcp.surrogates import well_formed
+from websearch_mcp.text_encoding import well_formed
 
 
 async def read_via_reader(url: str, settings: FetchSettings, proxy: str | None = None) -> Document:

@@ -13,7 +13,33 @@ import time
 from collections.abc import Callable
 
 
-class TokenBucket:
+class RateLimit:
+    """At most `rate` requests per second: `reserve` takes a slot, `acquire` waits for it."""
+
+    rate: float
+
+    def reserve(self, max_wait: float) -> float | None:
+        """Take the next slot if it comes within `max_wait` seconds: the wait, else None."""
+        raise NotImplementedError
+
+    async def acquire(self, max_wait: float) -> bool:
+        """Wait for a slot for at most `max_wait` seconds; False (no slot taken) if too far off."""
+        wait = self.reserve(max_wait)
+        if wait is None:
+            return False
+        if wait > 0:
+            await asyncio.sleep(wait)
+        return True
+
+    def describe(self) -> str:
+        per = f"{self.rate:g} request/s" if self.rate == 1 else f"{self.rate:g} requests/s"
+        return f"rate limit of {per}"
+
+    def close(self) -> None:
+        """Let go of what it holds (nothing, unless it is kept in a file)."""
+
+
+class TokenBucket(RateLimit):
     """`rate` tokens per second, holding at most `burst` (default: one second's worth, >= 1)."""
 
     def __init__(
@@ -32,7 +58,6 @@ class TokenBucket:
         self._stamp = clock()
 
     def reserve(self, max_wait: float) -> float | None:
-        """Take the next slot if it comes within `max_wait` seconds: the wait, else None."""
         now = self._clock()
         self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.rate)
         self._stamp = now
@@ -41,16 +66,3 @@ class TokenBucket:
             return None
         self._tokens -= 1.0  # may go negative: later callers queue behind this reservation
         return wait
-
-    async def acquire(self, max_wait: float) -> bool:
-        """Wait for a slot for at most `max_wait` seconds; False (no slot taken) if too far off."""
-        wait = self.reserve(max_wait)
-        if wait is None:
-            return False
-        if wait > 0:
-            await asyncio.sleep(wait)
-        return True
-
-    def describe(self) -> str:
-        per = f"{self.rate:g} request/s" if self.rate == 1 else f"{self.rate:g} requests/s"
-        return f"rate limit of {per}"

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 from websearch_mcp.config import EngineSettings, Settings
@@ -34,7 +35,8 @@ from websearch_mcp.net.cooldowns.store import Clock, CooldownStore, format_secon
 from websearch_mcp.net.engine_http import EngineClient, send
 from websearch_mcp.net.http import choose_proxy
 from websearch_mcp.net.keypool import KeyPool, PlannedKey
-from websearch_mcp.net.ratelimit import TokenBucket
+from websearch_mcp.net.ratelimit import RateLimit, TokenBucket
+from websearch_mcp.net.shared_rate import SharedRateLimit
 from websearch_mcp.net.useragents import UserAgentRotation
 from websearch_mcp.redaction import MASK, redact, without_query
 from websearch_mcp.runtime import RUNTIME_ENV
@@ -71,7 +73,7 @@ class EngineRun:
     proxy: str | None = None
     client: EngineClient | None = None
     breaker: CircuitBreaker | None = None
-    bucket: TokenBucket | None = None
+    bucket: RateLimit | None = None
     pool: KeyPool | None = None
     parses: asyncio.Semaphore = dataclasses.field(
         default_factory=lambda: asyncio.Semaphore(PARSES_PER_ENGINE)
@@ -127,11 +129,6 @@ def configure(
     conf = settings.engine(name)
     base_url = (conf.base_url or engine_cls.base_url).rstrip("/")
     proxy = choose_proxy(base_url, conf.proxy, settings.proxy.url, settings.proxy.no_proxy, environ)
-    rate = engine_cls.rate_limit if conf.rate_limit is None else conf.rate_limit
-    workers = settings.server.workers
-    if rate and environ.get(RUNTIME_ENV) and isinstance(workers, int) and workers > 1:
-        # Each worker of one server keeps its own bucket: a share each, the rate together.
-        rate /= workers
     enabled = engine_cls.default_enabled if conf.enabled is None else conf.enabled
     return EngineRun(
         engine=engine_cls(),
@@ -142,9 +139,23 @@ def configure(
         proxy=proxy,
         client=client_for(proxy, name) if enabled else None,
         breaker=_breaker(name, settings, store, clock),
-        bucket=TokenBucket(rate) if rate else None,
+        bucket=_rate_limit(engine_cls, conf, settings, environ),
         pool=_key_pool(name, conf, settings, store, clock),
     )
+
+
+def _rate_limit(
+    engine_cls: type[Engine], conf: EngineSettings, settings: Settings, environ: Mapping[str, str]
+) -> RateLimit | None:
+    """The engine's rate limit, None without one. The workers of one server keep it together,
+    in a file of their runtime directory."""
+    rate = engine_cls.rate_limit if conf.rate_limit is None else conf.rate_limit
+    if not rate:
+        return None
+    workers, shared = settings.server.workers, environ.get(RUNTIME_ENV)
+    if shared and isinstance(workers, int) and workers > 1:
+        return SharedRateLimit(Path(shared) / "rates.sqlite3", engine_cls.name, rate, workers)
+    return TokenBucket(rate)
 
 
 def _breaker(

@@ -125,6 +125,9 @@ class Orchestrator:
             logging.getLogger(name).removeFilter(self._log_filter)
         for client in self._clients.values():
             await client.aclose()
+        for run in self.runs.values():
+            if run.bucket is not None:
+                run.bucket.close()
 
     # --- questions --------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from websearch_mcp.config import LLMSettings, Settings
 from websearch_mcp.errors import SummaryError, SummaryRefused
 from websearch_mcp.net.http import build_httpx_client, choose_proxy
 from websearch_mcp.redaction import MASK, redact, without_query
-from websearch_mcp.surrogates import well_formed_data
+from websearch_mcp.text_encoding import well_formed_data
 
 log = logging.getLogger("websearch_mcp.search.summary")
 

@@ -63,28 +63,7 @@ class SqliteCooldownStore:
         label = f"shared cooldown file {self.path} (cooldowns are per process meanwhile)"
         self._guard = StoreFailures(label, self.stats, clock, retry_seconds)
         self._local_only: set[str] = set()  # names whose latest change the file did not take
-        # Autocommit mode: single statements commit at once; transactions are explicit.
-        self._db = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-        )
-        self._prepare()
-
-    def _prepare(self) -> None:
-        """WAL mode and the table. Workers that open a new file at once may each hold the lock
-        the other needs to switch it to WAL: SQLite then fails one at once instead of waiting
-        ("database is locked"), and that one tries again, within the busy timeout."""
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-        while True:
-            try:
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=NORMAL")
-                self._db.execute(_SCHEMA)
-                return
-            except sqlite3.OperationalError as exc:
-                busy = (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_BUSY
-                if not busy or time.monotonic() >= deadline:
-                    raise
-                time.sleep(0.005)
+        self._db = connect_shared(self.path, _SCHEMA)
 
     def _usable(self, name: str, scope: Scope) -> bool:
         """Whether the file is asked about `name` (else this process's store is)."""
@@ -205,13 +184,41 @@ class SqliteCooldownStore:
             (name, cooldown.until, str(cooldown.reason), cooldown.failures),
         )
 
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[None]:
-        """`BEGIN IMMEDIATE` (the write lock at once) ... `COMMIT`, or `ROLLBACK` on an error."""
-        self._db.execute("BEGIN IMMEDIATE")
+    def _transaction(self) -> contextlib.AbstractContextManager[None]:
+        return immediate(self._db)
+
+
+def connect_shared(path: Path, schema: str) -> sqlite3.Connection:
+    """A connection to the SQLite file at `path` that processes share, in WAL mode with
+    `schema` made. Autocommit mode: single statements commit at once, transactions are explicit
+    (`immediate`). Workers that open a new file at once may each hold the lock the other needs
+    to switch it to WAL: SQLite then fails one at once instead of waiting ("database is
+    locked"), and that one tries again, within the busy timeout."""
+    db = sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+    )
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
         try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(schema)
+            return db
+        except sqlite3.OperationalError as exc:
+            busy = (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_BUSY
+            if not busy or time.monotonic() >= deadline:
+                db.close()
+                raise
+            time.sleep(0.005)
+
+
+@contextlib.contextmanager
+def immediate(db: sqlite3.Connection) -> Iterator[None]:
+    """`BEGIN IMMEDIATE` (the write lock at once) ... `COMMIT`, or `ROLLBACK` on an error."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")

@@ -1,15 +1,23 @@
-"""The text encodings a declared charset may name: those of the WHATWG Encoding Standard, which
-browsers read pages in, as Python's codecs.
+"""Text between bytes and characters: the encodings a declared charset may name, and text that
+UTF-8 can carry.
 
-Python's codec registry holds more than encodings of text: `punycode` takes time growing with
-the square of its input (a 10 MiB page would hold a thread for hours), and `idna`, `utf-7`,
-`rot13` or `hz` are no page's encoding. A label outside the standard's encodings counts as no
-label, as in a browser.
+A charset is read only when it names an encoding of the WHATWG Encoding Standard, which browsers
+read pages in, as Python's codecs. Python's codec registry holds more than encodings of text:
+`punycode` takes time growing with the square of its input (a 10 MiB page would hold a thread
+for hours), and `idna`, `utf-7`, `rot13` or `hz` are no page's encoding. A label outside the
+standard's encodings counts as no label, as in a browser.
+
+A half of a UTF-16 surrogate pair is no character, and neither UTF-8 nor JSON can carry one: an
+answer holding one cannot be sent or cached. They come from JSON escapes (an API that cut a
+string between the halves of an emoji: `"\\ud83d"`), broken PDF fonts and readers; they are made
+whole.
 """
 
 from __future__ import annotations
 
 import codecs
+import re
+from typing import Any
 
 #: Python's names of the standard's encodings (UTF-32 comes only from a byte-order mark).
 _WEB_CODECS = frozenset(
@@ -98,3 +106,25 @@ def decode_text(body: bytes, label: str | None) -> str:
     if codec is None or codec == "utf-8":
         codec = "utf-8-sig"
     return body.decode(codec, "replace")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def well_formed(text: str) -> str:
+    """`text` with surrogate halves made whole: a pair becomes its character, a half alone
+    U+FFFD."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def well_formed_data(value: Any) -> Any:
+    """Decoded JSON with every string, keys included, `well_formed`."""
+    if isinstance(value, str):
+        return well_formed(value)
+    if isinstance(value, list):
+        return [well_formed_data(item) for item in value]
+    if isinstance(value, dict):
+        return {well_formed(key): well_formed_data(item) for key, item in value.items()}
+    return value
