@@ -20,8 +20,9 @@ def _named_file(value: Any) -> Any:
 
 class CacheSettings(Section):
     """The result cache. An entry lives `ttl_seconds` after it was stored or last hit, never
-    longer than `max_age_seconds` after it was stored; answers with missing engines live
-    `partial_ttl_seconds`, fetched pages `page_ttl_seconds`, news answers at most
+    longer than `max_age_seconds` after it was stored; for answers with missing engines
+    `partial_ttl_seconds` and fetched pages `page_ttl_seconds` take the place of `ttl_seconds`
+    (sliding as it does), and news answers live at most
     `news_ttl_seconds` after they were made. The URL may hold a password: it
     is never shown in messages. `redis_timeout_seconds` bounds each call to Redis, its name
     lookup and connecting included: a search waits no longer for the cache or the shared
