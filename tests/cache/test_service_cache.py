@@ -345,34 +345,13 @@ async def test_fifty_identical_concurrent_searches_share_one_fan_out(
     assert not any(a["cached"] for a in answers)
 
 
-async def test_a_caller_giving_up_leaves_a_shared_search_to_the_others(
-    fake: FakeEngines, engines_url: str, cache_path: Path
+@pytest.mark.parametrize("another_waits", [True, False])
+async def test_a_search_called_off_goes_on_only_for_another_caller(
+    fake: FakeEngines, engines_url: str, cache_path: Path, another_waits: bool
 ) -> None:
-    """One of two identical searches in flight is called off (its client went away): the other
-    still gets the answer of the one fan-out, which is stored for the next search."""
-    for name in ENGINES_USED:
-        fake.faults[name] = Fault(delay=0.3)
-    service = SearchService(make_settings(engines_url, cache_path))
-    await service.start()
-    try:
-        leaving = asyncio.create_task(service.web_search(web_search_args(query=QUERY)))
-        staying = asyncio.create_task(service.web_search(web_search_args(query=QUERY)))
-        await asyncio.sleep(0.1)  # both share the flight, whose engines are answering
-        leaving.cancel()
-        answer = await staying
-        again = await service.web_search(web_search_args(query=QUERY))
-    finally:
-        await service.close()
-    assert leaving.cancelled()
-    assert answer["cached"] is False and answer["results"]
-    assert again["cached"] is True and again["results"] == answer["results"]
-    assert engine_counts(fake) == {"tavily": 1, "brave": 1, "searxng": 1}
-
-
-async def test_a_search_every_caller_gave_up_on_stops(
-    fake: FakeEngines, engines_url: str, cache_path: Path
-) -> None:
-    """Its client went away: the fan-out is not waited for (nor held past the server's limit on
+    """A search in flight is called off (its client went away). With an identical search
+    sharing its flight, that one still gets the answer of the one fan-out, which is stored for
+    the next search. Alone, its fan-out is not waited for (nor held past the server's limit on
     requests in flight), and nothing of it is stored."""
     for name in ENGINES_USED:
         fake.faults[name] = Fault(delay=0.3)
@@ -380,15 +359,24 @@ async def test_a_search_every_caller_gave_up_on_stops(
     await service.start()
     try:
         leaving = asyncio.create_task(service.web_search(web_search_args(query=QUERY)))
-        await asyncio.sleep(0.1)  # the engines are answering
+        staying = asyncio.create_task(service.web_search(web_search_args(query=QUERY)))
+        if not another_waits:
+            staying.cancel()
+        await asyncio.sleep(0.1)  # the flight's engines are answering
         leaving.cancel()
+        answer = await staying if another_waits else None
         await asyncio.sleep(0.5)  # past their answers
         again = await service.web_search(web_search_args(query=QUERY))
     finally:
         await service.close()
     assert leaving.cancelled()
-    assert again["cached"] is False and again["results"]
-    assert engine_counts(fake) == {"tavily": 2, "brave": 2, "searxng": 2}
+    if answer is not None:
+        assert answer["cached"] is False and answer["results"]
+        assert again["cached"] is True and again["results"] == answer["results"]
+        assert engine_counts(fake) == {"tavily": 1, "brave": 1, "searxng": 1}
+    else:
+        assert again["cached"] is False and again["results"]
+        assert engine_counts(fake) == {"tavily": 2, "brave": 2, "searxng": 2}
 
 
 async def test_an_answer_held_in_memory_is_returned_without_a_flight(
