@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +114,35 @@ async def test_reads_waiting_when_the_cache_closes_are_misses(make: Make, tmp_pa
     calls = [asyncio.create_task(reader.get("web", f"k{n}")) for n in range(3)]
     await reader.close()
     assert await asyncio.gather(*calls) == [None, None, None]
+
+
+async def test_a_file_that_stops_answering_holds_a_caller_up_a_second_at_most(
+    make: Make, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A disk that stopped answering (a network mount): a read is a miss and a store goes on
+    after `WAIT_SECONDS`, and what was stored is written once the file answers again."""
+    cache = make(tmp_path / "cache.sqlite3")
+    await cache.set("web", "a", {"n": 1})
+    cache._hot.forget_all()
+    db = cache._db
+    assert db is not None
+    answering = asyncio.Event()
+
+    def stalled(original: Any) -> Any:
+        async def call(*args: Any) -> Any:
+            await answering.wait()
+            return await original(*args)
+
+        return call
+
+    for name in ("execute_fetchall", "executemany"):
+        monkeypatch.setattr(db, name, stalled(getattr(db, name)))
+    started = time.monotonic()
+    assert await cache.get("web", "a") is None
+    await cache.set("web", "b", {"n": 2})
+    assert time.monotonic() - started < 2 * sqlite_module.WAIT_SECONDS + 0.5
+    assert cache.stats.errors == {"timeout": 2}
+    answering.set()
+    await asyncio.sleep(0.2)
+    hit = await cache.get("web", "b")
+    assert hit is not None and hit.value == {"n": 2}

@@ -32,6 +32,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import aiosqlite
 
@@ -75,8 +76,14 @@ CLEANUP_BATCH = 500
 #: has been stored since the last: pages of up to megabytes each can fill a disk in minutes.
 WRITTEN_SHARE = 8
 
+_Done = TypeVar("_Done")
+
 #: The default bound of the file's data.
 MAX_BYTES = 1 << 30
+
+#: The longest a caller waits for the file to answer its read or take its store: a disk that
+#: stopped answering (a network mount) holds no search up for longer. The work stays queued.
+WAIT_SECONDS = 1.0
 
 
 class SqliteCache(StoringCache):
@@ -161,7 +168,7 @@ class SqliteCache(StoringCache):
         self._reads.setdefault(entry, []).append(waiting)
         if self._reader is None:
             self._reader = asyncio.create_task(self._read_waiting())
-        return await waiting
+        return await self._waited(waiting, "read")
 
     async def _read_waiting(self) -> None:
         try:
@@ -195,7 +202,18 @@ class SqliteCache(StoringCache):
         self._writes.append((entry, ttl, data, stored))
         if self._writer is None:
             self._writer = asyncio.create_task(self._write_waiting())
-        await stored
+        await self._waited(stored, "store")
+
+    async def _waited(self, future: asyncio.Future[_Done], what: str) -> _Done | None:
+        """`future`'s result, or None once `WAIT_SECONDS` have passed (counted as a `timeout`,
+        logged once; a miss for a read, and the store is still written when the file answers)."""
+        try:
+            async with asyncio.timeout(WAIT_SECONDS):
+                return await future
+        except TimeoutError:
+            slow = TimeoutError(f"the file took more than {WAIT_SECONDS:g} s to answer a {what}")
+            self._guard.failed("timeout", slow, None)
+            return None
 
     async def _write_waiting(self) -> None:
         try:
