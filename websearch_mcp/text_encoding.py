@@ -1,5 +1,5 @@
-"""Text between bytes and characters: the encodings a declared charset may name, and text that
-UTF-8 can carry.
+"""Text between bytes and characters: the encodings a declared charset may name, text that
+UTF-8 can carry, and text an agent can see.
 
 A charset is read only when it names an encoding of the WHATWG Encoding Standard, which browsers
 read pages in, as Python's codecs. Python's codec registry holds more than encodings of text:
@@ -11,12 +11,17 @@ A half of a UTF-16 surrogate pair is no character, and neither UTF-8 nor JSON ca
 answer holding one cannot be sent or cached. They come from JSON escapes (an API that cut a
 string between the halves of an emoji: `"\\ud83d"`), broken PDF fonts and readers; they are made
 whole.
+
+Control and format characters show nothing, or something else than the text says: an escape
+sequence clears a terminal, a right-to-left override shows "fdp.exe" as "exe.pdf", a zero-width
+space splits a word unseen. Text shown to an agent keeps none of them.
 """
 
 from __future__ import annotations
 
 import codecs
 import re
+import unicodedata
 from typing import Any
 
 #: Python's names of the standard's encodings (UTF-32 comes only from a byte-order mark).
@@ -128,3 +133,41 @@ def well_formed_data(value: Any) -> Any:
     if isinstance(value, dict):
         return {well_formed(key): well_formed_data(item) for key, item in value.items()}
     return value
+
+
+#: Joiners that shape some scripts and emoji (ZWNJ, ZWJ): kept between two characters.
+_JOINERS = "\u200c\u200d"
+
+
+def visible(text: str) -> str:
+    """`text` without its control and format characters (Unicode Cc and Cf: escape sequences,
+    bidirectional overrides, zero-width spaces, soft hyphens); whitespace stays, and a joiner
+    between two characters that are not spaces."""
+    if text.isprintable():  # False for every such character, and for whitespace but " "
+        return text
+    kept = []
+    last = len(text) - 1
+    for at, char in enumerate(text):
+        if (
+            char.isspace()
+            or unicodedata.category(char) not in ("Cc", "Cf")
+            or _joins(text, at, last)
+        ):
+            kept.append(char)
+    return "".join(kept)
+
+
+def _joins(text: str, at: int, last: int) -> bool:
+    """Whether `text[at]` is a joiner between two characters that are not spaces."""
+    return (
+        text[at] in _JOINERS
+        and 0 < at < last
+        and not (text[at - 1].isspace() or text[at + 1].isspace())
+    )
+
+
+def one_line(text: str) -> str | None:
+    """A title as shown: its surrogate halves made whole, its characters visible, its
+    whitespace one space (a line break would start a Markdown heading of its own where the
+    title is printed as one); None when nothing is left."""
+    return " ".join(visible(well_formed(text)).split()) or None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import ClassVar, Literal
 
@@ -52,6 +52,10 @@ def _seconds_until(date: str, now: datetime) -> float | None:
     if when.tzinfo is None:  # "-0000": a time in UTC, its source unknown
         when = when.replace(tzinfo=UTC)
     return (when - now).total_seconds()
+
+
+#: The most authors a result names (the first ones).
+MAX_AUTHORS = 50
 
 
 class Engine:
@@ -143,6 +147,8 @@ class Engine:
         engine that cannot be asked for a time range keeps only the hits not dated before it."""
         found = self.parse(response, query)
         plain_hits(found, markup=self.markup)
+        for hit in found:
+            self._bounded(hit)
         if query.time_range and not self.supports_time_range:
             today = self.today()
             found = [
@@ -151,6 +157,20 @@ class Engine:
                 if not (h.published and before_range(h.published, query.time_range, today))
             ]
         return found
+
+    def _bounded(self, hit: Hit) -> None:
+        """`hit` within what a result can say, in place: no count below zero, at most
+        `MAX_AUTHORS` authors (collaborations list thousands), and for a web page no publication
+        date past tomorrow (a paper's issue may be dated ahead of its publication online)."""
+        if hit.citations is not None and hit.citations < 0:
+            hit.citations = None
+        hit.authors = hit.authors[:MAX_AUTHORS]
+        if self.kind == "web" and hit.published:
+            ahead = (self.today() + timedelta(days=1)).isoformat()
+            if hit.published[:10] > ahead[: len(hit.published[:10])]:
+                hit.published = None
+        for other in hit.grouped:
+            self._bounded(other)
 
     @classmethod
     def key_problem(cls, entry: str) -> str | None:

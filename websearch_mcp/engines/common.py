@@ -17,7 +17,7 @@ import orjson
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.engines.base import parse_retry_after
-from websearch_mcp.engines.text import clean_text, collapse_spaces
+from websearch_mcp.engines.text import MARKDOWN_LINK, clean_text, collapse_spaces
 from websearch_mcp.errors import EngineAuthError, EngineError, EngineParseError, EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse
 from websearch_mcp.redaction import KEY_LIKE as _TOKEN_RE
@@ -168,10 +168,13 @@ _TAB_AND_LINE_BREAKS = str.maketrans("", "", "\t\r\n")
 
 
 def http_url(value: Any) -> str | None:
-    """`value` when it is an absolute http(s) URL (protocol-relative ones get https) that URL
-    parsers read: one with an unclosed `[` (`http://[fe80::1/`) is none, and would fail every
-    client that splits it. Tabs and line breaks are dropped, as a browser drops them: the link
-    is the page it opens, and is printed on one line."""
+    """`value` when it is an absolute http(s) URL with a host (protocol-relative ones get https)
+    that URL parsers read: one with an unclosed `[` (`http://[fe80::1/`) is none, and would fail
+    every client that splits it. Tabs and line breaks are dropped, as a browser drops them, and
+    spaces escaped: the link is the page it opens, and is printed on one line. A link holding
+    another control or format character (one that shows "gnp.exe" as "exe.png") is none, and
+    one naming a user (`https://docs.python.org:x@evil.example/`, which reads as the first host)
+    loses the user."""
     if not isinstance(value, str):
         return None
     url = value.strip()
@@ -181,11 +184,21 @@ def http_url(value: Any) -> str | None:
         url = "https:" + url
     if not url.startswith(("http://", "https://")):
         return None
-    if "[" in url or "]" in url or not url.isascii():  # all `urlsplit` may refuse
-        try:
-            urlsplit(url)
-        except ValueError:
-            return None
+    if " " in url:
+        url = url.replace(" ", "%20")
+    if not url.isprintable():
+        return None
+    if match := _PLAIN_LINK.fullmatch(url):
+        return url if match[1] else None
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is no number
+    except ValueError:
+        return None
+    if not parts.hostname:
+        return None
+    if "@" in parts.netloc:
+        return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
     return url
 
 
@@ -382,7 +395,6 @@ def ranked_hits(
 
 # A link's text holds no "[" (as in CommonMark, "[a [b](u)" links "b"): so each "[" is read up
 # to the next bracket only, not to the end of the text, in linear time.
-_MD_LINK_RE = re.compile(r"\[([^\[\]]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")
 _MD_HEADING_RE = re.compile(r"(^|\s)#{1,6}(?=\s)")
 _MD_EMPHASIS_RE = re.compile(r"\*\*|__")
 # `*italic*`: a star next to a word's first or last character, not one between words ("2 * 3").
@@ -394,7 +406,7 @@ def strip_markdown(text: str) -> str:
     # Each pattern needs its marker; most snippets have none, and a substring test is far
     # cheaper than a substitution that finds nothing.
     if "](" in text:
-        text = _MD_LINK_RE.sub(r"\1", text)
+        text = MARKDOWN_LINK.sub(r"\1", text)
     if "#" in text:
         text = _MD_HEADING_RE.sub(r"\1", text)
     if "**" in text or "__" in text:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable
 
 from websearch_mcp.models import Hit
+from websearch_mcp.text_encoding import visible
 
 SNIPPET_MAX_CHARS = 500
 
@@ -26,13 +27,25 @@ _INLINE_TAG_RE = re.compile(
 
 
 def plain_hits(hits: Iterable[Hit], *, markup: bool) -> None:
-    """Every hit's title and snippet made plain, in place: `clean_text` when the engine sends
-    markup, else `plain_text` (a literal "<b>" in plain text is text). A title that is empty
+    """Every hit's title and snippet made plain, in place (those of the reports grouped with it
+    too): `clean_text` when the engine sends markup, else `plain_text` (a literal "<b>" in plain
+    text is text), Markdown links and images reduced to their words. A title that is empty
     then is the URL."""
     tidy = clean_text if markup else plain_text
     for hit in hits:
-        hit.title = tidy(hit.title) or hit.url
-        hit.snippet = tidy(hit.snippet)
+        hit.title = markdown_words(tidy(hit.title)) or hit.url
+        hit.snippet = markdown_words(tidy(hit.snippet))
+        plain_hits(hit.grouped, markup=markup)
+
+
+# `[words](link)` and `![words](image)`: a link's target in parentheses, one level of them inside.
+MARKDOWN_LINK = re.compile(r"!?\[([^\[\]]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")
+
+
+def markdown_words(text: str) -> str:
+    """Markdown links and images reduced to their words: an image a client fetches when an
+    agent quotes it can carry the conversation away."""
+    return collapse_spaces(MARKDOWN_LINK.sub(r"\1", text)) if "](" in text else text
 
 
 def clean_text(value: object, limit: int = SNIPPET_MAX_CHARS) -> str:
@@ -66,6 +79,9 @@ def plain_text(value: object, limit: int = SNIPPET_MAX_CHARS) -> str:
     if not value or not isinstance(value, str):
         return ""
     text = collapse_spaces(value)
+    if not text.isprintable():  # control or format characters, whitespace collapsed already
+        # Bounded first: a page of invisible characters is read once, not character by character.
+        text = collapse_spaces(visible(text[: limit * 4]))
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return text

@@ -17,6 +17,7 @@ from lxml import etree
 from trafilatura.utils import load_html
 
 from websearch_mcp.fetch.document import Extracted
+from websearch_mcp.text_encoding import one_line
 
 _OPTIONS: dict[str, Any] = {
     "output_format": "markdown",
@@ -69,7 +70,8 @@ def _main_content(html: str | bytes, url: str, tree: Any) -> Extracted:
     if not content:
         fresh = load_html(html)
         content = _visible_text(fresh) if fresh is not None else ""
-    title = _page_title(tree, metadata.title if metadata else None, title)
+    chosen = _page_title(tree, metadata.title if metadata else None, title)
+    title = one_line(chosen) if chosen else None
     published = metadata.date if metadata else None
     return Extracted(content=content, title=title, published=published)
 
@@ -134,8 +136,7 @@ def _page_title(tree: Any, chosen: str | None, tag: str | None) -> str | None:
 def _title_tag(tree: Any) -> str | None:
     # The document's <title>, not an inline SVG's (an icon's tooltip: "Open menu").
     found = tree.xpath("//title[not(ancestor::svg)]")
-    text = " ".join((found[0].text_content() if found else "").split())
-    return text or None
+    return one_line(found[0].text_content()) if found else None
 
 
 def _visible_text(tree: Any) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from websearch_mcp.errors import FetchError, FetchUnsupported
 from websearch_mcp.fetch.document import Extracted
-from websearch_mcp.text_encoding import well_formed
+from websearch_mcp.text_encoding import one_line, well_formed
 
 
 def is_pdf(body: bytes) -> bool:
@@ -119,7 +119,7 @@ def _page_texts(
 
 def _title(metadata: Any) -> str | None:
     title = getattr(metadata, "title", None) if metadata else None
-    return well_formed(str(title)).strip() or None if title else None
+    return one_line(str(title)) if title else None
 
 
 def _created(metadata: Any) -> str | None:

@@ -9,7 +9,7 @@ import asyncio
 import dataclasses
 import json
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 import httpx
 
@@ -20,7 +20,7 @@ from websearch_mcp.fetch.client import USER_AGENT
 from websearch_mcp.fetch.decoding import capped_chunks
 from websearch_mcp.fetch.document import Document
 from websearch_mcp.net.http import ssl_context
-from websearch_mcp.text_encoding import well_formed
+from websearch_mcp.text_encoding import one_line, well_formed
 
 
 async def read_via_reader(url: str, settings: FetchSettings, proxy: str | None = None) -> Document:
@@ -82,6 +82,17 @@ async def _read(response: httpx.Response, cap: int) -> bytes:
     return b"".join([chunk async for chunk in capped_chunks(response.aiter_bytes(), cap)])
 
 
+def _page_url(value: object) -> str | None:
+    """The address the reader says it read, when it is an http(s) URL with a host."""
+    if not isinstance(value, str) or not value.isprintable():
+        return None
+    try:
+        parts = urlsplit(value.strip())
+    except ValueError:
+        return None
+    return parts.geturl() if parts.scheme in ("http", "https") and parts.hostname else None
+
+
 def _document(url: str, text: str) -> Document:
     """A Document from the reader's JSON answer (`data.content` ...) or, failing that, its text."""
     try:
@@ -95,10 +106,10 @@ def _document(url: str, text: str) -> Document:
         )
     return Document(
         url=url,
-        final_url=str(data.get("url") or url),
+        final_url=_page_url(data.get("url")) or url,
         content_type="text/markdown",
         content=well_formed(str(data.get("content") or "")).strip(),
-        title=well_formed(str(data.get("title") or "")).strip() or None,
+        title=one_line(str(data.get("title") or "")),
         published=iso_date(data.get("publishedTime")),
         via="reader",
     )
