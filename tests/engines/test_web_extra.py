@@ -89,12 +89,14 @@ def test_google_language_mapping() -> None:
     assert google_language("de") == ("de", None, "lang_de")
     assert google_language("en-US") == ("en", "us", "lang_en")
     assert google_language("pt_BR") == ("pt", "br", "lang_pt")
-    assert google_language("zh-CN") == ("zh", "cn", "lang_zh-CN")
-    assert google_language("zh-TW") == ("zh", "tw", "lang_zh-TW")
-    assert google_language("zh-Hant") == ("zh", None, "lang_zh-TW")
+    # Google's interface languages name Chinese by script: zh-CN and zh-TW, no zh.
+    assert google_language("zh") == ("zh-CN", None, "lang_zh-CN")
+    assert google_language("zh-CN") == ("zh-CN", "cn", "lang_zh-CN")
+    assert google_language("zh-TW") == ("zh-TW", "tw", "lang_zh-TW")
+    assert google_language("zh-Hant") == ("zh-TW", None, "lang_zh-TW")
     # Hong Kong and Macao write Traditional Chinese too.
-    assert google_language("zh-HK") == ("zh", "hk", "lang_zh-TW")
-    assert google_language("zh-MO") == ("zh", "mo", "lang_zh-TW")
+    assert google_language("zh-HK") == ("zh-TW", "hk", "lang_zh-TW")
+    assert google_language("zh-MO") == ("zh-TW", "mo", "lang_zh-TW")
     # Google's own codes: Hebrew is `iw`, Norwegian `no`, Filipino `tl`
     assert google_language("he-IL") == ("iw", "il", "lang_iw")
     assert google_language("nb-NO") == ("no", "no", "lang_no")
@@ -526,7 +528,7 @@ def test_google_cse_request_puts_the_key_only_in_params() -> None:
         "num": 10,
         "start": 11,
         "dateRestrict": "d1",
-        "hl": "zh",
+        "hl": "zh-TW",
         "lr": "lang_zh-TW",
     }
     assert KEY in req.secrets and entry in req.secrets

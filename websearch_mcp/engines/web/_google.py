@@ -22,18 +22,16 @@ _GOOGLE_CODES = {"he": "iw", "nb": "no", "nn": "no", "fil": "tl"}
 
 def google_language(language: str | None) -> tuple[str | None, str | None, str | None]:
     """`(hl, gl, lr)` from a language tag: `en` -> (en, None, lang_en), `en-US` -> (en, us,
-    lang_en), `zh-TW` -> (zh, tw, lang_zh-TW), `he` -> (iw, None, lang_iw). Google's `lr` splits
-    Chinese by script."""
+    lang_en), `zh-TW` -> (zh-TW, tw, lang_zh-TW), `he` -> (iw, None, lang_iw). Google's `hl` and
+    `lr` split Chinese by script (its interface languages are `zh-CN` and `zh-TW`, no `zh`)."""
     if not language:
         return None, None, None
     parts = language.strip().replace("_", "-").lower().split("-")
     lang = _GOOGLE_CODES.get(parts[0], parts[0])
     region = next((p for p in parts[1:] if len(p) == 2 and p.isalpha()), None)
     if lang == "zh":
-        lr = "lang_zh-TW" if _TRADITIONAL & set(parts[1:]) else "lang_zh-CN"
-    else:
-        lr = f"lang_{lang}"
-    return lang, region, lr
+        lang = "zh-TW" if _TRADITIONAL & set(parts[1:]) else "zh-CN"
+    return lang, region, f"lang_{lang}"
 
 
 def language_params(language: str | None, *, restrict: bool = False) -> dict[str, str]:

@@ -57,7 +57,7 @@ class SerpApi(Engine):
             params["start"] = (query.page - 1) * num
         if query.time_range:
             params["tbs"] = QDR[query.time_range]
-        params.update(language_params(query.language))
+        params.update(_languages(query.language))
         params["api_key"] = key or ""
         return HttpRequest("GET", "/search.json", params=params, secrets=(key,) if key else ())
 
@@ -68,7 +68,7 @@ class SerpApi(Engine):
         if query.time_range:
             text = f"{text} when:{GOOGLE_WHEN[query.time_range]}"
         params: dict[str, Any] = {"engine": "google_news", "q": text}
-        params.update(language_params(query.language))
+        params.update(_languages(query.language))
         params["api_key"] = key or ""
         return HttpRequest("GET", "/search.json", params=params, secrets=(key,) if key else ())
 
@@ -87,6 +87,12 @@ class SerpApi(Engine):
         organic = data.get("organic_results", [])
         items = object_list(organic, "SerpApi", "organic_results")
         return ranked_hits(items, self.name, organic_hit)
+
+
+def _languages(language: str | None) -> dict[str, str]:
+    """`hl` and `gl` as SerpApi lists them, in lower case (`zh-cn`): it refuses a code it does
+    not list ("Unsupported ... interface language")."""
+    return {name: value.lower() for name, value in language_params(language).items()}
 
 
 def _news(item: dict[str, Any], rank: int, engine: str, now: datetime) -> Hit | None:
