@@ -541,6 +541,20 @@ def test_semantic_scholar_request_with_and_without_key() -> None:
     assert years() is None
 
 
+@pytest.mark.parametrize(
+    ("text", "sent"),
+    [
+        ("COVID-19 vaccine efficacy", "COVID 19 vaccine efficacy"),
+        ("self‐attention in GPT-4", "self attention in GPT 4"),
+        ("graph - neural -networks", "graph - neural -networks"),  # no hyphen inside a word
+    ],
+)
+def test_semantic_scholar_is_sent_hyphenated_words_apart(text: str, sent: str) -> None:
+    # Its search documentation: "Hyphenated query terms yield no matches (replace it with space
+    # to find matches)".
+    assert params_of(SemanticScholar().request(Query(text), None))["query"] == sent
+
+
 def test_openalex_sends_a_configured_key_and_no_key_without_one() -> None:
     req = OpenAlex().request(Query("graph neural networks"), KEY)
     assert params_of(req)["api_key"] == KEY

@@ -6,6 +6,7 @@ Works without a key (a shared, tightly rate-limited pool); a configured key goes
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 from websearch_mcp.dates import publication_date
@@ -80,6 +81,10 @@ def _hit(paper: dict[str, Any], rank: int, engine: str) -> Hit | None:
 _PAST_THE_END = "Requested data for this limit and/or offset is not available"
 
 
+#: A hyphen joining two parts of a word ("COVID-19", "self‐attention").
+_HYPHEN_IN_WORD = re.compile(r"(?<=\w)[-\u2010\u2011](?=\w)")
+
+
 class SemanticScholar(Engine):
     """Semantic Scholar: `data[]` papers; a search without matches answers
     `{"total": 0, "offset": 0}` with no `data` key, which is an empty list."""
@@ -103,7 +108,9 @@ class SemanticScholar(Engine):
         rows = self.rows(query)
         offset = (query.page - 1) * rows
         params: dict[str, Any] = {
-            "query": query.text,
+            # Its documentation: "Hyphenated query terms yield no matches (replace it with space
+            # to find matches)": "COVID-19" found nothing.
+            "query": _HYPHEN_IN_WORD.sub(" ", query.text),
             "fields": FIELDS,
             "limit": min(rows, self.max_depth - offset),
         }
