@@ -16,12 +16,14 @@ from websearch_mcp.dates import split_cjk_date, split_date_prefix
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.engines.web._google import google_language
 from websearch_mcp.engines.web.baidu import Baidu
+from websearch_mcp.engines.web.brave import Brave
 from websearch_mcp.engines.web.google import Google, result_url
 from websearch_mcp.engines.web.google_cse import GoogleCSE, split_credential
 from websearch_mcp.engines.web.jina import Jina
 from websearch_mcp.engines.web.mojeek import Mojeek
 from websearch_mcp.engines.web.serpapi import SerpApi
 from websearch_mcp.engines.web.serper import Serper
+from websearch_mcp.engines.web.tavily import Tavily
 from websearch_mcp.errors import (
     EngineAuthError,
     EngineBlocked,
@@ -29,7 +31,7 @@ from websearch_mcp.errors import (
     EngineParseError,
     EngineRateLimited,
 )
-from websearch_mcp.models import HttpRequest, Query
+from websearch_mcp.models import Category, HttpRequest, Query
 
 KEY = "sk-extra-7d3e9a1b5c"
 NEW_WEB = ("baidu", "mojeek", "serper", "serpapi", "google_cse", "jina", "google")
@@ -686,3 +688,23 @@ def test_google_request() -> None:
         "lr": "lang_ja",
     }
     assert Google().request(Query("q"), None).params == {"q": "q", "ie": "utf8", "oe": "utf8"}
+
+
+@pytest.mark.parametrize("category", ["general", "news"])
+def test_a_query_past_braves_and_tavilys_bounds_is_sent_as_its_first_words(
+    category: Category,
+) -> None:
+    # Brave: "Maximum of 400 characters and 50 words"; Tavily refuses a query over 400
+    # characters. A query the tools accept (500 characters) would fail the search there.
+    many = " ".join(f"w{n}" for n in range(62))
+    brave = params_of(Brave().request(Query(many, category=category), "k"))["q"]
+    assert brave == " ".join(many.split()[:50])
+    long = " ".join(f"climate{n}" for n in range(62))[:500]
+    for sent in (
+        params_of(Brave().request(Query(long, category=category), "k"))["q"],
+        (Tavily().request(Query(long), "k").json or {})["query"],
+    ):
+        assert len(sent) <= 400 and long.startswith(sent) and long[len(sent)] == " "
+    # Within the bounds, the query is sent as written.
+    assert params_of(Brave().request(Query("python  asyncio"), "k"))["q"] == "python  asyncio"
+    assert params_of(Brave().request(Query("x" * 450), "k"))["q"] == "x" * 400

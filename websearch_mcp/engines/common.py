@@ -320,6 +320,20 @@ def check_error_body(response: HttpResponse, *keys: str) -> None:
 # --- Requests and hits -----------------------------------------------------------------------
 
 
+def fitted(text: str, max_chars: int, max_words: int | None = None) -> str:
+    """`text` within an API's bounds on a query: its first words, as many as fit (a query past
+    them is refused, failing the search there). Text that fits is sent as it is."""
+    words = text.split()
+    if len(text) <= max_chars and (max_words is None or len(words) <= max_words):
+        return text
+    kept: list[str] = []
+    for word in words[:max_words]:
+        if len(" ".join([*kept, word])) > max_chars:
+            break
+        kept.append(word)
+    return " ".join(kept) or text[:max_chars]
+
+
 def keyed_request(
     method: str,
     path: str,

@@ -12,6 +12,7 @@ from websearch_mcp.engines.common import (
     api_error,
     as_dict,
     as_text,
+    fitted,
     http_url,
     json_body,
     json_object,
@@ -83,7 +84,9 @@ class Brave(Engine):
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """Query parameters: `q`, `count`, `offset` (page index), `freshness`, `search_lang`;
         a news search asks the news endpoint with the same parameters."""
-        params: dict[str, Any] = {"q": query.text, "count": min(query.max_results, self.max_count)}
+        # Its documented bounds: "Maximum of 400 characters and 50 words".
+        text = fitted(query.text, 400, 50)
+        params: dict[str, Any] = {"q": text, "count": min(query.max_results, self.max_count)}
         if query.page > 1:
             params["offset"] = min(query.page - 1, self.max_offset)
         if query.time_range:

@@ -9,6 +9,7 @@ from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     as_float,
     as_text,
+    fitted,
     http_url,
     json_object,
     keyed_request,
@@ -40,7 +41,7 @@ class Tavily(Engine):
     def request(self, query: Query, key: str | None) -> HttpRequest:
         """The search body; Tavily takes `time_range` as day/week/month/year directly."""
         body: dict[str, Any] = {
-            "query": query.text,
+            "query": fitted(query.text, 400),  # "Max query length is 400 characters"
             "max_results": min(query.max_results, self.max_results),
             "search_depth": "basic",
             "topic": "general",
