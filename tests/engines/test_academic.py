@@ -1168,3 +1168,23 @@ def test_damaged_recorded_answers_are_papers_or_an_engine_error(
 ) -> None:
     body, content_type = data.draw(damaged(fixture_bytes(path), recorded_bodies()))
     assert_keeps_contract(ENGINES[name](), body, Query("test query"), content_type)
+
+
+@pytest.mark.parametrize(
+    ("text", "expression"),
+    [
+        (
+            "graph neural networks -chemistry",
+            "all:graph AND all:neural AND all:networks ANDNOT all:chemistry",
+        ),
+        ("LSTM OR GRU for speech", "(all:LSTM OR all:GRU) AND all:speech"),
+        ('"attention is all you need" bert', 'all:"attention is all you need" AND all:bert'),
+        ("self-attention or recurrence", "all:self-attention AND all:recurrence"),  # "or": a word
+        ("OR networks", "all:networks"),
+        ("-the", "all:the"),
+        ("-chemistry", "-chemistry"),  # never the word excluded, required
+    ],
+)
+def test_arxiv_keeps_the_querys_operators(text: str, expression: str) -> None:
+    # A word the caller excluded was required, and either of two alternatives required both.
+    assert search_query(Query(text)) == expression

@@ -31,11 +31,40 @@ _STOP = frozenset(
 _VERSION_RE = re.compile(r"v\d+$")
 
 
+# A quoted phrase, an `OR` between words, or a word, `-` before it excluding it.
+_OPERAND_RE = re.compile(
+    r'"(?P<phrase>[^"]*\w[^"]*)"|(?<!\S)(?P<either>OR)(?!\S)|(?P<without>(?<!\S)-)?(?P<term>\w[\w.+-]*)'
+)
+
+
 def search_query(query: Query) -> str:
-    """Every content word required in any field, plus the submission-year window if asked."""
-    terms = [t for t in _TERM_RE.findall(query.text) if t.lower() not in _STOP]
-    terms = terms or _TERM_RE.findall(query.text) or [query.text.strip()]
-    expr = " AND ".join(f"all:{term}" for term in terms)
+    """Every content word required in any field, plus the submission-year window if asked. The
+    query's own operators keep their meaning: a quoted phrase is one (`all:"a b"`), `A OR B`
+    asks for either, and `-word` excludes the word (`ANDNOT`) rather than requiring it."""
+    groups: list[list[str]] = []  # each required, as one of its alternatives
+    excluded: list[str] = []
+    either = False
+    for match in _OPERAND_RE.finditer(query.text):
+        if match["either"]:
+            either = bool(groups)
+            continue
+        phrase, term = match["phrase"], match["term"]
+        if term and not either and term.lower() in _STOP:
+            continue
+        operand = f'all:"{" ".join(phrase.split())}"' if phrase else f"all:{term}"
+        if match["without"]:
+            excluded.append(operand)
+        elif either:
+            groups[-1].append(operand)
+        else:
+            groups.append([operand])
+        either = False
+    if not groups:  # nothing but stop words: every word not excluded, required
+        found = [f"all:{term}" for term in _TERM_RE.findall(query.text)]
+        kept = [operand for operand in found if operand not in excluded]
+        groups, excluded = [[operand] for operand in kept or [query.text.strip()]], []
+    expr = " AND ".join(g[0] if len(g) == 1 else f"({' OR '.join(g)})" for g in groups)
+    expr += "".join(f" ANDNOT {operand}" for operand in excluded)
     if query.year_from is not None or query.year_to is not None:
         start = query.year_from if query.year_from is not None else 1991  # arXiv's first year
         end = query.year_to if query.year_to is not None else 9999
