@@ -11,12 +11,13 @@ import os
 import socket
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from websearch_mcp import __version__
 from websearch_mcp.config import CONFIG_ENV, ENV_PREFIX, Settings
-from websearch_mcp.config.loader import TOKENS_ENV
+from websearch_mcp.config.loader import CONFIG_TEXT_ENV, TOKENS_ENV, env_path
 from websearch_mcp.errors import ConfigError, FetchError, SearchFailed, ToolInputError
 from websearch_mcp.fetch import DEFAULT_MAX_CHARS
 from websearch_mcp.search.configuration import load_config
@@ -145,6 +146,10 @@ IDLE_CONNECTION_SECONDS = 5
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 
+#: The most a configuration file may hold to reach the workers in a variable (Linux takes up to
+#: 128 KiB in one).
+MAX_VARIABLE_BYTES = 100_000
+
 
 def _serve(settings: Settings, ns: argparse.Namespace) -> int:
     import uvicorn
@@ -213,9 +218,14 @@ def _serve_workers(
 
     if ns.config:
         os.environ[CONFIG_ENV] = str(ns.config)
+    if (path := os.environ.get(CONFIG_ENV)) and (text := _config_text(path)) is not None:
+        os.environ[CONFIG_TEXT_ENV] = text
     # The resolved count, so that each worker's status page says how many there are.
     for key, value in (("host", ns.host), ("port", ns.port), ("workers", workers)):
         if value is not None:
+            # In place of the user's own variable for the key, in whatever case it is written.
+            for name in [name for name in os.environ if env_path(name) == ("server", key)]:
+                del os.environ[name]
             os.environ[f"{ENV_PREFIX}SERVER__{key.upper()}"] = json.dumps(value)
     with shared_runtime():
         # Workers get the protocol by name (a class made at run time cannot be sent to them) and
@@ -228,6 +238,16 @@ def _serve_workers(
             **options,
         )
     return 0
+
+
+def _config_text(path: str) -> str | None:
+    """The configuration file's text, for the workers to read rather than the file (None when
+    it cannot be read, or is too long for a variable: they read the file then)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeError):
+        return None
+    return text if len(text.encode()) < MAX_VARIABLE_BYTES else None
 
 
 def _json_text(data: Any) -> str:

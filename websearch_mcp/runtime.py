@@ -15,6 +15,8 @@ from typing import IO
 RUNTIME_ENV = "WEBSEARCH_WORKER_DIR"
 #: Read by prometheus_client when it is imported: where the workers' metric files go.
 PROMETHEUS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+#: The process id of the workers' parent, which they stop without.
+PARENT_ENV = "WEBSEARCH_WORKER_PARENT"
 
 
 def runtime_dir() -> Path | None:
@@ -36,13 +38,14 @@ def running(pid: int) -> bool:
 
 @contextlib.contextmanager
 def shared_runtime() -> Iterator[Path]:
-    """Make the runtime directory (private to this user), name it in the environment that the
-    workers inherit, and remove it afterwards."""
+    """Make the runtime directory (private to this user), name it and this process in the
+    environment that the workers inherit, and remove it afterwards."""
     path = Path(tempfile.mkdtemp(prefix="websearch-mcp-"))
     (path / "metrics").mkdir()
-    saved = {name: os.environ.get(name) for name in (RUNTIME_ENV, PROMETHEUS_ENV)}
+    saved = {name: os.environ.get(name) for name in (RUNTIME_ENV, PROMETHEUS_ENV, PARENT_ENV)}
     os.environ[RUNTIME_ENV] = str(path)
     os.environ[PROMETHEUS_ENV] = str(path / "metrics")
+    os.environ[PARENT_ENV] = str(os.getpid())
     try:
         yield path
     finally:

@@ -489,3 +489,84 @@ def test_a_stopping_server_refuses_new_connections_while_its_searches_finish(
         assert time.monotonic() - started < 1
         assert search.result()["tavily"]["status"] == "ok"
     assert server["stop"]() == 0
+
+
+def _replacement(info: dict[str, Any], dead: int, seconds: float = 60) -> list[int]:
+    """The workers once `dead` has been replaced."""
+    deadline = time.monotonic() + seconds
+    while True:
+        now = _workers(info["pid"])
+        if dead not in now and len(now) == 2:
+            return now
+        assert time.monotonic() < deadline, "no replacement worker"
+        time.sleep(0.1)
+
+
+def _engine_states(info: dict[str, Any], pid: int) -> dict[str, str]:
+    deadline = time.monotonic() + 60
+    while True:  # a worker just started may not take its connections yet
+        try:
+            with on_worker(info, pid, []) as client:
+                report = client.get(f"{info['url']}/status.json").json()
+            return {row["name"]: row["state"] for row in report["engines"]}
+        except (httpx.HTTPError, AssertionError):
+            assert time.monotonic() < deadline
+            time.sleep(0.5)
+
+
+def test_a_replaced_worker_runs_the_configuration_the_server_started_with(
+    server: dict[str, Any], tmp_path: Path
+) -> None:
+    """The file is being edited while the server runs (half written, here), and a worker dies:
+    its replacement runs what the others run, rather than another configuration or none."""
+    dead, alive = server["workers"]
+    before = _engine_states(server, alive)
+    (tmp_path / "config.yaml").write_text("engines: [\n")
+    os.kill(dead, signal.SIGKILL)
+    server["workers"] = _replacement(server, dead)
+    (new,) = [pid for pid in server["workers"] if pid != alive]
+    assert _engine_states(server, new) == before == _engine_states(server, alive)
+
+
+def test_workers_stop_when_their_parent_is_killed(server: dict[str, Any]) -> None:
+    """Killed, the parent stops no worker: left serving the port, they would keep the server
+    from starting again."""
+    workers = server["workers"]
+    os.kill(server["pid"], signal.SIGKILL)
+    deadline = time.monotonic() + 20
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = [pid for pid in workers if _running(pid)]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert alive == []
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_setting_variable_in_any_case_leaves_the_workers_serving(tmp_path: Path) -> None:
+    """The parent names its command line's settings to its workers in variables of its own:
+    the user's `WEBSEARCH_MCP_server__workers` then made two variables for one key in each
+    worker, which refused to start."""
+    port = _free_port()
+    env = {**os.environ, "TMPDIR": str(tmp_path), "WEBSEARCH_MCP_server__workers": "2"}
+    env.pop("WEBSEARCH_MCP_CONFIG", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "websearch_mcp.cli", "serve", "--port", str(port)], env=env
+    )
+    try:
+        deadline = time.monotonic() + 60
+        status = None
+        while status is None and process.poll() is None and time.monotonic() < deadline:
+            with contextlib.suppress(httpx.HTTPError):
+                status = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code
+            time.sleep(0.2)
+        assert status == 200 and len(_workers(process.pid)) == 2
+    finally:
+        _stop(process)

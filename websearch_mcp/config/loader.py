@@ -27,6 +27,9 @@ from websearch_mcp.config.types import ProxyUrl
 
 ENV_PREFIX = "WEBSEARCH_MCP_"
 CONFIG_ENV = "WEBSEARCH_MCP_CONFIG"
+#: The configuration file's text as a multi-process server read it at start, for its workers:
+#: a worker started later (a replacement) runs what the others run, whatever the file holds now.
+CONFIG_TEXT_ENV = "WEBSEARCH_WORKER_CONFIG_TEXT"
 #: Bearer tokens as `t1,t2`, the same as `server.auth_tokens`.
 TOKENS_ENV = "WEBSEARCH_MCP_TOKENS"
 #: The key of the summary model, the same as `llm.api_key`.
@@ -55,7 +58,7 @@ MAX_SHOWN = 80
 SECTION_ERRORS = frozenset({"dict_type", "model_type", "model_attributes_type"})
 
 
-def _env_path(name: str) -> tuple[str, ...]:
+def env_path(name: str) -> tuple[str, ...]:
     """The settings key `WEBSEARCH_MCP_<SECTION>__<KEY>` sets, or `()` for any other variable."""
     if not name.startswith(ENV_PREFIX) or name in (CONFIG_ENV, TOKENS_ENV):
         return ()
@@ -102,8 +105,8 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
     the environment: its keys are merged with theirs, and a value that is no mapping refused."""
     tree: dict[str, Any] = {}
     named: dict[tuple[str, ...], str] = {}
-    for name in sorted(environ, key=lambda name: len(_env_path(name))):
-        path = _env_path(name)
+    for name in sorted(environ, key=lambda name: len(env_path(name))):
+        path = env_path(name)
         if not path or _unset_secrets(path, environ[name]):
             continue
         if (other := named.setdefault(path, name)) != name:  # names are read case-blind
@@ -149,7 +152,7 @@ def _variables(
         if environ.get(var, "").strip()
     }
     for name in environ:
-        if (path := _env_path(name)) and not _unset_secrets(path, environ[name]):
+        if (path := env_path(name)) and not _unset_secrets(path, environ[name]):
             for key in _keys_set(path, _env_value(environ[name])):
                 found[key] = name
     for path, var in ((("server", "auth_tokens"), TOKENS_ENV), (("llm", "api_key"), LLM_KEY_ENV)):
@@ -329,8 +332,9 @@ def read_config_file(path: str | os.PathLike[str] | None = None) -> tuple[Any, s
     if not chosen:
         return {}, "the environment (no file)"
     file = Path(chosen)
+    text = os.environ.get(CONFIG_TEXT_ENV)
     try:
-        text = file.read_text(encoding="utf-8")
+        text = file.read_text(encoding="utf-8") if text is None else text
     except OSError as err:
         raise ValueError(f"cannot read configuration file {file}: {err.strerror}") from None
     # Read from a stream: PyYAML then marks an error by file, line and column only, without

@@ -45,6 +45,7 @@ from websearch_mcp.server.status.page import CONTENT_SECURITY_POLICY, render_pag
 from websearch_mcp.server.status.report import StatusSource, status_report
 from websearch_mcp.server.status.shared import publish, status_dir
 from websearch_mcp.server.tools import build_mcp
+from websearch_mcp.server.workers import stop_with_parent
 
 log = logging.getLogger("websearch_mcp.server.app")
 
@@ -286,6 +287,7 @@ def worker_app() -> Starlette:
     """The ASGI app of one worker of a multi-process server (uvicorn's factory, see `workers`):
     the configuration the parent loaded."""
     settings = load_config()
+    stop_with_parent()
     set_worker_read_timeout(settings.server.read_timeout_seconds)
     configure_logging(settings.server.log_format, settings.server.log_level, settings.secrets())
     return create_app(settings, settle_gc=True)

@@ -2,8 +2,9 @@
 
 `serve --workers N` (N > 1) makes a private runtime directory, names it in the environment and
 lets uvicorn start N workers on the port, each on a listening socket of its own. Each worker
-loads the same configuration (the parent passes its command-line overrides as environment
-overrides) and finds there:
+loads the same configuration (the parent passes the file's text as it read it and its
+command-line overrides as environment overrides), stops when the parent is gone, and finds
+there:
 
 - `metrics/`: prometheus_client's multiprocess files, so that `/metrics` from any worker adds up
   every worker's counts;
@@ -19,9 +20,14 @@ from __future__ import annotations
 import inspect
 import math
 import os
+import signal
 import socket
+import threading
+import time
 from pathlib import Path
 from typing import Any
+
+from websearch_mcp.runtime import PARENT_ENV
 
 #: The cgroup v2 CPU limit of this process's container ("<quota> <period>" or "max <period>").
 CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
@@ -153,3 +159,22 @@ def _process(supervisor: Any, sockets: list[socket.socket]) -> Any:
     if _takes_target(process):
         return process(supervisor.config, supervisor.target, sockets)
     return process(supervisor.config, sockets)
+
+
+#: How often a worker looks whether its parent is still there.
+PARENT_CHECK_SECONDS = 1.0
+
+
+def stop_with_parent() -> None:
+    """Stop this worker (as SIGTERM does: its searches finish) once its parent is gone: killed
+    (`kill -9`, the OOM killer), it can stop no worker, and workers left serving the port would
+    keep the server from starting again."""
+    # Named by the parent: it may be gone before this worker has come this far.
+    parent = int(os.environ.get(PARENT_ENV) or os.getppid())
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="websearch-parent-watch", daemon=True).start()
