@@ -9,6 +9,7 @@ import pytest
 
 from testing.cooldown_contract import check_store_contract
 from websearch_mcp.config import CacheSettings
+from websearch_mcp.errors import EngineAuthError, EngineRateLimited, KeyRefused
 from websearch_mcp.net.breaker import CircuitBreaker
 from websearch_mcp.net.cooldowns.recent_reads import (
     MAX_AGE_SECONDS,
@@ -17,6 +18,7 @@ from websearch_mcp.net.cooldowns.recent_reads import (
 )
 from websearch_mcp.net.cooldowns.sqlite import SqliteCooldownStore
 from websearch_mcp.net.cooldowns.store import Cooldown
+from websearch_mcp.net.keypool import KeyPool
 from websearch_mcp.runtime import RUNTIME_ENV
 
 NAME = "breaker:bing"
@@ -136,3 +138,32 @@ async def test_a_worker_reads_the_shared_file_through_recent_reads(
     await store.close()
     monkeypatch.delenv(RUNTIME_ENV)
     assert shared_cooldown_store(CacheSettings()) is None
+
+
+def _fixed_clock() -> float:
+    return 1_000_000.0
+
+
+async def test_what_counts_a_failure_or_rests_a_key_reads_the_file_afresh(tmp_path: Path) -> None:
+    """Two workers, each reading the shared file through its own recent reads: one's CAPTCHA
+    hour and one's refused key (6 h) stand against the other's failure of a request sent
+    before, which a read a moment old would not have seen (10 s, 60 s)."""
+    path = tmp_path / "cooldowns.sqlite3"
+
+    def worker() -> RecentReads:
+        return RecentReads(SqliteCooldownStore(path, clock=_fixed_clock))
+
+    first, second = (CircuitBreaker("x", worker(), clock=_fixed_clock) for _ in range(2))
+    assert await first.check() is None and await second.check() is None  # both send
+    await first.failure("captcha", "CAPTCHA")
+    await second.failure("transient", "HTTP 503")
+    entry = await SqliteCooldownStore(path, clock=_fixed_clock).get("breaker:x")
+    assert entry is not None and entry.until - _fixed_clock() == 3600
+    one, other = (KeyPool("tavily", ["k1"], worker(), clock=_fixed_clock) for _ in range(2))
+    assert await one.plan() and await other.plan()  # both send a request with the key
+    await one.cool(KeyRefused("tavily", 0, 1, "k1", EngineAuthError("401")))
+    await other.cool(KeyRefused("tavily", 0, 1, "k1", EngineRateLimited("429", retry_after=60)))
+    fresh = KeyPool(
+        "tavily", ["k1"], SqliteCooldownStore(path, clock=_fixed_clock), clock=_fixed_clock
+    )
+    assert await fresh.recovers_in() == 21_600

@@ -136,7 +136,7 @@ class CircuitBreaker:
         def until_for(failures: int) -> float:
             return now + self.policy.cooldown(cause, failures, retry_after)
 
-        entry = await self._store.get(self.name)
+        entry = await self._store.get(self.name, fresh=True)
         if entry is not None and entry.until > now:
             # A request sent before the breaker opened (none is sent while it is open): the
             # searches in flight then see one outage, not failures in a row. The rest is

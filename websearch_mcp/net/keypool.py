@@ -149,7 +149,7 @@ class KeyPool:
             seconds = failure.retry_after if failure.retry_after else self.cooldown_seconds
         name = self._names[self._keys.index(failure.key)]
         now = self._clock()
-        current = await self._store.get(name)
+        current = await self._store.get(name, fresh=True)
         if current is not None and current.until > now + seconds:
             # A longer rest set meanwhile (a refusal another search or replica saw) stands.
             return current.until - now

@@ -5,7 +5,8 @@ pool reads each of its keys: about twenty reads per fresh search, each a query o
 SQLite file or a round trip to Redis. Cooldowns change rarely, so a read this process made
 less than `max_age` seconds ago answers instead: another worker's or replica's change is
 seen within `max_age`, this process's own changes at once. The atomic steps (counting a
-failure, claiming a probe) always go to the shared store.
+failure, claiming a probe) always go to the shared store, and so do the reads that decide a
+change (`fresh`: whether a rest already runs, before a failure or a refused key).
 """
 
 from __future__ import annotations
@@ -47,10 +48,10 @@ class RecentReads:
         self._clock = clock
         self._read: dict[str, tuple[float, Cooldown | None]] = {}  # name -> (when, value)
 
-    async def get(self, name: str) -> Cooldown | None:
+    async def get(self, name: str, *, fresh: bool = False) -> Cooldown | None:
         now = self._clock()
         found = self._read.get(name)
-        if found is not None and now - found[0] < self.max_age:
+        if not fresh and found is not None and now - found[0] < self.max_age:
             return found[1]
         value = await self.store.get(name)
         self._read[name] = (now, value)

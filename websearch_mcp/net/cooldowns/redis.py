@@ -140,7 +140,7 @@ class RedisCooldownStore:
         life = max(0.0, cooldown.until - self._clock()) + self._keep
         return max(1, math.ceil(life * 1000))
 
-    async def get(self, name: str) -> Cooldown | None:
+    async def get(self, name: str, *, fresh: bool = False) -> Cooldown | None:
         here = await self.local.get(name)
         if name not in self._local_only:
             return await self._shared_get(name, here)

@@ -79,7 +79,7 @@ class SqliteCooldownStore:
         self._guard.succeeded("write")
         self._local_only.discard(name)
 
-    async def get(self, name: str) -> Cooldown | None:
+    async def get(self, name: str, *, fresh: bool = False) -> Cooldown | None:
         if not self._usable(name, "all"):
             return await self.local.get(name)
         try:

@@ -32,7 +32,8 @@ class Cooldown:
 class CooldownStore(Protocol):
     """Where cooldowns live. Implementations must be safe for concurrent use by coroutines.
 
-    `get` returns the last `Cooldown` set for `name` (expired or not) or None; `set` replaces it
+    `get` returns the last `Cooldown` set for `name` (expired or not) or None (`fresh`: read
+    from the shared store itself, not a read reused from a moment ago); `set` replaces it
     (a shared backend should let entries expire a while after `until`, failures are only kept
     to grow the next cooldown); `delete` forgets it.
 
@@ -43,7 +44,7 @@ class CooldownStore(Protocol):
     `set`, `delete` and `record_failure` end any lease on `name`.
     """
 
-    async def get(self, name: str) -> Cooldown | None: ...
+    async def get(self, name: str, *, fresh: bool = False) -> Cooldown | None: ...
 
     async def set(self, name: str, cooldown: Cooldown) -> None: ...
 
@@ -64,7 +65,7 @@ class MemoryCooldownStore:
         self._leases: dict[str, float] = {}  # name -> when its probe lease expires
 
     # No await inside a method: each one is atomic for the coroutines of this process.
-    async def get(self, name: str) -> Cooldown | None:
+    async def get(self, name: str, *, fresh: bool = False) -> Cooldown | None:
         return self._entries.get(name)
 
     async def set(self, name: str, cooldown: Cooldown) -> None:
