@@ -140,6 +140,15 @@ async def test_a_worker_reads_the_shared_file_through_recent_reads(
     assert shared_cooldown_store(CacheSettings()) is None
 
 
+def test_a_shared_file_that_cannot_be_opened_leaves_the_worker_its_own_cooldowns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A full or vanished runtime directory: the worker still starts, and says so.
+    monkeypatch.setenv(RUNTIME_ENV, str(tmp_path / "gone"))
+    assert shared_cooldown_store(CacheSettings()) is None
+    assert "shared cooldown file" in caplog.text and "this worker's own" in caplog.text
+
+
 def _fixed_clock() -> float:
     return 1_000_000.0
 

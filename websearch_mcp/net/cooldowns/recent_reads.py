@@ -11,12 +11,14 @@ change (`fresh`: whether a rest already runs, before a failure or a refused key)
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from websearch_mcp.config import CacheSettings
 from websearch_mcp.net.cooldowns.store import Cooldown, CooldownStore
+from websearch_mcp.net.store_failures import LOG, describe
 from websearch_mcp.runtime import runtime_dir
 
 if TYPE_CHECKING:
@@ -86,8 +88,8 @@ def shared_cooldown_store(
     """The Redis cooldown store when the cache is in Redis (replicas share it), on the cache's
     `link` when given (a Redis the cache found dead is not waited for again); the SQLite one in
     the runtime directory of a multi-process server (its workers share it); else None (the
-    orchestrator keeps cooldowns in memory). A shared store's reads are reused for a moment
-    (`RecentReads`)."""
+    orchestrator keeps cooldowns in memory, as it does when the file cannot be opened). A shared
+    store's reads are reused for a moment (`RecentReads`)."""
     if settings.backend == "redis" and settings.redis_url:
         from websearch_mcp.net.cooldowns.redis import RedisCooldownStore
 
@@ -98,4 +100,13 @@ def shared_cooldown_store(
         return None
     from websearch_mcp.net.cooldowns.sqlite import SqliteCooldownStore
 
-    return RecentReads(SqliteCooldownStore(shared / "cooldowns.sqlite3"))
+    path = shared / "cooldowns.sqlite3"
+    try:
+        return RecentReads(SqliteCooldownStore(path))
+    except (sqlite3.Error, OSError) as exc:  # a full or vanished directory fails no worker
+        LOG.warning(
+            "shared cooldown file %s cannot be opened (%s): this worker's own cooldowns only",
+            path,
+            describe(exc),
+        )
+        return None
