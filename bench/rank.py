@@ -34,7 +34,7 @@ import pstats
 import statistics
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from bench.latency import DELAYS
@@ -52,15 +52,19 @@ WARM_UP = 20
 RUN = "rank"
 
 
-def engine_lists(index: int, run: str = RUN) -> tuple[Query, dict[str, list[Hit]]]:
-    """The `index`-th query of `run` and the eight engines' parsed lists for it."""
+def engine_lists(
+    index: int, run: str = RUN, today: date | None = None
+) -> tuple[Query, dict[str, list[Hit]]]:
+    """The `index`-th query of `run` and the eight engines' parsed lists for it, read on
+    `today` (the real day when None: a date past tomorrow is no publication date)."""
     text = query_text(index, run)
     query = Query(text=text)
     lists = {}
     for name in DELAYS:
         body, content_type = render(name, results_for(name, text), text)
         response = HttpResponse(200, {"content-type": content_type}, body, url="")
-        lists[name] = ENGINES[name]().hits(response, query)
+        engine = ENGINES[name]() if today is None else ENGINES[name](today=lambda: today)
+        lists[name] = engine.hits(response, query)
     return query, lists
 
 
@@ -126,10 +130,10 @@ def _digest_settings() -> list[tuple[SearchSettings, str, dict[str, Any]]]:
 def digest(count: int) -> str:
     """The SHA-256 of `rank()`'s output for `count` queries (see the module's text)."""
     out = hashlib.sha256()
-    now = datetime(2026, 11, 1, tzinfo=UTC)
+    now = datetime(2026, 11, 1, tzinfo=UTC)  # the day the engines read the lists on, too
     variants = _digest_settings()
     for i in range(count):
-        query, lists = engine_lists(i)
+        query, lists = engine_lists(i, today=now.date())
         for variant, (search, words, fields) in enumerate(variants):
             weights = dict.fromkeys(DELAYS, 1.0)
             if variant == 2:
