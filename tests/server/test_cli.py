@@ -335,6 +335,9 @@ def test_results_in_emoji_and_cjk_print_in_an_ascii_locale(
 #: the screen, move the cursor up, a right-to-left override and a C1 control sequence.
 TERMINAL_ACTIONS = "\x1b]52;c;cm0gLXJmIH4K\x07 \x1b[2J \x1b[1A \u202e \x9b31m"
 SHOWN = "?]52;c;cm0gLXJmIH4K? ?[2J ?[1A ? ?31m"
+#: The same in a result's title or snippet, whose control and format characters the service
+#: removes before anything prints them.
+CLEANED = "]52;c;cm0gLXJmIH4K [2J [1A 31m"
 
 
 def test_search_and_fetch_print_no_character_a_terminal_would_act_on(
@@ -347,7 +350,7 @@ def test_search_and_fetch_print_no_character_a_terminal_would_act_on(
     fake.results = lambda engine, query: [
         {
             "title": f"Python asyncio {TERMINAL_ACTIONS}",
-            "url": "https://example.com/a\x1b[8m",
+            "url": "https://example.com/a",
             "snippet": f"asyncio {TERMINAL_ACTIONS}",
             "score": 0.9,
         }
@@ -358,13 +361,18 @@ def test_search_and_fetch_print_no_character_a_terminal_would_act_on(
     config = write_config(tmp_path / "c.yaml", engines_url)
     assert main(["search", "python asyncio", "--config", str(config)]) == 0
     out = capsys.readouterr().out
-    assert f"1. Python asyncio {SHOWN}\n   https://example.com/a?[8m\n   asyncio {SHOWN}\n" in out
-    assert "searxng error (no results; the instance's engines did not answer: google ?]52;" in out
+    assert f"1. Python asyncio {CLEANED}\n   https://example.com/a\n   asyncio {CLEANED}\n" in out
+    assert (
+        f"searxng error (no results; the instance's engines did not answer: google {CLEANED}" in out
+    )
     # And where no engine answered, the error on stderr names it the same way.
     fake.faults["tavily"] = Fault(status=500)
     assert main(["search", "python asyncio", "--config", str(config)]) == 1
     err = capsys.readouterr().err
-    assert "searxng: error (no results; the instance's engines did not answer: google ?]52;" in err
+    assert (
+        f"searxng: error (no results; the instance's engines did not answer: google {CLEANED}"
+        in err
+    )
     assert err.endswith("\n") and err[:-1].isprintable(), repr(err)
     # A plain-text page is printed as it was sent, its line breaks and tabs kept.
     text = f"Glaciers\tmove.\r{TERMINAL_ACTIONS}\nThey carve valleys."
@@ -412,10 +420,10 @@ def test_a_link_with_a_line_break_is_the_link_a_browser_opens(
     config = write_config(tmp_path / "c.yaml", engines_url)
     assert main(["search", "python asyncio", "--config", str(config), "--json"]) == 0
     url = json.loads(capsys.readouterr().out)["results"][0]["url"]
-    assert url == "https://example.com/asyncio2. Forged result"
+    assert url == "https://example.com/asyncio2.%20Forged%20result"
     assert main(["search", "python asyncio", "--config", str(config)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[:2] == ["1. Python asyncio", "   https://example.com/asyncio2. Forged result"]
+    assert lines[:2] == ["1. Python asyncio", "   https://example.com/asyncio2.%20Forged%20result"]
 
 
 async def _tool_error(config: Path, name: str, arguments: dict[str, Any]) -> str:
