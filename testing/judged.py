@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Protocol
 
 from testing.shared import shared_dir
+from websearch_mcp.engines.common import fitted
 
 _FIELD = re.compile(r"^\.([A-Z])(?:\s+(\S+))?\s*$")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -125,7 +126,11 @@ def load(eval_dir: Path | None = None) -> Collection:
 
 
 COLLECTIONS = ("cranfield", "cacm", "med", "npl", "lisa")
-MAX_QUERY_CHARS = 500  # the tools' limit: a few CACM queries are longer
+#: The longest query every engine of the line-ups takes as it is (Brave: 400 characters and 50
+#: words; Tavily: 400 characters). A longer one would reach some engines cut and others whole,
+#: and the fusions compared would no longer fuse the lists the service fused.
+MAX_QUERY_CHARS = 400
+MAX_QUERY_WORDS = 50
 TITLE_WORDS = 10  # a title made of a document's first words, where the collection has none
 
 
@@ -148,14 +153,15 @@ def _load_json_lines(folder: Path) -> Collection:
     return Collection(documents, queries, qrels)
 
 
-def _cut(text: str, limit: int = MAX_QUERY_CHARS) -> str:
-    """The query within the tools' length limit, cut at a word boundary."""
-    return text if len(text) <= limit else text[: limit + 1].rsplit(" ", 1)[0]
+def _cut(text: str) -> str:
+    """The query within `MAX_QUERY_CHARS` and `MAX_QUERY_WORDS`, its first words, as the
+    engines that take less cut it."""
+    return fitted(text, MAX_QUERY_CHARS, MAX_QUERY_WORDS)
 
 
 def load_collection(name: str, eval_dir: Path | None = None) -> Collection:
     """One of `COLLECTIONS` from `eval_dir` (default: `default_eval_dir()`), with only the
-    queries that have judgments, each cut to `MAX_QUERY_CHARS`."""
+    queries that have judgments, each cut to what every engine takes (`_cut`)."""
     if name not in COLLECTIONS:
         raise ValueError(f"unknown collection {name!r}, expected one of {', '.join(COLLECTIONS)}")
     eval_dir = eval_dir or default_eval_dir()
