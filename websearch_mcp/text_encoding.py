@@ -171,3 +171,26 @@ def one_line(text: str) -> str | None:
     whitespace one space (a line break would start a Markdown heading of its own where the
     title is printed as one); None when nothing is left."""
     return " ".join(visible(well_formed(text)).split()) or None
+
+
+# `[words](target)` and `![words](image)`: the words may hold one level of brackets, the target
+# one level of parentheses, `<...>` and a title ("t", 't' or (t)).
+MARKDOWN_LINK = re.compile(
+    r"!?\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
+    r"\(\s*<?(?:[^()\s<>]|\([^()\s]*\))*>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)"
+)
+# `![words][ref]`, an image whose address a line of its own defines (`[ref]: url`).
+_IMAGE_REFERENCE = re.compile(r"!\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\[[^\[\]\n]*\]")
+_LINK_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:[ \t]*\S+.*$", re.MULTILINE)
+
+
+def markdown_words(text: str) -> str:
+    """Markdown links and images reduced to their words, and link definitions left out: an
+    image a client fetches when an agent quotes it can carry the conversation away."""
+    if "](" in text:
+        text = MARKDOWN_LINK.sub(r"\1", text)
+    if "![" in text:
+        text = _IMAGE_REFERENCE.sub(r"\1", text)
+    if "]:" in text:
+        text = _LINK_DEFINITION.sub("", text)
+    return text

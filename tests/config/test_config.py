@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from testing.shared import REPO
 from websearch_mcp.cli import main
+from websearch_mcp.config.loader import CONFIG_TEXT_ENV, read_config_file
 from websearch_mcp.config.settings import Settings
 from websearch_mcp.errors import ConfigError
 from websearch_mcp.search.configuration import load_config, parse_config
@@ -943,3 +944,17 @@ def test_an_empty_variable_unsets_a_key_that_may_be_unset(
     }
     assert read(parse_config(config, "test", environ={variable: " "})) is None
     assert read(parse_config(config, "test", environ={})) is not None
+
+
+def test_the_servers_configuration_text_stands_only_for_its_own_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A worker reads the server's file as the server read it at start; a file named outright
+    # (`check-config other.yaml`) is read as it is.
+    own, other = tmp_path / "own.yaml", tmp_path / "other.yaml"
+    own.write_text("search: {deadline_seconds: 6}\n")
+    other.write_text("search: {deadline_seconds: 7}\n")
+    monkeypatch.setenv("WEBSEARCH_MCP_CONFIG", str(own))
+    monkeypatch.setenv(CONFIG_TEXT_ENV, "search: {deadline_seconds: 5}\n")
+    assert read_config_file()[0] == {"search": {"deadline_seconds": "5"}}  # numbers as written
+    assert read_config_file(other)[0] == {"search": {"deadline_seconds": "7"}}

@@ -1182,7 +1182,8 @@ def test_damaged_recorded_answers_are_papers_or_an_engine_error(
         ("self-attention or recurrence", "all:self-attention AND all:recurrence"),  # "or": a word
         ("OR networks", "all:networks"),
         ("-the", "all:the"),
-        ("-chemistry", "-chemistry"),  # never the word excluded, required
+        ('-"black hole" stars', 'all:stars ANDNOT all:"black hole"'),
+        ("-chemistry", "all:-chemistry"),  # never the word excluded, required
     ],
 )
 def test_arxiv_keeps_the_querys_operators(text: str, expression: str) -> None:

@@ -38,7 +38,6 @@ from websearch_mcp.engines.common import (
 from websearch_mcp.engines.text import (
     _INLINE_TAG_RE,
     _TAG_RE,
-    MARKDOWN_LINK,
     clean_text,
     collapse_spaces,
     plain_hits,
@@ -46,6 +45,7 @@ from websearch_mcp.engines.text import (
 from websearch_mcp.engines.web import bing, duckduckgo, google
 from websearch_mcp.errors import EngineAuthError, EngineParseError, EngineRateLimited
 from websearch_mcp.models import Hit, HttpResponse
+from websearch_mcp.text_encoding import MARKDOWN_LINK
 
 
 def test_a_result_without_a_url_makes_no_hit_and_leaves_no_gap_in_the_ranks() -> None:

@@ -20,14 +20,20 @@ from testing.server_helpers import settings_for as service_settings
 from testing.server_helpers import text_of
 from testing.shared import fixture_bytes
 from websearch_mcp.engines.academic.europepmc import EuropePMC
+from websearch_mcp.engines.academic.semantic_scholar import SemanticScholar
 from websearch_mcp.engines.base import MAX_AUTHORS
 from websearch_mcp.engines.common import http_url
+from websearch_mcp.engines.text import plain_hits
 from websearch_mcp.engines.web.google_news import GoogleNews
 from websearch_mcp.engines.web.searxng import SearXNG
+from websearch_mcp.engines.web.serper import Serper
 from websearch_mcp.engines.web.tavily import Tavily
 from websearch_mcp.fetch import fetch_page
-from websearch_mcp.models import Query
+from websearch_mcp.fetch.htmltext import extract_html
+from websearch_mcp.models import Hit, Query
+from websearch_mcp.ranking.passages import best_passages
 from websearch_mcp.search.service import SearchService
+from websearch_mcp.search.summary import with_sources, without_model_links
 from websearch_mcp.server.tools import build_mcp
 
 
@@ -239,8 +245,119 @@ def test_what_is_cleaned_keeps_the_text_and_links_it_can() -> None:
     assert (
         http_url("https://de.wikipedia.org/wiki/Straße") == "https://de.wikipedia.org/wiki/Straße"
     )
+    # Other spaces are escaped too; private-use characters and ones newer than Python's
+    # Unicode tables are no control characters.
+    assert http_url("https://ex.example/a\u00a0b\u3000c") == "https://ex.example/a%C2%A0b%E3%80%80c"
+    for kept in ("https://emoji.example/\U0001fae8", "https://ex.example/\ue000"):
+        assert http_url(kept) == kept
     body = fixture_bytes("europepmc/search_cancer_lite.json")
     names = ", ".join(f"Author{i} A" for i in range(3000))
     odd = edited(body, ["resultList", "result", 0, "authorString"], names + ".")
     [first, *_] = parse(EuropePMC(), odd, query=Query("fibrolamellar"))
     assert first.authors == tuple(f"Author{i} A" for i in range(MAX_AUTHORS))
+
+
+EVIL = "https://evil.example/p.png?d=secret"
+Q = "asyncio event loop"
+PARA = (
+    "The asyncio event loop runs coroutines and callbacks in a single thread, scheduling "
+    "tasks cooperatively for Python programs."
+)
+
+
+def _html(inner: str) -> str:
+    return (
+        "<html><head><title>T</title></head><body><article><h1>Asyncio event loop</h1>"
+        f"<p>{PARA}</p><p>{inner}</p><p>{PARA}</p></article></body></html>"
+    )
+
+
+# Markdown in what is shown beside a result, in a summary and in passages ------------------------
+@pytest.mark.parametrize(
+    "image",
+    [f'![x]({EVIL} "t")', f"![a [b]]({EVIL})"],
+    ids=["titled", "brackets-in-alt"],
+)
+def test_a_markdown_image_in_a_snippet_is_reduced_to_its_words(image: str) -> None:
+    hit = Hit(
+        title=f"Title {image}",
+        url="https://a.example/",
+        snippet=f"See {image} now",
+        rank=1,
+        engine="e",
+    )
+    plain_hits([hit], markup=False)
+    assert EVIL not in hit.title and EVIL not in hit.snippet, (hit.title, hit.snippet)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'Answer [1]. ![x]({EVIL} "t")',
+        f"Answer [1]. ![x][r]\n\n[r]: {EVIL}",
+        f"Answer [1]. ![a [b]]({EVIL})",
+    ],
+    ids=["titled", "reference", "brackets-in-alt"],
+)
+def test_the_summary_carries_no_url_the_model_wrote(text: str) -> None:
+    out = with_sources(without_model_links(text), [{"url": "https://a.example/"}])
+    assert EVIL not in out, out
+
+
+def test_a_passage_never_holds_a_markdown_image_spelled_by_the_page() -> None:
+    body = f"Docs {Q} ![x]`({EVIL}) here {Q} text more."
+    content = extract_html(_html(body), "https://example.com/a").content
+    assert "![x](" not in content  # fetch_page's Markdown escapes it
+    passages = best_passages(content, Q)
+    assert not any(EVIL in p for p in passages), passages
+
+
+def test_a_link_whose_text_holds_brackets_is_read_as_its_text() -> None:
+    body = f'<a href="{EVIL}">see [1] notes</a> {Q} here {Q} text more words.'
+    passages = best_passages(extract_html(_html(body), "https://example.com/a").content, Q)
+    assert passages and not any(EVIL in p for p in passages), passages
+
+
+async def test_passages_of_a_plain_text_page_carry_no_controls(server: LocalServer) -> None:
+    text = f"{PARA}\n\nThe {Q} \u202eevil\u202c and \x1b[2J zero\u200bwidth {Q} more words here.\n"
+    server.routes["/notes.txt"] = page(text, "text/plain; charset=utf-8")
+    result = await fetch_page(server.url("/notes.txt"), settings=settings_for(server))
+    passages = best_passages(result["content"], Q)
+    joined = "".join(passages)
+    assert passages and not any(c in joined for c in "\u202e\u202c\x1b\u200b"), passages
+
+
+def test_a_news_source_carries_no_markdown_image() -> None:
+    body = json.dumps(
+        {
+            "news": [
+                {
+                    "title": "Storm hits coast",
+                    "link": "https://news.example/a",
+                    "snippet": "A storm.",
+                    "source": f"![Reuters]({EVIL})",
+                    "date": "1 hour ago",
+                }
+            ]
+        }
+    )
+    hits = parse(Serper(), body, query=Query("storm", category="news"))
+    assert hits and EVIL not in (hits[0].source or ""), hits[0].source
+
+
+def test_a_papers_venue_and_authors_carry_no_markdown_image() -> None:
+    body = json.dumps(
+        {
+            "data": [
+                {
+                    "title": "Paper",
+                    "url": "https://s2.example/p",
+                    "abstract": "A.",
+                    "venue": f"![Nature]({EVIL})",
+                    "authors": [{"name": f"![A. Author]({EVIL})"}],
+                }
+            ]
+        }
+    )
+    hit = parse(SemanticScholar(), body)[0]
+    assert EVIL not in (hit.venue or "") and not any(EVIL in a for a in hit.authors), hit

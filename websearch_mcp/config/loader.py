@@ -332,7 +332,8 @@ def read_config_file(path: str | os.PathLike[str] | None = None) -> tuple[Any, s
     if not chosen:
         return {}, "the environment (no file)"
     file = Path(chosen)
-    text = os.environ.get(CONFIG_TEXT_ENV)
+    # A worker reads the server's file as the server read it; any other file is read as it is.
+    text = os.environ.get(CONFIG_TEXT_ENV) if path is None else None
     try:
         text = file.read_text(encoding="utf-8") if text is None else text
     except OSError as err:

@@ -6,22 +6,23 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import unicodedata
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
+from urllib.parse import quote, urlsplit
 from urllib.parse import unquote_plus as urllib_unquote_plus
-from urllib.parse import urlsplit
 from xml.parsers import expat
 
 import orjson
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_mcp.engines.base import parse_retry_after
-from websearch_mcp.engines.text import MARKDOWN_LINK, clean_text, collapse_spaces
+from websearch_mcp.engines.text import clean_text, collapse_spaces
 from websearch_mcp.errors import EngineAuthError, EngineError, EngineParseError, EngineRateLimited
 from websearch_mcp.models import Hit, HttpRequest, HttpResponse
 from websearch_mcp.redaction import KEY_LIKE as _TOKEN_RE
-from websearch_mcp.text_encoding import well_formed_data
+from websearch_mcp.text_encoding import MARKDOWN_LINK, well_formed_data
 
 _Item = TypeVar("_Item")
 
@@ -187,7 +188,10 @@ def http_url(value: Any) -> str | None:
     if " " in url:
         url = url.replace(" ", "%20")
     if not url.isprintable():
-        return None
+        visible_url = _visible_link(url)
+        if visible_url is None:
+            return None
+        url = visible_url
     if match := _PLAIN_LINK.fullmatch(url):
         return url if match[1] else None
     try:
@@ -200,6 +204,14 @@ def http_url(value: Any) -> str | None:
     if "@" in parts.netloc:
         return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
     return url
+
+
+def _visible_link(url: str) -> str | None:
+    """`url` with its other spaces escaped (a no-break space, an ideographic one), or None when
+    it holds a control or format character; private-use and newer characters stay."""
+    if any(unicodedata.category(char) in ("Cc", "Cf") for char in url):
+        return None
+    return "".join(quote(char) if char.isspace() else char for char in url)
 
 
 # An http(s) link with a plain host (no user info, port or brackets) and nothing that `urlsplit`

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 
 from websearch_mcp.models import Hit
-from websearch_mcp.text_encoding import visible
+from websearch_mcp.text_encoding import markdown_words, visible
 
 SNIPPET_MAX_CHARS = 500
 
@@ -29,23 +29,23 @@ _INLINE_TAG_RE = re.compile(
 def plain_hits(hits: Iterable[Hit], *, markup: bool) -> None:
     """Every hit's title and snippet made plain, in place (those of the reports grouped with it
     too): `clean_text` when the engine sends markup, else `plain_text` (a literal "<b>" in plain
-    text is text), Markdown links and images reduced to their words. A title that is empty
-    then is the URL."""
+    text is text), Markdown links and images reduced to their words (in the publisher, venue and
+    author names too). A title that is empty then is the URL."""
     tidy = clean_text if markup else plain_text
     for hit in hits:
-        hit.title = markdown_words(tidy(hit.title)) or hit.url
-        hit.snippet = markdown_words(tidy(hit.snippet))
+        hit.title = _words(tidy(hit.title)) or hit.url
+        hit.snippet = _words(tidy(hit.snippet))
+        # Shown beside them: a news result's publisher, a paper's venue and authors.
+        hit.source = _words(hit.source) if hit.source else hit.source
+        hit.venue = _words(hit.venue) if hit.venue else hit.venue
+        hit.authors = tuple(name for a in hit.authors if (name := _words(a)))
         plain_hits(hit.grouped, markup=markup)
 
 
-# `[words](link)` and `![words](image)`: a link's target in parentheses, one level of them inside.
-MARKDOWN_LINK = re.compile(r"!?\[([^\[\]]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")
-
-
-def markdown_words(text: str) -> str:
-    """Markdown links and images reduced to their words: an image a client fetches when an
-    agent quotes it can carry the conversation away."""
-    return collapse_spaces(MARKDOWN_LINK.sub(r"\1", text)) if "](" in text else text
+def _words(text: str) -> str:
+    """`markdown_words`, its spaces collapsed again where a link went."""
+    found = markdown_words(text)
+    return text if found is text else collapse_spaces(found)
 
 
 def clean_text(value: object, limit: int = SNIPPET_MAX_CHARS) -> str:

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from websearch_mcp.ranking.lexical import QueryTerms, analyze_doc, analyze_query, phrase_share
+from websearch_mcp.text_encoding import markdown_words, visible
 
 PASSAGE_BUDGET = 2000
 MAX_PASSAGES = 4
@@ -87,16 +88,18 @@ def _logical_lines(text: str) -> list[str]:
 
 def plain_lines(text: str) -> list[str]:
     """The page's lines as plain text: links reduced to their text, images, emphasis and
-    heading/list markers dropped, Markdown's escapes read, table pipes and runs of spaces
-    collapsed; navigation lines (mostly links), lines without a letter or digit and repeats of
-    a line left out."""
+    heading/list markers dropped, Markdown's escapes read, control and format characters left
+    out, table pipes and runs of spaces collapsed; navigation lines (mostly links), lines
+    without a letter or digit and repeats of a line left out."""
     lines = []
     seen: set[str] = set()
     for raw in _logical_lines(text):
         linked = sum(len(m.group(2)) for m in _LINK.finditer(raw) if not m.group(1))
         line = _LINK.sub(lambda m: "" if m.group(1) else m.group(2), raw)
         line = _EMPHASIS.sub("", _LINE_MARKER.sub("", line)).replace("|", " ")
-        line = _ESCAPED.sub(r"\1", line)
+        # Escapes read can spell a link or image the page wrote as text (`![x]\`(url)`): its
+        # words only. No control or format character is shown (plain text, PDFs, readers).
+        line = visible(markdown_words(_ESCAPED.sub(r"\1", line)))
         line = _SPACES.sub(" ", line).strip()
         if not _ALNUM.search(line) or _PAGE_MARKER.match(line):
             continue

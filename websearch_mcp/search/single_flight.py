@@ -37,13 +37,16 @@ class SingleFlight:
         try:
             return await asyncio.shield(flight)
         finally:
-            self._left(flight)
+            self._left(key, flight)
 
-    def _left(self, flight: asyncio.Future[Any]) -> None:
-        """One caller of `flight` is done waiting; the last one cancels it if it is not over."""
+    def _left(self, key: str, flight: asyncio.Future[Any]) -> None:
+        """One caller of `flight` is done waiting; the last one cancels it if it is not over,
+        and a request for `key` from then on starts afresh rather than join the ending work."""
         self._callers[flight] -= 1
         if not self._callers[flight]:
             del self._callers[flight]
+            if not flight.done() and self._flights.get(key) is flight:
+                del self._flights[key]
             flight.cancel()  # nothing when it is over
 
     def running(self, key: str) -> bool:

@@ -27,7 +27,7 @@ from websearch_mcp.config import LLMSettings, Settings
 from websearch_mcp.errors import SummaryError, SummaryRefused
 from websearch_mcp.net.http import build_httpx_client, choose_proxy
 from websearch_mcp.redaction import MASK, redact, without_query
-from websearch_mcp.text_encoding import well_formed_data
+from websearch_mcp.text_encoding import markdown_words, well_formed_data
 
 log = logging.getLogger("websearch_mcp.search.summary")
 
@@ -176,15 +176,14 @@ def _cited(group: str) -> list[int]:
 
 # A reasoning model's thinking, which some servers leave in the answer's content.
 _THINKING = re.compile(r"\A\s*<think>.*?(?:</think>|\Z)", re.DOTALL)
+
+
 # A Markdown image or link the model wrote: a result's text may have asked it to (an image a
 # client fetches on display can carry the conversation away in its URL). Kept: the words.
-_MODEL_LINK = re.compile(r"!?\[([^\[\]\n]*)\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*\)")
-
-
 def without_model_links(text: str) -> str:
     """The summary's text without a leading `<think>` block and with Markdown links and images
     reduced to their words: the only URLs it carries are the ones `with_sources` adds."""
-    return _MODEL_LINK.sub(r"\1", _THINKING.sub("", text, count=1)).strip()
+    return markdown_words(_THINKING.sub("", text, count=1)).strip()
 
 
 def with_sources(text: str, results: Sequence[Mapping[str, Any]]) -> str:

@@ -33,7 +33,8 @@ _VERSION_RE = re.compile(r"v\d+$")
 
 # A quoted phrase, an `OR` between words, or a word, `-` before it excluding it.
 _OPERAND_RE = re.compile(
-    r'"(?P<phrase>[^"]*\w[^"]*)"|(?<!\S)(?P<either>OR)(?!\S)|(?P<without>(?<!\S)-)?(?P<term>\w[\w.+-]*)'
+    r"(?<!\S)(?P<either>OR)(?!\S)|(?P<without>(?<!\S)-)?"
+    r'(?:"(?P<phrase>[^"]*\w[^"]*)"|(?P<term>\w[\w.+-]*))'
 )
 
 
@@ -62,7 +63,7 @@ def search_query(query: Query) -> str:
     if not groups:  # nothing but stop words: every word not excluded, required
         found = [f"all:{term}" for term in _TERM_RE.findall(query.text)]
         kept = [operand for operand in found if operand not in excluded]
-        groups, excluded = [[operand] for operand in kept or [query.text.strip()]], []
+        groups, excluded = [[operand] for operand in kept or [f"all:{query.text.strip()}"]], []
     expr = " AND ".join(g[0] if len(g) == 1 else f"({' OR '.join(g)})" for g in groups)
     expr += "".join(f" ANDNOT {operand}" for operand in excluded)
     if query.year_from is not None or query.year_to is not None:
