@@ -361,3 +361,31 @@ def test_a_papers_venue_and_authors_carry_no_markdown_image() -> None:
     )
     hit = parse(SemanticScholar(), body)[0]
     assert EVIL not in (hit.venue or "") and not any(EVIL in a for a in hit.authors), hit
+
+
+@pytest.mark.parametrize(
+    "element",
+    [
+        "<span hidden>SECRETX</span>",
+        "<span style='DISPLAY : NONE'>SECRETX</span>",
+        "<span aria-hidden='true'>SECRETX</span>",
+    ],
+    ids=["hidden-attribute", "upper-case-display-none", "aria-hidden"],
+)
+def test_text_a_browser_never_shows_is_not_read(element: str) -> None:
+    # An easy way to plant instructions for the agent; the text after it stays.
+    content = extract_html(
+        _html(f"Visible {element} {Q} here and more words."), "https://e.com/"
+    ).content
+    assert "SECRETX" not in content, content
+    assert f"Visible {Q} here and more words." in content
+    assert not any("SECRETX" in p for p in best_passages(content, Q))
+
+
+def test_the_visible_text_fallback_leaves_hidden_text_out() -> None:
+    html = _html(
+        "<span style='display:none'>SECRET_DN</span> <span aria-hidden='true'>SECRET_ARIA</span>"
+    )
+    found = extract_html(html, "https://e.com/", max_nodes=3)
+    assert found.capped  # the big-page path: visible text only
+    assert "SECRET_DN" not in found.content and "SECRET_ARIA" not in found.content, found.content

@@ -63,9 +63,9 @@ def _main_content(html: str | bytes, url: str, tree: Any) -> Extracted:
     # Not `extensive`: its last resorts take a copyright year ("© 2019" as 2019-01-01) or any
     # date told in the text for the publication date. Metadata, <time>, bylines and the URL stay.
     metadata = trafilatura.extract_metadata(tree, default_url=url, extensive=False)
-    content = trafilatura.extract(_absolute_links(tree, url), url=url, **_OPTIONS)
+    content = trafilatura.extract(_readable(tree, url), url=url, **_OPTIONS)
     if not content:
-        again = _absolute_links(load_html(html), url)
+        again = _readable(load_html(html), url)
         content = trafilatura.extract(again, url=url, favor_recall=True, **_OPTIONS)
     if not content:
         fresh = load_html(html)
@@ -74,6 +74,39 @@ def _main_content(html: str | bytes, url: str, tree: Any) -> Extracted:
     title = one_line(chosen) if chosen else None
     published = metadata.date if metadata else None
     return Extracted(content=content, title=title, published=published)
+
+
+#: Elements a browser shows nothing of: the `hidden` attribute, `aria-hidden`, and an inline
+#: style of `display: none` or `visibility: hidden` in any case and spacing (trafilatura drops
+#: only the lower-case ones). Text a page hides so is no text of the page an agent should read.
+_HIDDEN = (
+    '//*[@hidden or @aria-hidden="true" or contains({style}, "display:none")'
+    ' or contains({style}, "visibility:hidden")]'
+).format(
+    style='translate(translate(@style, " \t\n", ""), "ABCDEFGHIJKLMNOPQRSTUVWXYZ", '
+    '"abcdefghijklmnopqrstuvwxyz")'
+)
+
+
+def _without_hidden(tree: Any) -> Any:
+    """`tree` without the elements `_HIDDEN` finds (the text after each stays)."""
+    for element in tree.xpath(_HIDDEN):
+        parent = element.getparent()
+        if parent is None:
+            continue
+        if element.tail:
+            previous = element.getprevious()
+            if previous is not None:
+                previous.tail = (previous.tail or "") + element.tail
+            else:
+                parent.text = (parent.text or "") + element.tail
+        parent.remove(element)
+    return tree
+
+
+def _readable(tree: Any, url: str) -> Any:
+    """`tree` as it is read: without what a browser hides, its links absolute."""
+    return _absolute_links(_without_hidden(tree), url) if tree is not None else None
 
 
 def _absolute_links(tree: Any, url: str) -> Any:
@@ -141,6 +174,7 @@ def _title_tag(tree: Any) -> str | None:
 
 def _visible_text(tree: Any) -> str:
     etree.strip_elements(tree, *_INVISIBLE, with_tail=False)
+    _without_hidden(tree)
     body = tree.find(".//body")
     root = body if body is not None else tree
     lines = (line.strip() for line in "\n".join(root.itertext()).splitlines())
