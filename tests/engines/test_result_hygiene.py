@@ -389,3 +389,9 @@ def test_the_visible_text_fallback_leaves_hidden_text_out() -> None:
     found = extract_html(html, "https://e.com/", max_nodes=3)
     assert found.capped  # the big-page path: visible text only
     assert "SECRET_DN" not in found.content and "SECRET_ARIA" not in found.content, found.content
+
+
+def test_the_summary_carries_no_control_or_format_character() -> None:
+    # A model echoing a result's text could carry a right-to-left override or an escape.
+    text = "Answer \u202eeht\u202c [1], \x1b[2Jcleared\u200b.\nNext line."
+    assert without_model_links(text) == "Answer eht [1], [2Jcleared.\nNext line."

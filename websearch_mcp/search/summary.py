@@ -27,7 +27,7 @@ from websearch_mcp.config import LLMSettings, Settings
 from websearch_mcp.errors import SummaryError, SummaryRefused
 from websearch_mcp.net.http import build_httpx_client, choose_proxy
 from websearch_mcp.redaction import MASK, redact, without_query
-from websearch_mcp.text_encoding import markdown_words, well_formed_data
+from websearch_mcp.text_encoding import markdown_words, visible, well_formed_data
 
 log = logging.getLogger("websearch_mcp.search.summary")
 
@@ -182,8 +182,9 @@ _THINKING = re.compile(r"\A\s*<think>.*?(?:</think>|\Z)", re.DOTALL)
 # client fetches on display can carry the conversation away in its URL). Kept: the words.
 def without_model_links(text: str) -> str:
     """The summary's text without a leading `<think>` block and with Markdown links and images
-    reduced to their words: the only URLs it carries are the ones `with_sources` adds."""
-    return markdown_words(_THINKING.sub("", text, count=1)).strip()
+    reduced to their words: the only URLs it carries are the ones `with_sources` adds. Control
+    and format characters the model wrote (or echoed) are left out, as from every result."""
+    return visible(markdown_words(_THINKING.sub("", text, count=1))).strip()
 
 
 def with_sources(text: str, results: Sequence[Mapping[str, Any]]) -> str:
