@@ -8,6 +8,7 @@ import json
 import unicodedata
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -327,40 +328,32 @@ async def test_passages_of_a_plain_text_page_carry_no_controls(server: LocalServ
     assert passages and not any(c in joined for c in "\u202e\u202c\x1b\u200b"), passages
 
 
-def test_a_news_source_carries_no_markdown_image() -> None:
-    body = json.dumps(
-        {
-            "news": [
-                {
-                    "title": "Storm hits coast",
-                    "link": "https://news.example/a",
-                    "snippet": "A storm.",
-                    "source": f"![Reuters]({EVIL})",
-                    "date": "1 hour ago",
-                }
-            ]
-        }
-    )
-    hits = parse(Serper(), body, query=Query("storm", category="news"))
-    assert hits and EVIL not in (hits[0].source or ""), hits[0].source
+#: An engine's answer naming, beside a result, a publisher (Serper news) or a venue and authors
+#: (Semantic Scholar) spelled as Markdown images: (engine, list key, the item, the query).
+NAMES_AS_IMAGES = [
+    (
+        Serper(),
+        "news",
+        {"title": "Storm", "link": "https://news.example/a", "source": f"![Reuters]({EVIL})"},
+        Query("storm", category="news"),
+    ),
+    (
+        SemanticScholar(),
+        "data",
+        {"title": "Paper", "url": "https://s2.example/p", "venue": f"![Nature]({EVIL})"}
+        | {"authors": [{"name": f"![A. Author]({EVIL})"}]},
+        Query("paper"),
+    ),
+]
 
 
-def test_a_papers_venue_and_authors_carry_no_markdown_image() -> None:
-    body = json.dumps(
-        {
-            "data": [
-                {
-                    "title": "Paper",
-                    "url": "https://s2.example/p",
-                    "abstract": "A.",
-                    "venue": f"![Nature]({EVIL})",
-                    "authors": [{"name": f"![A. Author]({EVIL})"}],
-                }
-            ]
-        }
-    )
-    hit = parse(SemanticScholar(), body)[0]
-    assert EVIL not in (hit.venue or "") and not any(EVIL in a for a in hit.authors), hit
+@pytest.mark.parametrize(("engine", "key", "item", "query"), NAMES_AS_IMAGES, ids=["news", "paper"])
+def test_names_shown_beside_a_result_carry_no_markdown_image(
+    engine: Any, key: str, item: dict[str, Any], query: Query
+) -> None:
+    [hit] = parse(engine, json.dumps({key: [item]}), query=query)
+    names = [hit.source or "", hit.venue or "", *hit.authors]
+    assert any(names) and not any(EVIL in name for name in names), names
 
 
 @pytest.mark.parametrize(
