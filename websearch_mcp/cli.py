@@ -230,14 +230,13 @@ def _serve_workers(
     with shared_runtime():
         # Workers get the protocol by name (a class made at run time cannot be sent to them) and
         # set its deadline from their own configuration.
-        run_workers(
+        return run_workers(
             "websearch_mcp.server.app:worker_app",
             workers,
             sockets,
             http=WORKER_PROTOCOL,
             **options,
         )
-    return 0
 
 
 def _config_text(path: str) -> str | None:

@@ -25,6 +25,7 @@ from typing import Any, cast
 
 import httpx
 import pytest
+import uvicorn.config
 import yaml
 from prometheus_client import CollectorRegistry
 from prometheus_client.multiprocess import MultiProcessCollector
@@ -37,9 +38,10 @@ from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import ConfigError
 from websearch_mcp.runtime import LeaderLock
 from websearch_mcp.search.configuration import parse_config
+from websearch_mcp.server.app import worker_app
 from websearch_mcp.server.metrics import forget_dead_workers
 from websearch_mcp.server.status.shared import PUBLISH_SECONDS
-from websearch_mcp.server.workers import listening_sockets, worker_count
+from websearch_mcp.server.workers import STARTUP_FAILURE, listening_sockets, worker_count
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads worker pids from /proc")
 
@@ -570,3 +572,44 @@ def test_a_setting_variable_in_any_case_leaves_the_workers_serving(tmp_path: Pat
         assert status == 200 and len(_workers(process.pid)) == 2
     finally:
         _stop(process)
+
+
+_FAILING_APP = """
+def app():
+    async def asgi(scope, receive, send):
+        await receive()
+        await send({"type": "lifespan.startup.failed", "message": "cannot start"})
+    return asgi
+"""
+
+_RUN_WORKERS = """
+import sys
+from websearch_mcp.server.workers import run_workers
+sys.exit(run_workers("failing_app:app", 2, host="127.0.0.1", port=0, log_level="critical"))
+"""
+
+
+def test_workers_that_cannot_start_stop_the_server_with_a_failure_status(tmp_path: Path) -> None:
+    """uvicorn's supervisor stops when a worker fails before serving; the server then exited
+    0, as if told to stop, where one process exits 3."""
+    (tmp_path / "failing_app.py").write_text(_FAILING_APP)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_WORKERS], env=env, capture_output=True, timeout=60, check=False
+    )
+    assert done.returncode == STARTUP_FAILURE == uvicorn.config.STARTUP_FAILURE, done.stderr
+
+
+def test_a_worker_whose_configuration_does_not_load_stops_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A worker started later reads a file over the variable's size again; the supervisor
+    restarted a worker that raised, without end."""
+    path = tmp_path / "config.yaml"
+    path.write_text("search: {deadline_seconds: -1}\n")
+    monkeypatch.setenv("WEBSEARCH_MCP_CONFIG", str(path))
+    with pytest.raises(SystemExit) as stopped:
+        worker_app()
+    assert stopped.value.code == STARTUP_FAILURE
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "search.deadline_seconds" in err, err

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -30,6 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from websearch_mcp import __version__
 from websearch_mcp.config import Settings
+from websearch_mcp.errors import ConfigError
 from websearch_mcp.search.configuration import load_config
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.server import gc_settings
@@ -45,7 +47,7 @@ from websearch_mcp.server.status.page import CONTENT_SECURITY_POLICY, render_pag
 from websearch_mcp.server.status.report import StatusSource, status_report
 from websearch_mcp.server.status.shared import publish, status_dir
 from websearch_mcp.server.tools import build_mcp
-from websearch_mcp.server.workers import stop_with_parent
+from websearch_mcp.server.workers import STARTUP_FAILURE, stop_with_parent
 
 log = logging.getLogger("websearch_mcp.server.app")
 
@@ -286,7 +288,13 @@ async def _cancelled(task: asyncio.Task[None]) -> None:
 def worker_app() -> Starlette:
     """The ASGI app of one worker of a multi-process server (uvicorn's factory, see `workers`):
     the configuration the parent loaded."""
-    settings = load_config()
+    try:
+        settings = load_config()
+    except ConfigError as err:
+        # uvicorn's supervisor restarts a worker that dies, without end; on this status it stops:
+        # a configuration that does not load fails every new worker the same way.
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(STARTUP_FAILURE) from None
     stop_with_parent()
     set_worker_read_timeout(settings.server.read_timeout_seconds)
     configure_logging(settings.server.log_format, settings.server.log_level, settings.secrets())

@@ -29,6 +29,10 @@ from typing import Any
 
 from websearch_mcp.runtime import PARENT_ENV
 
+#: The exit status of a process that could not start serving, as uvicorn gives it (uvicorn's
+#: `config.STARTUP_FAILURE`), on which its supervisor stops rather than start another worker.
+STARTUP_FAILURE = 3
+
 #: The cgroup v2 CPU limit of this process's container ("<quota> <period>" or "max <period>").
 CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
 
@@ -102,10 +106,12 @@ def _listening(sock: socket.socket) -> socket.socket:
 
 def run_workers(
     app: str, workers: int, sockets: list[socket.socket] | None = None, **options: Any
-) -> None:
+) -> int:
     """Serve the ASGI app factory `app` (an import string) with `workers` processes, under
     uvicorn's supervisor (which restarts a worker that dies), until it is told to stop; on
-    `sockets` when given, else on `listening_sockets` for `host` and `port` of `options`.
+    `sockets` when given, else on `listening_sockets` for `host` and `port` of `options`. The
+    exit status: 0, or uvicorn's `STARTUP_FAILURE` (3, as one process gives) when the supervisor
+    stopped because a worker could not start.
 
     With one socket per worker, worker i starts on socket i. A worker started later (in place of
     one that died, on SIGHUP or SIGTTIN) listens on all of them: no socket is left without a
@@ -137,13 +143,18 @@ def run_workers(
                 sock.close()
             super().terminate_all()
 
+    supervisor = Supervisor(config, sockets=sockets, **target)
     try:
-        Supervisor(config, sockets=sockets, **target).run()
+        supervisor.run()
     except KeyboardInterrupt:
         pass
     finally:
         for sock in sockets:
             sock.close()
+    # The supervisor stops on a worker's startup failure but returns as on a signal; the failed
+    # worker stays in its list with uvicorn's exit status for it.
+    failed = any(getattr(p, "exitcode", None) == STARTUP_FAILURE for p in supervisor.processes)
+    return STARTUP_FAILURE if failed else 0
 
 
 def _takes_target(kind: type) -> bool:
