@@ -39,6 +39,10 @@ from websearch_mcp.net.cooldowns.store import MemoryCooldownStore, format_second
         (EngineError("HTTP 503"), 503, False, "transient"),
         (EngineError("HTTP 502"), 502, True, "transient"),
         (EngineError("HTTP 500"), 500, False, "error"),
+        (EngineError("HTTP 400"), 400, True, "request"),
+        (EngineError("HTTP 422"), 422, False, "request"),
+        (EngineAuthError("API key not valid"), 400, True, "key"),  # Google's bad key is a 400
+        (EngineError("HTTP 404"), 404, False, "error"),
         (EngineParseError("not JSON"), 200, True, "error"),
         (EngineError("connection failed (ConnectError)"), None, False, "error"),
     ],

@@ -276,7 +276,7 @@ def test_an_engine_error_quoting_one_query_is_never_shown_with_another(
     """The breaker's record is shared by every later search, other clients' included: the
     query an API quoted in its error is not part of it."""
     private = "divorce lawyer near 12 Elm Street"
-    fake.faults["serper"] = Fault(status=400, body=json.dumps({"message": f"bad query: {private}"}))
+    fake.faults["serper"] = Fault(status=500, body=json.dumps({"message": f"bad query: {private}"}))
     conf = {"serper": {"api_keys": ["serper-resilience-key"]}, "searxng": {}, "wikipedia": {}}
     settings = settings_for(engines_url, conf, deadline_seconds=DEADLINE)
     with serving(settings, clock) as url:
@@ -409,6 +409,23 @@ def test_an_endless_retry_after_rests_the_engine_a_day_at_most(
         del fake.faults["bing"]
         clock.advance(86_400)
         assert report(web_search(url, QUERY)["structuredContent"], "bing")["status"] == "ok"
+
+
+@pytest.mark.parametrize("status", [400, 422])
+def test_a_query_an_engine_refuses_leaves_it_for_the_next_search(
+    fake: FakeEngines, engines_url: str, clock: FakeClock, status: int
+) -> None:
+    """A request refused as such says nothing of the next one: it rested the engine for every
+    search, and anyone repeating such a query kept the engine out."""
+    fake.faults["brave"] = Fault(status=status, body=b'{"error": "query too long"}')
+    settings = settings_for(engines_url, engines_conf(), deadline_seconds=DEADLINE)
+    with serving(settings, clock) as url:
+        refused = report(web_search(url, QUERY)["structuredContent"], "brave")
+        assert refused["status"] == "error" and f"HTTP {status}" in refused["error"]
+        del fake.faults["brave"]
+        assert report(web_search(url, "another query")["structuredContent"], "brave")["status"] == (
+            "ok"
+        )
 
 
 def test_other_errors_open_the_breaker_for_longer_each_time(

@@ -34,17 +34,22 @@ from websearch_mcp.net.cooldowns.store import (
 )
 
 #: Why an engine failed, as far as retries, keys and the breaker are concerned.
-Cause = Literal["captcha", "denied", "throttled", "key", "transient", "error"]
+Cause = Literal["captcha", "denied", "throttled", "key", "transient", "request", "error"]
 
 #: HTTP statuses worth a retry after a pause.
 RETRYABLE_STATUSES = frozenset({429, 502, 503})
+
+#: HTTP statuses refusing the request itself (malformed, too long, an operator the API lacks):
+#: the engine is up, and the next search may well be answered.
+REQUEST_STATUSES = frozenset({400, 413, 414, 422})
 
 
 def classify(err: EngineError, http_status: int | None, keyed: bool) -> Cause:
     """The cause of an engine failure, from its typed error and the last HTTP status.
 
     For a keyed provider, refusals and rate limits belong to the key (`key`): the key pool cools
-    that key and the next one is tried. For a keyless engine they belong to the engine.
+    that key and the next one is tried. For a keyless engine they belong to the engine. A
+    request refused as such (`request`: 400, 422...) belongs to its query, not to the engine.
     """
     if isinstance(err, EngineAuthError | EngineRateLimited) and keyed:
         return "key"
@@ -62,6 +67,8 @@ def classify(err: EngineError, http_status: int | None, keyed: bool) -> Cause:
         return "captcha"
     if http_status in RETRYABLE_STATUSES:
         return "transient"
+    if http_status in REQUEST_STATUSES:
+        return "request"
     return "error"
 
 

@@ -366,7 +366,10 @@ class EngineCall:
                 await self._pause(wait)
                 return await self._key_for_retry()
         self.attempts.append(f"{self._label}{text}")
-        if self.run.breaker is not None:
+        if self.run.breaker is not None and cause == "request":
+            # The engine answered: one query it refuses must not rest it for every other search.
+            await self.run.breaker.success()
+        elif self.run.breaker is not None:
             await self.run.breaker.failure(cause, masked, err.retry_after)
         # Refused without a key sent, an answer explaining why is access denied like a bare 403.
         return self._report("blocked" if cause == "denied" else err.status, text)
