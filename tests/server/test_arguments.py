@@ -195,6 +195,15 @@ def test_a_required_argument_left_out_or_null_is_named() -> None:
         given(fetch_page_params(), {"start": 0})
 
 
+@pytest.mark.parametrize("query", ["\u200b", "\u200b \ufeff", "\x00", "\u202e\x1b"])
+def test_a_query_of_nothing_visible_is_empty(query: str) -> None:
+    """Zero-width spaces, a BOM, NUL are no whitespace to `str.split`: such a query was sent to
+    every engine."""
+    with pytest.raises(ToolInputError, match=r"^query must not be empty$"):
+        web_search_args(query)
+    assert web_search_args("\u200bpython\x00 asyncio\u202e").query.text == "python asyncio"
+
+
 async def test_the_tool_layer_hands_a_tool_its_arguments_as_sent() -> None:
     """What the SDK's tool layer gives a tool, under the signature `tools.py` declares: text
     advertised as text as it is, JSON text for an array, object or null read (some clients send

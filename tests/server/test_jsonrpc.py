@@ -167,3 +167,23 @@ def test_methods_not_served_and_bad_params_are_json_rpc_errors(url: str, era: st
         response = httpx.post(url, content=body, headers=_headers(method, era), timeout=10)
         reply = response.json()
         assert reply["id"] == "x-7" and reply["error"]["code"] == code, (method, reply)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "named"),
+    [
+        ("web_search", {"query": "\ud800 python"}, "query"),
+        ("web_search", {"query": "python", "engines": ["searxng", "\udfff"]}, "engines"),
+        ("fetch_page", {"url": "http://example.com/\ud800"}, "url"),
+    ],
+)
+def test_a_lone_surrogate_is_refused_naming_its_argument(
+    url: str, tool: str, arguments: dict[str, Any], named: str
+) -> None:
+    """JSON writes a lone surrogate as `\\ud800`; the 2026 revision's reading hands it on to the
+    tool, where the cache key and the URL parser raised ("Error executing tool", naming
+    nothing)."""
+    called = _request(1, "tools/call", {"name": tool, "arguments": arguments}, MODERN)
+    _, reply = _post(url, called, _headers("tools/call", MODERN, tool))
+    text = reply["result"]["content"][0]["text"]
+    assert reply["result"]["isError"] and f": {named} must be Unicode text (" in text, text

@@ -11,6 +11,7 @@ from typing import Any
 
 from websearch_mcp.errors import ToolInputError
 from websearch_mcp.models import CATEGORIES, TIME_RANGES
+from websearch_mcp.text_encoding import visible
 
 MAX_QUERY_CHARS = 500
 MAX_RESULTS_LIMIT = 50
@@ -136,11 +137,27 @@ def as_query(value: Any, limit: int = MAX_QUERY_CHARS) -> str:
     """The query text, whitespace collapsed; non-empty and at most `limit` characters."""
     if not isinstance(value, str):
         raise ToolInputError(f"query must be a string (got {type(value).__name__})")
-    text = " ".join(value.split())
+    # Control and format characters (NUL, zero-width spaces, bidirectional overrides) mean
+    # nothing to an engine; a query of only those is empty.
+    text = " ".join(visible(value).split())
     if not text:
         raise ToolInputError("query must not be empty")
     check_query_length(text, limit)
     return text
+
+
+def check_unicode(name: str, value: Any) -> None:
+    """Refuse a string (or one in a list) holding a lone surrogate: JSON can write one
+    (`"\\ud800"`), and it is no character any text, key or URL can hold."""
+    texts = value if isinstance(value, list) else [value]
+    for text in texts:
+        if isinstance(text, str) and not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise ToolInputError(
+                    f"{name} must be Unicode text (got a lone surrogate at character {err.start})"
+                ) from None
 
 
 def check_query_length(text: str, limit: int) -> None:

@@ -34,6 +34,7 @@ from websearch_mcp.server.argument_checks import (
     as_query,
     as_time_range,
     as_year,
+    check_unicode,
     max_year,
 )
 
@@ -108,7 +109,10 @@ def given(params: Sequence[Arg], sent: Mapping[str, Any]) -> dict[str, Any]:
     for arg in params:
         if arg.default is REQUIRED and sent.get(arg.name) is None:
             raise ToolInputError(f"{arg.name} is required")
-    return {arg.name: sent[arg.name] for arg in params if arg.name in sent}
+    taken = {arg.name: sent[arg.name] for arg in params if arg.name in sent}
+    for name, value in taken.items():
+        check_unicode(name, value)
+    return taken
 
 
 def input_schema(tool: str, params: Sequence[Arg]) -> dict[str, Any]:
