@@ -28,6 +28,9 @@ from websearch_mcp.search.service import _query_args
         ("e\u0301clair", "éclair"),  # combining accent composed
         ("\u01f0", "\u01f0"),  # case folding decomposes it; NFKC composes it again
         ("", ""),
+        ("kappa OR lambda", "kappa OR lambda"),  # an operator engines read only in capitals
+        ("Kappa Or NOT", "kappa or NOT"),
+        ("ｎｏｔ ＡＮＤ", "not AND"),
     ],
 )
 def test_normalise_query(raw: str, expected: str) -> None:

@@ -47,15 +47,20 @@ def _without_credentials(url: str) -> str:
     return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
+#: Words engines read as operators only in capitals: `a OR b` is not `a or b`.
+OPERATORS = frozenset({"OR", "AND", "NOT"})
+
+
 def normalise_query(text: str) -> str:
-    """The query as the cache sees it: Unicode NFKC, case-folded, whitespace collapsed.
+    """The query as the cache sees it: Unicode NFKC, case-folded but for `OPERATORS`,
+    whitespace collapsed.
 
     `"  Ｒｕｓｔ\u3000ASYNC\tbook "` and `"rust async book"` are the same query.
     """
-    folded = unicodedata.normalize("NFKC", text).casefold()
+    words = unicodedata.normalize("NFKC", text).split()
     # Case folding can leave characters that NFKC would compose again (e.g. from U+0130).
-    folded = unicodedata.normalize("NFKC", folded)
-    return " ".join(folded.split())
+    folded = [w if w in OPERATORS else unicodedata.normalize("NFKC", w.casefold()) for w in words]
+    return " ".join(" ".join(folded).split())
 
 
 def _plain(value: Any, *, drop_secrets: bool) -> Any:
