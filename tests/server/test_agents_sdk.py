@@ -108,3 +108,18 @@ async def test_a_strict_call_with_no_language_to_prefer_is_taken(
         assert "language" not in fake.last["searxng"].params
     finally:
         await mcp.cleanup()
+
+
+async def test_a_strict_call_with_no_time_limit_is_taken(fake: FakeEngines, server: str) -> None:
+    """A strict model must send `time_range` too; its schema's enum held only limits, so every
+    strict search was cut to a year at most. `any` means what leaving it out means."""
+    tools, mcp = await strict_tools(server)
+    try:
+        schema = tools["web_search"].params_json_schema["properties"]["time_range"]
+        assert "any" in schema["enum"]
+        answer = await invoke(tools["web_search"], {**STRICT_CALL, "time_range": "any"})
+        text = answer if isinstance(answer, str) else json.dumps(answer)
+        assert "https://docs.python.org/3/library/asyncio.html" in text
+        assert "time_range" not in fake.last["searxng"].params
+    finally:
+        await mcp.cleanup()

@@ -99,7 +99,7 @@ def test_null_for_an_optional_argument_is_not_given(fake: FakeEngines, server: s
     wrong = call(server, {"query": "x", "time_range": "decade"})
     assert wrong["content"][0]["text"] == (
         "Error executing tool web_search: "
-        "time_range must be one of day, week, month, year or left out (got 'decade')"
+        "time_range must be one of day, week, month, year, any or left out (got 'decade')"
     )
 
 

@@ -167,12 +167,20 @@ def check_query_length(text: str, limit: int) -> None:
         raise ToolInputError(f"query must be at most {limit} characters (got {length})")
 
 
+#: The `time_range` that sets no limit, as leaving it out does: a strict client's model must
+#: send every argument, and an enum of limits alone gave it none to send.
+NO_TIME_LIMIT = "any"
+
+
 def as_time_range(value: Any) -> str | None:
-    """One of `TIME_RANGES` (any case, as `category`), or None when left out."""
+    """One of `TIME_RANGES` (any case, as `category`), or None when left out or `any`."""
     text = value.strip().lower() if isinstance(value, str) else value
+    if text == NO_TIME_LIMIT:
+        return None
     if text is not None and text not in TIME_RANGES:
         raise ToolInputError(
-            f"time_range must be one of {', '.join(TIME_RANGES)} or left out (got {_shown(value)})"
+            f"time_range must be one of {', '.join(TIME_RANGES)}, {NO_TIME_LIMIT} or left out"
+            f" (got {_shown(value)})"
         )
     return text
 

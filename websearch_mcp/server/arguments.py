@@ -25,6 +25,7 @@ from websearch_mcp.server.argument_checks import (
     MAX_READ,
     MAX_RESULTS_LIMIT,
     MIN_YEAR,
+    NO_TIME_LIMIT,
     as_bool,
     as_category,
     as_engine_list,
@@ -231,8 +232,8 @@ def web_search_params(limits: Limits, *, summaries: bool) -> tuple[Arg, ...]:
         ),
         _optional(
             "time_range",
-            {"type": "string", "enum": list(TIME_RANGES)},
-            "Only results from the last day, week, month or year.",
+            {"type": "string", "enum": [*TIME_RANGES, NO_TIME_LIMIT]},
+            "Only results from the last day, week, month or year; any (as left out): no limit.",
             as_time_range,
         ),
         _engines(limits.web_engines, "Engines to ask; all enabled engines when left out."),
