@@ -312,6 +312,25 @@ async def test_a_news_answer_is_served_from_the_cache_for_at_most_the_news_ttl(
     assert (cache.stats.hits, cache.stats.misses) == (2, 3)
 
 
+async def test_an_answer_of_the_past_day_is_as_short_lived_as_news(
+    recorded: FakeEngines, engines_url: str, tmp_path: Path
+) -> None:
+    """A search of the past day served for hours, hit after hit, missed that day's pages and
+    came to list the day before's; it lives as long as a news answer."""
+    settings, cache, clock = _news_cache(engines_url, tmp_path, news_ttl_seconds=900)
+    with serving(settings, cache) as url:
+        cached = []
+        for gap in (0, 600, 400, 0):
+            clock.advance(gap)
+            answer = await search(url, engines=["serper"], time_range="day")
+            cached.append(answer["cached"])
+        week = [(await search(url, engines=["serper"], time_range="week"))["cached"]]
+        clock.advance(1000)
+        week.append((await search(url, engines=["serper"], time_range="week"))["cached"])
+    assert cached == [False, True, False, True]
+    assert week == [False, True]  # the general TTL
+
+
 async def test_a_news_answer_held_in_memory_is_not_served_past_the_news_ttl(
     recorded: FakeEngines, engines_url: str, tmp_path: Path
 ) -> None:

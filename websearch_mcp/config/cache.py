@@ -22,8 +22,8 @@ class CacheSettings(Section):
     """The result cache. An entry lives `ttl_seconds` after it was stored or last hit, never
     longer than `max_age_seconds` after it was stored; for answers with missing engines
     `partial_ttl_seconds` and fetched pages `page_ttl_seconds` take the place of `ttl_seconds`
-    (sliding as it does), and news answers live at most
-    `news_ttl_seconds` after they were made. The URL may hold a password: it
+    (sliding as it does), and news answers (and those of the past day, `time_range: day`) live
+    at most `news_ttl_seconds` after they were made. The URL may hold a password: it
     is never shown in messages. `redis_timeout_seconds` bounds each call to Redis, its name
     lookup and connecting included: a search waits no longer for the cache or the shared
     cooldowns before going on without them."""
@@ -37,7 +37,8 @@ class CacheSettings(Section):
     ttl_seconds: int = Field(21_600, ge=1)
     max_age_seconds: int = Field(86_400, ge=1)
     partial_ttl_seconds: int = Field(600, ge=1)
-    # A news answer is stale within the hour: kept this long after it was made, hits or not.
+    # A news answer, or one of the past day, is stale within the hour: kept this long after it
+    # was made, hits or not.
     news_ttl_seconds: int = Field(900, ge=1)
     # Pages change more often than search results settle; fetch_page entries live this long.
     page_ttl_seconds: int = Field(3_600, ge=1)

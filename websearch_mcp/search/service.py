@@ -344,8 +344,9 @@ class SearchService:
 
     def _max_age(self, query: Query) -> int | None:
         """How long an answer to `query` may be served after it was made (None: as the cache
-        keeps it)."""
-        return self.settings.cache.news_ttl_seconds if query.category == "news" else None
+        keeps it). News, and the past day's pages, are stale within the hour."""
+        perishable = query.category == "news" or query.time_range == "day"
+        return self.settings.cache.news_ttl_seconds if perishable else None
 
     async def _answer(
         self,
