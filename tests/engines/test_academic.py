@@ -487,6 +487,28 @@ def test_semantic_scholar_page_past_the_results_has_no_papers() -> None:
         parse(SemanticScholar(), '{"error": "Unrecognized field"}', 400, query=Query("x", page=2))
 
 
+@pytest.mark.parametrize(
+    ("years", "published"),
+    [
+        ({"year_from": 2020, "year_to": 2020}, "2020"),  # the year S2 matched it on
+        ({}, "2019-12-30"),
+        ({"year_from": 2019}, "2019-12-30"),
+    ],
+)
+def test_semantic_scholar_dates_a_paper_by_its_year_when_only_that_is_in_the_years(
+    years: dict[str, int], published: str
+) -> None:
+    paper = {
+        "paperId": "abc",
+        "title": "Online first",
+        "year": 2020,
+        "publicationDate": "2019-12-30",
+    }
+    query = Query("x", **years)  # type: ignore[arg-type]
+    [hit] = parse(SemanticScholar(), json.dumps({"data": [paper]}), query=query)
+    assert hit.published == published
+
+
 def test_semantic_scholar_full_fields() -> None:
     paper = {
         "paperId": "abc",

@@ -6,12 +6,14 @@ Works without a key (a shared, tightly rate-limited pool); a configured key goes
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, ClassVar
 
 from websearch_mcp.dates import publication_date
 from websearch_mcp.engines.academic._common import (
     author_names,
+    date_in_asked_years,
     normalize_doi,
     without_format_tag,
 )
@@ -53,7 +55,7 @@ def external_ids(paper: dict[str, Any]) -> dict[str, str]:
     return {name: value for name, value in ids.items() if value}
 
 
-def _hit(paper: dict[str, Any], rank: int, engine: str) -> Hit | None:
+def _hit(paper: dict[str, Any], rank: int, engine: str, *, query: Query) -> Hit | None:
     title = without_format_tag(as_text(paper.get("title")).strip())
     url = http_url(paper.get("url"))
     if not url and isinstance(paper.get("paperId"), str):
@@ -66,8 +68,7 @@ def _hit(paper: dict[str, Any], rank: int, engine: str) -> Hit | None:
         snippet=paper.get("abstract") or "",
         rank=rank,
         engine=engine,
-        published=publication_date(paper.get("publicationDate"))
-        or publication_date(paper.get("year")),
+        published=_published(paper, query),
         authors=author_names(paper.get("authors")),
         doi=normalize_doi(as_dict(paper.get("externalIds")).get("DOI")),
         venue=clean_text(paper.get("venue")) or None,
@@ -75,6 +76,14 @@ def _hit(paper: dict[str, Any], rank: int, engine: str) -> Hit | None:
         pdf_url=http_url(as_dict(paper.get("openAccessPdf")).get("url")),
         ids=external_ids(paper),
     )
+
+
+def _published(paper: dict[str, Any], query: Query) -> str | None:
+    """The paper's date, or its `year` where only that is in the asked years: S2 matches
+    `year=` on that field, and a date of the year before (an online-first day) would drop the
+    paper from the fused list, which is checked again on the date shown."""
+    year = publication_date(paper.get("year"))
+    return date_in_asked_years(publication_date(paper.get("publicationDate")) or year, year, query)
 
 
 #: S2's answer (400) to a page past the results of the query.
@@ -141,4 +150,5 @@ class SemanticScholar(Engine):
         check_error_body(response, "error", "message")
         self.check_status(response)
         papers = json_object(response, "Semantic Scholar").get("data", [])
-        return ranked_hits(object_list(papers, "Semantic Scholar", "data"), self.name, _hit)
+        hit = functools.partial(_hit, query=query)
+        return ranked_hits(object_list(papers, "Semantic Scholar", "data"), self.name, hit)
