@@ -124,3 +124,22 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
     finally:
         with suppress(OSError):
             writer.close()
+
+
+class NotSocks(CountingProxy):
+    """An HTTP proxy's port as a `socks5://` URL names it by mistake: the SOCKS greeting is no
+    HTTP request, so it answers 400 and hangs up. `url` is the mistaken `socks5://` one."""
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with suppress(OSError, asyncio.IncompleteReadError):
+            await reader.read(64)
+            writer.write(
+                b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            )
+            await writer.drain()
+        writer.close()
+
+    def __enter__(self) -> NotSocks:
+        super().__enter__()
+        self.url = self.url.replace("http://", "socks5://")
+        return self

@@ -24,7 +24,7 @@ from testing.fetch_helpers import (
     settings_for,
     tls_files,
 )
-from testing.proxies import CountingProxy
+from testing.proxies import CountingProxy, NotSocks
 from websearch_mcp.errors import FetchBlocked
 from websearch_mcp.fetch import FetchError, FetchRefused, fetch_document, fetch_page, reader
 from websearch_mcp.fetch import page as page_module
@@ -492,6 +492,23 @@ async def test_the_reader_goes_through_the_configured_proxy_and_the_page_never(
     assert result["via"] == "reader"
     assert server.paths() == ["/blocked", f"/reader/{server.url('/blocked')}"]
     assert proxy.forwarded == {f"127.0.0.1:{server.port}": 1}  # the reader's request only
+
+
+async def test_a_reader_behind_a_proxy_that_speaks_no_socks_fails_as_the_reader(
+    server: LocalServer,
+) -> None:
+    """`proxy.url: socks5://` naming an HTTP proxy: socksio's error escaped as a crash of the
+    tool, and the page's own failure was lost."""
+    server.routes["/blocked"] = lambda h: send(h, 403, b"denied", "text/html")
+    fetch = settings_for(server, reader_fallback=True, reader_base_url=server.url("/reader"))
+    with NotSocks() as proxy:
+        config = {"fetch": fetch.model_dump(), "proxy": {"url": proxy.url}}
+        service = SearchService(parse_config({**config, "cache": {"backend": "none"}}, "t", {}))
+        try:
+            with pytest.raises(FetchError, match=r"HTTP 403.*the reader fallback failed too"):
+                await service.fetch_page(server.url("/blocked"), max_chars=100, start=0)
+        finally:
+            await service.close()
 
 
 async def test_a_reader_exempt_by_no_proxy_is_reached_directly(

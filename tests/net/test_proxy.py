@@ -6,6 +6,7 @@ The proxies (`testing.proxies`) run on 127.0.0.1 and count what passes through t
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -13,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from testing.fake_engines import FakeEngines, ResultsFn, serve_fake_engines
-from testing.proxies import CountingProxy, CountingSocks
+from testing.proxies import CountingProxy, CountingSocks, NotSocks
 from testing.resilience_helpers import settings_for, statuses, web_search
 from testing.serving import serve_app
 from testing.wire_formats import wikipedia_result
@@ -234,6 +235,18 @@ async def test_socks5_proxy_carries_engine_requests(
     asked = urlsplit(named if scheme == "socks5h" else engines_url).netloc
     assert socks.tunnels == {asked: 2}
     assert fake.counts == {"searxng": 1, "wikipedia": 1}
+
+
+async def test_a_socks_proxy_that_fails_is_a_connection_failure(
+    engines_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """aiohttp_socks raises its own errors, not aiohttp's: a proxy that speaks no SOCKS was
+    reported as "unexpected ProxyError", and logged as a parser's bug is."""
+    with NotSocks() as proxy, caplog.at_level(logging.WARNING):
+        fan = await search(settings_for(engines_url, {"searxng": {"proxy": proxy.url}}))
+    [report] = fan.reports
+    assert (report.status, report.error) == ("error", "connection failed (ProxyError)")
+    assert not [r for r in caplog.records if "raised" in r.getMessage()]
 
 
 async def test_engines_needing_a_proxy_join_a_restricted_network_only_with_one(

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import httpx
+import socksio
 
 from websearch_mcp.config import FetchSettings
 from websearch_mcp.dates import iso_date
@@ -59,7 +60,8 @@ async def read_via_reader(url: str, settings: FetchSettings, proxy: str | None =
             encoding = response.encoding or "utf-8"
     except (TimeoutError, httpx.TimeoutException):
         raise FetchTimeout("the reader timed out") from None
-    except httpx.HTTPError as err:
+    # A SOCKS proxy that answers what SOCKS is not raises socksio's error, not httpx's.
+    except (httpx.HTTPError, socksio.SOCKSError) as err:
         raise FetchError(f"could not reach the reader ({type(err).__name__})") from None
     # Up to `fetch.max_bytes` of JSON: read in a thread, not on the event loop.
     document = await asyncio.to_thread(_document, url, body.decode(encoding, "replace"))

@@ -17,7 +17,13 @@ from urllib.parse import unquote, urlencode, urlsplit
 
 import aiohttp
 import orjson
-from aiohttp_socks import ProxyConnector, ProxyType
+from aiohttp_socks import (
+    ProxyConnectionError,
+    ProxyConnector,
+    ProxyError,
+    ProxyTimeoutError,
+    ProxyType,
+)
 from yarl import URL
 
 from websearch_mcp.errors import EngineError
@@ -215,7 +221,8 @@ async def send(
             return await _exchange(client, url, request, left)
     except _ReadingFailed as err:
         raise EngineError(f"connection failed ({type(err.__cause__).__name__})") from None
-    except aiohttp.ClientError as err:
+    # A SOCKS proxy's failures are aiohttp_socks's own exceptions, not aiohttp's.
+    except (aiohttp.ClientError, ProxyError, ProxyConnectionError, ProxyTimeoutError) as err:
         raise EngineError(f"connection failed ({type(err).__name__})") from None
     except ValueError as err:  # an unusable URL or proxy address
         raise EngineError(f"connection failed ({type(err).__name__})") from None
