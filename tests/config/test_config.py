@@ -640,6 +640,11 @@ def test_invalid_yaml_and_missing_file(tmp_path: Path) -> None:
         (("llm", "base_url"), "http://u:pw-secret@[::1/v1", "its [IPv6] host is malformed"),
         (("engines", "searxng", "base_url"), "http://[pw-secret]", "its [IPv6] host is malformed"),
         (("engines", "brave", "proxy"), "socks5://u:pw-secret@proxy:pw", "its port is not 0-65535"),
+        # Every request failed, or (`http://`) went out directly while counted as proxied.
+        (("proxy", "url"), "http://u:pw-secret@:3128", "it names no host"),
+        (("proxy", "url"), "http://", "it names no host"),
+        (("engines", "brave", "proxy"), "socks5://:1080", "it names no host"),
+        (("llm", "base_url"), "https:///v1", "it names no host"),
     ],
 )
 def test_a_url_whose_host_or_port_does_not_read_is_refused_without_showing_it(
@@ -664,6 +669,7 @@ def test_a_url_whose_host_or_port_does_not_read_is_refused_without_showing_it(
         ("http_proxy", "proxy:pw-secret", "is not a valid URL: its port"),
         ("ALL_PROXY", "socks4://user:pw-secret@proxy:1080", "must start with http://"),
         ("all_proxy", "http://[pw-secret", "is not a valid URL: its [IPv6] host"),
+        ("HTTPS_PROXY", "http://:3128", "is not a valid URL: it names no host"),
     ],
 )
 def test_a_proxy_variable_that_does_not_read_is_refused_without_showing_it(

@@ -103,30 +103,39 @@ def as_text(value: Any) -> Any:
 
 
 def starts_with(
-    schemes: tuple[str, ...], *, hint: str = "", strip: bool = False, listed: str | None = None
+    schemes: tuple[str, ...],
+    *,
+    hint: str = "",
+    strip: bool = False,
+    listed: str | None = None,
+    host: bool = True,
 ) -> AfterValidator:
-    """Text (or None) that must start with one of `schemes`; `strip` drops a trailing slash.
-    `listed` words the schemes in the message (default: `a, b or c`)."""
+    """Text (or None) that must start with one of `schemes`, and name a host unless `host` is
+    False (Redis's URLs default to the local one); `strip` drops a trailing slash. `listed`
+    words the schemes in the message (default: `a, b or c`)."""
     shown = listed or ", ".join(schemes[:-1]) + " or " + schemes[-1]
 
     def check(value: Any) -> Any:
         if isinstance(value, str) and not value.startswith(schemes):
             raise ValueError(f"must start with {shown}{hint}")
         if isinstance(value, str):
-            _check_address(value)
+            _check_address(value, host)
         return value.rstrip("/") if strip and value else value
 
     return AfterValidator(check)
 
 
-def _check_address(url: str) -> None:
+def _check_address(url: str, host: bool = True) -> None:
     """A URL's host and port must read, here rather than at its first use. Its text is never
     quoted: a URL may hold a password."""
     try:
-        _ = urlsplit(url).port  # reading the port checks it, and the host in brackets
+        parts = urlsplit(url)
+        _ = parts.port  # reading the port checks it, and the host in brackets
     except ValueError as err:
         what = "its [IPv6] host is malformed" if "IPv6" in str(err) else "its port is not 0-65535"
         raise ValueError(f"is not a valid URL: {what}") from None
+    if host and not parts.hostname:  # `http://:3128`: every request would fail, or go direct
+        raise ValueError("is not a valid URL: it names no host")
 
 
 def each(check: Callable[[str], Any]) -> AfterValidator:
@@ -188,7 +197,7 @@ HttpUrl = Annotated[str, starts_with(HTTP_SCHEMES, strip=True)]
 proxy_url = starts_with(PROXY_SCHEMES, listed=", ".join(PROXY_SCHEMES))
 ProxyUrl = Annotated[str | None, proxy_url]
 #: A Redis URL. Proxy and Redis URLs may hold a password: their fields are never shown.
-RedisUrl = Annotated[str | None, starts_with(REDIS_SCHEMES)]
+RedisUrl = Annotated[str | None, starts_with(REDIS_SCHEMES, host=False)]
 #: A signal's weight in the ranking: 0 switches it off.
 Weight = Annotated[float, Field(ge=0.0, le=5.0)]
 #: A span of days, up to a century.
