@@ -143,3 +143,20 @@ class NotSocks(CountingProxy):
         super().__enter__()
         self.url = self.url.replace("http://", "socks5://")
         return self
+
+
+class RefusingProxy(CountingProxy):
+    """An HTTP proxy that answers every request, CONNECT included, with `status` (407: a login
+    it wants; 502: the origin it could not reach)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__()
+        self.status = status
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with suppress(OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            await reader.readuntil(b"\r\n\r\n")
+            head = f"HTTP/1.1 {self.status} Refused\r\nContent-Length: 0\r\n\r\n"
+            writer.write(head.encode())
+            await writer.drain()
+        writer.close()

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from testing.fake_engines import FakeEngines, ResultsFn, serve_fake_engines
-from testing.proxies import CountingProxy, CountingSocks, NotSocks
+from testing.proxies import CountingProxy, CountingSocks, NotSocks, RefusingProxy
 from testing.resilience_helpers import settings_for, statuses, web_search
 from testing.serving import serve_app
 from testing.wire_formats import wikipedia_result
@@ -247,6 +247,20 @@ async def test_a_socks_proxy_that_fails_is_a_connection_failure(
     [report] = fan.reports
     assert (report.status, report.error) == ("error", "connection failed (ProxyError)")
     assert not [r for r in caplog.records if "raised" in r.getMessage()]
+
+
+@pytest.mark.parametrize("status", [407, 502])
+async def test_a_tunnel_the_proxy_refuses_says_what_it_answered(status: int) -> None:
+    """A proxy refusing CONNECT (a login it wants, an origin it cannot reach) showed only as
+    "connection failed (ClientHttpProxyError)"."""
+    with RefusingProxy(status) as proxy:
+        engines = {"searxng": {"base_url": "https://127.0.0.1:9", "proxy": proxy.url}}
+        fan = await search(settings_for(None, engines))
+    [report] = fan.reports
+    assert (report.status, report.error) == (
+        "error",
+        f"connection failed (the proxy refused the tunnel: HTTP {status})",
+    )
 
 
 async def test_engines_needing_a_proxy_join_a_restricted_network_only_with_one(

@@ -221,6 +221,10 @@ async def send(
             return await _exchange(client, url, request, left)
     except _ReadingFailed as err:
         raise EngineError(f"connection failed ({type(err.__cause__).__name__})") from None
+    except aiohttp.ClientHttpProxyError as err:  # its status is the proxy's, not the engine's
+        raise EngineError(
+            f"connection failed (the proxy refused the tunnel: HTTP {err.status})"
+        ) from None
     # A SOCKS proxy's failures are aiohttp_socks's own exceptions, not aiohttp's.
     except (aiohttp.ClientError, ProxyError, ProxyConnectionError, ProxyTimeoutError) as err:
         raise EngineError(f"connection failed ({type(err).__name__})") from None
