@@ -128,6 +128,11 @@ def test_no_proxy_matches_whole_domain_labels() -> None:
     # An entry with a port exempts that port only.
     assert bypasses_proxy("https://search.internal:8443/", ["internal:8443"])
     assert not bypasses_proxy("https://search.internal/", ["internal:8443"])
+    # Networks, as curl, requests and Go read them (a self-hosted SearXNG on 10.1.2.3).
+    assert bypasses_proxy("http://10.1.2.3:8080/", ["corp", "10.0.0.0/8"])
+    assert bypasses_proxy("http://[fd00::5]/", ["fd00::/8"])
+    assert not bypasses_proxy("http://11.1.2.3/", ["10.0.0.0/8", "not/a-network"])
+    assert not bypasses_proxy("http://ten.example/", ["10.0.0.0/8"])
 
 
 # --- requests through the proxy ------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import ipaddress
 import os
 import ssl
 from collections.abc import Iterable, Mapping, Sequence
@@ -69,16 +71,34 @@ def _env(environ: Mapping[str, str], name: str) -> str | None:
 
 
 def bypasses_proxy(url: str, no_proxy: Sequence[str]) -> bool:
-    """Whether `url`'s host is exempt by a NO_PROXY-style list (`*`, `example.com`, `.corp`)."""
+    """Whether `url`'s host is exempt by a NO_PROXY-style list (`*`, `example.com`, `.corp`,
+    `10.0.0.0/8`)."""
     # urllib takes `*` only as the whole list: one from `proxy.no_proxy` joined to NO_PROXY's
     # entries would match nothing.
     if any(entry.strip() == "*" for entry in no_proxy):
         return True
     parts = urlsplit(url)
+    if _in_networks(parts.hostname or "", no_proxy):
+        return True
     host = parts.hostname or ""
     if parts.port:
         host = f"{host}:{parts.port}"
     return bool(no_proxy) and bool(proxy_bypass_environment(host, {"no": ",".join(no_proxy)}))
+
+
+def _in_networks(host: str, no_proxy: Sequence[str]) -> bool:
+    """Whether `host` is an address in a network of the list (`10.0.0.0/8`, as curl, requests
+    and Go read NO_PROXY; urllib does not)."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    for entry in no_proxy:
+        if "/" in entry:
+            with contextlib.suppress(ValueError):
+                if address in ipaddress.ip_network(entry.strip(), strict=False):
+                    return True
+    return False
 
 
 def environment_proxy(url: str, environ: Mapping[str, str]) -> str | None:
