@@ -145,24 +145,26 @@ def visible(text: str) -> str:
     between two characters that are not spaces."""
     if text.isprintable():  # False for every such character, and for whitespace but " "
         return text
-    kept = []
     last = len(text) - 1
-    for at, char in enumerate(text):
-        if (
-            char.isspace()
-            or unicodedata.category(char) not in ("Cc", "Cf")
-            or _joins(text, at, last)
-        ):
-            kept.append(char)
-    return "".join(kept)
+    return "".join(
+        char
+        for at, char in enumerate(text)
+        if char.isspace() or _shown(char) or _joins(text, at, last)
+    )
+
+
+def _shown(char: str) -> bool:
+    """Whether `char` is neither a control nor a format character."""
+    return unicodedata.category(char) not in ("Cc", "Cf")
 
 
 def _joins(text: str, at: int, last: int) -> bool:
-    """Whether `text[at]` is a joiner between two characters that are not spaces."""
+    """Whether `text[at]` is a joiner between two characters that are shown, not spaces: one
+    between characters dropped would be left alone, a text of nothing visible."""
     return (
         text[at] in _JOINERS
         and 0 < at < last
-        and not (text[at - 1].isspace() or text[at + 1].isspace())
+        and all(not c.isspace() and _shown(c) for c in (text[at - 1], text[at + 1]))
     )
 
 

@@ -195,7 +195,10 @@ def test_a_required_argument_left_out_or_null_is_named() -> None:
         given(fetch_page_params(), {"start": 0})
 
 
-@pytest.mark.parametrize("query", ["\u200b", "\u200b \ufeff", "\x00", "\u202e\x1b"])
+@pytest.mark.parametrize(
+    "query",
+    ["\u200b", "\u200b \ufeff", "\x00", "\u202e\x1b", "\u200b\u200d\u200b", "\x00\u200c\x00"],
+)
 def test_a_query_of_nothing_visible_is_empty(query: str) -> None:
     """Zero-width spaces, a BOM, NUL are no whitespace to `str.split`: such a query was sent to
     every engine."""
