@@ -153,7 +153,7 @@ def run_workers(
             sock.close()
     # The supervisor stops on a worker's startup failure but returns as on a signal; the failed
     # worker stays in its list with uvicorn's exit status for it.
-    failed = any(getattr(p, "exitcode", None) == STARTUP_FAILURE for p in supervisor.processes)
+    failed = any(p.exitcode == STARTUP_FAILURE for p in supervisor.processes)
     return STARTUP_FAILURE if failed else 0
 
 
