@@ -10,7 +10,7 @@ import json
 import os
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -306,12 +306,23 @@ async def _fetch(settings: Settings, ns: argparse.Namespace) -> int:
     return 0
 
 
+def status_proxy(base: str, no_proxy: list[str], environ: Mapping[str, str]) -> str | None:
+    """The proxy `status` asks the server at `base` through: the standard variables' (as the
+    engines read them, `NO_PROXY` and `proxy.no_proxy` exempting), and none for a server on
+    this machine, which a proxy cannot reach and would be handed the token."""
+    from websearch_mcp.net.http import choose_proxy
+    from websearch_mcp.server.middleware.exposure import is_loopback
+
+    if is_loopback(urlsplit(base).hostname or ""):
+        return None
+    return choose_proxy(base, None, None, no_proxy, environ)
+
+
 def _status(settings: Settings, ns: argparse.Namespace) -> int:
     """Fetch `/status.json` and print it as a table (or as it is, with `--json`)."""
     import httpx
 
     from websearch_mcp.net.http import ssl_context
-    from websearch_mcp.server.middleware.exposure import is_loopback
     from websearch_mcp.server.status.table import render_table
 
     base = (ns.url or f"http://127.0.0.1:{settings.server.port}").rstrip("/")
@@ -319,15 +330,13 @@ def _status(settings: Settings, ns: argparse.Namespace) -> int:
     # wins over the file, as it does for the server).
     tokens = settings.server.auth_tokens
     headers = {"Authorization": f"Bearer {tokens[0]}"} if tokens else {}
-    # A server on this machine is asked directly: a proxy from HTTP_PROXY cannot reach it, and
-    # would be handed the token.
-    direct = is_loopback(urlsplit(base).hostname or "")
     try:
         response = httpx.get(
             f"{base}/status.json",
             headers=headers,
             timeout=10.0,
-            trust_env=not direct,
+            proxy=status_proxy(base, settings.proxy.no_proxy, os.environ),
+            trust_env=False,
             verify=ssl_context(),
         )
     except httpx.HTTPError as err:

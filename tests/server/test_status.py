@@ -32,6 +32,7 @@ from testing.status_mix import (
     serving_mix,
 )
 from websearch_mcp.cli import main as cli_main
+from websearch_mcp.cli import status_proxy
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.engines.text import plain_text
 from websearch_mcp.models import EngineReport
@@ -573,6 +574,17 @@ def test_the_cli_asks_a_server_on_this_machine_directly_whatever_the_proxy_varia
         assert cli_main(["status", "--json", "--url", f"{url}/"]) == 0  # as a browser shows it
     assert proxy.seen == []
     assert json.loads(capsys.readouterr().out.splitlines()[0])["service"]
+
+
+def test_the_cli_asks_another_machine_through_the_proxy_its_variables_name() -> None:
+    """As the engines read them: `NO_PROXY` networks (which httpx's own reading takes for one
+    host) and `proxy.no_proxy` exempt a server; none is proxied on this machine."""
+    env = {"HTTPS_PROXY": "http://proxy.corp:3128", "NO_PROXY": "10.0.0.0/8,.internal"}
+    assert status_proxy("https://10.1.2.3:8338", [], env) is None
+    assert status_proxy("https://search.internal", [], env) is None
+    assert status_proxy("https://192.0.2.7", ["192.0.2.0/24"], env) is None
+    assert status_proxy("https://192.0.2.7", [], env) == "http://proxy.corp:3128"
+    assert status_proxy("http://127.0.0.1:8338", [], {"ALL_PROXY": "http://p:1"}) is None
 
 
 def test_replicas_share_breakers_and_keys_and_show_their_own_hour(
