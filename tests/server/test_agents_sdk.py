@@ -94,32 +94,21 @@ async def test_its_server_class_calls_with_arguments_left_out(server: str) -> No
         await mcp.cleanup()
 
 
-async def test_a_strict_call_with_no_language_to_prefer_is_taken(
-    fake: FakeEngines, server: str
+@pytest.mark.parametrize(("argument", "left_out"), [("language", ""), ("time_range", "any")])
+async def test_a_strict_call_leaving_an_argument_out_is_taken(
+    fake: FakeEngines, server: str, argument: str, left_out: str
 ) -> None:
-    # Strict mode requires every property (OpenAI's Structured Outputs: "all fields must be
-    # required"), and `language` is advertised as any string: a model with no language to
-    # prefer sends "", which the schema admits, and means what leaving it out means.
+    """Strict mode requires every property (OpenAI's Structured Outputs: "all fields must be
+    required"): a model with no language to prefer sends "", and one with no time limit `any`
+    (the enum held only limits, so every strict search was cut to a year at most); each means
+    what leaving the argument out means."""
     tools, mcp = await strict_tools(server)
     try:
-        answer = await invoke(tools["web_search"], {**STRICT_CALL, "language": ""})
+        schema = tools["web_search"].params_json_schema["properties"][argument]
+        assert left_out in schema.get("enum", [left_out])
+        answer = await invoke(tools["web_search"], {**STRICT_CALL, argument: left_out})
         text = answer if isinstance(answer, str) else json.dumps(answer)
         assert "https://docs.python.org/3/library/asyncio.html" in text
-        assert "language" not in fake.last["searxng"].params
-    finally:
-        await mcp.cleanup()
-
-
-async def test_a_strict_call_with_no_time_limit_is_taken(fake: FakeEngines, server: str) -> None:
-    """A strict model must send `time_range` too; its schema's enum held only limits, so every
-    strict search was cut to a year at most. `any` means what leaving it out means."""
-    tools, mcp = await strict_tools(server)
-    try:
-        schema = tools["web_search"].params_json_schema["properties"]["time_range"]
-        assert "any" in schema["enum"]
-        answer = await invoke(tools["web_search"], {**STRICT_CALL, "time_range": "any"})
-        text = answer if isinstance(answer, str) else json.dumps(answer)
-        assert "https://docs.python.org/3/library/asyncio.html" in text
-        assert "time_range" not in fake.last["searxng"].params
+        assert argument not in fake.last["searxng"].params
     finally:
         await mcp.cleanup()
