@@ -189,6 +189,28 @@ def test_tavily_usage_limit_statuses_are_rate_limits() -> None:
             parse(Tavily(), '{"detail": {"error": "exceeded"}}', status)
 
 
+@pytest.mark.parametrize(
+    ("status", "body", "error", "kind"),
+    [
+        (400, '{"detail": {"error": "Query is too long."}}', "Query is too long.", EngineError),
+        # A refused key keeps the service's own words for it.
+        (
+            401,
+            '{"detail": {"error": "Unauthorized"}}',
+            "HTTP 401: the API key was refused",
+            EngineAuthError,
+        ),
+        (400, '{"detail": "Invalid time_range"}', "Invalid time_range", EngineError),
+        (500, '{"detail": {"error": ""}}', "HTTP 500", EngineError),
+    ],
+)
+def test_tavily_says_why_it_refused(status: int, body: str, error: str, kind: type) -> None:
+    """Its refusals showed as "HTTP 400", its reason unread."""
+    with pytest.raises(kind) as refused:
+        parse(Tavily(), body, status)
+    assert str(refused.value) == error
+
+
 @pytest.mark.parametrize("value", [["a", "b"], {"value": "x y"}, True, 12345])
 def test_tavily_content_of_another_type_is_no_snippet(value: Any) -> None:
     body = fixture_bytes("tavily/test_basic_search.json")

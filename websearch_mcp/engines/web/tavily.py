@@ -7,10 +7,13 @@ from typing import Any, ClassVar
 from websearch_mcp.dates import iso_date
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
+    api_error,
+    as_dict,
     as_float,
     as_text,
     fitted,
     http_url,
+    json_body,
     json_object,
     keyed_request,
     ranked_hits,
@@ -56,6 +59,10 @@ class Tavily(Engine):
         """`results[]` -> hits with Tavily's score; `content` is the snippet."""
         if response.status in _QUOTA_STATUSES:
             raise EngineRateLimited(f"HTTP {response.status}: Tavily usage limit reached")
+        # A refused key and a rate limit keep the service's own words for them.
+        refused = response.status >= 300 and response.status not in (401, 403, 429)
+        if refused and (reason := _refusal(response)):
+            raise api_error(reason, response)
         self.check_status(response)
         items = result_list(json_object(response, "Tavily"), "results", "Tavily")
         return ranked_hits(items, self.name, _hit)
@@ -72,3 +79,12 @@ def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
         score=as_float(item.get("score")),
         published=iso_date(item.get("published_date")),
     )
+
+
+def _refusal(response: HttpResponse) -> str | None:
+    """Tavily's own reason for an error answer, `{"detail": {"error": "..."}}` (a bare status
+    says less: "Query is too long", "Invalid API key")."""
+    data = json_body(response)
+    detail = data.get("detail") if isinstance(data, dict) else None
+    reason = as_dict(detail).get("error") if isinstance(detail, dict) else detail
+    return reason if isinstance(reason, str) and reason.strip() else None
