@@ -31,7 +31,9 @@ class Pages:
         self._reader_proxy = choose_proxy(
             settings.fetch.reader_base_url, None, settings.proxy.url, settings.proxy.no_proxy
         )
-        self._flights = SingleFlight()
+        # A fetch `read` stopped waiting for goes on, bounded by the fetch's own timeouts, to
+        # fill the page cache: a slow page is not fetched from scratch at every repeat.
+        self._flights = SingleFlight(finish_alone=True)
 
     async def window(self, url: str, *, max_chars: int, start: int) -> PageOut:
         """One page as clean text, the window [start, start + max_chars) of it.

@@ -12,7 +12,11 @@ T = TypeVar("T")
 class SingleFlight:
     """Work in flight by key. One event loop: no lock needed."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, finish_alone: bool = False) -> None:
+        """`finish_alone`: work every caller gave up on goes on to its end (bounded by its own
+        timeouts, and worth having: a page fetch that fills a cache), and a request for its key
+        joins it meanwhile."""
+        self._finish_alone = finish_alone
         self._flights: dict[str, asyncio.Future[Any]] = {}
         self._callers: dict[asyncio.Future[Any], int] = {}
         self.joins = 0  # requests that joined a flight already under way
@@ -23,8 +27,8 @@ class SingleFlight:
         No await between looking for a flight and starting one: an identical request either
         joins it or comes after it has ended. Shielded: one caller giving up does not cancel the
         work the others wait for. Work that every caller gave up on (their clients went away)
-        is cancelled: nobody waits for it, and it would hold engines and threads past the
-        limit on requests in flight.
+        is cancelled (unless `finish_alone`): nobody waits for it, and it would hold engines and
+        threads past the limit on requests in flight.
         """
         flight = self._flights.get(key)
         if flight is None:
@@ -45,6 +49,8 @@ class SingleFlight:
         self._callers[flight] -= 1
         if not self._callers[flight]:
             del self._callers[flight]
+            if self._finish_alone:
+                return
             if not flight.done() and self._flights.get(key) is flight:
                 del self._flights[key]
             flight.cancel()  # nothing when it is over
