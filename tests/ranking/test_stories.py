@@ -44,6 +44,8 @@ NEAR_MISSES = [
     ("Bears win", "Bears win again"),
     ("Fed raises interest rates", "Fed raises interest rates by 0.5 points"),  # a number added
     ("Putin will attend G20 summit", "Kremlin denies Putin will attend G20 summit"),
+    # Words with combining marks (approved / rejected) were read as their bare letters.
+    ("संसद ने विधेयक मंजूर किया", "संसद ने विधेयक नामंजूर किया"),
 ]
 
 
@@ -52,6 +54,10 @@ def test_near_miss_headlines_do_not_fold(first: str, second: str) -> None:
     a, b = report(first), report(second, hours_ago=2)
     assert not same_story(a, b, SETTINGS)
     assert fold([a, b], SETTINGS) == [[0], [1]]
+
+
+def test_a_word_keeps_its_combining_marks() -> None:
+    assert content_words("हिन्दी समाचार") == {"हिन्दी", "समाचार"}
 
 
 def test_one_headline_reworded_by_an_added_word_folds_within_the_window_only() -> None:

@@ -28,13 +28,16 @@ from datetime import datetime
 from functools import cached_property
 
 from websearch_mcp.config import NewsSettings
+from websearch_mcp.ranking.tokens import MARKS
 
 MIN_WORDS = 3
 MIN_SNIPPET_WORDS = 8
 SNIPPET_OVERLAP = 0.8
 TITLE_OVERLAP_WITH_SNIPPET = 1 / 3
 
-_WORD_RE = re.compile(r"\d+(?:[.,:]\d+)*|[^\W\d_]+")
+# A word keeps its combining marks: "हिन्दी" is one word, not three letters that other
+# headlines share.
+_WORD_RE = re.compile(rf"\d+(?:[.,:]\d+)*|[^\W\d_](?:[^\W\d_]|[{MARKS}])*")
 # English function words, and the words that turn a headline into its opposite.
 _FUNCTION_TEXT = (
     "a an the of in on at to for and or as by with from is are was were be been its it this "

@@ -37,15 +37,16 @@ _LETTER = rf"[^\W_{_UNSPACED_CHARS}]"
 # Combining marks (Mn, Mc, Me) are parts of words though `\w` matches none: the vowel signs of
 # Devanagari and other Indic scripts, Arabic and Hebrew points. The Basic Multilingual Plane's
 # alone make a class that `re` tests in one step (a bitmap), not range by range.
-_MARKS = "".join(
+#: Combining marks (Unicode Mn, Mc, Me): part of their letter's word (Devanagari vowel signs).
+MARKS = "".join(
     re.escape(char)
     for char in map(chr, range(0x10000))
     if unicodedata.category(char) in ("Mn", "Mc", "Me")
 )
-_MARK = re.compile(f"[{_MARKS}]")
+_MARK = re.compile(f"[{MARKS}]")
 TOKEN = _token_pattern(_LETTER)
 # Text holding marks is read by a slower pattern that keeps them on their letters.
-_MARKED_TOKEN = _token_pattern(f"{_LETTER}[{_MARKS}]*")
+_MARKED_TOKEN = _token_pattern(f"{_LETTER}[{MARKS}]*")
 UNSPACED = re.compile(rf"[{_UNSPACED_CHARS}]")
 
 
