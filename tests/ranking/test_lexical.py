@@ -61,6 +61,13 @@ def test_lao_myanmar_and_khmer_runs_are_read_as_bigrams_too() -> None:
     assert terms("ភាសា") == {"ភា", "ាស", "សា"}  # Khmer
 
 
+def test_korean_is_read_as_bigrams_across_its_particles_and_run_together_words() -> None:
+    assert terms("서울날씨") == {"서울", "울날", "날씨"}
+    # A query of words run together meets a title that spaces them, and one with a particle.
+    assert alignment(analyze_query("서울날씨"), analyze_doc("오늘 서울 날씨", "", "")) > 0.5
+    assert alignment(analyze_query("서울 날씨"), analyze_doc("서울의 날씨", "", "")) == 1.0
+
+
 def test_letters_in_compatibility_forms_are_the_plain_ones() -> None:
     # Full-width letters and ligatures, in text that is not ASCII, read as the letters they are.
     assert terms("ＰＹＴＨＯＮ ﬁle über") == {"python", "file", "über"}

@@ -22,6 +22,9 @@ from urllib.parse import unquote
 _UNSPACED_CHARS = (
     r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
     r"\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
+    # Hangul: Korean is written with spaces, but its particles join their words ("서울의") and
+    # queries often run words together ("서울날씨").
+    r"\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
 )
 
 
