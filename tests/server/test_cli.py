@@ -385,6 +385,21 @@ def test_search_and_fetch_print_no_character_a_terminal_would_act_on(
     assert all(c.isprintable() or c in "\n\t" for c in out), repr(out)
 
 
+def test_search_prints_the_joiners_a_word_or_an_emoji_is_written_with(
+    fake: FakeEngines, engines_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ZWNJ (Persian) and ZWJ (emoji sequences), kept in results, were printed as "?"."""
+    title = "می\u200cخواهم \U0001f468\u200d\U0001f469 family"
+    fake.results = lambda engine, query: [
+        {"title": title, "url": "https://example.com/a", "snippet": "A family.", "score": 0.9}
+    ]
+    assert (
+        main(["search", "family", "--config", str(write_config(tmp_path / "c.yaml", engines_url))])
+        == 0
+    )
+    assert f"1. {title}\n" in capsys.readouterr().out
+
+
 def test_a_fetch_error_quoting_the_page_server_prints_no_terminal_action(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
