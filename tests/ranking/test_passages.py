@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from websearch_mcp.fetch.htmltext import extract_html
 from websearch_mcp.ranking.lexical import analyze_query
 from websearch_mcp.ranking.passages import (
+    ELLIPSIS,
     MAX_PASSAGE_CHARS,
     MAX_PASSAGES,
     PASSAGE_BUDGET,
@@ -240,6 +241,16 @@ def test_words_with_vowel_signs_are_read_whole() -> None:
     weather = "दिल्ली में आज दिन भर हल्की बारिश होगी और शाम को तापमान नीचे आने की संभावना है।"
     assert best_passages(f"{about}\n\n{weather}", "हिन्दी") == [about]
     assert terms("हिन्दी व्याकरण") == {"हिन्दी", "व्याकरण"}
+
+
+def test_hindi_sentences_end_at_the_danda() -> None:
+    """Only `.!?` ended a sentence: a Hindi paragraph was one sentence, cut every 500
+    characters mid-sentence."""
+    filler = "दिल्ली में आज दिन भर हल्की बारिश होगी और शाम को तापमान नीचे आने की संभावना है।"
+    about = "हिन्दी व्याकरण में संज्ञा, सर्वनाम और क्रिया के नियम विस्तार से समझाए गए हैं।"
+    text = " ".join([filler] * 3 + [about] + [filler] * 8)
+    [found] = best_passages(text, "व्याकरण")
+    assert about in found and not found.endswith(ELLIPSIS), found
 
 
 def test_thai_words_are_found_inside_runs_without_spaces() -> None:

@@ -52,7 +52,9 @@ _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 _LINE_MARKER = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d{1,3}[.)]\s+|>\s*)+")
 _PAGE_MARKER = re.compile(r"^-+\s*page \d+\s*-+$", re.IGNORECASE)
 _CJK_STOPS = ("。", "！", "？")
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=\S)|(?<=[。！？])")
+# Full stops and marks that end a sentence before a space: Latin, the danda of Devanagari and
+# Bengali (।, ॥), Arabic's question mark and Urdu's full stop (؟, ۔); CJK's need none.
+_SENTENCE_END = re.compile(r"(?<=[.!?…।॥؟۔])\s+(?=\S)|(?<=[。！？])")
 _SPACES = re.compile(r"\s+")
 _ALNUM = re.compile(r"[^\W_]")
 #: Joins a heading or a list item to the text that follows it.
