@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,29 @@ def test_a_shared_rate_whose_file_fails_keeps_the_workers_share(
     assert limit.reserve(11) is None and limit.reserve(12) == pytest.approx(12)
     assert limit.stats.errors == {"cannot_open": 1}  # tried once, then waited out
     assert "shared rate file" in caplog.text and "arxiv at 1/4 of its rate" in caplog.text
+
+
+def test_a_shared_rate_file_another_process_holds_stops_its_worker_briefly(
+    tmp_path: Path,
+) -> None:
+    """A slot is reserved on the event loop, which waits out another process's lock on the file
+    (a worker frozen mid-write, a stalled disk) and holds every search of the worker meanwhile:
+    for a short bound, then the worker's own share of the rate."""
+    path = tmp_path / "rates.sqlite3"
+    arxiv = SharedRateLimit(path, "arxiv", 1 / 3, 2, clock=Ticker())
+    assert arxiv.reserve(0) == 0.0  # the file works
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        started = time.monotonic()
+        assert arxiv.reserve(10) == 0.0  # its own share, empty so far
+        held = time.monotonic() - started
+    finally:
+        holder.rollback()
+        holder.close()
+        arxiv.close()
+    assert held < 0.5
+    assert arxiv.stats.errors == {"locked": 1}
 
 
 async def test_an_engine_over_its_rate_is_reported_rate_limited_not_called() -> None:

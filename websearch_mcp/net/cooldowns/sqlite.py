@@ -30,7 +30,8 @@ from websearch_mcp.net.store_failures import CacheStats, Scope, StoreFailures
 #: How long a cooldown is kept after it ended (its failure count grows the next one).
 KEEP_SECONDS = 3600.0
 #: How long a worker waits for another's write to finish (writes are single-row and short).
-BUSY_TIMEOUT_MS = 2000
+#: The wait holds the worker's event loop, every search of it: as short as a Redis call's bound.
+BUSY_TIMEOUT_MS = 250
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cooldowns (
