@@ -81,6 +81,12 @@ def test_google_news_asks_the_rss_search_with_the_edition_of_the_language() -> N
     assert edition("de") == {"hl": "de", "gl": "DE", "ceid": "DE:de"}
     assert edition("ja") == {"hl": "ja", "gl": "JP", "ceid": "JP:ja"}
     assert edition("en") == {"hl": "en", "gl": "US", "ceid": "US:en"}
+    # A code read as a country named another (IW, NB; SL is Sierra Leone, ET Ethiopia).
+    assert edition("iw") == {"hl": "he", "gl": "IL", "ceid": "IL:he"}
+    assert edition("nb") == {"hl": "no", "gl": "NO", "ceid": "NO:no"}
+    assert edition("sl")["ceid"] == "SI:sl" and edition("et")["ceid"] == "EE:et"
+    assert edition("sr-Latn")["ceid"] == "RS:sr"
+    assert edition("es-419") == {"hl": "es-419", "gl": "MX", "ceid": "MX:es-419"}
 
 
 @pytest.mark.parametrize(

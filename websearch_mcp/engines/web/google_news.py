@@ -51,7 +51,20 @@ _COUNTRIES = {
     "vi": "VN",
     "ar": "EG",
     "fa": "IR",
+    # Languages whose code, read as a country, names another one (sl: Sierra Leone).
+    "sr": "RS",
+    "sl": "SI",
+    "et": "EE",
+    "ca": "ES",
+    "bn": "BD",
+    "ta": "IN",
+    "te": "IN",
+    "ml": "IN",
+    "mr": "IN",
+    "no": "NO",
 }
+#: Codes of one language that Google News names otherwise.
+_LANGUAGES = {"iw": "he", "nb": "no", "nn": "no"}
 
 
 def edition(language: str | None) -> dict[str, str]:
@@ -60,8 +73,10 @@ def edition(language: str | None) -> dict[str, str]:
     editions name their language as Google News does: `zh-TW` -> zh-TW, TW, TW:zh-Hant; `pt-BR`
     -> pt-BR, BR, BR:pt-419; `es-MX` -> es-419, MX, MX:es-419."""
     parts = (language or "en-US").strip().replace("_", "-").split("-")
-    lang = parts[0].lower()
+    lang = _LANGUAGES.get(parts[0].lower(), parts[0].lower())
     region = next((p.upper() for p in parts[1:] if len(p) == 2 and p.isalpha()), None)
+    if lang == "es" and region is None and "419" in parts[1:]:
+        region = "MX"  # Latin America: its largest edition
     if lang == "zh" and region is None and "hant" in (p.lower() for p in parts[1:]):
         region = "TW"
     country = region or _COUNTRIES.get(lang, lang.upper())
