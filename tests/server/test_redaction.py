@@ -348,18 +348,24 @@ def test_a_short_secret_beside_cjk_text_is_masked() -> None:
     assert redact("密钥k9无效", ["k9"]) == "密钥***无效"
 
 
-@pytest.mark.parametrize("form", ["raw", "encoded", "long"])
+@pytest.mark.parametrize("form", ["raw", "encoded", "long", "markup", "object"])
 def test_an_api_error_quoting_the_query_in_any_form_leaves_it_out_of_the_log(
     log_stream: io.StringIO, form: str
 ) -> None:
     """docs/security.md: queries are not logged at info and above, though an API may quote
-    one, URL-encoded, or cut short at the 200 characters its error is kept to."""
+    one, URL-encoded, cut short at the 200 characters its error is kept to, or in a form the
+    engines' reading of its error leaves: tags stripped, or an object written as JSON."""
     query = "merger talks with zanzibar holdings"
     if form == "long":
         query = " ".join([query] * 8)
+    if form == "markup":
+        query = "merger talks <section> zanzibar holdings"
+    if form == "object":
+        query = 'merger "talks" with zanzibar café'
     quoted = quote(query, safe="") if form == "encoded" else query
+    message: object = {"q": query} if form == "object" else f"bad q={quoted}"
     fake = FakeEngines(results_for)
-    fake.faults["serper"] = Fault(status=400, body=json.dumps({"message": f"bad q={quoted}"}))
+    fake.faults["serper"] = Fault(status=400, body=json.dumps({"message": message}))
     with serve_fake_engines(fake) as web:
         urls = fake_engines.base_urls(web)
         engines: dict[str, dict[str, Any]] = {name: {"enabled": False} for name in ENGINES}
