@@ -195,6 +195,31 @@ def test_a_search_no_engine_could_take_counts_the_engines_it_skipped(engines_url
     assert value(samples, calls, engine="brave", status="skipped") == 1
 
 
+def test_an_engine_the_strategy_never_reached_counts_as_skipped(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """`sequential` reports an engine it had no time left to reach `timeout` ("too late"): it
+    counted as a timeout of a call never made, which the status page does not count."""
+    fake.faults["searxng"] = Fault(hang=True)
+    order = {
+        "strategy": "sequential",
+        "deadline_seconds": 1,
+        "sequential": {"order": ["searxng", "tavily"]},
+    }
+    service = SearchService(
+        settings_for(engines_url, search=order, server={"auth_tokens": [TOKEN]})
+    )
+    with serve_app(create_app(service.settings, service)) as url:
+        body = tool_call({"query": "python asyncio"})
+        httpx.post(f"{url}/mcp", headers=bearer(TOKEN), json=body, timeout=10)
+        samples = scrape(url)
+    assert fake.counts.get("tavily", 0) == 0
+    calls = "websearch_engine_calls_total"
+    assert value(samples, calls, engine="tavily", status="skipped") == 1
+    assert not value(samples, calls, engine="tavily", status="timeout")
+    assert value(samples, calls, engine="searxng", status="timeout") == 1
+
+
 def test_a_call_whose_client_went_away_counts_as_cancelled(
     fake: FakeEngines, engines_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -287,7 +287,9 @@ class EngineCall:
         """One try with the key in use: how the call ended, or None to try again."""
         left = self.until - time.monotonic()
         if left < MIN_REQUEST_SECONDS:
-            return self._report("timeout", "no answer before the deadline")
+            outcome = self._report("timeout", "no answer before the deadline")
+            outcome.asked = bool(self.attempts)  # a first try with no time for it sent nothing
+            return outcome
         if not await self._slot(left):
             return self._no_slot(sent=bool(self.attempts))
         budget = min(self.run.timeout, self.until - time.monotonic())

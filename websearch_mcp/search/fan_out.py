@@ -289,7 +289,10 @@ class Orchestrator:
                 self.activity.record(outcome.report, query.text, asked=outcome.asked)
         lists = {o.report.name: o.hits for o in outcomes if o.hits is not None}
         demoted = frozenset(o.report.name for o in outcomes if o.demoted and o.hits is not None)
-        unasked = frozenset(o.report.name for o in outcomes if not o.asked)
+        # Sent nothing: refused before a request, or never reached by the strategy.
+        unasked = frozenset(
+            o.report.name for o in outcomes if not o.asked or o.report.name not in asked
+        )
         return FanOut(lists, [o.report for o in outcomes], demoted, unasked)
 
     async def call(self, run: EngineRun, query: Query, until: float) -> Outcome:
