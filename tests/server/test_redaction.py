@@ -136,12 +136,21 @@ def test_passwords_in_base_urls_are_listed_as_secrets() -> None:
             "engines": {"searxng": {"base_url": "http://admin:sx%2FPLANTED-1@127.0.0.1:8/"}},
             "llm": {"base_url": "http://u:llm-PLANTED-2@127.0.0.1:7/v1", "model": "m"},
             "fetch": {"reader_base_url": "http://u:reader-PLANTED-3@127.0.0.1:5"},
+            # redis-py reads a password in the query too.
+            "cache": {"backend": "redis", "redis_url": "redis://127.0.0.1/0?password=rd-PLANTED-4"},
         },
         "test",
         environ={},
     )
     secrets = settings.secrets()
-    for secret in ("sx/PLANTED-1", "sx%2FPLANTED-1", "llm-PLANTED-2", "reader-PLANTED-3"):
+    planted = (
+        "sx/PLANTED-1",
+        "sx%2FPLANTED-1",
+        "llm-PLANTED-2",
+        "reader-PLANTED-3",
+        "rd-PLANTED-4",
+    )
+    for secret in planted:
         assert secret in secrets, secret
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from typing import Literal
-from urllib.parse import quote, quote_plus, unquote, urlsplit
+from urllib.parse import parse_qs, quote, quote_plus, unquote, urlsplit
 
 from pydantic import Field
 
@@ -80,10 +80,14 @@ def _with_scheme(value: str | None) -> str | None:
 
 
 def _password(url: str) -> str | None:
+    """The password in `url`: after its user name, or in its query (`redis://h/0?password=`,
+    which redis-py reads too)."""
     try:
-        return urlsplit(url).password
+        parts = urlsplit(url)
+        given = parts.password
     except ValueError:  # a variable no URL parser reads is no proxy the requests use either
         return None
+    return given or next(iter(parse_qs(parts.query).get("password", [])), None)
 
 
 def _encodings(secret: str) -> set[str]:
