@@ -13,8 +13,6 @@ import re
 from collections.abc import Iterable
 from urllib.parse import quote, quote_plus
 
-from websearch_mcp.engines.text import clean_text
-
 #: What a secret is replaced with.
 MASK = "***"
 #: Secrets shorter than this are masked only where they stand alone, not inside a longer word:
@@ -36,11 +34,11 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
-def without_query(text: str, query: str, mask: str) -> str:
+def without_query(text: str, query: str, mask: str, also: Iterable[str] = ()) -> str:
     """`text` with a user's query replaced by `mask`, in every form an API's error may quote it
-    in (as typed, URL-encoded, JSON-escaped with or without `\\u` escapes) or the engines' own
-    reading of an error's text leaves of it (tags stripped, spaces collapsed), and where a text
-    cut short (`…`) ends in its start: errors are logged and kept, queries are not."""
+    in (as typed, URL-encoded, JSON-escaped with or without `\\u` escapes, and the forms
+    `also` names), and where a text cut short (`…`) ends in its start: errors are logged and
+    kept, queries are not."""
     query = query.strip()
     if not query:
         return text
@@ -50,7 +48,7 @@ def without_query(text: str, query: str, mask: str) -> str:
         quote_plus(query),
         json.dumps(query)[1:-1],
         json.dumps(query, ensure_ascii=False)[1:-1],
-        clean_text(query, len(query) + 1),
+        *also,
     }
     forms.discard("")
     for form in sorted(forms, key=len, reverse=True):

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from websearch_mcp.engines.text import clean_text
 from websearch_mcp.models import EngineReport
 from websearch_mcp.redaction import without_query
 
@@ -42,9 +43,16 @@ def latency_bucket(ms: int) -> int:
     return bisect.bisect_left(LATENCY_BOUNDS_MS, ms)
 
 
+def without_quoted_query(text: str, query: str, mask: str) -> str:
+    """`without_query`, the query also as the engines' reading of an error's text leaves it
+    (`clean_text`: tags stripped, spaces collapsed)."""
+    return without_query(text, query, mask, also=(clean_text(query, len(query) + 1),))
+
+
 def clean_error(text: str, query: str) -> str:
-    """An error text to keep: without the query's text (`without_query`), and not too long."""
-    text = without_query(text, query, QUERY_MASK)
+    """An error text to keep: without the query's text (`without_quoted_query`), and not too
+    long."""
+    text = without_quoted_query(text, query, QUERY_MASK)
     return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
 
 

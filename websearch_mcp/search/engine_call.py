@@ -38,8 +38,9 @@ from websearch_mcp.net.keypool import KeyPool, PlannedKey
 from websearch_mcp.net.ratelimit import RateLimit, TokenBucket
 from websearch_mcp.net.shared_rate import SharedRateLimit
 from websearch_mcp.net.useragents import UserAgentRotation
-from websearch_mcp.redaction import MASK, redact, without_query
+from websearch_mcp.redaction import MASK, redact
 from websearch_mcp.runtime import RUNTIME_ENV
+from websearch_mcp.search.activity import without_quoted_query
 
 log = logging.getLogger(__name__)
 
@@ -356,7 +357,7 @@ class EngineCall:
         text = redact(str(err), self.kit.secrets)
         # An API may quote the query in its error: neither the log nor the breaker's record,
         # which later searches of any client show, holds it, even inside a word.
-        masked = without_query(text, self.query.text, MASK)
+        masked = without_quoted_query(text, self.query.text, MASK)
         log.info("engine %s failed: %s", self.run.name, masked)
         cause = classify(err, http_status, keyed=self.planned is not None)
         if cause == "key" and self.planned is not None and self.run.pool is not None:
