@@ -673,3 +673,25 @@ def test_cooldowns_set_on_one_replica_are_respected_by_the_other(
     searxng = report(search(two.url, "python asyncio tutorial"), "searxng")
     assert searxng["status"] == "skipped" and "circuit open" in searxng["error"]
     assert shared_fake.counts["searxng"] == asked
+
+
+def test_an_engine_the_strategy_did_not_need_leaves_the_answers_lifetime_alone(
+    fake: FakeEngines, engines_url: str, tmp_path: Path
+) -> None:
+    """An answer without a resting engine lives briefly, until it is back; one the `pool`
+    strategy did not need had no part in the answer, resting or not."""
+    search = {"strategy": "pool", "breaker": {"enabled": True}}
+    settings = make_settings(engines_url, tmp_path / "cache.sqlite3", search=search)
+    clock = FakeClock()
+    orchestrator = Orchestrator(settings, clock=clock, environ={})
+    service = SearchService(settings, orchestrator, open_cache(settings.cache, clock=clock))
+    breaker = orchestrator.runs["searxng"].breaker
+    assert breaker is not None
+    asyncio.run(breaker.failure("throttled", "HTTP 429", 30))
+    with serve_app(create_app(settings, service)) as url:
+        first = call(url, {"query": "python asyncio"})["structuredContent"]
+        clock.advance(31)
+        again = call(url, {"query": "python asyncio"})["structuredContent"]
+    searxng = next(e for e in first["engines"] if e["name"] == "searxng")
+    assert "not needed" in searxng["error"] and fake.counts.get("searxng", 0) == 0
+    assert again["cached"] is True

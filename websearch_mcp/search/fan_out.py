@@ -51,6 +51,8 @@ class FanOut:
     demoted: frozenset[str] = frozenset()
     #: Engines sent no request (breaker open, every key resting, no slot of the rate limit).
     unasked: frozenset[str] = frozenset()
+    #: Engines the strategy never reached (not needed, or no time left for them).
+    unreached: frozenset[str] = frozenset()
 
 
 class Orchestrator:
@@ -289,11 +291,9 @@ class Orchestrator:
                 self.activity.record(outcome.report, query.text, asked=outcome.asked)
         lists = {o.report.name: o.hits for o in outcomes if o.hits is not None}
         demoted = frozenset(o.report.name for o in outcomes if o.demoted and o.hits is not None)
-        # Sent nothing: refused before a request, or never reached by the strategy.
-        unasked = frozenset(
-            o.report.name for o in outcomes if not o.asked or o.report.name not in asked
-        )
-        return FanOut(lists, [o.report for o in outcomes], demoted, unasked)
+        unasked = frozenset(o.report.name for o in outcomes if not o.asked)
+        unreached = frozenset(o.report.name for o in outcomes) - asked
+        return FanOut(lists, [o.report for o in outcomes], demoted, unasked, unreached)
 
     async def call(self, run: EngineRun, query: Query, until: float) -> Outcome:
         """One engine, with its breaker, rate limit, keys and retries; never raises.

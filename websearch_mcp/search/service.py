@@ -405,7 +405,7 @@ class SearchService:
         finally:
             self._fan_outs -= 1
         reports = _ordered(fan.reports + skipped, order)
-        self.on_engine_reports(reports, fan.unasked)
+        self.on_engine_reports(reports, fan.unasked | fan.unreached)
         if not fan.lists:
             raise SearchFailed(reports)  # an all-failed answer is never cached
         weights = orchestrator.weights(fan.lists)
