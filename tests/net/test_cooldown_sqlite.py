@@ -6,6 +6,7 @@ import multiprocessing
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -178,6 +179,27 @@ def test_workers_opening_a_new_file_at_once_all_open_it(tmp_path: Path) -> None:
         for opener in openers:
             opener.join(timeout=30)
     assert set(outcomes) == {"opened"}, [o for o in outcomes if o != "opened"]
+
+
+async def test_a_worker_opening_the_file_while_another_sets_it_up_waits_for_it(
+    tmp_path: Path,
+) -> None:
+    """Writes wait 0.25 s for another's lock; opening the file, once at a worker's start while
+    others set it up on a busy machine, waits longer: a worker that gave up kept cooldowns of its
+    own for its whole life."""
+    path = tmp_path / "c.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")
+    release = threading.Timer(0.6, lambda: holder.execute("COMMIT"))
+    release.start()
+    try:
+        store = SqliteCooldownStore(path)
+    finally:
+        release.join()
+        holder.close()
+    await store.set("bing", Cooldown(2e9, "HTTP 429", 1))
+    assert await store.get("bing") == Cooldown(2e9, "HTTP 429", 1)
+    await store.close()
 
 
 async def test_two_stores_on_one_file_keep_the_store_contract(tmp_path: Path) -> None:

@@ -32,6 +32,9 @@ KEEP_SECONDS = 3600.0
 #: How long a worker waits for another's write to finish (writes are single-row and short).
 #: The wait holds the worker's event loop, every search of it: as short as a Redis call's bound.
 BUSY_TIMEOUT_MS = 250
+#: How long opening the file may wait for the others: once, at a worker's start, when every
+#: worker switches the new file to WAL at once (on a busy machine, longer than a write).
+OPEN_TIMEOUT_SECONDS = 2.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cooldowns (
@@ -196,14 +199,15 @@ def connect_shared(path: Path, schema: str) -> sqlite3.Connection:
     to switch it to WAL: SQLite then fails one at once instead of waiting ("database is
     locked"), and that one tries again, within the busy timeout."""
     db = sqlite3.connect(
-        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        path, timeout=OPEN_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
     )
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    deadline = time.monotonic() + OPEN_TIMEOUT_SECONDS
     while True:
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute(schema)
+            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             return db
         except sqlite3.OperationalError as exc:
             busy = (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_BUSY
