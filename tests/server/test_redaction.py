@@ -370,7 +370,7 @@ def test_an_api_error_quoting_the_query_in_any_form_leaves_it_out_of_the_log(
     if form == "markup":
         query = "merger talks <section> zanzibar holdings"
     if form == "object":
-        query = 'merger "talks" with zanzibar café'
+        query = 'merger "talks" with <b> zanzibar café'
     quoted = quote(query, safe="") if form == "encoded" else query
     message: object = {"q": query} if form == "object" else f"bad q={quoted}"
     fake = FakeEngines(results_for)

@@ -11,6 +11,7 @@ text (secrets already removed by the engine call) with the query's text taken ou
 from __future__ import annotations
 
 import bisect
+import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -45,8 +46,16 @@ def latency_bucket(ms: int) -> int:
 
 def without_quoted_query(text: str, query: str, mask: str) -> str:
     """`without_query`, the query also as the engines' reading of an error's text leaves it
-    (`clean_text`: tags stripped, spaces collapsed)."""
-    return without_query(text, query, mask, also=(clean_text(query, len(query) + 1),))
+    (`clean_text`: tags stripped, spaces collapsed), of the query as typed or quoted in JSON (an
+    error object written out)."""
+    quoted = json.dumps(query, ensure_ascii=False)[1:-1]
+    cleaned = clean_text(query, len(query) + 1)
+    also = (
+        cleaned,
+        clean_text(quoted, len(quoted) + 1),
+        json.dumps(cleaned, ensure_ascii=False)[1:-1],
+    )
+    return without_query(text, query, mask, also=also)
 
 
 def clean_error(text: str, query: str) -> str:
