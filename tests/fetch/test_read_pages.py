@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import threading
@@ -25,6 +26,7 @@ from testing.fetch_helpers import LocalServer, make_pdf, page, send
 from testing.server_helpers import MCP_HEADERS, TOOLS_LIST, text_of
 from testing.serving import serve_app
 from websearch_mcp.cli import main
+from websearch_mcp.search.service import SearchService
 
 QUERY = "ammonite fossils northern cliffs"
 HANG_QUERY = "ammonite fossils northern cliffs hanging"
@@ -302,6 +304,28 @@ def test_a_page_read_past_the_deadline_goes_on_to_the_page_cache(server: str, si
     fetched = call(server, {"url": site.server.url("/hang")}, "fetch_page")
     assert fetched["structuredContent"]["cached"] is True, fetched
     assert site.server.paths().count("/hang") == 1
+
+
+async def test_a_fetch_page_whose_caller_left_is_called_off(
+    engines_url: str, site: Site, tmp_path: Path
+) -> None:
+    """Only `read` leaves a fetch to finish alone: a fetch_page whose client went away is called
+    off, as its request is, and holds no fetch past the limits on requests."""
+    fetch = {"allow_networks": ["127.0.0.0/8"], "allowed_ports": [site.server.port]}
+    service = SearchService(make_settings(engines_url, tmp_path / "c.sqlite3", fetch=fetch))
+    try:
+        left = asyncio.create_task(
+            service.fetch_page(site.server.url("/hang"), max_chars=1000, start=0)
+        )
+        await asyncio.sleep(0.2)
+        left.cancel()
+        await asyncio.gather(left, return_exceptions=True)
+        site.release.set()
+        await asyncio.sleep(0.3)
+        again = await service.fetch_page(site.server.url("/hang"), max_chars=1000, start=0)
+    finally:
+        await service.close()
+    assert "cached" not in again and site.server.paths().count("/hang") == 2
 
 
 def test_without_read_no_page_is_fetched(server: str, site: Site) -> None:

@@ -34,7 +34,7 @@ async def test_a_request_right_after_the_last_caller_left_starts_afresh() -> Non
 async def test_work_that_finishes_alone_goes_on_and_is_joined_meanwhile() -> None:
     """A page fetch a search stopped waiting for goes on to fill the cache; a request for it
     meanwhile waits for that fetch rather than start another."""
-    flights = SingleFlight(finish_alone=True)
+    flights = SingleFlight()
     started = 0
 
     async def fetch() -> str:
@@ -43,7 +43,7 @@ async def test_work_that_finishes_alone_goes_on_and_is_joined_meanwhile() -> Non
         await asyncio.sleep(0.1)
         return "page"
 
-    first = asyncio.create_task(flights.run("k", fetch))
+    first = asyncio.create_task(flights.run("k", fetch, finish_alone=True))
     await asyncio.sleep(0.01)
     first.cancel()
     await asyncio.sleep(0)

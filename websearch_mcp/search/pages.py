@@ -31,30 +31,31 @@ class Pages:
         self._reader_proxy = choose_proxy(
             settings.fetch.reader_base_url, None, settings.proxy.url, settings.proxy.no_proxy
         )
-        # A fetch `read` stopped waiting for goes on, bounded by the fetch's own timeouts, to
-        # fill the page cache: a slow page is not fetched from scratch at every repeat.
-        self._flights = SingleFlight(finish_alone=True)
+        self._flights = SingleFlight()
 
     async def window(self, url: str, *, max_chars: int, start: int) -> PageOut:
         """One page as clean text, the window [start, start + max_chars) of it.
 
         Raises `FetchError` (a `ToolInputError`) for refused or unreadable pages.
         """
-        document, cached = await self._page(url)
+        document, cached = await self._page(url, finish_alone=False)
         window: PageOut = document.window(max_chars=max_chars, start=start)  # type: ignore[assignment]
         return {**window, "cached": True} if cached else window
 
     async def document(self, url: str) -> Document:
-        """A page's whole text."""
-        return (await self._page(url))[0]
+        """A page's whole text, for `read`: a fetch it stops waiting for (the search's deadline)
+        goes on, bounded by the fetch's own timeouts, to fill the page cache, so that a slow
+        page is not fetched from scratch at every repeat of the search."""
+        return (await self._page(url, finish_alone=True))[0]
 
-    async def _page(self, url: str) -> tuple[Document, bool]:
+    async def _page(self, url: str, *, finish_alone: bool) -> tuple[Document, bool]:
         """A page's whole text from the page cache (True), else fetched and stored (False).
 
-        Identical concurrent loads share one fetch, which goes on to fill the cache when a
-        caller stops waiting."""
+        Identical concurrent loads share one fetch; one that every caller left is called off
+        (a fetch_page whose client went away), unless `finish_alone`."""
         key = self._key(url)
-        return await self._flights.run(key, functools.partial(self._load, url, key))
+        load = functools.partial(self._load, url, key)
+        return await self._flights.run(key, load, finish_alone=finish_alone)
 
     async def close(self) -> None:
         """Stop the loads in flight."""

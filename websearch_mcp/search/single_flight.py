@@ -12,23 +12,24 @@ T = TypeVar("T")
 class SingleFlight:
     """Work in flight by key. One event loop: no lock needed."""
 
-    def __init__(self, *, finish_alone: bool = False) -> None:
-        """`finish_alone`: work every caller gave up on goes on to its end (bounded by its own
-        timeouts, and worth having: a page fetch that fills a cache), and a request for its key
-        joins it meanwhile."""
-        self._finish_alone = finish_alone
+    def __init__(self) -> None:
         self._flights: dict[str, asyncio.Future[Any]] = {}
+        self._alone: set[asyncio.Future[Any]] = set()  # work that goes on without callers
         self._callers: dict[asyncio.Future[Any], int] = {}
         self.joins = 0  # requests that joined a flight already under way
 
-    async def run(self, key: str, make: Callable[[], Awaitable[T]]) -> T:
+    async def run(
+        self, key: str, make: Callable[[], Awaitable[T]], *, finish_alone: bool = False
+    ) -> T:
         """Join the flight for `key`, or start one with `make()`.
 
         No await between looking for a flight and starting one: an identical request either
         joins it or comes after it has ended. Shielded: one caller giving up does not cancel the
         work the others wait for. Work that every caller gave up on (their clients went away)
-        is cancelled (unless `finish_alone`): nobody waits for it, and it would hold engines and
-        threads past the limit on requests in flight.
+        is cancelled: nobody waits for it, and it would hold engines and threads past the limit
+        on requests in flight. With `finish_alone` from any caller, the work goes on to its end
+        (bounded by its own timeouts, and worth having: a page fetch that fills a cache), and a
+        request for its key joins it meanwhile.
         """
         flight = self._flights.get(key)
         if flight is None:
@@ -37,6 +38,8 @@ class SingleFlight:
             flight.add_done_callback(lambda done: self._landed(key, done))
         else:
             self.joins += 1
+        if finish_alone:
+            self._alone.add(flight)
         self._callers[flight] = self._callers.get(flight, 0) + 1
         try:
             return await asyncio.shield(flight)
@@ -49,7 +52,7 @@ class SingleFlight:
         self._callers[flight] -= 1
         if not self._callers[flight]:
             del self._callers[flight]
-            if self._finish_alone:
+            if flight in self._alone:
                 return
             if not flight.done() and self._flights.get(key) is flight:
                 del self._flights[key]
@@ -72,5 +75,6 @@ class SingleFlight:
         outcome, since every caller may have given up meanwhile."""
         if self._flights.get(key) is flight:
             del self._flights[key]
+        self._alone.discard(flight)
         if not flight.cancelled():
             flight.exception()
