@@ -294,14 +294,23 @@ def test_a_repeated_search_reads_nothing_again(server: str, site: Site) -> None:
     assert second["results"] == first["results"]
 
 
-def test_a_page_read_past_the_deadline_goes_on_to_the_page_cache(server: str, site: Site) -> None:
+def test_a_page_read_past_the_deadline_goes_on_to_the_page_cache(
+    engines_url: str, site: Site, tmp_path: Path
+) -> None:
     """docs/tools.md: a page still loading at the deadline is `timeout`, and its fetch goes on
     to land in the page cache; it was called off, and fetched again at every repeat."""
-    answer, _ = search(server, query=HANG_QUERY, read=2)
-    assert by_url(answer, site.server.url("/hang"))["page_status"] == "timeout"
-    site.release.set()
-    time.sleep(0.5)  # the page answers now, and the fetch still under way stores it
-    fetched = call(server, {"url": site.server.url("/hang")}, "fetch_page")
+    settings = make_settings(
+        engines_url,
+        tmp_path / "cache.sqlite3",
+        search={"deadline_seconds": 1},
+        fetch={"allow_networks": ["127.0.0.0/8"], "allowed_ports": [site.server.port]},
+    )
+    with serve(settings) as server:
+        answer, _ = search(server, query=HANG_QUERY, read=2)
+        assert by_url(answer, site.server.url("/hang"))["page_status"] == "timeout"
+        site.release.set()
+        time.sleep(0.3)  # the page answers now, and the fetch still under way stores it
+        fetched = call(server, {"url": site.server.url("/hang")}, "fetch_page")
     assert fetched["structuredContent"]["cached"] is True, fetched
     assert site.server.paths().count("/hang") == 1
 
