@@ -257,10 +257,9 @@ def _json_text(data: Any) -> str:
 
 
 def _terminal_text(text: str) -> str:
-    """A text rendering for stdout, often a terminal: its line breaks and tabs kept, the joiners
-    a word or an emoji is written with (ZWNJ, ZWJ) too, and every other character a terminal
-    would act on shown as `?`."""
-    return printable(text, keep="\n\t\u200c\u200d")
+    """A text rendering for stdout, often a terminal: its line breaks and tabs kept, and every
+    other character a terminal would act on shown as `?`."""
+    return printable(text, keep="\n\t")
 
 
 async def _search(settings: Settings, ns: argparse.Namespace) -> int:

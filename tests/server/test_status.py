@@ -292,6 +292,12 @@ def test_the_table_has_a_line_per_engine() -> None:
     assert "tokens required" in text
 
 
+def test_the_table_prints_the_joiners_of_a_word_and_no_terminal_action() -> None:
+    error = "\u062a\u0645\u0627\u0645\u200c\u0634\u062f \U0001f468\u200d\U0001f469 \x1b[2J"
+    row = render_table(_report(error)).splitlines()[1]
+    assert "\u200c\u0634\u062f \U0001f468\u200d\U0001f469 ?[2J" in row
+
+
 # --- a real server over fake engines in every state -----------------------------------------
 
 

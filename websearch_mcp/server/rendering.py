@@ -17,13 +17,19 @@ from websearch_mcp.search.answer import (
 AUTHORS_SHOWN = 3  # more are summed up as "et al."
 
 
+#: Format characters a terminal only joins letters or emoji with (ZWNJ, ZWJ), which words in
+#: Persian or an emoji sequence are written with: printed as they are.
+_JOINERS = "\u200c\u200d"
+
+
 def printable(text: str, keep: str = "") -> str:
     """`text` with every character a terminal would act on (escape sequences, carriage returns,
     direction overrides) but those in `keep` shown as `?`: titles, snippets, links, error texts
     and pages come from servers the operator does not control."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() or c in keep else "?" for c in text)
+    kept = keep + _JOINERS
+    return "".join(c if c.isprintable() or c in kept else "?" for c in text)
 
 
 def engine_line(engines: list[EngineOut]) -> str:
