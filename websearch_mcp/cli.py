@@ -20,8 +20,10 @@ from websearch_mcp.config import CONFIG_ENV, ENV_PREFIX, Settings
 from websearch_mcp.config.loader import CONFIG_TEXT_ENV, TOKENS_ENV, env_path
 from websearch_mcp.errors import ConfigError, FetchError, SearchFailed, ToolInputError
 from websearch_mcp.fetch import DEFAULT_MAX_CHARS
+from websearch_mcp.models import TIME_RANGES
 from websearch_mcp.search.configuration import load_config
 from websearch_mcp.search.service import SearchService
+from websearch_mcp.server.argument_checks import NO_TIME_LIMIT
 from websearch_mcp.server.arguments import MAX_READ, fetch_page_args, web_search_args
 from websearch_mcp.server.rendering import page_text, printable, search_text
 
@@ -53,7 +55,11 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument(
         "--max-results", type=int, help="results to print (default: search.max_results)"
     )
-    search.add_argument("--time-range", choices=["day", "week", "month", "year"])
+    search.add_argument(
+        "--time-range",
+        choices=[*TIME_RANGES, NO_TIME_LIMIT],
+        help=f"only recent results; {NO_TIME_LIMIT}: no limit, as left out",
+    )
     search.add_argument("--language", type=_text_arg)
     search.add_argument(
         "--category", choices=["general", "news"], default="general", help="news: news indexes"

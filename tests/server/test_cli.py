@@ -113,6 +113,17 @@ def test_search_with_category_news_asks_only_the_news_engines(
     assert fake.counts["tavily"] == 0 and fake.last["searxng"].params["categories"] == "news"
 
 
+def test_search_takes_any_time_range_as_leaving_it_out(
+    fake: FakeEngines, engines_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write_config(tmp_path / "c.yaml", engines_url)
+    assert main(["search", "python asyncio", "--config", str(config), "--time-range", "any"]) == 0
+    assert "python" in capsys.readouterr().out.lower()
+    assert "time_range" not in fake.last["searxng"].params
+    assert main(["search", "python asyncio", "--config", str(config), "--time-range", "week"]) == 0
+    assert fake.last["searxng"].params["time_range"] == "week"
+
+
 def test_search_returns_search_max_results_unless_told(
     engines_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
