@@ -124,6 +124,8 @@ def test_different_arguments_miss_and_are_kept_apart(fake: FakeEngines, server: 
     assert again["cached"] is True
     assert [e["name"] for e in again["engines"]] == ["tavily", "searxng"]
     assert fake.counts["searxng"] == 1 + len(variants)
+    # Language codes are case-insensitive: `DE` is the `de` search.
+    assert search(server, query=QUERY, language="DE")["cached"] is True
 
 
 def test_a_config_change_misses_and_the_same_config_hits(

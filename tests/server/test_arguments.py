@@ -126,6 +126,23 @@ def test_a_blank_language_is_no_preference(blank: str) -> None:
     assert web_search_args("q", language=blank).query.language is None
 
 
+@pytest.mark.parametrize(
+    ("given", "written"),
+    [
+        ("EN", "en"),
+        ("en-us", "en-US"),
+        ("zh_tw", "zh-TW"),
+        ("ZH-HANT-tw", "zh-Hant-TW"),
+        ("sr-LATN", "sr-Latn"),
+        ("es-419", "es-419"),
+        ("de-CH-1996", "de-CH-1996"),
+    ],
+)
+def test_a_language_is_written_as_bcp_47_writes_it(given: str, written: str) -> None:
+    # Codes are case-insensitive: one spelling per language, for the engines and the cache key.
+    assert web_search_args("q", language=given).query.language == written
+
+
 def test_arguments_in_order_or_by_name() -> None:
     by_order = web_search_args("q", 5, "week", ["bing"], "en", True)
     by_name = web_search_args(

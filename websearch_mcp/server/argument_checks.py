@@ -206,7 +206,22 @@ def as_language(value: Any) -> str | None:
         raise ToolInputError(
             f"language must be a language code such as 'en', 'de' or 'zh-CN' (got {_shown(value)})"
         )
-    return value
+    return _bcp47_case(value)
+
+
+def _bcp47_case(code: str) -> str:
+    """`zh_hant_tw` as BCP 47 writes it, `zh-Hant-TW`: codes are case-insensitive, and one
+    spelling keeps one cache entry per language and what each engine is sent the same."""
+    first, *rest = code.replace("_", "-").split("-")
+    subtags = [first.lower()]
+    for subtag in rest:
+        if len(subtag) == 4 and subtag.isalpha():
+            subtags.append(subtag.title())  # a script
+        elif len(subtag) == 2 and subtag.isalpha():
+            subtags.append(subtag.upper())  # a region
+        else:
+            subtags.append(subtag.lower())
+    return "-".join(subtags)
 
 
 def as_engine_list(value: Any) -> list[str] | None:
