@@ -708,3 +708,13 @@ def test_a_query_past_braves_and_tavilys_bounds_is_sent_as_its_first_words(
     # Within the bounds, the query is sent as written.
     assert params_of(Brave().request(Query("python  asyncio"), "k"))["q"] == "python  asyncio"
     assert params_of(Brave().request(Query("x" * 450), "k"))["q"] == "x" * 400
+
+
+def test_a_query_cut_inside_a_quoted_phrase_is_sent_without_its_open_quote() -> None:
+    # An open quote would make the engine read the rest as one phrase, or refuse the query.
+    phrase = " ".join(f"w{n}" for n in range(60))
+    sent = params_of(Brave().request(Query(f'a b "{phrase}" c'), "k"))["q"]
+    assert sent == "a b " + " ".join(phrase.split()[:48])
+    closed = " ".join(f"w{n}" for n in range(45))
+    sent = params_of(Brave().request(Query(f'"a b" {closed} "c d e f g h i j"'), "k"))["q"]
+    assert sent == f'"a b" {closed} c d e'

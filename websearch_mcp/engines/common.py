@@ -343,7 +343,12 @@ def fitted(text: str, max_chars: int, max_words: int | None = None) -> str:
         if len(" ".join([*kept, word])) > max_chars:
             break
         kept.append(word)
-    return " ".join(kept) or text[:max_chars]
+    cut = " ".join(kept) or text[:max_chars]
+    if cut.count('"') % 2:
+        # Cut inside a quoted phrase: its open quote would make the rest one phrase.
+        at = cut.rindex('"')
+        cut = " ".join((cut[:at] + cut[at + 1 :]).split())
+    return cut
 
 
 def keyed_request(
