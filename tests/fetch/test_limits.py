@@ -488,6 +488,10 @@ def test_decoder_reads_x_gzip_as_gzip() -> None:
 def test_decoder_rejects_unknown_and_corrupt_encodings() -> None:
     with pytest.raises(FetchError, match=r"unsupported content encoding \(br\)"):
         CappedDecoder("br", MB)
+    # The server's header is quoted, within bounds however long it is.
+    with pytest.raises(FetchError) as long_name:
+        CappedDecoder("z" * 8000, MB)
+    assert f"({'z' * 40}...)" in str(long_name.value) and len(str(long_name.value)) < 120
     with pytest.raises(FetchError, match="gzip compression is corrupt"):
         CappedDecoder("gzip", MB).feed(b"this is not gzip data at all")
     # Neither zlib-wrapped nor raw: tried both ways, once each.

@@ -76,7 +76,8 @@ class CappedDecoder:
         codings = ["gzip" if c == "x-gzip" else c for c in codings if c != "identity"]
         unknown = [c for c in codings if c not in ("gzip", "deflate")]
         if unknown:
-            raise FetchError(f"the page uses an unsupported content encoding ({unknown[0]})")
+            name = unknown[0] if len(unknown[0]) <= 40 else f"{unknown[0][:40]}..."
+            raise FetchError(f"the page uses an unsupported content encoding ({name})")
         # Codings are listed in the order applied, so they are undone last to first.
         self._stages = [_Stage(c, cap) for c in reversed(codings)]
         self._cap = cap
