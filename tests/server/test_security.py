@@ -14,6 +14,8 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -98,6 +100,49 @@ def test_origin_policy() -> None:
     assert not policy.origin_allowed("https://evil.example")
     assert not policy.origin_allowed("http://localhost:3000/page")  # an origin has no path
     assert not policy.origin_allowed("http://localhost:3000?x=1")
+
+
+ORIGIN_PATTERNS = [
+    "https://*.example.com",
+    "https://app.example.org:8443",
+    "http://intranet:*",
+    "https://*:*",
+    "http://[2001:db8::1]:*",
+]
+
+
+@given(
+    scheme=st.sampled_from(["http", "https", "chrome-extension"]),
+    host=st.sampled_from(
+        [
+            "localhost",
+            "127.0.0.1",
+            "[::1]",
+            "[2001:db8::1]",
+            "app.example.com",
+            "a.b.Example.com",
+            "example.com",
+            "evilexample.com",
+            "example.com.evil.net",
+            "app.example.org",
+            "intranet",
+            "intranet.evil",
+        ]
+    ),
+    port=st.sampled_from(["", ":80", ":443", ":3000", ":8443"]),
+    tail=st.sampled_from(["", "/", "/page", "?x=1"]),
+    patterns=st.lists(st.sampled_from([*ORIGIN_PATTERNS, "*"]), max_size=3),
+)
+def test_the_cors_origin_regex_allows_exactly_the_allowed_origins(
+    scheme: str, host: str, port: str, tail: str, patterns: list[str]
+) -> None:
+    # Starlette's CORS middleware reads the allowed origins as one expression; `Guard` decides
+    # with the policy itself. A browser may read an answer only where the request is allowed.
+    policy = OriginPolicy([], patterns)
+    origin = f"{scheme}://{host}{port}{tail}"
+    allowed = re.fullmatch(policy.origin_regex(), origin) is not None
+    assert allowed == policy.origin_allowed(origin), (origin, patterns)
+    assert re.fullmatch(policy.origin_regex(), "null") is None
 
 
 @pytest.mark.parametrize(
@@ -426,6 +471,49 @@ def test_configured_host_and_origin_patterns_reach_the_mcp_transport(engines_url
             json=TOOLS_LIST,
         )
         assert other.status_code == 403
+
+
+def test_a_page_of_an_allowed_origin_may_call_the_server_from_a_browser(
+    engines_url: str,
+) -> None:
+    # A browser asks first (CORS preflight: OPTIONS, no token), then reads the answer only when
+    # it names the page's origin.
+    preflight = {
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version",
+    }
+    page = {"Origin": "https://chat.example.com"}
+    with (
+        serve(engines_url, allowed_origins=["https://*.example.com"], auth_tokens=[TOKEN]) as url,
+        httpx.Client(timeout=10) as http,
+    ):
+        for origin in ("https://chat.example.com", "http://localhost:6274"):
+            asked = http.options(f"{url}/mcp", headers={**preflight, "Origin": origin})
+            assert asked.status_code == 200, asked.text
+            assert asked.headers["access-control-allow-origin"] == origin
+            assert "POST" in asked.headers["access-control-allow-methods"]
+            allowed_headers = asked.headers["access-control-allow-headers"].lower()
+            assert {"authorization", "content-type", "mcp-protocol-version"} <= {
+                h.strip() for h in allowed_headers.split(",")
+            }
+        called = http.post(
+            f"{url}/mcp", headers={**MCP_HEADERS, **page, **bearer(TOKEN)}, json=TOOLS_LIST
+        )
+        assert called.status_code == 200 and called.json()["result"]["tools"]
+        assert called.headers["access-control-allow-origin"] == page["Origin"]
+        # Refusals are readable too, with their challenge.
+        refused = http.post(f"{url}/mcp", headers={**MCP_HEADERS, **page}, json=TOOLS_LIST)
+        assert refused.status_code == 401
+        assert refused.headers["access-control-allow-origin"] == page["Origin"]
+        assert "www-authenticate" in refused.headers["access-control-expose-headers"].lower()
+        # Another site's page is told nothing and may not call.
+        evil = {"Origin": "https://chat.example.net"}
+        asked = http.options(f"{url}/mcp", headers={**preflight, **evil})
+        assert asked.status_code >= 400 and "access-control-allow-origin" not in asked.headers
+        called = http.post(
+            f"{url}/mcp", headers={**MCP_HEADERS, **evil, **bearer(TOKEN)}, json=TOOLS_LIST
+        )
+        assert called.status_code == 403 and "access-control-allow-origin" not in called.headers
 
 
 def test_oversized_bodies_get_413(engines_url: str) -> None:

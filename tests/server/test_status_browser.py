@@ -9,34 +9,19 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from testing.browser import chromium, needs_chromium
 from testing.fake_engines import FakeEngines
 from testing.serving import serve_app
 from testing.status_mix import EXPECTED, faulted, mix_settings, serving_mix
 from websearch_mcp.server.app import create_app
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="needs Debian's chromium (`.ci/run` installs it)"
-)
-
-#: Headless, and nothing of its own on the network: only the page asked for is loaded.
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-)
+pytestmark = needs_chromium
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -50,12 +35,6 @@ def status_url(engines_url: str) -> Iterator[str]:
     queries = ("python asyncio event loop", "asyncio coroutines", "asyncio tasks")
     with serving_mix(engines_url, queries) as url:
         yield f"{url}/status"
-
-
-def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    profile = tmp_path / "profile"
-    command = [str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=90, check=True)
 
 
 def _badge(dom: str, name: str) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -63,6 +63,20 @@ async def _reject(
     ]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
+
+
+def cors_settings(server: ServerSettings) -> dict[str, Any]:
+    """Starlette's `CORSMiddleware` for the origins `Guard` allows: their pages may call the
+    server from a browser (its preflight needs no token) and read the answers, refusals and
+    their challenges included. Others get no CORS header, and `Guard` refuses their requests."""
+    return {
+        "allow_origin_regex": OriginPolicy([], server.allowed_origins).origin_regex(),
+        "allow_methods": ["GET", "POST"],
+        "allow_headers": ["*"],  # each asked for is named back, `Authorization` included
+        "expose_headers": ["WWW-Authenticate", "Retry-After"],
+        # A page of an allowed public origin may call a server on a private address.
+        "allow_private_network": True,
+    }
 
 
 def _retry_after(seconds: float) -> dict[str, str]:

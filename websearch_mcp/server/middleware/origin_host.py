@@ -4,10 +4,12 @@ always allowed."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from websearch_mcp.config.patterns import (
+    Pattern,
     parse_host_pattern,
     parse_origin_pattern,
     split_host_port,
@@ -61,3 +63,24 @@ class OriginPolicy:
             return False
         scheme = parts.scheme.lower()
         return any(p.matches(scheme, host, port) for p in self.origins)
+
+    def origin_regex(self) -> str:
+        """The allowed origins as one regular expression, for Starlette's CORS middleware: the
+        `Origin` a browser sends (lower case, no path, default port left out) matches it
+        exactly when `origin_allowed` holds."""
+        return "(?i)" + "|".join(f"(?:{_origin_regex(p)})" for p in self.origins)
+
+
+def _origin_regex(pattern: Pattern) -> str:
+    if pattern.scheme is None:  # `*`: any origin
+        return r"[a-z][a-z0-9+.-]*://[^/?#]+"
+    if pattern.host == "*":
+        host = r"[^/?#:\[\]]+|\[[0-9a-f:.]+\]"
+    elif pattern.host.startswith("*."):
+        host = r"[^/?#:\[\]]*" + re.escape(pattern.host[1:])
+    elif ":" in pattern.host:  # IPv6, bracketed in an origin
+        host = re.escape(f"[{pattern.host}]")
+    else:
+        host = re.escape(pattern.host)
+    port = {"*": r"(?::[0-9]+)?", None: ""}.get(pattern.port, f":{pattern.port}")
+    return f"{re.escape(pattern.scheme)}://(?:{host}){port}"
