@@ -139,7 +139,9 @@ async def test_a_storys_text_names_its_publisher_its_date_and_the_others_reporti
     lines = result.content[0].text.splitlines()  # type: ignore[union-attr]
     meta = lines.index(f"   {deal['url']}") + (2 if deal["snippet"] else 1)
     assert lines[meta].startswith(f"   [{deal['source']} via serpapi; {deal['published']}; score ")
-    assert lines[meta + 1] == "   also reported by: The New York Times, The Verge, AOL.com"
+    reports = [f"{o['source']} ({o['url']}, {o['published']})" for o in deal["also"]]
+    assert [o["source"] for o in deal["also"]] == ["The New York Times", "The Verge", "AOL.com"]
+    assert lines[meta + 1] == f"   also reported by: {', '.join(reports)}"
 
 
 async def test_a_story_grouped_with_its_own_publishers_other_pages_names_each_publisher_once(

@@ -50,6 +50,10 @@ RESULT = st.fixed_dictionaries(
     },
     optional={
         "published": st.none() | DAY,
+        "also": st.lists(
+            st.fixed_dictionaries({"url": URL}, optional={"source": TEXT, "published": DAY}),
+            max_size=3,
+        ),
         "passages": st.none() | st.lists(TEXT, max_size=3),
         "page_status": st.none() | PAGE_STATUS,
         "page_error": TEXT,
@@ -76,9 +80,9 @@ PAPER_FACTS = st.fixed_dictionaries(
         "ids": st.none() | st.fixed_dictionaries({}, optional={"arxiv": WORD}),
     },
 )
-PAPERS = st.tuples(SEARCH, st.lists(st.tuples(RESULT, PAPER_FACTS), max_size=4)).map(
-    lambda made: {**made[0], "page": 1, "results": [{**r, **f} for r, f in made[1]]}
-)
+PAPERS = st.tuples(
+    SEARCH, st.lists(st.tuples(RESULT, PAPER_FACTS), max_size=4), st.integers(1, 50)
+).map(lambda made: {**made[0], "page": made[2], "results": [{**r, **f} for r, f in made[1]]})
 PAGE = st.fixed_dictionaries(
     {
         "url": URL,
@@ -106,6 +110,9 @@ SCAFFOLDING = (
     "No results for",
     "No papers for",
     "call again with start=",
+    "call again with a higher page for more",
+    "also reported by",
+    "page",
     "to read on",
     "nothing from start=",
     "the text has",
@@ -170,6 +177,21 @@ def test_the_text_of_a_search_shows_nothing_the_structured_answer_lacks(answer: 
 def test_the_text_of_papers_shows_nothing_the_structured_answer_lacks(answer: Any) -> None:
     text = papers_text(answer)
     assert LAYOUT.fullmatch(left_over(text, answer)), text
+
+
+@settings(max_examples=50, deadline=None)
+@given(SEARCH, PAPERS)
+def test_the_text_alone_names_every_report_of_a_story_and_the_page_of_papers(
+    answer: Any, papers: Any
+) -> None:
+    # Some clients give the model the text only: where else a story was reported, and which
+    # page of papers this is, are in it.
+    text = search_text(answer)
+    for result in answer["results"]:
+        for other in result.get("also", []):
+            assert other["url"] in text
+    shown = papers_text(papers)
+    assert (f"[page {papers['page']};" in shown) == bool(papers["results"])
 
 
 @settings(max_examples=100, deadline=None)
@@ -240,7 +262,7 @@ def test_the_text_of_papers_shows_the_score_details_asked_for() -> None:
         "score": 0.9,
         "score_details": {"rrf": 0.5, "ranks": {"arxiv": 1}},
     }
-    answer: Any = {"query": "q", "results": [paper], "engines": [], "partial": False}
+    answer: Any = {"query": "q", "results": [paper], "engines": [], "partial": False, "page": 1}
     assert '   details: {"rrf":0.5,"ranks":{"arxiv":1}}' in papers_text(answer).splitlines()
     del paper["score_details"]
     assert "details:" not in papers_text(answer)

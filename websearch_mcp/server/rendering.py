@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 
 from websearch_mcp.search.answer import (
@@ -73,12 +75,17 @@ def search_text(answer: SummarizedSearchOut) -> str:
             meta += "; undated"
         lines.append(f"   [{meta}; score {result['score']}]")
         if also := result.get("also"):
-            names = ", ".join(str(other.get("source") or other.get("url")) for other in also)
-            lines.append(f"   also reported by: {names}")
+            lines.append(f"   also reported by: {', '.join(map(_report, also))}")
         lines += _page_lines(result) + _details_lines(result)
     if not answer["results"]:
         lines.append(f"No results for {answer['query']!r}.")
     return "\n".join(lines + _footer(answer))
+
+
+def _report(other: dict[str, Any]) -> str:
+    """Another report of a news story: `The Verge (https://..., 2026-12-01T08:00:00Z)`."""
+    where = ", ".join(str(other[key]) for key in ("url", "published") if other.get(key))
+    return f"{other['source']} ({where})" if other.get("source") else where
 
 
 def _page_lines(result: ResultOut) -> list[str]:
@@ -157,6 +164,8 @@ def papers_text(answer: PapersOut) -> str:
         lines += _details_lines(paper)
     if not answer["results"]:
         lines.append(f"No papers for {answer['query']!r}.")
+    else:
+        lines.append(f"[page {answer['page']}; call again with a higher page for more]")
     return "\n".join(lines + _footer(answer))
 
 
