@@ -33,7 +33,7 @@ from websearch_mcp.runtime import shared_runtime
 from websearch_mcp.search.configuration import load_config
 from websearch_mcp.server.app import create_app
 from websearch_mcp.server.observability import configure_logging
-from websearch_mcp.server.tools import READ_ONLY
+from websearch_mcp.server.tools import read_only
 from websearch_mcp.server.workers import listening_sockets, run_workers
 
 
@@ -97,7 +97,7 @@ def service_app() -> ASGIApp:
     configure_logging(server.log_format, server.log_level, settings.secrets())
     app = create_app(settings, settle_gc=True)
 
-    @app.state.mcp.tool(annotations=READ_ONLY)
+    @app.state.mcp.tool(title="No-op", annotations=read_only("No-op"))
     async def noop() -> str:
         """Do nothing: the protocol's own cost."""
         return "ok"

@@ -237,7 +237,7 @@ async def test_the_tool_layer_hands_a_tool_its_arguments_as_sent() -> None:
         return {**page, "total_chars": 0, "start": 0, "truncated": False}
 
     params = web_search_params(Limits(web_engines=["bing"]), summaries=False)
-    spec = ToolSpec("echo", "Echo.", params, PageOut, work, lambda answer: "ok")
+    spec = ToolSpec("echo", "Echo", "Echo.", params, PageOut, work, lambda answer: "ok")
     layer = MCPServer("test", tools=[tool(spec, Metrics())])
     deep = "[" * 100_000
     calls: list[dict[str, Any]] = [

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,21 @@ def nesting(node: Any, path: str = "") -> list[str]:
     here = [f"{path}/{key}" for key in node if key in NESTING]
     below = [found for key, value in node.items() for found in nesting(value, f"{path}/{key}")]
     return here + below
+
+
+async def test_every_tool_has_a_title_plain_text_and_read_only_hints() -> None:
+    # Clients show `title` (2025-06-18) or `annotations.title` (2025-03-26) to people; some read
+    # `destructiveHint` alone; a description line indented four spaces is a Markdown code block.
+    for tool in await listed(settings(llm=True)):
+        assert tool["title"] and tool["annotations"]["title"] == tool["title"], tool["name"]
+        hints = {key: value for key, value in tool["annotations"].items() if key != "title"}
+        assert hints == {
+            "readOnlyHint": True,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": True,
+        }
+        assert not re.search(r"^ {4}|^\t", tool["description"], re.MULTILINE), tool["name"]
 
 
 def test_the_walk_finds_nesting_at_any_depth() -> None:

@@ -62,11 +62,25 @@ log = logging.getLogger("websearch_mcp.server.tools")
 #: How long a client may keep `tools/list`: the tools change only with the configuration, which
 #: takes a restart; every caller sees the same list.
 TOOLS_CACHE = CacheHint(ttl_ms=3_600_000, scope="public")
-READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=True, idempotentHint=True)
+
+
+def read_only(title: str) -> ToolAnnotations:
+    """A tool that only reads the open web. Each hint is said outright: some clients read one
+    without the others (an unset destructiveHint means true)."""
+    return ToolAnnotations(
+        title=title,
+        readOnlyHint=True,
+        destructiveHint=False,
+        idempotentHint=True,
+        openWorldHint=True,
+    )
+
+
 INSTRUCTIONS = (
     "web_search queries several search engines at once and returns one fused, "
     "de-duplicated list with the engines that found each result. academic_search does "
-    "the same over scholarly indexes and returns papers."
+    "the same over scholarly indexes and returns papers. fetch_page reads one web page or "
+    "PDF as clean text."
 )
 WEB_SEARCH_DOC = (
     "Search the web with several engines at once and get one fused, de-duplicated list.\n\n"
@@ -85,25 +99,17 @@ WEB_SEARCH_SUMMARY_DOC = (
     "as [n] with their URLs; the results are always returned too. When no summary could be "
     "made, summary_error says why."
 )
-# These two were docstrings once: clients have been shown their lines indented as in the source.
-_INDENT = "\n        "
-ACADEMIC_SEARCH_DOC = _INDENT.join(
-    [
-        "Search scholarly literature in several indexes at once (arXiv, Crossref, OpenAlex,",
-        "Semantic Scholar, PubMed, Europe PMC, dblp ...) and get one list of papers.\n",
-        "The same paper from several indexes is one result (matched by DOI, arXiv id, PubMed id",
-        "or title and year), with authors, year, venue, DOI, citation count and a PDF link where",
-        "known, and the indexes that found it.",
-        "",
-    ]
+ACADEMIC_SEARCH_DOC = (
+    "Search scholarly literature in several indexes at once (arXiv, Crossref, OpenAlex, "
+    "Semantic Scholar, PubMed, Europe PMC, dblp ...) and get one list of papers.\n\n"
+    "The same paper from several indexes is one result (matched by DOI, arXiv id, PubMed id "
+    "or title and year), with authors, year, venue, DOI, citation count and a PDF link where "
+    "known, and the indexes that found it."
 )
-FETCH_PAGE_DOC = _INDENT.join(
-    [
-        "Read a web page or PDF as clean Markdown text, in windows of max_chars characters.\n",
-        "Navigation, ads and boilerplate are dropped. Pass next_start as start to read on.",
-        "Private and internal addresses are refused.",
-        "",
-    ]
+FETCH_PAGE_DOC = (
+    "Read a web page or PDF as clean Markdown text, in windows of max_chars characters.\n\n"
+    "Navigation, ads and boilerplate are dropped. Pass next_start as start to read on. "
+    "Private and internal addresses are refused."
 )
 
 
@@ -138,6 +144,8 @@ class ToolSpec:
     """One tool: what it is advertised as, the service call it wires to, its text rendering."""
 
     name: str
+    #: What a client shows people.
+    title: str
     description: str
     params: Sequence[Arg]
     #: The answer's type (from `search.answer`): the advertised output schema.
@@ -173,6 +181,7 @@ def tool_specs(service: SearchService, limits: Limits) -> list[ToolSpec]:
     return [
         ToolSpec(
             "web_search",
+            "Web search",
             WEB_SEARCH_SUMMARY_DOC if summaries else WEB_SEARCH_DOC,
             web_search_params(limits, summaries=summaries),
             SummarizedSearchOut if summaries else SearchOut,
@@ -181,6 +190,7 @@ def tool_specs(service: SearchService, limits: Limits) -> list[ToolSpec]:
         ),
         ToolSpec(
             "academic_search",
+            "Academic search",
             ACADEMIC_SEARCH_DOC,
             academic_search_params(limits),
             PapersOut,
@@ -189,6 +199,7 @@ def tool_specs(service: SearchService, limits: Limits) -> list[ToolSpec]:
         ),
         ToolSpec(
             "fetch_page",
+            "Fetch page",
             FETCH_PAGE_DOC,
             fetch_page_params(),
             PageOut,
@@ -264,8 +275,9 @@ def tool(spec: ToolSpec, metrics: Metrics) -> Tool:
     made = Tool.from_function(
         call,
         name=spec.name,
+        title=spec.title,
         description=spec.description,
-        annotations=READ_ONLY,
+        annotations=read_only(spec.title),
         structured_output=True,
     )
     made.parameters = input_schema(spec.name, spec.params)
