@@ -194,7 +194,7 @@ def _serve(settings: Settings, ns: argparse.Namespace) -> int:
         )
         return 1
     if workers > 1:
-        return _serve_workers(ns, settings, workers, sockets, options)
+        return _serve_workers(ns, workers, sockets, options)
     # One process: uvicorn binds the port itself (every address of a name, as asyncio does). The
     # socket above only found that it can; without it, a port in use showed in a log line once
     # the service had started, with uvicorn's status 3.
@@ -211,7 +211,6 @@ def _serve(settings: Settings, ns: argparse.Namespace) -> int:
 
 def _serve_workers(
     ns: argparse.Namespace,
-    settings: Settings,
     workers: int,
     sockets: list[socket.socket],
     options: dict[str, Any],

@@ -11,18 +11,26 @@ from testing.server_helpers import settings_for
 from websearch_mcp.config import RankingSettings
 from websearch_mcp.ranking import domain
 from websearch_mcp.ranking.domain import (
+    DomainLists,
+    DomainVerdict,
     domain_info,
     domain_lists,
-    domain_quality,
+    host_facts,
     is_error_code_query,
     matches,
     normalise_domain,
 )
-from websearch_mcp.ranking.lexical import analyze_query, is_shouted
+from websearch_mcp.ranking.lexical import QueryTerms, analyze_query, is_shouted
 from websearch_mcp.search.service import SearchService
 
 SETTINGS = RankingSettings()
 LISTS = domain_lists(SETTINGS, ["Blocked.example", "https://www.spam.test/path"])
+
+
+def domain_quality(
+    host: str, query: QueryTerms, error_code: bool, lists: DomainLists, penalty: float
+) -> DomainVerdict:
+    return host_facts(host, lists).verdict(query, error_code, penalty)
 
 
 def quality(host: str, query: str = "vector database", penalty: float = 0.5) -> float:

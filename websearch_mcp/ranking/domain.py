@@ -244,7 +244,9 @@ class HostFacts:
         return name is not None and (name[0] in query.words or name[1] in query.words)
 
     def verdict(self, query: QueryTerms, error_code: bool, penalty: float) -> DomainVerdict:
-        """`domain_quality` of the host."""
+        """The domain factor: 1 - `penalty` for low-quality suffixes, dictionaries on error-code
+        queries and e-commerce/brand sites the query does not name; 1 otherwise, and always 1
+        on an authority site (docs.aws.amazon.com is not amazon.com's shop)."""
         if penalty <= 0.0 or self.authority:
             return _NEUTRAL
         reason = self.low_quality
@@ -271,12 +273,3 @@ def host_facts(host: str, lists: DomainLists) -> HostFacts:
             sites.clear()
         found = sites[host] = HostFacts(host, lists)
     return found
-
-
-def domain_quality(
-    host: str, query: QueryTerms, error_code: bool, lists: DomainLists, penalty: float
-) -> DomainVerdict:
-    """The domain factor: 1 - `penalty` for low-quality suffixes, dictionaries on error-code
-    queries and e-commerce/brand sites the query does not name; 1 otherwise, and always 1 on an
-    authority site (docs.aws.amazon.com is not amazon.com's shop)."""
-    return host_facts(host, lists).verdict(query, error_code, penalty)

@@ -20,9 +20,6 @@ from websearch_mcp.search.answer import PageReading, ResultOut
 
 logger = logging.getLogger(__name__)
 
-#: Every `page_status` a read result can carry.
-PAGE_STATUSES = ("ok", "timeout", "refused", "blocked", "error", "unsupported")
-
 LoadPage = Callable[[str], Awaitable[Document]]
 
 
