@@ -2,8 +2,7 @@
 
 One connection per concurrent client; each sends a request, waits for the whole answer (framed by
 `Content-Length`), then sends the next. Parsing stops at the status line and `Content-Length`,
-so the generator spends a few tens of microseconds per request, well below what the server
-under test spends. Its own CPU time is measured, so a report can show it was not the bottleneck.
+so the generator spends far less per request than the server under test. Its own CPU time is measured, so a report can show it was not the bottleneck.
 """
 
 from __future__ import annotations

@@ -46,7 +46,41 @@ def _parser() -> argparse.ArgumentParser:
     stdio = sub.add_parser("stdio", help="serve MCP over stdin/stdout (for desktop clients)")
     stdio.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
 
-    search = sub.add_parser("search", help="run one web search and print it")
+    _search_arguments(sub.add_parser("search", help="run one web search and print it"))
+
+    fetch = sub.add_parser("fetch", help="read one page as clean text and print it")
+    fetch.add_argument("url", type=_text_arg)
+    fetch.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
+    fetch.add_argument(
+        "--max-chars",
+        type=int,
+        default=DEFAULT_MAX_CHARS,
+        help=f"the longest window of text printed (default: {DEFAULT_MAX_CHARS})",
+    )
+    fetch.add_argument(
+        "--start",
+        type=int,
+        default=0,
+        help="where the window begins: the next_start of the previous window (default: 0)",
+    )
+    fetch.add_argument("--json", action="store_true", help="print the tool's structured JSON")
+
+    status = sub.add_parser("status", help="print each engine's state and last hour")
+    status.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
+    status.add_argument(
+        "--url",
+        type=_text_arg,
+        help="the server (default: http://127.0.0.1:<server.port>); the token sent is the first"
+        f" of server.auth_tokens (${TOKENS_ENV}, or the config file's)",
+    )
+    status.add_argument("--json", action="store_true", help="print /status.json as it is")
+
+    check = sub.add_parser("check-config", help="validate a config file and print the result")
+    check.add_argument("path", nargs="?", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
+    return parser
+
+
+def _search_arguments(search: argparse.ArgumentParser) -> None:
     search.add_argument("query", type=_text_arg)
     search.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
     search.add_argument(
@@ -79,37 +113,6 @@ def _parser() -> argparse.ArgumentParser:
         help="summarise the results for research, code, news, howto or a short phrase of your"
         " own (needs a configured model: llm.base_url and llm.model)",
     )
-
-    fetch = sub.add_parser("fetch", help="read one page as clean text and print it")
-    fetch.add_argument("url", type=_text_arg)
-    fetch.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
-    fetch.add_argument(
-        "--max-chars",
-        type=int,
-        default=DEFAULT_MAX_CHARS,
-        help=f"the longest window of text printed (default: {DEFAULT_MAX_CHARS})",
-    )
-    fetch.add_argument(
-        "--start",
-        type=int,
-        default=0,
-        help="where the window begins: the next_start of the previous window (default: 0)",
-    )
-    fetch.add_argument("--json", action="store_true", help="print the tool's structured JSON")
-
-    status = sub.add_parser("status", help="print each engine's state and last hour")
-    status.add_argument("--config", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
-    status.add_argument(
-        "--url",
-        type=_text_arg,
-        help="the server (default: http://127.0.0.1:<server.port>); the token sent is the first"
-        f" of server.auth_tokens (${TOKENS_ENV}, or the config file's)",
-    )
-    status.add_argument("--json", action="store_true", help="print /status.json as it is")
-
-    check = sub.add_parser("check-config", help="validate a config file and print the result")
-    check.add_argument("path", nargs="?", help="YAML config file (default: $WEBSEARCH_MCP_CONFIG)")
-    return parser
 
 
 def _text_arg(text: str) -> str:

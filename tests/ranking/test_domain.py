@@ -136,7 +136,7 @@ def test_settings_lists_extend_the_built_in_ones() -> None:
 async def test_a_started_service_has_read_the_suffix_list(
     engines_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The list is read at start (about 50 ms), not in the first search."""
+    """The list is read at start, not in the first search."""
     real = domain._EXTRACT
     asked: list[str] = []
 

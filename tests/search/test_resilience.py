@@ -722,9 +722,9 @@ def test_memory_stays_bounded_under_oversized_answers(
         finally:
             tracemalloc.stop()
     assert fake.counts["brave"] == 4
-    # Two 10 MiB answers per search, each cut off at 5 MiB (about 21 MiB at the peak, the fake
-    # server's send buffers included; reading both whole would take over 40 MiB), and nothing
-    # kept between searches.
+    # Two 10 MiB answers per search, each cut off at 5 MiB (the bound leaves room for the fake
+    # server's send buffers; reading both whole would pass it), and nothing kept between
+    # searches.
     assert peak - before < 32 * 1024 * 1024
     assert current - before < 4 * 1024 * 1024
 

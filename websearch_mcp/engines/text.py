@@ -92,8 +92,8 @@ def collapse_spaces(text: str) -> str:
     matches and is faster than a substitution; most texts have nothing to collapse, and saying so
     (no whitespace but single inner spaces) is cheaper than splitting."""
     if text.isascii():
-        # The ASCII whitespace `split()` breaks on, but " ": nine C-level searches cost about
-        # half of `isprintable()`'s look-up per character.
+        # The ASCII whitespace `split()` breaks on, but " ": a few C-level searches, cheaper
+        # than a look-up per character.
         other = (
             "\n" in text
             or "\t" in text

@@ -1,7 +1,7 @@
 """One extraction job, as the server process hands it to an extraction worker.
 
 Apart from `worker.py`, so that the server process can describe jobs without importing the
-extractors (trafilatura and lxml: about 26 MB that only the workers use).
+extractors (trafilatura and lxml: memory that only the workers use).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ def ssl_context() -> ssl.SSLContext:
 
 @functools.cache
 def _ssl_context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
-    # Loading the CA bundle takes tens of milliseconds and megabytes: one context per setting.
+    # Loading the CA bundle is slow and large: one context per setting (the arguments key it).
     return httpx.create_ssl_context(trust_env=True)
 
 

@@ -1,11 +1,10 @@
 """The garbage collector's settings for a long-running server process.
 
-A search allocates hundreds of thousands of short-lived objects (parsed results, terms, scores),
-almost all freed by reference counting. With CPython's defaults the cyclic collector still ran
-its youngest collection about twice per search and a full one about every hundred searches,
-walking the 150,000 objects that imports and startup made (modules, schemas, clients) each time:
-about a tenth of a server's CPU, and full collections of about 100 ms that stalled every request
-in flight.
+A search allocates many short-lived objects (parsed results, terms, scores), almost all freed
+by reference counting. With CPython's defaults the cyclic collector still ran often during
+searches, each full collection walking every object that imports and startup made (modules,
+schemas, clients): a noticeable share of a server's CPU, and full collections that stalled every
+request in flight (docs/benchmarks.md has the figures).
 """
 
 from __future__ import annotations
