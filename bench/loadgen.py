@@ -1,8 +1,9 @@
 """A light HTTP/1.1 load generator: raw asyncio protocols on keep-alive connections.
 
 One connection per concurrent client; each sends a request, waits for the whole answer (framed by
-`Content-Length`), then sends the next. Parsing stops at the status line and `Content-Length`,
-so the generator spends far less per request than the server under test. Its own CPU time is measured, so a report can show it was not the bottleneck.
+`Content-Length`), then sends the next. Parsing stops at the status line and `Content-Length`, so
+the generator spends far less per request than the server under test. Its own CPU time is measured,
+so a report can show it was not the bottleneck.
 """
 
 from __future__ import annotations

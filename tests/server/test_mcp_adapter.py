@@ -15,11 +15,13 @@ import pytest
 from mcp.server import Server
 from mcp.server import _otel as otel
 from mcp.server._otel import OpenTelemetryMiddleware
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 
 from testing.server_helpers import MCP_HEADERS, settings_for, tool_call
 from testing.serving import serve_app
 from websearch_mcp.server.app import create_app
-from websearch_mcp.server.mcp_adapter import without_spans
+from websearch_mcp.server.mcp_adapter import advertise, without_spans
 
 PACKAGE = Path(__file__).resolve().parents[2] / "websearch_mcp"
 #: The SDK objects' private attributes a server might be tempted to reach.
@@ -33,6 +35,20 @@ def test_a_new_server_opens_spans_through_the_middleware_the_adapter_drops() -> 
     server.middleware.append(mine)
     without_spans(server)
     assert server.middleware == [mine]  # only the SDK's spans go
+
+
+async def test_the_schemas_the_adapter_sets_are_the_ones_listed() -> None:
+    def echo(text: str) -> dict[str, int]:
+        return {"length": len(text)}
+
+    made = Tool.from_function(echo, structured_output=True)
+    bounded = {"type": "object", "properties": {"text": {"type": "string", "maxLength": 5}}}
+    advertise(made, bounded, lambda derived: {**derived, "description": "rewritten"})
+    [listed] = await MCPServer("test", tools=[made]).list_tools()
+    assert listed.input_schema == bounded
+    assert listed.output_schema is not None
+    assert listed.output_schema["description"] == "rewritten"
+    assert listed.output_schema["type"] == "object"  # derived from the answer's type
 
 
 @pytest.mark.parametrize("tracing", [False, True])

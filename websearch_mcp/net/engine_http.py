@@ -95,7 +95,8 @@ class EngineClient:
         )
         # `send` retries a request that met a closed kept-alive connection itself, for every
         # method, within the engine's time, and counts it; aiohttp's own silent retry would
-        # hide it from that count (and covers GET only).
+        # hide it from that count (and covers GET only). aiohttp has no public switch for it;
+        # tests/net/test_http_send.py fails when this attribute stops turning it off.
         session._retry_connection = False
         return session
 

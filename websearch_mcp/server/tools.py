@@ -52,7 +52,7 @@ from websearch_mcp.server.arguments import (
     web_search_args,
     web_search_params,
 )
-from websearch_mcp.server.mcp_adapter import without_spans
+from websearch_mcp.server.mcp_adapter import advertise, without_spans
 from websearch_mcp.server.metrics import Metrics
 from websearch_mcp.server.rendering import page_text, papers_text, search_text
 from websearch_mcp.server.schemas import flat_schema
@@ -280,10 +280,9 @@ def tool(spec: ToolSpec, metrics: Metrics) -> Tool:
         annotations=read_only(spec.title),
         structured_output=True,
     )
-    made.parameters = input_schema(spec.name, spec.params)
     # Advertised flat; answers are still checked against the answer's type, which accepts
     # exactly what the flat schema does.
-    made.fn_metadata.output_schema = flat_schema(made.fn_metadata.output_schema or {})
+    advertise(made, input_schema(spec.name, spec.params), flat_schema)
     return made
 
 

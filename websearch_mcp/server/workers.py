@@ -13,6 +13,9 @@ there:
 
 The directory is removed when the parent exits (`runtime.shared_runtime`). Each worker's app is
 `app.worker_app`.
+
+uvicorn's supervisor takes no sockets of its own choosing per worker: `run_workers` subclasses
+it, past its public API. `tests/server/test_workers.py` fails when uvicorn changes under it.
 """
 
 from __future__ import annotations

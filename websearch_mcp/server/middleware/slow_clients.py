@@ -8,6 +8,10 @@ must be complete within `server.read_timeout_seconds`, and within `MAX_HEADER_BY
 keeps every byte of a header line however long, so the deadline alone would let a fast client
 fill the memory; h11 stops at 16 KiB by itself). The body's deadline is kept by `Guard`
 (`body_limit.read_body_within`), which reads it before the request takes a concurrency slot.
+
+uvicorn has no public way to do this: the wrapper subclasses its protocol class and uses the
+protocol's own hooks and attributes. `tests/server/test_hostile_requests.py` fails when uvicorn
+changes under it.
 """
 
 from __future__ import annotations
