@@ -5,6 +5,10 @@ functions and under `if TYPE_CHECKING:`."""
 from __future__ import annotations
 
 import ast
+import re
+import sys
+import tomllib
+from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -176,3 +180,31 @@ def test_testing_bench_and_tests_import_each_other_as_documented() -> None:
                 f"{path.relative_to(ROOT)} imports {name}" for name in _imported_tops(path) & barred
             ]
     assert wrong == []
+
+
+def test_every_package_the_code_imports_is_a_declared_dependency() -> None:
+    # A package that only comes with another one may leave with its next release. (Extras
+    # count: the code that imports one says what to install when it is missing.)
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    lines = [*project["dependencies"], *project["optional-dependencies"]["redis"]]
+    lines += project["optional-dependencies"]["pdf"]
+    declared = {
+        re.split(r"[\s<>=!;\[~]", line, maxsplit=1)[0].lower().replace("_", "-") for line in lines
+    }
+    providers = metadata.packages_distributions()
+    undeclared = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                tops = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                tops = [node.module.split(".")[0]]
+            else:
+                continue
+            for top in tops:
+                names = {d.lower().replace("_", "-") for d in providers.get(top, [])}
+                if top in sys.stdlib_module_names or top == "websearch_mcp":
+                    continue
+                if not names & declared:
+                    undeclared[top] = str(path.relative_to(ROOT))
+    assert undeclared == {}
