@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import socket
 import threading
 import time
@@ -10,6 +12,47 @@ from contextlib import contextmanager
 
 import uvicorn
 from starlette.types import ASGIApp
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, stopped without its idle waits (hundreds of tests start and stop one):
+    `stop` wakes the main loop at once, where uvicorn looks at `should_exit` every 0.1 s; and
+    with no connection or request left, shutdown closes the listening sockets and runs the
+    lifespan's shutdown without the 0.1 s uvicorn gives connections to close. uvicorn has no
+    public way to do either: its two methods are overridden here, and tests/deploy/test_serving.py
+    fails when they change under this class."""
+
+    _loop: asyncio.AbstractEventLoop | None = None
+    _wake: asyncio.Event | None = None
+
+    async def main_loop(self) -> None:
+        self._wake = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        counter = 0
+        while not await self.on_tick(counter):
+            counter = (counter + 1) % 864000
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), 0.1)
+
+    def stop(self) -> None:
+        self.should_exit = True
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has already ended
+                loop.call_soon_threadsafe(wake.set)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self.server_state.connections or self.server_state.tasks:
+            await super().shutdown(sockets)
+            return
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        for server in self.servers:
+            await server.wait_closed()
+        if not self.force_exit:
+            await self.lifespan.shutdown()
 
 
 @contextmanager
@@ -39,7 +82,7 @@ def serve_app(
         ssl_certfile=tls[0] if tls else None,
         ssl_keyfile=tls[1] if tls else None,
     )
-    server = uvicorn.Server(config)
+    server = _Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:
@@ -50,6 +93,6 @@ def serve_app(
             time.sleep(0.01)
         yield f"https://localhost:{port}" if tls else f"http://{host}:{port}"
     finally:
-        server.should_exit = True
+        server.stop()
         thread.join(timeout=10)
         sock.close()

@@ -364,11 +364,14 @@ def _nginx() -> str:
     return binary
 
 
-def _local_nginx_conf(directory: Path, upstreams: list[str], port: int) -> Path:
-    """deploy/nginx.conf with the replicas and the listening port of this machine, writing
-    under `directory` instead of /tmp. Each address gets the replicas' parameters but `resolve`
-    (the addresses are fixed here, and the nginx installed may be older than 1.27.3)."""
-    text = NGINX_CONF.read_text(encoding="utf-8")
+def _local_nginx_conf(
+    directory: Path, upstreams: list[str], port: int, text: str | None = None
+) -> Path:
+    """deploy/nginx.conf (or `text`, a copy of it changed) with the replicas and the listening
+    port of this machine, writing under `directory` instead of /tmp. Each address gets the
+    replicas' parameters but `resolve` (the addresses are fixed here, and the nginx installed
+    may be older than 1.27.3)."""
+    text = NGINX_CONF.read_text(encoding="utf-8") if text is None else text
     replicas = re.search(r"server websearch-replica:8338([^;]*);\n\s*", text)
     assert replicas is not None
     parameters = replicas.group(1).replace(" resolve", "")
@@ -417,12 +420,13 @@ def _echo_app(name: str) -> Starlette:
 
 
 @contextmanager
-def _balancer(directory: Path, upstreams: list[str]) -> Iterator[str]:
-    """nginx running deploy/nginx.conf in front of `upstreams` (host:port); yields its URL once
-    it answers (the first request is not counted: it may have met a replica that is gone)."""
+def _balancer(directory: Path, upstreams: list[str], text: str | None = None) -> Iterator[str]:
+    """nginx running deploy/nginx.conf (or `text`) in front of `upstreams` (host:port); yields
+    its URL once it answers (the first request is not counted: it may have met a replica that
+    is gone)."""
     nginx = _nginx()
     port = free_port()
-    conf = _local_nginx_conf(directory, upstreams, port)
+    conf = _local_nginx_conf(directory, upstreams, port, text)
     process = subprocess.Popen(
         [nginx, "-e", "stderr", "-p", str(directory), "-c", str(conf), "-g", "daemon off;"],
         stderr=subprocess.PIPE,
@@ -443,9 +447,20 @@ def _balancer(directory: Path, upstreams: list[str]) -> Iterator[str]:
 
 def test_nginx_lets_a_stalled_client_go_when_a_replica_would(tmp_path: Path) -> None:
     """A client that stops halfway through its headers or its body is let go after
-    `server.read_timeout_seconds`, as a replica lets it go, not after nginx's own 60 s."""
-    limit = ServerSettings().read_timeout_seconds
-    with serve_app(_echo_app("a")) as replica, _balancer(tmp_path, [replica[7:]]) as base:
+    `server.read_timeout_seconds`, as a replica lets it go, not after nginx's own 60 s.
+
+    The config's two timeouts must say the replicas' default; nginx is then run with them at
+    2 s, so that the wait shows they are the ones applied without waiting the full 10 s."""
+    text = NGINX_CONF.read_text(encoding="utf-8")
+    timeouts = re.findall(r"^\s*(client_(?:header|body)_timeout) (\d+)s;$", text, re.M)
+    assert sorted(name for name, _ in timeouts) == ["client_body_timeout", "client_header_timeout"]
+    assert {float(seconds) for _, seconds in timeouts} == {ServerSettings().read_timeout_seconds}
+    limit = 2
+    text = re.sub(r"(client_(?:header|body)_timeout) \d+s;", rf"\1 {limit}s;", text)
+    with (
+        serve_app(_echo_app("a")) as replica,
+        _balancer(tmp_path, [replica[7:]], text) as base,
+    ):
         port = int(base.rsplit(":", 1)[1])
         starts = {
             "headers": b"GET /healthz HTTP/1.1\r\nHost: x\r\n",
