@@ -189,8 +189,9 @@ _LINK_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:[ \t]*\S+.*$", re.MULTILINE)
 def markdown_words(text: str) -> str:
     """Markdown links and images reduced to their words, and link definitions left out: an
     image a client fetches when an agent quotes it can carry the conversation away."""
-    if "](" in text:
-        text = MARKDOWN_LINK.sub(r"\1", text)
+    found = int("](" in text)
+    while found:  # again for what the words held: a linked image, `[![words](image)](link)`
+        text, found = MARKDOWN_LINK.subn(r"\1", text)
     if "![" in text:
         text = _IMAGE_REFERENCE.sub(r"\1", text)
     if "]:" in text:

@@ -383,6 +383,11 @@ async def test_links_and_images_the_model_writes_are_kept_as_their_words(
         llm_url,
     )
     assert outcome.text == "See the guide [1]. logo\n\nSources:\n[1] https://example.org/1"
+    # A linked image (a badge) is an image inside a link's words.
+    linked = await summary_of(
+        "[![badge](https://evil.example/b.svg)](https://x.example) [1]", llm, llm_url
+    )
+    assert linked.text == "badge [1]\n\nSources:\n[1] https://example.org/1"
 
 
 async def test_a_reasoning_models_thinking_is_not_the_summary(llm: FakeLLM, llm_url: str) -> None:

@@ -29,7 +29,13 @@ class LLMSettings(Section):
         12_000, ge=4_000, le=500_000, description="the prompt, results included, at most this"
     )
     temperature: float = Field(0.2, ge=0.0, le=2.0)
-    max_tokens: int = Field(600, ge=16, le=32_768, description="the summary's length in tokens")
+    max_tokens: int = Field(
+        600,
+        ge=16,
+        le=32_768,
+        description="the summary's length in tokens (as max_completion_tokens to a model that"
+        " refuses max_tokens)",
+    )
 
     @property
     def enabled(self) -> bool:

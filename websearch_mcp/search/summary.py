@@ -45,6 +45,11 @@ ANSWER_BYTES_PER_TOKEN, MIN_ANSWER_BYTES = 512, 1024 * 1024
 #: Ends a summary the model stopped at `max_tokens` (finish reason `length`), often
 #: mid-sentence, which would otherwise read as whole.
 CUT_OFF_NOTE = "… (cut off at the summary's length limit, llm.max_tokens)"
+#: Ends a summary the model's server stopped for its content filter (`content_filter`).
+FILTERED_NOTE = "… (stopped by the model's content filter)"
+#: The request parameters a model may refuse (OpenAI's reasoning models): `max_tokens` is then
+#: sent as `max_completion_tokens`, and `temperature` left out.
+_ADAPTABLE = ("max_tokens", "temperature")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 #: [3], [1][4] and [2, 5] all cite.
 # A citation: `[2]`, `[2, 5]`, `[1-3]` (a range), after the space before it.
@@ -174,8 +179,9 @@ def _cited(group: str) -> list[int]:
     return numbers
 
 
-# A reasoning model's thinking, which some servers leave in the answer's content.
-_THINKING = re.compile(r"\A\s*<think>.*?(?:</think>|\Z)", re.DOTALL)
+# A reasoning model's thinking, which some servers leave in the answer's content; its opening
+# tag may be in the prompt's template instead (DeepSeek-R1), leaving only the closing one.
+_THINKING = re.compile(r"\A(?:\s*<think>)?.*?</think>|\A\s*<think>.*\Z", re.DOTALL)
 
 
 # A Markdown image or link the model wrote: a result's text may have asked it to (an image a
@@ -245,19 +251,36 @@ def _status_error(status: int, body: bytes) -> SummaryError:
 
 def _message_text(data: Any) -> str:
     """The text of a plain (non-streaming) completion."""
+    if isinstance(data, dict) and data.get("error") and not data.get("choices"):
+        # A gateway (OpenRouter, LiteLLM) may answer a failure with status 200.
+        detail = _error_detail(json.dumps(data).encode())
+        raise SummaryError("error" + (f": {detail}" if detail else ""))
     try:
         choice = data["choices"][0]
-        content, reason = choice["message"]["content"], choice.get("finish_reason")
+        message, reason = choice["message"], choice.get("finish_reason")
+        content, refusal = message["content"], message.get("refusal")
     except (KeyError, IndexError, TypeError):
         raise SummaryError("the answer is not a chat completion") from None
     if not isinstance(content, str) or not content.strip():
-        raise SummaryError("the answer is empty")
+        raise _no_text(reason, refusal if isinstance(refusal, str) else "")
     return _ended(content, reason)
 
 
+def _no_text(reason: Any, refusal: str) -> SummaryError:
+    """Why an answer holds no text: the model refused (said so in `refusal`), wrote nothing
+    within `max_tokens` (a reasoning model may spend them all thinking), or nothing at all."""
+    if refusal.strip():
+        return SummaryRefused(f"the model refused: {refusal.strip()[:ERROR_DETAIL_CHARS]}")
+    if reason == "length":
+        return SummaryError("the model wrote nothing within llm.max_tokens (thinking, maybe)")
+    return SummaryError("the answer is empty")
+
+
 def _ended(text: str, reason: Any) -> str:
-    """`text`, marked as cut off when the model stopped at `max_tokens`."""
-    return f"{text.rstrip()} {CUT_OFF_NOTE}" if reason == "length" else text
+    """`text`, marked as cut off when the model stopped at `max_tokens` or its server's content
+    filter stopped it: often mid-sentence, which would otherwise read as whole."""
+    note = {"length": CUT_OFF_NOTE, "content_filter": FILTERED_NOTE}.get(str(reason))
+    return f"{text.rstrip()} {note}" if note else text
 
 
 class Summarizer:
@@ -275,6 +298,7 @@ class Summarizer:
         self._secrets = (settings.api_key,) if settings.api_key else ()
         self._max_bytes = max(MIN_ANSWER_BYTES, settings.max_tokens * ANSWER_BYTES_PER_TOKEN)
         self._client = build_httpx_client(proxy=proxy)
+        self._refused: set[str] = set()  # of `_ADAPTABLE`, the ones the model refused
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Summarizer | None:
@@ -341,13 +365,28 @@ class Summarizer:
         return SummaryOutcome(error=f"the language model gave no summary ({error})")
 
     def _body(self, messages: list[dict[str, str]], *, stream: bool) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "messages": messages,
-            "temperature": self.settings.temperature,
-            "max_tokens": self.settings.max_tokens,
-            "stream": stream,
-        }
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        if "temperature" not in self._refused:
+            body["temperature"] = self.settings.temperature
+        tokens = "max_completion_tokens" if "max_tokens" in self._refused else "max_tokens"
+        return {**body, tokens: self.settings.max_tokens, "stream": stream}
+
+    def _adapted(self, body: bytes) -> bool:
+        """Whether a 400 refused one of `_ADAPTABLE`, not refused before: it is sent otherwise
+        from then on (for every later summary too)."""
+        try:
+            error = _json(body).get("error")
+        except (SummaryError, AttributeError):
+            return False
+        named = error.get("param") if isinstance(error, dict) else None
+        if named not in _ADAPTABLE:
+            quoted = re.search(r"'(\w+)'", _error_detail(body))
+            named = quoted[1] if quoted else None
+        if named not in _ADAPTABLE or named in self._refused:
+            return False
+        self._refused.add(named)
+        log.info("model %s refused %s: sent otherwise from now on", self.model, named)
+        return True
 
     async def _complete(self, messages: list[dict[str, str]], timeout: float) -> str:
         async with self._send(messages, timeout, stream=False) as response:
@@ -359,21 +398,26 @@ class Summarizer:
     ) -> AsyncIterator[httpx.Response]:
         """The model server's response, its body not read yet; an error status is a
         `SummaryError`."""
-        request = self._client.build_request(
-            "POST",
-            self._url,
-            json=self._body(messages, stream=stream),
-            headers=self._headers,
-            timeout=timeout,
-        )
-        response = await self._client.send(request, stream=True)
-        try:
-            if response.status_code >= 400:
-                try:
-                    body = await _read(response, self._max_bytes)
-                except SummaryError:
-                    body = b""  # the status says enough
+        while True:  # again only when a parameter the model refused is sent otherwise
+            request = self._client.build_request(
+                "POST",
+                self._url,
+                json=self._body(messages, stream=stream),
+                headers=self._headers,
+                timeout=timeout,
+            )
+            response = await self._client.send(request, stream=True)
+            if response.status_code < 400:
+                break
+            try:
+                body = await _read(response, self._max_bytes)
+            except SummaryError:
+                body = b""  # the status says enough
+            finally:
+                await response.aclose()
+            if response.status_code != 400 or not self._adapted(body):
                 raise _status_error(response.status_code, body)
+        try:
             yield response
         finally:
             await response.aclose()
@@ -436,10 +480,114 @@ def _json(data: bytes | str) -> Any:
         raise SummaryError("the answer is not JSON") from None
 
 
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+#: Joiners: one at either end of a part of the text would be dropped as joining nothing.
+_JOINERS = ("\u200c", "\u200d")
+
+
+def _settled(text: str) -> int:
+    """Where the part of `text` that may still change as more comes begins (its length when
+    none may): a letter that may be joined to the next one, or what may still become a
+    Markdown link or image (`_open_link`)."""
+    # A letter may be joined to the next part's (an emoji's ZWJ sequence): no cut next to one.
+    cut = len(text) - 1 if text.endswith("!") or not text[-1:].isascii() else len(text)
+    while cut > 0 and (text[cut - 1] in _JOINERS or text[cut : cut + 1] in _JOINERS):
+        cut -= 1
+    return _open_link(text[:cut])
+
+
+def _open_link(text: str) -> int:
+    """Where a Markdown link, image or link definition that `text` may still become begins
+    (its length when it can become none): an open `[`, or a closed `[...]` that its next
+    characters may still make one (`_link_end`); within one line, as links are read."""
+    start, depth, at = None, 0, 0
+    while at < len(text):
+        char = text[at]
+        if char == "\n":
+            start, depth = None, 0
+        elif char == "[":
+            start = at - (text[at - 1 : at] == "!") if depth == 0 else start
+            depth += 1
+        elif char == "]" and depth:
+            depth -= 1
+            if depth == 0 and start is not None:
+                end = _link_end(text, start, at + 1)
+                if end is None:
+                    return start
+                at, start = end, None
+        at += 1
+    return len(text) if start is None else start
+
+
+def _link_end(text: str, start: int, at: int) -> int | None:
+    """Where the link whose `[...]` begins at `start` and ends before `at` ends: at its
+    target's `)`, an image's `[reference]` or a definition's line end; `at - 1` when the next
+    character makes it no link; None when the text ends before that is known."""
+    if at == len(text):
+        return None
+    line = text.rfind("\n", 0, start) + 1
+    if text[at] == "(":
+        return _closing_parenthesis(text, at)
+    if text[at] == "[" and text[start] == "!":
+        reference = re.match(r"\[[^\[\]\n]*(\])?", text[at:])
+        if reference and reference[1]:  # which may itself be a link's words
+            return _link_end(text, at, at + reference.end())
+        return None if reference and at + reference.end() == len(text) else at - 1
+    if text[at] == ":" and not text[line:start].strip(" "):
+        end = text.find("\n", at)
+        return None if end < 0 else end - 1
+    return at - 1
+
+
+def _closing_parenthesis(text: str, at: int) -> int | None:
+    """The index of the `)` closing the `(` at `at` (one level of parentheses inside), or
+    None when the text ends first."""
+    depth = 0
+    for index in range(at, len(text)):
+        if text[index] == "(":
+            depth += 1
+        elif text[index] == ")":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+class ShownText:
+    """The summary as progress notifications show it while it is written: as the summary will
+    read, without a leading `<think>` block and with links and images reduced to their words.
+    What may still become one of them is held back until it is known."""
+
+    def __init__(self) -> None:
+        self._held = ""
+        self._thinking: bool | None = None  # None: not known yet whether the text opens one
+
+    def add(self, delta: str) -> str:
+        """What `delta` adds to the text shown ("" while it is held back)."""
+        held = self._held + delta
+        if self._thinking is None:
+            start = held.lstrip()
+            if len(start) < len(_THINK_OPEN) and _THINK_OPEN.startswith(start):
+                self._held = held
+                return ""
+            self._thinking = start.startswith(_THINK_OPEN)
+        if self._thinking:
+            end = held.find(_THINK_CLOSE)
+            if end < 0:
+                self._held = held[-len(_THINK_CLOSE) :]  # the thinking itself is not kept
+                return ""
+            held, self._thinking = held[end + len(_THINK_CLOSE) :], False
+        cut = _settled(held)
+        self._held = held[cut:]
+        return visible(markdown_words(held[:cut]))
+
+
 async def _read_stream(lines: AsyncIterator[str], on_progress: ProgressFn | None) -> str:
     """The text of a streamed completion; an error event, or an end before `[DONE]` or a
-    finish reason, is a `SummaryError`."""
+    finish reason, is a `SummaryError`. Progress carries the text as `ShownText` shows it."""
     parts: list[str] = []
+    refusal: list[str] = []
+    shown = ShownText()
     size = 0
     finished = False
     ending = None  # the finish reason
@@ -456,34 +604,37 @@ async def _read_stream(lines: AsyncIterator[str], on_progress: ProgressFn | None
         if "error" in event:
             detail = _error_detail(data.encode())
             raise SummaryError("error mid-stream" + (f": {detail}" if detail else ""))
-        delta, reason = _chunk(event)
+        delta, reason, refused = _chunk(event)
+        refusal.append(refused)
         if delta:
             parts.append(delta)
-            size += len(delta)
-            if on_progress is not None:
-                on_progress = await _report(on_progress, size, delta)
+            if on_progress is not None and (added := shown.add(delta)):
+                size += len(added)
+                on_progress = await _report(on_progress, size, added)
         if reason:
             finished, ending = True, reason
     if not finished:
         raise SummaryError("the stream broke off before the end")
     text = "".join(parts)
     if not text.strip():
-        raise SummaryError("the answer is empty")
+        raise _no_text(ending, "".join(refusal))
     return _ended(text, ending)
 
 
-def _chunk(event: dict[str, Any]) -> tuple[str, Any]:
-    """A streamed completion chunk's text, and its finish reason (set when it ends the answer);
-    an event of another shape is a `SummaryError`."""
+def _chunk(event: dict[str, Any]) -> tuple[str, Any, str]:
+    """A streamed completion chunk's text, its finish reason (set when it ends the answer) and
+    its refusal text (OpenAI's, in place of content); an event of another shape is a
+    `SummaryError`."""
     try:
         choice = (event.get("choices") or [{}])[0]
-        text = (choice.get("delta") or {}).get("content") or ""
+        delta = choice.get("delta") or {}
+        text, refusal = delta.get("content") or "", delta.get("refusal") or ""
         reason = choice.get("finish_reason")
     except (AttributeError, KeyError, IndexError, TypeError):
         raise SummaryError("the stream sent an event that is not a completion chunk") from None
-    if not isinstance(text, str):
+    if not isinstance(text, str) or not isinstance(refusal, str):
         raise SummaryError("the stream sent an event that is not a completion chunk")
-    return text, reason
+    return text, reason, refusal
 
 
 class SharedProgress:
