@@ -718,3 +718,7 @@ def test_a_query_cut_inside_a_quoted_phrase_is_sent_without_its_open_quote() -> 
     closed = " ".join(f"w{n}" for n in range(45))
     sent = params_of(Brave().request(Query(f'"a b" {closed} "c d e f g h i j"'), "k"))["q"]
     assert sent == f'"a b" {closed} c d e'
+    # A lone quote the query had (an inch mark) is the engine's to read; a query is never empty.
+    inches = params_of(Brave().request(Query(f'27" monitor {closed} x y z w'), "k"))["q"]
+    assert inches.startswith('27" monitor ')
+    assert params_of(Brave().request(Query('" ' + "x" * 450), "k"))["q"]

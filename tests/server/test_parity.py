@@ -111,6 +111,7 @@ SCAFFOLDING = (
     "No papers for",
     "call again with start=",
     "call again with a higher page for more",
+    "the last",
     "also reported by",
     "page",
     "to read on",
@@ -191,7 +192,9 @@ def test_the_text_alone_names_every_report_of_a_story_and_the_page_of_papers(
         for other in result.get("also", []):
             assert other["url"] in text
     shown = papers_text(papers)
-    assert (f"[page {papers['page']};" in shown) == bool(papers["results"])
+    assert (f"[page {papers['page']}" in shown) == bool(papers["results"])
+    # The last page the argument takes asks for no other.
+    assert ("higher page" in shown) == (bool(papers["results"]) and papers["page"] < 50)
 
 
 @settings(max_examples=100, deadline=None)

@@ -514,6 +514,12 @@ def test_a_page_of_an_allowed_origin_may_call_the_server_from_a_browser(
             f"{url}/mcp", headers={**MCP_HEADERS, **evil, **bearer(TOKEN)}, json=TOOLS_LIST
         )
         assert called.status_code == 403 and "access-control-allow-origin" not in called.headers
+        # The operator's pages are read by no other page, even an allowed one.
+        for path in ("/metrics", "/status.json", "/readyz"):
+            read = http.get(f"{url}{path}", headers={**page, **bearer(TOKEN)})
+            assert read.status_code == 200 and "access-control-allow-origin" not in read.headers
+            asked = http.options(f"{url}{path}", headers={**preflight, **page})
+            assert "access-control-allow-origin" not in asked.headers
 
 
 def test_oversized_bodies_get_413(engines_url: str) -> None:

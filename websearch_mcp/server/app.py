@@ -1,11 +1,12 @@
 """The Starlette application: routes, middleware (request ids, auth, limits) and the lifespan.
 
-Routes: `POST /mcp` (MCP, stateless), `GET|POST /search` (SearXNG's JSON API; a search sent to
-`/` is redirected there, as SearXNG does), `GET /metrics` (Prometheus), `GET /status` and
-`GET /status.json` (the engines' health, see `status`), `GET /readyz` (the cache answers),
-`GET /healthz` (the process answers; the only route that needs no token). Every request passes
-`Observer` (request id, access log, metrics), CORS (a browser page of an allowed origin may read
-the answers) and then `Guard` (Host, Origin, token, rate and concurrency limits, body cap).
+Routes: `POST /mcp` (MCP, stateless), `GET|POST /search` (SearXNG's JSON API; a search sent to `/`
+is redirected there, as SearXNG does), `GET /metrics` (Prometheus), `GET /status` and `GET
+/status.json` (the engines' health, see `status`), `GET /readyz` (the cache answers), `GET
+/healthz` (the process answers; the only route that needs no token). Every request passes
+`Observer` (request id, access log, metrics), CORS on `/mcp` and `/search` (a browser page of an
+allowed origin may read the answers) and then `Guard` (Host, Origin, token, rate and concurrency
+limits, body cap).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from mcp.server.transport_security import TransportSecuritySettings
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -40,7 +40,7 @@ from websearch_mcp.server.argument_checks import long_numbers_as_text
 from websearch_mcp.server.metrics import Metrics
 from websearch_mcp.server.middleware.body_limit import read_body, replaying
 from websearch_mcp.server.middleware.exposure import check_exposure
-from websearch_mcp.server.middleware.guard import Guard, cors_settings
+from websearch_mcp.server.middleware.guard import Guard, SearchCORS
 from websearch_mcp.server.middleware.slow_clients import set_worker_read_timeout
 from websearch_mcp.server.observability import Observer, configure_logging
 from websearch_mcp.server.searxng_api import index_endpoint, search_endpoint
@@ -268,7 +268,7 @@ def create_app(
         ],
         middleware=[
             Middleware(Observer, metrics=metrics),
-            Middleware(CORSMiddleware, **cors_settings(settings.server)),
+            Middleware(SearchCORS, server=settings.server),
             Middleware(Guard, server=settings.server, on_reject=metrics.reject),
         ],
         lifespan=lifespan,

@@ -15,6 +15,7 @@ from websearch_mcp.search.answer import (
     SearchOut,
     SummarizedSearchOut,
 )
+from websearch_mcp.server.argument_checks import MAX_PAGE
 
 AUTHORS_SHOWN = 3  # more are summed up as "et al."
 
@@ -164,8 +165,10 @@ def papers_text(answer: PapersOut) -> str:
         lines += _details_lines(paper)
     if not answer["results"]:
         lines.append(f"No papers for {answer['query']!r}.")
-    else:
+    elif answer["page"] < MAX_PAGE:
         lines.append(f"[page {answer['page']}; call again with a higher page for more]")
+    else:
+        lines.append(f"[page {answer['page']}, the last]")
     return "\n".join(lines + _footer(answer))
 
 

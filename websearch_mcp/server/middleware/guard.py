@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starlette.datastructures import Headers
+from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from websearch_mcp.server.middleware.auth import TokenAuth, client_address, parse_networks
@@ -65,18 +66,28 @@ async def _reject(
     await send({"type": "http.response.body", "body": body})
 
 
-def cors_settings(server: ServerSettings) -> dict[str, Any]:
-    """Starlette's `CORSMiddleware` for the origins `Guard` allows: their pages may call the
-    server from a browser (its preflight needs no token) and read the answers, refusals and
-    their challenges included. Others get no CORS header, and `Guard` refuses their requests."""
-    return {
-        "allow_origin_regex": OriginPolicy([], server.allowed_origins).origin_regex(),
-        "allow_methods": ["GET", "POST"],
-        "allow_headers": ["*"],  # each asked for is named back, `Authorization` included
-        "expose_headers": ["WWW-Authenticate", "Retry-After"],
-        # A page of an allowed public origin may call a server on a private address.
-        "allow_private_network": True,
-    }
+class SearchCORS:
+    """CORS on the search routes (`LIMITED_PATHS`), by Starlette's `CORSMiddleware`, for the
+    origins `Guard` allows: their pages may call `/mcp` and `/search` from a browser (the
+    preflight needs no token) and read the answers, refusals and their challenges included.
+    Other origins get no CORS header, and `Guard` refuses their requests; the other routes
+    (status, metrics) get none: no other page reads them."""
+
+    def __init__(self, app: ASGIApp, server: ServerSettings) -> None:
+        self.app = app
+        self.cors = CORSMiddleware(
+            app,
+            allow_origin_regex=OriginPolicy([], server.allowed_origins).origin_regex(),
+            allow_methods=["GET", "POST"],
+            allow_headers=["*"],  # each asked for is named back, `Authorization` included
+            expose_headers=["WWW-Authenticate", "Retry-After"],
+            # A page of an allowed public origin may call a server on a private address.
+            allow_private_network=True,
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        searching = scope["type"] == "http" and scope["path"] in LIMITED_PATHS
+        await (self.cors if searching else self.app)(scope, receive, send)
 
 
 def _retry_after(seconds: float) -> dict[str, str]:
