@@ -195,6 +195,12 @@ def test_the_text_alone_names_every_report_of_a_story_and_the_page_of_papers(
     assert (f"[page {papers['page']}" in shown) == bool(papers["results"])
     # The last page the argument takes asks for no other.
     assert ("higher page" in shown) == (bool(papers["results"]) and papers["page"] < 50)
+    last: Any = {
+        **papers,
+        "page": 50,
+        "results": [{"title": "t", "url": "u", "engines": [], "score": 1}],
+    }
+    assert "[page 50, the last]" in papers_text(last)
 
 
 @settings(max_examples=100, deadline=None)
