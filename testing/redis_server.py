@@ -36,11 +36,13 @@ def redis_binary() -> str:
 class RedisServer:
     """One `redis-server` process; `stop()` then `start()` restarts it empty on the same port."""
 
-    def __init__(self, binary: str) -> None:
+    def __init__(self, binary: str, *, unix_socket: bool = False) -> None:
         self.binary = binary
         self.port = free_port()
         self._dir = Path(tempfile.mkdtemp(prefix="websearch-mcp-redis-"))
         self._process: subprocess.Popen[bytes] | None = None
+        #: A Unix socket it also listens on, when asked for.
+        self.socket_path = self._dir / "redis.sock" if unix_socket else None
 
     @property
     def url(self) -> str:
@@ -57,6 +59,8 @@ class RedisServer:
             "--dir", str(self._dir),
             "--daemonize", "no",
         ]  # fmt: skip
+        if self.socket_path is not None:
+            args += ["--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
         self._process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

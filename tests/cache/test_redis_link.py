@@ -30,6 +30,13 @@ from websearch_mcp.net.store_failures import CacheStats, StoreFailures
 BUDGET = 0.25
 
 
+def answers(redis: str | RedisLink) -> RedisCache:
+    """An answer cache on `redis`, with settings as the service gives them."""
+    return RedisCache(
+        redis, ttl_seconds=60, max_age_seconds=600, max_entries=100, timeout_seconds=LENIENT_SECONDS
+    )
+
+
 @pytest.fixture
 async def silent_server() -> AsyncIterator[str]:
     """A TCP server on 127.0.0.1 that accepts connections, reads, and never answers."""
@@ -139,6 +146,47 @@ async def test_a_refused_login_and_a_read_only_replica_are_told_apart(
     guard = StoreFailures("redis cache", CacheStats(), clock, 30.0)
     report_failure(guard, ReadOnlyError("You can't write against a read only replica."), "write")
     assert guard.allows("all") and not guard.allows("write")
+
+
+async def test_a_unix_socket_url_reaches_redis() -> None:
+    # As the configuration takes it: `unix://` and the socket's path, an empty authority.
+    server = RedisServer(redis_binary(), unix_socket=True)
+    server.start()
+    cache = answers(f"unix://{server.socket_path}")
+    try:
+        await cache.set("web", "k", {"a": 1})
+        assert await cache.get("web", "k") is not None, cache.stats.as_dict()
+    finally:
+        await cache.close()
+        server.close()
+
+
+async def test_an_acl_refusing_some_commands_or_keys_stops_only_those(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An ACL user given the answers' keys only, without SCAN: the cooldowns' calls are refused
+    (NOPERM) and the cleanup too, and the answer cache goes on serving all along."""
+    redis_server.command(
+        "ACL", "SETUSER", "answers", "on", ">pw", "~websearch-mcp:*", "+@all", "-scan"
+    )
+    link = RedisLink(
+        f"redis://answers:pw@127.0.0.1:{redis_server.port}/0", timeout_seconds=LENIENT_SECONDS
+    )
+    cache = answers(link)
+    store = RedisCooldownStore(link, timeout_seconds=LENIENT_SECONDS)
+    try:
+        await cache.set("web", "k", {"a": 1})
+        await store.set("breaker:searxng", Cooldown(time.time() + 60, "HTTP 500", 1))
+        assert store.stats.errors == {"forbidden": 1}
+        assert await cache.cleanup() == 0
+        assert cache.stats.errors == {"forbidden": 1}
+        assert await cache.get("web", "k") is not None, cache.stats.as_dict()
+        await cache.set("web", "k2", {"a": 2})
+        assert await cache.get("web", "k2") is not None, cache.stats.as_dict()
+        assert "redis cache bypassed (forbidden)" in caplog.text
+    finally:
+        await link.aclose()
+        redis_server.command("ACL", "DELUSER", "answers")
 
 
 def test_the_address_replaces_the_host_and_keeps_the_rest() -> None:

@@ -19,7 +19,13 @@ from redis.asyncio import Redis
 from redis.typing import EncodableT
 
 from websearch_mcp.cache.base import CacheHit, StoringCache, decode_value, lifetime, young
-from websearch_mcp.net.redis_link import CLEANUP_SECONDS, RedisLink, link_for, report_failure
+from websearch_mcp.net.redis_link import (
+    CLEANUP_SECONDS,
+    RedisLink,
+    classify,
+    link_for,
+    report_failure,
+)
 from websearch_mcp.net.store_failures import CacheStats, StoreFailures
 
 KEY_PREFIX = "websearch-mcp:"
@@ -151,7 +157,10 @@ class RedisCache(StoringCache):
                 lambda client: self._cleanup(client, now), timeout_seconds=CLEANUP_SECONDS
             )
         except Exception as exc:
-            report_failure(self._guard, exc, "write")
+            if classify(exc) == "forbidden":  # an ACL without SCAN or UNLINK: answers still serve
+                self._guard.failed("forbidden", exc, None)
+            else:
+                report_failure(self._guard, exc, "write")
             return 0
         self._guard.succeeded("write")
         return removed

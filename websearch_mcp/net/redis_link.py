@@ -37,8 +37,9 @@ from websearch_mcp.net.store_failures import Scope, StoreFailures
 
 T = TypeVar("T")
 
-#: Causes under which Redis can still be read: a failed write pauses writes only.
-WRITE_CAUSES = frozenset({"read_only", "out_of_memory"})
+#: Causes under which Redis can still be read: a failed write pauses writes only (an ACL that
+#: refuses one command, `forbidden`, leaves the others).
+WRITE_CAUSES = frozenset({"read_only", "out_of_memory", "forbidden"})
 #: Causes that say the server cannot be used at all: every call on the link waits them out.
 DOWN_CAUSES = frozenset({"timeout", "unavailable", "name_lookup", "auth"})
 #: How long a looked-up address is used before the name is looked up again (a call that fails
@@ -173,6 +174,7 @@ class RedisLink:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.timeout_seconds = timeout_seconds
+        self._url = url  # as given: rebuilt from its parts, `unix:///x.sock` loses its `//`
         self._parts = urlsplit(url)
         self._retry = retry_seconds
         self._clock = clock
@@ -220,7 +222,7 @@ class RedisLink:
         address = await self._lookup.address() if self._lookup is not None else None
         if self._client is None or address != self._address:
             old = self._client
-            url = urlunsplit(self._parts)
+            url = self._url
             if address is not None and self._parts.scheme == "redis":
                 url = _at_address(self._parts, address)
             self._client, self._address = connect(url, self.timeout_seconds), address
@@ -255,7 +257,9 @@ def classify(exc: BaseException) -> str:
         return exc.cause
     if isinstance(exc, NameLookupError):
         return "name_lookup"
-    if isinstance(exc, redis_errors.AuthenticationError | redis_errors.NoPermissionError):
+    if isinstance(exc, redis_errors.NoPermissionError):
+        return "forbidden"  # this command or key, for this ACL user: the others may be allowed
+    if isinstance(exc, redis_errors.AuthenticationError):
         return "auth"
     if isinstance(exc, redis_errors.TimeoutError | TimeoutError):
         return "timeout"
