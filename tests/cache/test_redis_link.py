@@ -189,6 +189,51 @@ async def test_an_acl_refusing_some_commands_or_keys_stops_only_those(
         redis_server.command("ACL", "DELUSER", "answers")
 
 
+#: The commands docs/operations.md lists for a Redis user limited by an ACL.
+ACL_COMMANDS = [
+    "GET",
+    "SET",
+    "DEL",
+    "UNLINK",
+    "HSET",
+    "HMGET",
+    "PEXPIRE",
+    "TYPE",
+    "EVAL",
+    "EVALSHA",
+    "SCRIPT|LOAD",
+    "MULTI",
+    "EXEC",
+    "SCAN",
+]
+
+
+async def test_the_commands_the_docs_list_are_all_an_acl_user_needs(
+    redis_server: RedisServer,
+) -> None:
+    redis_server.command(
+        "ACL", "SETUSER", "listed", "on", ">pw", "~websearch-mcp:*", "~websearch-mcp-cooldown:*",
+        "-@all", *(f"+{command.lower()}" for command in ACL_COMMANDS),
+    )  # fmt: skip
+    link = RedisLink(
+        f"redis://listed:pw@127.0.0.1:{redis_server.port}/0", timeout_seconds=LENIENT_SECONDS
+    )
+    cache, store = answers(link), RedisCooldownStore(link, timeout_seconds=LENIENT_SECONDS)
+    try:
+        await cache.set("web", "k", {"a": 1})
+        assert await cache.get("web", "k") is not None
+        assert await cache.cleanup() == 0
+        await store.set("breaker:bing", Cooldown(time.time() + 60, "HTTP 500", 1))
+        assert await store.get("breaker:bing", fresh=True) is not None
+        await store.record_failure("breaker:brave", "HTTP 500", lambda failures: time.time() + 60)
+        await store.claim_probe("breaker:bing", 5.0, time.time())  # refused: still resting
+        await store.delete("breaker:bing")
+        assert cache.stats.errors == {} and store.stats.errors == {}
+    finally:
+        await link.aclose()
+        redis_server.command("ACL", "DELUSER", "listed")
+
+
 def test_the_address_replaces_the_host_and_keeps_the_rest() -> None:
     parts = urlsplit("redis://user:p%40ss@redis:6380/2?protocol=3")
     assert _at_address(parts, "10.0.0.7") == "redis://user:p%40ss@10.0.0.7:6380/2?protocol=3"
