@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -232,6 +233,31 @@ async def test_the_commands_the_docs_list_are_all_an_acl_user_needs(
     finally:
         await link.aclose()
         redis_server.command("ACL", "DELUSER", "listed")
+
+
+async def test_a_name_whose_first_address_refuses_is_reached_at_the_next(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `localhost` on a dual-stack host gives ::1 first; this server listens on 127.0.0.1 only.
+    found = [
+        (socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("::1", redis_server.port, 0, 0)),
+        (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", redis_server.port)),
+    ]
+    real = socket.getaddrinfo
+    monkeypatch.setattr(
+        socket,
+        "getaddrinfo",
+        lambda host, *args, **kwargs: (
+            found if host == "redis.test" else real(host, *args, **kwargs)
+        ),
+    )
+    cache = answers(f"redis://redis.test:{redis_server.port}/0")
+    try:
+        await cache.set("web", "k", {"a": 1})
+        assert await cache.get("web", "k") is not None, cache.stats.as_dict()
+        assert cache.stats.errors == {}
+    finally:
+        await cache.close()
 
 
 def test_the_address_replaces_the_host_and_keeps_the_rest() -> None:

@@ -50,12 +50,14 @@ CLEANUP_SECONDS = 120.0
 
 
 class NameLookup:
-    """The address of one host name, looked up by the C library in a daemon thread, one lookup
-    at a time, so that a resolver that never answers holds that one thread only.
+    """The addresses of one host name, looked up by the C library in a daemon thread, one
+    lookup at a time, so that a resolver that never answers holds that one thread only.
 
-    An address is used for `remember_seconds` or until `forget()`. Callers waiting for a lookup
-    wait within their own time bound; a lookup unanswered for longer than `patience` seconds is
-    not waited for again: callers are refused at once until it ends.
+    The first address is used, or the next after `skip()` (a name may give `::1` first to a
+    server that listens on `127.0.0.1` only), for `remember_seconds` or until `forget()`.
+    Callers waiting for a lookup wait within their own time bound; a lookup unanswered for
+    longer than `patience` seconds is not waited for again: callers are refused at once until
+    it ends.
     """
 
     def __init__(
@@ -72,20 +74,25 @@ class NameLookup:
         self._patience = patience
         self._remember = remember_seconds
         self._clock = clock
-        self._address: str | None = None
+        self._addresses: list[str] = []  # the one in use first
         self._expires = -math.inf
-        self._pending: asyncio.Future[str] | None = None
+        self._pending: asyncio.Future[list[str]] | None = None
         self._started = -math.inf
 
     def forget(self) -> None:
         """Look the name up again at the next call."""
-        self._address = None
+        self._addresses = []
+
+    def skip(self) -> bool:
+        """Use the next address the name gave, if there is one left."""
+        del self._addresses[:1]
+        return bool(self._addresses)
 
     async def address(self) -> str:
         """The host's address; NameLookupError when it is not found or not answered."""
         now = self._clock()
-        if self._address is not None and now < self._expires:
-            return self._address
+        if self._addresses and now < self._expires:
+            return self._addresses[0]
         pending = self._pending
         if pending is None or pending.done():
             pending = self._pending = self._start()
@@ -94,32 +101,35 @@ class NameLookup:
             waited = now - self._started
             raise NameLookupError(f"the lookup of the server's name unanswered for {waited:.1f} s")
         try:
-            address = await asyncio.shield(pending)
+            addresses = await asyncio.shield(pending)
         except OSError as exc:
             raise NameLookupError(f"the server's name was not found: {exc}") from None
-        self._address, self._expires = address, self._clock() + self._remember
-        return address
+        if not addresses:
+            raise NameLookupError("the server's name has no address")
+        self._addresses, self._expires = list(addresses), self._clock() + self._remember
+        return addresses[0]
 
-    def _start(self) -> asyncio.Future[str]:
+    def _start(self) -> asyncio.Future[list[str]]:
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[str] = loop.create_future()
+        future: asyncio.Future[list[str]] = loop.create_future()
         # Its outcome is read by whoever still waits; a failure nobody waited for is not an error.
         future.add_done_callback(lambda done: done.cancelled() or done.exception())
 
-        def settle(address: str | None, error: OSError | None) -> None:
+        def settle(addresses: list[str], error: OSError | None) -> None:
             if future.done():
                 return
             if error is not None:
                 future.set_exception(error)
             else:
-                future.set_result(str(address))
+                future.set_result(addresses)
 
         def look_up() -> None:
             try:
                 found = socket.getaddrinfo(self._host, self._port, type=socket.SOCK_STREAM)
-                outcome: tuple[str | None, OSError | None] = (str(found[0][4][0]), None)
+                addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
+                outcome: tuple[list[str], OSError | None] = (addresses, None)
             except OSError as exc:
-                outcome = (None, exc)
+                outcome = ([], exc)
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
                 loop.call_soon_threadsafe(settle, *outcome)
 
@@ -208,9 +218,17 @@ class RedisLink:
         looking_up = True
         try:
             async with asyncio.timeout(seconds):
-                client = await self._client_now()
-                looking_up = False
-                return await operation(client)
+                while True:
+                    client = await self._client_now()
+                    looking_up = False
+                    try:
+                        return await operation(client)
+                    except Exception as exc:
+                        # Refused at this address: the name's next one, within the same time.
+                        lookup = self._lookup
+                        if not (classify(exc) == "unavailable" and lookup and lookup.skip()):
+                            raise
+                    looking_up = True
         except TimeoutError:
             if looking_up:
                 raise NameLookupError(f"no address for the server within {seconds:g} s") from None
