@@ -17,6 +17,8 @@ from testing.cache_helpers import HOUR, FakeClock
 from testing.redis_server import LENIENT_SECONDS, RedisServer, redis_binary
 from websearch_mcp.cache import Cache, cache_key, open_cache
 from websearch_mcp.config import CacheSettings
+from websearch_mcp.net.cooldowns.recent_reads import shared_cooldown_store
+from websearch_mcp.net.cooldowns.store import Cooldown
 
 BACKENDS = ["sqlite", "redis"]
 
@@ -491,3 +493,46 @@ async def test_a_redis_cleanup_leaves_an_entry_stored_or_used_while_it_scanned(
     finally:
         await cache.close()
         await other.close()
+
+
+async def test_deployments_with_prefixes_of_their_own_share_one_redis_apart(
+    redis_server: RedisServer, clock: FakeClock
+) -> None:
+    # One database, two deployments: one's cleanup (max_entries 1) and breakers leave the
+    # other's answers and breakers alone.
+    assert redis_server.command("FLUSHALL") == b"+OK"
+
+    def settings(prefix: str, **overrides: Any) -> CacheSettings:
+        return CacheSettings(
+            backend="redis",
+            redis_url=redis_server.url,
+            redis_timeout_seconds=LENIENT_SECONDS,
+            redis_prefix=prefix,
+            **overrides,
+        )
+
+    small = open_cache(settings("staging", max_entries=1), clock=clock)
+    other = open_cache(settings("production"), clock=clock)
+    stores = [shared_cooldown_store(settings(p)) for p in ("staging", "production")]
+    try:
+        await small.set("web", key("a"), {"v": 0})
+        await other.set("web", key("b1"), {"v": 1})
+        await other.set("web", key("b2"), {"v": 2})
+        await small.cleanup()
+        assert await other.get("web", key("b1")) is not None
+        assert await other.get("web", key("b2")) is not None
+        staging, production = stores
+        assert staging is not None and production is not None
+        await staging.set("breaker:searxng", Cooldown(clock() + 60, "HTTP 500", 1))
+        assert await production.get("breaker:searxng", fresh=True) is None
+        assert redis_server.command("EXISTS", "staging-cooldown:breaker:searxng") == b":1"
+    finally:
+        for closing in (small, other, *stores):
+            if closing is not None:
+                await closing.close()
+
+
+@pytest.mark.parametrize("prefix", ["", "a b", "x*", "websearch-mcp-cooldown", "a:b", "x" * 65])
+def test_a_redis_prefix_that_would_meet_another_keys_is_refused(prefix: str) -> None:
+    with pytest.raises(ValueError, match="redis_prefix"):
+        CacheSettings(backend="redis", redis_url="redis://127.0.0.1:6379/0", redis_prefix=prefix)

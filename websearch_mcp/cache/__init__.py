@@ -71,7 +71,10 @@ def open_cache(settings: CacheSettings, *, clock: Callable[[], float] = time.tim
 
         assert settings.redis_url is not None
         return RedisCache(
-            settings.redis_url, timeout_seconds=settings.redis_timeout_seconds, **limits
+            settings.redis_url,
+            timeout_seconds=settings.redis_timeout_seconds,
+            prefix=settings.redis_prefixes()[0],
+            **limits,
         )
     from websearch_mcp.cache.sqlite import SqliteCache
 

@@ -34,6 +34,10 @@ class CacheSettings(Section):
     )
     redis_url: RedisUrl = Field(None, repr=False)
     redis_timeout_seconds: float = Field(0.25, gt=0, le=10)
+    # Keys `<prefix>:` (answers) and `<prefix>-cooldown:` (cooldowns, breakers): deployments
+    # sharing one Redis database with prefixes of their own neither clean up nor rest each
+    # other's.
+    redis_prefix: str = Field("websearch-mcp", pattern=r"^[A-Za-z0-9_.]+(?:-[A-Za-z0-9_.]+)*$")
     ttl_seconds: int = Field(21_600, ge=1)
     max_age_seconds: int = Field(86_400, ge=1)
     partial_ttl_seconds: int = Field(600, ge=1)
@@ -54,6 +58,17 @@ class CacheSettings(Section):
                 f"{path} is a directory: name the SQLite file in it ({path / 'cache.sqlite3'})"
             )
         return path
+
+    @field_validator("redis_prefix")
+    @classmethod
+    def _not_a_cooldown_prefix(cls, prefix: str) -> str:
+        if prefix.endswith("-cooldown") or len(prefix) > 64:
+            raise ValueError("must not end in -cooldown (the cooldowns' keys) nor pass 64 chars")
+        return prefix
+
+    def redis_prefixes(self) -> tuple[str, str]:
+        """The key prefixes of the answers and of the cooldowns in Redis."""
+        return f"{self.redis_prefix}:", f"{self.redis_prefix}-cooldown:"
 
     @model_validator(mode="after")
     def _redis_needs_url(self) -> CacheSettings:

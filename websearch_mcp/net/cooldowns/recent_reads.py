@@ -94,7 +94,10 @@ def shared_cooldown_store(
         from websearch_mcp.net.cooldowns.redis import RedisCooldownStore
 
         timeout = settings.redis_timeout_seconds
-        return RecentReads(RedisCooldownStore(link or settings.redis_url, timeout_seconds=timeout))
+        store = RedisCooldownStore(
+            link or settings.redis_url, timeout_seconds=timeout, prefix=settings.redis_prefixes()[1]
+        )
+        return RecentReads(store)
     shared = runtime_dir()
     if shared is None:
         return None
