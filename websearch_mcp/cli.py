@@ -10,6 +10,7 @@ import json
 import os
 import socket
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -188,6 +189,12 @@ def _serve(settings: Settings, ns: argparse.Namespace) -> int:
     }
     check_exposure(server)  # before listening; once, rather than in every worker
     workers = worker_count(server.workers)
+    if workers > 1 and sys.platform == "win32":
+        # The workers share files under POSIX locks and watch each other by signal 0.
+        print(
+            "error: --workers needs Linux or macOS; on Windows serve one process", file=sys.stderr
+        )
+        return 1
     try:
         sockets = listening_sockets(server.host, server.port, workers)
     except OSError as err:  # in use, not an address of this machine, a name that does not resolve
@@ -413,6 +420,12 @@ def _run(ns: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ns = _parser().parse_args(argv)
+    try:
+        os.getcwd()
+    except OSError:
+        # Started in a folder since deleted (a desktop client's): the extraction workers'
+        # start needs a working directory that exists.
+        os.chdir(tempfile.gettempdir())
     if isinstance(sys.stdout, io.TextIOWrapper):
         # A terminal in an ASCII or Latin-1 locale cannot show every character of a title:
         # those become "?" rather than ending the command.

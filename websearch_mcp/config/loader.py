@@ -338,6 +338,11 @@ def read_config_file(path: str | os.PathLike[str] | None = None) -> tuple[Any, s
         text = file.read_text(encoding="utf-8") if text is None else text
     except OSError as err:
         raise ValueError(f"cannot read configuration file {file}: {err.strerror}") from None
+    except UnicodeDecodeError:
+        # Windows PowerShell 5.1 writes UTF-16 with `>` and `Out-File`.
+        raise ValueError(
+            f"configuration file {file} is not UTF-8 text (saved as UTF-16?): save it as UTF-8"
+        ) from None
     # Read from a stream: PyYAML then marks an error by file, line and column only, without
     # quoting the line, which may hold a key or a token.
     stream = io.StringIO(text)

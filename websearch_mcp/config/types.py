@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -60,8 +61,14 @@ def _spellings(name: str, alias: Any) -> set[str]:
 
 
 def default_data_dir() -> Path:
-    """The user's data directory for the cache (XDG on Unix)."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    """The user's data directory for the cache (XDG on Unix); for a user without a home (an
+    unnamed uid in a container), one in the temporary directory."""
+    base = os.environ.get("XDG_DATA_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".local" / "share")
+        except RuntimeError:  # no HOME and no passwd entry
+            base = str(Path(tempfile.gettempdir()) / f"websearch-mcp-{os.getuid()}")
     return Path(base) / "websearch-mcp"
 
 

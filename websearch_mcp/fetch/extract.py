@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import multiprocessing
 import re
 import time
 from dataclasses import dataclass
@@ -228,6 +229,12 @@ def _pool(limits: ExtractLimits) -> ExtractorPool:
     key = (limits.workers, limits.memory_bytes)
     pool = _POOLS.get(key)
     if pool is None:
+        if "forkserver" not in multiprocessing.get_all_start_methods():
+            raise FetchError(
+                "reading HTML and PDF pages needs Linux or macOS, where the extraction workers"
+                " run; on Windows, run the service in WSL or Docker",
+                reader_may_help=False,
+            )
         pool = _POOLS[key] = ExtractorPool(limits.workers, limits.memory_bytes)
     return pool
 

@@ -9,7 +9,9 @@ needed.
 
 from __future__ import annotations
 
+import contextlib
 import resource
+import sys
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -39,18 +41,29 @@ def run_job(job: Job) -> Extracted:
 
 
 def _resident_bytes() -> int:
+    """The worker's resident memory (Linux); without `/proc` (macOS), its peak so far."""
     try:
         with open("/proc/self/statm", encoding="ascii") as statm:
             return int(statm.read().split()[1]) * resource.getpagesize()
     except (OSError, ValueError, IndexError):
-        return 0
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024  # bytes there, KiB here
+
+
+def _cap_memory(memory_bytes: int) -> None:
+    """Cap the worker's address space, within the hard limit it was given. macOS refuses the
+    cap: the worker then reads uncapped, bounded by its deadline and its document's caps."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = memory_bytes if hard == resource.RLIM_INFINITY else min(memory_bytes, hard)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
 
 
 def serve(conn: Connection, memory_bytes: int) -> None:
     """The worker's main loop: receive a `Job`, send back ("ok", Extracted), ("error", FetchError
     or text) or ("memory", None), each with whether the worker exits after it."""
     if memory_bytes > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+        _cap_memory(memory_bytes)
     baseline = _resident_bytes()
     while True:
         try:

@@ -54,7 +54,9 @@ def worker_count(setting: int | str, cpu_max: Path = CPU_MAX) -> int:
     when a container's CPU quota allows fewer (more workers than that only take turns)."""
     if setting != "auto":
         return int(setting)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    # The cores this process may run on (Linux); elsewhere (macOS) the machine's.
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = cores or 1
     quota = cpu_quota(cpu_max)
     return max(1, min(cores, quota) if quota else cores)
 
