@@ -68,7 +68,8 @@ def default_data_dir() -> Path:
         try:
             base = str(Path.home() / ".local" / "share")
         except RuntimeError:  # no HOME and no passwd entry
-            base = str(Path(tempfile.gettempdir()) / f"websearch-mcp-{os.getuid()}")
+            user = os.getuid() if hasattr(os, "getuid") else "user"
+            base = str(Path(tempfile.gettempdir()) / f"websearch-mcp-{user}")
     return Path(base) / "websearch-mcp"
 
 
