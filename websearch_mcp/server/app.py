@@ -103,7 +103,12 @@ class MCPEndpoint:
         if checked is not body:
             receive = replaying(checked, source)
         handle = self.handle
-        if self.progress_handle is not None and _accepts_stream(scope) and wants_progress(body):
+        if (
+            self.progress_handle is not None
+            and scope.get("http_version") != "1.0"
+            and _accepts_stream(scope)
+            and wants_progress(body)
+        ):
             handle = self.progress_handle
         await _until_disconnect(handle, scope, receive, send, source)
 
@@ -273,6 +278,7 @@ def create_app(
         ],
         lifespan=lifespan,
     )
+    app.router.redirect_slashes = False
     app.state.service = service
     app.state.settings = settings
     app.state.metrics = metrics

@@ -219,7 +219,7 @@ async def index_endpoint(request: Request) -> Response:
     if not (await _params(request)).get("q"):
         return JSONResponse({"error": "not found; search with /search?q=...&format=json"}, 404)
     query = request.url.query
-    return RedirectResponse(f"/search?{query}" if query else "/search", status_code=308)
+    return RedirectResponse(f"search?{query}" if query else "search", status_code=308)
 
 
 async def search_endpoint(request: Request) -> Response:

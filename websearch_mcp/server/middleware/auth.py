@@ -91,7 +91,7 @@ def client_address(scope: Scope, trusted: Sequence[IPNetwork]) -> str:
     if not trusted or not _in(trusted, peer):
         return peer
     values = Headers(scope=scope).getlist("x-forwarded-for")
-    hops = [hop.strip() for value in values for hop in value.split(",") if hop.strip()]
+    hops = [_without_port(h.strip()) for value in values for h in value.split(",") if h.strip()]
     for hop in reversed(hops):
         try:
             ipaddress.ip_address(hop)
@@ -100,3 +100,12 @@ def client_address(scope: Scope, trusted: Sequence[IPNetwork]) -> str:
         if not _in(trusted, hop):
             return hop
     return hops[0] if hops else peer
+
+
+def _without_port(hop: str) -> str:
+    """`203.0.113.7:4711` -> `203.0.113.7`, `[2001:db8::1]:4711` -> `2001:db8::1`."""
+    if hop.startswith("[") and "]" in hop:
+        return hop[1 : hop.index("]")]
+    if hop.count(":") == 1:
+        return hop.partition(":")[0]
+    return hop
