@@ -181,6 +181,8 @@ MARKDOWN_LINK = re.compile(
     r"!?\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
     r"\(\s*<?(?:[^()\s<>]|\([^()\s]*\))*>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)"
 )
+#: Links inside links' words read through (`[![badge](image)](link)` is two).
+MAX_LINK_NESTING = 4
 # `![words][ref]`, an image whose address a line of its own defines (`[ref]: url`).
 _IMAGE_REFERENCE = re.compile(r"!\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\[[^\[\]\n]*\]")
 _LINK_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:[ \t]*\S+.*$", re.MULTILINE)
@@ -189,9 +191,12 @@ _LINK_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:[ \t]*\S+.*$", re.MULTILINE)
 def markdown_words(text: str) -> str:
     """Markdown links and images reduced to their words, and link definitions left out: an
     image a client fetches when an agent quotes it can carry the conversation away."""
-    found = int("](" in text)
-    while found:  # again for what the words held: a linked image, `[![words](image)](link)`
+    # Again for what the words held (a linked image, `[![words](image)](link)`), a few levels
+    # deep at most: hostile text nested thousands deep would cost a pass per level.
+    for _ in range(MAX_LINK_NESTING if "](" in text else 0):
         text, found = MARKDOWN_LINK.subn(r"\1", text)
+        if not found:
+            break
     if "![" in text:
         text = _IMAGE_REFERENCE.sub(r"\1", text)
     if "]:" in text:

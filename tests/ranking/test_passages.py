@@ -174,7 +174,8 @@ def test_a_line_of_unclosed_brackets_or_marks_is_read_in_linear_time() -> None:
     # again from every bracket or mark, which grows with the square of the line's length.
     answer = "The pgvector index is fast: it keeps the vectors in a graph the planner walks."
     marks = ("*_" * 20_000 + "a", "a" + "_*" * 20_000 + "a", "a*_" * 20_000)
-    for text in ("[" * 20_000, "[a](" * 10_000, "a\n" * 150_000, *marks):
+    nested = "[" * 10_000 + "a" + "](u)" * 10_000  # links in links' words, 10,000 deep
+    for text in ("[" * 20_000, "[a](" * 10_000, "a\n" * 150_000, nested, *marks):
         start = time.perf_counter()
         (found,) = best_passages(f"{text}\n\n{answer}", "pgvector index")
         assert time.perf_counter() - start < 1.0
