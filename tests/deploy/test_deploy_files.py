@@ -31,7 +31,7 @@ from testing.server_helpers import TOOLS_LIST, bearer, settings_for
 from testing.serving import serve_app
 from testing.shared import REPO
 from websearch_mcp.cli import IDLE_CONNECTION_SECONDS
-from websearch_mcp.config import ServerSettings
+from websearch_mcp.config import SearchSettings, ServerSettings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.server.app import create_app
@@ -383,6 +383,13 @@ def _local_nginx_conf(
     path = directory / "nginx.conf"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_nginx_waits_for_the_longest_search_a_replica_may_make() -> None:
+    # A search with a summary ends within the deadline twice over, the deadline at its maximum.
+    longest = 2 * SearchSettings.model_fields["deadline_seconds"].metadata[-1].le
+    waits = re.findall(r"^\s*proxy_read_timeout (\d+)s;$", NGINX_CONF.read_text(), re.M)
+    assert waits and all(int(wait) > longest for wait in waits)
 
 
 def test_nginx_accepts_the_config(tmp_path: Path) -> None:
