@@ -59,11 +59,12 @@ def streamed(lines: list[str], plain: dict[str, Any] | None = None) -> VendorLLM
 
 async def test_ollamas_reasoning_field_and_vllms_usage_only_chunk_leave_the_answer() -> None:
     lines = [chunk({"role": "assistant", "content": "", "reasoning": "Think of [2]."})]
-    lines += [chunk({"reasoning_content": "The user wants [2]."}), *words(ANSWER)]
+    lines += [chunk({"reasoning_content": "The user wants [2]."}), *words(f"{ANSWER} [2]")]
     lines += [chunk({}, "stop"), chunk(None, usage={"total_tokens": 10}), DONE]
     heard: list[str] = []
-    assert (await summarize(streamed(lines), heard)).text == ANSWER + SOURCES
-    assert "".join(heard) == ANSWER
+    sources = "\n\nSources:\n[1] https://example.org/1\n[2] https://example.org/2"
+    assert (await summarize(streamed(lines), heard)).text == f"{ANSWER} [2]{sources}"
+    assert "".join(heard) == f"{ANSWER} [2]"  # a citation that ends the text, told at the end
 
 
 async def test_keep_alives_are_skipped_and_an_error_in_a_200_stream_falls_back() -> None:
@@ -197,3 +198,5 @@ def test_progress_in_any_chunks_is_the_summarys_text_without_links(
     heard = "".join(shown.add(text[a:b]) for a, b in itertools.pairwise(bounds))
     assert "evil.test" not in heard and "secret" not in heard
     assert without_model_links(text).startswith(heard.strip())
+    # Once the text has ended, what was held back is told: the progress is the summary.
+    assert (heard + shown.end()).strip() == without_model_links(text)

@@ -581,6 +581,11 @@ class ShownText:
         self._held = held[cut:]
         return visible(markdown_words(held[:cut]))
 
+    def end(self) -> str:
+        """What was held back, once the text has ended: nothing more can change it."""
+        held, self._held = self._held, ""
+        return "" if self._thinking is not False else visible(markdown_words(held))
+
 
 async def _read_stream(lines: AsyncIterator[str], on_progress: ProgressFn | None) -> str:
     """The text of a streamed completion; an error event, or an end before `[DONE]` or a
@@ -615,6 +620,8 @@ async def _read_stream(lines: AsyncIterator[str], on_progress: ProgressFn | None
             finished, ending = True, reason
     if not finished:
         raise SummaryError("the stream broke off before the end")
+    if on_progress is not None and (rest := shown.end()):
+        await _report(on_progress, size + len(rest), rest)
     text = "".join(parts)
     if not text.strip():
         raise _no_text(ending, "".join(refusal))
