@@ -236,6 +236,9 @@ def test_client_address_trusts_forwarded_for_only_from_proxies() -> None:
     assert client_address(_scope("::ffff:10.0.0.2", ["198.51.100.7"]), trusted) == "198.51.100.7"
     assert client_address(_scope("::ffff:203.0.113.9", ["1.2.3.4"]), trusted) == "203.0.113.9"
     assert client_address(_scope("10.0.0.2", ["1.2.3.4", "::ffff:10.0.0.3"]), trusted) == "1.2.3.4"
+    # One client however a proxy writes it: mapped, or with a port.
+    for written in ("::ffff:198.51.100.7", "198.51.100.7:4711", "[::ffff:198.51.100.7]:80"):
+        assert client_address(_scope("10.0.0.2", [written]), trusted) == "198.51.100.7"
 
 
 def test_rate_limiter_bucket() -> None:

@@ -93,13 +93,12 @@ def client_address(scope: Scope, trusted: Sequence[IPNetwork]) -> str:
     values = Headers(scope=scope).getlist("x-forwarded-for")
     hops = [_without_port(h.strip()) for value in values for h in value.split(",") if h.strip()]
     for hop in reversed(hops):
-        try:
-            ipaddress.ip_address(hop)
-        except ValueError:
+        address = _address(hop)
+        if address is None:
             return peer  # a forged or garbled chain: trust only what we saw
         if not _in(trusted, hop):
-            return hop
-    return hops[0] if hops else peer
+            return str(address)  # one client, however written (`::ffff:10.0.0.2` is 10.0.0.2)
+    return str(_address(hops[0]) or hops[0]) if hops else peer
 
 
 def _without_port(hop: str) -> str:
