@@ -148,6 +148,7 @@ def test_a_bare_initialize_gets_exactly_one_line_and_stdin_closing_ends_it(
     reply = json.loads(lines[0])
     assert reply["jsonrpc"] == "2.0" and reply["id"] == 1
     assert reply["result"]["serverInfo"]["name"] == "websearch-mcp"
+    assert reply["result"]["serverInfo"]["title"] == "Web search"  # what clients show people
     # Only tools are offered, and they never change while the server runs.
     assert reply["result"]["capabilities"] == {"tools": {"listChanged": False}}
     assert "serving MCP over stdio" in done.stderr  # the logs went to stderr

@@ -325,6 +325,7 @@ def build_mcp(
     server: Server = Server(
         "websearch-mcp",
         version=__version__,
+        title="Web search",
         instructions=INSTRUCTIONS,
         cache_hints={"tools/list": TOOLS_CACHE},
         # The arguments' schemas by tool name, for the protocol's checks of a call's headers.
