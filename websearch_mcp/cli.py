@@ -419,6 +419,7 @@ def _run(ns: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _standard_streams_open()
     ns = _parser().parse_args(argv)
     try:
         os.getcwd()
@@ -442,6 +443,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     return code
+
+
+def _standard_streams_open() -> None:
+    """Started with stdin, stdout or stderr closed (some clients close stderr), the next file
+    opened would take its number, and what is written there (stdio sends stray output to
+    stderr) would go into that file: each missing one is opened on /dev/null."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.open(os.devnull, os.O_RDWR)  # the lowest free number: this one
 
 
 if __name__ == "__main__":

@@ -130,3 +130,16 @@ def test_serve_with_workers_is_refused_clearly_on_windows(
     monkeypatch.setattr(sys, "platform", "win32")
     assert main(["serve", "--port", str(free_port()), "--workers", "2"]) == 1
     assert "--workers needs Linux or macOS" in capsys.readouterr().err
+
+
+def test_a_standard_stream_closed_at_start_is_taken_by_no_file(tmp_path: Path) -> None:
+    # Started with stderr closed, the next file opened would get its number, and stray output
+    # sent to stderr would land in it.
+    config = write_config(tmp_path / "c.yaml", "http://127.0.0.1:9")
+    code = (
+        "import os, sys; from websearch_mcp.cli import main; os.close(2); "
+        f"main(['check-config', {str(config)!r}]); "
+        "print(os.path.realpath(f'/proc/self/fd/2'), file=sys.stdout)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().endswith("/dev/null")
