@@ -183,6 +183,8 @@ MARKDOWN_LINK = re.compile(
 )
 #: Links inside links' words read through (`[![badge](image)](link)` is two).
 MAX_LINK_NESTING = 4
+# A link's target, `](...)` with one level of parentheses inside.
+_LINK_TARGET = re.compile(r"\]\((?:[^()\n]|\([^()\n]*\))*\)")
 # `![words][ref]`, an image whose address a line of its own defines (`[ref]: url`).
 _IMAGE_REFERENCE = re.compile(r"!\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\[[^\[\]\n]*\]")
 _LINK_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:[ \t]*\S+.*$", re.MULTILINE)
@@ -197,6 +199,10 @@ def markdown_words(text: str) -> str:
         text, found = MARKDOWN_LINK.subn(r"\1", text)
         if not found:
             break
+    else:
+        if "](" in text and MARKDOWN_LINK.search(text):
+            # Nested deeper still: every target goes, and no image is left to fetch.
+            text = _LINK_TARGET.sub("]", text).replace("![", "[")
     if "![" in text:
         text = _IMAGE_REFERENCE.sub(r"\1", text)
     if "]:" in text:

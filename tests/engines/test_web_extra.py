@@ -13,6 +13,7 @@ import pytest
 from testing.engine_answers import assert_clean, assert_read_as_missing, params_of, parse, resp
 from testing.shared import fixture_bytes
 from websearch_mcp.dates import split_cjk_date, split_date_prefix
+from websearch_mcp.engines.common import fitted
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.engines.web._google import google_language
 from websearch_mcp.engines.web.baidu import Baidu
@@ -722,3 +723,5 @@ def test_a_query_cut_inside_a_quoted_phrase_is_sent_without_its_open_quote() -> 
     inches = params_of(Brave().request(Query(f'27" monitor {closed} x y z w'), "k"))["q"]
     assert inches.startswith('27" monitor ')
     assert params_of(Brave().request(Query('" ' + "x" * 450), "k"))["q"]
+    # An inch mark later in the query does not keep a phrase's open quote.
+    assert fitted('say "hello world" to a 12" record', 400, 2) == "say hello"

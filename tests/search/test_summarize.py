@@ -388,6 +388,11 @@ async def test_links_and_images_the_model_writes_are_kept_as_their_words(
         "[![badge](https://evil.example/b.svg)](https://x.example) [1]", llm, llm_url
     )
     assert linked.text == "badge [1]\n\nSources:\n[1] https://example.org/1"
+    # Nested deeper than links are read through: no address is left either.
+    deep = "[" * 4 + "![x](https://evil.example/i.png)"
+    deep += "".join(f"](https://{n}.example)" for n in "abcd") + " [1]"
+    nested = await summary_of(deep, llm, llm_url)
+    assert nested.text is not None and "example/" not in nested.text.split("Sources:")[0]
 
 
 async def test_a_reasoning_models_thinking_is_not_the_summary(llm: FakeLLM, llm_url: str) -> None:

@@ -7,6 +7,7 @@ llama.cpp (reasoning fields, usage-only chunks, thinking in the content), OpenRo
 from __future__ import annotations
 
 import itertools
+import time
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from testing.vendor_llm import VendorLLM, chunk, completion, words
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.search.summary import (
     FILTERED_NOTE,
+    MAX_HELD_CHARS,
     ShownText,
     Summarizer,
     SummaryOutcome,
@@ -200,3 +202,18 @@ def test_progress_in_any_chunks_is_the_summarys_text_without_links(
     assert without_model_links(text).startswith(heard.strip())
     # Once the text has ended, what was held back is told: the progress is the summary.
     assert (heard + shown.end()).strip() == without_model_links(text)
+
+
+def test_a_closing_think_tag_inside_a_sentence_is_the_answers() -> None:
+    text = "DeepSeek-R1 ends its reasoning with </think> before the answer [1]."
+    assert without_model_links(text) == text
+
+
+def test_progress_holds_back_no_more_than_a_links_length() -> None:
+    # `[1](` opens what may become a link's target; a text that never closes it is told anyway,
+    # read through once per part, not once per part for all it holds.
+    shown = ShownText()
+    started = time.process_time()
+    heard = "".join(shown.add(part) for part in ["Intro [1](", *[" word"] * 4000])
+    assert time.process_time() - started < 0.5
+    assert len(heard) > 4000 * len(" word") - MAX_HELD_CHARS

@@ -344,7 +344,7 @@ def fitted(text: str, max_chars: int, max_words: int | None = None) -> str:
             break
         kept.append(word)
     cut = " ".join(kept) or text[:max_chars]
-    if cut.count('"') % 2 and not text.count('"') % 2:
+    if cut.count('"') % 2 and text.count('"') > cut.count('"'):
         # Cut inside a quoted phrase: its open quote would make the rest one phrase.
         at = cut.rindex('"')
         cut = " ".join((cut[:at] + cut[at + 1 :]).split()) or cut

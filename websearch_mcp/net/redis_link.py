@@ -83,9 +83,10 @@ class NameLookup:
         """Look the name up again at the next call."""
         self._addresses = []
 
-    def skip(self) -> bool:
-        """Use the next address the name gave, if there is one left."""
-        del self._addresses[:1]
+    def skip(self, failed: str | None) -> bool:
+        """Use the address after `failed` (unless another caller already has), if one is left."""
+        if self._addresses[:1] == [failed]:
+            del self._addresses[:1]
         return bool(self._addresses)
 
     async def address(self) -> str:
@@ -219,14 +220,15 @@ class RedisLink:
         try:
             async with asyncio.timeout(seconds):
                 while True:
-                    client = await self._client_now()
+                    client, address = await self._client_now(), self._address
                     looking_up = False
                     try:
                         return await operation(client)
                     except Exception as exc:
                         # Refused at this address: the name's next one, within the same time.
                         lookup = self._lookup
-                        if not (classify(exc) == "unavailable" and lookup and lookup.skip()):
+                        refused = classify(exc) == "unavailable"
+                        if not (refused and lookup and lookup.skip(address)):
                             raise
                     looking_up = True
         except TimeoutError:

@@ -180,8 +180,12 @@ def _cited(group: str) -> list[int]:
 
 
 # A reasoning model's thinking, which some servers leave in the answer's content; its opening
-# tag may be in the prompt's template instead (DeepSeek-R1), leaving only the closing one.
-_THINKING = re.compile(r"\A(?:\s*<think>)?.*?</think>|\A\s*<think>.*\Z", re.DOTALL)
+# tag may be in the prompt's template instead (DeepSeek-R1), leaving only the closing one, on a
+# line of its own (one inside a sentence is the answer speaking of the tag).
+_THINKING = re.compile(
+    r"\A\s*<think>.*?(?:</think>|\Z)|\A(?:(?!<think>).)*?^[ \t]*</think>[ \t]*$",
+    re.DOTALL | re.MULTILINE,
+)
 
 
 # A Markdown image or link the model wrote: a result's text may have asked it to (an image a
@@ -481,6 +485,9 @@ def _json(data: bytes | str) -> Any:
 
 
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+#: The most progress holds back while it may still become a link: each part that arrives reads
+#: it again.
+MAX_HELD_CHARS = 2048
 #: Joiners: one at either end of a part of the text would be dropped as joining nothing.
 _JOINERS = ("\u200c", "\u200d")
 
@@ -578,6 +585,8 @@ class ShownText:
                 return ""
             held, self._thinking = held[end + len(_THINK_CLOSE) :], False
         cut = _settled(held)
+        if len(held) - cut > MAX_HELD_CHARS:
+            cut = len(held)  # longer than any link's target: text, as the summary will read it
         self._held = held[cut:]
         return visible(markdown_words(held[:cut]))
 
