@@ -97,11 +97,19 @@ async def test_a_model_refusing_max_tokens_and_temperature_is_asked_without_them
     assert len(fake.requests) == 3  # each refused parameter once
 
 
-async def test_a_400_for_anything_else_is_not_sent_again() -> None:
-    fake = VendorLLM(lambda body: (400, {"error": {"message": "bad 'messages'"}}))
+@pytest.mark.parametrize(
+    "error",
+    [
+        {"message": "bad 'messages'"},
+        {"message": "max_tokens is too large: 100000; at most 16384", "param": "max_tokens"},
+    ],
+)
+async def test_a_400_for_anything_else_is_not_sent_again(error: dict[str, Any]) -> None:
+    fake = VendorLLM(lambda body: (400, {"error": error}))
     outcome = await summarize(fake)
-    assert outcome.error is not None and "HTTP 400: bad 'messages'" in outcome.error
+    assert outcome.error is not None and f"HTTP 400: {error['message']}" in outcome.error
     assert len(fake.requests) == 2  # streaming, then plain: once each
+    assert all("max_tokens" in request for request in fake.requests)
 
 
 @pytest.mark.parametrize("opened", ["", "<think>"])

@@ -383,10 +383,14 @@ class Summarizer:
         except (SummaryError, AttributeError):
             return False
         named = error.get("param") if isinstance(error, dict) else None
+        detail = _error_detail(body)
         if named not in _ADAPTABLE:
-            quoted = re.search(r"'(\w+)'", _error_detail(body))
+            quoted = re.search(r"'(\w+)'", detail)
             named = quoted[1] if quoted else None
-        if named not in _ADAPTABLE or named in self._refused:
+        # Refused as such ("Unsupported parameter", "... is not supported"); a value out of
+        # range (`max_tokens` too large) is the configuration's to fix, said as it is.
+        unsupported = re.search(r"unsupported|not supported", detail, re.IGNORECASE)
+        if named not in _ADAPTABLE or named in self._refused or not unsupported:
             return False
         self._refused.add(named)
         log.info("model %s refused %s: sent otherwise from now on", self.model, named)
