@@ -25,7 +25,7 @@ from websearch_mcp.config import FetchSettings
 from websearch_mcp.config.loader import read_config_file
 from websearch_mcp.config.types import default_data_dir
 from websearch_mcp.errors import FetchError
-from websearch_mcp.fetch import worker
+from websearch_mcp.fetch import pool, worker
 from websearch_mcp.fetch.client import RawPage
 from websearch_mcp.fetch.extract import ExtractLimits, close_pools, extract
 from websearch_mcp.server.workers import worker_count
@@ -143,3 +143,20 @@ def test_a_standard_stream_closed_at_start_is_taken_by_no_file(tmp_path: Path) -
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip().endswith("/dev/null")
+
+
+async def test_a_worker_that_cannot_start_is_a_clear_page_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A TMPDIR longer than a Unix socket's path allows stops the fork server from starting.
+    def refused(*_: Any) -> None:
+        raise OSError("AF_UNIX path too long")
+
+    monkeypatch.setattr(pool, "_Worker", refused)
+    monkeypatch.setattr(sys.modules[close_pools.__module__], "_POOLS", {})
+    raw = RawPage("https://example.org/", "https://example.org/", "text/html", None, b"<p>Hi</p>")
+    try:
+        with pytest.raises(FetchError, match="worker could not start: AF_UNIX path too long"):
+            await extract(raw, ExtractLimits.from_settings(FetchSettings()))
+    finally:
+        close_pools()

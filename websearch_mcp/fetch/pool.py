@@ -227,7 +227,11 @@ class ExtractorPool:
             worker = None
         if worker is None:
             ticket.starting_since = time.monotonic()
-            worker = _Worker(self._context, self.memory_bytes)
+            try:
+                worker = _Worker(self._context, self.memory_bytes)
+            except OSError as err:  # e.g. a TMPDIR too long for the fork server's socket
+                ticket.starting_since = None
+                return ("error", f"the extraction worker could not start: {str(err)[:200]}")
             # Starting a worker (the first one also starts the fork server) is not the job's
             # work: its deadline moves on by that time.
             ticket.deadline += time.monotonic() - ticket.starting_since
