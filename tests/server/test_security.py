@@ -393,6 +393,26 @@ def test_tokens_right_wrong_and_missing(engines_url: str) -> None:
         assert health.status_code == 200 and health.json()["status"] == "ok"
 
 
+def test_oauth_discovery_is_told_there_is_none(engines_url: str) -> None:
+    """A client answered 401 looks for OAuth metadata (RFC 9728, RFC 8414): those paths answer
+    404 without a token, so it learns the server takes no OAuth, and its probes never count as
+    failed authentications that would then refuse its real token."""
+    paths = (
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration",
+    )
+    with serve(engines_url, auth_tokens=[TOKEN]) as url, httpx.Client(timeout=10) as http:
+        for _ in range(8):
+            for path in paths:
+                probed = http.get(url + path)
+                assert probed.status_code == 404, (path, probed.status_code)
+                assert "www-authenticate" not in probed.headers
+        right = http.post(f"{url}/mcp", headers=bearer(TOKEN), json=TOOLS_LIST)
+        assert right.status_code == 200 and right.json()["result"]["tools"]
+
+
 async def test_official_client_with_token(engines_url: str) -> None:
     with serve(engines_url, auth_tokens=[TOKEN]) as url:
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10)

@@ -7,7 +7,8 @@ often), then for the search routes (`/mcp`, `/search`) the per-client rate limit
 (413 over the cap, 408 when it is not in within the read timeout) and only then the concurrency
 limits (429 per client, 503 overall). The MCP SDK's own Host/Origin check is switched off by the
 app so that the two can never disagree. `/healthz` passes untouched: it tells nothing but the
-version. The checks themselves are in `origin_host`, `auth`, `exposure` and `rate_limits`.
+version; so do the well-known URIs, which no route serves (404: no OAuth here). The checks
+themselves are in `origin_host`, `auth`, `exposure` and `rate_limits`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ RejectHook = Callable[[str], None]
 
 #: Paths that need no token and pass every check.
 OPEN_PATHS = frozenset({"/healthz"})
+#: Well-known URIs (RFC 8615), where a client refused with 401 looks for OAuth metadata: served
+#: by no route, they answer 404 without a token, which tells it that the server takes no OAuth,
+#: and its probes do not count as failed authentications.
+WELL_KNOWN = "/.well-known/"
 #: Paths that do work on behalf of a caller and so count against the limits.
 LIMITED_PATHS = frozenset({"/mcp", "/search"})
 #: The scope key under which `Guard` leaves the caller's identity for the access log.
@@ -116,7 +121,8 @@ class Guard:
         self.on_reject = on_reject
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or path in OPEN_PATHS or path.startswith(WELL_KNOWN):
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
