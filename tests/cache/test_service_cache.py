@@ -126,6 +126,10 @@ def test_different_arguments_miss_and_are_kept_apart(fake: FakeEngines, server: 
     assert fake.counts["searxng"] == 1 + len(variants)
     # Language codes are case-insensitive: `DE` is the `de` search.
     assert search(server, query=QUERY, language="DE")["cached"] is True
+    # Naming every engine a search asks anyway is that search: the first answer serves it.
+    named = search(server, query=QUERY, engines=["brave", "searxng", "tavily"])
+    assert named["cached"] is True
+    assert fake.counts["searxng"] == 1 + len(variants)
 
 
 def test_a_config_change_misses_and_the_same_config_hits(

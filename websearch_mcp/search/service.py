@@ -206,9 +206,8 @@ class SearchService:
         def ahead(prepared: Preparation) -> Fuse:  # the lists read as they arrive
             return functools.partial(fuse, prepared=prepared)
 
-        key_args = {"engines": _engine_set(args.engines), **_query_args(args.query)}
         answer = await self._search(
-            "web", "web_search", args.query, args.engines, key_args, fuse, args.explain, ahead
+            "web", "web_search", args.query, args.engines, fuse, args.explain, ahead
         )
         if args.read:
             left = self.settings.search.deadline_seconds - (time.monotonic() - started)
@@ -302,9 +301,8 @@ class SearchService:
             rrf_k=self.settings.search.rrf_k,
             block_domains=self.settings.search.block_domains,
         )
-        key_args = {"engines": _engine_set(args.engines), **_query_args(args.query)}
         answer = await self._search(
-            "academic", "academic_search", args.query, args.engines, key_args, fuse, args.explain
+            "academic", "academic_search", args.query, args.engines, fuse, args.explain
         )
         return {**answer, "page": args.query.page}  # type: ignore[typeddict-item]
 
@@ -314,7 +312,6 @@ class SearchService:
         tool: str,
         query: Query,
         engines: list[str] | None,
-        key_args: dict[str, Any],
         fuse: Fuse,
         explain: bool,
         prepare: Callable[[Preparation], Fuse] | None = None,
@@ -324,6 +321,7 @@ class SearchService:
         `fuse` with a `Preparation`, for a ranking that reads lists ahead (see `_fresh`)."""
         runs, skipped = self.orchestrator.choose(kind, engines, query)
         self.orchestrator.activity.searched()
+        key_args = {"engines": self._engines_key(kind, engines, query), **_query_args(query)}
         key = cache_key(tool, query.text, key_args, self.fingerprint)
         # Expiry slides with every hit: a news answer is also refused once it is older than
         # the news TTL, however often it was read.
@@ -341,6 +339,19 @@ class SearchService:
         # One answer serves every spelling of the query the cache counts as one: each caller
         # is told the query as it asked.
         return answer if answer["query"] == query.text else {**answer, "query": query.text}
+
+    def _engines_key(
+        self, kind: str, engines: list[str] | None, query: Query
+    ) -> frozenset[str] | None:
+        """The engines named, for the cache key: a set, as the configuration's order and not
+        the caller's decides in what order they are asked and listed; None when they are the
+        engines the search asks without being told, as it then gives the same answer."""
+        if engines is None:
+            return None
+        named = frozenset(engines)
+        runs, skipped = self.orchestrator.choose(kind, None, query)
+        unnamed = {run.name for run in runs} | {report.name for report in skipped}
+        return None if named == unnamed else named
 
     def _max_age(self, query: Query) -> int | None:
         """How long an answer to `query` may be served after it was made (None: as the cache
@@ -451,12 +462,6 @@ class SearchService:
 
 #: The query's fields that change an answer besides its text (which the key takes normalised).
 _KEY_FIELDS = tuple(f.name for f in dataclasses.fields(Query) if f.name != "text")
-
-
-def _engine_set(engines: list[str] | None) -> frozenset[str] | None:
-    """The engines named, for the cache key: a set, as the configuration's order and not the
-    caller's decides in what order they are asked and listed."""
-    return None if engines is None else frozenset(engines)
 
 
 def _query_args(query: Query) -> dict[str, Any]:
