@@ -487,6 +487,30 @@ def test_fetch_page_reads_a_page_once(engines_url: str, cache_path: Path) -> Non
     assert [s.path for s in site.seen] == ["/article"]
 
 
+def test_a_page_longer_than_the_default_cap_is_cached_when_the_cap_is_raised(
+    engines_url: str, cache_path: Path
+) -> None:
+    """Every window of a long document is cut from one fetch, whatever `max_text_chars` allows."""
+    text = ("Ammonite fossils of the northern cliffs. " * 60_000).encode()  # 2.46 M characters
+    with LocalServer(routes={"/long.txt": page(text, "text/plain; charset=utf-8")}) as site:
+        settings = make_settings(
+            engines_url,
+            cache_path,
+            fetch={
+                "allow_networks": ["127.0.0.0/8"],
+                "allowed_ports": [site.port],
+                "max_text_chars": 3_000_000,
+            },
+        )
+        with serve(settings) as url:
+            first = call(url, {"url": site.url("/long.txt"), "max_chars": 20_000}, "fetch_page")
+            shown = first["structuredContent"]
+            assert shown["total_chars"] > 2_000_000 and shown["next_start"] == 20_000
+            second = call(url, {"url": site.url("/long.txt"), "start": 20_000}, "fetch_page")
+    assert second["structuredContent"]["cached"] is True
+    assert site.paths() == ["/long.txt"]
+
+
 def test_pages_whose_addresses_differ_only_in_case_are_kept_apart(
     engines_url: str, cache_path: Path
 ) -> None:

@@ -14,9 +14,6 @@ from websearch_mcp.net.http import choose_proxy
 from websearch_mcp.search.answer import PageOut
 from websearch_mcp.search.single_flight import SingleFlight
 
-#: Pages larger than this are fetched every time rather than cached.
-MAX_CACHED_PAGE_CHARS = 2_000_000
-
 
 class Pages:
     """The pages one service reads; `fetch_page` and `read` share them, so a page read by one
@@ -81,11 +78,11 @@ class Pages:
         document = await fetch_document(
             url, settings=self.settings.fetch, reader_proxy=self._reader_proxy
         )
-        if len(document.content) <= MAX_CACHED_PAGE_CHARS:
-            await self.cache.set(
-                "page",
-                key,
-                dataclasses.asdict(document),
-                ttl_seconds=self.settings.cache.page_ttl_seconds,
-            )
+        # Whole: `fetch.max_text_chars` bounds it, and every window is cut from it.
+        await self.cache.set(
+            "page",
+            key,
+            dataclasses.asdict(document),
+            ttl_seconds=self.settings.cache.page_ttl_seconds,
+        )
         return document, False
