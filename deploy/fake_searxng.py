@@ -9,6 +9,7 @@ internet. Standard library only (it runs in the websearch-mcp image, with its ow
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -62,4 +63,6 @@ class Handler(BaseHTTPRequestHandler):
 if __name__ == "__main__":
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 8080
     address = sys.argv[2] if len(sys.argv) > 2 else "0.0.0.0"
+    # PID 1 in its container: without a handler SIGTERM is ignored and `docker stop` waits 10 s.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     ThreadingHTTPServer((address, port), Handler).serve_forever()

@@ -21,24 +21,41 @@ from websearch_mcp.server.app import create_app
 DEPLOY = REPO / "deploy"
 
 
-@pytest.fixture
-def fake_searxng() -> Iterator[str]:
+def _start_fake_searxng() -> tuple[subprocess.Popen[bytes], str]:
+    """deploy/fake_searxng.py on a free port, once it answers."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, str(DEPLOY / "fake_searxng.py"), str(port), "127.0.0.1"]
     )
     url = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            httpx.get(f"{url}/count", timeout=1)
+            break
+        except httpx.TransportError:
+            time.sleep(0.02)
+    return process, url
+
+
+@pytest.fixture
+def fake_searxng() -> Iterator[str]:
+    process, url = _start_fake_searxng()
     try:
-        for _ in range(200):
-            try:
-                httpx.get(f"{url}/count", timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.02)
         yield url
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_the_fake_searxng_stops_on_sigterm() -> None:
+    """It is PID 1 of its container, where a signal with no handler is ignored: without its
+    own, `docker stop` waits 10 s and kills it."""
+    process, _ = _start_fake_searxng()
+    try:
+        process.terminate()
+        assert process.wait(timeout=10) == 0
+    finally:
+        process.kill()
 
 
 def _call(base: str, token: str, query: str) -> str:
