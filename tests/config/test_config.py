@@ -610,6 +610,29 @@ def test_only_a_variable_that_set_a_value_is_named_as_its_origin() -> None:
     assert lines["search"].endswith("; from WEBSEARCH_MCP_SEARCH")
 
 
+@pytest.mark.parametrize(
+    ("variable", "read"),
+    [
+        ("WEBSEARCH_MCP_TOKENS", lambda s: s.server.auth_tokens),
+        ("TAVILY_API_KEYS", lambda s: s.engines["tavily"].api_keys),
+    ],
+)
+def test_a_secrets_variable_takes_a_list_in_brackets(variable: str, read: Any) -> None:
+    # As the docs say of every list of secrets: `[]` empties it (not a token `[]`), and
+    # `[a, b]` is the two, not `[a` and `b]`.
+    file = {
+        "server": {"auth_tokens": ["tok-from-the-file-0123456789"]},
+        "engines": {"tavily": {"api_keys": ["tvly-from-the-file"]}},
+    }
+    assert read(parse_config(file, "f.yaml", environ={variable: "[]"})) == []
+    both = parse_config(file, "f.yaml", environ={variable: "[first-0123456789, second-0123456789]"})
+    assert read(both) == ["first-0123456789", "second-0123456789"]
+    assert read(parse_config(file, "f.yaml", environ={variable: "a-0123456789,b-0123456789"})) == [
+        "a-0123456789",
+        "b-0123456789",
+    ]
+
+
 def test_a_google_cse_key_without_its_engine_id_is_refused_at_load() -> None:
     # Sent as it is, the API would refuse it and the key would rest as refused for hours.
     env = {"GOOGLE_CSE_API_KEYS": "9bc67f2b2ef848ce2:AIza-good,AIza-lone-secret"}

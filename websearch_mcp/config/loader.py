@@ -121,10 +121,20 @@ def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
     return tree
 
 
+def _secret_list(raw: str) -> Any:
+    """A list of secrets from its own variable: `k1,k2` as written (split at the commas, and
+    refused in quotes, by the settings), `[...]` a list as YAML reads it (`[]` empties it), as
+    the `WEBSEARCH_MCP_*` variables read them."""
+    text = raw.strip()
+    if text.startswith("[") and text.endswith("]"):
+        return _env_value(text)
+    return raw
+
+
 def _engine_keys(environ: dict[str, str], key_variables: Mapping[str, str]) -> dict[str, Any]:
     """`<ENGINE>_API_KEYS=k1,k2` for every engine in `key_variables` (name -> variable)."""
     found = {
-        name: {"api_keys": environ[var]}
+        name: {"api_keys": _secret_list(environ[var])}
         for name, var in key_variables.items()
         if environ.get(var, "").strip()
     }
@@ -135,7 +145,7 @@ def _secret_vars(environ: dict[str, str]) -> dict[str, Any]:
     """The bearer tokens and the summary model's key, given in variables of their own."""
     tree: dict[str, Any] = {}
     if environ.get(TOKENS_ENV, "").strip():
-        tree["server"] = {"auth_tokens": environ[TOKENS_ENV]}
+        tree["server"] = {"auth_tokens": _secret_list(environ[TOKENS_ENV])}
     if environ.get(LLM_KEY_ENV, "").strip():
         tree["llm"] = {"api_key": environ[LLM_KEY_ENV].strip()}
     return tree
