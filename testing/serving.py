@@ -63,17 +63,20 @@ def serve_app(
     startup_timeout: float = 10.0,
     tls: tuple[str, str] | None = None,
 ) -> Iterator[str]:
-    """Run `app` under uvicorn on a free port of `host` in a background thread; yield its URL.
+    """Run `app` under uvicorn on a free port of `host` (IPv4 or IPv6) in a background thread;
+    yield its URL.
 
     With `tls` (certificate and key files, for `localhost`) it serves HTTPS and the URL is
     `https://localhost:<port>`.
     """
     # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
     # without it every response waits ~40 ms for a delayed ACK (Nagle).
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, 0))
     port = sock.getsockname()[1]
+    named = f"[{host}]" if family == socket.AF_INET6 else host
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -89,9 +92,9 @@ def serve_app(
         deadline = time.monotonic() + startup_timeout
         while not server.started:
             if not thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"the test server on {host}:{port} did not start")
+                raise RuntimeError(f"the test server on {named}:{port} did not start")
             time.sleep(0.01)
-        yield f"https://localhost:{port}" if tls else f"http://{host}:{port}"
+        yield f"https://localhost:{port}" if tls else f"http://{named}:{port}"
     finally:
         server.stop()
         thread.join(timeout=10)

@@ -71,7 +71,8 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument(
         "--url",
         type=_text_arg,
-        help="the server (default: http://127.0.0.1:<server.port>); the token sent is the first"
+        help="the server (default: http://<server.host>:<server.port>, 127.0.0.1 for 0.0.0.0);"
+        " the token sent is the first"
         f" of server.auth_tokens (${TOKENS_ENV}, or the config file's)",
     )
     status.add_argument("--json", action="store_true", help="print /status.json as it is")
@@ -333,6 +334,13 @@ def status_proxy(base: str, no_proxy: list[str], environ: Mapping[str, str]) -> 
     return choose_proxy(base, None, None, no_proxy, environ)
 
 
+def server_url(host: str, port: int) -> str:
+    """Where a server listening on `host` is reached from its own machine: a wildcard address
+    on loopback, an IPv6 address in brackets."""
+    host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def _status(settings: Settings, ns: argparse.Namespace) -> int:
     """Fetch `/status.json` and print it as a table (or as it is, with `--json`)."""
     import httpx
@@ -340,7 +348,7 @@ def _status(settings: Settings, ns: argparse.Namespace) -> int:
     from websearch_mcp.net.http import ssl_context
     from websearch_mcp.server.status.table import render_table
 
-    base = (ns.url or f"http://127.0.0.1:{settings.server.port}").rstrip("/")
+    base = (ns.url or server_url(settings.server.host, settings.server.port)).rstrip("/")
     # The server's own tokens, wherever the configuration took them from ($WEBSEARCH_MCP_TOKENS
     # wins over the file, as it does for the server).
     tokens = settings.server.auth_tokens

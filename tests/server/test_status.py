@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 import pytest
@@ -559,6 +559,23 @@ def test_the_cli_sends_the_token_of_the_configuration_file(
     monkeypatch.delenv("WEBSEARCH_MCP_CONFIG", raising=False)
     with serve_app(create_app(mix_settings(engines_url, {"auth_tokens": [TOKEN]}))) as url:
         assert cli_main(["status", "--config", str(config), "--url", url, "--json"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("listening", "host"), [("::1", "::1"), ("::1", "::"), ("127.0.0.1", "0.0.0.0")]
+)
+def test_the_cli_finds_the_server_its_file_describes(
+    engines_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listening: str, host: str
+) -> None:
+    # On the server's machine the server's file is all it needs: where that server listens is
+    # in it (a wildcard address is reached on loopback).
+    monkeypatch.delenv("WEBSEARCH_MCP_TOKENS", raising=False)
+    monkeypatch.delenv("WEBSEARCH_MCP_CONFIG", raising=False)
+    with serve_app(create_app(mix_settings(engines_url)), host=listening) as url:
+        config = tmp_path / "websearch-mcp.yaml"
+        port = urlsplit(url).port
+        config.write_text(f"server:\n  host: '{host}'\n  port: {port}\n", encoding="utf-8")
+        assert cli_main(["status", "--config", str(config), "--json"]) == 0
 
 
 def test_the_cli_asks_a_server_on_this_machine_directly_whatever_the_proxy_variables(
