@@ -399,6 +399,8 @@ def _check(path: str | None) -> int:
     )
     if enabled:
         print(f"engines configured: {', '.join(enabled)}")
+    if note := settings.llm.half_set():
+        print(note)
     return 0
 
 

@@ -748,6 +748,12 @@ def test_check_config_names_the_file_the_environment_names(
     )
     assert main(["check-config", str(other)]) == 0
     assert capsys.readouterr().out.endswith("\nengines configured: duckduckgo, tavily\n")
+    # Summaries need a model and its API: one of the two alone is said to leave them off.
+    other.write_text("llm:\n  base_url: http://127.0.0.1:9/v1\n", encoding="utf-8")
+    assert main(["check-config", str(other)]) == 0
+    assert capsys.readouterr().out.endswith(
+        "summaries are off: llm.base_url is set, llm.model is not\n"
+    )
 
 
 def test_check_config_refuses_what_serve_refuses(

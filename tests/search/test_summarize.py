@@ -210,9 +210,16 @@ def test_intent_and_summarize_arguments() -> None:
         web_search_args("q", summarize="maybe")
 
 
-def test_llm_settings() -> None:
-    assert not parse_config({"llm": {"base_url": "http://x/v1"}}, "t", environ={}).llm.enabled
+def test_llm_settings(caplog: pytest.LogCaptureFixture) -> None:
+    # One of the two alone leaves summaries off (an empty variable may unset one on purpose),
+    # and says so once.
+    half = parse_config({"llm": {"base_url": "http://x/v1"}}, "t", environ={})
+    assert not half.llm.enabled and Summarizer.from_settings(half) is None
+    assert "summaries are off: llm.base_url is set, llm.model is not" in caplog.text
     assert not parse_config({"llm": {"model": "m"}}, "t", environ={}).llm.enabled
+    # The API's base, not its endpoint: requests would go to .../chat/completions/chat/completions.
+    with pytest.raises(ConfigError, match=r"llm\.base_url: .*without /chat/completions"):
+        parse_config({"llm": {"base_url": "http://x/v1/chat/completions/", "model": "m"}}, "t")
     llm = parse_config(
         {"llm": {"base_url": "http://x/v1/", "model": "m", "api_key": 1234567}},
         "t",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from websearch_mcp.config.types import HTTP_SCHEMES, SecretText, Section, starts_with
 
@@ -37,7 +37,25 @@ class LLMSettings(Section):
         " refuses max_tokens)",
     )
 
+    @field_validator("base_url")
+    @classmethod
+    def _the_apis_base(cls, url: str | None) -> str | None:
+        if url and url.rstrip("/").endswith("/chat/completions"):
+            raise ValueError(
+                "the API's base, without /chat/completions, which is added to it"
+                " (e.g. https://api.openai.com/v1)"
+            )
+        return url
+
     @property
     def enabled(self) -> bool:
         """Whether summaries are offered: both `base_url` and `model` are set."""
         return bool(self.base_url and self.model)
+
+    def half_set(self) -> str | None:
+        """Why summaries are off though one of the two they need is set (an empty variable may
+        unset the other on purpose), or None."""
+        if bool(self.base_url) == bool(self.model):
+            return None
+        given, missing = ("base_url", "model") if self.base_url else ("model", "base_url")
+        return f"summaries are off: llm.{given} is set, llm.{missing} is not"

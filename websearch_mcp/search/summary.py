@@ -310,6 +310,8 @@ class Summarizer:
         model is configured."""
         llm = settings.llm
         if not llm.enabled:
+            if note := llm.half_set():
+                log.warning("%s", note)
             return None
         proxy = choose_proxy(llm.base_url or "", None, settings.proxy.url, settings.proxy.no_proxy)
         return cls(llm, proxy=proxy)
