@@ -786,10 +786,13 @@ def test_strategy_engines_of_the_other_kind_or_disabled_stop_the_start(
     assert main(["check-config", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "search.pool.providers: bing, arxiv: only keyed web providers belong here" in err
-    assert "search.pool.providers: exa has no API key; brave is disabled" in err
+    assert (
+        "search.pool.providers: exa has no API key (engines.exa.api_keys);"
+        " brave is disabled (engines.brave.enabled)"
+    ) in err
     assert "search.sequential.order: crossref: only web engines belong here" in err
     assert "search.sequential.order: crossref is disabled" not in err
-    assert "search.sequential.order: google is disabled (engines.<name>)" in err
+    assert "search.sequential.order: google is disabled (engines.google.enabled)" in err
     settings = parse_config(
         {
             "search": {"pool": {"providers": ["tavily"]}, "sequential": {"order": ["google"]}},

@@ -87,11 +87,11 @@ def _strategy_problems(settings: Settings) -> list[Problem]:
         for name in names:
             conf = settings.engine(name)
             if not (ENGINES[name].default_enabled if conf.enabled is None else conf.enabled):
-                off.append(f"{name} is disabled")
+                off.append(f"{name} is disabled (engines.{name}.enabled)")
             elif pool and name not in wrong and not conf.api_keys:
-                off.append(f"{name} has no API key")
+                off.append(f"{name} has no API key (engines.{name}.api_keys)")
         if off:
-            problems.append((key, f"{'; '.join(off)} (engines.<name>)"))
+            problems.append((key, "; ".join(off)))
     return problems
 
 
