@@ -262,9 +262,6 @@ def test_secret_variables_win_over_the_file_and_an_empty_one_sets_nothing() -> N
     assert settings.engines["tavily"].api_keys == ["env-tav"]
     assert settings.server.auth_tokens == ["env-token"]
     assert settings.llm.api_key == "env-llm"
-    # The key's own setting is laid over its engine's variable, as an error names it.
-    env = {"TAVILY_API_KEYS": "env-tav", "WEBSEARCH_MCP_ENGINES__TAVILY__API_KEYS": "env-setting"}
-    assert parse_config({}, "test", environ=env).engines["tavily"].api_keys == ["env-setting"]
 
 
 @pytest.mark.parametrize("section_first", [True, False])
@@ -631,6 +628,24 @@ def test_a_secrets_variable_takes_a_list_in_brackets(variable: str, read: Any) -
         "a-0123456789",
         "b-0123456789",
     ]
+
+
+def test_a_secrets_own_variable_wins_over_its_prefixed_form() -> None:
+    env = {
+        "TAVILY_API_KEYS": "own-key-0123456789",
+        "WEBSEARCH_MCP_ENGINES__TAVILY__API_KEYS": "prefixed-key-0123456789",
+        "WEBSEARCH_MCP_TOKENS": "own-token-0123456789",
+        "WEBSEARCH_MCP_SERVER__AUTH_TOKENS": "prefixed-token-0123456789",
+        "LLM_API_KEY": "own-llm-key",
+        "WEBSEARCH_MCP_LLM__API_KEY": "prefixed-llm-key",
+    }
+    settings = parse_config({}, "f.yaml", environ=env)
+    assert settings.engines["tavily"].api_keys == ["own-key-0123456789"]
+    assert settings.server.auth_tokens == ["own-token-0123456789"]
+    assert settings.llm.api_key == "own-llm-key"
+    # A mistake in it is the own variable's.
+    with pytest.raises(ConfigError, match=r"engines\.tavily\.api_keys.*; from TAVILY_API_KEYS"):
+        parse_config({}, "f.yaml", environ={**env, "TAVILY_API_KEYS": "'quoted-key-0123'"})
 
 
 def test_a_google_cse_key_without_its_engine_id_is_refused_at_load() -> None:

@@ -261,8 +261,8 @@ but for a list of secrets (`auth_tokens`, `api_keys`), which it leaves as it was
 it). Secrets have variables of their own:
 `<ENGINE>_API_KEYS=k1,k2` for an engine's keys (`TAVILY_API_KEYS`, `BRAVE_API_KEYS`, ...; the
 engines and their variables are in [engines.md](engines.md)), `{TOKENS_ENV}=t1,t2` for
-`server.auth_tokens` and `{LLM_KEY_ENV}` for `llm.api_key`. Keys marked secret are never shown
-in messages, logs, results or metrics.
+`server.auth_tokens` and `{LLM_KEY_ENV}` for `llm.api_key`; each wins over its
+`WEBSEARCH_MCP_*` form. Keys marked secret are never shown in messages, logs, results or metrics.
 """
 
 

@@ -156,15 +156,14 @@ def _variables(
 ) -> dict[tuple[str, ...], str]:
     """The variable each key taken from the environment came from, laid over each other as
     `read_config` lays them over the file (the later one wins)."""
-    found: dict[tuple[str, ...], str] = {
-        ("engines", name, "api_keys"): var
-        for name, var in key_variables.items()
-        if environ.get(var, "").strip()
-    }
+    found: dict[tuple[str, ...], str] = {}
     for name in environ:
         if (path := env_path(name)) and not _unset_secrets(path, environ[name]):
             for key in _keys_set(path, _env_value(environ[name])):
                 found[key] = name
+    for engine, var in key_variables.items():
+        if environ.get(var, "").strip():
+            found["engines", engine, "api_keys"] = var
     for path, var in ((("server", "auth_tokens"), TOKENS_ENV), (("llm", "api_key"), LLM_KEY_ENV)):
         if environ.get(var, "").strip():
             found[path] = var
@@ -274,9 +273,9 @@ def read_config(
         data = {}
     if not isinstance(data, dict):
         raise ValueError(f"invalid configuration in {source}: the top level must be a mapping")
-    merged = deep_merge(
-        deep_merge(data, _engine_keys(env, key_variables or {})), _env_overrides(env)
-    )
+    # A secret's own variable wins over its `WEBSEARCH_MCP_*` form, as both win over the file.
+    merged = deep_merge(data, _env_overrides(env))
+    merged = deep_merge(merged, _engine_keys(env, key_variables or {}))
     merged = deep_merge(merged, _secret_vars(env))
     try:
         settings = Settings.model_validate(merged)
