@@ -21,7 +21,6 @@ import charset_normalizer
 
 from websearch_mcp.config import FetchSettings
 from websearch_mcp.errors import FetchError, FetchUnsupported
-from websearch_mcp.fetch import fork_server
 from websearch_mcp.fetch.client import FETCHED_TYPES, RawPage
 from websearch_mcp.fetch.document import Document, Extracted
 from websearch_mcp.fetch.job import Job
@@ -236,17 +235,12 @@ def _pool(limits: ExtractLimits) -> ExtractorPool:
                 " run; on Windows, run the service in WSL or Docker",
                 reader_may_help=False,
             )
-        fork_server.prepare()
         pool = _POOLS[key] = ExtractorPool(limits.workers, limits.memory_bytes)
     return pool
 
 
 def close_pools() -> None:
-    """Stop every extraction worker and their fork server (at shutdown); pools start again on
-    the next `extract`."""
-    if not _POOLS:
-        return  # no pool, no fork server: it starts with the first pool's first worker
+    """Stop every extraction worker (at shutdown); pools start again on the next `extract`."""
     while _POOLS:
         _, pool = _POOLS.popitem()
         pool.close()
-    fork_server.stop()
