@@ -334,11 +334,19 @@ def status_proxy(base: str, no_proxy: list[str], environ: Mapping[str, str]) -> 
     return choose_proxy(base, None, None, no_proxy, environ)
 
 
-def server_url(host: str, port: int) -> str:
-    """Where a server listening on `host` is reached from its own machine: a wildcard address
-    on loopback, an IPv6 address in brackets."""
+def status_target(
+    url: str | None, settings: Settings, environ: Mapping[str, str]
+) -> tuple[str, str | None]:
+    """The server `status` asks, and the proxy it asks through. Without `url`, the server the
+    configuration describes, on this machine: asked directly, at `server.host` (a wildcard
+    address on loopback), as a proxy would be handed the token."""
+    if url is not None:
+        base = url.rstrip("/")
+        return base, status_proxy(base, settings.proxy.no_proxy, environ)
+    host = settings.server.host
     host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    named = f"[{host}]" if ":" in host else host
+    return f"http://{named}:{settings.server.port}", None
 
 
 def _status(settings: Settings, ns: argparse.Namespace) -> int:
@@ -348,7 +356,7 @@ def _status(settings: Settings, ns: argparse.Namespace) -> int:
     from websearch_mcp.net.http import ssl_context
     from websearch_mcp.server.status.table import render_table
 
-    base = (ns.url or server_url(settings.server.host, settings.server.port)).rstrip("/")
+    base, proxy = status_target(ns.url, settings, os.environ)
     # The server's own tokens, wherever the configuration took them from ($WEBSEARCH_MCP_TOKENS
     # wins over the file, as it does for the server).
     tokens = settings.server.auth_tokens
@@ -358,7 +366,7 @@ def _status(settings: Settings, ns: argparse.Namespace) -> int:
             f"{base}/status.json",
             headers=headers,
             timeout=10.0,
-            proxy=status_proxy(base, settings.proxy.no_proxy, os.environ),
+            proxy=proxy,
             trust_env=False,
             verify=ssl_context(),
         )

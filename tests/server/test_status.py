@@ -32,7 +32,7 @@ from testing.status_mix import (
     serving_mix,
 )
 from websearch_mcp.cli import main as cli_main
-from websearch_mcp.cli import status_proxy
+from websearch_mcp.cli import status_proxy, status_target
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.engines.text import plain_text
 from websearch_mcp.models import EngineReport
@@ -608,6 +608,13 @@ def test_the_cli_asks_another_machine_through_the_proxy_its_variables_name() -> 
     assert status_proxy("https://192.0.2.7", ["192.0.2.0/24"], env) is None
     assert status_proxy("https://192.0.2.7", [], env) == "http://proxy.corp:3128"
     assert status_proxy("http://127.0.0.1:8338", [], {"ALL_PROXY": "http://p:1"}) is None
+    # Without --url, the server its file describes is on this machine, whatever its address.
+    settings = parse_config({"server": {"host": "192.0.2.7", "port": 8338}}, "f", environ={})
+    assert status_target(None, settings, env) == ("http://192.0.2.7:8338", None)
+    assert status_target("https://192.0.2.7/", settings, env) == (
+        "https://192.0.2.7",
+        "http://proxy.corp:3128",
+    )
 
 
 def test_replicas_share_breakers_and_keys_and_show_their_own_hour(
