@@ -624,6 +624,11 @@ def test_a_secrets_variable_takes_a_list_in_brackets(variable: str, read: Any) -
     assert read(parse_config(file, "f.yaml", environ={variable: "[]"})) == []
     both = parse_config(file, "f.yaml", environ={variable: "[first-0123456789, second-0123456789]"})
     assert read(both) == ["first-0123456789", "second-0123456789"]
+    for unreadable in ("[a-0123456789,,b-0123456789]", "[a-0123456789, b #c]"):
+        with pytest.raises(
+            ConfigError, match=f"a list in brackets that YAML cannot read.*{variable}"
+        ):
+            parse_config(file, "f.yaml", environ={variable: unreadable})
     assert read(parse_config(file, "f.yaml", environ={variable: "a-0123456789,b-0123456789"})) == [
         "a-0123456789",
         "b-0123456789",
@@ -646,6 +651,13 @@ def test_a_secrets_own_variable_wins_over_its_prefixed_form() -> None:
     # A mistake in it is the own variable's.
     with pytest.raises(ConfigError, match=r"engines\.tavily\.api_keys.*; from TAVILY_API_KEYS"):
         parse_config({}, "f.yaml", environ={**env, "TAVILY_API_KEYS": "'quoted-key-0123'"})
+    # A section the prefixed form gets wrong is still refused, not covered by the keys.
+    wrong = {"TAVILY_API_KEYS": "own-key-0123456789", "WEBSEARCH_MCP_ENGINES__TAVILY": "off"}
+    with pytest.raises(ConfigError, match=r"engines\.tavily.*; from WEBSEARCH_MCP_ENGINES__TAVILY"):
+        parse_config({}, "f.yaml", environ=wrong)
+    wrong = {"WEBSEARCH_MCP_TOKENS": "own-token-0123456789", "WEBSEARCH_MCP_SERVER": "[]"}
+    with pytest.raises(ConfigError, match=r"server.*; from WEBSEARCH_MCP_SERVER"):
+        parse_config({}, "f.yaml", environ=wrong)
 
 
 def test_a_google_cse_key_without_its_engine_id_is_refused_at_load() -> None:

@@ -202,14 +202,18 @@ def origin(key: str, environ: Mapping[str, str] | None, key_variables: Mapping[s
     return _origin(tuple(key.split(".")), _variables(env, key_variables), inside=True)
 
 
-def deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+def deep_merge(
+    base: Mapping[str, Any], extra: Mapping[str, Any], *, keep_values: bool = False
+) -> dict[str, Any]:
     """`base` with `extra` laid over it: nested mappings merged key by key, anything else
-    replaced."""
+    replaced; with `keep_values`, a value of `base` that is not a mapping (a mistake, as
+    `extra` has a mapping there) stays, for validation to report it."""
     out = dict(base)
     for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = deep_merge(out[key], value)
-        else:
+        here = out.get(key)
+        if isinstance(value, Mapping) and isinstance(here, Mapping):
+            out[key] = deep_merge(here, value, keep_values=keep_values)
+        elif not (keep_values and isinstance(value, Mapping) and here is not None):
             out[key] = value
     return out
 
@@ -275,8 +279,8 @@ def read_config(
         raise ValueError(f"invalid configuration in {source}: the top level must be a mapping")
     # A secret's own variable wins over its `WEBSEARCH_MCP_*` form, as both win over the file.
     merged = deep_merge(data, _env_overrides(env))
-    merged = deep_merge(merged, _engine_keys(env, key_variables or {}))
-    merged = deep_merge(merged, _secret_vars(env))
+    merged = deep_merge(merged, _engine_keys(env, key_variables or {}), keep_values=True)
+    merged = deep_merge(merged, _secret_vars(env), keep_values=True)
     try:
         settings = Settings.model_validate(merged)
     except ValidationError as err:

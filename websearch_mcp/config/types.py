@@ -78,6 +78,11 @@ def split_commas(value: Any) -> Any:
     Commas alone are refused: read as no item, `TAVILY_API_KEYS=,` would silently drop the
     file's keys and `WEBSEARCH_MCP_TOKENS=,` switch authentication off."""
     if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("[") and text.endswith("]"):
+            # Brackets YAML could not read as a list: split, they would stick to the first and
+            # last items (`[a,,b]` as `[a` and `b]`).
+            raise ValueError("a list in brackets that YAML cannot read: write [a, b], or a,b")
         items = [part.strip() for part in value.split(",") if part.strip()]
         if value.strip() and not items:
             raise ValueError(
