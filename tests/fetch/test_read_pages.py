@@ -308,9 +308,13 @@ def test_a_page_read_past_the_deadline_goes_on_to_the_page_cache(
     with serve(settings) as server:
         answer, _ = search(server, query=HANG_QUERY, read=2)
         assert by_url(answer, site.server.url("/hang"))["page_status"] == "timeout"
-        site.release.set()
-        time.sleep(0.3)  # the page answers now, and the fetch still under way stores it
-        fetched = call(server, {"url": site.server.url("/hang")}, "fetch_page")
+        site.release.set()  # the page answers now, and the fetch still under way stores it
+        deadline = time.monotonic() + 10
+        while True:  # a call while it is still under way joins it: a later one finds it stored
+            fetched = call(server, {"url": site.server.url("/hang")}, "fetch_page")
+            if fetched["structuredContent"].get("cached") or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
     assert fetched["structuredContent"]["cached"] is True, fetched
     assert site.server.paths().count("/hang") == 1
 

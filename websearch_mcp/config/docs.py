@@ -21,7 +21,6 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import annotated_types
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
-from pydantic.types import AllowInfNan
 
 from websearch_mcp.config.engines import EngineSettings
 from websearch_mcp.config.loader import CONFIG_ENV, ENV_PREFIX, LLM_KEY_ENV, TOKENS_ENV
@@ -139,7 +138,8 @@ def _bounds(metadata: list[Any]) -> list[str]:
         if isinstance(item, FieldInfo):
             found += _bounds(item.metadata)
             continue
-        if isinstance(item, AllowInfNan) and not item.allow_inf_nan:
+        # `AllowInfNan` from pydantic 2.14, a general metadata object before it.
+        if getattr(item, "allow_inf_nan", None) is False:
             found.append("finite")
         for kind, attribute, form in _BOUNDS:
             if isinstance(item, kind):
