@@ -12,10 +12,16 @@ import logging
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from testing.fake_engines import FakeEngines, ResultsFn, serve_fake_engines
 from testing.redis_server import RedisServer, redis_binary
 from testing.server_helpers import results_for
+
+# Property tests assert behaviour, not speed: an example that ran slowly once on a busy machine
+# (hypothesis's default deadline is 200 ms) is no failure.
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 
 @pytest.fixture(autouse=True)
