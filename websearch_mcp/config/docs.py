@@ -243,26 +243,29 @@ error: invalid configuration in conf.yaml:
   search.max_resluts: unknown key (allowed: block_domains, breaker, deadline_seconds, ...)
 ```
 
-The environment wins over the file. Any key can be set as
-`{ENV_PREFIX}<SECTION>__<KEY>`, nested keys joined by `__` (`{ENV_PREFIX}SERVER__PORT=9000`,
-`{ENV_PREFIX}SEARCH__MMR__LAMBDA=0.6`, `{ENV_PREFIX}ENGINES__TAVILY__WEIGHT=1.5`). A value is
-read as YAML where it is quoted, a `[...]` or `{{...}}` collection, a boolean or null; any other
-value is taken whole, as written (`{ENV_PREFIX}SERVER__HOST=::`, a key with ` #` in it). A list
-may be written with commas (`{ENV_PREFIX}SEARCH__BLOCK_DOMAINS=a.com,b.com`, or one item alone:
-`{ENV_PREFIX}FETCH__ALLOWED_PORTS=8443`; commas alone are an error, not an empty list, as in
-`<ENGINE>_API_KEYS` and `{ENV_PREFIX}TOKENS`), and a value that reads as a number is kept as written
-where text is meant (an all-digit token or key, leading zeros included). The part after the
-prefix is read in any case. A variable may set a whole section as a mapping
-(`{ENV_PREFIX}SEARCH={{strategy: pool}}`): it is read before the variables inside that section,
-whose keys join it, whatever the order of the environment; two variables naming one key (in
-different case) are refused. An empty variable empties its key, and unsets one that is unset by
-default (`{ENV_PREFIX}LLM__BASE_URL=` switches summaries off; so does a blank value in the file),
-but for a list of secrets (`auth_tokens`, `api_keys`), which it leaves as it was (`[]` empties
-it). Secrets have variables of their own:
-`<ENGINE>_API_KEYS=k1,k2` for an engine's keys (`TAVILY_API_KEYS`, `BRAVE_API_KEYS`, ...; the
-engines and their variables are in [engines.md](engines.md)), `{TOKENS_ENV}=t1,t2` for
-`server.auth_tokens` and `{LLM_KEY_ENV}` for `llm.api_key`; each wins over its
-`WEBSEARCH_MCP_*` form. Keys marked secret are never shown in messages, logs, results or metrics.
+The environment wins over the file:
+
+- **Any key**: `{ENV_PREFIX}<SECTION>__<KEY>`, nested keys joined by `__`
+  (`{ENV_PREFIX}SERVER__PORT=9000`, `{ENV_PREFIX}SEARCH__MMR__LAMBDA=0.6`,
+  `{ENV_PREFIX}ENGINES__TAVILY__WEIGHT=1.5`); the part after the prefix is read in any case.
+- **Values** are taken whole, as written (`{ENV_PREFIX}SERVER__HOST=::`, a key with ` #` in it;
+  a number stays as written where text is meant, such as an all-digit token), except quoted
+  text, a `[...]` or `{{...}}` collection, a boolean and null, which are read as YAML.
+- **Lists** may be written with commas (`{ENV_PREFIX}SEARCH__BLOCK_DOMAINS=a.com,b.com`, one
+  item alone: `{ENV_PREFIX}FETCH__ALLOWED_PORTS=8443`) or in brackets (`[a.com, b.com]`;
+  brackets YAML cannot read are an error); commas alone are an error, not an empty list.
+- **Sections**: a variable may set one whole, as a mapping
+  (`{ENV_PREFIX}SEARCH={{strategy: pool}}`); it is read before the variables inside that
+  section, whose keys join it, whatever the order of the environment. Two variables naming one
+  key (in different case) are refused.
+- **Empty**: an empty variable empties its key, and unsets one that is unset by default
+  (`{ENV_PREFIX}LLM__BASE_URL=` switches summaries off; so does a blank value in the file), but
+  for a list of secrets (`auth_tokens`, `api_keys`), which it leaves as it was (`[]` empties it).
+- **Secrets** have variables of their own, each winning over its `{ENV_PREFIX}*` form:
+  `<ENGINE>_API_KEYS=k1,k2` for an engine's keys (`TAVILY_API_KEYS`, `BRAVE_API_KEYS`, ...; the
+  engines and their variables are in [engines.md](engines.md)), `{TOKENS_ENV}=t1,t2` for
+  `server.auth_tokens` and `{LLM_KEY_ENV}` for `llm.api_key`. Keys marked secret are never
+  shown in messages, logs, results or metrics.
 """
 
 
