@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import httpx
 import uvicorn
 from starlette.types import ASGIApp
 
@@ -99,3 +100,17 @@ def serve_app(
         server.stop()
         thread.join(timeout=10)
         sock.close()
+
+
+def wait_until_answering(url: str, timeout: float = 5.0) -> None:
+    """Ask `url` until a server answers (whatever it says) or `timeout` seconds have passed: a
+    process just started listens a moment later."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.02)

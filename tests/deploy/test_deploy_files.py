@@ -28,7 +28,7 @@ from starlette.routing import Route
 
 from testing.redis_server import free_port
 from testing.server_helpers import TOOLS_LIST, bearer, settings_for
-from testing.serving import serve_app
+from testing.serving import serve_app, wait_until_answering
 from testing.shared import REPO
 from websearch_mcp.cli import IDLE_CONNECTION_SECONDS
 from websearch_mcp.config import SearchSettings, ServerSettings
@@ -440,12 +440,7 @@ def _balancer(directory: Path, upstreams: list[str], text: str | None = None) ->
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(100):
-            try:
-                httpx.get(f"{base}/healthz", timeout=5)
-                break
-            except httpx.TransportError:
-                time.sleep(0.05)
+        wait_until_answering(f"{base}/healthz")
         yield base
     finally:
         process.terminate()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import httpx
 import pytest
 
 from testing.redis_server import free_port
-from testing.serving import serve_app
+from testing.serving import serve_app, wait_until_answering
 from testing.shared import REPO
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.server.app import create_app
@@ -28,12 +27,7 @@ def _start_fake_searxng() -> tuple[subprocess.Popen[bytes], str]:
         [sys.executable, str(DEPLOY / "fake_searxng.py"), str(port), "127.0.0.1"]
     )
     url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            httpx.get(f"{url}/count", timeout=1)
-            break
-        except httpx.TransportError:
-            time.sleep(0.02)
+    wait_until_answering(f"{url}/count")
     return process, url
 
 
