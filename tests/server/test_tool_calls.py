@@ -62,6 +62,28 @@ def test_a_call_without_a_required_argument_names_it(
     assert outcomes(server) == {"invalid": 1.0}
 
 
+def test_a_model_is_told_every_mistake_at_once_and_what_to_send(server: str) -> None:
+    # One more call should put a call right: every argument refused is named, and a URL that
+    # holds an address, or lacks only its scheme, is shown what to send.
+    def error(arguments: dict[str, Any], name: str = "web_search") -> str:
+        result = call(server, arguments, name=name)
+        assert result["isError"] is True
+        text: str = result["content"][0]["text"]
+        return text.removeprefix(f"Error executing tool {name}: ")
+
+    several = error({"query": "x", "max_results": 100, "time_range": "7d", "language": "English"})
+    assert several.count("; ") == 2
+    assert "max_results" in several and "time_range" in several and "language" in several
+    assert error({"url": "[docs](https://example.com/page)"}, "fetch_page") == (
+        "url: only http and https URLs can be fetched (got '[docs](https://example.com/page)');"
+        " send 'https://example.com/page'"
+    )
+    assert error({"url": "www.example.com/page"}, "fetch_page").endswith(
+        "; send 'https://www.example.com/page'"
+    )
+    assert error({"url": "file:///etc/passwd"}, "fetch_page").endswith("(got 'file:///etc/passwd')")
+
+
 def test_arguments_are_read_as_the_tools_take_them(fake: FakeEngines, server: str) -> None:
     # Text that is JSON is the query as typed, not the list it spells.
     searched = call(server, {"query": "[1, 2]", "engines": '["tavily"]', "added_by": "client"})

@@ -8,6 +8,7 @@ most 8192 characters. The whole text is extracted once; `start`/`max_chars` sele
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -37,7 +38,9 @@ def validate_fetch_args(url: Any, max_chars: Any, start: Any) -> None:
     except httpx.InvalidURL as err:
         raise ToolInputError(f"url: not a valid URL ({err})") from None
     if parsed.scheme not in ("http", "https"):
-        raise ToolInputError("url: only http and https URLs can be fetched")
+        raise ToolInputError(
+            f"url: only http and https URLs can be fetched (got {_cut(url)}){_instead(url, parsed)}"
+        )
     if not parsed.raw_host:
         raise ToolInputError("url: the URL has no host")
     if not readable_host(parsed):
@@ -46,6 +49,25 @@ def validate_fetch_args(url: Any, max_chars: Any, start: Any) -> None:
         raise ToolInputError(f"max_chars: a whole number from 1 to {MAX_CHARS_LIMIT}")
     if not _is_int(start) or start < 0:
         raise ToolInputError("start: a whole number, 0 or more (next_start of the previous read)")
+
+
+#: An http(s) address inside other text: a Markdown link's target, one in angle brackets.
+_INNER_URL = re.compile(r"https?://[^\s<>()\[\]\"']+")
+
+
+def _cut(text: str) -> str:
+    return repr(text) if len(text) <= 60 else f"{text[:50]!r}... ({len(text)} characters)"
+
+
+def _instead(url: str, parsed: httpx.URL) -> str:
+    """What to send in place of a URL that is not http(s), when it is clear: the address a
+    Markdown link or angle brackets hold, or an address given without its scheme."""
+    inner = _INNER_URL.search(url)
+    if inner:
+        return f"; send {_cut(inner.group(0))}"
+    if not parsed.scheme and parsed.path and not parsed.path.startswith("/"):
+        return f"; send {_cut('https://' + url.strip())}"
+    return ""
 
 
 def _is_int(value: Any) -> bool:

@@ -95,8 +95,18 @@ class Limits:
 
 def checked(params: Sequence[Arg], raw: Mapping[str, Any]) -> dict[str, Any]:
     """Each argument's value after its check, in the order advertised; left out (or null, for
-    an argument that may be left out): its default."""
-    return {arg.name: arg.check(_value(arg, raw.get(arg.name))) for arg in params}
+    an argument that may be left out): its default. Every argument that fails is named in one
+    `ToolInputError`, so that one more call can put them all right."""
+    values: dict[str, Any] = {}
+    problems: list[str] = []
+    for arg in params:
+        try:
+            values[arg.name] = arg.check(_value(arg, raw.get(arg.name)))
+        except ToolInputError as err:
+            problems.append(str(err))
+    if problems:
+        raise ToolInputError("; ".join(problems))
+    return values
 
 
 def _value(arg: Arg, value: Any) -> Any:
