@@ -34,6 +34,7 @@ from websearch_mcp.cache import open_cache
 from websearch_mcp.config import Settings
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import ConfigError, SummaryError, SummaryRefused, ToolInputError
+from websearch_mcp.search import service as service_module
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.search.summary import (
@@ -716,6 +717,22 @@ async def test_cached_results_and_summaries_are_reused(
     assert other.structured_content["summary"].startswith(STREAMED)
     assert "summary" not in off.structured_content
     assert "reader wants the news" in llm.requests[1]["messages"][1]["content"]
+
+
+async def test_a_summary_an_earlier_form_stored_is_made_afresh(
+    engines_url: str, llm: FakeLLM, llm_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A summary cleaned up as an earlier release did (its thinking, links left in) is never
+    # served: the summary's key holds the form it is stored in.
+    settings = make_settings(engines_url, llm_url, cache=tmp_path / "cache.sqlite3")
+    monkeypatch.setattr(service_module, "SUMMARY_FORM", service_module.SUMMARY_FORM - 1)
+    with serve_app(create_app(settings)) as url:
+        await call(url, {"query": QUERY, "intent": "research"})
+    monkeypatch.undo()
+    with serve_app(create_app(settings)) as url:
+        again = await call(url, {"query": QUERY, "intent": "research"})
+    assert again.structured_content["cached"] is True  # the results are the same form
+    assert len(llm.requests) == 2  # the summary is not
 
 
 async def test_a_failed_summary_is_not_cached(

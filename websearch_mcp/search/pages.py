@@ -14,6 +14,11 @@ from websearch_mcp.net.http import choose_proxy
 from websearch_mcp.search.answer import PageOut
 from websearch_mcp.search.single_flight import SingleFlight
 
+#: The form of a page's stored text: part of the page cache's key, so that a page read by an
+#: earlier extraction is never served. Raise it when extraction or its clean-up changes what a
+#: page's text is. 2: hidden elements left out, links and images read as their words.
+PAGE_FORM = 2
+
 
 class Pages:
     """The pages one service reads; `fetch_page` and `read` share them, so a page read by one
@@ -22,8 +27,8 @@ class Pages:
     def __init__(self, settings: Settings, cache: Cache) -> None:
         self.settings = settings
         self.cache = cache
-        # Anything that changes a page's text: a new version or fetch configuration.
-        self.fingerprint = config_fingerprint(__version__, settings.fetch)
+        # Anything that changes a page's text: a new version or form, or the fetch settings.
+        self.fingerprint = config_fingerprint(__version__, PAGE_FORM, settings.fetch)
         # The reader API is reached as the engines are; a page never goes through a proxy.
         self._reader_proxy = choose_proxy(
             settings.fetch.reader_base_url, None, settings.proxy.url, settings.proxy.no_proxy

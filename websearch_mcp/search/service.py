@@ -140,7 +140,7 @@ class SearchService:
         self.families = self.orchestrator.index_families()
         # None without a configured model: `web_search` then offers no summaries.
         self.summarizer = Summarizer.from_settings(settings)
-        self.summary_fingerprint = config_fingerprint(__version__, settings.llm)
+        self.summary_fingerprint = config_fingerprint(__version__, SUMMARY_FORM, settings.llm)
         # Searches and summaries, by cache key.
         self._in_flight = SingleFlight()
         # The progress of each summary in flight, by its cache key, told to every call sharing it.
@@ -459,6 +459,11 @@ class SearchService:
         """One page as clean text, the window [start, start + max_chars) of it (see `Pages`)."""
         return await self.pages.window(url, max_chars=max_chars, start=start)
 
+
+#: The form of a stored summary: part of its cache key, so that one an earlier release wrote is
+#: never served. Raise it when the prompt or the clean-up of a model's answer changes. 2: the
+#: model's thinking, links, images and control characters taken out.
+SUMMARY_FORM = 2
 
 #: The query's fields that change an answer besides its text (which the key takes normalised).
 _KEY_FIELDS = tuple(f.name for f in dataclasses.fields(Query) if f.name != "text")
