@@ -467,9 +467,10 @@ def test_a_rest_without_end_is_refused_at_load(key: str, tmp_path: Path) -> None
     with pytest.raises(ConfigError, match=rf"search\.{key}: Input should be a finite number"):
         parse_config({}, "test", environ={variable: "inf"})
     section, name = key.split(".")
-    path = write(tmp_path, f"search:\n  {section}:\n    {name}: 1e999\n")
-    with pytest.raises(ConfigError, match=rf"search\.{key}: Input should be a finite number"):
-        load_config(path)
+    for endless in ("1e999", ".inf", ".Inf"):  # YAML's own spelling, too, for the same reason
+        path = write(tmp_path, f"search:\n  {section}:\n    {name}: {endless}\n")
+        with pytest.raises(ConfigError, match=rf"search\.{key}: Input should be a finite number"):
+            load_config(path)
 
 
 @pytest.mark.parametrize("key", ["keys.refused_cooldown_seconds", "breaker.captcha_seconds"])

@@ -329,8 +329,14 @@ class _ConfigLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
+#: YAML's spellings of the float specials, as the settings read them (and refuse them as not
+#: finite, rather than as no number at all).
+_FLOAT_SPECIALS = {".inf": "inf", "+.inf": "inf", "-.inf": "-inf", ".nan": "nan"}
+
+
 def _as_written(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
-    return loader.construct_scalar(node)
+    text = loader.construct_scalar(node)
+    return _FLOAT_SPECIALS.get(str(text).lower(), text)
 
 
 _ConfigLoader.add_constructor("tag:yaml.org,2002:int", _as_written)
