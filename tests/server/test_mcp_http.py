@@ -213,6 +213,8 @@ def test_stateless_http_without_initialize(server: str) -> None:
             {"query": "x", "engines": ["altavista"]},
             "unknown engine 'altavista'; allowed: baidu, bing, brave",
         ),
+        # Which of them this server asks, so that the next call names one that answers.
+        ({"query": "x", "engines": ["tavly"]}, "(on here: brave, searxng, tavily)"),
         ({"query": "x", "time_range": "decade"}, "time_range must be one of day, week"),
     ],
 )

@@ -221,8 +221,10 @@ class Orchestrator:
             if unknown:
                 # Cut: the name is the caller's, and the message goes to the log as well.
                 name = unknown[0] if len(unknown[0]) <= 40 else f"{unknown[0][:30]}..."
+                on = sorted(run.name for run, reason in lineup if reason is None)
                 raise ToolInputError(
                     f"unknown engine {name!r}; allowed: {', '.join(sorted(known))}"
+                    f" (on here: {', '.join(on) or 'none'})"
                 )
         chosen: list[EngineRun] = []
         skipped: list[EngineReport] = []
