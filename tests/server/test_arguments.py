@@ -281,6 +281,9 @@ def test_an_empty_engine_list_is_every_enabled_engine(empty: object) -> None:
 def test_a_time_range_is_read_in_any_case_as_the_category_is() -> None:
     assert web_search_args("q", time_range=" Week ").query.time_range == "week"
     assert web_search_args("q", category="NEWS", time_range="DAY").query.time_range == "day"
+    # Empty, as an empty `language` and /search's `time_range=`: not given.
+    for none in ("", "  ", "any", "Any"):
+        assert web_search_args("q", time_range=none).query.time_range is None
 
 
 def test_category_is_general_unless_news_is_asked() -> None:

@@ -173,9 +173,9 @@ NO_TIME_LIMIT = "any"
 
 
 def as_time_range(value: Any) -> str | None:
-    """One of `TIME_RANGES` (any case, as `category`), or None when left out or `any`."""
+    """One of `TIME_RANGES` (any case, as `category`), or None when left out, empty or `any`."""
     text = value.strip().lower() if isinstance(value, str) else value
-    if text == NO_TIME_LIMIT:
+    if text in (NO_TIME_LIMIT, ""):
         return None
     if text is not None and text not in TIME_RANGES:
         raise ToolInputError(
