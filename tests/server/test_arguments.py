@@ -278,6 +278,26 @@ def test_an_empty_engine_list_is_every_enabled_engine(empty: object) -> None:
     assert web_search_args("q", engines=["Bing", "bing "]).engines == ["bing"]
 
 
+def test_an_engine_may_be_named_as_it_is_written_for_people() -> None:
+    named = ["Google News", "google-news", " Semantic  Scholar ", "semantic_scholar"]
+    assert web_search_args("q", engines=named).engines == ["google_news", "semantic_scholar"]
+    assert web_search_args("q", engines="Google News, Bing").engines == ["google_news", "bing"]
+
+
+def test_an_error_spells_the_value_as_json_does() -> None:
+    # The model sent JSON: Python's True and ['a'] would be values it never wrote.
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"max_results": True}, "(got true)"),
+        ({"category": ["news"]}, '(got ["news"])'),
+        ({"time_range": "décade"}, '(got "décade")'),
+        ({"explain": None, "language": {"en": 1}}, '(got {"en": 1})'),
+    ]
+    for kwargs, shown in cases:
+        with pytest.raises(ToolInputError) as refused:
+            web_search_args("q", **kwargs)
+        assert str(refused.value).endswith(shown), refused.value
+
+
 def test_a_time_range_is_read_in_any_case_as_the_category_is() -> None:
     assert web_search_args("q", time_range=" Week ").query.time_range == "week"
     assert web_search_args("q", category="NEWS", time_range="DAY").query.time_range == "day"

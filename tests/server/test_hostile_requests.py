@@ -287,7 +287,7 @@ def test_an_unknown_engine_name_of_any_length_is_shown_cut(
         response = httpx.post(f"{url}/mcp", headers=MCP_HEADERS, json=body, timeout=10)
     result = response.json()["result"]
     text = result["content"][0]["text"]
-    assert result["isError"] and "unknown engine 'xxxxx" in text and "allowed: " in text, text
+    assert result["isError"] and 'unknown engine "xxxxx' in text and "allowed: " in text, text
     assert len(text) < 1000
     (line,) = [r.getMessage() for r in caplog.records if "unknown engine" in r.getMessage()]
     assert len(line) < 1000

@@ -211,7 +211,7 @@ def test_stateless_http_without_initialize(server: str) -> None:
         ({"query": "x", "max_results": 500}, "max_results must be an integer from 1 to 50"),
         (
             {"query": "x", "engines": ["altavista"]},
-            "unknown engine 'altavista'; allowed: baidu, bing, brave",
+            'unknown engine "altavista"; allowed: baidu, bing, brave',
         ),
         # Which of them this server asks, so that the next call names one that answers.
         ({"query": "x", "engines": ["tavly"]}, "(on here: brave, searxng, tavily)"),

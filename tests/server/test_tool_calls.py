@@ -75,13 +75,13 @@ def test_a_model_is_told_every_mistake_at_once_and_what_to_send(server: str) -> 
     assert several.count("; ") == 2
     assert "max_results" in several and "time_range" in several and "language" in several
     assert error({"url": "[docs](https://example.com/page)"}, "fetch_page") == (
-        "url: only http and https URLs can be fetched (got '[docs](https://example.com/page)');"
-        " send 'https://example.com/page'"
+        'url: only http and https URLs can be fetched (got "[docs](https://example.com/page)");'
+        ' send "https://example.com/page"'
     )
     assert error({"url": "www.example.com/page"}, "fetch_page").endswith(
-        "; send 'https://www.example.com/page'"
+        '; send "https://www.example.com/page"'
     )
-    assert error({"url": "file:///etc/passwd"}, "fetch_page").endswith("(got 'file:///etc/passwd')")
+    assert error({"url": "file:///etc/passwd"}, "fetch_page").endswith('(got "file:///etc/passwd")')
 
 
 def test_arguments_are_read_as_the_tools_take_them(fake: FakeEngines, server: str) -> None:
@@ -95,7 +95,7 @@ def test_arguments_are_read_as_the_tools_take_them(fake: FakeEngines, server: st
     assert named["isError"] is False and fake.last["searxng"].query == "null"
     assert len(named["structuredContent"]["results"]) == 2
     wrong = call(server, {"query": "x", "engines": '["altavista"]'})
-    assert "unknown engine 'altavista'" in wrong["content"][0]["text"]
+    assert 'unknown engine "altavista"' in wrong["content"][0]["text"]
     assert outcomes(server) == {"ok": 2.0, "invalid": 1.0}
 
 
@@ -121,7 +121,7 @@ def test_null_for_an_optional_argument_is_not_given(fake: FakeEngines, server: s
     wrong = call(server, {"query": "x", "time_range": "decade"})
     assert wrong["content"][0]["text"] == (
         "Error executing tool web_search: "
-        "time_range must be one of day, week, month, year, any or left out (got 'decade')"
+        'time_range must be one of day, week, month, year, any or left out (got "decade")'
     )
 
 

@@ -8,6 +8,7 @@ most 8192 characters. The whole text is extracted once; `start`/`max_chars` sele
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from typing import Any
@@ -56,7 +57,9 @@ _INNER_URL = re.compile(r"https?://[^\s<>()\[\]\"']+")
 
 
 def _cut(text: str) -> str:
-    return repr(text) if len(text) <= 60 else f"{text[:50]!r}... ({len(text)} characters)"
+    """`text` quoted as JSON (the caller's spelling), cut when long."""
+    quoted = json.dumps(text if len(text) <= 60 else text[:50], ensure_ascii=False)
+    return quoted if len(text) <= 60 else f"{quoted}... ({len(text)} characters)"
 
 
 def _instead(url: str, parsed: httpx.URL) -> str:

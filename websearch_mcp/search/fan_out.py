@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import json
 import logging
 import os
 import random
@@ -220,10 +221,12 @@ class Orchestrator:
             unknown = [n for n in asked if n not in known]
             if unknown:
                 # Cut: the name is the caller's, and the message goes to the log as well.
-                name = unknown[0] if len(unknown[0]) <= 40 else f"{unknown[0][:30]}..."
+                wrong = unknown[0]
+                name = json.dumps(wrong if len(wrong) <= 40 else wrong[:30], ensure_ascii=False)
+                name += "..." if len(wrong) > 40 else ""
                 on = sorted(run.name for run, reason in lineup if reason is None)
                 raise ToolInputError(
-                    f"unknown engine {name!r}; allowed: {', '.join(sorted(known))}"
+                    f"unknown engine {name}; allowed: {', '.join(sorted(known))}"
                     f" (on here: {', '.join(on) or 'none'})"
                 )
         chosen: list[EngineRun] = []

@@ -23,6 +23,7 @@ MAX_READ = 10
 #: Intents with a prompt of their own; any other short phrase is passed on as the reader's aim.
 INTENTS = ("research", "code", "news", "howto")
 _LANGUAGE_RE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
+_ENGINE_SPACING = re.compile(r"[\s-]+")
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off", ""}
 
@@ -115,10 +116,11 @@ def _mapped(value: Any, convert: Callable[[str], Any]) -> Any:
 
 
 def _shown(value: Any) -> str:
-    """A value for an error message, never thousands of characters (nor a huge int's digits)."""
+    """A value for an error message as JSON spells it, as it was sent (`true`, `["a"]`, not
+    Python's `True`, `['a']`), never thousands of characters (nor a huge int's digits)."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 60:
         return f"a number of about {int(value.bit_length() * 0.30103) + 1} digits"
-    text = repr(value)
+    text = json.dumps(value, ensure_ascii=False, default=repr)
     return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
 
 
@@ -204,7 +206,7 @@ def as_language(value: Any) -> str | None:
         return None
     if not isinstance(value, str) or not _LANGUAGE_RE.fullmatch(value):
         raise ToolInputError(
-            f"language must be a language code such as 'en', 'de' or 'zh-CN' (got {_shown(value)})"
+            f"language must be a language code such as en, de or zh-CN (got {_shown(value)})"
         )
     return _bcp47_case(value)
 
@@ -233,8 +235,9 @@ def as_engine_list(value: Any) -> list[str] | None:
         value = [part for part in value.split(",") if part.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ToolInputError('engines must be a list of engine names, e.g. ["bing", "tavily"]')
-    names = list(dict.fromkeys(v.strip().lower() for v in value if v.strip()))
-    return names or None
+    # "Semantic Scholar" and "google-news" as a model may write the names.
+    names = list(dict.fromkeys(_ENGINE_SPACING.sub("_", v.strip().lower()) for v in value))
+    return [name for name in names if name] or None
 
 
 def max_year() -> int:
