@@ -8,6 +8,7 @@ import codecs
 import io
 import json
 import os
+import signal
 import socket
 import sys
 import tempfile
@@ -212,12 +213,23 @@ def _serve(settings: Settings, ns: argparse.Namespace) -> int:
     sockets[0].close()
     from websearch_mcp.server.app import create_app
 
-    uvicorn.run(
-        create_app(settings, settle_gc=True),
-        http=header_deadline_protocol(server.read_timeout_seconds),
-        **options,
-    )
+    # uvicorn stops on SIGTERM, then raises it again for the handler it found: Python's default
+    # would end the process there (status 143) without its exit handlers, multiprocessing's
+    # among them (they remove the extraction fork server's directory from TMPDIR).
+    before = signal.signal(signal.SIGTERM, _exit_normally)
+    try:
+        uvicorn.run(
+            create_app(settings, settle_gc=True),
+            http=header_deadline_protocol(server.read_timeout_seconds),
+            **options,
+        )
+    finally:
+        signal.signal(signal.SIGTERM, before)
     return 0
+
+
+def _exit_normally(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
 
 def _serve_workers(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -213,6 +214,36 @@ async def test_the_time_a_worker_takes_to_start_is_not_the_pages(
     small = Job("html", SMALL, "http://127.0.0.1/", 2_000_000, 50_000, 1, 65536)
     try:
         assert await pool.run(small, deadline(0.5)) == ("ok", ANY)
+    finally:
+        pool.close()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+async def test_a_stop_signal_to_the_process_group_lets_the_page_in_flight_be_read(
+    signum: int,
+) -> None:
+    # Ctrl-C in a terminal and systemd's stop reach the workers too while the server finishes
+    # its requests: the page being read is answered, not lost as "too large or complex".
+    pool = ExtractorPool(1, 768 * 1024 * 1024)
+    table = Job("html", hostile_docs.long_table(), "http://127.0.0.1/", 2_000_000, 50_000, 1, 65536)
+    small = Job("html", SMALL, "http://127.0.0.1/", 2_000_000, 50_000, 1, 65536)
+    try:
+        assert (await pool.run(small, deadline(20)))[0] == "ok"  # the worker started
+        (busy,) = pool._idle
+        reading = asyncio.ensure_future(pool.run(table, deadline(30)))
+        await asyncio.sleep(0.5)
+        assert not reading.done()
+        busy.signal(signum)
+        assert await reading == ("ok", ANY)
+        busy.process.join(5)
+        assert busy not in pool._idle and not busy.process.is_alive()  # it answered, then went
+        # An idle worker goes at once, and the next page has a fresh one.
+        assert await pool.run(small, deadline(20)) == ("ok", ANY)
+        (idle,) = pool._idle
+        idle.signal(signum)
+        idle.process.join(5)
+        assert idle.process.exitcode == 0
+        assert await pool.run(small, deadline(20)) == ("ok", ANY)
     finally:
         pool.close()
 

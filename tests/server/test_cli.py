@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import uvicorn
 import yaml
@@ -25,8 +26,8 @@ from testing.fake_engines import FakeEngines, Fault
 from testing.fake_llm import STREAMED, FakeLLM
 from testing.fetch_helpers import LocalServer, page, send
 from testing.redis_server import free_port
-from testing.server_helpers import text_of
-from testing.serving import serve_app
+from testing.server_helpers import MCP_HEADERS, text_of, tool_call
+from testing.serving import serve_app, wait_until_answering
 from websearch_mcp import __version__
 from websearch_mcp.cli import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, IDLE_CONNECTION_SECONDS, main
 from websearch_mcp.search.configuration import load_config
@@ -186,6 +187,41 @@ def test_serve_that_cannot_listen_says_so_in_one_line(tmp_path: Path, host: str)
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith(f"error: cannot listen on {host}:{port}: "), done.stderr
     assert len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_serve_stopped_by_sigterm_exits_normally_and_leaves_no_files_behind(
+    tmp_path: Path, engines_url: str
+) -> None:
+    # uvicorn raises SIGTERM again once it has stopped; with Python's default for it the process
+    # ended there (status 143) and skipped its exit handlers, leaving the extraction fork
+    # server's directory in TMPDIR.
+    config = write_config(tmp_path / "c.yaml", engines_url)
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    with LocalServer() as site:
+        site.routes["/doc"] = page("<html><body><article><p>Some words.</p></article></body>")
+        data["fetch"] = {"allow_networks": ["127.0.0.0/8"], "allowed_ports": [site.port]}
+        config.write_text(yaml.safe_dump(data), encoding="utf-8")
+        port = free_port()
+        child = _cli(
+            "serve", "--config", str(config), "--port", str(port),
+            env={**os.environ, "TMPDIR": str(temp)},
+        )  # fmt: skip
+        url = f"http://127.0.0.1:{port}"
+        wait_until_answering(f"{url}/healthz", timeout=60)
+        fetched = httpx.post(
+            f"{url}/mcp",
+            json=tool_call({"url": site.url("/doc")}, "fetch_page"),
+            headers=MCP_HEADERS,
+            timeout=60,
+        ).json()["result"]
+        assert "Some words." in fetched["structuredContent"]["content"]
+        assert list(temp.iterdir())  # the fork server's directory, while it serves
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err.decode()
+    assert list(temp.iterdir()) == []
 
 
 def _cli(*args: str | bytes, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:

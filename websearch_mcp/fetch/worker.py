@@ -5,12 +5,17 @@ inflates beyond the limit fails with MemoryError in the worker and never in the 
 job that left it much bigger than it started, the worker answers, saying that it retires, and
 then exits, so that the memory goes back to the system; the pool starts a fresh one when it is
 needed.
+
+SIGINT and SIGTERM sent to the server's whole process group (Ctrl-C in a terminal, systemd's
+default stop) reach the workers too, while the server finishes the requests in flight: a worker
+reading a page answers first and then exits; an idle one exits at once.
 """
 
 from __future__ import annotations
 
 import contextlib
 import resource
+import signal
 import sys
 from multiprocessing.connection import Connection
 from typing import Any
@@ -59,14 +64,35 @@ def _cap_memory(memory_bytes: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
 
 
+class _StopSignals:
+    """Whether SIGINT or SIGTERM came; while the worker is idle they end it at once."""
+
+    def __init__(self) -> None:
+        self.idle = True
+        self.asked = False
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self._received)
+
+    def _received(self, signum: int, frame: object) -> None:
+        self.asked = True
+        if self.idle:
+            raise SystemExit(0)
+
+
 def serve(conn: Connection, memory_bytes: int) -> None:
     """The worker's main loop: receive a `Job`, send back ("ok", Extracted), ("error", FetchError
     or text) or ("memory", None), each with whether the worker exits after it."""
     if memory_bytes > 0:
         _cap_memory(memory_bytes)
     baseline = _resident_bytes()
+    stop = _StopSignals()
     while True:
+        stop.idle = True  # before looking: a signal from here on ends the worker at once
+        if stop.asked:
+            return
         try:
+            conn.poll(None)  # waiting here, not in `recv`: a job half received is never lost
+            stop.idle = False
             job = conn.recv()
         except (EOFError, OSError):
             return
@@ -83,7 +109,11 @@ def serve(conn: Connection, memory_bytes: int) -> None:
             answer = ("error", "the page could not be read (damaged or unsupported)")
         del job
         # Said with the answer: the pool must not send the next job to a worker on its way out.
-        retiring = answer[0] == "memory" or _resident_bytes() - baseline > RECYCLE_GROWTH_BYTES
+        retiring = (
+            stop.asked
+            or answer[0] == "memory"
+            or _resident_bytes() - baseline > RECYCLE_GROWTH_BYTES
+        )
         try:
             conn.send((*answer, retiring))
         except (OSError, ValueError):
