@@ -17,6 +17,12 @@ RUNTIME_ENV = "WEBSEARCH_WORKER_DIR"
 PROMETHEUS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 #: The process id of the workers' parent, which they stop without.
 PARENT_ENV = "WEBSEARCH_WORKER_PARENT"
+#: Runtime directories are made in the temporary directory under this prefix.
+PREFIX = "websearch-mcp-"
+#: Held (shared) by every process of the server a runtime directory belongs to, for as long as it
+#: runs: the kernel lets go of a killed process's locks, so a directory whose lock can be taken
+#: exclusively is one no process uses any more.
+IN_USE_LOCK = "in-use.lock"
 
 
 def runtime_dir() -> Path | None:
@@ -36,11 +42,55 @@ def running(pid: int) -> bool:
     return True
 
 
+def hold_in_use(path: Path, name: str = IN_USE_LOCK) -> IO[bytes]:
+    """Hold the shared lock on the runtime directory `path` (see `IN_USE_LOCK`; `name` is its
+    file) until the file returned is closed, or the process ends."""
+    import fcntl  # POSIX only, as are several workers on one port
+
+    file = (path / name).open("ab")
+    fcntl.flock(file, fcntl.LOCK_SH)
+    return file
+
+
+#: This process's hold on its runtime directory, kept for its life.
+_held: list[IO[bytes]] = []
+
+
+def hold_runtime_dir() -> None:
+    """In a worker: hold its runtime directory in use for as long as the process runs."""
+    shared = runtime_dir()
+    if shared is not None and not _held:
+        # Without it the worker still serves: its parent holds the directory while it lives.
+        with contextlib.suppress(OSError):
+            _held.append(hold_in_use(shared))
+
+
+def remove_abandoned(temp: Path) -> None:
+    """Remove the runtime directories in `temp` that no process uses any more: their server was
+    killed (`kill -9`, the OOM killer) and could not remove its own."""
+    import fcntl
+
+    for path in temp.glob(f"{PREFIX}*"):
+        try:
+            if path.is_symlink() or path.stat().st_uid != os.getuid():
+                continue
+            with (path / IN_USE_LOCK).open("rb") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                shutil.rmtree(path, ignore_errors=True)
+        except OSError:  # in use, not such a directory, or another user's
+            continue
+
+
 @contextlib.contextmanager
 def shared_runtime() -> Iterator[Path]:
-    """Make the runtime directory (private to this user), name it and this process in the
-    environment that the workers inherit, and remove it afterwards."""
-    path = Path(tempfile.mkdtemp(prefix="websearch-mcp-"))
+    """Make the runtime directory (private to this user) and hold it in use, name it and this
+    process in the environment that the workers inherit, and remove it afterwards; first remove
+    any that a server killed left behind."""
+    remove_abandoned(Path(tempfile.gettempdir()))
+    path = Path(tempfile.mkdtemp(prefix=PREFIX))
+    # Locked before it has its name: a directory being made is never taken for abandoned.
+    in_use = hold_in_use(path, f"{IN_USE_LOCK}.new")
+    (path / f"{IN_USE_LOCK}.new").rename(path / IN_USE_LOCK)
     (path / "metrics").mkdir()
     saved = {name: os.environ.get(name) for name in (RUNTIME_ENV, PROMETHEUS_ENV, PARENT_ENV)}
     os.environ[RUNTIME_ENV] = str(path)
@@ -55,6 +105,7 @@ def shared_runtime() -> Iterator[Path]:
             else:
                 os.environ[name] = value
         shutil.rmtree(path, ignore_errors=True)
+        in_use.close()
 
 
 class LeaderLock:

@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -36,7 +37,7 @@ from websearch_mcp.cache.base import run_cleanup_loop
 from websearch_mcp.cli import _parser, main
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import ConfigError
-from websearch_mcp.runtime import LeaderLock
+from websearch_mcp.runtime import LeaderLock, shared_runtime
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.server.app import worker_app
 from websearch_mcp.server.metrics import forget_dead_workers
@@ -530,11 +531,31 @@ def test_a_replaced_worker_runs_the_configuration_the_server_started_with(
     assert _engine_states(server, new) == before == _engine_states(server, alive)
 
 
-def test_workers_stop_when_their_parent_is_killed(server: dict[str, Any]) -> None:
+def test_workers_stop_when_their_parent_is_killed(
+    server: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Killed, the parent stops no worker: left serving the port, they would keep the server
-    from starting again."""
+    from starting again. It cannot remove its runtime directory either: the next server started
+    does, and leaves those in use."""
+    monkeypatch.setattr(tempfile, "tempdir", str(server["runtime"]))
+    (before,) = server["runtime"].glob("websearch-mcp-*")
+    with shared_runtime() as other:  # a server started meanwhile
+        assert before.exists()
+    assert not other.exists()
     workers = server["workers"]
+    deadline = time.monotonic() + 60
+    while not all(_holds(pid, before / "in-use.lock") for pid in workers):  # once started
+        assert time.monotonic() < deadline, "the workers do not hold their directory"
+        time.sleep(0.1)
+    for pid in workers:  # held while they run without their parent
+        os.kill(pid, signal.SIGSTOP)
     os.kill(server["pid"], signal.SIGKILL)
+    while _running(server["pid"]):
+        time.sleep(0.05)
+    with shared_runtime():
+        assert before.exists()
+    for pid in workers:
+        os.kill(pid, signal.SIGCONT)
     deadline = time.monotonic() + 20
     alive = workers
     while alive and time.monotonic() < deadline:
@@ -543,6 +564,15 @@ def test_workers_stop_when_their_parent_is_killed(server: dict[str, Any]) -> Non
     for pid in alive:
         os.kill(pid, signal.SIGKILL)
     assert alive == []
+    assert before.exists()
+    with shared_runtime() as after:
+        assert list(server["runtime"].glob("websearch-mcp-*")) == [after]
+
+
+def _holds(pid: int, path: Path) -> bool:
+    with contextlib.suppress(OSError):
+        return any(os.readlink(fd) == str(path) for fd in Path(f"/proc/{pid}/fd").iterdir())
+    return False
 
 
 def _running(pid: int) -> bool:

@@ -9,9 +9,11 @@ there:
 - `metrics/`: prometheus_client's multiprocess files, so that `/metrics` from any worker adds up
   every worker's counts;
 - `cooldowns.sqlite3`: key cooldowns and circuit breakers shared by the workers;
-- `cleanup.lock`: held by the one worker that runs the cache's periodic cleanup.
+- `cleanup.lock`: held by the one worker that runs the cache's periodic cleanup;
+- `in-use.lock`: held by every process of the server while it runs.
 
-The directory is removed when the parent exits (`runtime.shared_runtime`). Each worker's app is
+The directory is removed when the parent exits (`runtime.shared_runtime`), or, when it was
+killed, by the next server started once no process holds `in-use.lock`. Each worker's app is
 `app.worker_app`.
 
 uvicorn's supervisor takes no sockets of its own choosing per worker: `run_workers` subclasses
