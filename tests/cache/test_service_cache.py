@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -755,3 +756,35 @@ def test_an_engine_the_strategy_did_not_need_leaves_the_answers_lifetime_alone(
     searxng = next(e for e in first["engines"] if e["name"] == "searxng")
     assert "not needed" in searxng["error"] and fake.counts.get("searxng", 0) == 0
     assert again["cached"] is True
+
+
+async def _search_once(service: SearchService) -> dict[str, Any]:
+    await service.start()
+    try:
+        return dict(await service.web_search(web_search_args(query="python asyncio")))
+    finally:
+        await service.close()
+
+
+async def test_a_changed_search_setting_is_not_answered_from_the_old_cache(
+    fake: FakeEngines, engines_url: str, cache_path: Path
+) -> None:
+    # A domain blocked in the configuration, then a restart on the same cache: the answer
+    # cached before lists that domain, and is not served.
+    first = await _search_once(SearchService(make_settings(engines_url, cache_path)))
+    blocked = urlsplit(first["results"][0]["url"]).hostname
+    assert blocked
+    settings = make_settings(engines_url, cache_path, search={"block_domains": [blocked]})
+    again = await _search_once(SearchService(settings))
+    assert again["cached"] is False
+    assert all(urlsplit(r["url"]).hostname != blocked for r in again["results"])
+
+
+def test_the_academic_settings_are_in_the_search_fingerprint(
+    engines_url: str, cache_path: Path
+) -> None:
+    # The academic settings shape academic answers as the search settings shape web ones.
+    plain = make_settings(engines_url, cache_path)
+    changed = make_settings(engines_url, cache_path, academic={"relevance_threshold": 0.5})
+    assert changed.academic != plain.academic
+    assert SearchService(changed).fingerprint != SearchService(plain).fingerprint

@@ -273,6 +273,9 @@ def test_brave_reads_the_recorded_news_answer() -> None:
     assert_news(hits, "brave")
     assert hits[0].published == "2024-12-31T17:09:03Z"  # page_age, UTC
     assert hits[0].source == "npr.org"
+    named = json.loads(fixture_bytes(BRAVE))
+    named["results"][0]["source"] = "NPR"  # the publisher's name, where Brave gives one
+    assert parse(engine, json.dumps(named), query=NEWS)[0].source == "NPR"
     assert [h.published[:10] for h in hits[:3]] == ["2024-12-31", "2024-12-31", "2024-12-27"]  # type: ignore[index]
 
 
@@ -351,6 +354,9 @@ def test_serper_reads_the_recorded_news_answers(recorded: str) -> None:
     assert hits and all(h.published for h in hits)
     assert_news(hits, "serper")
     if recorded == SERPER:
+        first = json.loads(fixture_bytes(recorded))["news"][0]
+        assert (hits[0].title, hits[0].url) == (first["title"], first["link"])
+        assert hits[0].snippet.startswith("Proxy advisory firm ISS on Wednesday recommended")
         assert hits[0].source == "Reuters" and hits[0].published == "2023-05-04T14:55:00Z"
         assert hits[1].published == "2023-05-03T15:00:00Z"  # "1 day ago"
 

@@ -241,6 +241,10 @@ def test_brave_recorded_web_search() -> None:
         fixture_bytes("brave_api/web_search_hello_world.json"), ("web", "results", 1, "page_age")
     )
     assert parse(Brave(), aged)[1].published == "2019-09-06"  # age "September 6, 2019"
+    # With both, page_age (a full timestamp) dates the result, whatever `age` says.
+    apart = json.loads(fixture_bytes("brave_api/web_search_hello_world.json"))
+    apart["web"]["results"][1]["age"] = "January 2, 2020"
+    assert parse(Brave(), json.dumps(apart))[1].published == "2019-09-06"
     site = next(h for h in hits if h.url == "https://www.hello-world.com/")
     # Highlight tags inside a word leave no gap: "<strong>Hello</strong>-<strong>world</strong>.com"
     assert site.snippet.startswith("Hello-world.com: Learn languages with games")

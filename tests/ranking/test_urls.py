@@ -214,3 +214,17 @@ def test_a_hashbang_route_is_keyed_in_one_spelling() -> None:
     typed = canonical_key("https://example.com/#!/café")
     assert typed == canonical_key("https://example.com/#!/caf%c3%a9")
     assert typed == "https://example.com#!/caf%C3%A9"
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("http://example.com:80/a?b=2&a=1", "https://example.com/a?a=1&b=2"),
+        ("https://example.com/caf%C3%A9?z=%C3%A9&a=1", "https://example.com/café?a=1&z=é"),
+        ("https://example.com/a?b=x%20y&a=1&utm_source=z", "https://example.com/a?a=1&b=x%20y"),
+    ],
+)
+def test_query_parameters_in_another_order_are_one_page(one: str, other: str) -> None:
+    """Whatever path canonicalising takes (a port, escapes, tracking parameters), the order of
+    a URL's query parameters does not make it another result."""
+    assert canonicalize(one).key == canonicalize(other).key

@@ -876,3 +876,31 @@ def test_a_query_an_api_quotes_in_its_error_is_not_logged(
     failed = [r.getMessage() for r in caplog.records if "engine serpapi failed" in r.getMessage()]
     assert failed and all(query not in message for message in failed)
     assert all(query not in record.getMessage() for record in caplog.records)
+
+
+def test_an_engine_cut_off_by_the_searchs_deadline_is_not_rested(
+    fake: FakeEngines,
+    engines_url: str,
+    clock: FakeClock,
+) -> None:
+    # The search's deadline (1 s) ends before brave's own timeout (5 s): brave is reported
+    # `timeout` and the search ends on time, but brave was not slow by its own measure, so its
+    # breaker stays closed and the next search asks it again (only a call that used its whole
+    # own timeout rests an engine). The sequential strategy awaits each call; `hybrid` cancels
+    # what is left at the deadline before a call's own timeout fires.
+    fake.faults["brave"] = Fault(delay=1.6)
+    brave = {"api_keys": ["brave-deadline-key-1"], "timeout_seconds": 5}
+    conf = {"brave": brave, "searxng": {}}
+    sequential = {"order": ["searxng", "brave"], "force_all": True}
+    settings = settings_for(
+        engines_url, conf, deadline_seconds=1.0, strategy="sequential", sequential=sequential
+    )
+    with serving(settings, clock) as url:
+        started = time.monotonic()
+        first = web_search(url, QUERY)["structuredContent"]
+        assert time.monotonic() - started < 1.0 + 0.5  # the deadline holds the slow engine
+        assert report(first, "brave")["status"] == "timeout"
+        time.sleep(0.8)  # the fake's first answer is over
+        again = web_search(url, QUERY)["structuredContent"]
+        assert report(again, "brave")["status"] == "timeout", report(again, "brave")
+    assert fake.counts["brave"] == 2

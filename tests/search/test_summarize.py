@@ -966,3 +966,34 @@ def test_without_a_model_progress_requests_get_json(engines_url: str) -> None:
         response = http.post(f"{url}/mcp", headers=headers, json=call_body)
     assert response.headers["content-type"].startswith("application/json")
     assert response.json()["result"]["structuredContent"]["results"]
+
+
+async def test_a_summary_is_not_reused_for_results_that_say_something_else(
+    engines_url: str,
+    llm: FakeLLM,
+    llm_url: str,
+    tmp_path: Path,
+) -> None:
+    # The summary is written from the results' snippets: the same pages with other snippets
+    # (a later search, the pages changed) get a summary of their own, not the cached one.
+    settings = make_settings(engines_url, llm_url, cache=tmp_path / "cache.sqlite3")
+    service = SearchService(settings)
+    await service.start()
+    result = {
+        "url": "https://docs.python.org/3/library/asyncio.html",
+        "title": "asyncio — Asynchronous I/O",
+        "snippet": "asyncio is a library to write concurrent code using the async/await syntax.",
+        "published": None,
+    }
+    answer = {"query": QUERY, "results": [result], "partial": False}
+    changed = {**answer, "results": [{**result, "snippet": "Deprecated since 3.14."}]}
+    try:
+        assert service.summarizer is not None
+        first = await service._summary(service.summarizer, answer, "research", None)  # type: ignore[arg-type]
+        again = await service._summary(service.summarizer, answer, "research", None)  # type: ignore[arg-type]
+        other = await service._summary(service.summarizer, changed, "research", None)  # type: ignore[arg-type]
+    finally:
+        await service.close()
+    assert "summary" in first and again == first
+    assert "summary" in other
+    assert len(llm.requests) == 2  # the repeat was cached; the other snippets were not

@@ -688,3 +688,15 @@ def test_the_cli_json_holds_no_character_a_terminal_would_act_on(
     report = json.loads(out)
     # The text is kept, without its controls (engines' texts lose them as results' do).
     assert "google2J8m" in json.dumps(report, ensure_ascii=False)
+
+
+def test_a_query_an_api_error_quotes_as_ascii_json_is_masked() -> None:
+    """An API that writes its error as JSON escapes a non-ASCII query (`caf\\u00e9`): the kept
+    error (on the status page) must not show the query in that form either."""
+    activity = Activity(FakeClock(1_000_000.0))
+    query = "café münchen öffnungszeiten"
+    error = "bad request: " + json.dumps({"q": query})  # ensure_ascii: caf\u00e9 ...
+    assert "\\u00e9" in error
+    activity.record(EngineReport("a", "error", latency_ms=5, error=error), query)
+    text = activity.last_errors["a"][2]
+    assert "caf\\u00e9" not in text and "<query>" in text, text
