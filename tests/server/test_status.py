@@ -225,7 +225,7 @@ def _report(text: str) -> dict[str, Any]:
             "pid": 1,
             "started_at": "2026-01-01T00:00:00Z",
             "uptime_seconds": 5,
-            "workers": {"configured": 1, "reporting": 1},
+            "workers": {"configured": 1, "reporting": 1, "ended": 0},
             "figures": "process",
             "shared_state": "memory",
             "searches_per_minute": 1.0,
@@ -290,6 +290,15 @@ def test_the_table_has_a_line_per_engine() -> None:
     assert head.split()[:3] == ["engine", "state", "calls"]
     assert row.startswith("a ") and "blocked, 50 min left" in row and "CAPTCHA page" in row
     assert "tokens required" in text
+
+
+def test_workers_that_ended_within_the_hour_are_said_so() -> None:
+    report = _report("CAPTCHA page")
+    report["service"]["workers"] = {"configured": 2, "reporting": 3, "ended": 1}
+    assert "3 reporting of 2 (1 ended within the hour, replaced)" in render_page(report)
+    assert ", up 5 s, 3 worker(s) (1 ended);" in render_table(report)
+    del report["service"]["workers"]["ended"]  # asked of a server of an earlier release
+    assert ", up 5 s, 3 worker(s);" in render_table(report)
 
 
 def test_the_table_prints_the_joiners_of_a_word_and_no_terminal_action() -> None:

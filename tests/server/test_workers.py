@@ -446,7 +446,7 @@ def test_a_worker_without_a_call_for_over_an_hour_still_reports(
     os.utime(shared / f"{second}.json", (then, then))
     with on_worker(server, first, []) as client:
         report = client.get(f"{url}/status.json").json()
-    assert report["service"]["workers"] == {"configured": 2, "reporting": 2}
+    assert report["service"]["workers"] == {"configured": 2, "reporting": 2, "ended": 0}
 
 
 def test_either_workers_status_page_shows_the_whole_machine(
@@ -460,7 +460,7 @@ def test_either_workers_status_page_shows_the_whole_machine(
         with on_worker(server, pid, health) as client:
             report = client.get(f"{url}/status.json").json()
         service = report["service"]
-        assert service["workers"] == {"configured": 2, "reporting": 2}
+        assert service["workers"] == {"configured": 2, "reporting": 2, "ended": 0}
         assert (service["figures"], service["shared_state"]) == ("machine", "sqlite")
         rows = {row["name"]: row for row in report["engines"]}
         # The first worker's failure opened the shared breaker: the second skipped searxng.
@@ -524,11 +524,17 @@ def test_a_replaced_worker_runs_the_configuration_the_server_started_with(
     its replacement runs what the others run, rather than another configuration or none."""
     dead, alive = server["workers"]
     before = _engine_states(server, alive)
+    _engine_states(server, dead)  # it has started, and shared its hour
     (tmp_path / "config.yaml").write_text("engines: [\n")
     os.kill(dead, signal.SIGKILL)
     server["workers"] = _replacement(server, dead)
     (new,) = [pid for pid in server["workers"] if pid != alive]
     assert _engine_states(server, new) == before == _engine_states(server, alive)
+    with on_worker(server, new, []) as client:  # the dead worker's hour still counts
+        workers = client.get(f"{server['url']}/status.json").json()["service"]["workers"]
+        page = client.get(f"{server['url']}/status").text
+    assert workers == {"configured": 2, "reporting": 3, "ended": 1}
+    assert "3 reporting of 2 (1 ended within the hour, replaced)" in page
 
 
 def test_workers_stop_when_their_parent_is_killed(

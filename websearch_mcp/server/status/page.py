@@ -56,6 +56,12 @@ def _number(value: Any, unit: str = "") -> str:
     return f"{value:g}{unit}" if isinstance(value, float) else f"{value}{unit}"
 
 
+def _workers(workers: dict[str, int]) -> str:
+    text = f"{workers['reporting']} reporting of {workers['configured']}"
+    ended = workers["ended"]
+    return f"{text} ({ended} ended within the hour, replaced)" if ended else text
+
+
 def percent(part: int, whole: int, none: str = "–") -> str:
     """`part` of `whole` as a whole percent; to a tenth where the whole one would read as all
     or none while it is not (1 failure in 400 calls is 99.7%, never 100%)."""
@@ -152,7 +158,7 @@ def service_section(service: dict[str, Any]) -> str:
         ("Up since", f"{service['started_at']} ({format_seconds(service['uptime_seconds'])})"),
         (
             "Workers",
-            f"{service['workers']['reporting']} reporting of {service['workers']['configured']}",
+            _workers(service["workers"]),
         ),
         ("Figures", f"this {service['figures']}; breakers and keys: {service['shared_state']}"),
         ("Searches per minute", _number(service["searches_per_minute"])),

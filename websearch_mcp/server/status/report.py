@@ -22,6 +22,7 @@ from typing import Any
 from websearch_mcp import __version__
 from websearch_mcp.config import Settings
 from websearch_mcp.redaction import redact
+from websearch_mcp.runtime import running
 from websearch_mcp.search.activity import (
     Snapshot,
     hour_figures,
@@ -174,6 +175,8 @@ async def status_report(source: StatusSource, address: Sequence[Any] | None = No
         "workers": {
             "configured": worker_count(settings.server.workers),
             "reporting": len(snapshots),
+            # Replaced (killed, crashed), their hour still counted.
+            "ended": sum(not running(s["process"]["pid"]) for s in snapshots),
         },
         "figures": "machine" if source.shared is not None else "process",
         "shared_state": shared_state(settings, source),

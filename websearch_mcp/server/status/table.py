@@ -38,10 +38,12 @@ def render_table(report: dict[str, Any]) -> str:
     ]
     service = report["service"]
     cache = service["cache"]
+    # .get: a server of an earlier release does not say.
+    ended = f" ({service['workers']['ended']} ended)" if service["workers"].get("ended") else ""
     text += [
         "",
         f"websearch-mcp {service['version']} on {service['replica']}, up"
-        f" {service['uptime_seconds']} s, {service['workers']['reporting']} worker(s);"
+        f" {service['uptime_seconds']} s, {service['workers']['reporting']} worker(s){ended};"
         f" {service['searches_per_minute']} searches/min",
         f"cache {cache['backend']}: hit share"
         f" {percent(cache['hits'], cache['hits'] + cache['misses'], '-')};"
