@@ -52,6 +52,22 @@ def hold_in_use(path: Path, name: str = IN_USE_LOCK) -> IO[bytes]:
     return file
 
 
+#: What multiprocessing puts after the temporary directory for the extraction fork server's
+#: socket, and the longest socket path macOS takes (Linux 107).
+_FORK_SERVER_SOCKET = "/pymp-12345678/listener-12345678"
+_MAX_SOCKET_PATH = 103
+
+
+def temporary_files_in_runtime_dir() -> None:
+    """In a worker: make its temporary files in the runtime directory, where they go with the
+    server. multiprocessing removes the directory of the extraction fork server's socket only at
+    a normal exit, which a worker never makes: uvicorn raises the stop signal again once it has
+    stopped, and the signal ends the process. Not where the socket's path would be too long."""
+    shared = runtime_dir()
+    if shared is not None and len(str(shared) + _FORK_SERVER_SOCKET) <= _MAX_SOCKET_PATH:
+        tempfile.tempdir = str(shared)
+
+
 #: This process's hold on its runtime directory, kept for its life.
 _held: list[IO[bytes]] = []
 

@@ -13,6 +13,7 @@ import contextlib
 import errno
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -32,6 +33,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from testing.fake_engines import FakeEngines, Fault, base_urls
+from testing.fetch_helpers import LocalServer, page
 from testing.server_helpers import MCP_HEADERS, TAVILY_KEY, tool_call
 from websearch_mcp.cache.base import run_cleanup_loop
 from websearch_mcp.cli import _parser, main
@@ -586,6 +588,58 @@ def _running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
     except OSError:
         return False
+
+
+def test_workers_that_read_pages_leave_nothing_in_tmpdir_when_stopped(
+    tmp_path: Path, engines_url: str
+) -> None:
+    """Each worker's extraction fork server keeps its socket in a directory of TMPDIR that
+    multiprocessing removes at exit, which a worker ended by the signal uvicorn raises again
+    never reaches: in the runtime directory, it goes with the server."""
+    # Short: the socket's path must fit under it (pytest's own directories are long).
+    temp = Path(tempfile.mkdtemp(prefix="wsm-"))
+    with LocalServer() as site, _removed(temp):
+        site.routes["/doc"] = page("<html><body><article><p>Some words.</p></article></body>")
+        engines: dict[str, Any] = {name: {"enabled": False} for name in ENGINES}
+        engines["searxng"] = {"enabled": True, "base_url": base_urls(engines_url)["searxng"]}
+        config = {
+            "engines": engines,
+            "fetch": {"allow_networks": ["127.0.0.0/8"], "allowed_ports": [site.port]},
+            "cache": {"backend": "none"},
+            "server": {"log_level": "warning"},
+        }
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+        port = _free_port()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "websearch_mcp.cli", "serve", "--config",
+             str(tmp_path / "config.yaml"), "--port", str(port), "--workers", "2"],
+            env={**os.environ, "TMPDIR": str(temp)},
+        )  # fmt: skip
+        try:
+            call = tool_call({"url": site.url("/doc")}, "fetch_page")
+            deadline = time.monotonic() + 60
+            read = 0
+            while read < 6:  # on either worker, most likely both
+                assert time.monotonic() < deadline, "the pages were not read"
+                with contextlib.suppress(httpx.HTTPError):
+                    answer = httpx.post(
+                        f"http://127.0.0.1:{port}/mcp", json=call, headers=MCP_HEADERS, timeout=30
+                    ).json()["result"]["structuredContent"]
+                    read += "Some words." in answer["content"]
+            assert [p.name for p in temp.iterdir() if p.name.startswith("pymp-")] == []
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=30) == 0
+        finally:
+            _stop(process)
+        assert list(temp.iterdir()) == []
+
+
+@contextlib.contextmanager
+def _removed(path: Path) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def test_a_setting_variable_in_any_case_leaves_the_workers_serving(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from websearch_mcp import __version__
 from websearch_mcp.config import Settings
 from websearch_mcp.errors import ConfigError
-from websearch_mcp.runtime import hold_runtime_dir
+from websearch_mcp.runtime import hold_runtime_dir, temporary_files_in_runtime_dir
 from websearch_mcp.search.configuration import load_config
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.server import gc_settings
@@ -306,6 +306,7 @@ def worker_app() -> Starlette:
         raise SystemExit(STARTUP_FAILURE) from None
     stop_with_parent()
     hold_runtime_dir()
+    temporary_files_in_runtime_dir()  # the configuration is read: its paths stay as they are
     set_worker_read_timeout(settings.server.read_timeout_seconds)
     configure_logging(settings.server.log_format, settings.server.log_level, settings.secrets())
     return create_app(settings, settle_gc=True)

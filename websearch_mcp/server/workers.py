@@ -10,7 +10,9 @@ there:
   every worker's counts;
 - `cooldowns.sqlite3`: key cooldowns and circuit breakers shared by the workers;
 - `cleanup.lock`: held by the one worker that runs the cache's periodic cleanup;
-- `in-use.lock`: held by every process of the server while it runs.
+- `in-use.lock`: held by every process of the server while it runs;
+- the workers' temporary files (the extraction fork server's socket, in `pymp-*`), unless the
+  directory's path is too long for a socket's.
 
 The directory is removed when the parent exits (`runtime.shared_runtime`), or, when it was
 killed, by the next server started once no process holds `in-use.lock`. Each worker's app is
