@@ -53,7 +53,7 @@ def hold_in_use(path: Path, name: str = IN_USE_LOCK) -> IO[bytes]:
 
 
 #: What multiprocessing puts after the temporary directory for the extraction fork server's
-#: socket, and the longest socket path macOS takes (Linux 107).
+#: socket, and the longest socket path macOS takes, in bytes (Linux 107).
 _FORK_SERVER_SOCKET = "/pymp-12345678/listener-12345678"
 _MAX_SOCKET_PATH = 103
 
@@ -64,7 +64,10 @@ def temporary_files_in_runtime_dir() -> None:
     a normal exit, which a worker never makes: uvicorn raises the stop signal again once it has
     stopped, and the signal ends the process. Not where the socket's path would be too long."""
     shared = runtime_dir()
-    if shared is not None and len(str(shared) + _FORK_SERVER_SOCKET) <= _MAX_SOCKET_PATH:
+    if (
+        shared is not None
+        and len(os.fsencode(f"{shared}{_FORK_SERVER_SOCKET}")) <= _MAX_SOCKET_PATH
+    ):
         tempfile.tempdir = str(shared)
 
 

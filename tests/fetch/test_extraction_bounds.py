@@ -244,6 +244,16 @@ async def test_a_stop_signal_to_the_process_group_lets_the_page_in_flight_be_rea
         idle.process.join(5)
         assert idle.process.exitcode == 0
         assert await pool.run(small, deadline(20)) == ("ok", ANY)
+        # The signal and the next page reach an idle worker together (held still until the
+        # page is sent): it leaves without reading it, and a fresh worker does.
+        (idle,) = pool._idle
+        idle.signal(signal.SIGSTOP)
+        idle.signal(signum)
+        reading = asyncio.ensure_future(pool.run(small, deadline(20)))
+        await asyncio.sleep(0.3)
+        idle.signal(signal.SIGCONT)
+        assert await reading == ("ok", ANY)
+        assert idle.process.exitcode == 0
     finally:
         pool.close()
 

@@ -363,3 +363,6 @@ def test_an_error_quotes_a_long_value_cut_short() -> None:
     message = str(refused.value)
     assert message.startswith("language must be a language code") and len(message) < 200
     assert "(5002 characters)" in message
+    with pytest.raises(ToolInputError) as refused:
+        web_search_args("q", language="ab" + "\x01" * 100)
+    assert str(refused.value).endswith('(got "ab\\u0001\\u0001\\u0001\\u0001"... (604 characters))')

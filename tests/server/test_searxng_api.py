@@ -99,6 +99,16 @@ def test_params_defaults_and_mapping() -> None:
     assert parse_params({"q": "x"}, WEB, ACADEMIC).category == "general"  # format defaults to json
 
 
+def test_engines_may_be_named_as_searxng_and_people_write_them() -> None:
+    # SearXNG's own names have spaces ("google news"), as the tools take them.
+    web = {**WEB, "google_news": {"news"}}
+    news = parse_params({"q": "x", "engines": "Google News"}, web, ACADEMIC)
+    assert (news.engines, news.category) == (["google_news"], "news")
+    academic = [*ACADEMIC, "semantic_scholar"]
+    papers = parse_params({"q": "x", "engines": "semantic scholar, arxiv"}, WEB, academic)
+    assert (papers.engines, papers.category) == (["semantic_scholar", "arxiv"], "science")
+
+
 def test_params_science() -> None:
     assert parse_params({"q": "x", "categories": "science"}, WEB, ACADEMIC).category == "science"
     only_papers = parse_params({"q": "x", "engines": "arxiv,crossref"}, WEB, ACADEMIC)

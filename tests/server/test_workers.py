@@ -39,7 +39,7 @@ from websearch_mcp.cache.base import run_cleanup_loop
 from websearch_mcp.cli import _parser, main
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.errors import ConfigError
-from websearch_mcp.runtime import LeaderLock, shared_runtime
+from websearch_mcp.runtime import LeaderLock, shared_runtime, temporary_files_in_runtime_dir
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.server.app import worker_app
 from websearch_mcp.server.metrics import forget_dead_workers
@@ -632,6 +632,18 @@ def test_workers_that_read_pages_leave_nothing_in_tmpdir_when_stopped(
         finally:
             _stop(process)
         assert list(temp.iterdir()) == []
+
+
+@pytest.mark.parametrize(("letter", "moved"), [("e", True), ("é", False)])
+def test_temporary_files_stay_where_the_socket_path_would_be_too_long(
+    letter: str, moved: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A socket's path is bounded in bytes: "é" takes two.
+    runtime = f"/tmp/{letter * 30}/websearch-mcp-12345678"
+    monkeypatch.setenv("WEBSEARCH_WORKER_DIR", runtime)
+    monkeypatch.setattr(tempfile, "tempdir", "/tmp")
+    temporary_files_in_runtime_dir()
+    assert tempfile.gettempdir() == (runtime if moved else "/tmp")
 
 
 @contextlib.contextmanager

@@ -83,6 +83,12 @@ class _Worker:
         self.process.join(timeout=5)
         self.conn.close()
 
+    def left_on_request(self) -> bool:
+        """Whether the worker, its pipe closed, exited of itself (status 0: a stop signal), not
+        killed nor crashed."""
+        self.process.join(timeout=1)  # it closed its end on the way out
+        return self.process.exitcode == 0
+
 
 @dataclass(eq=False)
 class _Ticket:
@@ -219,7 +225,23 @@ class ExtractorPool:
         )
 
     def _call(self, ticket: _Ticket) -> Answer:
-        """In a pool thread: take an idle worker (or start one), run the job, keep or drop it."""
+        """In a pool thread: run the job on a worker; once more on a fresh one when the worker
+        had left on a stop signal (SIGINT or SIGTERM to the process group: it exits with
+        status 0) without reading the job, as one idle, or answering its last, then may."""
+        answer, worker = self._call_once(ticket)
+        if (
+            answer == ("died", None)
+            and worker is not None
+            and worker.left_on_request()
+            and not ticket.stop_requested
+            and time.monotonic() < ticket.deadline
+        ):
+            answer, _ = self._call_once(ticket)
+        return answer
+
+    def _call_once(self, ticket: _Ticket) -> tuple[Answer, _Worker | None]:
+        """Take an idle worker (or start one), run the job, keep or drop the worker; the answer
+        and the worker that gave it."""
         with self._lock:
             worker = self._idle.pop() if self._idle else None
         if worker is not None and not worker.process.is_alive():
@@ -231,7 +253,7 @@ class ExtractorPool:
                 worker = _Worker(self._context, self.memory_bytes)
             except OSError as err:  # e.g. a TMPDIR too long for the fork server's socket
                 ticket.starting_since = None
-                return ("error", f"the extraction worker could not start: {str(err)[:200]}")
+                return ("error", f"the extraction worker could not start: {str(err)[:200]}"), None
             # Starting a worker (the first one also starts the fork server) is not the job's
             # work: its deadline moves on by that time.
             ticket.deadline += time.monotonic() - ticket.starting_since
@@ -241,7 +263,7 @@ class ExtractorPool:
             ticket.worker = None
             with self._lock:
                 self._idle.append(worker)
-            return ("died", None)
+            return ("died", None), None
         answer = worker.call(ticket.job, ticket.deadline - time.monotonic())
         ticket.worker = None
         if (
@@ -251,14 +273,14 @@ class ExtractorPool:
             or not worker.process.is_alive()
         ):
             worker.stop()
-            return answer or ("timeout", None)
+            return answer or ("timeout", None), worker
         with self._lock:
             keep = len(self._idle) < self.size
             if keep:
                 self._idle.append(worker)
         if not keep:
             worker.stop()
-        return answer
+        return answer, worker
 
     def close(self) -> None:
         """Stop every idle worker (they hold no state worth keeping) and the threads."""

@@ -121,7 +121,19 @@ def _shown(value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 60:
         return f"a number of about {int(value.bit_length() * 0.30103) + 1} digits"
     text = json.dumps(value, ensure_ascii=False, default=repr)
-    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+    if len(text) <= 40:
+        return text
+    cut = _quoted_start(value) if isinstance(value, str) else text[:30]
+    return f"{cut}... ({len(text)} characters)"
+
+
+def _quoted_start(text: str) -> str:
+    """The start of `text`, quoted as JSON in at most 30 characters: cut before it is quoted,
+    so that no escape (`\\u0001`) is cut in half."""
+    size = 28
+    while len(quoted := json.dumps(text[:size], ensure_ascii=False)) > 30:
+        size -= 1
+    return quoted
 
 
 def as_bool(name: str, value: Any) -> bool:
@@ -235,9 +247,14 @@ def as_engine_list(value: Any) -> list[str] | None:
         value = [part for part in value.split(",") if part.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ToolInputError('engines must be a list of engine names, e.g. ["bing", "tavily"]')
-    # "Semantic Scholar" and "google-news" as a model may write the names.
-    names = list(dict.fromkeys(_ENGINE_SPACING.sub("_", v.strip().lower()) for v in value))
+    names = list(dict.fromkeys(engine_name(v) for v in value))
     return [name for name in names if name] or None
+
+
+def engine_name(text: str) -> str:
+    """An engine's name as written here, from how a person or a model may write it: any case,
+    spaces or hyphens for `_` ("Google News", "semantic-scholar")."""
+    return _ENGINE_SPACING.sub("_", text.strip().lower())
 
 
 def max_year() -> int:

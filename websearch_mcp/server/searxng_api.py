@@ -26,7 +26,7 @@ from websearch_mcp.dates import utc_today
 from websearch_mcp.errors import SearchFailed, ToolInputError
 from websearch_mcp.search.answer import EngineOut, PaperOut, ResultOut, SearchOut
 from websearch_mcp.search.service import FAILED_STATUSES
-from websearch_mcp.server.argument_checks import as_time_range
+from websearch_mcp.server.argument_checks import as_time_range, engine_name
 from websearch_mcp.server.arguments import (
     MAX_PAGE,
     MAX_RESULTS_LIMIT,
@@ -85,7 +85,7 @@ def parse_params(
         raise ToolInputError(
             f"category {unknown[0]!r} is not served here; categories: {', '.join(CATEGORIES)}"
         )
-    asked = _split(params.get("engines"))
+    asked = [engine_name(name) for name in _split(params.get("engines"))]
     academic = [name for name in asked if name in academic_engines]
     web = [name for name in asked if name in web_engines]
     science = "science" in categories and "general" not in categories
