@@ -295,7 +295,7 @@ def test_the_table_has_a_line_per_engine() -> None:
 def test_workers_that_ended_within_the_hour_are_said_so() -> None:
     report = _report("CAPTCHA page")
     report["service"]["workers"] = {"configured": 2, "reporting": 3, "ended": 1}
-    assert "3 reporting of 2 (1 ended within the hour, replaced)" in render_page(report)
+    assert "3 reporting of 2 (1 ended within the hour)" in render_page(report)
     assert ", up 5 s, 3 worker(s) (1 ended);" in render_table(report)
     del report["service"]["workers"]["ended"]  # asked of a server of an earlier release
     assert ", up 5 s, 3 worker(s);" in render_table(report)

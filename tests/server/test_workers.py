@@ -536,7 +536,7 @@ def test_a_replaced_worker_runs_the_configuration_the_server_started_with(
         workers = client.get(f"{server['url']}/status.json").json()["service"]["workers"]
         page = client.get(f"{server['url']}/status").text
     assert workers == {"configured": 2, "reporting": 3, "ended": 1}
-    assert "3 reporting of 2 (1 ended within the hour, replaced)" in page
+    assert "3 reporting of 2 (1 ended within the hour)" in page
 
 
 def test_workers_stop_when_their_parent_is_killed(

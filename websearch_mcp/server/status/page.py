@@ -59,7 +59,7 @@ def _number(value: Any, unit: str = "") -> str:
 def _workers(workers: dict[str, int]) -> str:
     text = f"{workers['reporting']} reporting of {workers['configured']}"
     ended = workers["ended"]
-    return f"{text} ({ended} ended within the hour, replaced)" if ended else text
+    return f"{text} ({ended} ended within the hour)" if ended else text
 
 
 def percent(part: int, whole: int, none: str = "–") -> str:
