@@ -1211,3 +1211,28 @@ def test_damaged_recorded_answers_are_papers_or_an_engine_error(
 def test_arxiv_keeps_the_querys_operators(text: str, expression: str) -> None:
     # A word the caller excluded was required, and either of two alternatives required both.
     assert search_query(Query(text)) == expression
+
+
+def test_crossref_only_a_leading_abstract_label_is_taken_off() -> None:
+    # The recorded answer, with an abstract that uses the label words inside its text.
+    data = json.loads(fixture_bytes("crossref/works_query_ecology_rows2.json"))
+    data["message"]["items"][0]["abstract"] = (
+        "<jats:title>Abstract</jats:title><jats:p>We give an abstract account of the"
+        " ecology, and in summary: nothing is lost.</jats:p>"
+    )
+    hit = parse(Crossref(), json.dumps(data))[0]
+    assert hit.snippet == (
+        "We give an abstract account of the ecology, and in summary: nothing is lost."
+    )
+
+
+def test_dblp_record_without_a_year_is_dropped_when_years_are_asked() -> None:
+    data = json.loads(fixture_bytes("dblp/publ_search_test_star_h1.json"))
+    del data["result"]["hits"]["hit"][0]["info"]["year"]
+    body = json.dumps(data)
+    assert len(parse(DBLP(), body)) == 1  # no years asked: kept
+    assert parse(DBLP(), body, query=Query("x", year_from=2000)) == []
+
+
+def test_google_scholar_byline_without_a_host_keeps_its_venue_and_year() -> None:
+    assert byline("J Smith, A Doe - Nature, 2019") == (("J Smith", "A Doe"), "Nature", "2019")

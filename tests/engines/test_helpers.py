@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from websearch_mcp.dates import _partial_date, before_range, iso_date
+from websearch_mcp.dates import _partial_date, before_range, iso_date, publication_date
 from websearch_mcp.engines.base import parse_retry_after
 from websearch_mcp.engines.common import (
     _MD_EMPHASIS_RE,
@@ -423,3 +423,8 @@ def test_the_first_selector_with_text_gives_it_an_empty_element_passed_over() ->
     assert block is not None
     assert first_text(block, ("div.VwiC3b", "span.st")) == "The snippet."
     assert first_text(block, ("div.VwiC3b", "span.none")) == ""
+
+
+def test_a_year_given_as_a_number_is_read_only_with_four_digits() -> None:
+    assert publication_date(2004) == "2004"
+    assert publication_date(5) is None and publication_date(999) is None

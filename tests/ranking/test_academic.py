@@ -666,3 +666,9 @@ def test_each_identifier_comes_from_the_best_ranked_entry_that_has_one() -> None
     (paper,) = rank(lists)
     assert paper.doi == "10.1/first"
     assert paper.ids["doi"] == "10.1/first"
+
+
+def test_a_year_before_last_is_no_wish_for_recent_papers() -> None:
+    old, new = {"published": "2015-01-01"}, {"published": "2026-01-01"}
+    assert all(r.details["freshness"] is None for r in _two(old, new, "graph networks 2024"))
+    assert all(r.details["freshness"] is not None for r in _two(old, new, "graph networks 2025"))

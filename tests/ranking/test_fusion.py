@@ -208,3 +208,16 @@ def test_a_time_given_for_a_day_another_engine_gives_bare_is_kept() -> None:
     last = Hit("S", url, "", 1, "a", published="9999-12-31")  # no day after it to name
     (item,) = merge({"a": [last], "b": [Hit("S", url, "", 1, "b", published="9999-12")]})
     assert item.published == "9999-12"
+
+
+@pytest.mark.parametrize("month", ["2024-06", "2024-12"])
+def test_a_month_holds_the_day_another_engine_gives_december_too(month: str) -> None:
+    url = "https://example.com/story"
+    for first, second in ((month, f"{month}-15T10:00:00Z"), (f"{month}-15T10:00:00Z", month)):
+        (item,) = merge(
+            {
+                "a": [Hit("Storm", url, "", 1, "a", published=first)],
+                "b": [Hit("Storm", url, "", 1, "b", published=second)],
+            }
+        )
+        assert item.published == f"{month}-15T10:00:00Z"

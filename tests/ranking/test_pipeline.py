@@ -448,3 +448,17 @@ def test_an_engine_whose_every_result_is_blocked_changes_nothing() -> None:
     two = rank({"a": a, "b": b}, query, search, weights={})
     assert two[0].url == "https://x.com/2"
     assert _shown(rank({"a": a, "b": b, "c": c}, query, search, weights={})) == _shown(two)
+
+
+def test_mmr_diversifies_a_two_result_answer_too() -> None:
+    text = "pgvector hnsw index build time memory settings maintenance work mem"
+    lists = {
+        "a": [
+            hit("https://x.com/1", 1, "a", "HNSW build guide", text),
+            hit("https://mirror.com/1", 2, "a", "HNSW build guide", text + " copy"),
+            hit("https://y.com/2", 3, "a", "IVFFlat lists", "pgvector ivfflat index probes"),
+            hit("https://z.com/3", 20, "a", "Unrelated", "cooking"),
+        ]
+    }
+    two = rank(lists, Query("pgvector index", max_results=2), settings(mmr=0.7), weights={})
+    assert urls(two) == ["https://x.com/1", "https://y.com/2"]

@@ -6,7 +6,13 @@ import pytest
 
 from websearch_mcp.config import RankingSettings
 from websearch_mcp.models import Hit
-from websearch_mcp.ranking.quality import NO_CONTENT_QUALITY, list_quality, shares_content_word
+from websearch_mcp.ranking.quality import (
+    NO_CONTENT_QUALITY,
+    answers_another_query,
+    list_quality,
+    scripts,
+    shares_content_word,
+)
 
 SETTINGS = RankingSettings()
 
@@ -80,3 +86,11 @@ def test_own_offtopic_words_are_added() -> None:
     assert list_quality(listed, "python tutorial", SETTINGS) == 1.0
     own = RankingSettings(offtopic_words=["airdrop"])
     assert list_quality(listed, "python tutorial", own) == pytest.approx(0.7)
+
+
+def test_hangul_kana_and_han_are_one_script_family() -> None:
+    assert scripts("검색 エンジン 搜索") == frozenset({"CJK"})
+    # A Korean query answered in Chinese about something else: the same script family, so the
+    # list is evidence of answering another query.
+    off = [Hit("赌场优惠活动", "https://x.cn/1", "最新赌场优惠", 1, "e")]
+    assert answers_another_query(off, "파이썬 비동기 프로그래밍")

@@ -553,3 +553,23 @@ def test_this_projects_searxng_engine_reads_it(server: str) -> None:
     assert [h.url for h in hits] == [r["url"] for r in response.json()["results"]]
     assert hits[0].score == response.json()["results"][0]["score"]
     assert any(h.published == "2026-03-01" for h in hits)
+
+
+def test_the_first_page_past_the_last_result_asks_no_engine(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    # 10 a page, 50 results at most: page 6 starts at the 51st, past the last one there can be.
+    settings = settings_for(engines_url, search={"max_results": 10})
+    with serve_app(create_app(settings)) as url:
+        fake.reset()
+        past = httpx.get(f"{url}/search", params={"q": "python asyncio", "pageno": 6}).json()
+        assert past["results"] == [] and past["number_of_results"] == 0
+        assert sum(fake.counts.values()) == 0
+        last = httpx.get(f"{url}/search", params={"q": "python asyncio", "pageno": 5}).json()
+    assert last["number_of_results"] > 0 and sum(fake.counts.values()) > 0
+
+
+def test_general_with_news_is_the_general_search() -> None:
+    assert parse_params({"q": "x", "categories": "news"}, WEB, ACADEMIC).category == "news"
+    both = parse_params({"q": "x", "categories": "general,news"}, WEB, ACADEMIC)
+    assert both.category == "general"
