@@ -536,3 +536,15 @@ async def test_deployments_with_prefixes_of_their_own_share_one_redis_apart(
 def test_a_redis_prefix_that_would_meet_another_keys_is_refused(prefix: str) -> None:
     with pytest.raises(ValueError, match="redis_prefix"):
         CacheSettings(backend="redis", redis_url="redis://127.0.0.1:6379/0", redis_prefix=prefix)
+
+
+async def test_an_entry_read_from_the_file_is_gone_at_exactly_its_ttl(tmp_path: Path) -> None:
+    clock = FakeClock()
+    cache = open_cache(CacheSettings(path=tmp_path / "cache.sqlite3"), clock=clock)
+    key = cache_key("web_search", "q", {"max_results": 10}, "fp")
+    try:
+        await cache.set("web", key, {"v": 1})
+        clock.advance(6 * HOUR)
+        assert await cache.get("web", key) is None
+    finally:
+        await cache.close()

@@ -1024,3 +1024,34 @@ def test_the_servers_configuration_text_stands_only_for_its_own_file(
     monkeypatch.setenv(CONFIG_TEXT_ENV, "search: {deadline_seconds: 5}\n")
     assert read_config_file()[0] == {"search": {"deadline_seconds": "5"}}  # numbers as written
     assert read_config_file(other)[0] == {"search": {"deadline_seconds": "7"}}
+
+
+def test_a_redis_prefix_ending_as_the_cooldowns_do_is_refused() -> None:
+    # Its answers' keys would be another deployment's cooldown keys (`<prefix>-cooldown:`).
+    with pytest.raises(ConfigError, match=r"cache\.redis_prefix: .*-cooldown"):
+        parse_config({"cache": {"redis_prefix": "shared-cooldown"}}, "test", environ={})
+    parse_config({"cache": {"redis_prefix": "shared-cooldowns"}}, "test", environ={})
+
+
+def test_the_redis_backend_without_its_url_is_refused_at_load() -> None:
+    with pytest.raises(ConfigError, match="backend 'redis' needs redis_url"):
+        parse_config({"cache": {"backend": "redis"}}, "test", environ={})
+    with pytest.raises(ConfigError, match="needs redis_url"):
+        parse_config(None, "test", environ={"WEBSEARCH_MCP_CACHE__BACKEND": "redis"})
+
+
+@pytest.mark.parametrize(
+    ("key", "refused", "taken"),
+    [
+        ("max_redirects", 21, 20),
+        ("max_bytes", 1023, 1024),
+        ("max_text_chars", 999, 1000),
+        ("timeout_seconds", 0, 0.1),
+    ],
+)
+def test_fetch_limits_refuse_values_past_their_bounds(
+    key: str, refused: float, taken: float
+) -> None:
+    with pytest.raises(ConfigError, match=rf"fetch\.{key}"):
+        parse_config({"fetch": {key: refused}}, "test", environ={})
+    assert getattr(parse_config({"fetch": {key: taken}}, "test", environ={}).fetch, key) == taken

@@ -36,7 +36,9 @@ from websearch_mcp.fetch import (
     client,
     fetch_page,
 )
+from websearch_mcp.fetch.client import RawPage
 from websearch_mcp.fetch.decoding import CappedDecoder, capped_chunks
+from websearch_mcp.fetch.extract import ExtractLimits, extract
 from websearch_mcp.fetch.ssrf import parse_address
 
 MB = 1024 * 1024
@@ -510,3 +512,54 @@ async def test_capped_chunks_pass_a_body_at_the_cap_and_stop_one_byte_past_it() 
         async for chunk in capped_chunks(stream(b"abc", b"def", b"never"), 5):
             seen.append(chunk)
     assert seen == [b"abc"]
+
+
+def _limits(max_text_chars: int = 1000) -> ExtractLimits:
+    return ExtractLimits(
+        timeout_seconds=5.0,
+        max_text_chars=max_text_chars,
+        max_html_nodes=50_000,
+        max_pdf_pages=500,
+        max_pdf_decoded_bytes=4 * 1024 * 1024,
+        workers=1,
+        memory_bytes=768 * 1024 * 1024,
+    )
+
+
+def _raw(body: bytes, media_type: str = "text/plain", charset: str | None = None) -> RawPage:
+    return RawPage("https://example.org/t", "https://example.org/t", media_type, charset, body)
+
+
+async def test_text_exactly_at_max_text_chars_is_not_said_to_be_cut() -> None:
+    document = await extract(_raw(b"a" * 1000), _limits(1000))
+    assert document.content == "a" * 1000 and document.capped is None
+
+
+async def test_utf_32_text_with_its_byte_order_mark_is_read() -> None:
+    text = "Utf-32 text holds NUL bytes of its own."
+    for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be")):
+        document = await extract(_raw(bom + text.encode(codec)), _limits())
+        assert document.content == text
+
+
+async def test_binary_data_whose_first_nul_comes_late_in_the_sniffed_part_is_refused() -> None:
+    body = b"A" * 3000 + b"\x00\x01\x02\x03" + bytes(range(256))
+    with pytest.raises(FetchUnsupported, match="binary data"):
+        await extract(_raw(body), _limits())
+
+
+async def test_a_redirect_status_without_a_location_is_read_as_the_page() -> None:
+    with LocalServer() as server:
+        server.routes["/moved"] = lambda h: send(
+            h, 302, b"moved, no forwarding address", "text/plain"
+        )
+        result = await fetch_page(server.url("/moved"), settings=settings_for(server))
+    assert result["content"] == "moved, no forwarding address"
+
+
+async def test_undeclared_utf_8_cut_inside_a_character_is_still_read_as_utf_8() -> None:
+    # fetch.max_bytes may end the body inside a character; the rest is still UTF-8.
+    text = "Price: 5 \u20ac, total 10 \u20ac. " * 4
+    body = (text + "\u20ac").encode()[:-1]  # the last euro sign cut after two of its three bytes
+    document = await extract(_raw(body), _limits(10_000))
+    assert document.content == text + "\ufffd"

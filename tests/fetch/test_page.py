@@ -28,8 +28,10 @@ from testing.proxies import CountingProxy, NotSocks
 from websearch_mcp.errors import FetchBlocked
 from websearch_mcp.fetch import FetchError, FetchRefused, fetch_document, fetch_page, reader
 from websearch_mcp.fetch import page as page_module
+from websearch_mcp.fetch.document import Document
 from websearch_mcp.fetch.htmltext import extract_html
 from websearch_mcp.fetch.pdf import extract_pdf, is_pdf
+from websearch_mcp.fetch.reader import read_via_reader
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.search.service import SearchService
 
@@ -854,3 +856,32 @@ def test_a_pdf_encrypted_with_a_password_says_so() -> None:
 def test_pdf_magic_bytes_after_leading_whitespace() -> None:
     assert is_pdf(b"\r\n  %PDF-1.4\n")
     assert not is_pdf(b"<html>%PDF-1.4")
+
+
+def test_a_start_past_the_end_is_echoed_as_asked() -> None:
+    document = Document(url="u", final_url="u", content_type="text/plain", content="x" * 18)
+    result = document.window(max_chars=10, start=1000)
+    assert result["start"] == 1000 and result["total_chars"] == 18 and result["content"] == ""
+
+
+async def test_html_with_a_body_tag_after_other_markup_is_sniffed() -> None:
+    text = "Meltwater feeds the river. " * 20
+    body = f'<meta charset="utf-8"><link rel="icon" href="/i.png"><body><article><p>{text}</p>'
+    with LocalServer() as server:
+        server.routes["/bare"] = page(body.encode(), None)
+        result = await fetch_page(server.url("/bare"), settings=settings_for(server))
+    assert result["content_type"] == "text/html"
+    assert "Meltwater feeds the river." in result["content"] and "<meta" not in result["content"]
+
+
+async def test_a_reader_url_that_is_not_http_is_not_given_as_the_final_url() -> None:
+    def answer(handler) -> None:  # type: ignore[no-untyped-def]
+        data = {"data": {"url": "javascript:alert(1)", "content": "Text", "title": "T"}}
+        send(handler, 200, json.dumps(data).encode(), "application/json")
+
+    with LocalServer() as server:
+        server.routes["/reader/*"] = answer
+        settings = settings_for(server, reader_base_url=server.url("/reader"))
+        target = "https://example.org/page"
+        document = await read_via_reader(target, settings)
+    assert document.final_url == target and document.content == "Text"

@@ -496,3 +496,26 @@ def test_every_reason_the_guard_refuses_with_is_documented() -> None:
     assert given == set(REJECTION_REASONS)
     operations = (REPO / "docs" / "operations.md").read_text(encoding="utf-8")
     assert all(f"`{reason}`" in operations for reason in REJECTION_REASONS)
+
+
+def test_an_answer_from_the_cache_is_counted_as_cached() -> None:
+    metrics = Metrics()
+    with metrics.track("web_search", "mcp") as record:
+        record.answer = {"cached": True, "partial": True, "results": [], "engines": []}
+    labels = {"tool": "web_search", "interface": "mcp"}
+    sample = metrics.registry.get_sample_value
+    assert sample("websearch_tool_requests_total", {**labels, "outcome": "cached"}) == 1
+    assert sample("websearch_tool_requests_total", {**labels, "outcome": "partial"}) is None
+
+
+def test_an_engine_that_sent_nothing_adds_no_latency() -> None:
+    metrics = Metrics()
+    reports = [
+        {"name": "brave", "status": "ok", "latency_ms": 0},
+        {"name": "tavily", "status": "ok", "latency_ms": 800},
+    ]
+    metrics.record_engines(reports, unasked={"brave"})
+    sample = metrics.registry.get_sample_value
+    assert sample("websearch_engine_calls_total", {"engine": "brave", "status": "skipped"}) == 1
+    assert sample("websearch_engine_latency_seconds_count", {"engine": "brave"}) is None
+    assert sample("websearch_engine_latency_seconds_count", {"engine": "tavily"}) == 1

@@ -4,11 +4,14 @@ in every state (states, figures adding up, who may open it, no secret shown, the
 from __future__ import annotations
 
 import base64
+import copy
 import json
+import os
 import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -52,7 +55,9 @@ from websearch_mcp.search.activity import (
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.server.app import create_app
+from websearch_mcp.server.metrics import Metrics
 from websearch_mcp.server.status.page import render_page
+from websearch_mcp.server.status.report import StatusSource, exposure, shown_engines, status_report
 from websearch_mcp.server.status.shared import read_snapshots, write_snapshot
 from websearch_mcp.server.status.table import render_table
 
@@ -709,3 +714,74 @@ def test_a_query_an_api_error_quotes_as_ascii_json_is_masked() -> None:
     activity.record(EngineReport("a", "error", latency_ms=5, error=error), query)
     text = activity.last_errors["a"][2]
     assert "caf\\u00e9" not in text and "<query>" in text, text
+
+
+def test_a_disabled_engine_is_named_below_the_table_not_given_a_row() -> None:
+    report = _report("CAPTCHA page")
+    off = copy.deepcopy(report["engines"][0])
+    off.update(name="offline", state="disabled", seconds_left=None, last_error=None)
+    report["engines"].append(off)
+    page = render_page(report)
+    assert '<tr data-engine="offline"' not in page
+    assert '<span data-engine="offline" data-state="disabled">offline</span>' in page
+    assert '<tr data-engine="a" data-state="blocked">' in page
+
+
+def test_the_report_counts_the_configured_tokens() -> None:
+    settings = parse_config(
+        {"server": {"auth_tokens": ["tok-one-0123456789", "tok-two-0123456789"]}}, "t", environ={}
+    )
+    shown = exposure(settings, ("127.0.0.1", 8338))
+    assert shown["tokens"] == 2 and shown["tokens_required"] is True
+    assert "tok-one" not in repr(shown)
+
+
+def test_rows_are_the_enabled_engines_then_the_disabled_ones_the_configuration_names() -> None:
+    def run(name: str, enabled: bool) -> Any:
+        return SimpleNamespace(name=name, enabled=enabled)
+
+    runs = {
+        r.name: r for r in (run("off1", False), run("b", True), run("off2", False), run("a", True))
+    }
+    source: Any = SimpleNamespace(
+        service=SimpleNamespace(orchestrator=SimpleNamespace(runs=runs)),
+        settings=SimpleNamespace(engines={"off2": object()}),
+    )
+    assert [r.name for r in shown_engines(source)] == ["b", "a", "off2"]
+
+
+async def test_the_servers_uptime_is_its_oldest_workers(tmp_path: Path) -> None:
+    settings = parse_config({"cache": {"backend": "none"}}, "t", environ={})
+    service = SearchService(settings)
+    now = time.time()
+    # Another worker, started an hour before this one (a replacement, say).
+    other = {
+        **Activity().snapshot(),
+        "process": {"pid": os.getpid() + 1, "started": now - 3600, "single_flight_joins": 0},
+    }
+    write_snapshot(tmp_path, other, pid=os.getpid() + 1)
+    try:
+        source = StatusSource(service, settings, Metrics(), started=now, shared=tmp_path)
+        report = await status_report(source)
+    finally:
+        await service.close()
+    assert report["service"]["workers"]["reporting"] == 2
+    assert report["service"]["uptime_seconds"] >= 3600
+
+
+async def test_the_report_redacts_every_configured_secret_itself() -> None:
+    key = "PLANTEDbravex0123456789secret"
+    settings = parse_config(
+        {"cache": {"backend": "none"}, "engines": {"brave": {"api_keys": [key]}}}, "t", environ={}
+    )
+    service = SearchService(settings)
+    service.orchestrator.activity.record(
+        EngineReport("brave", "error", latency_ms=5, error=f"HTTP 401 for key {key}"), "q"
+    )
+    try:
+        source = StatusSource(service, settings, Metrics(), started=time.time())
+        report = await status_report(source)
+    finally:
+        await service.close()
+    text = json.dumps(report)
+    assert "HTTP 401 for key" in text and key not in text
