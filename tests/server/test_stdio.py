@@ -11,10 +11,12 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +29,7 @@ from mcp import Client, StdioServerParameters
 from testing.config_files import write_config
 from testing.fake_engines import FakeEngines, Fault
 from testing.fake_llm import STREAMED, FakeLLM
+from testing.fetch_helpers import LocalServer, page
 from testing.server_helpers import INITIALIZE, text_of, tool_call
 from testing.serving import serve_app
 from websearch_mcp.server import gc_settings
@@ -321,13 +324,14 @@ async def test_a_second_stop_signal_while_stopping_changes_nothing() -> None:
     assert errors == []
 
 
-def _started(config: Path) -> subprocess.Popen[str]:
+def _started(config: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         command(config),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
 
 
@@ -378,6 +382,29 @@ def test_a_stop_signal_stops_it_cleanly_writing_what_the_cache_holds_back(
     with contextlib.closing(sqlite3.connect(cache)) as db:
         ((stored_at, last_used),) = db.execute("SELECT stored_at, last_used FROM cache_entries")
     assert last_used > stored_at  # the hit was written
+
+
+def test_a_stop_signal_after_a_page_was_read_leaves_nothing_in_tmpdir(config_file: Path) -> None:
+    """Stopped by a signal, the server ends by `os._exit`, past multiprocessing's exit handlers,
+    which remove the extraction fork server's directory from TMPDIR."""
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    temp = Path(tempfile.mkdtemp(prefix="wsm-"))  # short: the socket's path fits under it
+    try:
+        with LocalServer() as site:
+            site.routes["/doc"] = page("<html><body><article><p>Some words.</p></article></body>")
+            config["fetch"] = {"allow_networks": ["127.0.0.0/8"], "allowed_ports": [site.port]}
+            config_file.write_text(yaml.safe_dump(config), encoding="utf-8")
+            with _started(config_file, {**os.environ, "TMPDIR": str(temp)}) as process:
+                _ask(process, INITIALIZE)
+                read = _ask(process, tool_call({"url": site.url("/doc")}, "fetch_page", rid=2))
+                assert "Some words." in read["result"]["structuredContent"]["content"]
+                assert list(temp.iterdir())  # the fork server's directory
+                process.send_signal(signal.SIGTERM)
+                stderr = _stderr_once_ended(process)
+        assert process.returncode == 0, stderr
+        assert list(temp.iterdir()) == []
+    finally:
+        shutil.rmtree(temp)
 
 
 def test_closing_stdin_mid_search_asks_no_engine_again_and_leaves_nothing_open(

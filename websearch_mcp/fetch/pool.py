@@ -19,6 +19,7 @@ import contextlib
 import itertools
 import multiprocessing
 import os
+import shutil
 import signal
 import threading
 import time
@@ -38,6 +39,16 @@ MAX_PAUSED_PER_WORKER = 2
 _CHECK_SECONDS = 0.05
 
 Answer = tuple[str, Any]  # ("ok", Extracted) | ("error", text) | ("memory" | "died" | "timeout", _)
+
+
+def remove_fork_server_dir() -> None:
+    """For a process about to end by `os._exit`: remove the directory of the fork server's
+    socket, which multiprocessing removes only in its exit handlers. It has no public way to name
+    it: `multiprocessing.util.get_temp_dir` is its own helper (the stdio test of a stop signal
+    after a page was read fails when that changes)."""
+    from multiprocessing import util
+
+    shutil.rmtree(util.get_temp_dir(), ignore_errors=True)
 
 
 def _serve(conn: Connection, memory_bytes: int) -> None:

@@ -39,6 +39,7 @@ from mcp.types import (
 from pydantic import ValidationError
 
 from websearch_mcp.config import Settings
+from websearch_mcp.fetch.pool import remove_fork_server_dir
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.server import gc_settings
 from websearch_mcp.server.argument_checks import long_numbers_as_text
@@ -184,6 +185,7 @@ async def serve_stdio(settings: Settings) -> None:
         # The transport's thread reading stdin cannot be interrupted, and the interpreter would
         # wait for it at exit until the client closes stdin: the process ends here.
         logging.shutdown()
+        remove_fork_server_dir()
         os._exit(0)
     serving.result()
 
