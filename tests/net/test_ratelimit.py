@@ -203,6 +203,25 @@ async def _pubmed_at_one_request_per_second(
     return fan.reports[0], fake, sent, minute["pubmed"]["statuses"]
 
 
+async def test_a_slot_that_leaves_no_time_for_the_request_is_not_taken() -> None:
+    """A slot 1 s off with 1.02 s left would leave 20 ms for the request: the engine is
+    reported rate-limited at once, not sent a request cut off by the deadline."""
+    fake = FakeEngines(lambda engine, query: [{"title": query, "url": "https://a.example/"}])
+    with serve_fake_engines(fake) as base:
+        settings = settings_for(base, {"searxng": {"rate_limit": 1}})
+        orchestrator = Orchestrator(settings, environ={})
+        run = orchestrator.runs["searxng"]
+        assert run.bucket is not None and run.bucket.reserve(0) == 0.0  # the only token
+        try:
+            started = time.monotonic()
+            outcome = await orchestrator.call(run, Query("alpha"), started + 1.02)
+            took = time.monotonic() - started
+        finally:
+            await orchestrator.close()
+    assert outcome.report.status == "rate_limited" and not outcome.asked
+    assert fake.counts["searxng"] == 0 and took < 0.5
+
+
 async def test_a_two_step_engine_waits_for_a_slot_before_its_second_request() -> None:
     """`rate_limit` is requests per second: PubMed's esummary is a request too, so at one
     request per second it goes a second after the esearch, not with it."""

@@ -471,6 +471,8 @@ def test_retry_after_and_backoff_on_429_and_503_within_the_deadline(
     assert bing["status"] == "rate_limited" and bing["latency_ms"] >= 600
     assert len(bing["attempts"]) == 3 and "retried after" in bing["attempts"][0]
     assert report(answer, "brave")["status"] == "error"
+    # Brave's only key is not named: "key 1 of 1" says nothing when there is no other.
+    assert report(answer, "brave")["attempts"][0].startswith("HTTP 503")
     assert_healthy_fused(answer)
 
 
@@ -502,6 +504,7 @@ async def test_a_request_that_could_not_finish_before_the_deadline_is_not_sent(
         "no answer before the deadline",
     )
     assert fake.counts["bing"] == 0
+    assert not outcome.asked  # the status page counts it skipped, not a timeout of bing's
 
 
 def test_a_refused_key_is_cooled_and_the_next_key_answers(

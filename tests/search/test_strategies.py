@@ -407,6 +407,19 @@ async def test_pool_keeps_a_demoted_list_when_nothing_else_answers() -> None:
     assert outcomes["duckduckgo"].demoted and outcomes["duckduckgo"].hits is None
 
 
+async def test_pool_reports_providers_left_at_the_deadline() -> None:
+    # A provider whose turn comes after the deadline is not called: its keys are not planned
+    # and a half-open breaker's probe is not claimed by a call that could send nothing.
+    runs = [engine_run("tavily"), engine_run("brave")]
+    script = Script(
+        {"tavily": failed("tavily"), "brave": answered("brave", GOOD)}, delays={"tavily": 0.15}
+    )
+    outcomes = by_name(await strategies.pool(runs, QUERY, time.monotonic() + 0.1, script))
+    assert script.called == ["tavily"]
+    assert outcomes["brave"].report.status == "timeout"
+    assert outcomes["brave"].report.error == strategies.TOO_LATE
+
+
 async def test_sequential_never_stops_at_a_demoted_list() -> None:
     outcomes, called = await sequential(
         {"bing": answered("bing", UNRELATED), "duckduckgo": answered("duckduckgo", GOOD)},
