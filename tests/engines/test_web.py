@@ -634,6 +634,9 @@ def test_duckduckgo_blocks() -> None:
         parse(
             ddg, "<html><body><p>We detected unusual traffic from your network.</p></body></html>"
         )
+    # The challenge's words without its markup are the notice.
+    with pytest.raises(EngineBlocked):
+        parse(ddg, "<html><body><p>Unfortunately, bots use DuckDuckGo too.</p></body></html>")
     with pytest.raises(EngineRateLimited):
         parse(ddg, empty_results_page, 429, retry_after="60")
 
@@ -809,6 +812,8 @@ def test_bing_result_url_decoding() -> None:
     )
     assert result_url("https://direct.example/a") == "https://direct.example/a"
     assert result_url("https://www.bing.com/ck/a?u=a1!!!") is None
+    # Only the `a1` form is a base64 target: another is not decoded as one.
+    assert result_url("https://www.bing.com/ck/a?u=a0aHR0cHM6Ly9weXRob24ub3JnLw") is None
     assert result_url("/search?q=related") is None
 
 

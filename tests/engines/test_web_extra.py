@@ -193,6 +193,31 @@ def test_baidu_hand_made_results_page() -> None:
     assert hits[2].snippet == "pgvector 是 PostgreSQL 的扩展。"
 
 
+def test_baidu_ad_marked_by_its_class_alone_is_skipped() -> None:
+    # Baidu marks some ads only by an `ec_` class (`EC_result`), without `data-tuiguang`.
+    page = BAIDU_PAGE.replace(' data-tuiguang="1"', "")
+    assert [h.url for h in parse(Baidu(), page)] == [
+        "https://github.com/pgvector/pgvector",
+        "http://www.baidu.com/link?url=BBB",
+        "https://baike.baidu.com/item/pgvector",
+    ]
+
+
+def test_baidu_link_from_data_tools_when_the_title_link_has_none() -> None:
+    page = BAIDU_PAGE.replace('<a href="http://www.baidu.com/link?url=BBB">', "<a>")
+    hits = parse(Baidu(), page)
+    assert [h.url for h in hits][1] == "http://www.baidu.com/link?url=BBB"
+    assert hits[1].title == "PostgreSQL 向量检索 pgvector 教程"
+
+
+def test_baidu_date_opening_the_snippet_is_the_published_date() -> None:
+    # No date element: the date that opens the snippet is the result's date.
+    page = BAIDU_PAGE.replace("介绍 pgvector", "2023年12月1日 - 介绍 pgvector")
+    second = parse(Baidu(), page)[1]
+    assert second.published == "2023-12-01"
+    assert second.snippet == "介绍 pgvector 的安装与索引。"
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -494,6 +519,16 @@ def test_google_cse_errors() -> None:
     }
     with pytest.raises(EngineRateLimited):
         parse(GoogleCSE(), json.dumps(daily), 403)
+    # RESOURCE_EXHAUSTED is a quota, whatever the status and however the message words it.
+    per_day = {
+        "error": {
+            "code": 403,
+            "message": "Queries per day for this project were used up",
+            "status": "RESOURCE_EXHAUSTED",
+        }
+    }
+    with pytest.raises(EngineRateLimited):
+        parse(GoogleCSE(), json.dumps(per_day), 403)
     bad_key = {
         "error": {
             "code": 400,

@@ -17,7 +17,7 @@ from mcp import Client
 from testing.fake_engines import FakeEngines, Fault
 from testing.server_helpers import settings_for, text_of
 from testing.serving import serve_app
-from websearch_mcp.search.answer import SummarizedSearchOut
+from websearch_mcp.search.answer import PageOut, SummarizedSearchOut
 from websearch_mcp.server.app import create_app
 from websearch_mcp.server.rendering import page_text, papers_text, search_text
 
@@ -208,6 +208,23 @@ def test_the_text_alone_names_every_report_of_a_story_and_the_page_of_papers(
 def test_the_text_of_a_page_shows_nothing_the_structured_answer_lacks(page: Any) -> None:
     text = page_text(page)
     assert LAYOUT.fullmatch(left_over(text, page)), text
+
+
+def test_the_last_window_of_a_page_is_not_said_to_be_empty() -> None:
+    # Read on to the end: the window holds the text's last characters, and no note says that
+    # nothing was found from `start` (only an empty window past the end says so).
+    page: PageOut = {
+        "url": "https://example.com/a",
+        "final_url": "https://example.com/a",
+        "content": "the last words of the page",
+        "content_type": "text/html",
+        "total_chars": 1026,
+        "start": 1000,
+        "truncated": False,
+    }
+    text = page_text(page)
+    assert "nothing from start=" not in text
+    assert text.endswith("the last words of the page"), text
 
 
 def test_the_scaffolding_check_catches_a_fact_only_the_text_has() -> None:

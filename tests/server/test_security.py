@@ -57,6 +57,8 @@ OTHER = "tok-beta-0123456789abcdef0"
         ("::", False),
         ("192.168.1.10", False),
         ("search.example.com", False),
+        # A name that merely begins with "localhost" resolves wherever its DNS says.
+        ("localhost.search.example.com", False),
     ],
 )
 def test_is_loopback(host: str, expected: bool) -> None:

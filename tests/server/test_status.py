@@ -704,6 +704,19 @@ def test_the_cli_json_holds_no_character_a_terminal_would_act_on(
     assert "google2J8m" in json.dumps(report, ensure_ascii=False)
 
 
+def test_the_cli_json_of_any_report_holds_no_character_a_terminal_would_act_on(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The report is printed as the server at the URL sent it, whichever server that is: its
+    # controls (a CSI that would clear the screen) are escaped, never written to the terminal.
+    report = {"engines": [{"name": "google\x9b2J", "status": "error\x1b[8m"}]}
+    with LocalServer(routes={"/status.json": page(json.dumps(report))}) as other:
+        assert cli_main(["status", "--json", "--url", other.url("")]) == 0
+    out = capsys.readouterr().out
+    assert [c for c in out if not c.isprintable() and c != "\n"] == []
+    assert json.loads(out) == report
+
+
 def test_a_query_an_api_error_quotes_as_ascii_json_is_masked() -> None:
     """An API that writes its error as JSON escapes a non-ASCII query (`caf\\u00e9`): the kept
     error (on the status page) must not show the query in that form either."""
