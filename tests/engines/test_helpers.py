@@ -106,6 +106,13 @@ def test_html_comments_and_processing_instructions_are_markup() -> None:
     assert clean_text("a <!-- note --> b <?xml version='1.0'?> c <!DOCTYPE html> d") == "a b c d"
 
 
+def test_an_end_tag_whose_name_does_not_start_with_a_letter_is_markup_too() -> None:
+    # HTML reads "</" and anything up to ">" as a comment: a control character inside it, once
+    # dropped, left a tag's words ("</pan>") in the text.
+    assert clean_text("a</\x7fspan>b") == "a b"
+    assert clean_text("a </ b> c </> d") == "a c d"
+
+
 def test_a_less_than_sign_in_marked_up_text_opens_no_tag() -> None:
     """An abstract's "p < 0.05 and n > 30" is text, not a tag to strip."""
     sent = "effect at p < 0.05 and n > 30 in <b>all</b> arms, 3<4"

@@ -14,9 +14,9 @@ from websearch_mcp.text_encoding import markdown_words, visible
 
 SNIPPET_MAX_CHARS = 500
 
-# A tag opens with a letter, "/", "!" or "?" after the "<" (as HTML reads it): "p < 0.05 and
-# n > 30" in an abstract is text.
-_TAG_RE = re.compile(r"<(?:/?[A-Za-z]|[!?])[^>]*>")
+# A tag opens with a letter, "/", "!" or "?" after the "<" (as HTML reads it: "</" and what
+# follows up to ">" is an end tag or a comment): "p < 0.05 and n > 30" in an abstract is text.
+_TAG_RE = re.compile(r"<[A-Za-z/!?][^>]*>")
 # Highlighting tags sit inside words ("hello-<b>world</b>.com"): drop them without a space. So
 # do JATS's inline tags, which Crossref's abstracts carry ("CO<jats:sub>2</jats:sub>").
 _INLINE_TAG_RE = re.compile(
