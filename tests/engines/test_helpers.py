@@ -107,10 +107,10 @@ def test_html_comments_and_processing_instructions_are_markup() -> None:
 
 
 def test_an_end_tag_whose_name_does_not_start_with_a_letter_is_markup_too() -> None:
-    # HTML reads "</" and anything up to ">" as a comment: a control character inside it, once
-    # dropped, left a tag's words ("</pan>") in the text.
-    assert clean_text("a</\x7fspan>b") == "a b"
-    assert clean_text("a </ b> c </> d") == "a c d"
+    # HTML reads it as a comment: the control character, once dropped, left a tag's words
+    # ("</pan>") in the text. "</3" in text already decoded stays text.
+    assert clean_text("a</\x7fspan>b c</\x1bb>d") == "a b c d"
+    assert clean_text("I </3 this > that") == "I </3 this > that"
 
 
 def test_a_less_than_sign_in_marked_up_text_opens_no_tag() -> None:

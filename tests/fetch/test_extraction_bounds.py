@@ -8,9 +8,12 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 from unittest.mock import ANY
 
@@ -256,6 +259,21 @@ async def test_a_stop_signal_to_the_process_group_lets_the_page_in_flight_be_rea
         assert idle.process.exitcode == 0
     finally:
         pool.close()
+
+
+def test_a_process_that_read_no_page_makes_no_fork_server_directory_on_its_way_out(
+    tmp_path: Path,
+) -> None:
+    # multiprocessing's helper makes the directory it is asked for when there is none, and
+    # raised where it could not (TMPDIR gone): `stdio` on a stop signal then never ended.
+    ending = "from websearch_mcp.fetch.pool import remove_fork_server_dir; remove_fork_server_dir()"
+    for temp in (tmp_path, tmp_path / "gone"):
+        env = {**os.environ, "TMPDIR": str(temp)}
+        done = subprocess.run(
+            [sys.executable, "-c", ending], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert (done.returncode, done.stderr) == (0, "")
+    assert list(tmp_path.iterdir()) == []
 
 
 def deadline(seconds: float) -> float:

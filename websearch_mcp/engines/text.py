@@ -14,9 +14,10 @@ from websearch_mcp.text_encoding import markdown_words, visible
 
 SNIPPET_MAX_CHARS = 500
 
-# A tag opens with a letter, "/", "!" or "?" after the "<" (as HTML reads it: "</" and what
-# follows up to ">" is an end tag or a comment): "p < 0.05 and n > 30" in an abstract is text.
-_TAG_RE = re.compile(r"<[A-Za-z/!?][^>]*>")
+# A tag opens with a letter, "/", "!" or "?" after the "<" (as HTML reads it): "p < 0.05 and
+# n > 30" in an abstract is text, and so is "</3" in text already decoded. An end tag whose name
+# a control character broke is markup (HTML reads it as a comment), not its words.
+_TAG_RE = re.compile(r"<(?:/?[A-Za-z]|/[\x00-\x1f\x7f-\x9f]|[!?])[^>]*>")
 # Highlighting tags sit inside words ("hello-<b>world</b>.com"): drop them without a space. So
 # do JATS's inline tags, which Crossref's abstracts carry ("CO<jats:sub>2</jats:sub>").
 _INLINE_TAG_RE = re.compile(

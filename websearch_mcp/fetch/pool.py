@@ -41,14 +41,23 @@ _CHECK_SECONDS = 0.05
 Answer = tuple[str, Any]  # ("ok", Extracted) | ("error", text) | ("memory" | "died" | "timeout", _)
 
 
+#: Set once this process has started an extraction worker, and so the fork server, whose socket
+#: is in multiprocessing's temporary directory of this process.
+_FORK_SERVER_STARTED = threading.Event()
+
+
 def remove_fork_server_dir() -> None:
     """For a process about to end by `os._exit`: remove the directory of the fork server's
     socket, which multiprocessing removes only in its exit handlers. It has no public way to name
     it: `multiprocessing.util.get_temp_dir` is its own helper (the stdio test of a stop signal
-    after a page was read fails when that changes)."""
+    after a page was read fails when that changes), which makes one where there is none: asked
+    only once the fork server has started, and never in a child, which shares its parent's."""
+    if not _FORK_SERVER_STARTED.is_set() or multiprocessing.parent_process() is not None:
+        return
     from multiprocessing import util
 
-    shutil.rmtree(util.get_temp_dir(), ignore_errors=True)
+    with contextlib.suppress(OSError):  # nothing may keep the process from ending
+        shutil.rmtree(util.get_temp_dir(), ignore_errors=True)
 
 
 def _serve(conn: Connection, memory_bytes: int) -> None:
@@ -69,6 +78,7 @@ class _Worker:
             target=_serve, args=(child, memory_bytes), daemon=True, name="websearch-extract"
         )
         self.process.start()
+        _FORK_SERVER_STARTED.set()
         child.close()
 
     def call(self, job: Job, seconds: float) -> Answer | None:
