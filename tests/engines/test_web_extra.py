@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, date, datetime
+from typing import Any
 
 import pytest
 
@@ -501,34 +502,17 @@ def test_google_cse_no_items_is_empty() -> None:
 
 
 def test_google_cse_errors() -> None:
-    exhausted = {
-        "error": {
-            "code": 429,
-            "message": "Quota exceeded for quota metric 'Queries'",
-            "status": "RESOURCE_EXHAUSTED",
-        }
-    }
-    with pytest.raises(EngineRateLimited):
-        parse(GoogleCSE(), json.dumps(exhausted), 429)
-    daily = {
-        "error": {
-            "code": 403,
-            "message": "This API requires billing",
-            "errors": [{"reason": "dailyLimitExceeded"}],
-        }
-    }
-    with pytest.raises(EngineRateLimited):
-        parse(GoogleCSE(), json.dumps(daily), 403)
-    # RESOURCE_EXHAUSTED is a quota, whatever the status and however the message words it.
-    per_day = {
-        "error": {
-            "code": 403,
-            "message": "Queries per day for this project were used up",
-            "status": "RESOURCE_EXHAUSTED",
-        }
-    }
-    with pytest.raises(EngineRateLimited):
-        parse(GoogleCSE(), json.dumps(per_day), 403)
+    # A quota however Google words it: RESOURCE_EXHAUSTED whatever the status and message, or a
+    # daily limit's reason.
+    cases: list[tuple[int, str, dict[str, Any]]] = [
+        (429, "Quota exceeded for quota metric 'Queries'", {"status": "RESOURCE_EXHAUSTED"}),
+        (403, "This API requires billing", {"errors": [{"reason": "dailyLimitExceeded"}]}),
+        (403, "Queries per day for this project were used up", {"status": "RESOURCE_EXHAUSTED"}),
+    ]
+    for code, message, more in cases:
+        body = {"error": {"code": code, "message": message, **more}}
+        with pytest.raises(EngineRateLimited):
+            parse(GoogleCSE(), json.dumps(body), code)
     bad_key = {
         "error": {
             "code": 400,

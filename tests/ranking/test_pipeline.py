@@ -245,6 +245,9 @@ def test_mmr_demotes_a_near_duplicate_and_keeps_the_top_first() -> None:
     assert urls(diverse)[:3] == ["https://x.com/1", "https://y.com/2", "https://mirror.com/1"]
     assert diverse[2].details["similarity"] > 0.8
     assert diverse[0].details["similarity"] == 0.0
+    # Two results too: the near-duplicate does not keep the second place.
+    two = rank(lists, Query("pgvector index", max_results=2), settings(mmr=0.7), weights={})
+    assert urls(two) == ["https://x.com/1", "https://y.com/2"]
 
 
 def test_truncates_to_max_results() -> None:
@@ -448,17 +451,3 @@ def test_an_engine_whose_every_result_is_blocked_changes_nothing() -> None:
     two = rank({"a": a, "b": b}, query, search, weights={})
     assert two[0].url == "https://x.com/2"
     assert _shown(rank({"a": a, "b": b, "c": c}, query, search, weights={})) == _shown(two)
-
-
-def test_mmr_diversifies_a_two_result_answer_too() -> None:
-    text = "pgvector hnsw index build time memory settings maintenance work mem"
-    lists = {
-        "a": [
-            hit("https://x.com/1", 1, "a", "HNSW build guide", text),
-            hit("https://mirror.com/1", 2, "a", "HNSW build guide", text + " copy"),
-            hit("https://y.com/2", 3, "a", "IVFFlat lists", "pgvector ivfflat index probes"),
-            hit("https://z.com/3", 20, "a", "Unrelated", "cooking"),
-        ]
-    }
-    two = rank(lists, Query("pgvector index", max_results=2), settings(mmr=0.7), weights={})
-    assert urls(two) == ["https://x.com/1", "https://y.com/2"]
