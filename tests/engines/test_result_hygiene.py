@@ -375,6 +375,15 @@ def test_text_a_browser_never_shows_is_not_read(element: str) -> None:
     assert not any("SECRETX" in p for p in best_passages(content, Q))
 
 
+def test_the_text_after_a_hidden_element_stays_after_a_sibling_too() -> None:
+    content = extract_html(
+        _html("<b>Bold start</b><span hidden>SECRETX</span> and the tail stays in the text."),
+        "https://e.com/",
+    ).content
+    assert "SECRETX" not in content
+    assert "**Bold start** and the tail stays in the text." in content, content
+
+
 def test_the_visible_text_fallback_leaves_hidden_text_out() -> None:
     html = _html(
         "<span style='display:none'>SECRET_DN</span> <span aria-hidden='true'>SECRET_ARIA</span>"

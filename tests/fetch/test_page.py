@@ -305,6 +305,27 @@ def test_html_text_cut_at_max_chars_says_so() -> None:
     assert found.capped == f"text cut at {size - 1} characters (fetch.max_text_chars)"
 
 
+def test_html_text_cut_at_max_chars_keeps_its_title_and_date() -> None:
+    head = "<meta property='article:published_time' content='2024-03-05'></head>"
+    html, url = long_article(5).replace("</head>", head), "https://example.com/long"
+    found = extract_html(html, url, max_chars=50)
+    assert found.capped and (found.title, found.published) == ("Long study", "2024-03-05")
+
+
+def test_a_page_read_only_with_recall_favoured_keeps_its_markdown() -> None:
+    text = "The river flows north through the valley for many miles before it reaches the sea. " * 2
+    link = "See <a href='/harbour'>the harbour</a>."
+    html = f"<html><body><aside><p>{text}{link}</p></aside></body></html>"
+    content = extract_html(html, "https://example.com/river").content
+    assert "[the harbour](https://example.com/harbour)" in content, content
+
+
+def test_a_base_href_that_is_not_http_is_ignored() -> None:
+    html = linking_article("<base href='ftp://files.example/pub/'>")
+    content = extract_html(html, "https://example.com/docs/guide/intro.html").content
+    assert "[setup](https://example.com/docs/guide/setup.html)" in content, content
+
+
 @pytest.mark.parametrize(
     ("content_type", "read_as"),
     [
@@ -820,6 +841,13 @@ def test_visible_text_of_a_large_page_leaves_out_scripts_and_styles() -> None:
     assert extract_html(html, "https://example.com/", max_nodes=nodes - 1).capped is not None
     for hidden in ("SCRIPT-TEXT", "NOSCRIPT-TEXT", "color:red"):
         assert hidden not in found.content
+
+
+def test_visible_text_of_a_large_page_keeps_the_text_after_a_script() -> None:
+    rows = "".join(f"<p>row {i}</p>" for i in range(30))
+    html = f"<html><body>{rows}<p>Before<script>x()</script> after the script</p></body></html>"
+    found = extract_html(html, "https://example.com/", max_nodes=10)
+    assert found.capped and found.content.endswith("Before after the script"), found.content
 
 
 def test_pdf_reading_stops_once_the_content_streams_pass_the_decoded_budget() -> None:

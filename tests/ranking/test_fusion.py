@@ -210,6 +210,18 @@ def test_a_time_given_for_a_day_another_engine_gives_bare_is_kept() -> None:
     assert item.published == "9999-12"
 
 
+def test_a_month_never_replaces_the_first_day_of_it() -> None:
+    url = "https://example.com/story"
+    for first, second in (("2024-06-01", "2024-06"), ("2024-06", "2024-06-01")):
+        (item,) = merge(
+            {
+                "a": [Hit("Storm", url, "", 1, "a", published=first)],
+                "b": [Hit("Storm", url, "", 1, "b", published=second)],
+            }
+        )
+        assert item.published == "2024-06-01"
+
+
 @pytest.mark.parametrize("month", ["2024-06", "2024-12"])
 def test_a_month_holds_the_day_another_engine_gives_december_too(month: str) -> None:
     url = "https://example.com/story"

@@ -73,6 +73,32 @@ def test_navigation_and_repeats_change_nothing(
     assert best_passages(page(noisy), text) == best_passages(page(parts), text)
 
 
+def test_a_page_answering_everywhere_gives_at_most_max_passages() -> None:
+    paragraph = "Paragraph {} says the salmon run starts when the river warms in the spring."
+    text = page([paragraph.format(i) for i in range(MAX_PASSAGES + 2)])
+    found = best_passages(text, "salmon run")
+    assert found == [paragraph.format(i) for i in range(MAX_PASSAGES)]
+
+
+def test_an_images_alt_text_does_not_make_its_line_navigation() -> None:
+    text = (
+        "Intro paragraph that talks about something else entirely, not fish at all.\n\n"
+        "![A picture of the salmon run at the river mouth in spring](img.png)"
+        " The salmon run begins in April."
+    )
+    (found,) = best_passages(text, "salmon run")
+    assert found.endswith("The salmon run begins in April.")
+
+
+def test_pdf_page_markers_are_not_text_of_the_page() -> None:
+    text = (
+        "--- page 1 ---\n\nThe salmon run reaches the upper river in the first weeks of spring."
+        "\n\n--- page 2 ---\n\nIn winter the salmon stay in deep pools below the old falls."
+    )
+    found = best_passages(text, "salmon")
+    assert len(found) == 2 and not any("page" in p for p in found), found
+
+
 def test_a_query_without_content_words_or_a_page_without_them_gives_none() -> None:
     text = page(["The rivers of the north carry meltwater from the glaciers to the sea."] * 3)
     assert best_passages(text, "the of and") == []
@@ -185,6 +211,18 @@ def test_a_line_of_unclosed_brackets_or_marks_is_read_in_linear_time() -> None:
 def test_a_link_is_read_as_its_text_whatever_its_target_holds() -> None:
     text = "See [Foo](https://en.wikipedia.org/wiki/Foo_(bar)) and [x](/y) or ![logo](/l.png)."
     assert plain_lines(text) == ["See Foo and x or ."]
+
+
+def test_a_paragraph_right_after_a_table_row_is_a_line_of_its_own() -> None:
+    text = (
+        "| Station | Flow |\n|---|---|\n| North | 12 |\n"
+        "The flow at the north station was measured every winter morning."
+    )
+    assert plain_lines(text) == [
+        "Station Flow",
+        "North 12",
+        "The flow at the north station was measured every winter morning.",
+    ]
 
 
 def test_a_short_last_line_of_the_page_is_still_in_reach() -> None:

@@ -66,6 +66,7 @@ def test_percent_escapes_normalised() -> None:
         ("https://example.com/Page", "https://example.com/page"),  # paths are case-sensitive
         ("https://example.com/s?id=1", "https://example.com/s?id=2"),
         ("https://example.com:8443/a", "https://example.com/a"),
+        ("ftp://files.example.com:80/a", "ftp://files.example.com/a"),  # 80 is http's port
         ("https://docs.example.com/a", "https://example.com/a"),
         ("https://example.org/a", "https://example.com/a"),
     ],
