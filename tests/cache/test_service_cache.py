@@ -91,6 +91,18 @@ def test_a_repeated_search_is_answered_from_the_cache(
     assert QUERY not in rows[0][1]  # the key is a hash, not the query
 
 
+def test_a_cached_answer_says_how_old_it_is(
+    fake: FakeEngines, engines_url: str, cache_path: Path
+) -> None:
+    clock = FakeClock()
+    with serve(make_settings(engines_url, cache_path), clock) as url:
+        search(url)
+        clock.advance(90)
+        later = search(url)
+    assert later["cached"] is True and later["cache_age_seconds"] == 90
+    assert engine_counts(fake) == {"tavily": 1, "brave": 1, "searxng": 1}
+
+
 @pytest.mark.parametrize(
     "variant",
     [

@@ -146,6 +146,24 @@ async def test_a_store_whose_caller_gave_up_leaves_the_others_their_stores(
     assert leaving.cancelled() and hit is not None and hit.value == {"v": 2}
 
 
+async def test_a_store_whose_caller_gave_up_holds_up_no_other_store(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    cache = make(tmp_path / "cache.sqlite3", clock)
+    await cache.set("web", "first", {"v": 0})  # the connection is open
+    try:
+        async with cache._lock:  # another call holds it: the stores below wait together
+            leaving = asyncio.create_task(cache.set("web", "left", {"v": 1}))
+            staying = asyncio.create_task(cache.set("web", "stayed", {"v": 2}))
+            await asyncio.sleep(0.05)
+            leaving.cancel()
+        # Let go once its batch is written, not after waiting out the file's time.
+        await asyncio.wait_for(staying, sqlite_module.WAIT_SECONDS / 2)
+    finally:
+        await cache.close()
+    assert not cache.stats.errors
+
+
 async def test_a_store_waiting_when_the_cache_closes_is_written(
     tmp_path: Path, clock: FakeClock
 ) -> None:
