@@ -210,6 +210,13 @@ def test_a_required_argument_left_out_or_null_is_named() -> None:
         given(params, {"query": None})
     with pytest.raises(ToolInputError, match=r"^url is required$"):
         given(fetch_page_params(), {"start": 0})
+    with pytest.raises(ToolInputError) as named:
+        given(params, {}, ["q", "a" * 100])
+    assert str(named.value) == (
+        'query is required ("q", "aaaaaaaaaaaaaaaaaaaaaaaaaaaa"... (102 characters): no such'
+        " argument; the arguments: query, max_results, time_range, engines, language, explain,"
+        " read, category)"
+    )
 
 
 @pytest.mark.parametrize(

@@ -62,6 +62,23 @@ def test_a_call_without_a_required_argument_names_it(
     assert outcomes(server) == {"invalid": 1.0}
 
 
+def test_a_call_that_names_the_query_otherwise_is_told_which_name_it_sent(server: str) -> None:
+    # The tool layer drops names a tool does not take: the error says the call's `q` is none
+    # of its arguments, and which are.
+    result = call(server, {"q": "python", "num_results": 5})
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == (
+        'Error executing tool web_search: query is required ("num_results", "q": no such'
+        " argument; the arguments: query, max_results, time_range, engines, language, explain,"
+        " read, category)"
+    )
+    many = call(server, {f"x{n}": n for n in range(7)}, name="fetch_page")["content"][0]["text"]
+    assert many.startswith('Error executing tool fetch_page: url is required ("x0", "x1", "x2",')
+    assert '"x4" and 2 more: no such argument; the arguments: url, max_chars, start)' in many
+    # A name the tool does not take beside every one it needs is still dropped, as before.
+    assert call(server, {"query": "python asyncio", "q": "x"})["isError"] is False
+
+
 def test_a_model_is_told_every_mistake_at_once_and_what_to_send(server: str) -> None:
     # One more call should put a call right: every argument refused is named, and a URL that
     # holds an address, or lacks only its scheme, is shown what to send.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +20,8 @@ MIN_YEAR = 1000
 MAX_INTENT_CHARS = 200
 #: How many of the top results' pages `web_search` may read in one call.
 MAX_READ = 10
+#: How many of the names a call sent that its tool does not take an error quotes.
+MAX_UNKNOWN_SHOWN = 5
 #: Intents with a prompt of their own; any other short phrase is passed on as the reader's aim.
 INTENTS = ("research", "code", "news", "howto")
 _LANGUAGE_RE = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
@@ -125,6 +127,18 @@ def _shown(value: Any) -> str:
         return text
     cut = _quoted_start(value) if isinstance(value, str) else text[:30]
     return f"{cut}... ({len(text)} characters)"
+
+
+def missing(name: str, arguments: Sequence[str], unknown: Sequence[str]) -> str:
+    """The error for a required argument left out: with the names the call sent that the tool
+    does not take (a model's `q` for `query`), which the tool layer drops, said to be none of
+    its arguments, and its arguments listed."""
+    if not unknown:
+        return f"{name} is required"
+    shown = ", ".join(_shown(u) for u in unknown[:MAX_UNKNOWN_SHOWN])
+    if len(unknown) > MAX_UNKNOWN_SHOWN:
+        shown += f" and {len(unknown) - MAX_UNKNOWN_SHOWN} more"
+    return f"{name} is required ({shown}: no such argument; the arguments: {', '.join(arguments)})"
 
 
 def _quoted_start(text: str) -> str:

@@ -37,6 +37,7 @@ from websearch_mcp.server.argument_checks import (
     as_year,
     check_unicode,
     max_year,
+    missing,
 )
 
 __all__ = [
@@ -113,13 +114,16 @@ def _value(arg: Arg, value: Any) -> Any:
     return arg.default if value is None and arg.default is not REQUIRED else value
 
 
-def given(params: Sequence[Arg], sent: Mapping[str, Any]) -> dict[str, Any]:
+def given(
+    params: Sequence[Arg], sent: Mapping[str, Any], unknown: Sequence[str] = ()
+) -> dict[str, Any]:
     """A call's arguments as the tool layer hands them over, read for the tool's checks: names
     the tool does not take are dropped, and a required argument left out (or null) is a
-    `ToolInputError` naming it."""
+    `ToolInputError` naming it, and the `unknown` names the call sent (the tool layer drops
+    them before the tool sees the call)."""
     for arg in params:
         if arg.default is REQUIRED and sent.get(arg.name) is None:
-            raise ToolInputError(f"{arg.name} is required")
+            raise ToolInputError(missing(arg.name, [a.name for a in params], unknown))
     taken = {arg.name: sent[arg.name] for arg in params if arg.name in sent}
     for name, value in taken.items():
         check_unicode(name, value)

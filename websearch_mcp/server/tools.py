@@ -241,6 +241,19 @@ def _signature(params: Sequence[Arg], output: type) -> inspect.Signature:
     )
 
 
+def _unknown_names(ctx: Context | None, params: Sequence[Arg]) -> list[str]:
+    """The names of the arguments the client sent that the tool does not take, from the call as
+    it came (the tool layer hands the tool only those it takes)."""
+    try:
+        request = ctx.request_context if ctx is not None else None
+    except ValueError:  # a call made in-process, outside a request
+        request = None
+    sent = (request.params or {}).get("arguments") if request is not None else None
+    if not isinstance(sent, dict):
+        return []
+    return sorted(set(sent) - {arg.name for arg in params})
+
+
 def tool(spec: ToolSpec, metrics: Metrics) -> Tool:
     """`spec` as a tool of the SDK's tool layer, each call counted in `metrics`: the answer both
     structured and as text; bad input and all-failed searches are tool errors with the message
@@ -250,7 +263,8 @@ def tool(spec: ToolSpec, metrics: Metrics) -> Tool:
     async def call(ctx: Context | None = None, **arguments: Any) -> CallToolResult:
         try:
             with metrics.track(spec.name, "mcp") as record:
-                record.answer = answer = await spec.work(given(spec.params, arguments), ctx)
+                taken = given(spec.params, arguments, _unknown_names(ctx, spec.params))
+                record.answer = answer = await spec.work(taken, ctx)
         except SearchFailed as err:
             # Not logged here: its text quotes the engines' errors, which may quote the query.
             # The tool's line has each engine's status, the engine's line its error without it.
