@@ -475,6 +475,26 @@ def test_google_cse_recorded_search() -> None:
     assert hits[5].snippet.startswith("Coachella: 20 Years in the Desert")
 
 
+def test_google_cse_marketing_redirect_links_name_the_page_they_lead_to() -> None:
+    # Recorded: "YouTube - Home | Facebook" at https://www.google.com/appserve/mkt/p/AM7k...,
+    # a Google redirect; the page it leads to is in the item's own `pagemap` (og:url).
+    hits = parse(GoogleCSE(), fixture_bytes("google_cse/web_search_youtube.json"))
+    assert hits[0].url == "https://www.facebook.com/youtube/"
+    assert hits[3].url == "https://www.youtube.com/watch?v=VYOjWnS4cMY"  # This Is America
+    assert not any("/appserve/mkt/" in h.url and h.url != hits[1].url for h in hits)
+    # A pagemap that is not what Google sends keeps the link.
+    pagemap: object
+    for pagemap in (
+        {"metatags": "x"},
+        {"metatags": [1]},
+        [],
+        {"metatags": [{"og:url": "ftp://x"}]},
+    ):
+        item = {"title": "T", "link": hits[1].url, "pagemap": pagemap}
+        [hit] = parse(GoogleCSE(), json.dumps({"items": [item]}).encode())
+        assert hit.url == hits[1].url
+
+
 def test_google_cse_snippet_date_without_pagemap() -> None:
     body = {
         "items": [{"title": "T", "link": "https://a.example/", "snippet": "Mar 3, 2021 ... Text"}]

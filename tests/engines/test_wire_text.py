@@ -121,3 +121,12 @@ def test_a_long_text_is_cut_to_the_limit_with_its_ellipsis() -> None:
     # One character over is cut too, and the ellipsis follows the last word, not a space.
     over = plain_text("x" * (SNIPPET_MAX_CHARS - 2) + " yy")
     assert over == "x" * (SNIPPET_MAX_CHARS - 2) + "…"
+
+
+def test_a_long_text_is_cut_after_a_whole_word_not_inside_one() -> None:
+    # As Crossref's abstracts and Google News's story lists came out: "...and gettin…",
+    # "...reshape land m…". Passages are cut at words; a snippet should be too.
+    text = "word " * 99 + "management of the land"
+    cut = plain_text(text)
+    assert len(cut) <= SNIPPET_MAX_CHARS and cut.endswith("…")
+    assert cut[:-1].split()[-1] in text.split(), cut[-20:]

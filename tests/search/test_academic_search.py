@@ -203,6 +203,18 @@ async def test_every_index_end_to_end_on_its_recorded_answer(
         assert CORE_KEY not in result.content[0].text
 
 
+async def test_the_text_tells_apart_authors_an_index_names_family_first(
+    fake: FakeAcademic, server: str
+) -> None:
+    # CORE's recorded names are "Alben, Silas", "Li, Chenyang", ...: joined with ", " the byline
+    # "Alben, Silas, Li, Chenyang, Wang, Xiaolin et al." reads as six people, not three of four.
+    fake.bodies["core"] = fixture_bytes("core/search_works_flutter_limit5.json")
+    result = await call(server, {"query": "flutter", "engines": ["core"]})
+    [paper] = [p for p in result.structured_content["results"] if "piezoelectric" in p["title"]]
+    assert len(paper["authors"]) == 4
+    assert "Alben, Silas, Li, Chenyang" not in result.content[0].text
+
+
 async def test_openalex_end_to_end_on_its_recorded_work(fake: FakeAcademic, server: str) -> None:
     # The recorded sample is one work; a search answer lists such works under `results`.
     work = fixture_bytes("openalex/work_single_W2741809807.json").decode()

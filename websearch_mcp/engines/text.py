@@ -84,7 +84,10 @@ def plain_text(value: object, limit: int = SNIPPET_MAX_CHARS) -> str:
         # Bounded first: a page of invisible characters is read once, not character by character.
         text = collapse_spaces(visible(text[: limit * 4]))
     if len(text) > limit:
-        text = text[: limit - 1].rstrip() + "…"
+        cut = text[: limit - 1]
+        if not text[limit - 1].isspace() and " " in cut[limit // 2 :]:
+            cut = cut.rsplit(" ", 1)[0]  # inside a word: the words before it
+        text = cut.rstrip() + "…"
     return text
 
 

@@ -130,9 +130,13 @@ def status_line(answer: SearchOut | PapersOut) -> str:
 
 
 def _byline(paper: PaperOut) -> str:
-    """`A. Author, B. Author, C. Author et al. (2017). Venue. doi:10.x/y; cited by 12`."""
+    """`A. Author, B. Author, C. Author et al. (2017). Venue. doi:10.x/y; cited by 12`; names
+    an index writes family first (`Alben, Silas`) are joined by `; `, so that each reads as one."""
     authors = paper.get("authors") or []
-    text = ", ".join(authors[:AUTHORS_SHOWN]) + (" et al." if len(authors) > AUTHORS_SHOWN else "")
+    shown = authors[:AUTHORS_SHOWN]
+    text = ("; " if any("," in a for a in shown) else ", ").join(shown) + (
+        " et al." if len(authors) > AUTHORS_SHOWN else ""
+    )
     if published := paper.get("published"):
         text += f" ({published[:4]})"
     text = text.strip()

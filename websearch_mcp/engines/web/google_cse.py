@@ -34,6 +34,7 @@ _PAGEMAP_DATES = (
     ("videoobject", ("uploaddate",)),
     ("newsarticle", ("datepublished",)),
 )
+_MARKETING_REDIRECT = "https://www.google.com/appserve/mkt/"
 _QUOTA_REASONS = {
     "dailyLimitExceeded",
     "rateLimitExceeded",
@@ -60,19 +61,32 @@ def split_credential(entry: str) -> tuple[str, str]:
     return cx.strip(), key.strip()
 
 
-def _published(item: dict[str, Any]) -> str | None:
-    """The first date the page's structured data declares (`pagemap`)."""
+def _pagemap_entry(item: dict[str, Any], group: str) -> dict[str, Any]:
+    """The first entry of one group of the page's structured data (`pagemap`), or {}."""
     pagemap = item.get("pagemap")
-    if not isinstance(pagemap, dict):
-        return None
+    entries = pagemap.get(group) if isinstance(pagemap, dict) else None
+    if isinstance(entries, list) and entries and isinstance(entries[0], dict):
+        return entries[0]
+    return {}
+
+
+def _published(item: dict[str, Any]) -> str | None:
+    """The first date the page's structured data declares."""
     for group, keys in _PAGEMAP_DATES:
-        entries = pagemap.get(group)
-        if not (isinstance(entries, list) and entries and isinstance(entries[0], dict)):
-            continue
+        entry = _pagemap_entry(item, group)
         for key in keys:
-            if found := iso_date(entries[0].get(key)):
+            if found := iso_date(entry.get(key)):
                 return found
     return None
+
+
+def _url(item: dict[str, Any]) -> str | None:
+    """The result's address: for Google's own marketing links (`/appserve/mkt/`, a redirect),
+    the page they lead to, as the page declares it (`og:url`) where it does."""
+    url = http_url(item.get("link"))
+    if url and url.startswith(_MARKETING_REDIRECT):
+        return http_url(_pagemap_entry(item, "metatags").get("og:url")) or url
+    return url
 
 
 def snippet_and_date(snippet: str) -> tuple[str, str | None]:
@@ -145,10 +159,9 @@ class GoogleCSE(Engine):
 
 
 def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
-    url = http_url(item.get("link"))
     # Google wraps snippets with "\n" after a space, or inside a long word (a link): dropping
     # the line breaks keeps the one space and joins the word.
     text = as_text(item.get("snippet")).replace("\n", "")
     snippet, snippet_date = snippet_and_date(collapse_spaces(text))
     published = _published(item) or snippet_date
-    return web_hit(url, item.get("title"), snippet, rank, engine, published=published)
+    return web_hit(_url(item), item.get("title"), snippet, rank, engine, published=published)
