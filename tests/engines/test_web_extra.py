@@ -490,7 +490,7 @@ def test_google_cse_marketing_redirect_links_name_the_page_they_lead_to() -> Non
         [],
         {"metatags": [{"og:url": "ftp://x"}]},
     ):
-        item = {"title": "T", "link": hits[1].url, "pagemap": pagemap}
+        item: dict[str, object] = {"title": "T", "link": hits[1].url, "pagemap": pagemap}
         [hit] = parse(GoogleCSE(), json.dumps({"items": [item]}).encode())
         assert hit.url == hits[1].url
 
