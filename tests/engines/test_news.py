@@ -132,8 +132,8 @@ def test_google_news_reads_the_recorded_search_feed() -> None:
     assert first.published == "2026-07-14T03:33:16Z"
     # Google's redirect link, kept as given: the publisher's address is not in it.
     assert first.url.startswith("https://news.google.com/rss/articles/CBMi")
-    # The first item's description lists the story's other reports; a lone item's repeats it.
-    assert "The Salt Lake Tribune" in first.snippet
+    # The first item's description lists the story's other reports (see the test below); a
+    # lone item's repeats it.
     assert hits[1].snippet == ""
     assert hits[1].source == "San Juan Record"  # recorded as "San Juan Record |"
     assert all(hit.published for hit in hits)
@@ -142,6 +142,22 @@ def test_google_news_reads_the_recorded_search_feed() -> None:
     assert notus.title == "Trump Cuts Two Utah National Monuments by More Than 90%"
     assert notus.snippet == ""
     assert [h.title for h in hits if h.source and h.title.endswith(f" - {h.source}")] == []
+
+
+def test_google_news_gives_a_story_cluster_as_other_reports_not_as_a_snippet() -> None:
+    # The first item's description is Google's cluster: "<li><a>title</a> <font>publisher</font>"
+    # per report, this one first. Made plain it read "...in Utah The Washington Post President
+    # Trump drastically shrinks ... The Salt Lake Tribune Trump Sharply Cuts ...".
+    first = parse(GoogleNews(), fixture_bytes(BEARS_EARS), query=NEWS)[0]
+    assert first.snippet == ""
+    assert [o.source for o in first.grouped][:3] == [
+        "The Salt Lake Tribune", "The New York Times", "NPR Utah | KUER"
+    ]  # fmt: skip
+    assert all(o.url.startswith("https://news.google.com/rss/articles/") for o in first.grouped)
+    # The 2020 top-stories cluster carries each publisher's own address; "full coverage" is none.
+    (story,) = parse(GoogleNews(), fixture_bytes(TOP_STORIES), query=NEWS)
+    assert [o.source for o in story.grouped] == ["Sudinfo.be", "dh.be", "Le Soir", "Notélé"]
+    assert story.grouped[2].url.startswith("https://www.lesoir.be/")
 
 
 def test_google_news_takes_the_publisher_url_and_name_from_the_legacy_feed() -> None:

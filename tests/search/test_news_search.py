@@ -225,6 +225,10 @@ async def test_a_google_news_article_id_that_holds_the_address_links_the_publish
     (result,) = answer["results"]
     assert result["source"] == "RTBF"
     assert result["url"].startswith("https://www.rtbf.be/info/societe/detail_coronavirus-en-")
+    # The story's other reports, which the feed lists in its description, are its `also`.
+    assert "snippet" not in result or result["snippet"] == ""
+    assert [o["source"] for o in result["also"]] == ["Sudinfo.be", "dh.be", "Le Soir", "Notélé"]
+    assert result["also"][2]["url"].startswith("https://www.lesoir.be/")
 
 
 async def test_a_general_search_never_asks_google_news_nor_mentions_it(

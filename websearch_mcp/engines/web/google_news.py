@@ -15,6 +15,8 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
+from selectolax.lexbor import LexborHTMLParser
+
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     http_url,
@@ -143,12 +145,43 @@ def _hit(item: ET.Element, rank: int, engine: str, now: datetime) -> Hit | None:
     source_node = item.find("source")
     given = source_node.text if source_node is not None and source_node.text else None
     title, source = without_source(clean_text(item.findtext("title")), clean_text(given) or None)
-    snippet = clean_text(item.findtext("description"))
-    # The description of a lone article is its title and publisher again: no snippet.
-    if snippet in (f"{title} {source}", title, clean_text(item.findtext("title"))):
+    description = item.findtext("description") or ""
+    snippet = clean_text(description)
+    # The description of a lone article is its title and publisher again, and a story's is the
+    # list of its reports: no text of the article's own, so no snippet.
+    reports = _cluster(description, rank, engine)
+    if reports or snippet in (f"{title} {source}", title, clean_text(item.findtext("title"))):
         snippet = ""
     published = news_time(item.findtext("pubDate"), now)
-    return news_hit(url, title, snippet, rank, engine, published=published, source=source)
+    hit = news_hit(url, title, snippet, rank, engine, published=published, source=source)
+    if hit is not None:
+        hit.grouped = tuple(r for r in reports if r.url != hit.url)
+    return hit
+
+
+def _cluster(description: str, rank: int, engine: str) -> list[Hit]:
+    """The reports a story's description lists (`<li><a href>headline</a> <font>publisher
+    </font></li>`, this item's own among them; the "full coverage" link names no publisher)."""
+    if "<li" not in description:
+        return []
+    reports = []
+    for entry in LexborHTMLParser(description).css("li"):
+        link, publisher = entry.css_first("a[href]"), entry.css_first("font")
+        if link is None or publisher is None:
+            continue
+        href = (link.attributes.get("href") or "").strip()
+        report = news_hit(
+            _publisher_url(href) or http_url(href),
+            link.text(),
+            "",
+            rank,
+            engine,
+            published=None,
+            source=clean_text(publisher.text()) or None,
+        )
+        if report is not None:
+            reports.append(report)
+    return reports
 
 
 def _publisher_url(link: str) -> str | None:
