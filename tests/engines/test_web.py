@@ -354,6 +354,13 @@ def test_exa_documented_highlights_example() -> None:
     assert hits[1].score is None
 
 
+def test_exa_highlights_of_one_page_are_told_apart() -> None:
+    # Each highlight is an excerpt of its own part of the page: run together, two read as one.
+    item = {"url": "https://a.example/", "title": "T", "highlights": ["First part.", " ", "Later."]}
+    [hit] = parse(Exa(), json.dumps({"results": [item]}).encode())
+    assert hit.snippet == "First part. … Later."
+
+
 def test_exa_pasted_text_result() -> None:
     hits = parse(Exa(), fixture_bytes("exa/pasted_keyword_search_with_text.json"))
     assert len(hits) == 1

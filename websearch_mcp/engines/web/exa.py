@@ -69,10 +69,11 @@ def _hit(item: dict[str, Any], rank: int, engine: str) -> Hit | None:
 
 
 def _snippet_source(item: dict[str, Any]) -> str:
-    """Highlights joined, else the summary, else the page text."""
+    """Highlights joined (excerpts of different parts of the page: with an ellipsis between,
+    not read as one passage), else the summary, else the page text."""
     highlights = item.get("highlights")
     if isinstance(highlights, list):
-        joined = " ".join(h for h in highlights if isinstance(h, str))
+        joined = " … ".join(h.strip() for h in highlights if isinstance(h, str) and h.strip())
         if joined.strip():
             return joined
     for key in ("summary", "text"):
