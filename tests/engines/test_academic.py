@@ -413,7 +413,7 @@ def test_openalex_abstract_and_open_access_fallbacks() -> None:
     }
     [hit] = parse(OpenAlex(), json.dumps({"results": [work]}))
     assert hit.url == "https://openalex.org/W1"
-    assert hit.pdf_url == "https://repo.example/paper"
+    assert hit.pdf_url is None  # an open-access landing page is no PDF
     # The best open copy's PDF comes before the open-access landing page.
     best = {**work, "best_oa_location": {"pdf_url": "https://repo.example/paper.pdf"}}
     [hit] = parse(OpenAlex(), json.dumps({"results": [best]}))
@@ -947,7 +947,7 @@ def test_core_recorded_search() -> None:
     assert first.url == "https://core.ac.uk/works/722934"
     assert first.doi == "10.1016/j.jmps.2006.05.005"
     assert first.published == "2010-10-09"
-    assert first.authors.count("Bigoni") == 1  # CORE repeats names
+    assert first.authors.count("Davide Bigoni") == 1  # CORE repeats names
     assert first.authors[0] == "Andrea Piccolroaz"
     assert first.pdf_url is None  # its downloadUrl is an arXiv abstract page
     assert first.snippet.startswith("Flutter instability in an infinite medium")
@@ -1236,3 +1236,50 @@ def test_dblp_record_without_a_year_is_dropped_when_years_are_asked() -> None:
 
 def test_google_scholar_byline_without_a_host_keeps_its_venue_and_year() -> None:
     assert byline("J Smith, A Doe - Nature, 2019") == (("J Smith", "A Doe"), "Nature", "2019")
+
+
+def test_crossref_titles_keep_words_whole_across_small_caps_and_mathml() -> None:
+    # Wiley titles set acronyms in <scp>; physics titles hold MathML subscripts.
+    data = json.loads(fixture_bytes("crossref/works_query_ecology_rows2.json"))
+    first, second = data["message"]["items"]
+    first["title"] = ["Sleep during the <scp>COVID</scp>\u201019 pandemic"]
+    second["title"] = [
+        'Photocatalytic <mml:math xmlns:mml="http://www.w3.org/1998/Math/MathML"><mml:msub>'
+        '<mml:mi mathvariant="normal">H</mml:mi><mml:mn>2</mml:mn></mml:msub></mml:math> evolution'
+    ]
+    titles = [hit.title for hit in parse(Crossref(), json.dumps(data))]
+    assert titles == ["Sleep during the COVID\u201019 pandemic", "Photocatalytic H2 evolution"]
+
+
+def test_crossref_abstract_opening_with_the_word_summary_keeps_it() -> None:
+    data = json.loads(fixture_bytes("crossref/works_query_ecology_rows2.json"))
+    data["message"]["items"][0]["abstract"] = (
+        "<jats:p>Summary statistics from genome-wide association studies are shared.</jats:p>"
+    )
+    hit = parse(Crossref(), json.dumps(data))[0]
+    assert hit.snippet == "Summary statistics from genome-wide association studies are shared."
+
+
+def test_openalex_abstract_loses_its_abstract_label() -> None:
+    # OpenAlex's inverted index often holds the publisher's heading as its first word.
+    work = json.loads(fixture_bytes("openalex/work_single_W2741809807.json"))
+    index = {w: [p + 1 for p in ps] for w, ps in work["abstract_inverted_index"].items()}
+    work["abstract_inverted_index"] = {"Abstract": [0], **index}
+    [hit] = parse(OpenAlex(), json.dumps({"results": [work]}))
+    assert hit.snippet.startswith("Despite growing interest in Open Access")
+
+
+def test_openalex_open_access_landing_page_is_no_pdf_url() -> None:
+    # The recorded work with its PDFs unknown: `oa_url` is then its best copy's landing page.
+    work = json.loads(fixture_bytes("openalex/work_single_W2741809807.json"))
+    work["primary_location"]["pdf_url"] = work["best_oa_location"]["pdf_url"] = None
+    work["open_access"]["oa_url"] = "https://europepmc.org/articles/pmc5815332"
+    [hit] = parse(OpenAlex(), json.dumps({"results": [work]}))
+    assert hit.pdf_url is None
+
+
+def test_core_authors_are_not_the_bare_surnames_it_extracted_from_references() -> None:
+    # The recorded work lists "Bertoldi", "Bigoni" (nine times), "Lebedev", "Loret", "Rice" and
+    # "Willis" beside its three authors (Piccolroaz, Bigoni, Willis: J. Mech. Phys. Solids 2006).
+    first = parse(Core(), fixture_bytes("core/search_works_flutter_limit5.json"))[0]
+    assert first.authors == ("Andrea Piccolroaz", "Davide Bigoni", "John R. Willis")

@@ -312,7 +312,7 @@ async def test_the_text_names_three_authors_without_et_al_and_a_paper_never_cite
     (paper,) = result.structured_content["results"]
     assert paper["citations"] == 0
     names = "Maria Rossi, Jun Tanaka, Ana Lima"
-    byline = f"   {names} (2021). {TRIAL.venue}; doi:{TRIAL.doi}; cited by 0"
+    byline = f"   {names} (2021). {TRIAL.venue}; doi:{TRIAL.doi}; PMID:{TRIAL.pmid}; cited by 0"
     assert byline in result.content[0].text.splitlines()
 
 
@@ -685,3 +685,33 @@ async def test_a_pubmed_paper_found_by_its_electronic_date_stays_in_the_asked_ye
         shown[tuple(years)] = papers[0]["published"]
     # The date PubMed matched on; the issue's, as PubMed cites it, otherwise.
     assert shown == {("year_to",): "2003-12-15", ("year_from",): "2004-02", (): "2004-02"}
+
+
+async def test_core_s_reference_surnames_do_not_replace_another_index_s_authors(
+    fake: FakeAcademic, server: str
+) -> None:
+    # CORE's recorded record of this paper lists nine names, six of them reference authors;
+    # Crossref lists its three authors. The byline named "Piccolroaz, Bertoldi, Bigoni".
+    fake.bodies["core"] = fixture_bytes("core/search_works_flutter_limit5.json")
+    fake.papers["crossref"] = [
+        Paper(
+            title="A dynamical interpretation of flutter instability in a continuous medium",
+            authors=("Andrea Piccolroaz", "Davide Bigoni", "John R. Willis"),
+            date="2006-12-01",
+            doi="10.1016/j.jmps.2006.05.005",
+        )
+    ]
+    result = await call(server, {"query": "flutter instability", "engines": ["core", "crossref"]})
+    paper = result.structured_content["results"][0]
+    assert sorted(paper["engines"]) == ["core", "crossref"]
+    assert paper["authors"] == ["Andrea Piccolroaz", "Davide Bigoni", "John R. Willis"]
+
+
+async def test_the_text_names_a_paper_s_pubmed_id(fake: FakeAcademic, server: str) -> None:
+    # Clients that give the model only the text lost the PMID the structured answer holds.
+    work = fixture_bytes("openalex/work_single_W2741809807.json").decode()
+    fake.bodies["openalex"] = f'{{"meta": {{"count": 1}}, "results": [{work}]}}'.encode()
+    result = await call(server, {"query": "open access prevalence", "engines": ["openalex"]})
+    (paper,) = result.structured_content["results"]
+    assert paper["ids"]["pmid"] == "29456894"
+    assert "29456894" in result.content[0].text

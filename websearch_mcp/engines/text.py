@@ -21,8 +21,8 @@ _TAG_RE = re.compile(r"<(?:/?[A-Za-z]|/[\x00-\x1f\x7f-\x9f]|[!?])[^>]*>")
 # Highlighting tags sit inside words ("hello-<b>world</b>.com"): drop them without a space. So
 # do JATS's inline tags, which Crossref's abstracts carry ("CO<jats:sub>2</jats:sub>").
 _INLINE_TAG_RE = re.compile(
-    r"</?(?:jats:)?(?:a|abbr|b|bold|code|em|i|italic|mark|monospace|q|s|sc|small|span|strong"
-    r"|sub|sup|u|underline)(?:\s[^>]*)?>",
+    r"</?(?:(?:jats:)?(?:a|abbr|b|bold|code|em|i|inf|inline-formula|italic|mark|monospace|q|s"
+    r"|sc|scp|small|span|strong|sub|sup|u|underline)|mml:[\w.-]+|math)(?:\s[^>]*)?/?>",
     re.IGNORECASE,
 )
 

@@ -147,6 +147,8 @@ def _byline(paper: PaperOut) -> str:
         facts.append(f"doi:{paper['doi']}")
     if arxiv := (paper.get("ids") or {}).get("arxiv"):
         facts.append(f"arXiv:{arxiv}")
+    if pmid := (paper.get("ids") or {}).get("pmid"):
+        facts.append(f"PMID:{pmid}")
     if paper.get("citations") is not None:
         facts.append(f"cited by {paper['citations']}")
     return "; ".join(filter(None, [text, *facts]))

@@ -10,6 +10,16 @@ from urllib.parse import unquote
 from websearch_mcp.engines.text import clean_text
 from websearch_mcp.models import Query
 
+#: A heading that opens an abstract ("Abstract", "ABSTRACT:", "Summary."), not a first word of
+#: its sentence ("Summary statistics are ...").
+_ABSTRACT_LABEL_RE = re.compile(r"^\s*(?i:abstract|summary)(?:\s*[:.]\s*|\s+(?=[A-Z0-9(\[]))")
+
+
+def without_abstract_label(text: str) -> str:
+    """`text` without the "Abstract" or "Summary" heading publishers open an abstract with."""
+    return _ABSTRACT_LABEL_RE.sub("", text, count=1) if text else text
+
+
 _DOI_PREFIX_RE = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
 
 

@@ -66,6 +66,14 @@ def _ids(work: dict[str, Any]) -> dict[str, str]:
     return {name: value for name, value in found.items() if value}
 
 
+def _authors(work: dict[str, Any]) -> tuple[str, ...]:
+    """The authors' names; a bare surname in a list of full names ("Bigoni" beside "Davide
+    Bigoni", "Bertoldi") is one CORE took from the paper's references, and is left out."""
+    found = author_names(work.get("authors"))
+    full = tuple(name for name in found if " " in name or "," in name)
+    return full or found
+
+
 def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
     title = as_text(work.get("title")).strip()
     display = _links(work, "display")
@@ -82,7 +90,7 @@ def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
         engine=engine,
         published=publication_date(work.get("publishedDate"))
         or publication_date(work.get("yearPublished")),
-        authors=author_names(work.get("authors")),
+        authors=_authors(work),
         doi=normalize_doi(work.get("doi")),
         venue=_venue(work),
         citations=as_int(work.get("citationCount")),

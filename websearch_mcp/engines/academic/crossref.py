@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 from websearch_mcp.dates import date_from_parts
-from websearch_mcp.engines.academic._common import names, normalize_doi
+from websearch_mcp.engines.academic._common import names, normalize_doi, without_abstract_label
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     api_error,
@@ -27,8 +26,6 @@ _SELECT = (
     "published,published-print,published-online,issued,created"
 )
 _DATE_FIELDS = ("published", "issued", "published-print", "published-online", "created")
-# JATS abstracts often open with a <jats:title>Abstract</jats:title> heading.
-_ABSTRACT_LABEL_RE = re.compile(r"^(?:abstract|summary)\s*[:.]?\s+", re.IGNORECASE)
 
 
 def _first(value: Any) -> str:
@@ -79,9 +76,7 @@ def _hit(item: Any, rank: int, engine: str) -> Hit | None:
     return Hit(
         title=title,
         url=url,
-        snippet=_ABSTRACT_LABEL_RE.sub(
-            "", collapse_spaces(html_text(as_text(item.get("abstract"))))
-        ),
+        snippet=without_abstract_label(collapse_spaces(html_text(as_text(item.get("abstract"))))),
         rank=rank,
         engine=engine,
         published=_published(item),

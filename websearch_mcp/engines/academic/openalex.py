@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 from websearch_mcp.dates import publication_date
-from websearch_mcp.engines.academic._common import names, normalize_doi
+from websearch_mcp.engines.academic._common import names, normalize_doi, without_abstract_label
 from websearch_mcp.engines.base import Engine
 from websearch_mcp.engines.common import (
     as_dict,
@@ -48,6 +49,13 @@ def rebuild_abstract(index: Any) -> str:
     return " ".join(placed[p] for p in sorted(placed))
 
 
+def _pdf_only(url: str | None) -> str | None:
+    """`oa_url` when it is a PDF: without a location's `pdf_url` it is that location's landing
+    page."""
+    path = urlsplit(url).path.lower() if url else ""
+    return url if path.endswith(".pdf") or "/pdf/" in path else None
+
+
 def year_filter(query: Query) -> str | None:
     """`publication_year:2019-2021`, `:>2018` or `:<2022` for the asked year range."""
     start, end = query.year_from, query.year_to
@@ -71,7 +79,7 @@ def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
     return Hit(
         title=title,
         url=url,
-        snippet=rebuild_abstract(work.get("abstract_inverted_index")),
+        snippet=without_abstract_label(rebuild_abstract(work.get("abstract_inverted_index"))),
         rank=rank,
         engine=engine,
         published=publication_date(work.get("publication_date"))
@@ -83,7 +91,7 @@ def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
         citations=as_int(work.get("cited_by_count")),
         pdf_url=http_url(primary.get("pdf_url"))
         or http_url(as_dict(work.get("best_oa_location")).get("pdf_url"))
-        or http_url(as_dict(work.get("open_access")).get("oa_url")),
+        or _pdf_only(http_url(as_dict(work.get("open_access")).get("oa_url"))),
     )
 
 
