@@ -92,6 +92,11 @@ _DATE_PREFIX_RE = re.compile(
 )
 # "2023年5月12日" (year, month, day) and the separator that follows it in a snippet.
 _CJK_DATE_RE = re.compile(r"^\s*(\d{4})年(\d{1,2})月(\d{1,2})日\s*[-—·]?\s*")
+# "3天前", "5小时前", "昨天 14:20" (an age Baidu prints where a date would be), its separator.
+_CJK_AGE_RE = re.compile(
+    r"^\s*(?:\d+\s*(?:秒|分钟|小时|天|周|个月)前|(?:昨天|前天)(?:\s*\d{1,2}:\d{2})?)"
+    r"(?:\s*[-—·]\s*|\s+)(?=\S)"
+)
 # "2004 Feb 15", "2004 Feb", "2004 Jan-Feb", "2004 Spring" (PubMed); month names by 3 letters.
 _YEAR_MONTH_RE = re.compile(r"^(\d{4}) ([A-Za-z]{3})[A-Za-z]*\.?(?: (\d{1,2})\b)?")
 # ISO dates and stamps at any precision: "2004", "2004-02", "2004/02/01 00:00", "...T15:05Z".
@@ -148,10 +153,13 @@ def split_date_prefix(snippet: str) -> tuple[str, str | None]:
 def split_cjk_date(text: str) -> tuple[str, str | None]:
     """Text without a leading "2023年5月12日 - " (Chinese pages) and that date as `YYYY-MM-DD`.
 
-    Text without one stays whole, dated when all of it is a date (`iso_date`).
+    A recent page's age printed there instead ("3天前 ", "昨天 14:20 - ") is taken off, not
+    dated. Other text stays whole, dated when all of it is a date (`iso_date`).
     """
     match = _CJK_DATE_RE.match(text)
     if not match:
+        if age := _CJK_AGE_RE.match(text):
+            return text[age.end() :], None
         return text, iso_date(text)
     published = _partial_date(int(match[1]), int(match[2]), int(match[3]))
     return (text[match.end() :], published) if published else (text, None)

@@ -617,6 +617,18 @@ def test_duckduckgo_ads_skipped_and_direct_links_kept() -> None:
     assert hits[0].snippet == "Async IO"
 
 
+def test_duckduckgo_direct_link_to_its_own_site_is_an_organic_result() -> None:
+    # A page that links results directly: an organic result on duckduckgo.com (a search about
+    # DuckDuckGo) is a result, as it is when the same page comes through `/l/?uddg=`.
+    help_page = "https://duckduckgo.com/duckduckgo-help-pages/results/syntax/"
+    page = DDG_PAGE.format(
+        ddg_result(help_page, "Search Syntax", "Operators")
+        + ddg_result("https://duckduckgo.com/y.js?ad_provider=bing&amp;u3=x", "Ad", "An ad")
+        + ddg_result("https://duckduckgo.com/?q=syntax&amp;ia=web", "Search", "More")
+    )
+    assert [h.url for h in parse(DuckDuckGo(), page)] == [help_page]
+
+
 def test_duckduckgo_blocks() -> None:
     ddg = DuckDuckGo()
     empty_results_page = DDG_PAGE.format("")

@@ -219,6 +219,14 @@ def test_baidu_date_opening_the_snippet_is_the_published_date() -> None:
     assert second.snippet == "介绍 pgvector 的安装与索引。"
 
 
+@pytest.mark.parametrize("age", ["3天前", "5小时前", "昨天 14:20"])
+def test_baidu_age_opening_the_snippet_is_taken_off(age: str) -> None:
+    # A recent page's age where an older page's date is: taken off, not dated (as Bing's).
+    first = parse(Baidu(), BAIDU_PAGE.replace("2023年5月12日", age))[0]
+    assert first.snippet == "Store your vectors with the rest of your data & query them."
+    assert first.published is None
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

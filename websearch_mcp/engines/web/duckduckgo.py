@@ -95,7 +95,9 @@ def result_url(href: str | None) -> str | None:
     if host == "duckduckgo.com" or host.endswith(".duckduckgo.com"):
         if path.startswith("/l/"):
             return http_url(query_value(query, "uddg"))
-        return None  # ads (`/y.js?ad_domain=...`) and DuckDuckGo's own pages
+        if path.startswith("/y.js") or path in ("", "/"):
+            return None  # ads (`/y.js?ad_domain=...`) and searches (`/?q=...`)
+        # Any other of its pages linked directly (newer pages do) is a result: its help pages.
     if query_value(query, "ad_domain") is not None:
         return None
     return url
