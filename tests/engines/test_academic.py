@@ -1278,6 +1278,15 @@ def test_openalex_open_access_landing_page_is_no_pdf_url() -> None:
     assert hit.pdf_url is None
 
 
+def test_openalex_repository_is_no_venue() -> None:
+    # The recorded work's own Europe PMC location (a `repository` source) as its primary one,
+    # as OpenAlex gives it for works it knows first from a repository (PMC, Zenodo, ...).
+    work = json.loads(fixture_bytes("openalex/work_single_W2741809807.json"))
+    work["primary_location"] = work["locations"][2]
+    [hit] = parse(OpenAlex(), json.dumps({"results": [work]}))
+    assert hit.venue == "PeerJ"  # the journal of its best copy, not "Europe PMC (PubMed Central)"
+
+
 def test_core_authors_are_not_the_bare_surnames_it_extracted_from_references() -> None:
     # The recorded work lists "Bertoldi", "Bigoni" (nine times), "Lebedev", "Loret", "Rice" and
     # "Willis" beside its three authors (Piccolroaz, Bigoni, Willis: J. Mech. Phys. Solids 2006).

@@ -11,7 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from testing.engine_answers import parse
+from testing.shared import fixture_bytes
 from websearch_mcp.config import AcademicSettings
+from websearch_mcp.engines.academic.europepmc import EuropePMC
 from websearch_mcp.models import Hit, Query, RankedResult
 from websearch_mcp.ranking.academic import citation_signal, rank_papers, url_rank
 from websearch_mcp.ranking.papers import (
@@ -317,6 +320,17 @@ def test_generic_titles_do_not_merge() -> None:
         "openalex": [hit("openalex", 1, "Editorial.", "https://b.org/2", published="2020")],
     }
     assert len(rank(lists, "editorial")) == 2
+
+
+def test_notices_of_one_generic_title_without_authors_stay_apart() -> None:
+    # Europe PMC's recorded "Department of Error." (Lancet, 2025: a DOI, a PMID, no authors) and
+    # another of that year's Lancet errata as an index without ids lists it: two notices, not
+    # one shown under the other's link with the first's DOI.
+    notice = parse(EuropePMC(), fixture_bytes("europepmc/search_cancer_lite.json"))[1]
+    link = "https://www.thelancet.com/journals/lancet/article/PIIS0140-6736(25)00001-1/fulltext"
+    other = hit("google_scholar", 1, "Department of Error", link, published="2025")
+    lists = {"europepmc": [notice], "google_scholar": [other]}
+    assert engines_of(rank(lists, "department of error")) == [["europepmc"], ["google_scholar"]]
 
 
 def test_title_merge_skips_a_contradicting_group_but_joins_a_compatible_one() -> None:

@@ -44,6 +44,9 @@ _NOT_WORD = re.compile(r"[\W_]+")
 # A title shorter than this is too generic ("Editorial", "Deep learning") to merge on.
 MIN_TITLE_WORDS = 3
 MIN_TITLE_CHARS = 12
+# Records of which none lists authors join on a title only this long: shorter ones are notices
+# that every journal prints many of ("Department of Error", "Table of Contents").
+MIN_TITLE_WORDS_WITHOUT_AUTHORS = 5
 
 
 def arxiv_id(value: str | None) -> str | None:
@@ -280,10 +283,12 @@ def group_papers(entries: Sequence[Entry]) -> list[Paper]:
                 uf.union(j, i, kind)
         if key := title_key(entry.hit.title, year_of(entry.hit.published)):
             by_title.setdefault(key, []).append(i)
-    for members in by_title.values():
+    for key, members in by_title.items():
+        short = key.count(" ") + 1 < MIN_TITLE_WORDS_WITHOUT_AUTHORS
         for pos, i in enumerate(members[1:], start=1):
             for j in members[:pos]:
-                if uf.find(i) != uf.find(j):
+                a, b = uf.find(j), uf.find(i)
+                if a != b and (not short or uf.groups[a].names or uf.groups[b].names):
                     uf.union(j, i, "title", careful=True)
                     if uf.find(i) == uf.find(j):
                         break

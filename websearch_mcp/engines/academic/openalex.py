@@ -56,6 +56,16 @@ def _pdf_only(url: str | None) -> str | None:
     return url if path.endswith(".pdf") or "/pdf/" in path else None
 
 
+def _venue(*locations: dict[str, Any]) -> str | None:
+    """The journal (or conference) of the first location whose source is one: a `repository`
+    source (Europe PMC, Zenodo, a university's archive) holds a copy and is no venue."""
+    for location in locations:
+        source = as_dict(location.get("source"))
+        if source.get("type") != "repository" and (name := clean_text(source.get("display_name"))):
+            return name
+    return None
+
+
 def year_filter(query: Query) -> str | None:
     """`publication_year:2019-2021`, `:>2018` or `:<2022` for the asked year range."""
     start, end = query.year_from, query.year_to
@@ -87,7 +97,7 @@ def _hit(work: dict[str, Any], rank: int, engine: str) -> Hit | None:
         authors=names(as_dict(a.get("author")).get("display_name") for a in authorships),
         doi=normalize_doi(work.get("doi")),
         ids=pubmed_id(as_dict(work.get("ids"))),
-        venue=clean_text(as_dict(primary.get("source")).get("display_name")) or None,
+        venue=_venue(primary, as_dict(work.get("best_oa_location"))),
         citations=as_int(work.get("cited_by_count")),
         pdf_url=http_url(primary.get("pdf_url"))
         or http_url(as_dict(work.get("best_oa_location")).get("pdf_url"))
