@@ -473,6 +473,19 @@ async def test_reader_fallback_when_direct_fetch_fails(server: LocalServer) -> N
     assert reader_call.headers["authorization"] == f"Bearer {READER_KEY}"
 
 
+async def test_a_page_its_scripts_draw_is_read_by_the_reader(server: LocalServer) -> None:
+    # No text in its HTML: an error of its own (fetch_page used to answer an empty page), and
+    # a cause the reader, which renders the page, gets around.
+    shell = b"<html><body><div id='app'></div><script>draw()</script></body></html>"
+    server.routes["/app"] = lambda h: send(h, 200, shell, "text/html")
+    server.routes["/reader/*"] = reader_answer
+    with pytest.raises(FetchError, match=r"^the page has no text \(it may be drawn by scripts\)$"):
+        await fetch_page(server.url("/app"), settings=settings_for(server))
+    fetch = settings_for(server, reader_fallback=True, reader_base_url=server.url("/reader"))
+    result = await fetch_page(server.url("/app"), settings=fetch)
+    assert result["via"] == "reader" and "rendered by the reader" in result["content"]
+
+
 async def test_the_readers_answer_is_read_off_the_event_loop(
     server: LocalServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -913,3 +926,17 @@ async def test_a_reader_url_that_is_not_http_is_not_given_as_the_final_url() -> 
         target = "https://example.org/page"
         document = await read_via_reader(target, settings)
     assert document.final_url == target and document.content == "Text"
+
+
+async def test_a_reader_that_cannot_be_reached_is_said_so_in_words(server: LocalServer) -> None:
+    """The agent reads this text: "could not reach the reader (ConnectError)" names httpx's
+    exception class, not what happened."""
+    server.routes["/blocked"] = lambda h: send(h, 403, b"denied", "text/html")
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        reader_url = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    fetch = settings_for(server, reader_fallback=True, reader_base_url=reader_url)
+    with pytest.raises(FetchError) as info:
+        await fetch_page(server.url("/blocked"), settings=fetch)
+    assert "the reader fallback failed too: could not reach the reader" in str(info.value)
+    assert "Error" not in str(info.value), str(info.value)

@@ -22,7 +22,7 @@ from mcp import Client
 from testing.cache_service import call, config, make_settings, serve
 from testing.fake_engines import FakeEngines, Fault, ResultsFn
 from testing.fake_llm import FakeLLM
-from testing.fetch_helpers import LocalServer, make_pdf, page, send
+from testing.fetch_helpers import LocalServer, make_pdf, page, redirect, send
 from testing.server_helpers import MCP_HEADERS, TOOLS_LIST, text_of
 from testing.serving import serve_app
 from websearch_mcp.cli import main
@@ -86,6 +86,8 @@ class Site:
                 "/image": page(b"\x89PNG\r\n\x1a\n" + bytes(64), "image/png"),
                 "/broken": lambda h: send(h, 500, b"oops", "text/plain"),
                 "/math.pdf": page(MATH_PDF, "application/pdf"),
+                "/loop": redirect("/loop"),
+                "/blank": page("<html><body><div id='app'></div><script>go()</script></body>"),
             }
         )
 
@@ -128,6 +130,10 @@ def engine_results(site: Site) -> ResultsFn:
             found.insert(1, site.result("/hang", "Hanging page on ammonite fossils cliffs"))
         if "math" in query:
             found = [site.result("/math.pdf", "Ammonite fossils northern cliffs survey")]
+        if "blank" in query:
+            found = [site.result("/blank", "Ammonite fossils northern cliffs blank")]
+        if "looping" in query:
+            found = [site.result("/loop", "Ammonite fossils northern cliffs looping")]
         if "failing" in query:
             found = [
                 site.result(path, f"Ammonite fossils northern cliffs {path[1:]}")
@@ -246,6 +252,32 @@ def test_each_way_a_page_can_fail_has_its_status(server: str, site: Site) -> Non
     assert all(r["snippet"] and r["passages"] == [] for r in answer["results"])
     assert "HTTP 403" in by_url(answer, site.server.url("/forbidden"))["page_error"]
     assert "(page not read: unsupported content type image/png" in text
+
+
+def test_a_redirect_loop_is_not_reported_as_refused_by_the_address_policy(
+    server: str, site: Site
+) -> None:
+    """docs/tools.md: `refused` is "the address policy does not allow the URL: it is listed,
+    never fetched". A page that redirects to itself was fetched (six times): an agent told
+    `refused` takes the URL for one this service will never read, not for a looping site."""
+    answer, _ = search(server, query=f"{QUERY} looping", read=1)
+    looping = by_url(answer, site.server.url("/loop"))
+    assert "redirect" in looping["page_error"]
+    assert looping["page_status"] == "error", looping
+    assert site.server.paths().count("/loop") > 1  # it was fetched
+
+
+def test_a_page_without_any_text_is_not_said_to_hold_nothing_matching(
+    server: str, site: Site
+) -> None:
+    """A page whose HTML holds no text (a script-rendered app shell) is not a page read whose
+    text does not match the query: the agent should be told it got no text at all, by
+    `read` and by `fetch_page` (whose text is otherwise the URL and nothing else)."""
+    _, text = search(server, query=f"{QUERY} blank", read=1)
+    assert "nothing in it matches the query" not in text, text
+    assert "no text" in text, text
+    fetched = call(server, {"url": site.server.url("/blank")}, name="fetch_page")
+    assert "no text" in fetched["content"][0]["text"], fetched["content"][0]["text"]
 
 
 async def test_the_text_says_why_each_page_was_not_read(server: str, site: Site) -> None:

@@ -136,7 +136,9 @@ async def test_an_answer_cut_short_is_an_error_not_a_retry() -> None:
     retries: list[int] = []
     async with ClosingServer(SEARXNG_BODY, cut_body=True).serving() as fake:
         try:
-            with pytest.raises(EngineError, match=r"connection failed \(ClientPayloadError\)"):
+            with pytest.raises(
+                EngineError, match=r"^connection failed \(the answer was cut off\)$"
+            ):
                 await send(client, fake.url, REQUEST, 5.0, lambda: retries.append(1))
         finally:
             await client.aclose()
@@ -148,7 +150,9 @@ async def test_a_refused_connection_is_an_error_not_a_retry() -> None:
     client = build_client()
     retries: list[int] = []
     try:
-        with pytest.raises(EngineError, match=r"connection failed \(ClientConnectorError\)"):
+        with pytest.raises(
+            EngineError, match=r"^connection failed \(could not connect: refused or unreachable\)$"
+        ):
             await send(
                 client, f"http://127.0.0.1:{free_port()}", REQUEST, 5.0, lambda: retries.append(1)
             )
@@ -273,7 +277,7 @@ async def test_redirects_are_followed_up_to_five_and_the_final_url_is_reported(
     try:
         response = await send(client, paths.url, HttpRequest("GET", "/hop/5"), 5.0)
         assert response.status == 200 and response.url == f"{paths.url}/hop/0"
-        with pytest.raises(EngineError, match=r"connection failed \(TooManyRedirects\)"):
+        with pytest.raises(EngineError, match=r"^connection failed \(too many redirects\)$"):
             await send(client, paths.url, HttpRequest("GET", "/hop/6"), 5.0)
     finally:
         await client.aclose()

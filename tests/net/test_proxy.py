@@ -250,7 +250,7 @@ async def test_a_socks_proxy_that_fails_is_a_connection_failure(
     with NotSocks() as proxy, caplog.at_level(logging.WARNING):
         fan = await search(settings_for(engines_url, {"searxng": {"proxy": proxy.url}}))
     [report] = fan.reports
-    assert (report.status, report.error) == ("error", "connection failed (ProxyError)")
+    assert (report.status, report.error) == ("error", "connection failed (the proxy failed)")
     assert not [r for r in caplog.records if "raised" in r.getMessage()]
 
 

@@ -13,6 +13,7 @@ import json
 import logging
 import random
 import re
+import socket
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -907,3 +908,20 @@ def test_an_engine_cut_off_by_the_searchs_deadline_is_not_rested(
         again = web_search(url, QUERY)["structuredContent"]
         assert report(again, "brave")["status"] == "timeout", report(again, "brave")
     assert fake.counts["brave"] == 2
+
+
+def test_an_engine_that_cannot_be_reached_says_so_without_a_python_class_name(
+    fake: FakeEngines, engines_url: str, clock: FakeClock
+) -> None:
+    """docs/tools.md: `error` says "why it failed": a refused connection in words an agent
+    reads (as fetch_page says "could not connect to ..."), not as aiohttp's exception class."""
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    conf = {"bing": {"base_url": f"http://127.0.0.1:{port}/bing"}, "searxng": {}}
+    with serving(settings_for(engines_url, conf, deadline_seconds=DEADLINE), clock) as url:
+        answer = web_search(url, QUERY)
+    error = report(answer["structuredContent"], "bing")["error"]
+    for text in (error, answer["content"][0]["text"]):
+        assert not re.search(r"Client\w*Error", text), text
+    assert "could not connect" in error, error

@@ -148,7 +148,12 @@ class _Fetch:
                     current = current.join(location)
                 except httpx.InvalidURL:
                     raise FetchError("the page redirected to an invalid URL") from None
-        raise FetchRefused(f"refused: more than {self.settings.max_redirects} redirects")
+        # The page was fetched: a looping or endless redirect is the site's failure, not the
+        # address policy's refusal. The reader is not asked: it would follow them anywhere.
+        raise FetchError(
+            f"more than {self.settings.max_redirects} redirects (the page may redirect in a loop)",
+            reader_may_help=False,
+        )
 
     async def _check(self, url: httpx.URL, *, redirected: bool) -> None:
         """Refuse the URL or pin its host to checked addresses, before any connection."""

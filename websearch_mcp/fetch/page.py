@@ -94,7 +94,11 @@ async def fetch_document(
     deadline = time.monotonic() + settings.timeout_seconds
     try:
         raw = await guarded_get(url, settings, resolver)
-        return await extract(raw, ExtractLimits.from_settings(settings), deadline=deadline)
+        document = await extract(raw, ExtractLimits.from_settings(settings), deadline=deadline)
+        if not document.content.strip():
+            # Most often a page its scripts draw, which the reader renders.
+            raise FetchError("the page has no text (it may be drawn by scripts)")
+        return document
     except FetchError as err:
         if not (settings.reader_fallback and err.reader_may_help):
             raise

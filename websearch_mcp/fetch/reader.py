@@ -62,7 +62,7 @@ async def read_via_reader(url: str, settings: FetchSettings, proxy: str | None =
         raise FetchTimeout("the reader timed out") from None
     # A SOCKS proxy that answers what SOCKS is not raises socksio's error, not httpx's.
     except (httpx.HTTPError, socksio.SOCKSError) as err:
-        raise FetchError(f"could not reach the reader ({type(err).__name__})") from None
+        raise FetchError(f"could not reach the reader ({_failure_words(err)})") from None
     # Up to `fetch.max_bytes` of JSON: read in a thread, not on the event loop.
     document = await asyncio.to_thread(_document, url, body.decode(encoding, "replace"))
     cap = settings.max_text_chars
@@ -70,6 +70,17 @@ async def read_via_reader(url: str, settings: FetchSettings, proxy: str | None =
         return document
     cut = f"text cut at {cap} characters (fetch.max_text_chars)"
     return dataclasses.replace(document, content=document.content[:cap], capped=cut)
+
+
+def _failure_words(err: Exception) -> str:
+    """What went wrong on the way to the reader, in words (not the exception's class)."""
+    if isinstance(err, httpx.ConnectError):
+        return "could not connect: refused or unreachable"
+    if isinstance(err, httpx.ProxyError | socksio.SOCKSError):
+        return "the proxy failed"
+    if isinstance(err, httpx.TooManyRedirects):
+        return "too many redirects"
+    return "the connection broke"
 
 
 def _resolvable(path: str) -> bool:

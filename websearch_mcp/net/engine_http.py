@@ -221,16 +221,37 @@ async def send(
                 on_retry()
             return await _exchange(client, url, request, left)
     except _ReadingFailed as err:
-        raise EngineError(f"connection failed ({type(err.__cause__).__name__})") from None
+        raise EngineError(f"connection failed ({_failure_words(err.__cause__)})") from None
     except aiohttp.ClientHttpProxyError as err:  # its status is the proxy's, not the engine's
         raise EngineError(
             f"connection failed (the proxy refused the tunnel: HTTP {err.status})"
         ) from None
     # A SOCKS proxy's failures are aiohttp_socks's own exceptions, not aiohttp's.
     except (aiohttp.ClientError, ProxyError, ProxyConnectionError, ProxyTimeoutError) as err:
-        raise EngineError(f"connection failed ({type(err).__name__})") from None
-    except ValueError as err:  # an unusable URL or proxy address
-        raise EngineError(f"connection failed ({type(err).__name__})") from None
+        raise EngineError(f"connection failed ({_failure_words(err)})") from None
+    except ValueError:  # an unusable URL or proxy address
+        raise EngineError(
+            "connection failed (the engine's or the proxy's address is invalid)"
+        ) from None
+
+
+def _failure_words(err: BaseException | None) -> str:
+    """What a network failure was, in words (never the exception's class: an agent reads it)."""
+    if isinstance(err, aiohttp.ClientConnectorDNSError):
+        return "could not resolve the engine's host"
+    if isinstance(err, aiohttp.ClientSSLError):
+        return "TLS handshake failed"
+    if isinstance(err, aiohttp.ClientConnectorError):
+        return "could not connect: refused or unreachable"
+    if isinstance(err, ProxyError | ProxyConnectionError | ProxyTimeoutError):
+        return "the proxy failed"
+    if isinstance(err, aiohttp.TooManyRedirects):
+        return "too many redirects"
+    if isinstance(err, aiohttp.ServerDisconnectedError):
+        return "the server closed the connection before answering"
+    if isinstance(err, aiohttp.ClientPayloadError):
+        return "the answer was cut off"
+    return "the connection broke"
 
 
 async def _exchange(
