@@ -442,7 +442,10 @@ async def test_a_page_reaching_past_an_index_s_deepest_result_asks_for_what_is_l
         ({"query": "x", "year_from": 999}, "year_from must be an integer from 1000 to"),
         ({"query": "x", "year_to": "next year"}, "year_to must be an integer"),
         ({"query": ""}, "query must not be empty"),
-        ({"query": "x", "engines": ["bing"]}, 'unknown engine "bing"; allowed: arxiv, core'),
+        (
+            {"query": "x", "engines": ["bing"]},
+            '"bing" is a web engine: web_search asks it; allowed: arxiv',
+        ),
     ],
 )
 def test_invalid_arguments_are_tool_errors(server: str, arguments: dict, message: str) -> None:

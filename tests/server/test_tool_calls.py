@@ -113,7 +113,15 @@ def test_arguments_are_read_as_the_tools_take_them(fake: FakeEngines, server: st
     assert len(named["structuredContent"]["results"]) == 2
     wrong = call(server, {"query": "x", "engines": '["altavista"]'})
     assert 'unknown engine "altavista"' in wrong["content"][0]["text"]
-    assert outcomes(server) == {"ok": 2.0, "invalid": 1.0}
+    # An engine of the other tool is said to be one, with the tool that asks it.
+    paper = call(server, {"query": "x", "engines": ["arxiv"]})["content"][0]["text"]
+    assert paper.startswith(
+        'Error executing tool web_search: "arxiv" is an academic index: academic_search asks it;'
+        " allowed: "
+    ), paper
+    web = call(server, {"query": "x", "engines": ["bing"]}, name="academic_search")
+    assert '"bing" is a web engine: web_search asks it; allowed: arxiv' in web["content"][0]["text"]
+    assert outcomes(server) == {"ok": 2.0, "invalid": 2.0}
 
 
 def test_null_for_an_optional_argument_is_not_given(fake: FakeEngines, server: str) -> None:

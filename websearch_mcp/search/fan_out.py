@@ -41,6 +41,9 @@ from websearch_mcp.search.strategies import STRATEGIES, Search
 
 __all__ = ["EngineRun", "FanOut", "Orchestrator"]
 
+#: What an engine of each kind is, for an error naming one to the other kind's tool.
+_KINDS = {"web": "a web engine", "academic": "an academic index"}
+
 
 @dataclass(slots=True)
 class FanOut:
@@ -138,6 +141,14 @@ class Orchestrator:
         """Every known engine of `kind` ("web" or "academic")."""
         return [run.name for run, _ in self._lineups.get(kind, ())]
 
+    def _not_of_this_kind(self, shown: str, name: str) -> str:
+        """Why `name` (quoted as `shown`) cannot be asked: unknown, or an engine of the other
+        kind, with the tool that asks it (arXiv named to `web_search`, Bing to `academic_search`)."""
+        for kind, lineup in self._lineups.items():
+            if any(run.name == name for run, _ in lineup):
+                return f"{shown} is {_KINDS[kind]}: {kind}_search asks it"
+        return f"unknown engine {shown}"
+
     def weights(self, names: Iterable[str]) -> dict[str, float]:
         """The fusion weight of each of `names`."""
         return {name: self.runs[name].settings.weight for name in names}
@@ -226,7 +237,7 @@ class Orchestrator:
                 name += "..." if len(wrong) > 40 else ""
                 on = sorted(run.name for run, reason in lineup if reason is None)
                 raise ToolInputError(
-                    f"unknown engine {name}; allowed: {', '.join(sorted(known))}"
+                    f"{self._not_of_this_kind(name, wrong)}; allowed: {', '.join(sorted(known))}"
                     f" (on here: {', '.join(on) or 'none'})"
                 )
         chosen: list[EngineRun] = []
