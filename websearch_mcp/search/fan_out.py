@@ -143,7 +143,8 @@ class Orchestrator:
 
     def _not_of_this_kind(self, shown: str, name: str) -> str:
         """Why `name` (quoted as `shown`) cannot be asked: unknown, or an engine of the other
-        kind, with the tool that asks it (arXiv named to `web_search`, Bing to `academic_search`)."""
+        kind, with the tool that asks it (arXiv named to `web_search`, Bing to
+        `academic_search`)."""
         for kind, lineup in self._lineups.items():
             if any(run.name == name for run, _ in lineup):
                 return f"{shown} is {_KINDS[kind]}: {kind}_search asks it"
