@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import time
 from collections.abc import AsyncIterator
 from contextlib import ExitStack
@@ -96,6 +97,34 @@ async def test_a_probe_whose_lease_ran_out_lets_the_next_through() -> None:
     assert state is not None and state.seconds_left == 10
 
 
+async def test_a_parsers_bug_is_reported_in_words_and_logged_with_its_kind(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The agent reads the report: what happened, not the exception's class; the log has it."""
+    fake, clock = FakeEngines(results_for), FakeClock()
+    with serve_fake_engines(fake) as base:
+        orchestrator = Orchestrator(
+            settings_for(base, {"bing": {}}),
+            store=MemoryCooldownStore(),
+            clock=clock,
+            rng=random.Random(1),
+            environ={},
+        )
+        try:
+            run = orchestrator.runs["bing"]
+
+            def broken(response: object, query: object) -> list[object]:
+                raise KeyError("b_algo")
+
+            monkeypatch.setattr(run.engine, "hits", broken)
+            outcome = await orchestrator.call(run, Query("event loop"), time.monotonic() + 2)
+        finally:
+            await orchestrator.close()
+    assert outcome.report.status == "error"
+    assert outcome.report.error == "its answer could not be read (an unexpected error, logged)"
+    assert "engine bing raised KeyError" in caplog.text
+
+
 async def test_a_probe_cut_off_by_the_deadline_holds_its_claim_one_second_longer() -> None:
     """docs/engines.md: "A probe whose search ended before it answered holds its claim until
     that search's deadline plus 1 s, then the next request probes"."""
@@ -139,9 +168,13 @@ async def test_only_the_engines_own_timeout_counts_against_its_breaker() -> None
             query = Query("event loop")
             cut = await orchestrator.call(bing, query, time.monotonic() + 0.3)
             assert cut.report.status == "timeout"
+            assert re.fullmatch(
+                r"no answer within the search's deadline \(0\.[23]\d* s\)", cut.report.error or ""
+            )
             assert await bing.breaker.closed()
             slow = await orchestrator.call(wikipedia, query, time.monotonic() + 2)
             assert slow.report.status == "timeout"
+            assert slow.report.error == "no answer within its 0.2 s timeout"
             state = await wikipedia.breaker.check()
             assert state is not None and state.reason == "a timeout after 0.2 s"
         finally:

@@ -904,6 +904,7 @@ def test_an_engine_cut_off_by_the_searchs_deadline_is_not_rested(
         first = web_search(url, QUERY)["structuredContent"]
         assert time.monotonic() - started < 1.0 + 0.5  # the deadline holds the slow engine
         assert report(first, "brave")["status"] == "timeout"
+        assert report(first, "brave")["error"].startswith("no answer within the search's deadline")
         time.sleep(0.8)  # the fake's first answer is over
         again = web_search(url, QUERY)["structuredContent"]
         assert report(again, "brave")["status"] == "timeout", report(again, "brave")

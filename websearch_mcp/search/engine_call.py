@@ -336,7 +336,8 @@ class EngineCall:
             return None, _Failure(err, status)
         except Exception as err:  # a parser bug must not fail the whole search
             log.warning("engine %s raised %s", run.name, type(err).__name__)
-            return None, _Failure(EngineError(f"unexpected {type(err).__name__}"), status)
+            failure = EngineError("its answer could not be read (an unexpected error, logged)")
+            return None, _Failure(failure, status)
 
     async def _answered(self, hits: list[Hit] | None) -> Outcome:
         if self.run.breaker is not None:
@@ -347,10 +348,14 @@ class EngineCall:
     async def _timed_out(self, budget: float) -> Outcome:
         run = self.run
         self.attempts.append(f"{self._label}timeout")
-        if budget >= run.timeout and run.breaker is not None:
+        if budget < run.timeout:
+            return self._report(
+                "timeout", f"no answer within the search's deadline ({budget:.3g} s)"
+            )
+        if run.breaker is not None:
             # Its own timeout, not the request's deadline: the engine is slow.
             await run.breaker.failure("error", f"a timeout after {run.timeout:g} s")
-        return self._report("timeout", f"no answer within {budget:.3g} s")
+        return self._report("timeout", f"no answer within its {run.timeout:g} s timeout")
 
     async def _failed(self, err: EngineError, http_status: int | None) -> Outcome | None:
         """Classify a failure: the next key, a retry (None), or the end recorded by the breaker."""

@@ -113,7 +113,7 @@ async def hybrid(
                         run.name,
                         "timeout",
                         latency_ms=int(deadline * 1000),
-                        error=f"no answer within the {deadline:g} s deadline",
+                        error=f"no answer within the search's deadline ({deadline:g} s)",
                     ),
                     None,
                 )
