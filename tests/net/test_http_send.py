@@ -161,6 +161,27 @@ async def test_a_refused_connection_is_an_error_not_a_retry() -> None:
     assert retries == []
 
 
+class PlainTextServer(LoopbackServer):
+    """Speaks plain HTTP where TLS is due: a TLS client's handshake fails."""
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+        with contextlib.suppress(ConnectionError):
+            await writer.drain()
+        writer.close()
+
+
+async def test_a_failed_tls_handshake_is_said_in_words() -> None:
+    client = build_client()
+    try:
+        async with PlainTextServer().serving() as server:
+            https = server.url.replace("http://", "https://")
+            with pytest.raises(EngineError, match=r"^connection failed \(TLS handshake failed\)$"):
+                await send(client, https, REQUEST, 5.0, lambda: None)
+    finally:
+        await client.aclose()
+
+
 def _settings(url: str) -> Any:
     engines: dict[str, Any] = {name: {"enabled": False} for name in ENGINES}
     engines["searxng"] = {"enabled": True, "base_url": url}

@@ -235,23 +235,24 @@ async def send(
         ) from None
 
 
+#: What a network failure was, in words an agent reads (never the exception's class), the
+#: first kind that matches: aiohttp's DNS and TLS errors are connection errors too.
+_FAILURES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
+    (aiohttp.ClientConnectorDNSError, "could not resolve the engine's host"),
+    (aiohttp.ClientSSLError, "TLS handshake failed"),
+    (aiohttp.ClientConnectorError, "could not connect: refused or unreachable"),
+    ((ProxyError, ProxyConnectionError, ProxyTimeoutError), "the proxy failed"),
+    (aiohttp.TooManyRedirects, "too many redirects"),
+    (aiohttp.ServerDisconnectedError, "the server closed the connection before answering"),
+    (aiohttp.ClientPayloadError, "the answer was cut off"),
+)
+
+
 def _failure_words(err: BaseException | None) -> str:
-    """What a network failure was, in words (never the exception's class: an agent reads it)."""
-    if isinstance(err, aiohttp.ClientConnectorDNSError):
-        return "could not resolve the engine's host"
-    if isinstance(err, aiohttp.ClientSSLError):
-        return "TLS handshake failed"
-    if isinstance(err, aiohttp.ClientConnectorError):
-        return "could not connect: refused or unreachable"
-    if isinstance(err, ProxyError | ProxyConnectionError | ProxyTimeoutError):
-        return "the proxy failed"
-    if isinstance(err, aiohttp.TooManyRedirects):
-        return "too many redirects"
-    if isinstance(err, aiohttp.ServerDisconnectedError):
-        return "the server closed the connection before answering"
-    if isinstance(err, aiohttp.ClientPayloadError):
-        return "the answer was cut off"
-    return "the connection broke"
+    """`_FAILURES`' words for `err`, or "the connection broke"."""
+    return next(
+        (words for kind, words in _FAILURES if isinstance(err, kind)), "the connection broke"
+    )
 
 
 async def _exchange(
