@@ -351,6 +351,20 @@ def test_an_engine_counts_once_per_paper_with_its_best_rank() -> None:
     assert paper.ranks == {"crossref": 2}
 
 
+def test_an_index_that_found_nothing_changes_no_score() -> None:
+    """As in the web ranking (and the rrf `score_details` shows): an index that answered with
+    no papers, or only papers on blocked sites, holds no vote, and lowers no paper's share of
+    the best possible RRF (nor pushes it under the threshold)."""
+    found = {"arxiv": [hit("arxiv", 1, GNN, "https://arxiv.org/abs/1812.08434")]}
+    alone = rank_papers(found, Query(GNN), DEFAULTS, weights={}, now=NOW)
+    for other in ([], [hit("dblp", 1, "Spam", "https://blocked.example/1")]):
+        lists = {**found, "dblp": other}
+        with_it = rank_papers(
+            lists, Query(GNN), DEFAULTS, weights={}, now=NOW, block_domains=["blocked.example"]
+        )
+        assert [r.details for r in with_it] == [r.details for r in alone]
+
+
 # --- fields and signals ---------------------------------------------------------------------
 
 

@@ -451,3 +451,20 @@ def test_an_engine_whose_every_result_is_blocked_changes_nothing() -> None:
     two = rank({"a": a, "b": b}, query, search, weights={})
     assert two[0].url == "https://x.com/2"
     assert _shown(rank({"a": a, "b": b, "c": c}, query, search, weights={})) == _shown(two)
+
+
+def test_a_blocked_result_moves_none_of_the_others() -> None:
+    # A blocked site is removed: the agreement between the lists may not count the two
+    # engines that returned it as agreeing (the engines' ranks of the rest stay as they gave).
+    a, b, c = "https://a.org/1", "https://b.org/1", "https://c.org/1"
+    lists = {
+        "a": _listed("a", ["https://spam.example/x", a, c]),
+        "b": _listed("b", ["https://spam.example/x", b, "https://c.org/2"]),
+        "c": _listed("c", [c, a, "https://c.org/2"]),
+    }
+    search = SearchSettings.model_validate({"block_domains": ["spam.example"]})
+    query = Query("q", max_results=10)
+    unblocked = {e: [h for h in hits if "spam" not in h.url] for e, hits in lists.items()}
+    assert _shown(rank(lists, query, search, weights={})) == _shown(
+        rank(unblocked, query, search, weights={})
+    )

@@ -307,6 +307,29 @@ def test_a_google_news_link_gives_way_to_the_publishers_page_not_to_another_redi
     assert sorted(story.engines) == ["one", "three", "two"]
 
 
+def test_a_story_linked_to_the_publishers_page_explains_the_votes_its_score_counted() -> None:
+    """The publisher's page another engine found joins the story's engines after the story was
+    scored: its `score_details` may not give that engine's rank as one its rrf, unseen and
+    consensus counted (they counted the redirect's engines only)."""
+    title = "Trump reduces size of 2 national monuments in Utah"
+    redirect, ap = "https://news.google.com/rss/articles/CBMi1", "https://apnews.com/article/utah"
+
+    def hit(url: str, engine: str) -> Hit:
+        return Hit(title, url, "", 1, engine, published=STAMP, source="AP News")
+
+    lists = {
+        "one": [hit(redirect, "one")],
+        "three": [hit(redirect, "three")],
+        "two": [hit(ap, "two")],
+    }
+    search = SearchSettings.model_validate({"ranking": {"agreement_weight": 0}})
+    (story,) = rank(lists, Query("utah", category="news"), search, weights={}, now=NOW)
+    details = story.details
+    assert story.url == ap and story.engines == ["one", "three", "two"]
+    counted = sum(1 / (60 + r) for r in details["ranks"].values()) / (3 / 61)
+    assert details["rrf"] == pytest.approx(counted, abs=1e-4)  # 0.6667 shown, ranks giving 1.0
+
+
 def test_a_report_an_engine_grouped_again_without_a_publisher_is_not_listed_twice() -> None:
     """SerpApi names no publisher for some reports of a story: one listed already, as another
     publisher's report or as the lead's own copy folded into it, stays out of `also`."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -168,13 +168,15 @@ class _Context:
 
     def __init__(
         self,
-        lists: Mapping[str, Sequence[Hit]],
+        voters: Iterable[str],
         query: Query,
         settings: AcademicSettings,
         weights: Mapping[str, float],
         rrf_k: int,
         now: datetime,
     ) -> None:
+        """`voters`: the indexes that gave a paper not on a blocked site (one that gave none
+        holds no vote: counted, it would lower every paper's share of the best RRF)."""
         self.settings = settings
         self.weights = weights
         self.rrf_k = rrf_k
@@ -182,7 +184,7 @@ class _Context:
         self.query = query
         self.terms = analyze_query(query.text)
         self.recent = wants_recent_papers(query.text, self.terms, now)
-        self.best = rrf_best(lists, weights, rrf_k)
+        self.best = rrf_best(voters, weights, rrf_k)
         self.venues: VenueList = venue_list(tuple(settings.venues))
         self.factors = {
             "alignment": Factor(settings.alignment_weight),
@@ -301,13 +303,13 @@ def rank_papers(
     now = now or datetime.now(UTC)
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
-    ctx = _Context(lists, query, settings, weights, rrf_k, now)
     blocked = domain_set(tuple(block_domains))
     entries = [
         _without_blocked_pdf(e, blocked)
         for e in entries_of(lists)
         if not matches(canonicalize(e.hit.url).host, blocked)
     ]
+    ctx = _Context({e.engine for e in entries}, query, settings, weights, rrf_k, now)
     scored = [_score(paper, ctx) for paper in group_papers(entries) if in_years(paper, query)]
     keyed = sorted(((s, _key(s)) for s in scored), key=lambda t: (-t[0].score, t[1]))
     keyed = keyed[: kept_count([s.score for s, _ in keyed], settings.relevance_threshold)]

@@ -78,6 +78,9 @@ class _Scored:
     unasked_terms: AbstractSet[str] | None = None
     also: list[dict[str, str | None]] | None = None  # a news story's other reports
     folded: tuple[Merged, ...] = ()  # the results folded into this one, as one story
+    #: The engines that joined with the publisher's own link after scoring (`_publisher_link`):
+    #: listed in `engines`, but no vote of the score.
+    linked: frozenset[str] = frozenset()
 
     def unasked(self, asked: AbstractSet[str]) -> AbstractSet[str]:
         """The result's content terms less the query's (`asked`): the words every result shares
@@ -122,8 +125,10 @@ class _Scored:
             "freshness": _shown(self.freshness),
             "neighbours": _shown(self.neighbours),
             "final": round(self.score, 4),
-            "ranks": {e: self.item.ranks[e] for e in self.item.engines},
+            "ranks": {e: self.item.ranks[e] for e in self.item.engines if e not in self.linked},
         }
+        if self.linked:
+            out["linked"] = {e: self.item.ranks[e] for e in self.item.engines if e in self.linked}
         if self.domain.reason:
             out["domain_reason"] = self.domain.reason
         if self.similarity is not None:
@@ -323,7 +328,9 @@ def _fold_stories(scored: list[_Scored], settings: NewsSettings) -> list[_Scored
         if len(group) > 1:
             head.folded = tuple(scored[i].item for i in group[1:])
             head.also = _other_publishers(head.item, head.folded)
-            head.item = _publisher_link(head.item, head.folded)
+            linked = _publisher_link(head.item, head.folded)
+            head.linked = frozenset(linked.ranks.keys() - head.item.ranks.keys())
+            head.item = linked
         heads.append(head)
     return heads
 
@@ -408,7 +415,8 @@ def rank(
     answered) into the final list: at most `query.max_results` results, best first, each with
     `details` filled (rrf, unseen, coverage, alignment, rare, phrase, domain, consensus,
     position, engine_score, authority, freshness, neighbours, final, and ranks {engine: rank};
-    `domain_reason` when penalised, `similarity` after MMR).
+    `domain_reason` when penalised, `similarity` after MMR, `linked` {engine: rank} for the
+    engines a news story's publisher link added, which its score did not count).
     `weights` are per-engine weights (1.0 for a missing name); `families` name each engine's
     index family (engine -> family; a missing engine is a family of its own); `now` is for
     freshness; `prepared`, the hits read as their lists arrived (the result is the same)."""
@@ -428,7 +436,7 @@ def rank(
     heard = {engine for engine in lists if weights.get(engine, 1.0) > 0}
     if search.ranking.agreement_weight > 0 and len(heard) > 2:
         configured = weights
-        ranked = [{e: r for e, r in item.ranks.items() if e in heard} for item in merged]
+        ranked = [{e: r for e, r in item.ranks.items() if e in heard} for item in items]
         weights = reliable_weights(ranked, weights, families or {}, search.ranking.agreement_weight)
     ctx = Context(lists, query, search, weights, families or {}, now, configured)
     texts = prepared.texts if prepared else None

@@ -132,7 +132,8 @@ def published_date(value: str | None) -> str | None:
 def searxng_result(result: ResultOut | PaperOut, category: str) -> dict[str, Any]:
     """One fused result as a SearXNG result object (paper fields for `science`)."""
     engines = list(result.get("engines", []))
-    ranks = (result.get("score_details") or {}).get("ranks", {})
+    details = result.get("score_details") or {}
+    ranks = {**details.get("ranks", {}), **details.get("linked", {})}
     out: dict[str, Any] = {
         "url": result["url"],
         "title": result.get("title", ""),
