@@ -700,3 +700,38 @@ def test_a_year_before_last_is_no_wish_for_recent_papers() -> None:
     old, new = {"published": "2015-01-01"}, {"published": "2026-01-01"}
     assert all(r.details["freshness"] is None for r in _two(old, new, "graph networks 2024"))
     assert all(r.details["freshness"] is not None for r in _two(old, new, "graph networks 2025"))
+
+
+def test_a_record_two_papers_claim_by_title_joins_the_same_one_whatever_the_index_names() -> None:
+    # Found by hypothesis: a record with only a title and year that matches two papers with
+    # different arXiv ids joined the one whose index's name sorts first.
+    title = "Attention is all you need"
+
+    def papers(first: str, second: str) -> list[list[str]]:
+        lists = {
+            first: [
+                hit(
+                    first,
+                    1,
+                    title,
+                    "https://a.example/1",
+                    ids={"arxiv": "1706.03762"},
+                    published="2016",
+                )
+            ],
+            second: [
+                hit(
+                    second,
+                    1,
+                    title,
+                    "https://b.example/1",
+                    ids={"arxiv": "1512.03385"},
+                    published="2016",
+                )
+            ],
+            "zz_bare": [hit("zz_bare", 1, title, "https://c.example/1", published="2016")],
+        }
+        named = {first: "x", second: "y", "zz_bare": "bare"}
+        return sorted(sorted(named[e] for e in r.engines) for r in rank(lists, title))
+
+    assert papers("aa", "bb") == papers("bb", "aa")

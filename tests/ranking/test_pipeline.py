@@ -468,3 +468,22 @@ def test_a_blocked_result_moves_none_of_the_others() -> None:
     assert _shown(rank(lists, query, search, weights={})) == _shown(
         rank(unblocked, query, search, weights={})
     )
+
+
+@pytest.mark.parametrize("mmr_on", [False, True])
+def test_a_muted_engine_moves_none_of_the_others_results_with_the_default_signals(mmr_on) -> None:
+    # Found by hypothesis: with the neighbours on (the default), the muted engine's own result
+    # (score 0) took a share of the head's scores and gave it 0 back; with MMR on, it widened
+    # the range MMR normalises over.
+    search = SearchSettings.model_validate({"relevance_threshold": 0.0, "mmr": {"enabled": mmr_on}})
+    query = Query("pgvector index", max_results=20)
+    a = [
+        hit("https://x.com/1", 1, "a", "guide", "tutorial event loop"),
+        hit("https://x.com/2", 2, "a", "fast", "python asyncio"),
+        hit("https://x.com/3", 3, "a", "index", "tutorial python"),
+    ]
+    muted = [hit("https://y.com/1", 1, "m", "guide", "tutorial")]
+    alone = rank({"a": a}, query, search, weights={"m": 0.0})
+    heard = rank({"a": a, "m": muted}, query, search, weights={"m": 0.0})
+    assert [(r.key, r.score) for r in heard if r.engines != ["m"]] == _shown(alone)
+    assert [r.score for r in heard if r.engines == ["m"]] == [0.0]

@@ -283,7 +283,16 @@ def group_papers(entries: Sequence[Entry]) -> list[Paper]:
                 uf.union(j, i, kind)
         if key := title_key(entry.hit.title, year_of(entry.hit.published)):
             by_title.setdefault(key, []).append(i)
-    for key, members in by_title.items():
+
+    # In an order of the records' own content (rank, ids, link), not of their indexes' names:
+    # a record that may join either of two papers that contradict each other joins one
+    # whatever the indexes are called.
+    def content(i: int) -> tuple[object, ...]:
+        entry = entries[i]
+        return (entry.rank, sorted(entry.ids.items()), canonicalize(entry.hit.url).key, i)
+
+    for key in sorted(by_title):
+        members = sorted(by_title[key], key=content)
         short = key.count(" ") + 1 < MIN_TITLE_WORDS_WITHOUT_AUTHORS
         for pos, i in enumerate(members[1:], start=1):
             for j in members[:pos]:

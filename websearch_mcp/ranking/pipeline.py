@@ -209,6 +209,12 @@ def _regularise(scored: list[_Scored], ctx: Context) -> tuple[list[list[int]], l
     sorted best first, and sorted again after. Returns the head's shared-term counts and
     sizes, for MMR (each result's `place` is its row)."""
     head = scored[:POOL]
+    # A result only muted engines (weight 0) returned has no score to share, nor may it take
+    # a share of the others': it changes nothing (it sorts last, so it is the head's tail).
+    while head and head[-1].rrf <= 0:
+        head.pop()
+    if not head:
+        return [], []
     asked = ctx.terms.content_set
     texts = [r.unasked(asked) for r in head]
     near, counts = overlap(texts)
@@ -458,7 +464,12 @@ def rank(
         scored = _fold_stories(scored, ctx.news)
     scored = scored[: kept_count([r.score for r in scored], search.relevance_threshold)]
     limit = max(0, query.max_results)
-    if search.mmr.enabled and len(scored) > 1 and limit > 1:
+    # Results only muted engines returned (score 0, last) stay out of MMR's normalisation too.
+    muted = len(scored)
+    while muted and scored[muted - 1].rrf <= 0:
+        muted -= 1
+    if search.mmr.enabled and muted > 1 and limit > 1:
+        scored, rest = scored[:muted], scored[muted:]
         order, sims = mmr(
             [r.score for r in scored],
             _Unasked(scored, ctx.terms.content_set),
@@ -468,7 +479,7 @@ def rank(
         )
         for index, sim in zip(order, sims, strict=True):
             scored[index].similarity = sim
-        scored = [scored[i] for i in order]
+        scored = [scored[i] for i in order] + rest
     shown = scored[:limit]
     if ctx.news is not None and ctx.news.fold:
         _add_grouped(shown)
