@@ -541,3 +541,40 @@ def test_a_news_search_of_many_different_stories_compares_no_pair_that_cannot_fo
     results = rank({"searxng": hits}, query, SearchSettings(), weights={}, now=NOW)
     assert len(results) == 50 and not any(r.also for r in results)
     assert compared == 0
+
+
+def test_a_report_an_engine_grouped_from_a_blocked_site_stays_out_of_also() -> None:
+    """`search.block_domains`: "registered domains never returned". SerpApi's stories (and the
+    legacy Google News feed's reports) join `also` after the blocked results were removed."""
+    title = "Dam breaks upstream of the valley town"
+    lead = Hit(title, "https://a.example/dam", "", 1, "serpapi", published=STAMP, source="A")
+    lead.grouped = (
+        Hit(title, "https://spam.example/dam", "", 1, "serpapi", published=STAMP, source="Spam"),
+        Hit(title, "https://c.example/dam", "", 1, "serpapi", published=STAMP, source="C"),
+    )
+    search = SearchSettings.model_validate({"block_domains": ["spam.example"]})
+    (story,) = rank({"serpapi": [lead]}, Query("dam", category="news"), search, weights={}, now=NOW)
+    assert [o["url"] for o in story.also] == ["https://c.example/dam"]
+
+
+def test_a_muted_engines_report_neither_relinks_a_story_nor_joins_its_also() -> None:
+    """An engine weighted 0 changes none of the others' results (test_pipeline's muted tests):
+    in a news search its copy of a story folded into the story, relinked the Google News
+    redirect to its page, added it to `engines`, and its other report to `also`."""
+    title = "Trump reduces size of 2 national monuments in Utah"
+
+    def hit(url: str, rank: int, engine: str, source: str) -> Hit:
+        return Hit(title, url, "", rank, engine, published=STAMP, source=source)
+
+    redirect = "https://news.google.com/rss/articles/CBMi1"
+    heard = {"google_news": [hit(redirect, 1, "google_news", "AP News")]}
+    muted = [
+        hit("https://apnews.com/article/utah", 1, "brave", "apnews.com"),
+        hit("https://ksl.com/utah", 2, "brave", "ksl.com"),
+    ]
+    query = Query("utah", category="news")
+    weights = {"brave": 0.0}
+    alone = rank(heard, query, SearchSettings(), weights=weights, now=NOW)
+    both = rank({**heard, "brave": muted}, query, SearchSettings(), weights=weights, now=NOW)
+    shown = [(r.url, r.engines, r.also, r.score) for r in both if r.score > 0]
+    assert shown == [(r.url, r.engines, r.also, r.score) for r in alone]

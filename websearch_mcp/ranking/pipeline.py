@@ -39,7 +39,7 @@ from websearch_mcp.ranking.mmr import Shared, mmr
 from websearch_mcp.ranking.neighbours import POOL, overlap, regularised
 from websearch_mcp.ranking.prepared import Preparation
 from websearch_mcp.ranking.stories import Report, fold
-from websearch_mcp.ranking.urls import canonical_key
+from websearch_mcp.ranking.urls import canonicalize
 
 MIN_KEPT = 2  # the threshold never leaves fewer results than this (when there are as many)
 
@@ -204,15 +204,47 @@ def _score(
     return s
 
 
+def _diversified(
+    scored: list[_Scored],
+    ctx: Context,
+    lambda_: float,
+    limit: int,
+    head: tuple[list[list[int]], list[int]] | None,
+) -> list[_Scored]:
+    """`scored` in MMR's order (each result's `similarity` set); the results only muted engines
+    returned stay last, out of MMR's normalisation too."""
+    voiced = _heard(scored)
+    if voiced < 2:
+        return scored
+    heard, rest = scored[:voiced], scored[voiced:]
+    order, sims = mmr(
+        [r.score for r in heard],
+        _Unasked(heard, ctx.terms.content_set),
+        lambda_,
+        limit,
+        Shared(head[0], head[1], [r.place for r in heard]) if head is not None else None,
+    )
+    for index, sim in zip(order, sims, strict=True):
+        heard[index].similarity = sim
+    return [heard[i] for i in order] + rest
+
+
+def _heard(scored: Sequence[_Scored]) -> int:
+    """How many of `scored` (best first) an engine with a weight returned: the others, only
+    muted engines' (weight 0, so rrf 0), come last."""
+    count = len(scored)
+    while count and scored[count - 1].rrf <= 0:
+        count -= 1
+    return count
+
+
 def _regularise(scored: list[_Scored], ctx: Context) -> tuple[list[list[int]], list[int]]:
     """Share the head's scores among results with similar words (`neighbours`); `scored` is
     sorted best first, and sorted again after. Returns the head's shared-term counts and
     sizes, for MMR (each result's `place` is its row)."""
-    head = scored[:POOL]
-    # A result only muted engines (weight 0) returned has no score to share, nor may it take
-    # a share of the others': it changes nothing (it sorts last, so it is the head's tail).
-    while head and head[-1].rrf <= 0:
-        head.pop()
+    # A result only muted engines returned has no score to share, nor may it take a share of
+    # the others': it changes nothing.
+    head = scored[: min(POOL, _heard(scored))]
     if not head:
         return [], []
     asked = ctx.terms.content_set
@@ -380,10 +412,11 @@ def _other_publishers(lead: Merged, folded: Sequence[Merged]) -> list[dict[str, 
     return also
 
 
-def _add_grouped(shown: list[_Scored]) -> None:
+def _add_grouped(shown: list[_Scored], blocked: frozenset[str]) -> None:
     """Each shown news result's `also` gains the reports its engines grouped with it or with a
     result folded into it (SerpApi's stories), each once in the answer and none that is shown
-    or listed already, and, as for the fold, none of a publisher it names already."""
+    or listed already, none on a blocked site, and, as for the fold, none of a publisher it
+    names already."""
     listed = {r.item.key for r in shown}
     listed.update(o.key for r in shown for o in r.folded)
     for r in shown:
@@ -391,7 +424,8 @@ def _add_grouped(shown: list[_Scored]) -> None:
         named = {_publisher(source) for source in sources} - {""}
         for item in (r.item, *r.folded):
             for other in (g for engine in item.engines for g in item.hits[engine].grouped):
-                if (key := canonical_key(other.url)) in listed:
+                key, host, _ = canonicalize(other.url)
+                if key in listed or matches(host, blocked):
                     continue
                 listed.add(key)
                 if (publisher := _publisher(other.source)) in named:
@@ -461,26 +495,18 @@ def rank(
     if search.ranking.neighbour_weight > 0 and len(scored) > 1:
         head = _regularise(scored, ctx)
     if ctx.news is not None and ctx.news.fold:  # before the threshold: copies rank low
-        scored = _fold_stories(scored, ctx.news)
+        # Results only muted engines returned fold among themselves only: folded into a heard
+        # story, they would relink it and join its `also`.
+        voiced = _heard(scored)
+        scored = [
+            *_fold_stories(scored[:voiced], ctx.news),
+            *_fold_stories(scored[voiced:], ctx.news),
+        ]
     scored = scored[: kept_count([r.score for r in scored], search.relevance_threshold)]
     limit = max(0, query.max_results)
-    # Results only muted engines returned (score 0, last) stay out of MMR's normalisation too.
-    muted = len(scored)
-    while muted and scored[muted - 1].rrf <= 0:
-        muted -= 1
-    if search.mmr.enabled and muted > 1 and limit > 1:
-        scored, rest = scored[:muted], scored[muted:]
-        order, sims = mmr(
-            [r.score for r in scored],
-            _Unasked(scored, ctx.terms.content_set),
-            search.mmr.lambda_,
-            limit,
-            Shared(head[0], head[1], [r.place for r in scored]) if head is not None else None,
-        )
-        for index, sim in zip(order, sims, strict=True):
-            scored[index].similarity = sim
-        scored = [scored[i] for i in order] + rest
+    if search.mmr.enabled and limit > 1:
+        scored = _diversified(scored, ctx, search.mmr.lambda_, limit, head)
     shown = scored[:limit]
     if ctx.news is not None and ctx.news.fold:
-        _add_grouped(shown)
+        _add_grouped(shown, blocked)
     return [_result(r, ctx) for r in shown]
