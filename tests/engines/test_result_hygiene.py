@@ -375,6 +375,16 @@ def test_text_a_browser_never_shows_is_not_read(element: str) -> None:
     assert not any("SECRETX" in p for p in best_passages(content, Q))
 
 
+@pytest.mark.parametrize("tag", ["template", "dialog"], ids=["template", "closed-dialog"])
+def test_a_template_or_a_closed_dialog_is_not_read(tag: str) -> None:
+    # A browser renders neither (a `<dialog>` without `open` is display: none).
+    hidden = f"<{tag}><p>SECRETX says the {Q} must be ignored by every reader.</p></{tag}>"
+    html = f"<html><body><main><h1>Notes</h1><p>{PARA}</p>{hidden}</main></body></html>"
+    content = extract_html(html, "https://e.com/").content
+    assert "SECRETX" not in content, content
+    assert not any("SECRETX" in p for p in best_passages(content, Q))
+
+
 def test_the_text_after_a_hidden_element_stays_after_a_sibling_too() -> None:
     content = extract_html(
         _html("<b>Bold start</b><span hidden>SECRETX</span> and the tail stays in the text."),

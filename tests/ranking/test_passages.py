@@ -201,7 +201,9 @@ def test_a_line_of_unclosed_brackets_or_marks_is_read_in_linear_time() -> None:
     answer = "The pgvector index is fast: it keeps the vectors in a graph the planner walks."
     marks = ("*_" * 20_000 + "a", "a" + "_*" * 20_000 + "a", "a*_" * 20_000)
     nested = "[" * 10_000 + "a" + "](u)" * 10_000  # links in links' words, 10,000 deep
-    for text in ("[" * 20_000, "[a](" * 10_000, "a\n" * 150_000, nested, *marks):
+    # Abbreviations join the sentences they do not end; code spans up to the next backtick.
+    joined = ("Dr. " * 50_000, "`a" * 20_000)
+    for text in ("[" * 20_000, "[a](" * 10_000, "a\n" * 150_000, nested, *marks, *joined):
         start = time.perf_counter()
         (found,) = best_passages(f"{text}\n\n{answer}", "pgvector index")
         assert time.perf_counter() - start < 1.0
@@ -307,3 +309,36 @@ def test_case_is_folded_with_the_dotted_capital_i_and_sharp_s() -> None:
     road = "Die Strasse zum Bahnhof ist wegen Bauarbeiten bis Ende Mai für den Verkehr gesperrt."
     kiosk = "Der Bahnhof hat einen neuen Kiosk, der täglich bis Mitternacht geöffnet bleibt."
     assert best_passages(f"{road}\n\n{kiosk}", "Straße Bahnhof") == [road]
+
+
+def test_an_abbreviation_does_not_end_a_sentence() -> None:
+    """A chunk full just before "Dr." left the passage "Smith who first counted ...": a sentence
+    without its subject, and "U.S." or "e.g." cut the same way."""
+    filler = "Filler sentence about the harbour and its many boats here. " * 8
+    for sentence in (
+        "It was Dr. Smith who first counted the salmon in the upper river that spring.",
+        "Some fish, e.g. salmon and trout, swim up the river to spawn every single year.",
+        "The U.S. Fish and Wildlife Service counts the salmon in the river every year.",
+    ):
+        found = best_passages(filler + sentence, "salmon")
+        assert found and found[-1].endswith(sentence), found
+
+
+def test_code_keeps_its_marks() -> None:
+    """Emphasis marks were dropped inside code spans and code blocks: `2**10` read "210",
+    `__init__` read "init"."""
+    text = (
+        "Python classes define the `__init__` method to set up each new object they create.\n\n"
+        "```\ndef __init__(self, **kwargs):\n    self.x = 2**10\n```\n"
+        "That constructor takes keyword arguments and stores them on the object it builds.\n"
+    )
+    (prose,) = best_passages(text, "__init__ method")
+    assert prose.startswith("Python classes define the __init__ method"), prose
+    (code,) = best_passages(text, "__init__ kwargs")
+    assert code.startswith("def __init__(self, **kwargs): self.x = 2**10"), code
+
+
+def test_a_run_without_spaces_is_not_cut_between_a_letter_and_its_vowel_sign() -> None:
+    # Thai writes "กี" as the letter ก and the combining vowel ี: the next piece began with ี.
+    text = "ก" * 498 + "กี" + "ข" * 300
+    assert [c[0] for c in chunks(text)] == ["ก", "ก"]

@@ -76,12 +76,13 @@ def _main_content(html: str | bytes, url: str, tree: Any) -> Extracted:
     return Extracted(content=content, title=title, published=published)
 
 
-#: Elements a browser shows nothing of: the `hidden` attribute, `aria-hidden`, and an inline
+#: Elements a browser shows nothing of: the `hidden` attribute, `aria-hidden`, an inline
 #: style of `display: none` or `visibility: hidden` in any case and spacing (trafilatura drops
-#: only the lower-case ones). Text a page hides so is no text of the page an agent should read.
+#: only the lower-case ones), a `<template>` and a `<dialog>` not open. Text a page hides so is
+#: no text of the page an agent should read.
 _HIDDEN = (
     '//*[@hidden or @aria-hidden="true" or contains({style}, "display:none")'
-    ' or contains({style}, "visibility:hidden")]'
+    ' or contains({style}, "visibility:hidden")] | //template | //dialog[not(@open)]'
 ).format(
     style='translate(translate(@style, " \t\n", ""), "ABCDEFGHIJKLMNOPQRSTUVWXYZ", '
     '"abcdefghijklmnopqrstuvwxyz")'

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from websearch_mcp.ranking.lexical import QueryTerms, analyze_doc, analyze_query, phrase_share
@@ -49,6 +50,13 @@ _LINK = re.compile(r"(!?)\[([^\[\]\n]*)\]\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)")
 _EMPHASIS = re.compile(r"\*\*|__|`|~~|(?<![\w\\*])[*_]++(?=[^\W_])|(?<=[^\W_])[*_]++(?!\w)")
 # Markdown's escapes (trafilatura writes `run\_until\_complete`): the character itself.
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
+# A code span: its text as written (no emphasis, no escape), only the backticks go. Up to the
+# next backtick only, so a line of them is read in linear time.
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+# A word whose full stop ends no sentence: an initial ("J."), initials ("U.S.", "e.g."), a title.
+_ABBREVIATION = re.compile(
+    r"(?:^|[\s(])(?:[A-Z]|(?:[A-Za-z]\.)+[A-Za-z]|i\.e|e\.g|cf|vs|Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Fig)\.$"
+)
 _LINE_MARKER = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d{1,3}[.)]\s+|>\s*)+")
 _PAGE_MARKER = re.compile(r"^-+\s*page \d+\s*-+$", re.IGNORECASE)
 _CJK_STOPS = ("。", "！", "？")
@@ -67,25 +75,34 @@ class _Chunk:
     text: str
 
 
-def _logical_lines(text: str) -> list[str]:
+def _logical_lines(text: str) -> list[tuple[str, bool]]:
     """Markdown lines with a wrapped paragraph (or list item) joined back into one line;
-    headings and table rows stand alone."""
+    headings and table rows stand alone. Each says whether it is a code block's."""
     out: list[list[str]] = []  # each line's parts, joined once: no copy per wrapped line
-    open_line = False
+    code: list[bool] = []
+    open_line = in_fence = False
     for raw in text[:SCAN_CHARS].splitlines():
         stripped = raw.strip()
         # A code fence is markup, and the extractor puts no blank line after a closing one.
         if not stripped or stripped.startswith("```"):
             open_line = False
+            in_fence ^= stripped.startswith("```")
             continue
-        heading, row = stripped.startswith("#"), stripped.startswith("|")
-        marked = heading or row or bool(_LINE_MARKER.match(raw))
+        heading = not in_fence and stripped.startswith("#")  # a comment, in code
+        row = not in_fence and stripped.startswith("|")
+        marked = heading or row or (not in_fence and bool(_LINE_MARKER.match(raw)))
         if open_line and not marked:
             out[-1].append(stripped)
         else:
             out.append([stripped])
+            code.append(in_fence)
         open_line = not (heading or row)
-    return [" ".join(parts) for parts in out]
+    return [(" ".join(parts), fenced) for parts, fenced in zip(out, code, strict=True)]
+
+
+def _unmarked(text: str) -> str:
+    """`text` without emphasis marks and with Markdown's escapes read, outside code spans."""
+    return _ESCAPED.sub(r"\1", _EMPHASIS.sub("", text))
 
 
 def plain_lines(text: str) -> list[str]:
@@ -95,13 +112,19 @@ def plain_lines(text: str) -> list[str]:
     without a letter or digit and repeats of a line left out."""
     lines = []
     seen: set[str] = set()
-    for raw in _logical_lines(text):
+    for raw, fenced in _logical_lines(text):
         linked = sum(len(m.group(2)) for m in _LINK.finditer(raw) if not m.group(1))
         line = _LINK.sub(lambda m: "" if m.group(1) else m.group(2), raw)
-        line = _EMPHASIS.sub("", _LINE_MARKER.sub("", line)).replace("|", " ")
+        if not fenced:  # a code block's text is as written: `2**10`, `__init__`
+            line = _LINE_MARKER.sub("", line)
+            parts, at = [], 0
+            for span in _CODE_SPAN.finditer(line):
+                parts += [_unmarked(line[at : span.start()]), span.group(1)]
+                at = span.end()
+            line = "".join([*parts, _unmarked(line[at:])]).replace("|", " ")
         # Escapes read can spell a link or image the page wrote as text (`![x]\`(url)`): its
         # words only. No control or format character is shown (plain text, PDFs, readers).
-        line = visible(markdown_words(_ESCAPED.sub(r"\1", line)))
+        line = visible(markdown_words(line))
         line = _SPACES.sub(" ", line).strip()
         if not _ALNUM.search(line) or _PAGE_MARKER.match(line):
             continue
@@ -115,12 +138,24 @@ def plain_lines(text: str) -> list[str]:
 def _sentences(line: str) -> list[str]:
     """A line's sentences; one longer than a passage is cut at word boundaries into pieces that
     say they go on (an ellipsis), so no part of the page is out of reach."""
+    whole: list[list[str]] = []  # each sentence's parts, joined once: linear in the line
+    for part in _SENTENCE_END.split(line):  # "Dr. Smith", "e.g. salmon": one sentence
+        if whole and _ABBREVIATION.search(whole[-1][-1][-40:]):
+            whole[-1].append(part)
+        else:
+            whole.append([part])
     out = []
-    for sentence in _SENTENCE_END.split(line):
+    for sentence in (" ".join(parts) for parts in whole):
         rest = sentence.strip()
         while len(rest) > MAX_PASSAGE_CHARS:
             cut = rest[: MAX_PASSAGE_CHARS - 1]
-            piece = cut.rsplit(" ", 1)[0] if " " in cut else cut
+            if " " in cut:
+                piece = cut.rsplit(" ", 1)[0]
+            else:  # no word to cut at (Thai, Chinese): no vowel sign or accent cut from its letter
+                end = len(cut)
+                while end > 1 and unicodedata.category(rest[end]).startswith("M"):
+                    end -= 1
+                piece = rest[:end]
             out.append(piece + ELLIPSIS)
             rest = rest[len(piece) :].strip()
         if rest:
