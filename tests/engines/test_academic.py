@@ -1226,6 +1226,33 @@ def test_crossref_only_a_leading_abstract_label_is_taken_off() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Целью работы является анализ экосистем.",  # Russian journals' abstracts in Crossref
+        "本研究では森林の生態系を調べた。",  # Japanese: no case at all
+        "Études de terrain dans les Alpes.",  # an accented capital
+        "“Ecology” is the study of living things.",  # a quotation opens it
+    ],
+)
+def test_crossref_abstract_label_is_taken_off_before_any_script(text: str) -> None:
+    # The label was taken off whatever followed it before `without_abstract_label`; now only
+    # before an ASCII capital, digit or bracket.
+    data = json.loads(fixture_bytes("crossref/works_query_ecology_rows2.json"))
+    data["message"]["items"][0]["abstract"] = (
+        f"<jats:title>Abstract</jats:title><jats:p>{text}</jats:p>"
+    )
+    assert parse(Crossref(), json.dumps(data))[0].snippet == text
+
+
+def test_core_keeps_authors_whose_full_names_are_written_without_a_space() -> None:
+    # Chinese and Japanese names are whole without a space: no surname taken from references.
+    work = json.loads(fixture_bytes("core/search_works_flutter_limit5.json"))["results"][1]
+    work["authors"] = [{"name": "王小明"}, {"name": "李华"}, {"name": "John Smith"}]
+    [hit] = parse(Core(), json.dumps({"totalHits": 1, "results": [work]}))
+    assert hit.authors == ("王小明", "李华", "John Smith")
+
+
 def test_dblp_record_without_a_year_is_dropped_when_years_are_asked() -> None:
     data = json.loads(fixture_bytes("dblp/publ_search_test_star_h1.json"))
     del data["result"]["hits"]["hit"][0]["info"]["year"]

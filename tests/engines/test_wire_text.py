@@ -123,6 +123,15 @@ def test_a_long_text_is_cut_to_the_limit_with_its_ellipsis() -> None:
     assert over == "x" * (SNIPPET_MAX_CHARS - 2) + "…"
 
 
+def test_a_long_chinese_text_with_one_latin_word_keeps_its_text_up_to_the_limit() -> None:
+    # Chinese is cut between any two characters: the space before "iPhone 15" (a Baidu snippet's
+    # model name) is no reason to drop the 200 characters of text after it.
+    text = "苹果公司" * 70 + " iPhone 15 " + "发布会上介绍了新的摄像头系统和电池续航能力" * 20
+    cut = plain_text(text)
+    assert text.startswith(cut.removesuffix("…"))
+    assert len(cut) > SNIPPET_MAX_CHARS - 10, (len(cut), cut[-20:])
+
+
 @given(st.lists(st.text(alphabet="ab東", min_size=1, max_size=40), min_size=1, max_size=80))
 def test_a_long_text_is_cut_after_a_whole_word_not_inside_one(words: list[str]) -> None:
     # As Crossref's abstracts and Google News's story lists came out: "...and gettin…",
@@ -135,5 +144,6 @@ def test_a_long_text_is_cut_after_a_whole_word_not_inside_one(words: list[str]) 
         return
     kept = cut.removesuffix("…")
     assert len(cut) <= 100 and kept and text.startswith(kept)
-    whole = text[len(kept)] == " "
+    # Chinese breaks after any of its characters, as at a space.
+    whole = text[len(kept)] == " " or "東" in (text[len(kept)], kept[-1])
     assert whole or " " not in text[50:99], cut

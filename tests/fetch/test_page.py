@@ -128,6 +128,22 @@ async def test_a_served_pages_template_and_closed_dialog_are_not_read(server: Lo
         assert hidden not in content, content
 
 
+async def test_a_served_pages_declarative_shadow_root_is_read(server: LocalServer) -> None:
+    # `<template shadowrootmode="open">` is a shadow root the browser shows (Lit's server
+    # rendering, web components): its text is the page's, not a template's.
+    text = (
+        "<p>The salmon run reaches the upper river in the first weeks of spring, when the ice"
+        " breaks and the fish swim up to the shallow gravel beds to spawn.</p>"
+    )
+    server.routes["/shadow"] = page(
+        "<html><head><title>Rivers</title></head><body><main><river-article>"
+        f'<template shadowrootmode="open">{text * 3}</template>'
+        "</river-article></main></body></html>"
+    )
+    content = (await fetch_page(server.url("/shadow"), settings=settings_for(server)))["content"]
+    assert "The salmon run reaches the upper river" in content, content
+
+
 async def test_links_are_resolved_as_a_browser_resolves_them(server: LocalServer) -> None:
     server.routes["/docs/guide/intro.html"] = page(linking_article())
     result = await fetch_page(server.url("/docs/guide/intro.html"), settings=settings_for(server))

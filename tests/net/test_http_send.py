@@ -182,6 +182,17 @@ async def test_a_failed_tls_handshake_is_said_in_words() -> None:
         await client.aclose()
 
 
+async def test_an_http_proxy_that_refuses_the_connection_is_said_to_be_the_proxy() -> None:
+    # aiohttp's ClientProxyConnectionError is a ClientConnectorError: the engine is not the one
+    # that could not be reached.
+    client = build_client(proxy=f"http://127.0.0.1:{free_port()}")
+    try:
+        with pytest.raises(EngineError, match=r"^connection failed \(the proxy failed\)$"):
+            await send(client, "http://engine.example", REQUEST, 5.0, lambda: None)
+    finally:
+        await client.aclose()
+
+
 def _settings(url: str) -> Any:
     engines: dict[str, Any] = {name: {"enabled": False} for name in ENGINES}
     engines["searxng"] = {"enabled": True, "base_url": url}

@@ -13,6 +13,8 @@ from websearch_mcp.models import Hit
 from websearch_mcp.text_encoding import markdown_words, visible
 
 SNIPPET_MAX_CHARS = 500
+# Characters of scripts written without spaces between words: a text may break after any one.
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 # A tag opens with a letter, "/", "!" or "?" after the "<" (as HTML reads it): "p < 0.05 and
 # n > 30" in an abstract is text, and so is "</3" in text already decoded. An end tag whose name
@@ -85,8 +87,13 @@ def plain_text(value: object, limit: int = SNIPPET_MAX_CHARS) -> str:
         text = collapse_spaces(visible(text[: limit * 4]))
     if len(text) > limit:
         cut = text[: limit - 1]
-        if not text[limit - 1].isspace() and " " in cut[limit // 2 :]:
-            cut = cut.rsplit(" ", 1)[0]  # inside a word: the words before it
+        if not (text[limit - 1].isspace() or _UNSPACED.match(text, limit - 1)):
+            # Inside a word: the words before it. Chinese or Japanese text breaks after any of
+            # its characters, not only at a space.
+            after = [m.end() for m in _UNSPACED.finditer(cut, limit // 2)]
+            at = max(cut.rfind(" ", limit // 2), after[-1] if after else -1)
+            if at >= limit // 2:
+                cut = cut[:at]
         text = cut.rstrip() + "…"
     return text
 

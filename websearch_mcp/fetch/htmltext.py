@@ -26,7 +26,7 @@ _OPTIONS: dict[str, Any] = {
     "include_formatting": True,
     "include_comments": False,
 }
-_INVISIBLE = ("script", "style", "noscript", "template", "svg")
+_INVISIBLE = ("script", "style", "noscript", "svg")
 
 
 def extract_html(
@@ -82,7 +82,8 @@ def _main_content(html: str | bytes, url: str, tree: Any) -> Extracted:
 #: no text of the page an agent should read.
 _HIDDEN = (
     '//*[@hidden or @aria-hidden="true" or contains({style}, "display:none")'
-    ' or contains({style}, "visibility:hidden")] | //template | //dialog[not(@open)]'
+    ' or contains({style}, "visibility:hidden")] | //template[not(@shadowrootmode or @shadowroot)]'
+    " | //dialog[not(@open)]"
 ).format(
     style='translate(translate(@style, " \t\n", ""), "ABCDEFGHIJKLMNOPQRSTUVWXYZ", '
     '"abcdefghijklmnopqrstuvwxyz")'

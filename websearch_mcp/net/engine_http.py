@@ -240,6 +240,7 @@ async def send(
 _FAILURES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
     (aiohttp.ClientConnectorDNSError, "could not resolve the engine's host"),
     (aiohttp.ClientSSLError, "TLS handshake failed"),
+    (aiohttp.ClientProxyConnectionError, "the proxy failed"),
     (aiohttp.ClientConnectorError, "could not connect: refused or unreachable"),
     ((ProxyError, ProxyConnectionError, ProxyTimeoutError), "the proxy failed"),
     (aiohttp.TooManyRedirects, "too many redirects"),

@@ -12,12 +12,20 @@ from websearch_mcp.models import Query
 
 #: A heading that opens an abstract ("Abstract", "ABSTRACT:", "Summary."), not a first word of
 #: its sentence ("Summary statistics are ...").
-_ABSTRACT_LABEL_RE = re.compile(r"^\s*(?i:abstract|summary)(?:\s*[:.]\s*|\s+(?=[A-Z0-9(\[]))")
+_ABSTRACT_LABEL_RE = re.compile(r"^\s*(?i:abstract|summary)(\s*[:.])?(\s*)")
 
 
 def without_abstract_label(text: str) -> str:
-    """`text` without the "Abstract" or "Summary" heading publishers open an abstract with."""
-    return _ABSTRACT_LABEL_RE.sub("", text, count=1) if text else text
+    """`text` without the "Abstract" or "Summary" heading publishers open an abstract with:
+    before a colon or full stop, or a space and anything but a lower-case letter (any script:
+    Cyrillic, Chinese, an accented capital, a quotation mark)."""
+    match = _ABSTRACT_LABEL_RE.match(text) if text else None
+    if match is None:
+        return text
+    rest = text[match.end() :]
+    if match[1] or (match[2] and rest and not rest[0].islower()):
+        return rest
+    return text
 
 
 _DOI_PREFIX_RE = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)

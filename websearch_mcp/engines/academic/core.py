@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -66,11 +67,15 @@ def _ids(work: dict[str, Any]) -> dict[str, str]:
     return {name: value for name, value in found.items() if value}
 
 
+#: Scripts that write a full name without a space (Chinese, Japanese, Korean).
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
 def _authors(work: dict[str, Any]) -> tuple[str, ...]:
     """The authors' names; a bare surname in a list of full names ("Bigoni" beside "Davide
     Bigoni", "Bertoldi") is one CORE took from the paper's references, and is left out."""
     found = author_names(work.get("authors"))
-    full = tuple(name for name in found if " " in name or "," in name)
+    full = tuple(name for name in found if " " in name or "," in name or _UNSPACED.search(name))
     return full or found
 
 
