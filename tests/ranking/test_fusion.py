@@ -233,3 +233,22 @@ def test_a_month_holds_the_day_another_engine_gives_december_too(month: str) -> 
             }
         )
         assert item.published == f"{month}-15T10:00:00Z"
+
+
+@pytest.mark.parametrize(
+    ("copy", "page"),
+    [
+        (
+            "https://m.youtube.com/watch?v=dQw4w9WgXcQ",
+            "https://www.youtube.com/watch?v=dQw4w9WgXcQ",
+        ),
+        ("https://m.facebook.com/python/posts/1", "https://www.facebook.com/python/posts/1"),
+        ("https://en.m.wikipedia.org/wiki/Asyncio", "http://en.wikipedia.org/wiki/Asyncio"),
+    ],
+)
+def test_merge_shows_the_page_not_its_mobile_copy(copy: str, page: str) -> None:
+    """Merged with the page it copies, a mobile copy is not the link shown, even ranked
+    first, shorter or on https: the page is what an agent reads and cites."""
+    (item,) = merge({"a": [hit(copy, 1, "a")], "b": [hit(page, 2, "b")]})
+    assert item.engines == ["a", "b"]
+    assert item.url == page

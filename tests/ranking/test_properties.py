@@ -184,6 +184,41 @@ def test_url_variants_merge_into_one_result(variants: list[str]) -> None:
     assert results[0].url in variants
 
 
+_PAGES = [
+    "https://www.example.com/guide",
+    "http://example.com/guide/",
+    "https://example.com/guide?utm_source=news",
+]
+_COPIES = [
+    "https://m.example.com/guide",
+    "https://example-com.cdn.ampproject.org/c/s/example.com/guide",
+    "https://example.com/guide?amp=1",
+]
+
+
+@PROPS
+@given(
+    st.lists(st.sampled_from(_PAGES), min_size=1, max_size=2),
+    st.lists(st.sampled_from(_COPIES), min_size=1, max_size=3),
+    st.randoms(),
+)
+def test_mobile_and_amp_copies_merge_and_the_page_is_shown(
+    pages: list[str], copies: list[str], rnd: random.Random
+) -> None:
+    """A page and its mobile and AMP copies are one result, whichever engine ranks which, and
+    the link shown is one of the page's own, which an agent can read and cite."""
+    urls = [*pages, *copies]
+    rnd.shuffle(urls)
+    lists = {
+        engine: [Hit(title="Guide", url=url, snippet="a guide", rank=1, engine=engine)]
+        for engine, url in zip(ENGINES, urls, strict=False)
+    }
+    results = rank(lists, Query("guide"), SearchSettings(), weights={})
+    assert len(results) == 1
+    assert sorted(results[0].engines) == sorted(lists)
+    assert results[0].url in pages
+
+
 #: Titles and snippets beyond the word list: non-ASCII, a final sigma, a combining mark first,
 #: hyphenated and joined words, CJK.
 odd_texts = st.lists(

@@ -229,3 +229,139 @@ def test_query_parameters_in_another_order_are_one_page(one: str, other: str) ->
     """Whatever path canonicalising takes (a port, escapes, tracking parameters), the order of
     a URL's query parameters does not make it another result."""
     assert canonicalize(one).key == canonicalize(other).key
+
+
+def test_a_mobile_host_is_the_same_site() -> None:
+    """`mobile.twitter.com` serves twitter.com's pages as `m.` hosts do; `mobile.de` and
+    `mobile.free.fr` (a phone company's site, not its parent's `free.fr`) are sites of their
+    own."""
+    desktop = canonical_key("https://twitter.com/python_tip/status/1")
+    assert canonical_key("https://mobile.twitter.com/python_tip/status/1") == desktop
+    assert canonical_key("http://Mobile.Twitter.com/python_tip/status/1/") == desktop
+    assert canonicalize("https://mobile.de/auto").host == "mobile.de"
+    assert canonical_key("https://mobile.free.fr/") != canonical_key("https://www.free.fr/")
+
+
+@pytest.mark.parametrize(
+    "amp",
+    [
+        "https://www-example-com.cdn.ampproject.org/c/s/www.example.com/news/story",
+        "https://www-example-com.cdn.ampproject.org/v/s/www.example.com/news/story?amp_js_v=0.1",
+        "https://example-com.cdn.ampproject.org/c/example.com/news/story",
+        "https://www.example.com/news/story?amp=1",
+        "https://www.example.com/news/story?amp",
+        "https://www.example.com/news/story?outputType=amp&amp=1",
+    ],
+)
+def test_an_amp_copy_is_the_page(amp: str) -> None:
+    """News engines list a story's AMP copy (Google's AMP cache, `?amp=1`) where others list
+    the publisher's page: one story, one result."""
+    plain = canonical_key("https://www.example.com/news/story")
+    if "outputType" in amp:
+        plain = canonical_key("https://www.example.com/news/story?outputType=amp")
+    assert canonical_key(amp) == plain
+
+
+def test_a_hash_route_is_a_page() -> None:
+    """Hash-routed sites (docsify, many single-page apps) name a page `#/path`, as `#!/path`
+    does: two routes are two pages, and neither is the site's front page."""
+    config = canonical_key("https://docsify.js.org/#/configuration")
+    assert config != canonical_key("https://docsify.js.org/#/quickstart")
+    assert config != canonical_key("https://docsify.js.org/")
+    assert config == canonical_key("http://www.docsify.js.org/#/configuration")
+    # An anchor on a page is still the page.
+    assert canonical_key("https://docsify.js.org/#section") == canonical_key(
+        "https://docsify.js.org/"
+    )
+    # The first route is the front page.
+    for front in ("https://docsify.js.org/#/", "https://docsify.js.org/#!/"):
+        assert canonical_key(front) == canonical_key("https://docsify.js.org/")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://arxiv.org/abs/1706.03762",
+        "http://arxiv.org/abs/1706.03762v5",
+        "https://arxiv.org/abs/1706.03762v1",
+        "https://arxiv.org/pdf/1706.03762",
+        "https://arxiv.org/pdf/1706.03762v7.pdf",
+        "https://arxiv.org/html/1706.03762v7",
+        "https://export.arxiv.org/abs/1706.03762",
+        "https://www.arxiv.org/abs/1706.03762/",
+    ],
+)
+def test_arxiv_links_to_one_paper_share_a_key(url: str) -> None:
+    """Web engines list a paper's abstract page, its PDF, its HTML and a version of either
+    (the arXiv engine gives `http://arxiv.org/abs/<id>v<n>`): one paper, one result."""
+    assert canonical_key(url) == canonical_key("https://arxiv.org/abs/1706.03762")
+
+
+def test_different_arxiv_papers_stay_apart() -> None:
+    assert canonical_key("https://arxiv.org/abs/1706.03762") != canonical_key(
+        "https://arxiv.org/abs/1706.03763"
+    )
+    assert canonical_key("https://arxiv.org/pdf/hep-th/9901001") != canonical_key(
+        "https://arxiv.org/pdf/hep-th/9901002"
+    )
+    assert canonical_key("https://arxiv.org/abs/1706.03762") != canonical_key(
+        "https://arxiv.org/list/cs.CL/recent"
+    )
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://doi.org/10.1038/nature14539",
+        "http://doi.org/10.1038/nature14539",
+        "https://dx.doi.org/10.1038/nature14539",
+        "http://dx.doi.org/10.1038/NATURE14539",
+        "https://doi.org/10.1038/Nature14539",
+    ],
+)
+def test_doi_links_share_a_key(url: str) -> None:
+    """A DOI is case-insensitive, and doi.org and dx.doi.org resolve it alike."""
+    assert canonical_key(url) == canonical_key("https://doi.org/10.1038/nature14539")
+
+
+def test_different_dois_stay_apart() -> None:
+    assert canonical_key("https://doi.org/10.1038/nature14539") != canonical_key(
+        "https://doi.org/10.1038/nature14540"
+    )
+
+
+def test_an_index_page_is_its_directory() -> None:
+    """`/docs/3/index.html` is what a server sends for `/docs/3/`: engines list either."""
+    assert canonical_key("https://docs.python.org/3/index.html") == canonical_key(
+        "https://docs.python.org/3/"
+    )
+    assert canonical_key("http://example.com/index.htm") == canonical_key("https://example.com")
+    assert canonical_key("https://example.com/a/index.html") != canonical_key(
+        "https://example.com/a/index.php"
+    )
+
+
+_ODD_URL = st.tuples(
+    st.sampled_from(["http://", "https://", "HTTPS://"]),
+    st.sampled_from(["", "www.", "m.", "mobile.", "en.m.", "xn--bcher-kva.", "dx."]),
+    st.sampled_from(["example.com", "doi.org", "arxiv.org", "e.de:80", "[::1]:8080"]),
+    st.lists(
+        st.sampled_from(
+            [
+                *("a", "Z", "~", "%7e", "%7E", "%2F", "%C3%A9", "é", "(", "%28", "index.html"),
+                *("abs", "pdf", "1706.03762v2", "10.1038", "NATURE1", "/", "amp", ":", "@"),
+            ]
+        ),
+        max_size=6,
+    ).map("".join),
+    st.sampled_from(["", "?b=2&a=1", "?utm_source=x", "?amp=1", "?q=%7E", "?v=a+b"]),
+    st.sampled_from(["", "#top", "#!/r", "#/r"]),
+)
+
+
+@given(_ODD_URL)
+@settings(max_examples=400, deadline=None)
+def test_canonicalising_a_key_changes_nothing(parts: tuple[str, ...]) -> None:
+    """A key is its own canonical form: normalising twice is normalising once."""
+    key = canonical_key("".join(parts))
+    assert canonical_key(key) == key

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from websearch_mcp.dates import parse_date, period_end
 from websearch_mcp.models import Hit
-from websearch_mcp.ranking.urls import CanonicalURL, canonicalize
+from websearch_mcp.ranking.urls import CanonicalURL, canonicalize, is_copy
 
 
 @dataclass(slots=True)
@@ -79,8 +79,9 @@ def _fill(item: Merged) -> None:
     first = hits[engines[0]]
     title = first.title if _titled(first) else ""
     snippet, url, published = first.snippet, first.url, first.published or None
-    # An original URL: https first, then the shortest (no tracking extras), then the best rank.
-    secure, length = url.startswith("https:"), len(url)
+    # An original URL: the page before a mobile or AMP copy of it, then https, then the
+    # shortest (no tracking extras), then the best rank.
+    plain, secure, length = not is_copy(url), url.startswith("https:"), len(url)
     # Dates are parsed only to choose between two different ones (most results have one date
     # string or none); `published_at` reads the one chosen when it is needed.
     earliest: datetime | None = None
@@ -91,10 +92,9 @@ def _fill(item: Merged) -> None:
             title = hit.title
         if len(hit.snippet) > len(snippet):
             snippet = hit.snippet
-        if (hit_secure := hit.url.startswith("https:")) > secure or (
-            hit_secure == secure and len(hit.url) < length
-        ):
-            secure, length, url = hit_secure, len(hit.url), hit.url
+        hit_plain, hit_secure = not is_copy(hit.url), hit.url.startswith("https:")
+        if (hit_plain, hit_secure, -len(hit.url)) > (plain, secure, -length):
+            plain, secure, length, url = hit_plain, hit_secure, len(hit.url), hit.url
         if hit.published and hit.published != published:
             if not dated:
                 earliest = parse_date(published) if published is not None else None

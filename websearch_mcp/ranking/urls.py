@@ -3,9 +3,11 @@
 The key is lower-case, `https` for both http and https, without `www.`/`m.` (or an `m` second,
 as in `en.m.wikipedia.org`), default ports, user info, fragments, tracking parameters and
 trailing slashes, with the query sorted and an internationalised host in one spelling
-(`xn--bcher-kva.de` is `bücher.de`). A `#!` fragment stays: it names a page of a single-page
-site. The key is an identity for merging, never shown as the result's link (that stays an
-engine's original).
+(`xn--bcher-kva.de` is `bücher.de`). A `#!` or `#/` fragment stays: it names a page of a
+single-page site. Copies are their page: `mobile.twitter.com`, Google's AMP cache and `?amp=1`,
+an `index.html`, a paper's arXiv abstract, PDF, HTML and versions; a DOI link is one DOI in any
+letter case at doi.org or dx.doi.org. The key is an identity for merging, never shown as the
+result's link (that stays an engine's original).
 """
 
 from __future__ import annotations
@@ -29,7 +31,13 @@ TRACKING_PARAMS: Final = frozenset(
     }
 )  # fmt: skip
 TRACKING_PREFIXES: Final = ("utm_", "pk_", "mtm_")
+# Parameters that ask for the AMP copy of a page (`?amp=1`) or say how the AMP cache served it.
+_AMP_PARAMS = frozenset({"amp", "amp_js_v", "amp_gsa", "amp_tf", "usqp"})
 _DROP_HOST_PREFIXES = ("www.", "m.")
+# `mobile.` names a site's mobile pages only on some sites (`mobile.free.fr` is a phone
+# company's site, `free.fr` its parent's): those whose mobile host copies the site.
+_MOBILE_PREFIX = "mobile."
+_MOBILE_SITES = frozenset({"twitter.com", "x.com"})
 _MOBILE_LABEL = ".m."  # second in a host: the mobile pages of the site the first label names
 _IDNA_PREFIX = "xn--"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -60,7 +68,54 @@ def simple_parts(text: str) -> URLGroups | None:
 
 def _is_tracking(name: str) -> bool:
     lowered = name.lower()
-    return lowered in TRACKING_PARAMS or lowered.startswith(TRACKING_PREFIXES)
+    return (
+        lowered in TRACKING_PARAMS
+        or lowered in _AMP_PARAMS
+        or lowered.startswith(TRACKING_PREFIXES)
+    )
+
+
+_AMP_CACHE = ".cdn.ampproject.org"
+# Hosts that serve another host's pages under its paths.
+_SAME_SITE = {"dx.doi.org": "doi.org", "export.arxiv.org": "arxiv.org"}
+_ARXIV_PAGE = re.compile(
+    r"/(?:abs|pdf|html)/(\d{4}\.\d{4,5}|[a-z]+(?:-[a-z]+)*(?:\.[a-z]{2})?/\d{7})(?:v\d+)?(?:\.pdf)?",
+    re.IGNORECASE,
+)
+_INDEX_PAGES = ("/index.html", "/index.htm")
+
+
+def _amp_origin(text: str) -> str | None:
+    """The page an AMP cache URL copies, or None when `text` is no such URL: Google's cache
+    serves `https://<host>/<path>` at `<host-with-dashes>.cdn.ampproject.org/c/s/<host>/<path>`
+    (`/c/<host>/...` for an http page, `/v/` in its viewer's form)."""
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return None
+    if not (parts.hostname or "").endswith(_AMP_CACHE):
+        return None
+    kind, _, rest = parts.path.lstrip("/").partition("/")
+    secure = rest.startswith("s/")
+    origin = rest[2:] if secure else rest
+    if kind not in ("c", "v") or not origin.split("/", 1)[0]:
+        return None
+    query = f"?{parts.query}" if parts.query else ""
+    return ("https://" if secure else "http://") + origin + query
+
+
+def _without_index(path: str) -> str:
+    """A path without a final slash or index page: `/docs/index.html` is `/docs/`."""
+    path = path.rstrip("/")
+    return path.rpartition("/")[0] if path.endswith(_INDEX_PAGES) else path
+
+
+def _key_of(host: str, path: str) -> str:
+    """The host and path a key names: one paper's arXiv pages (abstract, PDF, HTML, any
+    version) as its abstract, a DOI link in one spelling (DOIs are case-insensitive)."""
+    if host == "arxiv.org" and (found := _ARXIV_PAGE.fullmatch(path)):
+        return f"arxiv.org/abs/{found[1].lower()}"
+    return "doi.org" + path.lower() if host == "doi.org" else host + path
 
 
 def _normalise_escape(match: re.Match[str]) -> str:
@@ -128,6 +183,9 @@ def _clean_host(host: str) -> str:
     first, mobile, rest = host.partition(_MOBILE_LABEL)
     if mobile and "." not in first and "." in rest:  # en.m.wikipedia.org: a site's mobile pages
         host = f"{first}.{rest}"
+    host = _SAME_SITE.get(host, host)
+    if host.startswith(_MOBILE_PREFIX) and host[len(_MOBILE_PREFIX) :] in _MOBILE_SITES:
+        host = host[len(_MOBILE_PREFIX) :]
     if not host.startswith(_DROP_HOST_PREFIXES):  # most hosts
         return host
     changed = True
@@ -144,9 +202,10 @@ def _unclean(host: str) -> bool:
     """Whether `_clean_host` may change a host of lower-case letters, digits, "." and "-"."""
     return (
         host.endswith(".")
-        or host.startswith(_DROP_HOST_PREFIXES)
+        or host.startswith((*_DROP_HOST_PREFIXES, _MOBILE_PREFIX))
         or _IDNA_PREFIX in host
         or _MOBILE_LABEL in host
+        or host in _SAME_SITE
     )
 
 
@@ -166,6 +225,8 @@ def canonicalize(url: str) -> CanonicalURL:
     -> key `https://example.com/a?a=1&b=2`, host `example.com`, path `/a`. A string that is not
     a URL keeps its trimmed text as the key."""
     text = url.strip()
+    if "ampproject" in text and (origin := _amp_origin(text)):  # engines write hosts lower-case
+        return canonicalize(origin)
     simple = simple_parts(text)
     # The simple host is lower-case already, and a path or query is often empty or clean: each
     # step below is taken only where it can change something (canonicalising is per link).
@@ -174,10 +235,8 @@ def canonicalize(url: str) -> CanonicalURL:
         and (host := _clean_host(simple[0]) if _unclean(simple[0]) else simple[0])
         and (query := _plain_query(simple[2]) if simple[2] else "") is not None
     ):
-        path = simple[1] or ""
-        if path.endswith("/"):
-            path = path.rstrip("/")
-        key = f"https://{host}{path}" + (f"?{query}" if query else "")
+        path = _without_index(simple[1] or "")
+        key = f"https://{_key_of(host, path)}" + (f"?{query}" if query else "")
         return CanonicalURL(key, host, path)
     if "://" not in text and not text.startswith("//"):
         text = "https://" + text if "." in text.split("/", 1)[0] else text
@@ -199,7 +258,7 @@ def canonicalize(url: str) -> CanonicalURL:
     path = parts.path
     if not _PLAIN_PATH.fullmatch(path):
         path = _ESCAPE.sub(_normalise_escape, quote(path, safe=_PATH_SAFE))
-    path = path.rstrip("/")
+    path = _without_index(path)
     query = ""
     if parts.query:
         # Escapes that are not UTF-8 (`M%FCller`, Latin-1) come back as they were, where
@@ -216,10 +275,28 @@ def canonicalize(url: str) -> CanonicalURL:
             if pairs
             else ""
         )
-    key = f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
-    if parts.fragment.startswith("!"):  # `#!/products/1`: a route, another page
+    named = _key_of(netloc, path) if default and web else netloc + path
+    key = f"{scheme}://{named}" + (f"?{query}" if query else "")
+    # `#!/products/1`, `#/guide`: a route of a single-page site, another page (`#/` its first)
+    if parts.fragment.startswith(("!", "/")) and parts.fragment.strip("!/"):
         key += "#" + _ESCAPE.sub(_normalise_escape, quote(parts.fragment, safe=_PATH_SAFE + "?#"))
     return CanonicalURL(key, host, path)
+
+
+def is_copy(url: str) -> bool:
+    """Whether `url` is another address of a page than its own: a mobile host (`m.`, `en.m.`,
+    `mobile.twitter.com`), a mirror (`dx.doi.org`), Google's AMP cache or an `?amp` copy.
+    Merged with the page's own address, that one is the link to show."""
+    try:
+        parts = urlsplit(url.strip())
+        host = (parts.hostname or "").removeprefix("www.")
+    except ValueError:
+        return False
+    return (
+        host.endswith(_AMP_CACHE)
+        or _clean_host(host) != host
+        or any(name.lower() in _AMP_PARAMS for name, _ in parse_qsl(parts.query, True))
+    )
 
 
 def canonical_key(url: str) -> str:
