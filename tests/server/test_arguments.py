@@ -358,6 +358,33 @@ def test_a_pasted_url_loses_the_spaces_and_line_end_it_brought() -> None:
     assert fetch_page_args("  https://a.test/page\n")[0] == "https://a.test/page"
 
 
+@pytest.mark.parametrize(
+    ("sent", "instead"),
+    [
+        ("<example.com/docs>", '; send "https://example.com/docs"'),
+        ("[docs](example.com/docs)", '; send "https://example.com/docs"'),
+        ("<https://example.com/docs>", '; send "https://example.com/docs"'),
+        ("example.com/docs", '; send "https://example.com/docs"'),
+        ("python asyncio docs", ""),
+        ("<not an address>", ""),
+        ("[docs](#section)", ""),
+        ("mailto:someone@example.com", ""),
+        ("<ftp://example.com/file>", ""),
+        ("example.com:8080/docs", '; send "https://example.com:8080/docs"'),
+    ],
+)
+def test_a_url_without_its_scheme_is_answered_with_an_address_that_is_one(
+    sent: str, instead: str
+) -> None:
+    """The address suggested for a URL that is not http(s) is the one the brackets or the
+    Markdown link hold, never the brackets themselves, and only one that has a host."""
+    with pytest.raises(ToolInputError) as refused:
+        fetch_page_args(sent)
+    message = str(refused.value)
+    assert message.startswith("url: only http and https URLs can be fetched")
+    assert message.endswith(")" + instead), message
+
+
 def test_an_intent_of_its_own_is_read_in_any_case_and_others_kept_as_written() -> None:
     assert web_search_args("q", intent=" Research ").intent == "research"
     assert web_search_args("q", intent="HowTo").intent == "howto"

@@ -40,7 +40,7 @@ def validate_fetch_args(url: Any, max_chars: Any, start: Any) -> None:
         raise ToolInputError(f"url: not a valid URL ({err})") from None
     if parsed.scheme not in ("http", "https"):
         raise ToolInputError(
-            f"url: only http and https URLs can be fetched (got {_cut(url)}){_instead(url, parsed)}"
+            f"url: only http and https URLs can be fetched (got {_cut(url)}){_instead(url)}"
         )
     if not parsed.raw_host:
         raise ToolInputError("url: the URL has no host")
@@ -54,6 +54,10 @@ def validate_fetch_args(url: Any, max_chars: Any, start: Any) -> None:
 
 #: An http(s) address inside other text: a Markdown link's target, one in angle brackets.
 _INNER_URL = re.compile(r"https?://[^\s<>()\[\]\"']+")
+#: A text in angle brackets, or a Markdown link's target.
+_WRAPPED = re.compile(r"<([^<>]*)>|\[[^\]]*\]\(([^()]*)\)")
+#: A scheme (`mailto:`, `ftp://`), not a host and its port (`example.com:8080`).
+_SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:(?!\d)")
 
 
 def _cut(text: str) -> str:
@@ -62,15 +66,23 @@ def _cut(text: str) -> str:
     return quoted if len(text) <= 60 else f"{quoted}... ({len(text)} characters)"
 
 
-def _instead(url: str, parsed: httpx.URL) -> str:
+def _instead(url: str) -> str:
     """What to send in place of a URL that is not http(s), when it is clear: the address a
-    Markdown link or angle brackets hold, or an address given without its scheme."""
+    Markdown link or angle brackets hold, or an address given without its scheme (one whose
+    host has a dot: "example.com/docs", not "python docs")."""
     inner = _INNER_URL.search(url)
     if inner:
         return f"; send {_cut(inner.group(0))}"
-    if not parsed.scheme and parsed.path and not parsed.path.startswith("/"):
-        return f"; send {_cut('https://' + url.strip())}"
-    return ""
+    text = url.strip()
+    if wrapped := _WRAPPED.fullmatch(text):
+        text = wrapped[1] or wrapped[2]
+    try:
+        host = httpx.URL("https://" + text).host
+    except httpx.InvalidURL:
+        return ""
+    if _SCHEME.match(text) or "." not in host or any(c.isspace() for c in text):
+        return ""
+    return f"; send {_cut('https://' + text)}"
 
 
 def _is_int(value: Any) -> bool:
