@@ -487,3 +487,30 @@ def test_a_muted_engine_moves_none_of_the_others_results_with_the_default_signal
     heard = rank({"a": a, "m": muted}, query, search, weights={"m": 0.0})
     assert [(r.key, r.score) for r in heard if r.engines != ["m"]] == _shown(alone)
     assert [r.score for r in heard if r.engines == ["m"]] == [0.0]
+
+
+def test_a_muted_engines_words_on_a_page_the_others_returned_change_nothing() -> None:
+    # A muted engine returning another engine's page first, under words of its own: its title
+    # and snippet would be the page's (best rank, longest snippet), and so move every score
+    # through the text signals and the neighbours.
+    a = [
+        hit("https://u1.example.org/", 1, "a", "rust borrow checker guide", "borrowing explained"),
+        hit("https://u2.example.org/", 2, "a", "borrow checker errors", "common errors in rust"),
+        hit("https://u3.example.org/", 3, "a", "lifetimes in rust", "lifetime annotations"),
+        hit("https://u4.example.org/", 4, "a", "rust book chapter 4", "understanding ownership"),
+    ]
+    b = [
+        hit("https://u2.example.org/", 1, "b", "Borrow checker errors", "how to fix them"),
+        hit("https://u5.example.org/", 2, "b", "the rustonomicon", "unsafe rust and lifetimes"),
+        hit("https://u1.example.org/", 3, "b", "Rust borrow checker guide", "a guide"),
+    ]
+    words = "rust borrow checker lifetimes ownership borrowing guide explained in depth"
+    c = [hit("http://m.u4.example.org/", 1, "c", words, words)]
+    query = Query("rust borrow checker", max_results=10)
+    search = SearchSettings()
+    without = rank({"a": a, "b": b}, query, search, weights={"c": 0.0})
+    muted = rank({"a": a, "b": b, "c": c}, query, search, weights={"c": 0.0})
+    assert [(r.url, r.title, r.snippet, r.score) for r in muted] == [
+        (r.url, r.title, r.snippet, r.score) for r in without
+    ]
+    assert next(r for r in muted if "u4" in r.url).engines == ["a", "c"]

@@ -6,7 +6,7 @@ depend on the order the lists arrived in.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -62,7 +62,7 @@ def _replaces(text: str, date: datetime, kept_text: str, kept: datetime) -> bool
     )
 
 
-def _fill(item: Merged) -> None:
+def _fill(item: Merged, muted: Collection[str]) -> None:
     if len(item.hits) == 1:  # the common case, kept cheap
         ((engine, hit),) = item.hits.items()
         item.engines = [engine]
@@ -73,10 +73,13 @@ def _fill(item: Merged) -> None:
         return
     ranks, hits = item.ranks, item.hits
     # By rank, ties by name: `ranks` holds the engines in name order and the sort is stable.
-    engines = sorted(ranks, key=ranks.__getitem__)
+    # Muted engines (weight 0) come last, and their words are the result's only when no other
+    # engine returned it: they move nothing of a result another engine returned.
+    engines = sorted(ranks, key=lambda e: (e in muted, ranks[e]))
     item.engines = engines
+    heard = [e for e in engines if e not in muted] or engines
     # One pass, best rank first; each choice keeps the first hit that is best for it.
-    first = hits[engines[0]]
+    first = hits[heard[0]]
     title = first.title if _titled(first) else ""
     snippet, url, published = first.snippet, first.url, first.published or None
     # An original URL: the page before a mobile or AMP copy of it, then https, then the
@@ -86,7 +89,7 @@ def _fill(item: Merged) -> None:
     # string or none); `published_at` reads the one chosen when it is needed.
     earliest: datetime | None = None
     dated = False  # whether `earliest` is `published` read
-    for engine in engines[1:]:
+    for engine in heard[1:]:
         hit = hits[engine]
         if not title and _titled(hit):
             title = hit.title
@@ -107,20 +110,23 @@ def _fill(item: Merged) -> None:
             elif earliest is None and not published:
                 published = hit.published
     if not title:  # no engine gave one: the best-ranked URL standing for it, as for one hit
-        title = next((hits[e].title for e in engines if hits[e].title.strip()), "")
+        title = next((hits[e].title for e in heard if hits[e].title.strip()), "")
     item.title, item.snippet, item.url = title, snippet, url
     item.published, item._published_at, item._dated = published, earliest, dated
 
 
 def merge(
-    lists: Mapping[str, Sequence[Hit]], canonical: Callable[[str], CanonicalURL] | None = None
+    lists: Mapping[str, Sequence[Hit]],
+    canonical: Callable[[str], CanonicalURL] | None = None,
+    muted: Collection[str] = (),
 ) -> list[Merged]:
     """Group hits by canonical URL (`canonical`: `canonicalize` unless given, a search's own
     table of it). Each engine counts once per URL, with its best rank; the merged result keeps
     the longest snippet, the best-ranked title an engine gave (not a blank one, nor the URL
     standing for none) and the earliest date (a date naming only the day, month or year of
-    another is the less precise form of it). Returned in order of first appearance (engines
-    by name); each result's `ranks` are in engine-name order."""
+    another is the less precise form of it), each from the engines not `muted` where one of
+    them returned it. Returned in order of first appearance (engines by name); each result's
+    `ranks` are in engine-name order."""
     merged: dict[str, Merged] = {}
     # Each link is read once per call: engines share most of their links.
     links: dict[str, CanonicalURL] = {}
@@ -141,7 +147,7 @@ def merge(
                 item.ranks[engine] = rank
                 item.hits[engine] = hit
     for item in merged.values():
-        _fill(item)
+        _fill(item, muted)
     return list(merged.values())
 
 

@@ -463,7 +463,8 @@ def rank(
     now = now or datetime.now(UTC)
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
-    merged = merge(lists, prepared.canonical) if prepared else merge(lists)
+    muted = {engine for engine in lists if weights.get(engine, 1.0) <= 0}
+    merged = merge(lists, prepared.canonical if prepared else None, muted)
     blocked = domain_lists(search.ranking, search.block_domains).blocked
     items = [item for item in merged if not matches(item.host, blocked)]
     # An engine that answered with no results (none but on blocked domains) has no vote:
