@@ -595,6 +595,36 @@ def test_hybrid_end_to_end_reports_an_unrelated_list_irrelevant(
     assert answer["partial"] is False and "note" not in answer
 
 
+def test_a_demoted_lists_best_results_stay_below_every_result_of_the_others(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """docs/engines.md: a list that seems to answer another query stays below the lists that
+    answer this one, its first results too (the position and the coverage credit, which read
+    no weight, lifted them over the others' later ones), and none is lost while room is left."""
+
+    def answer(engine: str, query: str) -> list[dict[str, Any]]:
+        if engine == "bing":
+            return [
+                {"title": f"Pasta recipe {i}", "url": f"https://food.test/{i}", "snippet": "Boil"}
+                for i in range(1, 9)
+            ]
+        return [
+            {"title": f"{query} part {i}", "url": f"https://py.example/{i}", "snippet": query}
+            for i in range(1, 16)
+        ]
+
+    fake.results = answer
+    settings = settings_for(engines_url, {"bing": {}, "searxng": {}})
+    with serve_app(create_app(settings)) as url:
+        answer_ = web_search(url, QUERY, max_results=50, explain=True)["structuredContent"]
+    assert statuses(answer_) == {"bing": "irrelevant", "searxng": "ok"}
+    engines = [r["engines"] for r in answer_["results"]]
+    assert engines == [["searxng"]] * 15 + [["bing"]] * 8
+    scores = [r["score"] for r in answer_["results"]]
+    assert scores == sorted(scores, reverse=True)
+    assert answer_["results"][-1]["score_details"]["moved_down"] == 0.05
+
+
 @pytest.mark.parametrize("strategy", ["hybrid", "sequential"])
 def test_the_status_page_counts_a_demoted_list_as_the_answer_reports_it(
     fake: FakeEngines, engines_url: str, strategy: str

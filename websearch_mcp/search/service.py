@@ -88,6 +88,37 @@ class Fuse(Protocol):
     ) -> list[RankedResult]: ...
 
 
+def _answering_first(
+    fuse: Fuse,
+    lists: Mapping[str, Sequence[Hit]],
+    demoted: frozenset[str],
+    query: Query,
+    weights: Mapping[str, float],
+    now: datetime,
+    factor: float,
+) -> list[RankedResult]:
+    """The lists that answer the query fused, then, in the room they leave, the results of the
+    lists that seem to answer another (`demoted`), fused apart, each score times `factor`:
+    every one of them below every result of the others. (Fused together, a demoted list's
+    first results outranked the others' later ones: the rank position and the coverage credit
+    read no weight.) No page is in both: a demoted list is one no other list vouched for."""
+    answering = {name: hits for name, hits in lists.items() if name not in demoted}
+    ranked = fuse(answering, query, weights=weights, now=now)
+    room = query.max_results - len(ranked)
+    if room <= 0:
+        return ranked
+    strays = {name: hits for name, hits in lists.items() if name in demoted}
+    below = fuse(strays, dataclasses.replace(query, max_results=room), weights=weights, now=now)
+    return ranked + [_moved_down(result, factor) for result in below]
+
+
+def _moved_down(result: RankedResult, factor: float) -> RankedResult:
+    """`result` of a list moved down: its score times `factor`, which its details name."""
+    score = result.score * factor
+    details = {**result.details, "final": round(score, 4), "moved_down": factor}
+    return dataclasses.replace(result, score=score, details=details)
+
+
 def _cached(hit: CacheHit | None) -> Answered | None:
     """A stored answer (`Answered.stored`) as a cached one; None without one (a value of
     another shape is none)."""
@@ -421,13 +452,15 @@ class SearchService:
             raise SearchFailed(reports)  # an all-failed answer is never cached
         weights = orchestrator.weights(fan.lists)
         trusted = {name for name, hits in fan.lists.items() if hits} - fan.demoted
-        if trusted:
-            for name in fan.demoted:
-                weights[name] *= self.settings.search.irrelevant_weight
+        now = datetime.now(UTC)
+        if trusted and fan.demoted:
             for report in fan.reports:
                 if report.name in fan.demoted and report.error == IRRELEVANT:
                     report.error = MOVED_DOWN
-        ranked = fuse(fan.lists, query, weights=weights, now=datetime.now(UTC))
+            factor = self.settings.search.irrelevant_weight
+            ranked = _answering_first(fuse, fan.lists, fan.demoted, query, weights, now, factor)
+        else:
+            ranked = fuse(fan.lists, query, weights=weights, now=now)
         partial = any(r.status in FAILED_STATUSES for r in reports)
         answer: SearchOut = {
             "query": query.text,
