@@ -187,3 +187,17 @@ def test_a_lone_surrogate_is_refused_naming_its_argument(
     _, reply = _post(url, called, _headers("tools/call", MODERN, tool))
     text = reply["result"]["content"][0]["text"]
     assert reply["result"]["isError"] and f": {named} must be Unicode text (" in text, text
+
+
+@pytest.mark.parametrize("era", [None, "2025-11-25"])
+def test_a_lone_surrogate_before_the_2026_revision_is_a_parse_error(
+    url: str, era: str | None
+) -> None:
+    """docs/tools.md: before the 2026 revision the SDK reads the request strictly, and a lone
+    surrogate anywhere in it makes the whole body unreadable (no tool is called)."""
+    called = _request(
+        1, "tools/call", {"name": "web_search", "arguments": {"query": "\ud800"}}, era
+    )
+    response = httpx.post(url, content=called, headers=_headers("tools/call", era), timeout=10)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32700, response.text
