@@ -102,9 +102,9 @@ WEB_SEARCH_SUMMARY_DOC = (
 ACADEMIC_SEARCH_DOC = (
     "Search scholarly literature in several indexes at once (arXiv, Crossref, OpenAlex, "
     "Semantic Scholar, PubMed, Europe PMC, dblp ...) and get one list of papers.\n\n"
-    "The same paper from several indexes is one result (matched by DOI, arXiv id, PubMed id "
-    "or title and year), with authors, year, venue, DOI, citation count and a PDF link where "
-    "known, and the indexes that found it."
+    "The same paper from several indexes is one result (matched by DOI, arXiv id, PubMed id, "
+    "link, or title and year), with authors, year, venue, DOI, citation count and a PDF link "
+    "where known, and the indexes that found it."
 )
 FETCH_PAGE_DOC = (
     "Read a web page or PDF as clean Markdown text, in windows of max_chars characters.\n\n"
