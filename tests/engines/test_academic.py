@@ -1278,6 +1278,18 @@ def test_crossref_titles_keep_words_whole_across_small_caps_and_mathml() -> None
     assert titles == ["Sleep during the COVID\u201019 pandemic", "Photocatalytic H2 evolution"]
 
 
+def test_crossref_abstracts_keep_formulas_whole_across_their_jats_tags() -> None:
+    # JATS sets a formula in <jats:inline-formula> and a subscript in <jats:inf>.
+    data = json.loads(fixture_bytes("crossref/works_query_ecology_rows2.json"))
+    data["message"]["items"][0]["abstract"] = (
+        "<jats:p>Rising <jats:inline-formula><mml:math><mml:msub><mml:mi>CO</mml:mi><mml:mn>2"
+        "</mml:mn></mml:msub></mml:math></jats:inline-formula> and H<jats:inf>2</jats:inf>O "
+        "vapour.</jats:p>"
+    )
+    hit = parse(Crossref(), json.dumps(data))[0]
+    assert hit.snippet == "Rising CO2 and H2O vapour."
+
+
 def test_crossref_abstract_opening_with_the_word_summary_keeps_it() -> None:
     data = json.loads(fixture_bytes("crossref/works_query_ecology_rows2.json"))
     data["message"]["items"][0]["abstract"] = (
@@ -1303,6 +1315,22 @@ def test_openalex_open_access_landing_page_is_no_pdf_url() -> None:
     work["open_access"]["oa_url"] = "https://europepmc.org/articles/pmc5815332"
     [hit] = parse(OpenAlex(), json.dumps({"results": [work]}))
     assert hit.pdf_url is None
+
+
+@pytest.mark.parametrize(
+    "oa_url",
+    [
+        "https://peerj.com/articles/4375.pdf",
+        "https://www.ncbi.nlm.nih.gov/pmc/articles/PMC5815332/pdf/",  # no `.pdf`: still a PDF
+    ],
+)
+def test_openalex_open_access_pdf_is_the_pdf_url(oa_url: str) -> None:
+    # The recorded work with its PDFs unknown but `oa_url` a PDF: that is the paper's PDF.
+    work = json.loads(fixture_bytes("openalex/work_single_W2741809807.json"))
+    work["primary_location"]["pdf_url"] = work["best_oa_location"]["pdf_url"] = None
+    work["open_access"]["oa_url"] = oa_url
+    [hit] = parse(OpenAlex(), json.dumps({"results": [work]}))
+    assert hit.pdf_url == oa_url
 
 
 def test_openalex_repository_is_no_venue() -> None:

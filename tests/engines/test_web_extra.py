@@ -235,6 +235,9 @@ def test_baidu_age_opening_the_snippet_is_taken_off(age: str) -> None:
         ("2023年2月30日 — 正文", ("2023年2月30日 — 正文", None)),  # no such day: kept whole
         ("2021-06-07", ("2021-06-07", "2021-06-07")),  # a date span holding an ISO date
         ("3天前", ("3天前", None)),
+        ("2周前 - 摘要", ("摘要", None)),  # an age in weeks or months is taken off too
+        ("1个月前 摘要", ("摘要", None)),
+        ("昨天发布的新版本", ("昨天发布的新版本", None)),  # "yesterday" opening a sentence
     ],
 )
 def test_cjk_date_prefix_split_like_other_date_prefixes(

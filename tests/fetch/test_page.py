@@ -20,6 +20,7 @@ from testing.fetch_helpers import (
     LocalServer,
     make_pdf,
     page,
+    redirect,
     send,
     settings_for,
     tls_files,
@@ -142,6 +143,17 @@ async def test_a_served_pages_declarative_shadow_root_is_read(server: LocalServe
     )
     content = (await fetch_page(server.url("/shadow"), settings=settings_for(server)))["content"]
     assert "The salmon run reaches the upper river" in content, content
+
+
+async def test_a_served_pages_open_dialog_is_read(server: LocalServer) -> None:
+    # A `<dialog open>` is on the screen: its text is the page's, as a closed one's is not.
+    server.routes["/open"] = page(
+        "<html><body><main><h1>Rivers</h1><p>The salmon run reaches the upper river in the first"
+        " weeks of spring, when the ice breaks.</p><dialog open><p>DIALOG-TEXT: the ladder at the"
+        " dam opens on the first of April for the salmon.</p></dialog></main></body></html>"
+    )
+    content = (await fetch_page(server.url("/open"), settings=settings_for(server)))["content"]
+    assert "DIALOG-TEXT" in content, content
 
 
 async def test_links_are_resolved_as_a_browser_resolves_them(server: LocalServer) -> None:
@@ -569,7 +581,11 @@ async def test_a_reader_behind_a_proxy_that_speaks_no_socks_fails_as_the_reader(
         config = {"fetch": fetch.model_dump(), "proxy": {"url": proxy.url}}
         service = SearchService(parse_config({**config, "cache": {"backend": "none"}}, "t", {}))
         try:
-            with pytest.raises(FetchError, match=r"HTTP 403.*the reader fallback failed too"):
+            with pytest.raises(
+                FetchError,
+                match=r"HTTP 403.*the reader fallback failed too: could not reach the reader"
+                r" \(the proxy failed\)",
+            ):
                 await service.fetch_page(server.url("/blocked"), max_chars=100, start=0)
         finally:
             await service.close()
@@ -966,5 +982,16 @@ async def test_a_reader_that_cannot_be_reached_is_said_so_in_words(server: Local
     fetch = settings_for(server, reader_fallback=True, reader_base_url=reader_url)
     with pytest.raises(FetchError) as info:
         await fetch_page(server.url("/blocked"), settings=fetch)
-    assert "the reader fallback failed too: could not reach the reader" in str(info.value)
+    assert (
+        "the reader fallback failed too: could not reach the reader"
+        " (could not connect: refused or unreachable)"
+    ) in str(info.value)
     assert "Error" not in str(info.value), str(info.value)
+
+
+async def test_a_reader_that_redirects_in_a_loop_is_said_so_in_words(server: LocalServer) -> None:
+    server.routes["/blocked"] = lambda h: send(h, 403, b"denied", "text/html")
+    server.routes["/reader/*"] = redirect(server.url("/reader/again"))
+    fetch = settings_for(server, reader_fallback=True, reader_base_url=server.url("/reader"))
+    with pytest.raises(FetchError, match=r"could not reach the reader \(too many redirects\)$"):
+        await fetch_page(server.url("/blocked"), settings=fetch)

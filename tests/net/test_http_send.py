@@ -8,11 +8,14 @@ import dataclasses
 import functools
 import gzip
 import json
+import socket
 import tracemalloc
 from collections.abc import AsyncIterator
 from types import SimpleNamespace
 from typing import Any, Self
 
+import aiohttp
+import aiohttp.resolver
 import httpx
 import pytest
 
@@ -189,6 +192,45 @@ async def test_an_http_proxy_that_refuses_the_connection_is_said_to_be_the_proxy
     try:
         with pytest.raises(EngineError, match=r"^connection failed \(the proxy failed\)$"):
             await send(client, "http://engine.example", REQUEST, 5.0, lambda: None)
+    finally:
+        await client.aclose()
+
+
+class HangUpServer(LoopbackServer):
+    """Reads each request and closes the connection without a word of an answer."""
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+            await reader.readuntil(b"\r\n\r\n")
+        writer.close()
+
+
+async def test_a_server_that_hangs_up_unanswered_is_said_in_words() -> None:
+    client = build_client()
+    try:
+        async with HangUpServer().serving() as server:
+            with pytest.raises(
+                EngineError,
+                match=r"^connection failed \(the server closed the connection before answering\)$",
+            ):
+                await send(client, server.url, REQUEST, 5.0, lambda: None)
+    finally:
+        await client.aclose()
+
+
+async def test_a_host_that_does_not_resolve_is_said_in_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def unresolved(*args: Any, **kwargs: Any) -> Any:  # no query leaves the machine
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(aiohttp.resolver.DefaultResolver, "resolve", unresolved)
+    client = build_client()
+    try:
+        with pytest.raises(
+            EngineError, match=r"^connection failed \(could not resolve the engine's host\)$"
+        ):
+            await send(client, "http://engine.invalid", REQUEST, 5.0, lambda: None)
     finally:
         await client.aclose()
 

@@ -333,6 +333,25 @@ def test_notices_of_one_generic_title_without_authors_stay_apart() -> None:
     assert engines_of(rank(lists, "department of error")) == [["europepmc"], ["google_scholar"]]
 
 
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        # Five words are a paper's title, whoever lists no authors: one paper.
+        ("Attention Is All You Need", [["a", "b"]]),
+        # Four are a notice's ("Table of Contents Page"): two records apart.
+        ("Table of Contents Page", [["a"], ["b"]]),
+    ],
+)
+def test_records_without_authors_join_by_title_from_five_words(
+    title: str, expected: list[list[str]]
+) -> None:
+    lists = {
+        "a": [hit("a", 1, title, "https://a.org/1", published="2017")],
+        "b": [hit("b", 1, title, "https://b.org/1", published="2017")],
+    }
+    assert engines_of(rank(lists, title.lower())) == expected
+
+
 def test_title_merge_skips_a_contradicting_group_but_joins_a_compatible_one() -> None:
     title = "Scaling Laws for Neural Language Models"
     lists = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -324,6 +325,28 @@ def test_an_abbreviation_does_not_end_a_sentence() -> None:
         assert found and found[-1].endswith(sentence), found
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The salmon that swim up this river were first counted in the USA.",
+        "Fish, e.g. salmon and trout, swim up the river to spawn every year.",
+        "Every spring in this valley some fish (e.g., salmon) spawn upriver.",
+        "Of the four answers in the quiz on salmon the right one is option b.",
+    ],
+)
+def test_a_full_stop_after_a_word_or_a_mid_sentence_abbreviation_ends_the_sentence(
+    sentence: str,
+) -> None:
+    """Only a word that is an abbreviation keeps its sentence going ("Dr.", "e.g."), not a word
+    ending in a capital ("USA.") or a lower-case letter, nor a sentence holding one earlier on:
+    the chunk full just after `sentence` ends there, and the next sentence starts the next."""
+    filler = "Filler sentence about the harbour and its many boats here."
+    count = (MAX_PASSAGE_CHARS - len(sentence)) // (len(filler) + 1)
+    after = "Then the " + "boats come back to the harbour at dusk and " * 4 + "rest."
+    text = " ".join([filler] * count + [sentence, after])
+    assert chunks(text)[:2] == [" ".join([filler] * count + [sentence]), after]
+
+
 def test_code_keeps_its_marks() -> None:
     """Emphasis marks were dropped inside code spans and code blocks: `2**10` read "210",
     `__init__` read "init"."""
@@ -336,6 +359,15 @@ def test_code_keeps_its_marks() -> None:
     assert prose.startswith("Python classes define the __init__ method"), prose
     (code,) = best_passages(text, "__init__ kwargs")
     assert code.startswith("def __init__(self, **kwargs): self.x = 2**10"), code
+
+
+def test_a_comment_or_a_list_item_in_a_code_block_is_code_not_a_heading_or_a_list() -> None:
+    """In a code block `#` opens a comment, `- ` a YAML item and `|>` a pipe: the block is one
+    line, as written, not a heading, list items and table rows each standing alone."""
+    text = "```\nsteps:\n  # run the tests\n  - run: pytest -q\n```\n"
+    assert plain_lines(text) == ["steps: # run the tests - run: pytest -q"]
+    text = "```\nfish\n|> Enum.filter(&salmon?/1)\n|> Enum.count()\n```\n"
+    assert plain_lines(text) == ["fish |> Enum.filter(&salmon?/1) |> Enum.count()"]
 
 
 def test_a_run_without_spaces_is_not_cut_between_a_letter_and_its_vowel_sign() -> None:

@@ -425,6 +425,25 @@ def test_the_reports_an_engine_grouped_with_a_folded_report_join_the_storys_also
     ]
 
 
+def test_a_muted_engines_reports_of_one_story_still_fold_among_themselves() -> None:
+    """Kept out of the heard stories, a muted engine's copies of one story are still one story
+    (one place, its other report in `also`), not one result per publisher."""
+    title = "Trump reduces size of 2 national monuments in Utah"
+    heard = Hit("Dam breaks upstream of the valley town", "https://a.example/dam", "", 1,
+                "google_news", published=STAMP, source="A")  # fmt: skip
+    muted = [
+        Hit(title, "https://apnews.com/article/utah", "", 1, "brave", published=STAMP,
+            source="apnews.com"),
+        Hit(title, "https://ksl.com/utah", "", 2, "brave", published=STAMP, source="ksl.com"),
+    ]  # fmt: skip
+    query = Query("utah monuments", max_results=10, category="news")
+    results = rank({"google_news": [heard], "brave": muted}, query, SearchSettings(),
+                   weights={"brave": 0.0}, now=NOW)  # fmt: skip
+    (story,) = [r for r in results if r.engines == ["brave"]]
+    assert story.url == "https://apnews.com/article/utah"
+    assert [o["url"] for o in story.also or []] == ["https://ksl.com/utah"]
+
+
 def test_a_news_search_puts_the_newer_of_two_close_results_first() -> None:
     older = Hit(
         "Utah monument ruling", "https://a.example/1", "", 1, "e", published="2026-07-09T04:00:00Z"

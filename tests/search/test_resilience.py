@@ -30,6 +30,7 @@ from testing.serving import serve_app
 from testing.wire_formats import render
 from testing.wire_formats import wikipedia_result as wiki
 from websearch_mcp.config import Settings
+from websearch_mcp.engines.web.brave import Brave
 from websearch_mcp.models import Query
 from websearch_mcp.net.cooldowns.store import MemoryCooldownStore
 from websearch_mcp.net.http import URL_LOGGERS
@@ -831,6 +832,28 @@ def test_one_result_with_a_field_of_another_type_costs_only_that_field(
     assert f"https://{engine}.example/asyncio" in urls
 
 
+def test_a_parser_that_crashes_is_said_in_words_without_its_exception(
+    fake: FakeEngines,
+    engines_url: str,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bug in one engine's parser fails that engine only, with words an agent reads: not the
+    Python class (`unexpected KeyError`) nor the exception's text, which may quote the answer."""
+
+    def crash(*_: object, **__: object) -> None:
+        raise KeyError("secret-field-of-the-answer")
+
+    monkeypatch.setattr(Brave, "parse", crash)
+    conf = {"brave": {"api_keys": ["brave-parser-crash-key-1"]}, "searxng": {}}
+    settings = settings_for(engines_url, conf, deadline_seconds=DEADLINE)
+    with serving(settings, clock) as url:
+        found = web_search(url, QUERY)["structuredContent"]
+    assert report(found, "searxng")["status"] == "ok"
+    error = report(found, "brave")["error"]
+    assert error == "its answer could not be read (an unexpected error, logged)", error
+
+
 def test_an_engine_string_cut_between_the_halves_of_an_emoji_is_sent_whole(
     fake: FakeEngines, engines_url: str, clock: FakeClock
 ) -> None:
@@ -909,6 +932,23 @@ def test_an_engine_cut_off_by_the_searchs_deadline_is_not_rested(
         again = web_search(url, QUERY)["structuredContent"]
         assert report(again, "brave")["status"] == "timeout", report(again, "brave")
     assert fake.counts["brave"] == 2
+
+
+def test_an_engine_slower_than_its_own_timeout_says_which_timeout(
+    fake: FakeEngines,
+    engines_url: str,
+    clock: FakeClock,
+) -> None:
+    # Brave's own timeout (0.5 s) ends well before the search's deadline (3 s): the report
+    # names brave's timeout, not the search's deadline nor the time brave had left.
+    fake.faults["brave"] = Fault(delay=1.6)
+    brave = {"api_keys": ["brave-own-timeout-key-1"], "timeout_seconds": 0.5}
+    settings = settings_for(engines_url, {"brave": brave, "searxng": {}}, deadline_seconds=3.0)
+    with serving(settings, clock) as url:
+        found = web_search(url, QUERY)["structuredContent"]
+    reported = report(found, "brave")
+    assert reported["status"] == "timeout", reported
+    assert reported["error"] == "no answer within its 0.5 s timeout", reported
 
 
 def test_an_engine_that_cannot_be_reached_says_so_without_a_python_class_name(

@@ -219,6 +219,18 @@ def test_a_required_argument_left_out_or_null_is_named() -> None:
     )
 
 
+def test_a_required_argument_left_out_quotes_at_most_five_names_it_was_sent_instead() -> None:
+    params = fetch_page_params()
+    with pytest.raises(ToolInputError) as five:
+        given(params, {}, ["a", "b", "c", "d", "e"])
+    assert str(five.value).startswith('url is required ("a", "b", "c", "d", "e": no such')
+    with pytest.raises(ToolInputError) as seven:
+        given(params, {}, ["a", "b", "c", "d", "e", "f", "g"])
+    assert str(seven.value).startswith(
+        'url is required ("a", "b", "c", "d", "e" and 2 more: no such'
+    )
+
+
 @pytest.mark.parametrize(
     "query",
     ["\u200b", "\u200b \ufeff", "\x00", "\u202e\x1b", "\u200b\u200d\u200b", "\x00\u200c\x00"],
