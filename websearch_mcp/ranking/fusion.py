@@ -62,6 +62,13 @@ def _replaces(text: str, date: datetime, kept_text: str, kept: datetime) -> bool
     )
 
 
+def _own_address(copy: str, urls: list[str]) -> str:
+    """The page's own address among `urls` (best rank first) where one is not a mobile or AMP
+    copy: https first, then the shortest, then the best rank; else `copy`."""
+    own = [url for url in urls if not is_copy(url)]
+    return min(own, key=lambda url: (not url.startswith("https:"), len(url))) if own else copy
+
+
 def _fill(item: Merged, muted: Collection[str]) -> None:
     if len(item.hits) == 1:  # the common case, kept cheap
         ((engine, hit),) = item.hits.items()
@@ -82,9 +89,9 @@ def _fill(item: Merged, muted: Collection[str]) -> None:
     first = hits[heard[0]]
     title = first.title if _titled(first) else ""
     snippet, url, published = first.snippet, first.url, first.published or None
-    # An original URL: the page before a mobile or AMP copy of it, then https, then the
-    # shortest (no tracking extras), then the best rank.
-    plain, secure, length = not is_copy(url), url.startswith("https:"), len(url)
+    # An original URL: https first, then the shortest (no tracking extras), then the best rank;
+    # the page's own before a mobile or AMP copy of it (after the loop).
+    secure, length = url.startswith("https:"), len(url)
     # Dates are parsed only to choose between two different ones (most results have one date
     # string or none); `published_at` reads the one chosen when it is needed.
     earliest: datetime | None = None
@@ -95,9 +102,10 @@ def _fill(item: Merged, muted: Collection[str]) -> None:
             title = hit.title
         if len(hit.snippet) > len(snippet):
             snippet = hit.snippet
-        hit_plain, hit_secure = not is_copy(hit.url), hit.url.startswith("https:")
-        if (hit_plain, hit_secure, -len(hit.url)) > (plain, secure, -length):
-            plain, secure, length, url = hit_plain, hit_secure, len(hit.url), hit.url
+        if (hit_secure := hit.url.startswith("https:")) > secure or (
+            hit_secure == secure and len(hit.url) < length
+        ):
+            secure, length, url = hit_secure, len(hit.url), hit.url
         if hit.published and hit.published != published:
             if not dated:
                 earliest = parse_date(published) if published is not None else None
@@ -111,6 +119,8 @@ def _fill(item: Merged, muted: Collection[str]) -> None:
                 published = hit.published
     if not title:  # no engine gave one: the best-ranked URL standing for it, as for one hit
         title = next((hits[e].title for e in heard if hits[e].title.strip()), "")
+    if is_copy(url):
+        url = _own_address(url, [hits[e].url for e in heard])
     item.title, item.snippet, item.url = title, snippet, url
     item.published, item._published_at, item._dated = published, earliest, dated
 

@@ -287,6 +287,15 @@ def is_copy(url: str) -> bool:
     """Whether `url` is another address of a page than its own: a mobile host (`m.`, `en.m.`,
     `mobile.twitter.com`), a mirror (`dx.doi.org`), Google's AMP cache or an `?amp` copy.
     Merged with the page's own address, that one is the link to show."""
+    simple = simple_parts(url.strip())
+    if simple is not None:  # most links: no parsing
+        host, _, query = simple
+        bare = host.removeprefix("www.")
+        lowered = (query or "").lower()
+        if not (
+            _unclean(bare) or host.endswith(_AMP_CACHE) or "amp" in lowered or "usqp" in lowered
+        ):
+            return False
     try:
         parts = urlsplit(url.strip())
         host = (parts.hostname or "").removeprefix("www.")
