@@ -1308,6 +1308,17 @@ def test_openalex_abstract_loses_its_abstract_label() -> None:
     assert hit.snippet.startswith("Despite growing interest in Open Access")
 
 
+@pytest.mark.parametrize("dash", ["\u2014", "\u2013", "-"])
+def test_openalex_abstract_loses_a_heading_set_off_by_a_dash(dash: str) -> None:
+    # "Abstract — Despite ...", as IEEE sets its abstracts: the heading went and its dash
+    # stayed, opening the snippet (before, the heading stayed whole).
+    work = json.loads(fixture_bytes("openalex/work_single_W2741809807.json"))
+    index = {w: [p + 2 for p in ps] for w, ps in work["abstract_inverted_index"].items()}
+    work["abstract_inverted_index"] = {"Abstract": [0], dash: [1], **index}
+    [hit] = parse(OpenAlex(), json.dumps({"results": [work]}))
+    assert hit.snippet.startswith("Despite growing interest in Open Access"), hit.snippet[:20]
+
+
 def test_openalex_open_access_landing_page_is_no_pdf_url() -> None:
     # The recorded work with its PDFs unknown: `oa_url` is then its best copy's landing page.
     work = json.loads(fixture_bytes("openalex/work_single_W2741809807.json"))

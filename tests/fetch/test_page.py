@@ -989,6 +989,19 @@ async def test_a_reader_that_cannot_be_reached_is_said_so_in_words(server: Local
     assert "Error" not in str(info.value), str(info.value)
 
 
+async def test_a_reader_behind_an_http_proxy_that_refuses_says_the_proxy_failed(
+    server: LocalServer,
+) -> None:
+    """An HTTP proxy that refuses the connection is "the proxy failed", as an engine's request
+    says: "could not connect: refused or unreachable" reads as the reader being down."""
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        proxy = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    fetch = settings_for(server, reader_fallback=True, reader_base_url=server.url("/reader"))
+    with pytest.raises(FetchError, match=r"could not reach the reader \(the proxy failed\)$"):
+        await read_via_reader(server.url("/page"), fetch, proxy=proxy)
+
+
 async def test_a_reader_that_redirects_in_a_loop_is_said_so_in_words(server: LocalServer) -> None:
     server.routes["/blocked"] = lambda h: send(h, 403, b"denied", "text/html")
     server.routes["/reader/*"] = redirect(server.url("/reader/again"))

@@ -235,6 +235,23 @@ async def test_a_host_that_does_not_resolve_is_said_in_words(
         await client.aclose()
 
 
+async def test_a_proxy_whose_host_does_not_resolve_is_said_to_be_the_proxy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Only the proxy's host is looked up (the proxy resolves the engine's): aiohttp raises the
+    # same DNS error for it as for an engine's host, which is not the one that failed here.
+    async def unresolved(*args: Any, **kwargs: Any) -> Any:  # no query leaves the machine
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(aiohttp.resolver.DefaultResolver, "resolve", unresolved)
+    client = build_client(proxy="http://proxy.invalid:3128")
+    try:
+        with pytest.raises(EngineError, match=r"^connection failed \(.*proxy.*\)$"):
+            await send(client, "http://engine.example", REQUEST, 5.0, lambda: None)
+    finally:
+        await client.aclose()
+
+
 def _settings(url: str) -> Any:
     engines: dict[str, Any] = {name: {"enabled": False} for name in ENGINES}
     engines["searxng"] = {"enabled": True, "base_url": url}

@@ -252,3 +252,17 @@ def test_merge_shows_the_page_not_its_mobile_copy(copy: str, page: str) -> None:
     (item,) = merge({"a": [hit(copy, 1, "a")], "b": [hit(page, 2, "b")]})
     assert item.engines == ["a", "b"]
     assert item.url == page
+
+
+@pytest.mark.parametrize(
+    ("shown", "other"),
+    [
+        ("https://xn--bcher-kva.de/katalog", "http://bücher.de/katalog"),
+        ("https://example.com./docs", "http://example.com/docs"),
+    ],
+)
+def test_merge_keeps_the_https_link_of_a_host_in_another_spelling(shown: str, other: str) -> None:
+    """A host in its wire form (IDNA) or with the root's dot is the page's own address, not a
+    mobile or AMP copy of it: the https link stays the one shown, not the http one."""
+    (item,) = merge({"a": [hit(shown, 1, "a")], "b": [hit(other, 2, "b")]})
+    assert item.url == shown

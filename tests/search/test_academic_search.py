@@ -631,6 +631,20 @@ async def test_an_arxiv_record_with_an_erratum_doi_merges_under_the_article_doi(
     assert paper["ids"] == {"doi": article.doi, "arxiv": article.arxiv}
 
 
+async def test_a_paper_of_a_list_moved_down_that_another_index_returned_is_listed_once(
+    fake: FakeAcademic, server: str
+) -> None:
+    """A list that seems to answer another query is vouched for by link only (Crossref's DOI
+    link is not Semantic Scholar's page): fused apart, a paper both indexes returned (one DOI)
+    was listed twice, where one fusion merged it."""
+    fake.papers.update({"semantic_scholar": [TRIAL, BERT], "crossref": [BERT]})
+    arguments = {"query": "clinical trial screening", "engines": ["semantic_scholar", "crossref"]}
+    answer = (await call(server, arguments)).structured_content
+    assert statuses(answer) == {"semantic_scholar": "ok", "crossref": "irrelevant"}
+    titles = [r["title"] for r in answer["results"]]
+    assert titles.count(BERT.title) == 1, titles
+
+
 async def test_the_text_says_when_relevance_is_uncertain(fake: FakeAcademic, server: str) -> None:
     # Every index answers with papers that share no word with the query (a stale answer).
     fake.papers.update({"crossref": [BERT], "openalex": [TRIAL]})

@@ -397,6 +397,18 @@ def test_a_url_without_its_scheme_is_answered_with_an_address_that_is_one(
     assert message.endswith(")" + instead), message
 
 
+@pytest.mark.parametrize(
+    "sent", ["`example.com/docs`", '"example.com/docs"', "'example.com/docs'", "(example.com/docs)"]
+)
+def test_a_url_without_its_scheme_in_quotes_is_never_answered_with_the_quotes(sent: str) -> None:
+    """An address an agent sent as Markdown code or quoted: the suggestion is the address the
+    quotes hold, or none, never `https://` before the quote (no host: "`example.com")."""
+    with pytest.raises(ToolInputError) as refused:
+        fetch_page_args(sent)
+    suggested = str(refused.value).partition("; send ")[2]
+    assert suggested in ("", '"https://example.com/docs"'), suggested
+
+
 def test_an_intent_of_its_own_is_read_in_any_case_and_others_kept_as_written() -> None:
     assert web_search_args("q", intent=" Research ").intent == "research"
     assert web_search_args("q", intent="HowTo").intent == "howto"

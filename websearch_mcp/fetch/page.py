@@ -55,7 +55,11 @@ def validate_fetch_args(url: Any, max_chars: Any, start: Any) -> None:
 #: An http(s) address inside other text: a Markdown link's target, one in angle brackets.
 _INNER_URL = re.compile(r"https?://[^\s<>()\[\]\"']+")
 #: A text in angle brackets, or a Markdown link's target.
-_WRAPPED = re.compile(r"<([^<>]*)>|\[[^\]]*\]\(([^()]*)\)")
+_WRAPPED = re.compile(
+    r"<([^<>]*)>|\[[^\]]*\]\(([^()]*)\)|`([^`]*)`|\"([^\"]*)\"|'([^']*)'|\(([^()]*)\)"
+)
+#: A host an address may have: labels of letters, digits and hyphens (in any script).
+_HOST = re.compile(r"(?:[^\W_](?:[\w-]*[^\W_])?\.)+[^\W_](?:[\w-]*[^\W_])?\.?")
 #: A scheme (`mailto:`, `ftp://`), not a host and its port (`example.com:8080`).
 _SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:(?!\d)")
 
@@ -75,12 +79,12 @@ def _instead(url: str) -> str:
         return f"; send {_cut(inner.group(0))}"
     text = url.strip()
     if wrapped := _WRAPPED.fullmatch(text):
-        text = wrapped[1] or wrapped[2]
+        text = next((part for part in wrapped.groups() if part is not None), "").strip()
     try:
         host = httpx.URL("https://" + text).host
     except httpx.InvalidURL:
         return ""
-    if _SCHEME.match(text) or "." not in host or any(c.isspace() for c in text):
+    if _SCHEME.match(text) or not _HOST.fullmatch(host) or any(c.isspace() for c in text):
         return ""
     return f"; send {_cut('https://' + text)}"
 

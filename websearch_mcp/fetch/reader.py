@@ -62,7 +62,8 @@ async def read_via_reader(url: str, settings: FetchSettings, proxy: str | None =
         raise FetchTimeout("the reader timed out") from None
     # A SOCKS proxy that answers what SOCKS is not raises socksio's error, not httpx's.
     except (httpx.HTTPError, socksio.SOCKSError) as err:
-        raise FetchError(f"could not reach the reader ({_failure_words(err)})") from None
+        words = _failure_words(err, proxied=proxy is not None)
+        raise FetchError(f"could not reach the reader ({words})") from None
     # Up to `fetch.max_bytes` of JSON: read in a thread, not on the event loop.
     document = await asyncio.to_thread(_document, url, body.decode(encoding, "replace"))
     cap = settings.max_text_chars
@@ -72,8 +73,11 @@ async def read_via_reader(url: str, settings: FetchSettings, proxy: str | None =
     return dataclasses.replace(document, content=document.content[:cap], capped=cut)
 
 
-def _failure_words(err: Exception) -> str:
-    """What went wrong on the way to the reader, in words (not the exception's class)."""
+def _failure_words(err: Exception, proxied: bool = False) -> str:
+    """What went wrong on the way to the reader, in words (not the exception's class). Through
+    a proxy, the connection that could not be made is the one to the proxy."""
+    if isinstance(err, httpx.ConnectError) and proxied:
+        return "the proxy failed"
     if isinstance(err, httpx.ConnectError):
         return "could not connect: refused or unreachable"
     if isinstance(err, httpx.ProxyError | socksio.SOCKSError):

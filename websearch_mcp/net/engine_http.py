@@ -228,6 +228,12 @@ async def send(
         ) from None
     # A SOCKS proxy's failures are aiohttp_socks's own exceptions, not aiohttp's.
     except (aiohttp.ClientError, ProxyError, ProxyConnectionError, ProxyTimeoutError) as err:
+        if (
+            isinstance(err, aiohttp.ClientConnectorDNSError)
+            and client.proxy
+            and err.host == urlsplit(client.proxy).hostname
+        ):  # through an HTTP proxy only the proxy's host is looked up here
+            raise EngineError("connection failed (could not resolve the proxy's host)") from None
         raise EngineError(f"connection failed ({_failure_words(err)})") from None
     except ValueError:  # an unusable URL or proxy address
         raise EngineError(

@@ -298,7 +298,8 @@ def is_copy(url: str) -> bool:
             return False
     try:
         parts = urlsplit(url.strip())
-        host = (parts.hostname or "").removeprefix("www.")
+        # The host in one spelling first: IDNA and a final dot are the page's own address.
+        host = unicode_host((parts.hostname or "").rstrip(".")).removeprefix("www.")
     except ValueError:
         return False
     return (

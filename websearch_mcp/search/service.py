@@ -97,19 +97,17 @@ def _answering_first(
     now: datetime,
     factor: float,
 ) -> list[RankedResult]:
-    """The lists that answer the query fused, then, in the room they leave, the results of the
-    lists that seem to answer another (`demoted`), fused apart, each score times `factor`:
-    every one of them below every result of the others. (Fused together, a demoted list's
-    first results outranked the others' later ones: the rank position and the coverage credit
-    read no weight.) No page is in both: a demoted list is one no other list vouched for."""
-    answering = {name: hits for name, hits in lists.items() if name not in demoted}
-    ranked = fuse(answering, query, weights=weights, now=now)
-    room = query.max_results - len(ranked)
-    if room <= 0:
-        return ranked
-    strays = {name: hits for name, hits in lists.items() if name in demoted}
-    below = fuse(strays, dataclasses.replace(query, max_results=room), weights=weights, now=now)
-    return ranked + [_moved_down(result, factor) for result in below]
+    """Every list fused as one (a page or a paper two lists returned is one result), the weight
+    of those that seem to answer another query (`demoted`) times `factor`; then the results only
+    they returned listed after every other, their scores times `factor` too. (By score alone,
+    their first results outranked the others' later ones: the rank position and the coverage
+    credit read no weight.) The fusion is asked for room for all of them."""
+    weights = {name: w * factor if name in demoted else w for name, w in weights.items()}
+    room = query.max_results + sum(len(lists[name]) for name in demoted)
+    fused = fuse(lists, dataclasses.replace(query, max_results=room), weights=weights, now=now)
+    answering = [result for result in fused if not demoted.issuperset(result.engines)]
+    strays = [_moved_down(result, factor) for result in fused if demoted.issuperset(result.engines)]
+    return (answering + strays)[: query.max_results]
 
 
 def _moved_down(result: RankedResult, factor: float) -> RankedResult:

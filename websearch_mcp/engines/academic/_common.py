@@ -12,7 +12,7 @@ from websearch_mcp.models import Query
 
 #: A heading that opens an abstract ("Abstract", "ABSTRACT:", "Summary."), not a first word of
 #: its sentence ("Summary statistics are ...").
-_ABSTRACT_LABEL_RE = re.compile(r"^\s*(?i:abstract|summary)(\s*[:.])?(\s*)")
+_ABSTRACT_LABEL_RE = re.compile(r"^\s*(?i:abstract|summary)(\s*[:.\u2013\u2014]|\s+-(?=\s))?(\s*)")
 
 
 def without_abstract_label(text: str) -> str:
