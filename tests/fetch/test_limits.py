@@ -485,6 +485,16 @@ def test_decoder_handles_deflate_forms_and_chains() -> None:
     assert CappedDecoder("identity", MB).feed(data) == data
 
 
+def test_decoder_refuses_a_long_chain_of_codings() -> None:
+    # Every coding is a zlib stage with its own window, and every byte passes every stage on
+    # the event loop: a page sent with `gzip` thousands of times in its header would cost the
+    # service its memory and its loop's time. Browsers and curl stop at a handful of codings.
+    with pytest.raises(FetchError, match="content encoding"):
+        CappedDecoder(",".join(["gzip"] * 1000), MB)
+    data = b"two codings are still read"
+    assert CappedDecoder("gzip, gzip", MB).feed(gzip.compress(gzip.compress(data))) == data
+
+
 def test_decoder_reads_x_gzip_as_gzip() -> None:
     assert CappedDecoder("x-gzip", 100).feed(gzip.compress(b"legacy label")) == b"legacy label"
 

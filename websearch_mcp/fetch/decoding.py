@@ -9,6 +9,9 @@ from collections.abc import AsyncIterable, AsyncIterator
 from websearch_mcp.errors import FetchError
 
 ACCEPT_ENCODING = "gzip, deflate"
+#: Codings undone per body at most: each is a zlib stage with its own window that every byte
+#: passes, so a header listing thousands would cost memory and event-loop time (curl stops at 5).
+MAX_CODINGS = 4
 
 
 def too_large(cap: int) -> FetchError:
@@ -78,6 +81,10 @@ class CappedDecoder:
         if unknown:
             name = unknown[0] if len(unknown[0]) <= 40 else f"{unknown[0][:40]}..."
             raise FetchError(f"the page uses an unsupported content encoding ({name})")
+        if len(codings) > MAX_CODINGS:
+            raise FetchError(
+                f"the page uses {len(codings)} content encodings (at most {MAX_CODINGS} are undone)"
+            )
         # Codings are listed in the order applied, so they are undone last to first.
         self._stages = [_Stage(c, cap) for c in reversed(codings)]
         self._cap = cap
