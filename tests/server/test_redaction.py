@@ -133,11 +133,15 @@ def test_the_parts_of_a_combined_key_are_secrets_from_eight_characters() -> None
 def test_passwords_in_base_urls_are_listed_as_secrets() -> None:
     settings = parse_config(
         {
-            "engines": {"searxng": {"base_url": "http://admin:sx%2FPLANTED-1@127.0.0.1:8/"}},
             "llm": {"base_url": "http://u:llm-PLANTED-2@127.0.0.1:7/v1", "model": "m"},
             "fetch": {"reader_base_url": "http://u:reader-PLANTED-3@127.0.0.1:5"},
             # redis-py reads a password in the query too.
             "cache": {"backend": "redis", "redis_url": "redis://127.0.0.1/0?password=rd-PLANTED-4"},
+            # A gateway's token in the query of a base URL.
+            "engines": {
+                "searxng": {"base_url": "http://admin:sx%2FPLANTED-1@127.0.0.1:8/"},
+                "jina": {"base_url": "http://127.0.0.1:6/?api_key=jn-PLANTED-5&lang=en"},
+            },
         },
         "test",
         environ={},
@@ -149,9 +153,11 @@ def test_passwords_in_base_urls_are_listed_as_secrets() -> None:
         "llm-PLANTED-2",
         "reader-PLANTED-3",
         "rd-PLANTED-4",
+        "jn-PLANTED-5",
     )
     for secret in planted:
         assert secret in secrets, secret
+    assert "en" not in secrets  # other parameters are no secrets
 
 
 def test_passwords_in_the_standard_proxy_variables_are_secrets() -> None:

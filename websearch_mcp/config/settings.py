@@ -61,9 +61,8 @@ class Settings(Section):
         env = os.environ if environ is None else environ
         urls += [_with_scheme(env.get(name)) for name in _PROXY_VARIABLES]
         for url in urls:
-            password = _password(url) if url else None
-            if password:
-                found.extend((password, unquote(password)))
+            for secret in _url_secrets(url) if url else ():
+                found.extend((secret, unquote(secret)))
         forms = {form for secret in found if secret for form in _encodings(secret)}
         return tuple(sorted(forms, key=len, reverse=True))
 
@@ -79,15 +78,25 @@ def _with_scheme(value: str | None) -> str | None:
     return f"http://{value}" if value and "://" not in value else value
 
 
-def _password(url: str) -> str | None:
-    """The password in `url`: after its user name, or in its query (`redis://h/0?password=`,
-    which redis-py reads too)."""
+#: Words in the name of a query parameter that holds a credential (`?password=`, which redis-py
+#: reads, `?token=`, `?api_key=`, `?access_token=` of a SearXNG or a model behind a gateway).
+_SECRET_PARAMETERS = ("pass", "token", "key", "secret", "auth", "sig")
+
+
+def _url_secrets(url: str) -> list[str]:
+    """The credentials in `url`: the password after its user name, and the values of its query
+    parameters named as credentials (a password of any length; another value from
+    `MIN_SECRET_PART` characters: `?key=1` names no secret to mask in every log line)."""
     try:
         parts = urlsplit(url)
-        given = parts.password
+        found = [parts.password] if parts.password else []
     except ValueError:  # a variable no URL parser reads is no proxy the requests use either
-        return None
-    return given or next(iter(parse_qs(parts.query).get("password", [])), None)
+        return []
+    for name, values in parse_qs(parts.query).items():
+        lowered = name.lower()
+        if any(word in lowered for word in _SECRET_PARAMETERS):
+            found.extend(v for v in values if "pass" in lowered or len(v) >= MIN_SECRET_PART)
+    return found
 
 
 def _encodings(secret: str) -> set[str]:
