@@ -16,7 +16,8 @@ import httpx
 import pytest
 
 from testing.fake_engines import FakeEngines, Fault, ResultsFn
-from testing.resilience_helpers import report, settings_for, statuses, web_search
+from testing.resilience_helpers import JSON_HEADERS, report, settings_for, statuses, web_search
+from testing.server_helpers import tool_call
 from testing.serving import serve_app
 from testing.wire_formats import wikipedia_result
 from websearch_mcp.config import EngineSettings, PoolSettings, RankingSettings, SequentialSettings
@@ -129,6 +130,44 @@ async def test_hybrid_an_answer_in_another_script_is_no_evidence() -> None:
     until = time.monotonic() + 1
     named = by_name(await strategies.hybrid(runs, "機器學習入門", until, 1, script))
     assert named["tavily"].demoted and named["tavily"].report.status == "irrelevant"
+
+
+@pytest.mark.parametrize(
+    ("query", "titles"),
+    [
+        # Pages (and phone keyboards) print the typographic apostrophe.
+        ("O'Reilly", ["O\u2019Reilly Media", "O\u2019Reilly books"]),
+        # The same word without its accents, as most people type it.
+        ("pokemon", ["Pokémon", "Pokémon Scarlet and Violet"]),
+        ("beyonce", ["Beyoncé", "Beyoncé tour dates"]),
+        ("αθηνα καιρος", ["Καιρός Αθήνα"]),
+        # Traditional characters answered in simplified ones (Baidu), a Japanese query in
+        # Chinese: the same Han characters, written another way.
+        ("機器學習入門", ["机器学习入门教程"]),
+        ("東京の天気", ["东京天气预报"]),
+    ],
+    ids=[
+        "curly-apostrophe",
+        "accents-pokemon",
+        "accents-beyonce",
+        "accents-greek",
+        "traditional-simplified",
+        "japanese-chinese",
+    ],
+)
+async def test_hybrid_another_spelling_of_the_querys_words_is_no_evidence(
+    query: str, titles: list[str]
+) -> None:
+    """docs/engines.md: the gate acts only on evidence that a list answers another query. A
+    list holding the query's own words spelt another way (a curly apostrophe, accents the
+    query left out) or in another writing of them (simplified for traditional characters, a
+    Chinese page for a Japanese query in kanji) answers this one: it is neither reported
+    `irrelevant` nor moved down (and with every list so, no note says relevance is uncertain)."""
+    runs = [engine_run("bing"), engine_run("duckduckgo")]
+    script = Script({"bing": answered("bing", titles), "duckduckgo": answered("duckduckgo", [])})
+    outcomes = by_name(await strategies.hybrid(runs, query, time.monotonic() + 1, 1, script))
+    assert outcomes["bing"].report.status == "ok", outcomes["bing"].report.error
+    assert not outcomes["bing"].demoted
 
 
 async def test_hybrid_a_page_another_list_vouches_for_is_not_demoted() -> None:
@@ -289,6 +328,33 @@ async def test_sequential_thresholds_are_reached_at_their_value() -> None:
     )
     assert outcomes["bing"].hits and outcomes["brave"].hits is None
     assert outcomes["brave"].report.status == "ok"
+
+
+@pytest.mark.parametrize(
+    ("query", "typed", "printed"),
+    [
+        ("O'Reilly", "O'Reilly Media", "O\u2019Reilly Media"),
+        ("pokemon", "Pokemon Scarlet", "Pokémon Scarlet"),
+    ],
+    ids=["curly-apostrophe", "accents"],
+)
+async def test_sequential_stops_at_a_list_printing_the_querys_word_its_own_way(
+    query: str, typed: str, printed: str
+) -> None:
+    """A list whose every title holds the query's word, as the page prints it, is as good as
+    one spelling it as the query does: it ends the search (quality >= `quality_stop`)."""
+    conf = RankingSettings()
+    assert list_quality(answered("bing", [typed]).hits or [], query, conf) == 1.0
+    runs = [engine_run("bing"), engine_run("duckduckgo")]
+    script = Script(
+        {"bing": answered("bing", [printed]), "duckduckgo": answered("duckduckgo", [typed])}
+    )
+    until = time.monotonic() + 5
+    outcomes = by_name(
+        await strategies.sequential(runs, query, until, script, SequentialSettings(), conf)
+    )
+    assert script.called == ["bing"]
+    assert outcomes["bing"].report.status == "ok" and outcomes["bing"].hits
 
 
 async def test_sequential_reports_engines_left_at_the_deadline() -> None:
@@ -490,6 +556,37 @@ def test_pool_end_to_end_rotates_providers_and_keys(fake: FakeEngines, engines_u
     assert report(first, "brave")["error"] == "not needed: tavily answered"
     assert {r["engines"][0] for r in first["results"]} == {"tavily"}
     assert first["partial"] is False
+
+
+def test_pool_round_robin_rotates_over_web_searches_whatever_else_is_asked(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """docs/engines.md: the pool takes "one keyed provider per request" in `round_robin` turn.
+    An `academic_search` between two web searches (its indexes are all asked at once, whatever
+    `search.strategy` says) is no web request: the next web search still takes the next
+    provider, rather than the same one every time for a client that alternates the two."""
+    settings = settings_for(
+        engines_url,
+        {
+            "tavily": {"api_keys": [KEY_A]},
+            "brave": {"api_keys": [KEY_C]},
+            "arxiv": {"base_url": f"{engines_url}/arxiv", "rate_limit": 0},
+        },
+        strategy="pool",
+    )
+    used = []
+    with serve_app(create_app(settings)) as url:
+        for _ in range(2):
+            answer = web_search(url, QUERY)["structuredContent"]
+            used.append(next(e["name"] for e in answer["engines"] if e["status"] == "ok"))
+            httpx.post(
+                f"{url}/mcp",
+                headers=JSON_HEADERS,
+                json=tool_call({"query": QUERY}, name="academic_search"),
+                timeout=20,
+            ).raise_for_status()
+    assert used == ["tavily", "brave"]
+    assert fake.key_counts == {KEY_A: 1, KEY_C: 1}
 
 
 def test_pool_tries_every_key_then_the_next_provider_then_keyless(

@@ -9,6 +9,8 @@ without content words cannot be judged: every list gets 0.5.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
@@ -58,8 +60,26 @@ def _hit_quality(
     return min(1.0, max(0.0, value))
 
 
+def unaccented(text: str) -> str:
+    """`text` without combining accents ("Pokémon" -> "Pokemon", "Αθήνα" -> "Αθηνα"), as most
+    people type the words."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFD", text)
+    return unicodedata.normalize(
+        "NFC", "".join(c for c in decomposed if not unicodedata.combining(c))
+    )
+
+
+def _unaccented_hit(hit: Hit) -> Hit:
+    return dataclasses.replace(hit, title=unaccented(hit.title), snippet=unaccented(hit.snippet))
+
+
 def list_quality(hits: Sequence[Hit], query_text: str, settings: RankingSettings) -> float:
-    """The mean per-hit quality of one engine's list in [0, 1] (0 for an empty list)."""
+    """The mean per-hit quality of one engine's list in [0, 1] (0 for an empty list); accents
+    are not told apart (the query usually leaves them out)."""
+    query_text = unaccented(query_text)
+    hits = [_unaccented_hit(h) for h in hits]
     query = analyze_query(query_text)
     if not query.content:
         return NO_CONTENT_QUALITY
@@ -87,6 +107,7 @@ def shares_content_word(hits: Sequence[Hit], query_text: str) -> bool:
 
 # Kana and Hangul are written alongside Han characters: one script family for this purpose.
 _SCRIPT_FAMILY = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK", "FULLWIDTH": "LATIN"}
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 def scripts(text: str) -> frozenset[str]:
@@ -110,5 +131,14 @@ def answers_another_query(hits: Sequence[Hit], query_text: str) -> bool:
     query = analyze_query(query_text)
     if not hits or not query.content or shares_content_word(hits, query_text):
         return False  # the usual case, decided by the first hit or two: scripts are slower
-    written = scripts(" ".join(f"{h.title} {h.snippet}" for h in hits))
-    return not written.isdisjoint(scripts(" ".join(query.content)))
+    text = " ".join(f"{h.title} {h.snippet}" for h in hits)
+    asked = " ".join(query.content)
+    if scripts(text).isdisjoint(scripts(asked)):
+        return False
+    # A Han character of the query's: its words in another writing of them (simplified for
+    # traditional characters, Chinese for Japanese: 东京 for 東京) rather than another query.
+    if any(_HAN.match(c) for c in set(asked) & set(text)):
+        return False
+    # The query's words with accents the query left out, or without those it has.
+    plain = [_unaccented_hit(h) for h in hits]
+    return not shares_content_word(plain, unaccented(query_text))

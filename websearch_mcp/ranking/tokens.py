@@ -150,10 +150,16 @@ _BYTE_TABLE = bytes(
 )
 
 
+#: Typographic apostrophes (and the modifier letter) read as the typewriter's: "O\u2019Reilly".
+_APOSTROPHES = str.maketrans(dict.fromkeys("\u2018\u2019\u02bc", "'"))
+
+
 def fold(text: str) -> str:
     """Non-ASCII text as the ranking compares it: NFKC, case-folded (so "Straße" is "strasse",
-    as Swiss German writes it) and the dot of a capital "İ" dropped ("İstanbul" is "istanbul")."""
-    return unicodedata.normalize("NFKC", text).casefold().replace("i\u0307", "i")
+    as Swiss German writes it), the dot of a capital "İ" dropped ("İstanbul" is "istanbul") and
+    a typographic apostrophe read as "'"."""
+    folded = unicodedata.normalize("NFKC", text).casefold().replace("i\u0307", "i")
+    return folded.translate(_APOSTROPHES)
 
 
 def _chunks(text: str) -> list[str] | list[bytes]:

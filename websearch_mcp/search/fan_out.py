@@ -294,12 +294,13 @@ class Orchestrator:
             return outcome
 
         conf = self.settings.search
-        search = Search(
-            runs, query.text, until, deadline, call, conf, next(self._searches), self._kit.rng
-        )
         # The strategies spare web engines' quota: academic indexes are asked at once, as their
         # papers are merged across them, whatever `search.strategy` says.
         strategy = conf.strategy if all(run.engine.kind == "web" for run in runs) else "hybrid"
+        # Only the pool's searches take a turn of its rotation: an academic search between two
+        # web searches must not make them start at the same provider.
+        turn = next(self._searches) if strategy == "pool" else 0
+        search = Search(runs, query.text, until, deadline, call, conf, turn, self._kit.rng)
         outcomes = await STRATEGIES[strategy](search)
         # Counted once the strategy has judged the lists, so that the status page says what the
         # answer says (a demoted list `irrelevant`, one cut off at the deadline `timeout`).
