@@ -803,3 +803,33 @@ def test_a_configured_index_overrides_the_engines_own_declaration() -> None:
         assert families["serper"] == "google"  # the declaration where none is configured
     finally:
         asyncio.run(orchestrator.close())
+
+
+def test_a_demoted_list_takes_no_place_among_the_first_20_the_neighbours_read(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """docs/ranking.md: each of the fused list's first 20 results takes a share of its most
+    similar results' scores there (`neighbours`, null only when it shares no words with them or
+    is further down). A list moved down is listed after every other result: its results may not
+    fill those 20 places (at their scores before the move) and leave the answering results
+    shown there without neighbours, nor lend them their scores."""
+
+    def answer(engine: str, query: str) -> list[dict[str, Any]]:
+        if engine == "bing":
+            return [
+                {"title": f"Pasta recipe {i}", "url": f"https://food.test/{i}", "snippet": "Boil"}
+                for i in range(1, 9)
+            ]
+        return [
+            {"title": f"{query} part {i}", "url": f"https://py.example/{i}", "snippet": query}
+            for i in range(1, 19)
+        ]
+
+    fake.results = answer
+    settings = settings_for(engines_url, {"bing": {}, "searxng": {}})
+    with serve_app(create_app(settings)) as url:
+        answer_ = web_search(url, QUERY, max_results=50, explain=True)["structuredContent"]
+    assert statuses(answer_) == {"bing": "irrelevant", "searxng": "ok"}
+    heard = [r for r in answer_["results"] if r["engines"] == ["searxng"]]
+    assert len(heard) == 18
+    assert [r["score_details"]["neighbours"] is not None for r in heard] == [True] * 18

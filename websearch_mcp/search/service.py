@@ -39,6 +39,7 @@ from websearch_mcp.ranking.academic import rank_papers
 from websearch_mcp.ranking.domain import load_suffix_list
 from websearch_mcp.ranking.pipeline import rank
 from websearch_mcp.ranking.prepared import Preparation
+from websearch_mcp.ranking.urls import canonical_key
 from websearch_mcp.runtime import LeaderLock, runtime_dir
 from websearch_mcp.search.answer import (
     STORED_FORM,
@@ -97,17 +98,33 @@ def _answering_first(
     now: datetime,
     factor: float,
 ) -> list[RankedResult]:
-    """Every list fused as one (a page or a paper two lists returned is one result), the weight
-    of those that seem to answer another query (`demoted`) times `factor`; then the results only
-    they returned listed after every other, their scores times `factor` too. (By score alone,
-    their first results outranked the others' later ones: the rank position and the coverage
-    credit read no weight.) The fusion is asked for room for all of them."""
-    weights = {name: w * factor if name in demoted else w for name, w in weights.items()}
-    room = query.max_results + sum(len(lists[name]) for name in demoted)
-    fused = fuse(lists, dataclasses.replace(query, max_results=room), weights=weights, now=now)
-    answering = [result for result in fused if not demoted.issuperset(result.engines)]
-    strays = [_moved_down(result, factor) for result in fused if demoted.issuperset(result.engines)]
-    return (answering + strays)[: query.max_results]
+    """The lists that answer the query fused as if the others (`demoted`: they seem to answer
+    another query) were not there; then, in the room left, the results of those fused apart,
+    each score times `factor`, but for one the answer holds already (a paper under another
+    link, a report in a story's `also`). (Fused together, a demoted list's first results
+    outranked the others' later ones, the rank position and the coverage credit reading no
+    weight, and took places among the results the neighbours read.)"""
+    answering = {name: hits for name, hits in lists.items() if name not in demoted}
+    ranked = fuse(answering, query, weights=weights, now=now)
+    room = query.max_results - len(ranked)
+    if room <= 0:
+        return ranked
+    strays = {name: hits for name, hits in lists.items() if name in demoted}
+    known = set().union(*map(_identities, ranked))
+    below = [
+        r for r in fuse(strays, query, weights=weights, now=now) if known.isdisjoint(_identities(r))
+    ]
+    return ranked + [_moved_down(result, factor) for result in below[:room]]
+
+
+def _identities(result: RankedResult) -> set[str]:
+    """What makes a result one the answer holds: its key, a paper's DOI and other ids, the
+    pages of the reports a news story lists in `also`."""
+    found = {result.key, *(f"{kind}:{value.lower()}" for kind, value in result.ids.items())}
+    if result.doi:
+        found.add(f"doi:{result.doi.lower()}")
+    found.update(canonical_key(str(report["url"])) for report in result.also if report.get("url"))
+    return found
 
 
 def _moved_down(result: RankedResult, factor: float) -> RankedResult:
