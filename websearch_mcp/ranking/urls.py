@@ -105,9 +105,9 @@ def _amp_origin(text: str) -> str | None:
 
 
 def _without_index(path: str) -> str:
-    """A path without a final slash or index page: `/docs/index.html` is `/docs/`."""
+    """A path without a final slash or index page: `/docs/index.html` is `/docs`."""
     path = path.rstrip("/")
-    return path.rpartition("/")[0] if path.endswith(_INDEX_PAGES) else path
+    return path.rpartition("/")[0].rstrip("/") if path.endswith(_INDEX_PAGES) else path
 
 
 def _key_of(host: str, path: str) -> str:
