@@ -94,3 +94,43 @@ def test_hangul_kana_and_han_are_one_script_family() -> None:
     # list is evidence of answering another query.
     off = [Hit("赌场优惠活动", "https://x.cn/1", "最新赌场优惠", 1, "e")]
     assert answers_another_query(off, "파이썬 비동기 프로그래밍")
+
+
+@pytest.mark.parametrize(
+    ("query", "titles"),
+    [
+        # A casino list for "machine learning for beginners": only 门 of 澳门 (Macau) in common.
+        ("机器学习入门", ["澳门新葡京娱乐城官网", "真人百家乐在线平台"]),
+        # Beijing's weather answered with Tokyo travel tips, Tokyo's with a Peking duck recipe.
+        ("北京天气预报", ["东京旅游攻略"]),
+        ("東京の天気", ["北京烤鸭做法大全"]),
+    ],
+    ids=["casino", "beijing-tokyo", "tokyo-beijing"],
+)
+def test_one_han_character_in_common_is_no_other_writing_of_the_query(
+    query: str, titles: list[str]
+) -> None:
+    """docs/engines.md: simplified characters for traditional ones, or Chinese for Japanese
+    kanji, are the query's words written another way. One common character in a whole list is
+    no such thing: thousands of characters are shared by unrelated words (门 of 澳门 and of
+    入门, 京 of 北京 and of 东京), and a list on another topic must still be gated."""
+    listed = hits(*((title, "") for title in titles))
+    assert answers_another_query(listed, query)
+
+
+def test_kana_voicing_marks_are_no_accents() -> None:
+    """Accents are left out as people type the words ("pokemon" for "Pokémon"); kana voicing
+    marks never are: バス (bus) without them is ハス, and パス (pass) too. A list on passwords
+    for a bus timetable shares no word with it, as unrelated as any other list."""
+    query = "バス 時刻表"
+    passwords, logins = hits(("パスワード 変更", "")), hits(("ログイン 方法", ""))
+    assert list_quality(passwords, query, SETTINGS) == list_quality(logins, query, SETTINGS)
+    assert answers_another_query(hits(("パスワード 変更 方法", "")), query)
+
+
+def test_thai_tone_marks_are_no_accents() -> None:
+    """Thai tone marks make another word: ข่าว (news) without its mark is ขาว (white). A list
+    on white cloth is not a perfect answer to the news (it ended a `sequential` search)."""
+    query = "ข่าว"
+    cloth, news = hits(("ผ้าขาว", "")), hits(("ข่าว ด่วน", ""))
+    assert list_quality(cloth, query, SETTINGS) < list_quality(news, query, SETTINGS)

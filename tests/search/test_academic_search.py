@@ -645,6 +645,20 @@ async def test_a_paper_of_a_list_moved_down_that_another_index_returned_is_liste
     assert titles.count(BERT.title) == 1, titles
 
 
+async def test_a_paper_of_a_list_moved_down_merged_by_title_is_listed_once(
+    fake: FakeAcademic, server: str
+) -> None:
+    """Papers are one by their ids, their link, or their title, year and authors (dblp and
+    Semantic Scholar share no id for SURVEY). Fused apart, a list moved down listed again a
+    paper the answer holds already, which one fusion merged by its title."""
+    fake.papers.update({"semantic_scholar": [TRIAL, SURVEY], "dblp": [SURVEY]})
+    arguments = {"query": "clinical trial screening", "engines": ["semantic_scholar", "dblp"]}
+    answer = (await call(server, arguments)).structured_content
+    assert statuses(answer) == {"semantic_scholar": "ok", "dblp": "irrelevant"}
+    titles = [r["title"] for r in answer["results"]]
+    assert titles.count(SURVEY.title) == 1, titles
+
+
 async def test_the_text_says_when_relevance_is_uncertain(fake: FakeAcademic, server: str) -> None:
     # Every index answers with papers that share no word with the query (a stale answer).
     fake.papers.update({"crossref": [BERT], "openalex": [TRIAL]})

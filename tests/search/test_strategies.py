@@ -589,6 +589,26 @@ def test_pool_round_robin_rotates_over_web_searches_whatever_else_is_asked(
     assert fake.key_counts == {KEY_A: 1, KEY_C: 1}
 
 
+def test_pool_round_robin_rotates_over_searches_that_ask_a_provider(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """A pool search naming only a keyless engine (`engines: ["wikipedia"]`) asks no provider:
+    like an academic search, it takes no turn, or a client alternating it with plain web
+    searches gets the same provider every time."""
+    settings = settings_for(
+        engines_url,
+        {"tavily": {"api_keys": [KEY_A]}, "brave": {"api_keys": [KEY_C]}, "wikipedia": {}},
+        strategy="pool",
+    )
+    used = []
+    with serve_app(create_app(settings)) as url:
+        for _ in range(2):
+            answer = web_search(url, QUERY)["structuredContent"]
+            used.append(next(e["name"] for e in answer["engines"] if e["status"] == "ok"))
+            assert not web_search(url, QUERY, engines=["wikipedia"]).get("isError")
+    assert used == ["tavily", "brave"]
+
+
 def test_pool_tries_every_key_then_the_next_provider_then_keyless(
     fake: FakeEngines, engines_url: str
 ) -> None:
@@ -720,6 +740,33 @@ def test_a_demoted_lists_best_results_stay_below_every_result_of_the_others(
     scores = [r["score"] for r in answer_["results"]]
     assert scores == sorted(scores, reverse=True)
     assert answer_["results"][-1]["score_details"]["moved_down"] == 0.05
+
+
+def test_a_muted_engine_answering_beside_a_demoted_list_lists_none_of_its_own_pages(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """docs/engines.md: an engine weighted 0 is asked and reported, but the pages only it
+    returned score 0, under `search.relevance_threshold`, and are not listed. Fused alone, as
+    the lists that answer when another is moved down, its first two were kept (the top two
+    always stay), at score 0, above the moved-down results."""
+
+    def answer(engine: str, query: str) -> list[dict[str, Any]]:
+        if engine == "bing":
+            return [
+                {"title": f"Pasta recipe {i}", "url": f"https://food.test/{i}", "snippet": "Boil"}
+                for i in range(1, 6)
+            ]
+        return [
+            {"title": f"{query} part {i}", "url": f"https://py.example/{i}", "snippet": query}
+            for i in range(1, 6)
+        ]
+
+    fake.results = answer
+    settings = settings_for(engines_url, {"bing": {}, "searxng": {"weight": 0}})
+    with serve_app(create_app(settings)) as url:
+        answer_ = web_search(url, QUERY, explain=True)["structuredContent"]
+    assert statuses(answer_) == {"bing": "irrelevant", "searxng": "ok"}
+    assert [r["engines"] for r in answer_["results"] if "searxng" in r["engines"]] == []
 
 
 @pytest.mark.parametrize("strategy", ["hybrid", "sequential"])

@@ -21,6 +21,7 @@ from testing.proxies import CountingSocks
 from testing.server_helpers import MCP_HEADERS, results_for, tool_call
 from testing.serving import serve_app
 from websearch_mcp.engines.registry import ENGINES
+from websearch_mcp.redaction import redact
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.server.app import create_app
 from websearch_mcp.server.observability import configure_logging
@@ -158,6 +159,27 @@ def test_passwords_in_base_urls_are_listed_as_secrets() -> None:
     for secret in planted:
         assert secret in secrets, secret
     assert "en" not in secrets  # other parameters are no secrets
+
+
+def test_parameters_only_named_like_a_password_are_no_secrets() -> None:
+    """A password parameter is masked at any length; "pass" inside another parameter's name
+    (`bypass_cache`, `passthrough`, `compass`) names none: masking its value ("1", "true",
+    "json") would cut every such word out of the logs and the status page."""
+    url = "http://127.0.0.1:6/?bypass_cache=1&passthrough=true&format=json&pass=pw"
+    settings = parse_config({"engines": {"jina": {"base_url": url}}}, "test", environ={})
+    secrets = settings.secrets()
+    assert "pw" in secrets
+    for word in ("1", "true", "json"):
+        assert word not in secrets, word
+
+
+def test_a_query_token_with_a_plus_is_masked_as_the_url_writes_it() -> None:
+    """A base64 token in a base URL's query keeps its `+` and `/` in every request line the
+    client logs; read as a form value (`+` as a space) only, that line kept it whole."""
+    url = "http://127.0.0.1:6/?api_key=jn+PLANTED/6x==&lang=en"
+    settings = parse_config({"engines": {"jina": {"base_url": url}}}, "test", environ={})
+    logged = f"HTTP Request: GET {url}&q=test"
+    assert "PLANTED" not in redact(logged, settings.secrets())
 
 
 def test_passwords_in_the_standard_proxy_variables_are_secrets() -> None:

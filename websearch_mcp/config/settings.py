@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import Literal
-from urllib.parse import parse_qs, quote, quote_plus, unquote, urlsplit
+from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit
 
 from pydantic import Field
 
@@ -81,6 +82,9 @@ def _with_scheme(value: str | None) -> str | None:
 #: Words in the name of a query parameter that holds a credential (`?password=`, which redis-py
 #: reads, `?token=`, `?api_key=`, `?access_token=` of a SearXNG or a model behind a gateway).
 _SECRET_PARAMETERS = ("pass", "token", "key", "secret", "auth", "sig")
+#: A password's name, whose value is a secret at any length: not "pass" inside another word
+#: (`bypass_cache=1`, `passthrough=true`).
+_PASSWORD = re.compile(r"passw(?:or)?d|(?<![a-z])(?:pass|pwd)(?![a-z])")
 
 
 def _url_secrets(url: str) -> list[str]:
@@ -92,10 +96,15 @@ def _url_secrets(url: str) -> list[str]:
         found = [parts.password] if parts.password else []
     except ValueError:  # a variable no URL parser reads is no proxy the requests use either
         return []
-    for name, values in parse_qs(parts.query).items():
-        lowered = name.lower()
-        if any(word in lowered for word in _SECRET_PARAMETERS):
-            found.extend(v for v in values if "pass" in lowered or len(v) >= MIN_SECRET_PART)
+    for pair in parts.query.split("&"):
+        name, _, raw = pair.partition("=")
+        lowered, value = unquote_plus(name).lower(), unquote_plus(raw)
+        password = bool(_PASSWORD.search(lowered))
+        if not value or not (password or any(w in lowered for w in _SECRET_PARAMETERS)):
+            continue
+        if password or len(value) >= MIN_SECRET_PART:
+            # As the URL writes it too: a `+` is sent as it is, not as the space a form reads.
+            found.extend({value, raw})
     return found
 
 

@@ -60,15 +60,17 @@ def _hit_quality(
     return min(1.0, max(0.0, value))
 
 
+_ACCENTS = re.compile("[\u0300-\u036f]")
+
+
 def unaccented(text: str) -> str:
     """`text` without combining accents ("Pokémon" -> "Pokemon", "Αθήνα" -> "Αθηνα"), as most
     people type the words."""
     if text.isascii():
         return text
-    decomposed = unicodedata.normalize("NFD", text)
-    return unicodedata.normalize(
-        "NFC", "".join(c for c in decomposed if not unicodedata.combining(c))
-    )
+    # Only the diacritics of Latin, Greek and Cyrillic letters: kana voicing marks (バス, パス)
+    # and Thai tone marks (ข่าว, ขาว) make another word.
+    return unicodedata.normalize("NFC", _ACCENTS.sub("", unicodedata.normalize("NFD", text)))
 
 
 def _unaccented_hit(hit: Hit) -> Hit:
@@ -137,7 +139,10 @@ def answers_another_query(hits: Sequence[Hit], query_text: str) -> bool:
         return False
     # A Han character of the query's: its words in another writing of them (simplified for
     # traditional characters, Chinese for Japanese: 东京 for 東京) rather than another query.
-    if any(_HAN.match(c) for c in set(asked) & set(text)):
+    # Two of them in one result: one alone is in thousands of unrelated words (门 of 澳门 and of
+    # 入门, 京 of 北京 and of 东京).
+    han = {c for c in asked if _HAN.match(c)}
+    if len(han) > 1 and any(len(han & set(f"{h.title} {h.snippet}")) > 1 for h in hits):
         return False
     # The query's words with accents the query left out, or without those it has.
     plain = [_unaccented_hit(h) for h in hits]

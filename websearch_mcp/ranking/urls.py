@@ -107,7 +107,10 @@ def _amp_origin(text: str) -> str | None:
 def _without_index(path: str) -> str:
     """A path without a final slash or index page: `/docs/index.html` is `/docs`."""
     path = path.rstrip("/")
-    return path.rpartition("/")[0].rstrip("/") if path.endswith(_INDEX_PAGES) else path
+    # Each index page in turn (`/docs/index.html/index.html`): a key is its own canonical form.
+    while path.endswith(_INDEX_PAGES):
+        path = path.rpartition("/")[0].rstrip("/")
+    return path
 
 
 def _key_of(host: str, path: str) -> str:

@@ -299,7 +299,9 @@ class Orchestrator:
         strategy = conf.strategy if all(run.engine.kind == "web" for run in runs) else "hybrid"
         # Only the pool's searches take a turn of its rotation: an academic search between two
         # web searches must not make them start at the same provider.
-        turn = next(self._searches) if strategy == "pool" else 0
+        # A search naming only keyless engines asks no provider: it takes no turn either.
+        keyed = any(run.engine.needs_key for run in runs)
+        turn = next(self._searches) if strategy == "pool" and keyed else 0
         search = Search(runs, query.text, until, deadline, call, conf, turn, self._kit.rng)
         outcomes = await STRATEGIES[strategy](search)
         # Counted once the strategy has judged the lists, so that the status page says what the

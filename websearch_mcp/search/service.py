@@ -99,32 +99,29 @@ def _answering_first(
     factor: float,
 ) -> list[RankedResult]:
     """The lists that answer the query fused as if the others (`demoted`: they seem to answer
-    another query) were not there; then, in the room left, the results of those fused apart,
-    each score times `factor`, but for one the answer holds already (a paper under another
-    link, a report in a story's `also`). (Fused together, a demoted list's first results
-    outranked the others' later ones, the rank position and the coverage credit reading no
-    weight, and took places among the results the neighbours read.)"""
+    another query) were not there; then, in the room left, the results only those returned, as
+    one fusion of every list orders them (their weights times `factor`), each score times
+    `factor`. That fusion also says which of their pages or papers another list returned (one
+    link, DOI or title): those the answer holds already, as it does the reports in a story's
+    `also`. (Fused with the others, a demoted list's first results outranked the others' later
+    ones, the rank position and the coverage credit reading no weight, and took places among
+    the results the neighbours read.)"""
     answering = {name: hits for name, hits in lists.items() if name not in demoted}
-    ranked = fuse(answering, query, weights=weights, now=now)
+    # A result only muted engines (weight 0) returned scores 0: not listed (the top two of a
+    # fusion always stay, but these would stand above the moved-down ones).
+    ranked = [r for r in fuse(answering, query, weights=weights, now=now) if r.score > 0]
     room = query.max_results - len(ranked)
     if room <= 0:
         return ranked
-    strays = {name: hits for name, hits in lists.items() if name in demoted}
-    known = set().union(*map(_identities, ranked))
-    below = [
-        r for r in fuse(strays, query, weights=weights, now=now) if known.isdisjoint(_identities(r))
+    weights = {name: w * factor if name in demoted else w for name, w in weights.items()}
+    every = dataclasses.replace(query, max_results=sum(len(hits) for hits in lists.values()))
+    held = {canonical_key(str(o["url"])) for r in ranked for o in r.also if o.get("url")}
+    strays = [
+        result
+        for result in fuse(lists, every, weights=weights, now=now)
+        if demoted.issuperset(result.engines) and result.key not in held
     ]
-    return ranked + [_moved_down(result, factor) for result in below[:room]]
-
-
-def _identities(result: RankedResult) -> set[str]:
-    """What makes a result one the answer holds: its key, a paper's DOI and other ids, the
-    pages of the reports a news story lists in `also`."""
-    found = {result.key, *(f"{kind}:{value.lower()}" for kind, value in result.ids.items())}
-    if result.doi:
-        found.add(f"doi:{result.doi.lower()}")
-    found.update(canonical_key(str(report["url"])) for report in result.also if report.get("url"))
-    return found
+    return ranked + [_moved_down(result, factor) for result in strays[:room]]
 
 
 def _moved_down(result: RankedResult, factor: float) -> RankedResult:
