@@ -132,6 +132,15 @@ def test_a_long_chinese_text_with_one_latin_word_keeps_its_text_up_to_the_limit(
     assert len(cut) > SNIPPET_MAX_CHARS - 10, (len(cut), cut[-20:])
 
 
+def test_a_text_mixing_chinese_and_latin_words_is_cut_at_its_last_break() -> None:
+    # A Latin word that ends where a Chinese character follows is whole: nothing to take back.
+    ends_whole = "東" * 90 + " iPhone" + "東" * 50
+    assert plain_text(ends_whole, 98) == "東" * 90 + " iPhone…"
+    # Inside a Latin word: back to the last Chinese character, later than the last space.
+    inside = "東" * 60 + " " + "東" * 30 + "x" * 20
+    assert plain_text(inside, 100) == "東" * 60 + " " + "東" * 30 + "…"
+
+
 @given(st.lists(st.text(alphabet="ab東", min_size=1, max_size=40), min_size=1, max_size=80))
 def test_a_long_text_is_cut_after_a_whole_word_not_inside_one(words: list[str]) -> None:
     # As Crossref's abstracts and Google News's story lists came out: "...and gettin…",

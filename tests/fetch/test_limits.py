@@ -493,6 +493,13 @@ def test_decoder_refuses_a_long_chain_of_codings() -> None:
         CappedDecoder(",".join(["gzip"] * 1000), MB)
     data = b"two codings are still read"
     assert CappedDecoder("gzip, gzip", MB).feed(gzip.compress(gzip.compress(data))) == data
+    # At most four, as the error says: a fifth is refused.
+    four = data
+    for _ in range(4):
+        four = gzip.compress(four)
+    assert CappedDecoder(", ".join(["gzip"] * 4), MB).feed(four) == data
+    with pytest.raises(FetchError, match="5 content encodings"):
+        CappedDecoder(", ".join(["gzip"] * 5), MB)
 
 
 def test_decoder_reads_x_gzip_as_gzip() -> None:

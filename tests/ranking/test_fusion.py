@@ -254,6 +254,32 @@ def test_merge_shows_the_page_not_its_mobile_copy(copy: str, page: str) -> None:
     assert item.url == page
 
 
+def test_merge_shows_the_pages_https_link_in_place_of_its_mobile_copy() -> None:
+    """Among the page's own links standing for a mobile copy, https comes first, as it does
+    between any two links: the better-ranked http one is not shown."""
+    lists = {
+        "a": [hit("https://m.example.com/a", 1, "a")],
+        "b": [hit("http://example.com/a", 2, "b")],
+        "c": [hit("https://www.example.com/a", 3, "c")],
+    }
+    (item,) = merge(lists)
+    assert item.url == "https://www.example.com/a"
+
+
+def test_a_muted_engine_gives_no_title_or_link_to_a_page_another_returned() -> None:
+    """An engine weighted 0 moves nothing of a result another engine returned: not the title
+    the other gave none of, nor the page's own link standing for the other's mobile copy."""
+    lists = {
+        "a": [hit("https://m.example.com/a", 1, "a", title="")],
+        "b": [hit("https://example.com/a", 1, "b", title="Muted words")],
+    }
+    (item,) = merge(lists, muted={"b"})
+    assert item.engines == ["a", "b"]
+    assert (item.title, item.url) == ("", "https://m.example.com/a")
+    (heard,) = merge(lists)
+    assert (heard.title, heard.url) == ("Muted words", "https://example.com/a")
+
+
 @pytest.mark.parametrize(
     ("shown", "other"),
     [

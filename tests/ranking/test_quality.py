@@ -43,6 +43,22 @@ def test_quality_is_the_mean_over_hits() -> None:
     )
 
 
+def test_quality_reads_the_querys_words_with_or_without_accents() -> None:
+    """An accented query answered by titles without the accents is answered, as the other way
+    round is."""
+    assert list_quality(hits(("Pokemon Scarlet", "")), "pokémon", SETTINGS) == 1.0
+    assert list_quality(hits(("Pokémon Scarlet", "")), "pokemon", SETTINGS) == 1.0
+
+
+@pytest.mark.parametrize("apostrophe", ["\u2019", "\u2018", "\u02bc"])
+def test_a_typographic_apostrophe_is_the_querys_own(apostrophe: str) -> None:
+    """A page printing `O’Reilly` with a curly apostrophe (or the modifier letter, or the
+    left quotation mark an autocorrect puts) shares the word of a query typed `O'Reilly`."""
+    printed = hits((f"O{apostrophe}Reilly Media", f"O{apostrophe}Reilly books"))
+    assert not answers_another_query(printed, "O'Reilly")
+    assert list_quality(printed, "O'Reilly", SETTINGS) == 1.0
+
+
 def test_offtopic_words_penalise_whole_words_only() -> None:
     spam = hits(("python tutorial", "best online casino bonus"))
     assert list_quality(spam, "python tutorial", SETTINGS) == pytest.approx(0.7)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from websearch_mcp.ranking.urls import canonical_key, canonicalize
+from websearch_mcp.ranking.urls import canonical_key, canonicalize, is_copy
 
 SAME_PAGE = [
     "https://example.com/docs/page",
@@ -262,6 +262,41 @@ def test_an_amp_copy_is_the_page(amp: str) -> None:
     assert canonical_key(amp) == plain
 
 
+def test_an_amp_cache_link_keeps_the_query_of_the_page_it_copies() -> None:
+    """Two AMP copies of two pages (`?id=1`, `?id=2`) are two results, each the page it copies."""
+    cache = "https://news-example-com.cdn.ampproject.org/c/s/news.example.com/article"
+    first = canonical_key(f"{cache}?id=1")
+    assert first == canonical_key("https://news.example.com/article?id=1")
+    assert first != canonical_key(f"{cache}?id=2")
+
+
+@pytest.mark.parametrize(
+    "copy",
+    [
+        "https://www.example.com/story?usqp=mq331AQ",  # how the AMP cache served it
+        "https://www.example.com/story?amp=1",
+        "https://m.example.com/story",
+        "https://www-example-com.cdn.ampproject.org/c/s/www.example.com/story",
+    ],
+)
+def test_an_amp_or_mobile_address_is_a_copy(copy: str) -> None:
+    assert is_copy(copy)
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "https://example.com/story",
+        "https://www.example.com/story",
+        "https://www.example.com/caf%C3%A9",  # parsed, not read by the simple pattern
+        "https://www.Example.com/Docs#top",
+    ],
+)
+def test_a_pages_own_address_is_no_copy(page: str) -> None:
+    """`www.` is the site itself, however the rest of the link is written."""
+    assert not is_copy(page)
+
+
 def test_a_hash_route_is_a_page() -> None:
     """Hash-routed sites (docsify, many single-page apps) name a page `#/path`, as `#!/path`
     does: two routes are two pages, and neither is the site's front page."""
@@ -295,6 +330,14 @@ def test_arxiv_links_to_one_paper_share_a_key(url: str) -> None:
     """Web engines list a paper's abstract page, its PDF, its HTML and a version of either
     (the arXiv engine gives `http://arxiv.org/abs/<id>v<n>`): one paper, one result."""
     assert canonical_key(url) == canonical_key("https://arxiv.org/abs/1706.03762")
+
+
+def test_an_old_arxiv_identifier_is_one_paper_in_either_letter_case() -> None:
+    """`math.AG/0601001` (its subject class in capitals, as arXiv prints it) is the paper
+    another engine links as `math.ag/0601001v2`."""
+    assert canonical_key("https://arxiv.org/abs/math.AG/0601001") == canonical_key(
+        "https://arxiv.org/pdf/math.ag/0601001v2"
+    )
 
 
 def test_different_arxiv_papers_stay_apart() -> None:

@@ -10,6 +10,7 @@ import asyncio
 import random
 import time
 from collections import Counter
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -22,11 +23,12 @@ from testing.serving import serve_app
 from testing.wire_formats import wikipedia_result
 from websearch_mcp.config import EngineSettings, PoolSettings, RankingSettings, SequentialSettings
 from websearch_mcp.engines.registry import ENGINES
-from websearch_mcp.models import EngineReport, Hit
+from websearch_mcp.models import EngineReport, Hit, Query, RankedResult
 from websearch_mcp.ranking.quality import list_quality
 from websearch_mcp.search import strategies
 from websearch_mcp.search.engine_call import Outcome
 from websearch_mcp.search.fan_out import EngineRun
+from websearch_mcp.search.service import _answering_first
 from websearch_mcp.server.app import create_app
 
 QUERY = "python asyncio event loop"
@@ -767,6 +769,65 @@ def test_a_muted_engine_answering_beside_a_demoted_list_lists_none_of_its_own_pa
         answer_ = web_search(url, QUERY, explain=True)["structuredContent"]
     assert statuses(answer_) == {"bing": "irrelevant", "searxng": "ok"}
     assert [r["engines"] for r in answer_["results"] if "searxng" in r["engines"]] == []
+
+
+def test_a_demoted_list_fills_only_the_room_the_others_leave(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """An answer holds `max_results` results at most: after the 15 of the list that answers
+    the query, 5 of the demoted list's 8."""
+    fake.results = lambda engine, query: (
+        [
+            {"title": f"Pasta recipe {i}", "url": f"https://food.test/{i}", "snippet": "Boil"}
+            for i in range(1, 9)
+        ]
+        if engine == "bing"
+        else [
+            {"title": f"{query} part {i}", "url": f"https://py.example/{i}", "snippet": query}
+            for i in range(1, 16)
+        ]
+    )
+    settings = settings_for(engines_url, {"bing": {}, "searxng": {}})
+    with serve_app(create_app(settings)) as url:
+        answer = web_search(url, QUERY, max_results=20)["structuredContent"]
+    assert statuses(answer) == {"bing": "irrelevant", "searxng": "ok"}
+    assert [r["engines"] for r in answer["results"]] == [["searxng"]] * 15 + [["bing"]] * 5
+
+
+def test_a_demoted_list_with_no_other_list_answering_is_not_moved_down(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """With no list to stay below, the only list that seems to answer another query is fused
+    as it is: reported `irrelevant` (not moved down), its scores not cut."""
+    fake.results = lambda engine, query: [
+        {"title": "Cached page", "url": "https://cached.example/", "snippet": "Weather today"}
+    ]
+    settings = settings_for(engines_url, {"bing": {}})
+    with serve_app(create_app(settings)) as url:
+        answer = web_search(url, QUERY, explain=True)["structuredContent"]
+    assert report(answer, "bing")["error"] == strategies.IRRELEVANT
+    (result,) = answer["results"]
+    assert "moved_down" not in result["score_details"]
+
+
+def test_a_report_a_story_lists_in_also_is_not_listed_again_from_a_demoted_list() -> None:
+    """A news story's `also` names the other publishers' reports of it: the same report from a
+    demoted list (under another spelling of its link) is one the answer holds already."""
+    also = [{"source": "B", "url": "http://www.b.example/report/", "published": None}]
+    story = RankedResult("https://a.example/story", "Story", "https://a.example/story", "", [], {})
+    story.engines, story.score, story.also = ["bing"], 0.9, also
+    report_, other = (
+        RankedResult(f"https://{page}", page, f"https://{page}", "", ["brave"], {}, score=0.5)
+        for page in ("b.example/report", "c.example/other")
+    )
+
+    def fuse(lists: Any, query: Query, *, weights: Any, now: datetime) -> list[RankedResult]:
+        return [story, report_, other] if "brave" in lists else [story]
+
+    lists: dict[str, list[Hit]] = {"bing": [], "brave": []}
+    now = datetime.now(UTC)
+    ranked = _answering_first(fuse, lists, frozenset({"brave"}), Query("q"), {}, now, 0.05)
+    assert [r.key for r in ranked] == [story.key, other.key]
 
 
 @pytest.mark.parametrize("strategy", ["hybrid", "sequential"])

@@ -378,6 +378,7 @@ def test_a_pasted_url_loses_the_spaces_and_line_end_it_brought() -> None:
         ("<https://example.com/docs>", '; send "https://example.com/docs"'),
         ("example.com/docs", '; send "https://example.com/docs"'),
         ("python asyncio docs", ""),
+        ("example.com/python docs", ""),  # words around an address, not one
         ("<not an address>", ""),
         ("[docs](#section)", ""),
         ("mailto:someone@example.com", ""),

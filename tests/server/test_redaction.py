@@ -182,6 +182,17 @@ def test_a_query_token_with_a_plus_is_masked_as_the_url_writes_it() -> None:
     assert "PLANTED" not in redact(logged, settings.secrets())
 
 
+def test_credential_parameters_of_a_base_url_are_secrets_by_name_and_length() -> None:
+    """`?token=` names a credential as `?api_key=` does; a password is one at any length, any
+    other credential value from eight characters (`?key=1` names none)."""
+    base_url = "http://127.0.0.1:6/?token=tk-PLANT&db_password=pw1&key=1"
+    settings = parse_config({"engines": {"jina": {"base_url": base_url}}}, "test", environ={})
+    secrets = settings.secrets()
+    for secret in ("tk-PLANT", "pw1"):  # eight characters; a password of three
+        assert secret in secrets, secret
+    assert "1" not in secrets
+
+
 def test_passwords_in_the_standard_proxy_variables_are_secrets() -> None:
     settings = parse_config({}, "test", environ={})
     environ = {
