@@ -218,36 +218,26 @@ async def test_a_server_that_hangs_up_unanswered_is_said_in_words() -> None:
         await client.aclose()
 
 
+@pytest.mark.parametrize(
+    ("proxy", "said"),
+    [
+        (None, "could not resolve the engine's host"),
+        # Through a proxy only the proxy's host is looked up (the proxy resolves the engine's):
+        # aiohttp raises the same DNS error for it, which is not the engine's.
+        ("http://proxy.invalid:3128", "could not resolve the proxy's host"),
+    ],
+)
 async def test_a_host_that_does_not_resolve_is_said_in_words(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, proxy: str | None, said: str
 ) -> None:
     async def unresolved(*args: Any, **kwargs: Any) -> Any:  # no query leaves the machine
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
 
     monkeypatch.setattr(aiohttp.resolver.DefaultResolver, "resolve", unresolved)
-    client = build_client()
+    client = build_client(proxy=proxy)
     try:
-        with pytest.raises(
-            EngineError, match=r"^connection failed \(could not resolve the engine's host\)$"
-        ):
+        with pytest.raises(EngineError, match=rf"^connection failed \({said}\)$"):
             await send(client, "http://engine.invalid", REQUEST, 5.0, lambda: None)
-    finally:
-        await client.aclose()
-
-
-async def test_a_proxy_whose_host_does_not_resolve_is_said_to_be_the_proxy(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Only the proxy's host is looked up (the proxy resolves the engine's): aiohttp raises the
-    # same DNS error for it as for an engine's host, which is not the one that failed here.
-    async def unresolved(*args: Any, **kwargs: Any) -> Any:  # no query leaves the machine
-        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-
-    monkeypatch.setattr(aiohttp.resolver.DefaultResolver, "resolve", unresolved)
-    client = build_client(proxy="http://proxy.invalid:3128")
-    try:
-        with pytest.raises(EngineError, match=r"^connection failed \(.*proxy.*\)$"):
-            await send(client, "http://engine.example", REQUEST, 5.0, lambda: None)
     finally:
         await client.aclose()
 

@@ -10,6 +10,7 @@ import asyncio
 import random
 import time
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -714,6 +715,24 @@ def test_hybrid_end_to_end_reports_an_unrelated_list_irrelevant(
     assert answer["partial"] is False and "note" not in answer
 
 
+def _pasta_beside_the_query(pasta: int, answering: int) -> Callable[[str, str], list[Any]]:
+    """Fake answers: Bing's, `pasta` recipes (a list answering another query); every other
+    engine's, `answering` pages on the query."""
+
+    def answer(engine: str, query: str) -> list[dict[str, Any]]:
+        if engine == "bing":
+            return [
+                {"title": f"Pasta recipe {i}", "url": f"https://food.test/{i}", "snippet": "Boil"}
+                for i in range(1, pasta + 1)
+            ]
+        return [
+            {"title": f"{query} part {i}", "url": f"https://py.example/{i}", "snippet": query}
+            for i in range(1, answering + 1)
+        ]
+
+    return answer
+
+
 def test_a_demoted_lists_best_results_stay_below_every_result_of_the_others(
     fake: FakeEngines, engines_url: str
 ) -> None:
@@ -721,18 +740,7 @@ def test_a_demoted_lists_best_results_stay_below_every_result_of_the_others(
     answer this one, its first results too (the position and the coverage credit, which read
     no weight, lifted them over the others' later ones), and none is lost while room is left."""
 
-    def answer(engine: str, query: str) -> list[dict[str, Any]]:
-        if engine == "bing":
-            return [
-                {"title": f"Pasta recipe {i}", "url": f"https://food.test/{i}", "snippet": "Boil"}
-                for i in range(1, 9)
-            ]
-        return [
-            {"title": f"{query} part {i}", "url": f"https://py.example/{i}", "snippet": query}
-            for i in range(1, 16)
-        ]
-
-    fake.results = answer
+    fake.results = _pasta_beside_the_query(pasta=8, answering=15)
     settings = settings_for(engines_url, {"bing": {}, "searxng": {}})
     with serve_app(create_app(settings)) as url:
         answer_ = web_search(url, QUERY, max_results=50, explain=True)["structuredContent"]
@@ -752,18 +760,7 @@ def test_a_muted_engine_answering_beside_a_demoted_list_lists_none_of_its_own_pa
     the lists that answer when another is moved down, its first two were kept (the top two
     always stay), at score 0, above the moved-down results."""
 
-    def answer(engine: str, query: str) -> list[dict[str, Any]]:
-        if engine == "bing":
-            return [
-                {"title": f"Pasta recipe {i}", "url": f"https://food.test/{i}", "snippet": "Boil"}
-                for i in range(1, 6)
-            ]
-        return [
-            {"title": f"{query} part {i}", "url": f"https://py.example/{i}", "snippet": query}
-            for i in range(1, 6)
-        ]
-
-    fake.results = answer
+    fake.results = _pasta_beside_the_query(pasta=5, answering=5)
     settings = settings_for(engines_url, {"bing": {}, "searxng": {"weight": 0}})
     with serve_app(create_app(settings)) as url:
         answer_ = web_search(url, QUERY, explain=True)["structuredContent"]
@@ -776,17 +773,7 @@ def test_a_demoted_list_fills_only_the_room_the_others_leave(
 ) -> None:
     """An answer holds `max_results` results at most: after the 15 of the list that answers
     the query, 5 of the demoted list's 8."""
-    fake.results = lambda engine, query: (
-        [
-            {"title": f"Pasta recipe {i}", "url": f"https://food.test/{i}", "snippet": "Boil"}
-            for i in range(1, 9)
-        ]
-        if engine == "bing"
-        else [
-            {"title": f"{query} part {i}", "url": f"https://py.example/{i}", "snippet": query}
-            for i in range(1, 16)
-        ]
-    )
+    fake.results = _pasta_beside_the_query(pasta=8, answering=15)
     settings = settings_for(engines_url, {"bing": {}, "searxng": {}})
     with serve_app(create_app(settings)) as url:
         answer = web_search(url, QUERY, max_results=20)["structuredContent"]
@@ -922,18 +909,7 @@ def test_a_demoted_list_takes_no_place_among_the_first_20_the_neighbours_read(
     fill those 20 places (at their scores before the move) and leave the answering results
     shown there without neighbours, nor lend them their scores."""
 
-    def answer(engine: str, query: str) -> list[dict[str, Any]]:
-        if engine == "bing":
-            return [
-                {"title": f"Pasta recipe {i}", "url": f"https://food.test/{i}", "snippet": "Boil"}
-                for i in range(1, 9)
-            ]
-        return [
-            {"title": f"{query} part {i}", "url": f"https://py.example/{i}", "snippet": query}
-            for i in range(1, 19)
-        ]
-
-    fake.results = answer
+    fake.results = _pasta_beside_the_query(pasta=8, answering=18)
     settings = settings_for(engines_url, {"bing": {}, "searxng": {}})
     with serve_app(create_app(settings)) as url:
         answer_ = web_search(url, QUERY, max_results=50, explain=True)["structuredContent"]
