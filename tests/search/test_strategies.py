@@ -561,18 +561,21 @@ def test_pool_end_to_end_rotates_providers_and_keys(fake: FakeEngines, engines_u
     assert first["partial"] is False
 
 
-def test_pool_round_robin_rotates_over_web_searches_whatever_else_is_asked(
-    fake: FakeEngines, engines_url: str
+@pytest.mark.parametrize("between", ["academic_search", "keyless web_search"])
+def test_pool_round_robin_rotates_over_searches_that_ask_a_provider(
+    fake: FakeEngines, engines_url: str, between: str
 ) -> None:
     """docs/engines.md: the pool takes "one keyed provider per request" in `round_robin` turn.
     An `academic_search` between two web searches (its indexes are all asked at once, whatever
-    `search.strategy` says) is no web request: the next web search still takes the next
-    provider, rather than the same one every time for a client that alternates the two."""
+    `search.strategy` says), or a web search naming only a keyless engine, asks no provider:
+    it takes no turn, or a client alternating it with plain web searches would get the same
+    provider every time."""
     settings = settings_for(
         engines_url,
         {
             "tavily": {"api_keys": [KEY_A]},
             "brave": {"api_keys": [KEY_C]},
+            "wikipedia": {},
             "arxiv": {"base_url": f"{engines_url}/arxiv", "rate_limit": 0},
         },
         strategy="pool",
@@ -582,34 +585,17 @@ def test_pool_round_robin_rotates_over_web_searches_whatever_else_is_asked(
         for _ in range(2):
             answer = web_search(url, QUERY)["structuredContent"]
             used.append(next(e["name"] for e in answer["engines"] if e["status"] == "ok"))
-            httpx.post(
-                f"{url}/mcp",
-                headers=JSON_HEADERS,
-                json=tool_call({"query": QUERY}, name="academic_search"),
-                timeout=20,
-            ).raise_for_status()
+            if between == "academic_search":
+                httpx.post(
+                    f"{url}/mcp",
+                    headers=JSON_HEADERS,
+                    json=tool_call({"query": QUERY}, name="academic_search"),
+                    timeout=20,
+                ).raise_for_status()
+            else:
+                assert not web_search(url, QUERY, engines=["wikipedia"]).get("isError")
     assert used == ["tavily", "brave"]
     assert fake.key_counts == {KEY_A: 1, KEY_C: 1}
-
-
-def test_pool_round_robin_rotates_over_searches_that_ask_a_provider(
-    fake: FakeEngines, engines_url: str
-) -> None:
-    """A pool search naming only a keyless engine (`engines: ["wikipedia"]`) asks no provider:
-    like an academic search, it takes no turn, or a client alternating it with plain web
-    searches gets the same provider every time."""
-    settings = settings_for(
-        engines_url,
-        {"tavily": {"api_keys": [KEY_A]}, "brave": {"api_keys": [KEY_C]}, "wikipedia": {}},
-        strategy="pool",
-    )
-    used = []
-    with serve_app(create_app(settings)) as url:
-        for _ in range(2):
-            answer = web_search(url, QUERY)["structuredContent"]
-            used.append(next(e["name"] for e in answer["engines"] if e["status"] == "ok"))
-            assert not web_search(url, QUERY, engines=["wikipedia"]).get("isError")
-    assert used == ["tavily", "brave"]
 
 
 def test_pool_tries_every_key_then_the_next_provider_then_keyless(
