@@ -150,3 +150,21 @@ def test_thai_tone_marks_are_no_accents() -> None:
     query = "ข่าว"
     cloth, news = hits(("ผ้าขาว", "")), hits(("ข่าว ด่วน", ""))
     assert list_quality(cloth, query, SETTINGS) < list_quality(news, query, SETTINGS)
+
+
+@pytest.mark.parametrize(
+    ("query", "titles"),
+    [
+        # Arabic is typed without its short vowels; the Quran's pages print them.
+        ("القرآن الكريم", ["الْقُرْآنُ الْكَرِيمُ", "سُورَةُ الْفَاتِحَةِ"]),
+        # Hebrew without its points, a Bible's pages with them.
+        ("בראשית", ["בְּרֵאשִׁית בָּרָא אֱלֹהִים"]),
+    ],
+    ids=["arabic-harakat", "hebrew-niqqud"],
+)
+def test_vowel_points_are_left_out_as_accents_are(query: str, titles: list[str]) -> None:
+    """The query's words as people type them, without the vowel marks a page prints, are the
+    page's words: such a list answers the query (before the accents were read for Latin, Greek
+    and Cyrillic only, every combining mark was left out)."""
+    listed = hits(*((title, "") for title in titles))
+    assert not answers_another_query(listed, query)

@@ -659,6 +659,25 @@ async def test_a_paper_of_a_list_moved_down_merged_by_title_is_listed_once(
     assert titles.count(SURVEY.title) == 1, titles
 
 
+async def test_the_papers_of_a_list_moved_down_are_listed_in_the_room_left(
+    fake: FakeAcademic, server: str
+) -> None:
+    """docs/engines.md: a gated list is not deleted, its papers follow the others' in the room
+    they leave. In one fusion of every list (its weight times 0.05) each of its papers fell
+    under `academic.relevance_threshold`, and the answer lost them all."""
+    fake.papers.update({"semantic_scholar": [TRIAL], "dblp": [BERT, SURVEY]})
+    arguments = {
+        "query": "clinical trial screening",
+        "engines": ["semantic_scholar", "dblp"],
+        "explain": True,
+    }
+    answer = (await call(server, arguments)).structured_content
+    assert statuses(answer) == {"semantic_scholar": "ok", "dblp": "irrelevant"}
+    titles = [r["title"] for r in answer["results"]]
+    assert titles == [TRIAL.title, BERT.title, SURVEY.title], titles
+    assert answer["results"][-1]["score_details"]["moved_down"] == 0.05
+
+
 async def test_the_text_says_when_relevance_is_uncertain(fake: FakeAcademic, server: str) -> None:
     # Every index answers with papers that share no word with the query (a stale answer).
     fake.papers.update({"crossref": [BERT], "openalex": [TRIAL]})

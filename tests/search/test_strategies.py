@@ -561,15 +561,15 @@ def test_pool_end_to_end_rotates_providers_and_keys(fake: FakeEngines, engines_u
     assert first["partial"] is False
 
 
-@pytest.mark.parametrize("between", ["academic_search", "keyless web_search"])
+@pytest.mark.parametrize("between", ["academic_search", "wikipedia", "tavily"])
 def test_pool_round_robin_rotates_over_searches_that_ask_a_provider(
     fake: FakeEngines, engines_url: str, between: str
 ) -> None:
     """docs/engines.md: the pool takes "one keyed provider per request" in `round_robin` turn.
     An `academic_search` between two web searches (its indexes are all asked at once, whatever
-    `search.strategy` says), or a web search naming only a keyless engine, asks no provider:
-    it takes no turn, or a client alternating it with plain web searches would get the same
-    provider every time."""
+    `search.strategy` says), a web search naming only a keyless engine, or one provider (it
+    starts there whatever the turn), has no rotation to advance: it takes no turn, or a client
+    alternating it with plain web searches would get the same provider every time."""
     settings = settings_for(
         engines_url,
         {
@@ -593,9 +593,8 @@ def test_pool_round_robin_rotates_over_searches_that_ask_a_provider(
                     timeout=20,
                 ).raise_for_status()
             else:
-                assert not web_search(url, QUERY, engines=["wikipedia"]).get("isError")
+                assert not web_search(url, QUERY, engines=[between]).get("isError")
     assert used == ["tavily", "brave"]
-    assert fake.key_counts == {KEY_A: 1, KEY_C: 1}
 
 
 def test_pool_tries_every_key_then_the_next_provider_then_keyless(
@@ -765,6 +764,36 @@ def test_a_demoted_list_fills_only_the_room_the_others_leave(
         answer = web_search(url, QUERY, max_results=20)["structuredContent"]
     assert statuses(answer) == {"bing": "irrelevant", "searxng": "ok"}
     assert [r["engines"] for r in answer["results"]] == [["searxng"]] * 15 + [["bing"]] * 5
+
+
+def test_a_demoted_list_is_listed_below_two_lists_that_agree(
+    fake: FakeEngines, engines_url: str
+) -> None:
+    """docs/engines.md: a gated list is not deleted, its results fill the room the others
+    leave. Two engines answering with the same pages leave its results no coverage credit: in
+    one fusion of every list (its weight times 0.05) they all fell under
+    `search.relevance_threshold`, and the answer lost the whole list with room left."""
+
+    def answer(engine: str, query: str) -> list[dict[str, Any]]:
+        if engine == "bing":
+            return [
+                {"title": f"Pasta recipe {i}", "url": f"https://food.test/{i}", "snippet": "Boil"}
+                for i in range(1, 6)
+            ]
+        return [
+            {"title": f"{query} part {i}", "url": f"https://py.example/{i}", "snippet": query}
+            for i in range(1, 6)
+        ]
+
+    fake.results = answer
+    settings = settings_for(
+        engines_url, {"bing": {}, "searxng": {}, "brave": {"api_keys": [KEY_A]}}
+    )
+    with serve_app(create_app(settings)) as url:
+        answer_ = web_search(url, QUERY, max_results=20)["structuredContent"]
+    assert statuses(answer_) == {"bing": "irrelevant", "searxng": "ok", "brave": "ok"}
+    engines = [r["engines"] for r in answer_["results"]]
+    assert engines[5:] == [["bing"]] * 5, engines
 
 
 def test_a_demoted_list_with_no_other_list_answering_is_not_moved_down(

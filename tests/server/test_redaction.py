@@ -173,6 +173,18 @@ def test_parameters_only_named_like_a_password_are_no_secrets() -> None:
         assert word not in secrets, word
 
 
+def test_a_parameter_named_pass_and_another_word_is_no_password() -> None:
+    """`pass_through`, `pass-headers` name no password, as `passthrough` does not: their
+    values ("true", "1") are no secrets, or every such word is masked in the logs."""
+    url = "http://127.0.0.1:6/?pass_through=true&pass-headers=1&pwd_reset=json&pass=pw"
+    settings = parse_config({"engines": {"jina": {"base_url": url}}}, "test", environ={})
+    secrets = settings.secrets()
+    assert "pw" in secrets
+    for word in ("true", "1", "json"):
+        assert word not in secrets, word
+    assert redact('{"cached": true}', secrets) == '{"cached": true}'
+
+
 def test_a_query_token_with_a_plus_is_masked_as_the_url_writes_it() -> None:
     """A base64 token in a base URL's query keeps its `+` and `/` in every request line the
     client logs; read as a form value (`+` as a space) only, that line kept it whole."""

@@ -66,8 +66,8 @@ class SearchSettings(Section):
     rrf_k: int = Field(60, ge=1, le=1000)
     mmr: MMRSettings = Field(default_factory=MMRSettings)
     block_domains: CommaList = Field(default_factory=list)
-    # Multiplies the weight of a list reported `irrelevant` (it seems to answer another query)
-    # and the scores of its results, listed after those of the lists that answer this one.
+    # Multiplies the scores of the results of a list reported `irrelevant` (it seems to answer
+    # another query), listed after those of the lists that answer this one.
     irrelevant_weight: Fraction = 0.05
     ranking: RankingSettings = Field(default_factory=RankingSettings)
     news: NewsSettings = Field(default_factory=NewsSettings)

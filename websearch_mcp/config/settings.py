@@ -84,7 +84,7 @@ def _with_scheme(value: str | None) -> str | None:
 _SECRET_PARAMETERS = ("pass", "token", "key", "secret", "auth", "sig")
 #: A password's name, whose value is a secret at any length: not "pass" inside another word
 #: (`bypass_cache=1`, `passthrough=true`).
-_PASSWORD = re.compile(r"passw(?:or)?d|(?<![a-z])(?:pass|pwd)(?![a-z])")
+_PASSWORD = re.compile(r"(?:passw(?:or)?d|(?<![a-z])(?:pass|pwd))$")
 
 
 def _url_secrets(url: str) -> list[str]:

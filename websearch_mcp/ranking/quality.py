@@ -60,7 +60,12 @@ def _hit_quality(
     return min(1.0, max(0.0, value))
 
 
-_ACCENTS = re.compile("[\u0300-\u036f]")
+# Latin, Greek and Cyrillic accents; Hebrew points and Arabic short vowels, which the words are
+# typed without too.
+_ACCENTS = re.compile(
+    "[\u0300-\u036f\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
+    "\u064b-\u065f\u0670\u06d6-\u06ed]"
+)
 
 
 def unaccented(text: str) -> str:
@@ -68,8 +73,8 @@ def unaccented(text: str) -> str:
     people type the words."""
     if text.isascii():
         return text
-    # Only the diacritics of Latin, Greek and Cyrillic letters: kana voicing marks (バス, パス)
-    # and Thai tone marks (ข่าว, ขาว) make another word.
+    # Only these: kana voicing marks (バス, パス) and Thai tone marks (ข่าว, ขาว) make another
+    # word.
     return unicodedata.normalize("NFC", _ACCENTS.sub("", unicodedata.normalize("NFD", text)))
 
 

@@ -300,7 +300,8 @@ class Orchestrator:
         # Only the pool's searches take a turn of its rotation: an academic search between two
         # web searches must not make them start at the same provider.
         # A search naming only keyless engines asks no provider: it takes no turn either.
-        keyed = any(run.engine.needs_key for run in runs)
+        # Nor does one naming a single provider: it starts there whatever the turn.
+        keyed = sum(run.engine.needs_key for run in runs) > 1
         turn = next(self._searches) if strategy == "pool" and keyed else 0
         search = Search(runs, query.text, until, deadline, call, conf, turn, self._kit.rng)
         outcomes = await STRATEGIES[strategy](search)

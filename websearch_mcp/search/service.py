@@ -100,12 +100,13 @@ def _answering_first(
 ) -> list[RankedResult]:
     """The lists that answer the query fused as if the others (`demoted`: they seem to answer
     another query) were not there; then, in the room left, the results only those returned, as
-    one fusion of every list orders them (their weights times `factor`), each score times
-    `factor`. That fusion also says which of their pages or papers another list returned (one
-    link, DOI or title): those the answer holds already, as it does the reports in a story's
-    `also`. (Fused with the others, a demoted list's first results outranked the others' later
-    ones, the rank position and the coverage credit reading no weight, and took places among
-    the results the neighbours read.)"""
+    one fusion of every list orders and keeps them, each score times `factor`. That fusion also
+    says which of their pages or papers another list returned (one link, DOI or title): those
+    the answer holds already, as it does the reports in a story's `also`. (Fused with the
+    others at a lower weight, a demoted list's first results outranked the others' later ones,
+    the rank position and the coverage credit reading no weight, and took places among the
+    results the neighbours read; at a lower weight, that fusion's relevance threshold would cut
+    most of them.)"""
     answering = {name: hits for name, hits in lists.items() if name not in demoted}
     # A result only muted engines (weight 0) returned scores 0: not listed (the top two of a
     # fusion always stay, but these would stand above the moved-down ones).
@@ -113,7 +114,6 @@ def _answering_first(
     room = query.max_results - len(ranked)
     if room <= 0:
         return ranked
-    weights = {name: w * factor if name in demoted else w for name, w in weights.items()}
     every = dataclasses.replace(query, max_results=sum(len(hits) for hits in lists.values()))
     held = {canonical_key(str(o["url"])) for r in ranked for o in r.also if o.get("url")}
     strays = [
