@@ -134,6 +134,27 @@ def test_one_han_character_in_common_is_no_other_writing_of_the_query(
     assert answers_another_query(listed, query)
 
 
+@pytest.mark.parametrize(
+    ("query", "titles"),
+    [
+        # Beijing's weather answered with a lottery and casino list: 天 and 北, apart.
+        ("北京天气", ["天天彩票 北方赌场", "天下北方娱乐城"]),
+        # The Tokyo Olympics answered with a casino list: 东 and 京 in two other words.
+        ("东京奥运会", ["东方娱乐城 京城赌场"]),
+    ],
+    ids=["weather-lottery", "olympics-casino"],
+)
+def test_two_han_characters_apart_are_no_other_writing_of_the_query(
+    query: str, titles: list[str]
+) -> None:
+    """The query's words written another way keep its characters where they stand (one
+    simplified character for each traditional one: 器 and 入 of 機器學習入門 three apart in
+    机器学习入门 too). Two of them anywhere in a result, each in an unrelated word, are no such
+    thing: a casino list answering a Chinese query must still be gated."""
+    listed = hits(*((title, "") for title in titles))
+    assert answers_another_query(listed, query)
+
+
 def test_kana_voicing_marks_are_no_accents() -> None:
     """Accents are left out as people type the words ("pokemon" for "Pokémon"); kana voicing
     marks never are: バス (bus) without them is ハス, and パス (pass) too. A list on passwords

@@ -7,6 +7,7 @@ sequential strategies end to end through the MCP endpoint against fake engines.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
 from collections import Counter
@@ -22,9 +23,16 @@ from testing.resilience_helpers import JSON_HEADERS, report, settings_for, statu
 from testing.server_helpers import tool_call
 from testing.serving import serve_app
 from testing.wire_formats import wikipedia_result
-from websearch_mcp.config import EngineSettings, PoolSettings, RankingSettings, SequentialSettings
+from websearch_mcp.config import (
+    EngineSettings,
+    PoolSettings,
+    RankingSettings,
+    SearchSettings,
+    SequentialSettings,
+)
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import EngineReport, Hit, Query, RankedResult
+from websearch_mcp.ranking.pipeline import rank
 from websearch_mcp.ranking.quality import list_quality
 from websearch_mcp.search import strategies
 from websearch_mcp.search.engine_call import Outcome
@@ -830,6 +838,34 @@ def test_a_report_a_story_lists_in_also_is_not_listed_again_from_a_demoted_list(
     now = datetime.now(UTC)
     ranked = _answering_first(fuse, lists, frozenset({"brave"}), Query("q"), {}, now, 0.05)
     assert [r.key for r in ranked] == [story.key, other.key]
+
+
+def test_a_story_a_demoted_list_leads_in_the_fusion_of_every_list_is_not_listed_twice() -> None:
+    """docs/engines.md: a report in a story's `also` is not listed twice. At their own weights,
+    a demoted list's first report leads a story in the fusion of every list, and the report an
+    answering list gave of it folds into it: that story was listed as the answering report,
+    then again, moved down, with that report in its `also`."""
+    published = "2026-07-14T10:00:00Z"
+    storm = "Storm floods Texas coast towns overnight"
+
+    def report_(title: str, url: str, rank_: int, engine: str, source: str) -> Hit:
+        return Hit(title, url, "", rank_, engine, published=published, source=source)
+
+    pasta = [report_(f"Pasta recipe {i}", f"https://food.example/{i}", i, "bing", "Food")
+             for i in range(2, 5)]  # fmt: skip
+    on_topic = [report_(f"Bears Ears monument {word}", f"https://n{i}.example/", i, "brave", "N")
+                for i, word in enumerate(["alpha", "gamma", "zeta"], start=1)]  # fmt: skip
+    lists = {
+        "bing": [report_(storm, "https://reuters.example/storm", 1, "bing", "Reuters"), *pasta],
+        "brave": [*on_topic, report_(storm, "https://ap.example/storm", 4, "brave", "AP")],
+    }
+    fuse = functools.partial(rank, search=SearchSettings())
+    query = Query("Bears Ears monument", max_results=20, category="news")
+    now = datetime(2026, 7, 14, 12, tzinfo=UTC)
+    weights = {"bing": 1.0, "brave": 1.0}
+    ranked = _answering_first(fuse, lists, frozenset({"bing"}), query, weights, now, 0.05)
+    storms = [r for r in ranked if r.title == storm]
+    assert len(storms) == 1, [(r.url, r.engines, r.also) for r in storms]
 
 
 @pytest.mark.parametrize("strategy", ["hybrid", "sequential"])

@@ -185,6 +185,20 @@ def test_a_parameter_named_pass_and_another_word_is_no_password() -> None:
     assert redact('{"cached": true}', secrets) == '{"cached": true}'
 
 
+@pytest.mark.parametrize("name", ["user[password]", "password1", "pass2", "db_passwd[]"])
+def test_a_password_named_with_a_number_or_in_brackets_is_masked_at_any_length(
+    name: str,
+) -> None:
+    """docs/security.md: `?password=` is masked at any length. The name's last word is still
+    "password" with a number or a form's brackets after it (`user[password]=`, `password1=`):
+    read as the name's last characters, a short password there was no secret (it was before)."""
+    url = f"http://127.0.0.1:6/?{quote(name)}=hunter2&lang=en"
+    settings = parse_config({"engines": {"jina": {"base_url": url}}}, "test", environ={})
+    secrets = settings.secrets()
+    assert "hunter2" in secrets
+    assert "en" not in secrets
+
+
 def test_a_query_token_with_a_plus_is_masked_as_the_url_writes_it() -> None:
     """A base64 token in a base URL's query keeps its `+` and `/` in every request line the
     client logs; read as a form value (`+` as a space) only, that line kept it whole."""

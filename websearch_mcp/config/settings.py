@@ -84,7 +84,8 @@ def _with_scheme(value: str | None) -> str | None:
 _SECRET_PARAMETERS = ("pass", "token", "key", "secret", "auth", "sig")
 #: A password's name, whose value is a secret at any length: not "pass" inside another word
 #: (`bypass_cache=1`, `passthrough=true`).
-_PASSWORD = re.compile(r"(?:passw(?:or)?d|(?<![a-z])(?:pass|pwd))$")
+#: Its last word: a number or a form's brackets may follow (`password1`, `user[password]`).
+_PASSWORD = re.compile(r"(?:passw(?:or)?d|(?<![a-z])(?:pass|pwd))[^a-z]*$")
 
 
 def _url_secrets(url: str) -> list[str]:

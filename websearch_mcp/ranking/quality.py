@@ -127,6 +127,21 @@ def scripts(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def _han_aligned(query_text: str, text: str) -> bool:
+    """Whether two of the query's Han characters (of one of its words) stand in `text` in the
+    query's order, no farther apart than in the query."""
+    for word in query_text.split():
+        places = [(i, c) for i, c in enumerate(word) if _HAN.match(c)]
+        for n, (i, first) in enumerate(places):
+            for j, second in places[n + 1 :]:
+                gap, start = j - i, text.find(first)
+                while start != -1:
+                    if second in text[start + 1 : start + gap + 1]:
+                        return True
+                    start = text.find(first, start + 1)
+    return False
+
+
 def answers_another_query(hits: Sequence[Hit], query_text: str) -> bool:
     """Whether a lexical engine's list is evidence of answering some other query: it shares no
     content word with the query although it is written in a script the query's words use.
@@ -146,8 +161,10 @@ def answers_another_query(hits: Sequence[Hit], query_text: str) -> bool:
     # traditional characters, Chinese for Japanese: 东京 for 東京) rather than another query.
     # Two of them in one result: one alone is in thousands of unrelated words (门 of 澳门 and of
     # 入门, 京 of 北京 and of 东京).
-    han = {c for c in asked if _HAN.match(c)}
-    if len(han) > 1 and any(len(han & set(f"{h.title} {h.snippet}")) > 1 for h in hits):
+    # Written another way, each character stands for one: two of the query's stand in its
+    # order, no farther apart than in the query (器 and 入 of 機器學習入門 in 机器学习入门; the
+    # kana of 東京の天気 may be left out in Chinese).
+    if any(_han_aligned(query_text, f"{h.title} {h.snippet}") for h in hits):
         return False
     # The query's words with accents the query left out, or without those it has.
     plain = [_unaccented_hit(h) for h in hits]

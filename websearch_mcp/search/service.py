@@ -116,10 +116,15 @@ def _answering_first(
         return ranked
     every = dataclasses.replace(query, max_results=sum(len(hits) for hits in lists.values()))
     held = {canonical_key(str(o["url"])) for r in ranked for o in r.also if o.get("url")}
+    listed = held | {r.key for r in ranked}
+    # A story a demoted report leads in that fusion, one of the answer's reports folded into
+    # it (in its `also`), is a story the answer holds already.
     strays = [
         result
         for result in fuse(lists, every, weights=weights, now=now)
-        if demoted.issuperset(result.engines) and result.key not in held
+        if demoted.issuperset(result.engines)
+        and result.key not in held
+        and not any(canonical_key(str(o["url"])) in listed for o in result.also if o.get("url"))
     ]
     return ranked + [_moved_down(result, factor) for result in strays[:room]]
 
