@@ -631,32 +631,25 @@ async def test_an_arxiv_record_with_an_erratum_doi_merges_under_the_article_doi(
     assert paper["ids"] == {"doi": article.doi, "arxiv": article.arxiv}
 
 
+@pytest.mark.parametrize(
+    ("index", "paper"),
+    [
+        ("crossref", BERT),  # one DOI under another link (Crossref's doi.org link)
+        ("dblp", SURVEY),  # no id in common: one title, year and authors
+    ],
+)
 async def test_a_paper_of_a_list_moved_down_that_another_index_returned_is_listed_once(
-    fake: FakeAcademic, server: str
+    fake: FakeAcademic, server: str, index: str, paper: Any
 ) -> None:
-    """A list that seems to answer another query is vouched for by link only (Crossref's DOI
-    link is not Semantic Scholar's page): fused apart, a paper both indexes returned (one DOI)
-    was listed twice, where one fusion merged it."""
-    fake.papers.update({"semantic_scholar": [TRIAL, BERT], "crossref": [BERT]})
-    arguments = {"query": "clinical trial screening", "engines": ["semantic_scholar", "crossref"]}
+    """A list that seems to answer another query is vouched for by link only: a paper it
+    shares with an index that answers (merged by its DOI, or by its title, year and authors)
+    is the answer's already, and is not listed again below."""
+    fake.papers.update({"semantic_scholar": [TRIAL, paper], index: [paper]})
+    arguments = {"query": "clinical trial screening", "engines": ["semantic_scholar", index]}
     answer = (await call(server, arguments)).structured_content
-    assert statuses(answer) == {"semantic_scholar": "ok", "crossref": "irrelevant"}
+    assert statuses(answer) == {"semantic_scholar": "ok", index: "irrelevant"}
     titles = [r["title"] for r in answer["results"]]
-    assert titles.count(BERT.title) == 1, titles
-
-
-async def test_a_paper_of_a_list_moved_down_merged_by_title_is_listed_once(
-    fake: FakeAcademic, server: str
-) -> None:
-    """Papers are one by their ids, their link, or their title, year and authors (dblp and
-    Semantic Scholar share no id for SURVEY). Fused apart, a list moved down listed again a
-    paper the answer holds already, which one fusion merged by its title."""
-    fake.papers.update({"semantic_scholar": [TRIAL, SURVEY], "dblp": [SURVEY]})
-    arguments = {"query": "clinical trial screening", "engines": ["semantic_scholar", "dblp"]}
-    answer = (await call(server, arguments)).structured_content
-    assert statuses(answer) == {"semantic_scholar": "ok", "dblp": "irrelevant"}
-    titles = [r["title"] for r in answer["results"]]
-    assert titles.count(SURVEY.title) == 1, titles
+    assert titles.count(paper.title) == 1, titles
 
 
 async def test_the_papers_of_a_list_moved_down_are_listed_in_the_room_left(
