@@ -350,17 +350,25 @@ def test_huge_pageno_and_content_length_are_400_and_413(engines_url: str) -> Non
 
 
 def test_failed_authentications_are_throttled_per_address(engines_url: str) -> None:
-    settings = settings_for(engines_url, server={"auth_tokens": [TOKEN]})
+    server = {"auth_tokens": [TOKEN], "trusted_proxies": ["127.0.0.1"]}
+    settings = settings_for(engines_url, server=server)
+
+    def guess(http: httpx.Client, token: str, address: str) -> httpx.Response:
+        headers = {**bearer(token), "X-Forwarded-For": address}
+        return http.post(f"{url}/mcp", headers=headers, json=TOOLS_LIST)
+
     with serve_app(create_app(settings)) as url, httpx.Client(timeout=10) as http:
+        # One host guessing from a new address of its IPv6 /64 each time is one address.
         statuses = [
-            http.post(f"{url}/mcp", headers=bearer(f"guess-{n}"), json=TOOLS_LIST).status_code
-            for n in range(30)
+            guess(http, f"guess-{n}", f"2001:db8:1:2::{n:x}").status_code for n in range(30)
         ]
         assert statuses[:20] == [401] * 20 and set(statuses[20:]) == {429}
-        throttled = http.post(f"{url}/mcp", headers=bearer("guess-x"), json=TOOLS_LIST)
+        throttled = guess(http, "guess-x", "2001:db8:1:2:ffff::1")
         assert int(throttled.headers["retry-after"]) >= 1
         # While throttled no token is even looked at: a right guess learns nothing either.
-        assert http.post(f"{url}/mcp", headers=bearer(TOKEN), json=TOOLS_LIST).status_code == 429
+        assert guess(http, TOKEN, "2001:db8:1:2::1").status_code == 429
+        assert guess(http, TOKEN, "2001:db8:1:3::1").status_code == 200  # another network
+        assert guess(http, "guess-y", "203.0.113.9").status_code == 401
 
 
 def test_clients_that_authenticate_are_not_slowed(engines_url: str) -> None:

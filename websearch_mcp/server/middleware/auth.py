@@ -82,6 +82,15 @@ def _in(networks: Sequence[IPNetwork], address: str) -> bool:
     return ip is not None and any(ip in net for net in networks)
 
 
+def limit_key(address: str) -> str:
+    """The name limits count `address` under: an IPv6 address by its /64, which one host or
+    home network is usually given whole (else each of its addresses would get its own tries)."""
+    ip = _address(address)
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return address
+
+
 def client_address(scope: Scope, trusted: Sequence[IPNetwork]) -> str:
     """The caller's IP: the peer, or when the peer is a trusted proxy, the right-most address of
     `X-Forwarded-For` that is not itself a trusted proxy (the left-most when all are). An IPv4

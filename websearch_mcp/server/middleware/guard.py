@@ -22,7 +22,12 @@ from starlette.datastructures import Headers
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from websearch_mcp.server.middleware.auth import TokenAuth, client_address, parse_networks
+from websearch_mcp.server.middleware.auth import (
+    TokenAuth,
+    client_address,
+    limit_key,
+    parse_networks,
+)
 from websearch_mcp.server.middleware.body_limit import read_body_within
 from websearch_mcp.server.middleware.exposure import serves_this_machine_only
 from websearch_mcp.server.middleware.origin_host import OriginPolicy, from_unnamed_site
@@ -127,7 +132,8 @@ class Guard:
             return
         headers = Headers(scope=scope)
         address = client_address(scope, self.trusted)
-        scope[CLIENT_KEY] = scope[ADDRESS_KEY] = address
+        scope[ADDRESS_KEY] = address
+        scope[CLIENT_KEY] = client = limit_key(address)
         if not self.policy.host_allowed(headers.get("host")):
             await self._refuse(
                 send, 421, "host", "this Host is not served here; add it to server.allowed_hosts"
@@ -144,10 +150,9 @@ class Guard:
                 send, 403, "origin", "a page of another site may not search here without an Origin"
             )
             return
-        client = address
         if self.auth.enabled:
             browser = scope["path"] in BROWSER_PATHS
-            token_id = await self._authenticate(headers, address, send, browser)
+            token_id = await self._authenticate(headers, client, send, browser)
             if token_id is None:
                 return
             client = scope[CLIENT_KEY] = token_id
@@ -187,12 +192,12 @@ class Guard:
             self.slots.leave(client)
 
     async def _authenticate(
-        self, headers: Headers, address: str, send: Send, browser: bool = False
+        self, headers: Headers, client: str, send: Send, browser: bool = False
     ) -> str | None:
-        """The caller's token id, or None once refused (401, or 429 while the address has
-        failed too often: then no token is even looked at, so guessing cannot go on). A
+        """The caller's token id, or None once refused (401, or 429 while the `client` address
+        has failed too often: then no token is even looked at, so guessing cannot go on). A
         `browser` path's 401 offers Basic as well as Bearer."""
-        wait = self.failures.wait(address)
+        wait = self.failures.wait(client)
         if wait > 0:
             await self._refuse(
                 send,
@@ -204,7 +209,7 @@ class Guard:
             return None
         token_id = self.auth.identify(headers.get("authorization"))
         if token_id is None:
-            self.failures.acquire(address)
+            self.failures.acquire(client)
             given = "authorization" in headers
             challenge = REALM + (', error="invalid_token"' if given else "")
             message = "invalid bearer token" if given else "a bearer token is required"
