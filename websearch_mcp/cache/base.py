@@ -147,7 +147,8 @@ class StoringCache(ABC):
 
 
 class NullCache:
-    """The cache of `backend: none`: every `get` misses and `set` keeps nothing."""
+    """The cache of `backend: none`: `get` finds nothing and `set` keeps nothing. No lookup is
+    counted: with no cache there is nothing to hit or miss."""
 
     backend = "none"
 
@@ -157,7 +158,6 @@ class NullCache:
     async def get(
         self, namespace: str, key: str, *, max_age_seconds: float | None = None
     ) -> CacheHit | None:
-        self.stats.misses += 1
         return None
 
     def remembered(
