@@ -53,6 +53,9 @@ class Hit:
     ids: dict[str, str] = field(default_factory=dict)
     #: The publisher's name, for a news result.
     source: str | None = None
+    #: The publisher's site (a host name) where the engine names it beside a link to its own
+    #: redirect page (Google News), so that `block_domains` reaches the publisher.
+    site: str | None = None
     #: Other reports of the same news story, as the engine grouped them with this one.
     grouped: tuple[Hit, ...] = ()
 

@@ -576,6 +576,33 @@ def test_a_report_an_engine_grouped_from_a_blocked_site_stays_out_of_also() -> N
     assert [o["url"] for o in story.also] == ["https://c.example/dam"]
 
 
+def test_a_blocked_publisher_stays_out_behind_google_news_redirect_links() -> None:
+    """Google News links every article through its own redirect page; the feed names the
+    publisher's site (`<source url>`), and a blocked site's reports are neither results nor in
+    `also` (a grouped report by the publisher name the same feed gives that site)."""
+    engine = GoogleNews(now=lambda: NOW)
+    hits = parse(engine, fixture_bytes(BEARS_EARS), query=Query("x", category="news"))
+    query = Query("Bears Ears monument", max_results=50, category="news")
+
+    def shown(*blocked: str) -> tuple[list[str | None], dict[str | None, list[str | None]]]:
+        search = SearchSettings.model_validate({"block_domains": list(blocked)})
+        results = rank({"google_news": hits}, query, search, weights={}, now=NOW)
+        return [r.source for r in results], {
+            r.source: [o["source"] for o in r.also] for r in results
+        }
+
+    results, also = shown()
+    assert "ABC4 Utah" in results and "ABC4 Utah" in also["The Washington Post"]
+    kept, kept_also = shown("abc4.com")
+    assert set(kept_also["The Washington Post"]) == set(also["The Washington Post"]) - {"ABC4 Utah"}
+    assert "ABC4 Utah" not in set(kept).union(*kept_also.values())
+    # Reports a blocked one led may lead their stories now; no blocked one is left.
+    kept, kept_also = shown("abc4.com", "washingtonpost.com")
+    blocked = {"ABC4 Utah", "The Washington Post"}
+    assert not blocked & set(kept).union(*kept_also.values())
+    assert set(results) - blocked <= set(kept)
+
+
 def test_a_muted_engines_report_neither_relinks_a_story_nor_joins_its_also() -> None:
     """An engine weighted 0 changes none of the others' results (test_pipeline's muted tests):
     in a news search its copy of a story folded into the story, relinked the Google News

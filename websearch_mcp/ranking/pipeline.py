@@ -14,7 +14,7 @@ weight of 0 switches a signal off exactly. Engines of one index family (`familie
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -425,7 +425,7 @@ def _add_grouped(shown: list[_Scored], blocked: frozenset[str]) -> None:
         for item in (r.item, *r.folded):
             for other in (g for engine in item.engines for g in item.hits[engine].grouped):
                 key, host, _ = canonicalize(other.url)
-                if key in listed or matches(host, blocked):
+                if key in listed or _on_blocked_site(host, (other,), blocked):
                     continue
                 listed.add(key)
                 if (publisher := _publisher(other.source)) in named:
@@ -434,6 +434,14 @@ def _add_grouped(shown: list[_Scored], blocked: frozenset[str]) -> None:
                     named.add(publisher)
                 report = _report(other.source, other.url, other.published)
                 r.also = [*(r.also or []), report]
+
+
+def _on_blocked_site(host: str, hits: Iterable[Hit], blocked: frozenset[str]) -> bool:
+    """Whether a result is on a blocked site: its link's, or its publisher's where an engine
+    names that site beside a redirect link (Google News)."""
+    if not blocked:
+        return False
+    return matches(host, blocked) or any(hit.site and matches(hit.site, blocked) for hit in hits)
 
 
 def _report(source: str | None, url: str, published: str | None) -> dict[str, str | None]:
@@ -466,7 +474,9 @@ def rank(
     muted = {engine for engine in lists if weights.get(engine, 1.0) <= 0}
     merged = merge(lists, prepared.canonical if prepared else None, muted)
     blocked = domain_lists(search.ranking, search.block_domains).blocked
-    items = [item for item in merged if not matches(item.host, blocked)]
+    items = [
+        item for item in merged if not _on_blocked_site(item.host, item.hits.values(), blocked)
+    ]
     # An engine that answered with no results (none but on blocked domains) has no vote:
     # counted, it would lower every score's share of the best possible and credit every result
     # as one it did not see.

@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime
 from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
@@ -127,7 +128,14 @@ class GoogleNews(Engine):
         channel = feed.find("channel")
         if channel is None:
             raise EngineParseError("Google News answered with an RSS feed without a channel")
-        return ranked_hits(channel.findall("item"), self.name, partial(_hit, now=self.now()))
+        hits = ranked_hits(channel.findall("item"), self.name, partial(_hit, now=self.now()))
+        # A story's grouped reports name their publisher only: its site is the one the feed
+        # gives that publisher's own items.
+        sites = {hit.source: hit.site for hit in hits if hit.source and hit.site}
+        for hit in hits:
+            for report in hit.grouped:
+                report.site = sites.get(report.source) if report.source else None
+        return hits
 
 
 def _feed(response: HttpResponse) -> ET.Element | None:
@@ -156,6 +164,8 @@ def _hit(item: ET.Element, rank: int, engine: str, now: datetime) -> Hit | None:
     hit = news_hit(url, title, snippet, rank, engine, published=published, source=source)
     if hit is not None:
         hit.grouped = tuple(r for r in reports if r.url != hit.url)
+        site = http_url(source_node.get("url") or "") if source_node is not None else None
+        hit.site = urlsplit(site).hostname if site else None
     return hit
 
 
