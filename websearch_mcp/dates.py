@@ -92,9 +92,10 @@ _DATE_PREFIX_RE = re.compile(
 )
 # "2023年5月12日" (year, month, day) and the separator that follows it in a snippet.
 _CJK_DATE_RE = re.compile(r"^\s*(\d{4})年(\d{1,2})月(\d{1,2})日\s*[-—·]?\s*")
-# "3天前", "5小时前", "昨天 14:20" (an age Baidu prints where a date would be), its separator.
+# "3天前", "5小时前", "2年前", "刚刚", "今天 09:15", "昨天 14:20" (an age Baidu prints where a
+# date would be), its separator.
 _CJK_AGE_RE = re.compile(
-    r"^\s*(?:\d+\s*(?:秒|分钟|小时|天|周|个月)前|(?:昨天|前天)(?:\s*\d{1,2}:\d{2})?)"
+    r"^\s*(?:\d+\s*(?:秒|分钟|小时|天|周|个月|年)前|刚刚|(?:今天|昨天|前天)(?:\s*\d{1,2}:\d{2})?)"
     r"(?:\s*[-—·]\s*|\s+)(?=\S)"
 )
 # "2004 Feb 15", "2004 Feb", "2004 Jan-Feb", "2004 Spring" (PubMed); month names by 3 letters.

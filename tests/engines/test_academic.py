@@ -422,6 +422,23 @@ def test_openalex_abstract_and_open_access_fallbacks() -> None:
     assert parse(OpenAlex(), json.dumps({"meta": {"count": 0}, "results": []})) == []
 
 
+def test_openalex_pubmed_central_pdf_link_without_a_slash_is_the_pdf() -> None:
+    """PubMed Central's PDF link ends `/pdf` with no slash after it: the open-access link was
+    read as a landing page and the work had no `pdf_url`."""
+    work = json.loads(fixture_bytes("openalex/work_single_W2741809807.json"))
+    # The recorded work's PubMed Central copy, as the only open-access link.
+    landing = next(
+        location["landing_page_url"]
+        for location in work["locations"]
+        if location["source"]["display_name"] == "PubMed Central"
+    )
+    work["primary_location"]["pdf_url"] = work["best_oa_location"] = None
+    for oa_url, pdf_url in ((f"{landing}/pdf", f"{landing}/pdf"), (landing, None)):
+        work["open_access"]["oa_url"] = oa_url
+        [hit] = parse(OpenAlex(), json.dumps({"results": [work]}))
+        assert hit.pdf_url == pdf_url
+
+
 def test_openalex_error_body() -> None:
     body = {"error": "Invalid query parameters error.", "message": "'foo' is not a valid field"}
     with pytest.raises(EngineError, match="not a valid field"):

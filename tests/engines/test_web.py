@@ -629,6 +629,26 @@ def test_duckduckgo_direct_link_to_its_own_site_is_an_organic_result() -> None:
     assert [h.url for h in parse(DuckDuckGo(), page)] == [help_page]
 
 
+@pytest.mark.parametrize(
+    "search",
+    [
+        "https://html.duckduckgo.com/html/?q=Fake+cache+bypass",
+        "https://duckduckgo.com/html/?q=Fake+cache+bypass",
+        "https://lite.duckduckgo.com/lite/?q=Fake+cache+bypass",
+        "https://duckduckgo.com/?q=Fake+cache+bypass&amp;ia=web",
+    ],
+)
+def test_duckduckgo_its_own_search_page_linked_absolutely_is_no_result(search: str) -> None:
+    """Only `/?q=` was read as a search: a link to the HTML (or lite) search page, as the
+    recorded page writes it relatively (`/html/`) but absolute, was a result."""
+    recorded = fixture_bytes("duckduckgo_html/html_fake_cache_bypass_2020.html").decode()
+    first = recorded.split('class="result__a" href="', 1)[1].split('"', 1)[0]
+    hits = parse(DuckDuckGo(), recorded)
+    assert [h.url for h in parse(DuckDuckGo(), recorded.replace(first, search))] == [
+        h.url for h in hits[1:]
+    ]
+
+
 def test_duckduckgo_blocks() -> None:
     ddg = DuckDuckGo()
     empty_results_page = DDG_PAGE.format("")

@@ -227,6 +227,20 @@ def test_baidu_age_opening_the_snippet_is_taken_off(age: str) -> None:
     assert first.published is None
 
 
+@pytest.mark.parametrize("age", ["今天 09:15", "刚刚", "2年前"])
+def test_baidu_age_of_today_just_now_or_years_is_taken_off(age: str) -> None:
+    """Only ages in seconds to months and "昨天"/"前天" were read: "今天 09:15" (today), "刚刚"
+    (just now) and "2年前" (two years ago) stayed at the head of the snippet."""
+    first = parse(Baidu(), BAIDU_PAGE.replace("2023年5月12日", age))[0]
+    assert first.snippet == "Store your vectors with the rest of your data & query them."
+    assert first.published is None
+    second = parse(Baidu(), BAIDU_PAGE.replace("介绍 pgvector", f"{age} - 介绍 pgvector"))[1]
+    assert second.snippet == "介绍 pgvector 的安装与索引。"
+    # "Today" or "just now" opening a sentence, with no separator after it, is its own word.
+    for sentence in ("今天发布的新版本", "刚刚发布的新版本", "2年前发布的版本"):
+        assert split_cjk_date(sentence) == (sentence, None)
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

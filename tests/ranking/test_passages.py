@@ -268,6 +268,22 @@ def test_a_code_block_and_the_paragraph_after_it_are_apart() -> None:
     assert code.startswith("CREATE INDEX") and "planner" not in code
 
 
+def test_code_on_one_line_between_fences_opens_no_code_block() -> None:
+    """A line "```x```" opened a code block: its code was lost, and the rest of the page was
+    read as code (headings, emphasis marks and paragraphs run together, as written)."""
+    text = (
+        "Install the extension with the command below, then create it in your database.\n\n"
+        "```pip install pgvector```\n\n## Indexing\n\n"
+        "The planner then walks the **HNSW** graph for every nearest-neighbour query it is given.\n"
+    )
+    assert plain_lines(text) == [
+        "Install the extension with the command below, then create it in your database.",
+        "pip install pgvector",
+        "Indexing",
+        "The planner then walks the HNSW graph for every nearest-neighbour query it is given.",
+    ]
+
+
 def test_chinese_sentences_are_joined_as_written() -> None:
     text = (
         "pgvector扩展可以为嵌入列建立索引。查询时规划器沿着图找到最近的向量，速度很快！"

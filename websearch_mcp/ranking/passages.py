@@ -57,6 +57,8 @@ _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _ABBREVIATION = re.compile(
     r"(?:^|[\s(])(?:[A-Z]|(?:[A-Za-z]\.)+[A-Za-z]|i\.e|e\.g|cf|vs|Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Fig)\.$"
 )
+# A code fence: three or more backticks and an info string without one ("```x```" is code).
+_FENCE = re.compile(r"```+[^`]*")
 _LINE_MARKER = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d{1,3}[.)]\s+|>\s*)+")
 _PAGE_MARKER = re.compile(r"^-+\s*page \d+\s*-+$", re.IGNORECASE)
 _CJK_STOPS = ("。", "！", "？")
@@ -84,9 +86,10 @@ def _logical_lines(text: str) -> list[tuple[str, bool]]:
     for raw in text[:SCAN_CHARS].splitlines():
         stripped = raw.strip()
         # A code fence is markup, and the extractor puts no blank line after a closing one.
-        if not stripped or stripped.startswith("```"):
+        fence = _FENCE.fullmatch(stripped) is not None
+        if not stripped or fence:
             open_line = False
-            in_fence ^= stripped.startswith("```")
+            in_fence ^= fence
             continue
         heading = not in_fence and stripped.startswith("#")  # a comment, in code
         row = not in_fence and stripped.startswith("|")

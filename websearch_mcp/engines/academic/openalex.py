@@ -50,10 +50,10 @@ def rebuild_abstract(index: Any) -> str:
 
 
 def _pdf_only(url: str | None) -> str | None:
-    """`oa_url` when it is a PDF: without a location's `pdf_url` it is that location's landing
-    page."""
+    """`oa_url` when it is a PDF (`.pdf`, `/pdf/...`, PubMed Central's `.../pdf`): without a
+    location's `pdf_url` it is that location's landing page."""
     path = urlsplit(url).path.lower() if url else ""
-    return url if path.endswith(".pdf") or "/pdf/" in path else None
+    return url if path.endswith((".pdf", "/pdf")) or "/pdf/" in path else None
 
 
 def _venue(*locations: dict[str, Any]) -> str | None:

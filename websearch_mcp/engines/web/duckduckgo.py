@@ -60,6 +60,9 @@ _LANGUAGE_REGIONS = {
     "tl": "ph-tl",
 }
 
+# DuckDuckGo's search pages, without the trailing slash: `/?q=`, `/html/?q=`, `/lite/?q=`.
+_SEARCH_PATHS = frozenset({"", "/html", "/lite"})
+
 # Visible text of DuckDuckGo's block pages (the anomaly challenge, the "error-lite" notice).
 _BLOCK_MARKERS = (
     "anomaly",
@@ -95,8 +98,8 @@ def result_url(href: str | None) -> str | None:
     if host == "duckduckgo.com" or host.endswith(".duckduckgo.com"):
         if path.startswith("/l/"):
             return http_url(query_value(query, "uddg"))
-        if path.startswith("/y.js") or path in ("", "/"):
-            return None  # ads (`/y.js?ad_domain=...`) and searches (`/?q=...`)
+        if path.startswith("/y.js") or path.rstrip("/") in _SEARCH_PATHS:
+            return None  # ads (`/y.js?ad_domain=...`) and searches (`/?q=`, `/html/?q=`)
         # Any other of its pages linked directly (newer pages do) is a result: its help pages.
     if query_value(query, "ad_domain") is not None:
         return None
