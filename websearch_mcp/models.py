@@ -151,6 +151,9 @@ class RankedResult:
     also: list[dict[str, str | None]] = field(default_factory=list)
     #: A news result whose date no engine gave.
     undated: bool = False
+    #: A news story's reports folded into it (their keys), each publisher's copies included:
+    #: `also` names one report per publisher. Not part of the answer.
+    folded: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def to_dict(self, explain: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -69,6 +69,7 @@ def test_the_fields_are_listed_in_order() -> None:
         "pdf_url",
         "ids",
         "source",
+        "site",
         "grouped",
     ]
 
@@ -104,7 +105,7 @@ def test_a_ranked_result_by_keywords_is_the_one_by_positions() -> None:
     assert names == [
         "key", "title", "url", "snippet", "engines", "ranks", "score", "published",
         "engine_scores", "authors", "doi", "venue", "citations", "pdf_url", "ids", "details",
-        "source", "also", "undated",
+        "source", "also", "undated", "folded",
     ]  # fmt: skip
     by_position = RankedResult(*values)
     by_keyword = RankedResult(**dict(zip(names[: len(values)], values, strict=True)))

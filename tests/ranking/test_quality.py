@@ -155,6 +155,51 @@ def test_two_han_characters_apart_are_no_other_writing_of_the_query(
     assert answers_another_query(listed, query)
 
 
+@pytest.mark.parametrize(
+    ("query", "titles"),
+    [
+        # Beijing to Nanjing answered with a casino list: 京 twice, no other character.
+        ("北京到南京", ["京城京彩娱乐城"]),
+        # "How to learn Japanese" answered with "how to win money": only the filler 如何.
+        ("如何学习日语", ["如何赢钱 娱乐城官网"]),
+        # Tokyo's weather answered with Beijing's casinos: 京 and the particle 的.
+        ("东京的天气", ["北京的赌场"]),
+    ],
+    ids=["one-character-twice", "stop-word", "particle"],
+)
+def test_a_repeated_character_or_a_stop_word_is_no_other_writing_of_the_query(
+    query: str, titles: list[str]
+) -> None:
+    """Two of the query's Han characters are two different characters of its words: one
+    character twice, or the characters of a stop word or a particle (如何, 最新, 的), which
+    the query's content leaves out, are in every other list too: it must still be gated."""
+    listed = hits(*((title, "") for title in titles))
+    assert answers_another_query(listed, query)
+
+
+@pytest.mark.parametrize(
+    ("query", "titles"),
+    [
+        # Simplified characters with a space between the words, and the query with one.
+        ("機器學習入門", ["机器学习 入门指南"]),
+        ("機器學習 入門", ["机器学习入门教程"]),
+        # A Chinese query answered in Japanese: kana between the words' characters.
+        ("东京天气", ["東京の天気 - tenki.jp"]),
+        ("机器学习入门", ["機械学習の入門"]),
+    ],
+    ids=["space-in-result", "space-in-query", "kana-tokyo", "kana-machine-learning"],
+)
+def test_the_querys_words_written_another_way_apart_are_its_words(
+    query: str, titles: list[str]
+) -> None:
+    """docs/engines.md: simplified characters for traditional ones, Chinese for Japanese kanji,
+    are the query's words written another way. A space or kana between two words sets no
+    character farther from the next: such a list answers the query (two of its characters in
+    one result were before the gate asked their order)."""
+    listed = hits(*((title, "") for title in titles))
+    assert not answers_another_query(listed, query)
+
+
 def test_kana_voicing_marks_are_no_accents() -> None:
     """Accents are left out as people type the words ("pokemon" for "Pokémon"); kana voicing
     marks never are: バス (bus) without them is ハス, and パス (pass) too. A list on passwords

@@ -868,6 +868,44 @@ def test_a_story_a_demoted_list_leads_in_the_fusion_of_every_list_is_not_listed_
     assert len(storms) == 1, [(r.url, r.engines, r.also) for r in storms]
 
 
+@pytest.mark.parametrize(
+    ("demoted_sources", "answering_source"),
+    [(["Reuters"], "Reuters"), (["Reuters", "AP"], "AP")],
+    ids=["the-leads-publisher", "a-publisher-also-names"],
+)
+def test_a_story_holding_an_answering_report_its_also_leaves_out_is_not_listed_twice(
+    demoted_sources: list[str], answering_source: str
+) -> None:
+    """`also` names one report per publisher: a report of the lead's publisher, or of one it
+    names already, folded into the story at another link is not in it. Such a report an
+    answering list gave is the story the answer holds: it was listed again, moved down."""
+    published = "2026-07-14T10:00:00Z"
+    storm = "Storm floods Texas coast towns overnight"
+
+    def report_(title: str, url: str, rank_: int, engine: str, source: str) -> Hit:
+        return Hit(title, url, "", rank_, engine, published=published, source=source)
+
+    demoted = [report_(storm, f"https://{source.lower()}.example/storm", i, "bing", source)
+               for i, source in enumerate(demoted_sources, start=1)]  # fmt: skip
+    start = len(demoted) + 1
+    pasta = [report_(f"Pasta recipe {i}", f"https://food.example/{i}", i, "bing", "Food")
+             for i in range(start, start + 3)]  # fmt: skip
+    on_topic = [report_(f"Bears Ears monument {word}", f"https://n{i}.example/", i, "brave", "N")
+                for i, word in enumerate(["alpha", "gamma", "zeta"], start=1)]  # fmt: skip
+    url = f"https://{answering_source.lower()}.example/2026/07/14/storm-texas"
+    lists = {
+        "bing": [*demoted, *pasta],
+        "brave": [*on_topic, report_(storm, url, 4, "brave", answering_source)],
+    }
+    fuse = functools.partial(rank, search=SearchSettings())
+    query = Query("Bears Ears monument", max_results=20, category="news")
+    now = datetime(2026, 7, 14, 12, tzinfo=UTC)
+    weights = {"bing": 1.0, "brave": 1.0}
+    ranked = _answering_first(fuse, lists, frozenset({"bing"}), query, weights, now, 0.05)
+    storms = [r for r in ranked if r.title == storm]
+    assert len(storms) == 1, [(r.url, r.engines, r.also) for r in storms]
+
+
 @pytest.mark.parametrize("strategy", ["hybrid", "sequential"])
 def test_the_status_page_counts_a_demoted_list_as_the_answer_reports_it(
     fake: FakeEngines, engines_url: str, strategy: str

@@ -322,6 +322,7 @@ def _result(scored: _Scored, ctx: Context) -> RankedResult:
         source=_source(item),
         also=scored.also or [],
         undated=ctx.news is not None and item.published is None,
+        folded=tuple(other.key for other in scored.folded),
     )
 
 

@@ -127,18 +127,24 @@ def scripts(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _han_aligned(query_text: str, text: str) -> bool:
-    """Whether two of the query's Han characters (of one of its words) stand in `text` in the
-    query's order, no farther apart than in the query."""
-    for word in query_text.split():
-        places = [(i, c) for i, c in enumerate(word) if _HAN.match(c)]
-        for n, (i, first) in enumerate(places):
-            for j, second in places[n + 1 :]:
-                gap, start = j - i, text.find(first)
-                while start != -1:
-                    if second in text[start + 1 : start + gap + 1]:
-                        return True
-                    start = text.find(first, start + 1)
+def _han_aligned(asked: str, query_text: str, text: str) -> bool:
+    """Whether two of the query's Han characters (of its content words, two different ones)
+    stand in `text` in the query's order, no farther apart than in the query: both read as
+    their Han characters only (a space, kana or punctuation between two words, 東京の天気 for
+    东京天气 or 机器学习 入门 for 機器學習入門, sets no character farther from the next)."""
+    content = {c for c in asked if _HAN.match(c)}
+    query_han = "".join(c for c in unicodedata.normalize("NFKC", query_text) if _HAN.match(c))
+    text_han = "".join(c for c in unicodedata.normalize("NFKC", text) if _HAN.match(c))
+    places = [(i, c) for i, c in enumerate(query_han) if c in content]
+    for n, (i, first) in enumerate(places):
+        for j, second in places[n + 1 :]:
+            if second == first:  # one character twice is one of the query's
+                continue
+            gap, start = j - i, text_han.find(first)
+            while start != -1:
+                if second in text_han[start + 1 : start + gap + 1]:
+                    return True
+                start = text_han.find(first, start + 1)
     return False
 
 
@@ -164,7 +170,7 @@ def answers_another_query(hits: Sequence[Hit], query_text: str) -> bool:
     # Written another way, each character stands for one: two of the query's stand in its
     # order, no farther apart than in the query (器 and 入 of 機器學習入門 in 机器学习入门; the
     # kana of 東京の天気 may be left out in Chinese).
-    if any(_han_aligned(query_text, f"{h.title} {h.snippet}") for h in hits):
+    if any(_han_aligned(asked, query_text, f"{h.title} {h.snippet}") for h in hits):
         return False
     # The query's words with accents the query left out, or without those it has.
     plain = [_unaccented_hit(h) for h in hits]

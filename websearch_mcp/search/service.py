@@ -117,14 +117,19 @@ def _answering_first(
     every = dataclasses.replace(query, max_results=sum(len(hits) for hits in lists.values()))
     held = {canonical_key(str(o["url"])) for r in ranked for o in r.also if o.get("url")}
     listed = held | {r.key for r in ranked}
+
+    def holds(result: RankedResult) -> bool:
+        """Whether the answer holds a report folded into `result` (its `also` names one
+        report per publisher: a publisher's other copies are in `folded` only)."""
+        urls = (canonical_key(str(o["url"])) for o in result.also if o.get("url"))
+        return any(key in listed for key in (*result.folded, *urls))
+
     # A story a demoted report leads in that fusion, one of the answer's reports folded into
-    # it (in its `also`), is a story the answer holds already.
+    # it, is a story the answer holds already.
     strays = [
         result
         for result in fuse(lists, every, weights=weights, now=now)
-        if demoted.issuperset(result.engines)
-        and result.key not in held
-        and not any(canonical_key(str(o["url"])) in listed for o in result.also if o.get("url"))
+        if demoted.issuperset(result.engines) and result.key not in held and not holds(result)
     ]
     return ranked + [_moved_down(result, factor) for result in strays[:room]]
 
