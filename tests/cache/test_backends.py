@@ -263,14 +263,6 @@ async def test_a_closed_cache_misses_and_keeps_nothing(make_cache: MakeCache) ->
     await cache.close()  # twice is fine
 
 
-async def test_no_cache_keeps_nothing_and_counts_no_lookup() -> None:
-    # `backend: none` has nothing to miss: the status page shows no hit share, not 0%.
-    cache = open_cache(CacheSettings(backend="none"))
-    await cache.set("web", key("q"), {"v": 1})
-    assert await cache.get("web", key("q")) is None
-    assert (cache.stats.hits, cache.stats.misses) == (0, 0)
-
-
 # Redis only
 
 
