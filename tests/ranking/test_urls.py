@@ -69,6 +69,12 @@ def test_percent_escapes_normalised() -> None:
         ("ftp://files.example.com:80/a", "ftp://files.example.com/a"),  # 80 is http's port
         ("https://docs.example.com/a", "https://example.com/a"),
         ("https://example.org/a", "https://example.com/a"),
+        # "amp" is a path's word too (a repository, a package, a shop's category of amplifiers).
+        ("https://github.com/someone/amp", "https://github.com/someone"),
+        ("https://www.npmjs.com/package/amp", "https://www.npmjs.com/package"),
+        ("https://github.com/amp/tools", "https://github.com/tools"),
+        # `feature=` is a tracking parameter on YouTube only.
+        ("https://example.com/docs?feature=dark", "https://example.com/docs"),
     ],
 )
 def test_different_pages_stay_apart(a: str, b: str) -> None:
@@ -260,6 +266,52 @@ def test_an_amp_copy_is_the_page(amp: str) -> None:
     if "outputType" in amp:
         plain = canonical_key("https://www.example.com/news/story?outputType=amp")
     assert canonical_key(amp) == plain
+
+
+def test_an_amp_html_copy_is_the_page() -> None:
+    """The AMP convention names a page's copy `<page>.amp.html`: one story, one result, the
+    page's own address shown."""
+    page = "https://www.example.com/news/2024/story.html"
+    copy = "https://www.example.com/news/2024/story.amp.html"
+    assert canonical_key(copy) == canonical_key(page)
+    assert is_copy(copy)
+    assert not is_copy(page)
+    index_copy = "https://example.com/news/index.amp.html"
+    assert canonical_key(index_copy) == canonical_key("https://example.com/news/")
+
+
+@pytest.mark.parametrize(
+    "shared",
+    [
+        "https://www.youtube.com/watch?v=dQw4w9WgXcQ&feature=share",
+        "https://youtube.com/watch?feature=youtu.be&v=dQw4w9WgXcQ",
+        "https://m.youtube.com/watch?v=dQw4w9WgXcQ&si=Ab12Cd34&feature=shared",
+        "https://www.youtube.com/watch?v=dQw4w9WgXcQ&ab_channel=RickAstley",
+    ],
+)
+def test_youtubes_share_parameters_are_one_video(shared: str) -> None:
+    """YouTube's `feature=`, `si=` and `ab_channel=` say how a link was shared, never which
+    video it plays; another video, or the video in a playlist, stays apart."""
+    video = canonical_key("https://www.youtube.com/watch?v=dQw4w9WgXcQ")
+    assert canonical_key(shared) == video
+    assert canonical_key("https://www.youtube.com/watch?v=other&feature=share") != video
+    assert canonical_key("https://www.youtube.com/watch?v=dQw4w9WgXcQ&list=PL1") != video
+
+
+@pytest.mark.parametrize(
+    "doubled",
+    [
+        "https://example.com/docs//guide",
+        "https://example.com//docs/guide",
+        "http://example.com/docs///guide/",
+    ],
+)
+def test_repeated_slashes_in_a_path_are_one(doubled: str) -> None:
+    """A site's template may write `/docs//guide`; the server sends `/docs/guide`."""
+    assert canonical_key(doubled) == canonical_key("https://example.com/docs/guide")
+    assert canonical_key(doubled + "?q=%C3%A9#top") == canonical_key(
+        "https://example.com/docs/guide?q=é"
+    )
 
 
 def test_an_amp_cache_link_keeps_the_query_of_the_page_it_copies() -> None:

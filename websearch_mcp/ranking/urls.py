@@ -1,13 +1,14 @@
 """Canonical URL keys: two URLs that name the same page get the same key.
 
 The key is lower-case, `https` for both http and https, without `www.`/`m.` (or an `m` second,
-as in `en.m.wikipedia.org`), default ports, user info, fragments, tracking parameters and
-trailing slashes, with the query sorted and an internationalised host in one spelling
-(`xn--bcher-kva.de` is `bücher.de`). A `#!` or `#/` fragment stays: it names a page of a
-single-page site. Copies are their page: `mobile.twitter.com`, Google's AMP cache and `?amp=1`,
-an `index.html`, a paper's arXiv abstract, PDF, HTML and versions; a DOI link is one DOI in any
-letter case at doi.org or dx.doi.org. The key is an identity for merging, never shown as the
-result's link (that stays an engine's original).
+as in `en.m.wikipedia.org`), default ports, user info, fragments, tracking parameters (YouTube's
+share parameters too), doubled and trailing slashes, with the query sorted and an
+internationalised host in one spelling (`xn--bcher-kva.de` is `bücher.de`). A `#!` or `#/`
+fragment stays: it names a page of a single-page site. Copies are their page:
+`mobile.twitter.com`, Google's AMP cache, `?amp=1` and `story.amp.html`, an `index.html`, a
+paper's arXiv abstract, PDF, HTML and versions; a DOI link is one DOI in any letter case at
+doi.org or dx.doi.org. The key is an identity for merging, never shown as the result's link
+(that stays an engine's original).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ TRACKING_PARAMS: Final = frozenset(
 TRACKING_PREFIXES: Final = ("utm_", "pk_", "mtm_")
 # Parameters that ask for the AMP copy of a page (`?amp=1`) or say how the AMP cache served it.
 _AMP_PARAMS = frozenset({"amp", "amp_js_v", "amp_gsa", "amp_tf", "usqp"})
+# Parameters that only say how a link was shared on one site (`feature=share` on YouTube); a
+# page of another site may name a page by them.
+_SITE_TRACKING: Final = {"youtube.com": frozenset({"feature", "si", "ab_channel"})}
 _DROP_HOST_PREFIXES = ("www.", "m.")
 # `mobile.` names a site's mobile pages only on some sites (`mobile.free.fr` is a phone
 # company's site, `free.fr` its parent's): those whose mobile host copies the site.
@@ -83,6 +87,9 @@ _ARXIV_PAGE = re.compile(
     re.IGNORECASE,
 )
 _INDEX_PAGES = ("/index.html", "/index.htm")
+# The AMP convention's name for a page's copy: `story.amp.html` for `story.html`.
+_AMP_PAGE = ".amp.html"
+_SLASHES = re.compile(r"//+")
 
 
 def _amp_origin(text: str) -> str | None:
@@ -105,12 +112,19 @@ def _amp_origin(text: str) -> str | None:
 
 
 def _without_index(path: str) -> str:
-    """A path without a final slash or index page: `/docs/index.html` is `/docs`."""
+    """A path with one slash for several, without a final slash or index page, an AMP copy
+    named as its page: `/docs//index.html` is `/docs`, `/a/story.amp.html` `/a/story.html`."""
+    if "//" in path:  # a template's doubled slash: servers read `/a//b` as `/a/b`
+        path = _SLASHES.sub("/", path)
     path = path.rstrip("/")
-    # Each index page in turn (`/docs/index.html/index.html`): a key is its own canonical form.
-    while path.endswith(_INDEX_PAGES):
-        path = path.rpartition("/")[0].rstrip("/")
-    return path
+    # Each in turn (`/docs/index.html/index.html`): a key is its own canonical form.
+    while True:
+        if path.endswith(_INDEX_PAGES):
+            path = path.rpartition("/")[0].rstrip("/")
+        elif path.endswith(_AMP_PAGE) and not path.endswith("/" + _AMP_PAGE):
+            path = path[: -len(_AMP_PAGE)] + ".html"
+        else:
+            return path
 
 
 def _key_of(host: str, path: str) -> str:
@@ -126,16 +140,17 @@ def _normalise_escape(match: re.Match[str]) -> str:
     return char if char in _DECODED else "%" + match.group(1).upper()
 
 
-def _plain_query(query: str) -> str | None:
+def _plain_query(query: str, host: str) -> str | None:
     """The canonical form of a query of unreserved characters, "=" and "&", as `parse_qsl` and
     `urlencode` make it below (nothing to decode or quote); None when a value holds "=", which
     they would quote."""
     pairs = []
+    site = _SITE_TRACKING.get(host, ())
     for piece in query.split("&"):
         name, _, value = piece.partition("=")
         if "=" in value:
             return None
-        if piece and not _is_tracking(name):
+        if piece and not _is_tracking(name) and name not in site:
             pairs.append((name, value))
     pairs.sort()
     return "&".join([f"{name}={value}" for name, value in pairs])
@@ -236,7 +251,7 @@ def canonicalize(url: str) -> CanonicalURL:
     if (
         simple is not None
         and (host := _clean_host(simple[0]) if _unclean(simple[0]) else simple[0])
-        and (query := _plain_query(simple[2]) if simple[2] else "") is not None
+        and (query := _plain_query(simple[2], host) if simple[2] else "") is not None
     ):
         path = _without_index(simple[1] or "")
         key = f"https://{_key_of(host, path)}" + (f"?{query}" if query else "")
@@ -264,6 +279,7 @@ def canonicalize(url: str) -> CanonicalURL:
     path = _without_index(path)
     query = ""
     if parts.query:
+        site = _SITE_TRACKING.get(host, ())
         # Escapes that are not UTF-8 (`M%FCller`, Latin-1) come back as they were, where
         # decoding would make every such value one replacement character.
         pairs = [
@@ -271,7 +287,7 @@ def canonicalize(url: str) -> CanonicalURL:
             for name, value in parse_qsl(
                 parts.query, keep_blank_values=True, errors="surrogateescape"
             )
-            if not _is_tracking(name)
+            if not _is_tracking(name) and name not in site
         ]
         query = (
             urlencode(sorted(pairs), quote_via=quote, safe="", errors="surrogateescape")
@@ -288,15 +304,20 @@ def canonicalize(url: str) -> CanonicalURL:
 
 def is_copy(url: str) -> bool:
     """Whether `url` is another address of a page than its own: a mobile host (`m.`, `en.m.`,
-    `mobile.twitter.com`), a mirror (`dx.doi.org`), Google's AMP cache or an `?amp` copy.
+    `mobile.twitter.com`), a mirror (`dx.doi.org`), Google's AMP cache or an `?amp` or
+    `.amp.html` copy.
     Merged with the page's own address, that one is the link to show."""
     simple = simple_parts(url.strip())
     if simple is not None:  # most links: no parsing
-        host, _, query = simple
+        host, path, query = simple
         bare = host.removeprefix("www.")
         lowered = (query or "").lower()
         if not (
-            _unclean(bare) or host.endswith(_AMP_CACHE) or "amp" in lowered or "usqp" in lowered
+            _unclean(bare)
+            or host.endswith(_AMP_CACHE)
+            or "amp" in lowered
+            or "usqp" in lowered
+            or _AMP_PAGE in (path or "")
         ):
             return False
     try:
@@ -308,6 +329,7 @@ def is_copy(url: str) -> bool:
     return (
         host.endswith(_AMP_CACHE)
         or _clean_host(host) != host
+        or parts.path.rstrip("/").endswith(_AMP_PAGE)
         or any(name.lower() in _AMP_PARAMS for name, _ in parse_qsl(parts.query, True))
     )
 
