@@ -34,6 +34,31 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
+#: What an API's error may print in place of a key's middle: `sk-pr***wxyz`, `sk-...wxyz`.
+_ELIDED = re.compile(r"([\w-]*)(\*{3,}|\.{3}|…)([\w-]*)")
+
+
+def without_key_parts(text: str, keys: Iterable[str]) -> str:
+    """`text` with what it quotes of a key in part replaced by `***`: its start and end around
+    an elision (`sk-...wxyz` of a configured key; three or more `*` inside a word elide a key,
+    whichever it is: `sk-pr***wxyz`). Keys shorter than `MIN_ANYWHERE` are left to `redact`:
+    their parts are any word's."""
+    keys = [key for key in keys if len(key) >= MIN_ANYWHERE]
+
+    def elided(match: re.Match[str]) -> str:
+        head, mark, tail = match.groups()
+        if mark.startswith("*") and head and tail:
+            return MASK
+        shown = len(head) + len(tail)
+        if shown and any(
+            shown < len(key) and key.startswith(head) and key.endswith(tail) for key in keys
+        ):
+            return MASK
+        return match[0]
+
+    return _ELIDED.sub(elided, text)
+
+
 def without_query(text: str, query: str, mask: str, also: Iterable[str] = ()) -> str:
     """`text` with a user's query replaced by `mask`, in every form an API's error may quote it
     in (as typed, URL-encoded, JSON-escaped with or without `\\u` escapes, and the forms

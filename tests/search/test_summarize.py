@@ -9,11 +9,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gzip
 import json
 import logging
 import socket
 import threading
 import time
+import tracemalloc
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -557,6 +559,37 @@ async def test_a_model_that_never_stops_is_cut_off_at_a_bounded_size(
     assert time.monotonic() - started < 5
 
 
+async def test_a_compressed_answer_is_not_expanded_in_memory_past_the_cap() -> None:
+    """A few hundred bytes of gzip inside gzip that expand to 64 MiB: decoded under the cap,
+    as pages are, not whole in one piece before its size is known."""
+    body = gzip.compress(gzip.compress(b" " * (64 * 1024 * 1024)))
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        head += f"Content-Encoding: gzip, gzip\r\nContent-Length: {len(body)}\r\n\r\n"
+        writer.write(head.encode() + body)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+    summarizer = Summarizer(
+        parse_config({"llm": {"base_url": url, "model": "m"}}, "t", environ={}).llm
+    )
+    tracemalloc.start()
+    try:
+        outcome = await summarizer.summarize(QUERY, None, [result(1)], budget_seconds=10)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        await summarizer.close()
+        server.close()
+    assert outcome.error is not None
+    assert "streaming: the answer is larger than 1024 KiB" in outcome.error
+    assert peak < 16 * 1024 * 1024, peak
+
+
 # --- end to end ---------------------------------------------------------------------------
 
 
@@ -886,6 +919,38 @@ async def test_the_key_never_shows_in_logs_or_answers(
     assert LLM_KEY not in json.dumps(answer)
     assert LLM_KEY not in text_of(outcome)
     assert caplog.records and LLM_KEY not in caplog.text
+
+
+@pytest.mark.parametrize(
+    "quoted",
+    [
+        "sk-pl***0d2e",  # OpenAI's form: the key's start and end
+        "sk-planted-l****************d2e",
+        "sk-...0d2e",  # a gateway's
+        "sk-p…0d2e",
+    ],
+)
+async def test_a_model_error_quoting_part_of_the_key_shows_none_of_it(
+    llm: FakeLLM, llm_url: str, caplog: pytest.LogCaptureFixture, quoted: str
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    llm.stream_mode = llm.plain_mode = "fail"
+    # As a 500 (or 400, 404) of a gateway quoting the key it was sent, in part, next to words
+    # that are no key and stay as they are.
+    llm.echo = f"for key {quoted}, model `gpt-4o-mini-2024-07-18`: 2**10 **bold** wait...what"
+    settings = parse_config(
+        {"llm": {"base_url": llm_url, "model": "m"}}, "test", environ={"LLM_API_KEY": LLM_KEY}
+    )
+    summarizer = Summarizer(settings.llm)
+    try:
+        outcome = await summarizer.summarize(QUERY, None, [result(1)], budget_seconds=10)
+    finally:
+        await summarizer.close()
+    assert outcome.error is not None
+    said = "for key ***, model `gpt-4o-mini-2024-07-18`: 2**10 **bold** wait...what"
+    assert outcome.error.count(said) == 2
+    assert quoted not in outcome.error and quoted not in caplog.text
+    assert caplog.text.count(said) == 2
 
 
 async def test_a_model_error_quoting_the_query_is_logged_without_it(

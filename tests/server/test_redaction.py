@@ -216,6 +216,35 @@ def test_credential_parameters_of_a_base_url_are_secrets_by_name_and_length() ->
     assert "1" not in secrets
 
 
+@pytest.mark.parametrize(
+    "parameter",
+    [
+        "jwt=eyJhbGciOiJIUzI1NiJ9.PLANTED-1",
+        "credential=PLANTED-cred-2",
+        "access_code=PLANTED-code-3",
+        "session=PLANTED-sess-4",
+        "PHPSESSID=PLANTED-sess-5",
+        "sid=PLANTED-sid-6",
+        "lang=en#token=PLANTED-frag-7",  # never sent, but logged with the URL
+    ],
+)
+def test_a_credential_parameter_of_any_common_name_in_a_base_url_is_a_secret(
+    parameter: str,
+) -> None:
+    url = f"http://127.0.0.1:6/?{parameter}"
+    settings = parse_config({"engines": {"searxng": {"base_url": url}}}, "test", environ={})
+    assert parameter.rpartition("=")[2] in settings.secrets()
+
+
+@pytest.mark.parametrize("parameter", ["author=Shakespeare", "keyword=research", "side=leftmost"])
+def test_search_words_in_a_base_url_are_no_secrets(parameter: str) -> None:
+    """`auth`, `key` and `sid` inside these names name no credential: their values would be
+    masked in every log line and on the status page."""
+    url = f"http://127.0.0.1:6/?{parameter}"
+    settings = parse_config({"engines": {"searxng": {"base_url": url}}}, "test", environ={})
+    assert parameter.partition("=")[2] not in settings.secrets()
+
+
 def test_passwords_in_the_standard_proxy_variables_are_secrets() -> None:
     settings = parse_config({}, "test", environ={})
     environ = {

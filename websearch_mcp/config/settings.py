@@ -80,8 +80,13 @@ def _with_scheme(value: str | None) -> str | None:
 
 
 #: Words in the name of a query parameter that holds a credential (`?password=`, which redis-py
-#: reads, `?token=`, `?api_key=`, `?access_token=` of a SearXNG or a model behind a gateway).
-_SECRET_PARAMETERS = ("pass", "token", "key", "secret", "auth", "sig")
+#: reads, `?token=`, `?api_key=`, `?access_token=`, `?jwt=`, `?session_id=` of a SearXNG or a
+#: model behind a gateway); not inside the search words `author` and `keyword`, nor `sid`
+#: inside another word (`side`, `inside`).
+_SECRET_PARAMETER = re.compile(
+    r"pass|token|key(?!words?(?![a-z]))|secret|auth(?!ors?(?![a-z]))|sig|jwt|credential"
+    r"|session|sessid|access_?code|(?<![a-z])sid(?![a-z])"
+)
 #: A password's name, whose value is a secret at any length: not "pass" inside another word
 #: (`bypass_cache=1`, `passthrough=true`).
 #: Its last word: a number or a form's brackets may follow (`password1`, `user[password]`).
@@ -97,11 +102,12 @@ def _url_secrets(url: str) -> list[str]:
         found = [parts.password] if parts.password else []
     except ValueError:  # a variable no URL parser reads is no proxy the requests use either
         return []
-    for pair in parts.query.split("&"):
+    # A fragment is never sent, but is logged with the URL: `#token=` as `?token=`.
+    for pair in f"{parts.query}&{parts.fragment}".split("&"):
         name, _, raw = pair.partition("=")
         lowered, value = unquote_plus(name).lower(), unquote_plus(raw)
         password = bool(_PASSWORD.search(lowered))
-        if not value or not (password or any(w in lowered for w in _SECRET_PARAMETERS)):
+        if not value or not (password or _SECRET_PARAMETER.search(lowered)):
             continue
         if password or len(value) >= MIN_SECRET_PART:
             # As the URL writes it too: a `+` is sent as it is, not as the space a form reads.

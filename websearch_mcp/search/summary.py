@@ -24,9 +24,10 @@ from typing import Any
 import httpx
 
 from websearch_mcp.config import LLMSettings, Settings
-from websearch_mcp.errors import SummaryError, SummaryRefused
+from websearch_mcp.errors import FetchError, SummaryError, SummaryRefused
+from websearch_mcp.fetch.decoding import ACCEPT_ENCODING, CappedDecoder, capped_chunks
 from websearch_mcp.net.http import build_httpx_client, choose_proxy
-from websearch_mcp.redaction import MASK, redact, without_query
+from websearch_mcp.redaction import MASK, redact, without_key_parts, without_query
 from websearch_mcp.text_encoding import markdown_words, visible, well_formed_data
 
 log = logging.getLogger("websearch_mcp.search.summary")
@@ -296,7 +297,10 @@ class Summarizer:
         self.settings = settings
         self.model: str = settings.model or ""
         self._url = f"{settings.base_url}/chat/completions"
-        self._headers = {"Accept": "application/json, text/event-stream"}
+        self._headers = {
+            "Accept": "application/json, text/event-stream",
+            "Accept-Encoding": ACCEPT_ENCODING,  # the codings `_decoded` undoes
+        }
         if settings.api_key:
             self._headers["Authorization"] = f"Bearer {settings.api_key}"
         self._secrets = (settings.api_key,) if settings.api_key else ()
@@ -365,7 +369,8 @@ class Summarizer:
                     return SummaryOutcome(text=with_sources(text, results[:shown]))
         except TimeoutError:
             failures.append(f"{attempt}: no answer within {budget_seconds:g} s")
-        error = redact("; ".join(failures), self._secrets)
+        # An error may quote the key, whole or in part (`Incorrect API key provided: sk-pr***wxyz`).
+        error = without_key_parts(redact("; ".join(failures), self._secrets), self._secrets)
         # A model's server may quote what it was sent, the query among it: the log never holds it.
         log.warning("no summary from model %s: %s", self.model, without_query(error, query, MASK))
         return SummaryOutcome(error=f"the language model gave no summary ({error})")
@@ -447,11 +452,28 @@ def _too_large(max_bytes: int) -> SummaryError:
     return SummaryError(f"the answer is larger than {max_bytes // 1024} KiB")
 
 
+async def _decoded(response: httpx.Response, max_bytes: int) -> AsyncIterator[bytes]:
+    """The body of `response` as it comes, decoded, at most `max_bytes` of it: every coding
+    is undone under the cap (`CappedDecoder`, as for pages), so that a few compressed bytes
+    (gzip inside gzip) never expand in memory before the size is known."""
+    try:
+        decoder = CappedDecoder(response.headers.get("content-encoding", ""), max_bytes)
+        async for chunk in capped_chunks(response.aiter_raw(), max_bytes):
+            if data := decoder.feed(chunk):
+                yield data
+        if data := decoder.finish():
+            yield data
+    except FetchError as err:
+        if str(err).startswith("too large"):
+            raise _too_large(max_bytes) from None
+        raise SummaryError(str(err).replace("the page", "the answer")) from None
+
+
 async def _read(response: httpx.Response, max_bytes: int) -> bytes:
     """The body of `response`, at most `max_bytes` of it (decompressed)."""
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():
+    async for chunk in _decoded(response, max_bytes):
         size += len(chunk)
         if size > max_bytes:
             raise _too_large(max_bytes)
@@ -465,7 +487,7 @@ async def _lines(response: httpx.Response, max_bytes: int) -> AsyncGenerator[str
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     partial: list[str] = []  # the line under way, in the pieces it came in
     size = 0
-    async for chunk in response.aiter_bytes():
+    async for chunk in _decoded(response, max_bytes):
         size += len(chunk)
         if size > max_bytes:
             raise _too_large(max_bytes)
