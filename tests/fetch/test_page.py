@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import io
 import json
 import socket
 import ssl
@@ -409,6 +410,21 @@ async def test_html_starting_without_its_html_tag_is_sniffed(
     assert result["content_type"] == "text/plain" and result["content"] == plain.strip()
 
 
+@pytest.mark.parametrize(
+    "style",
+    ["display:none", "visibility:collapse", "VISIBILITY: Collapse", "visibility:hidden"],
+)
+def test_text_an_inline_style_hides_is_not_read(style: str) -> None:
+    """`visibility: collapse` hides an element as `hidden` does (outside tables too)."""
+    html = (
+        "<html><body><article><p>Meltwater from the northern glaciers has doubled the rivers'"
+        f" flow this decade.</p><p style='{style}'>Planted words for crawlers only, which no"
+        " reader of the page ever sees on it.</p></article></body></html>"
+    )
+    content = extract_html(html, "https://a.example/").content
+    assert "Meltwater" in content and "Planted" not in content
+
+
 PDF_PAGES = [["Glacier survey 2023", "Summary of findings"], ["Second page about the Tana"]]
 
 
@@ -461,6 +477,22 @@ async def test_damaged_pdf_is_a_clear_error(server: LocalServer) -> None:
     server.routes["/broken.pdf"] = page(b"%PDF-1.4\n1 0 obj garbage", "application/pdf")
     with pytest.raises(FetchError, match="PDF could not be read"):
         await fetch_page(server.url("/broken.pdf"), settings=settings_for(server))
+
+
+async def test_pdf_encrypted_with_a_password_is_unsupported(server: LocalServer) -> None:
+    """No password is ever given: the page cannot be read however often it is asked, as a format
+    that is not read cannot. `error` is the status of what may pass (a broken connection); the
+    status `read` gives the page is the error's kind."""
+    import pypdf
+
+    writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(make_pdf(PDF_PAGES))))
+    writer.encrypt(user_password="s3cret", algorithm="RC4-128")
+    locked = io.BytesIO()
+    writer.write(locked)
+    server.routes["/locked.pdf"] = page(locked.getvalue(), "application/pdf")
+    with pytest.raises(FetchError, match="encrypted with a password") as info:
+        await fetch_page(server.url("/locked.pdf"), settings=settings_for(server))
+    assert info.value.kind == "unsupported" and not info.value.reader_may_help
 
 
 async def test_pdf_without_pypdf_says_what_to_install(

@@ -3,6 +3,7 @@ academic signals, year filters, and properties that must hold for any input."""
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import UTC, datetime
 from typing import Any
@@ -14,7 +15,9 @@ from hypothesis import strategies as st
 from testing.engine_answers import parse
 from testing.shared import fixture_bytes
 from websearch_mcp.config import AcademicSettings
+from websearch_mcp.engines.academic.crossref import Crossref
 from websearch_mcp.engines.academic.europepmc import EuropePMC
+from websearch_mcp.engines.academic.semantic_scholar import SemanticScholar
 from websearch_mcp.models import Hit, Query, RankedResult
 from websearch_mcp.ranking.academic import citation_signal, rank_papers, url_rank
 from websearch_mcp.ranking.papers import (
@@ -331,6 +334,29 @@ def test_notices_of_one_generic_title_without_authors_stay_apart() -> None:
     other = hit("google_scholar", 1, "Department of Error", link, published="2025")
     lists = {"europepmc": [notice], "google_scholar": [other]}
     assert engines_of(rank(lists, "department of error")) == [["europepmc"], ["google_scholar"]]
+
+
+@pytest.mark.parametrize("s2_first", [True, False])
+def test_a_medline_title_from_semantic_scholar_shows_as_the_other_indexes_spell_it(
+    s2_first: bool,
+) -> None:
+    """Semantic Scholar keeps MEDLINE's final period ("Turing patterns in multiplex networks.");
+    Crossref's record of the paper has none. The merge folds punctuation away, so they are one
+    paper; its title must not gain or lose the period with the index that ranks it first."""
+    s2 = json.loads(fixture_bytes("semanticscholar/paper_search_turing_title.json"))
+    medline = s2["data"][99] | {"year": 2012}
+    s2["data"] = [medline] if s2_first else [s2["data"][0], medline]
+    crossref = json.loads(fixture_bytes("crossref/works_query_ecology_rows2.json"))
+    items = crossref["message"]["items"]
+    items[1]["title"] = [medline["title"].removesuffix(".")]
+    crossref["message"]["items"] = items[1:] if not s2_first else items
+    lists = {
+        "semantic_scholar": parse(SemanticScholar(), json.dumps(s2)),
+        "crossref": parse(Crossref(), json.dumps(crossref)),
+    }
+    papers = [p for p in rank(lists, "turing patterns networks") if "multiplex" in p.title]
+    assert [sorted(p.engines) for p in papers] == [["crossref", "semantic_scholar"]]
+    assert papers[0].title == "Turing patterns in multiplex networks"
 
 
 @pytest.mark.parametrize(

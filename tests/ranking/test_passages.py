@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from websearch_mcp.fetch import Document
 from websearch_mcp.fetch.htmltext import extract_html
 from websearch_mcp.ranking.lexical import analyze_query
 from websearch_mcp.ranking.passages import (
@@ -21,6 +23,8 @@ from websearch_mcp.ranking.passages import (
     plain_lines,
 )
 from websearch_mcp.ranking.tokens import terms
+from websearch_mcp.search.answer import ResultOut
+from websearch_mcp.search.read_pages import read_results
 
 WORDS = [
     "river", "rivers", "glacier", "salmon", "tide", "harbour", "pgvector", "index", "postgres",
@@ -390,3 +394,41 @@ def test_a_run_without_spaces_is_not_cut_between_a_letter_and_its_vowel_sign() -
     # Thai writes "กี" as the letter ก and the combining vowel ี: the next piece began with ี.
     text = "ก" * 498 + "กี" + "ข" * 300
     assert [c[0] for c in chunks(text)] == ["ก", "ก"]
+
+
+def _read(content: str, content_type: str, query: str) -> list[str]:
+    """The passages `read` gives for a page of `content_type` holding `content`."""
+    url = "https://docs.example/notes"
+    page = Document(url=url, final_url=url, content_type=content_type, content=content)
+
+    async def load(_: str) -> Document:
+        return page
+
+    result: ResultOut = {"url": url, "title": "Notes", "snippet": "", "engines": [], "score": 1.0}
+    found = asyncio.run(read_results([result], query, 1, 5.0, load))
+    return found[0].get("passages") or []
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/pdf"])
+def test_a_plain_text_page_is_read_as_written_not_as_markdown(content_type: str) -> None:
+    """Only HTML comes through the extractor as Markdown: a text file's or a PDF's `__init__`,
+    `*args` and hard-wrapped lines opening with "12. " or "- " are its words, not emphasis
+    marks or list items (the number was dropped and the sentence cut in two)."""
+    text = (
+        "Calling obj.__init__(*args) again resets the parser state before the next document.\n"
+        "\n"
+        "The relapse rate fell from 31 percent in the control group to\n"
+        "12. percent in the treated group after two years of follow-up in the trial, and the\n"
+        "- adjusted - rate fell as far.\n"
+    )
+    passages = _read(text, content_type, "init args parser state relapse rate treated group")
+    assert "Calling obj.__init__(*args) again resets the parser state" in passages[0]
+    assert (
+        "to 12. percent in the treated group after two years of follow-up in the trial, and the"
+        " - adjusted - rate fell as far." in passages[1]
+    )
+    # The extractor's Markdown is still read as Markdown.
+    markdown = "Calling `obj.__init__` with **all** its *args* resets the parser state again."
+    assert _read(markdown, "text/html", "init parser state") == [
+        "Calling obj.__init__ with all its args resets the parser state again."
+    ]

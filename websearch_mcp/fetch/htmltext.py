@@ -77,12 +77,15 @@ def _main_content(html: str | bytes, url: str, tree: Any) -> Extracted:
 
 
 #: Elements a browser shows nothing of: the `hidden` attribute, `aria-hidden`, an inline
-#: style of `display: none` or `visibility: hidden` in any case and spacing (trafilatura drops
-#: only the lower-case ones), a `<template>` and a `<dialog>` not open. Text a page hides so is
-#: no text of the page an agent should read.
+#: style of `display: none` or `visibility: hidden` / `collapse` in any case and spacing
+#: (trafilatura drops only the lower-case ones), a `<template>` and a `<dialog>` not open. Text
+#: a page hides so is no text of the page an agent should read. Not `opacity: 0` nor
+#: `font-size: 0`: pages animate text in from the one, and a child sets its own size under the
+#: other (the inline-block spacing trick), so either may be text the reader sees.
 _HIDDEN = (
     '//*[@hidden or @aria-hidden="true" or contains({style}, "display:none")'
-    ' or contains({style}, "visibility:hidden")] | //template[not(@shadowrootmode or @shadowroot)]'
+    ' or contains({style}, "visibility:hidden") or contains({style}, "visibility:collapse")]'
+    " | //template[not(@shadowrootmode or @shadowroot)]"
     " | //dialog[not(@open)]"
 ).format(
     style='translate(translate(@style, " \t\n", ""), "ABCDEFGHIJKLMNOPQRSTUVWXYZ", '

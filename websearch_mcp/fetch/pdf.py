@@ -54,7 +54,8 @@ def extract_pdf(
         with _stream_limit(pypdf, max_decoded_bytes):
             reader = pypdf.PdfReader(io.BytesIO(body))
             if reader.is_encrypted and not reader.decrypt(""):
-                raise FetchError("the PDF is encrypted with a password", reader_may_help=False)
+                # No password is ever given: no retry and no reader reads it.
+                raise FetchUnsupported("the PDF is encrypted with a password")
             pages, capped = _page_texts(reader, max_pages, max_decoded_bytes, max_chars)
             metadata = reader.metadata
     except (FetchError, MemoryError):

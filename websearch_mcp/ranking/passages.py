@@ -77,28 +77,29 @@ class _Chunk:
     text: str
 
 
-def _logical_lines(text: str) -> list[tuple[str, bool]]:
+def _logical_lines(text: str, markdown: bool = True) -> list[tuple[str, bool]]:
     """Markdown lines with a wrapped paragraph (or list item) joined back into one line;
-    headings and table rows stand alone. Each says whether it is a code block's."""
+    headings and table rows stand alone. Each says whether it is a code block's (as written,
+    as all of a text that is not Markdown is: its wrapped lines join up to a blank one)."""
     out: list[list[str]] = []  # each line's parts, joined once: no copy per wrapped line
     code: list[bool] = []
     open_line = in_fence = False
     for raw in text[:SCAN_CHARS].splitlines():
         stripped = raw.strip()
         # A code fence is markup, and the extractor puts no blank line after a closing one.
-        fence = _FENCE.fullmatch(stripped) is not None
+        fence = markdown and _FENCE.fullmatch(stripped) is not None
         if not stripped or fence:
             open_line = False
             in_fence ^= fence
             continue
-        heading = not in_fence and stripped.startswith("#")  # a comment, in code
-        row = not in_fence and stripped.startswith("|")
-        marked = heading or row or (not in_fence and bool(_LINE_MARKER.match(raw)))
+        heading = markdown and not in_fence and stripped.startswith("#")  # a comment, in code
+        row = markdown and not in_fence and stripped.startswith("|")
+        marked = heading or row or (markdown and not in_fence and bool(_LINE_MARKER.match(raw)))
         if open_line and not marked:
             out[-1].append(stripped)
         else:
             out.append([stripped])
-            code.append(in_fence)
+            code.append(in_fence or not markdown)
         open_line = not (heading or row)
     return [(" ".join(parts), fenced) for parts, fenced in zip(out, code, strict=True)]
 
@@ -108,14 +109,14 @@ def _unmarked(text: str) -> str:
     return _ESCAPED.sub(r"\1", _EMPHASIS.sub("", text))
 
 
-def plain_lines(text: str) -> list[str]:
+def plain_lines(text: str, markdown: bool = True) -> list[str]:
     """The page's lines as plain text: links reduced to their text, images, emphasis and
     heading/list markers dropped, Markdown's escapes read, control and format characters left
     out, table pipes and runs of spaces collapsed; navigation lines (mostly links), lines
     without a letter or digit and repeats of a line left out."""
     lines = []
     seen: set[str] = set()
-    for raw, fenced in _logical_lines(text):
+    for raw, fenced in _logical_lines(text, markdown):
         linked = sum(len(m.group(2)) for m in _LINK.finditer(raw) if not m.group(1))
         line = _LINK.sub(lambda m: "" if m.group(1) else m.group(2), raw)
         if not fenced:  # a code block's text is as written: `2**10`, `__init__`
@@ -166,11 +167,12 @@ def _sentences(line: str) -> list[str]:
     return out
 
 
-def chunks(text: str) -> list[str]:
-    """The page cut into candidate passages, in page order, each at most `MAX_PASSAGE_CHARS`."""
+def chunks(text: str, markdown: bool = True) -> list[str]:
+    """The page cut into candidate passages, in page order, each at most `MAX_PASSAGE_CHARS`;
+    `markdown` False for a text that is not Markdown (a text file's, a PDF's)."""
     out: list[str] = []
     current = ""
-    for line in plain_lines(text):
+    for line in plain_lines(text, markdown):
         # A new line starts a new chunk unless the one so far is too short to stand alone.
         if len(current) >= MIN_PASSAGE_CHARS:
             out.append(current)
@@ -203,15 +205,16 @@ def _weights(query: QueryTerms, found: list[frozenset[str]]) -> dict[str, float]
     return weights
 
 
-def best_passages(text: str, query: str) -> list[str]:
+def best_passages(text: str, query: str, *, markdown: bool = True) -> list[str]:
     """The passages of `text` that best answer `query`, in page order: at most `MAX_PASSAGES`,
-    together at most `PASSAGE_BUDGET` characters; none when no chunk holds a query term."""
+    together at most `PASSAGE_BUDGET` characters; none when no chunk holds a query term.
+    `markdown` False: `text` is read as written (see `chunks`)."""
     wanted = analyze_query(query)
     if not wanted.content:
         return []
     candidates: list[_Chunk] = []
     seen: set[str] = set()
-    for index, piece in enumerate(chunks(text)):
+    for index, piece in enumerate(chunks(text, markdown)):
         key = piece.lower()
         if key not in seen:  # a sentence repeated within a line makes a repeated chunk
             seen.add(key)

@@ -20,6 +20,10 @@ from websearch_mcp.search.answer import PageReading, ResultOut
 
 logger = logging.getLogger(__name__)
 
+#: The content types whose extracted text is Markdown: HTML's (trafilatura writes it) and the
+#: reader API's; a text file, JSON, XML and a PDF's text are read as written.
+MARKDOWN_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/markdown"})
+
 LoadPage = Callable[[str], Awaitable[Document]]
 
 
@@ -63,7 +67,11 @@ async def _read_one(url: str, query: str, load: LoadPage) -> PageReading:
     try:
         document = await load(url)
         # Off the event loop: scoring a long page is CPU work (bounded by the scorer's scan cap).
-        passages = await asyncio.to_thread(best_passages, document.content, query)
+        # Only HTML (through the extractor) and the reader's answers are Markdown.
+        markdown = document.content_type in MARKDOWN_TYPES
+        passages = await asyncio.to_thread(
+            best_passages, document.content, query, markdown=markdown
+        )
     except (FetchError, ToolInputError) as err:  # a URL not fit to fetch is refused
         status = getattr(err, "kind", "refused")
         return {"page_status": status, "passages": [], "page_error": str(err)}

@@ -15,6 +15,7 @@ from websearch_mcp.engines.academic._common import (
     author_names,
     date_in_asked_years,
     normalize_doi,
+    title_text,
     without_format_tag,
 )
 from websearch_mcp.engines.base import Engine
@@ -56,7 +57,8 @@ def external_ids(paper: dict[str, Any]) -> dict[str, str]:
 
 
 def _hit(paper: dict[str, Any], rank: int, engine: str, *, query: Query) -> Hit | None:
-    title = without_format_tag(as_text(paper.get("title")).strip())
+    # MEDLINE's records keep its final period, as PubMed and Europe PMC give them (title_text).
+    title = title_text(without_format_tag(as_text(paper.get("title")).strip()))
     url = http_url(paper.get("url"))
     if not url and isinstance(paper.get("paperId"), str):
         url = f"https://www.semanticscholar.org/paper/{paper['paperId']}"
