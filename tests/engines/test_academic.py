@@ -433,7 +433,8 @@ def test_openalex_pubmed_central_pdf_link_without_a_slash_is_the_pdf() -> None:
         if location["source"]["display_name"] == "PubMed Central"
     )
     work["primary_location"]["pdf_url"] = work["best_oa_location"] = None
-    for oa_url, pdf_url in ((f"{landing}/pdf", f"{landing}/pdf"), (landing, None)):
+    upper = "https://repo.example/bitstream/123/Paper.PDF"  # an extension in capitals
+    for oa_url, pdf_url in ((f"{landing}/pdf", f"{landing}/pdf"), (landing, None), (upper, upper)):
         work["open_access"]["oa_url"] = oa_url
         [hit] = parse(OpenAlex(), json.dumps({"results": [work]}))
         assert hit.pdf_url == pdf_url

@@ -390,6 +390,15 @@ def test_a_comment_or_a_list_item_in_a_code_block_is_code_not_a_heading_or_a_lis
     assert plain_lines(text) == ["fish |> Enum.filter(&salmon?/1) |> Enum.count()"]
 
 
+def test_a_longer_fence_or_a_blank_line_in_a_code_block_keeps_it_code() -> None:
+    """A fence of four backticks (one that may hold "```") is a fence too, and a blank line in
+    a code block does not close it: the comment after it is code, not a heading."""
+    text = "````\nsteps:\n  # run the tests\n  - run: pytest -q\n````\n"
+    assert plain_lines(text) == ["steps: # run the tests - run: pytest -q"]
+    text = "```yaml\nsteps:\n\n  # run the tests\n  - run: pytest -q\n```\n"
+    assert plain_lines(text) == ["steps:", "# run the tests - run: pytest -q"]
+
+
 def test_a_run_without_spaces_is_not_cut_between_a_letter_and_its_vowel_sign() -> None:
     # Thai writes "กี" as the letter ก and the combining vowel ี: the next piece began with ี.
     text = "ก" * 498 + "กี" + "ข" * 300

@@ -141,8 +141,11 @@ def test_one_han_character_in_common_is_no_other_writing_of_the_query(
         ("北京天气", ["天天彩票 北方赌场", "天下北方娱乐城"]),
         # The Tokyo Olympics answered with a casino list: 东 and 京 in two other words.
         ("东京奥运会", ["东方娱乐城 京城赌场"]),
+        # Tokyo's weather answered with a casino: 京 and 天, adjacent in the query past its
+        # kana, one character apart in the result.
+        ("東京の天気", ["京城天下娱乐城"]),
     ],
-    ids=["weather-lottery", "olympics-casino"],
+    ids=["weather-lottery", "olympics-casino", "kana-in-query"],
 )
 def test_two_han_characters_apart_are_no_other_writing_of_the_query(
     query: str, titles: list[str]
@@ -186,8 +189,21 @@ def test_a_repeated_character_or_a_stop_word_is_no_other_writing_of_the_query(
         # A Chinese query answered in Japanese: kana between the words' characters.
         ("东京天气", ["東京の天気 - tenki.jp"]),
         ("机器学习入门", ["機械学習の入門"]),
+        # 器 once before, too far from 入, then in the query's words written another way.
+        ("機器學習入門", ["器材选购 机器学习入门"]),
+        # 器 as its compatibility ideograph (U+FA38, legacy encodings), in the result or query.
+        ("機器學習入門", ["机\ufa38学习入门"]),
+        ("機\ufa38學習入門", ["机器学习入门"]),
     ],
-    ids=["space-in-result", "space-in-query", "kana-tokyo", "kana-machine-learning"],
+    ids=[
+        "space-in-result",
+        "space-in-query",
+        "kana-tokyo",
+        "kana-machine-learning",
+        "a-character-earlier",
+        "compatibility-ideograph-in-result",
+        "compatibility-ideograph-in-query",
+    ],
 )
 def test_the_querys_words_written_another_way_apart_are_its_words(
     query: str, titles: list[str]

@@ -287,6 +287,9 @@ def test_an_amp_html_copy_is_the_page() -> None:
         "https://youtube.com/watch?feature=youtu.be&v=dQw4w9WgXcQ",
         "https://m.youtube.com/watch?v=dQw4w9WgXcQ&si=Ab12Cd34&feature=shared",
         "https://www.youtube.com/watch?v=dQw4w9WgXcQ&ab_channel=RickAstley",
+        # A link the simple pattern does not read (a fragment, an escape): parsed, the same.
+        "https://www.youtube.com/watch?v=dQw4w9WgXcQ&feature=share#comments",
+        "https://www.youtube.com/watch?v=dQw4w9WgXcQ&si=Ab%2B12",
     ],
 )
 def test_youtubes_share_parameters_are_one_video(shared: str) -> None:

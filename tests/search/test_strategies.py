@@ -840,6 +840,28 @@ def test_a_report_a_story_lists_in_also_is_not_listed_again_from_a_demoted_list(
     assert [r.key for r in ranked] == [story.key, other.key]
 
 
+def test_a_demoted_story_whose_also_names_a_listed_result_is_not_listed_again() -> None:
+    """A report an engine grouped with a story (SerpApi's stories, Google News) is in its
+    `also` but not folded into it: a demoted story naming a result the answer lists there is
+    a story the answer holds already."""
+    lead = RankedResult("https://a.example/story", "Story", "https://a.example/story", "", [], {})
+    lead.engines, lead.score = ["bing"], 0.9
+    also = [{"source": "A", "url": "http://www.a.example/story/", "published": None}]
+    grouped, other = (
+        RankedResult(f"https://{page}", page, f"https://{page}", "", ["brave"], {}, score=0.5)
+        for page in ("b.example/story", "c.example/other")
+    )
+    grouped.also = also
+
+    def fuse(lists: Any, query: Query, *, weights: Any, now: datetime) -> list[RankedResult]:
+        return [lead, grouped, other] if "brave" in lists else [lead]
+
+    lists: dict[str, list[Hit]] = {"bing": [], "brave": []}
+    now = datetime.now(UTC)
+    ranked = _answering_first(fuse, lists, frozenset({"brave"}), Query("q"), {}, now, 0.05)
+    assert [r.key for r in ranked] == [lead.key, other.key]
+
+
 def test_a_story_a_demoted_list_leads_in_the_fusion_of_every_list_is_not_listed_twice() -> None:
     """docs/engines.md: a report in a story's `also` is not listed twice. At their own weights,
     a demoted list's first report leads a story in the fusion of every list, and the report an

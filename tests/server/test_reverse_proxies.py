@@ -5,6 +5,7 @@ reading of forwarded headers off (as `websearch-mcp serve` runs it)."""
 from __future__ import annotations
 
 import json
+import logging
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -82,6 +83,24 @@ def test_forwarded_hops_with_ports_name_their_clients(served: Any, forwarded: st
             request += f"X-Forwarded-For: {hop}\r\n"
             codes.append(ask(url, request.encode() + b"Connection: close\r\n\r\n")[0])
     assert codes == [200, 200]
+
+
+def test_one_ipv6_64_is_one_client_the_log_names_by_its_address(
+    served: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A host given a /64 whole picks a new address for each request: one client, one burst;
+    # the log still names the address each request came from.
+    caplog.set_level(logging.INFO, logger="websearch_mcp.access")
+    with served(trusted_proxies=["127.0.0.1"], rate_limit_burst=1) as url:
+        codes = []
+        for hop in ("2001:db8:1:2::7", "2001:db8:1:2::ffff"):
+            request = "GET /search?q=x&format=json HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            request += f"X-Forwarded-For: {hop}\r\n"
+            codes.append(ask(url, request.encode() + b"Connection: close\r\n\r\n")[0])
+    assert codes == [200, 429]
+    record = next(r for r in caplog.records if getattr(r, "path", None) == "/search")
+    fields = vars(record)  # the access line's extra fields
+    assert (fields["address"], fields["client"]) == ("2001:db8:1:2::7", "2001:db8:1:2::/64")
 
 
 def test_an_http10_proxy_gets_the_summary_as_one_answer(engines_url: str) -> None:
