@@ -302,6 +302,20 @@ def test_youtubes_share_parameters_are_one_video(shared: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "shared",
+    [
+        "https://youtu.be/dQw4w9WgXcQ?si=Ab12Cd34",  # the share button's own link
+        "https://youtu.be/dQw4w9WgXcQ?feature=shared",
+    ],
+)
+def test_youtubes_short_share_links_drop_their_share_parameters(shared: str) -> None:
+    """The share button gives `youtu.be/<id>?si=...`, a new `si` each time: two shares of one
+    video are one result."""
+    assert canonical_key(shared) == canonical_key("https://youtu.be/dQw4w9WgXcQ")
+    assert canonical_key(shared) == canonical_key("https://youtu.be/dQw4w9WgXcQ?si=Zz99Yy88")
+
+
+@pytest.mark.parametrize(
     "doubled",
     [
         "https://example.com/docs//guide",

@@ -34,7 +34,12 @@ from websearch_mcp.errors import ConfigError, ToolInputError
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.server.app import create_app
 from websearch_mcp.server.argument_checks import check_query_length
-from websearch_mcp.server.middleware.auth import TokenAuth, client_address, parse_networks
+from websearch_mcp.server.middleware.auth import (
+    TokenAuth,
+    client_address,
+    limit_key,
+    parse_networks,
+)
 from websearch_mcp.server.middleware.exposure import is_loopback
 from websearch_mcp.server.middleware.origin_host import OriginPolicy
 from websearch_mcp.server.middleware.rate_limits import ConcurrencyLimiter, RateLimiter
@@ -241,6 +246,18 @@ def test_client_address_trusts_forwarded_for_only_from_proxies() -> None:
     # One client however a proxy writes it: mapped, or with a port.
     for written in ("::ffff:198.51.100.7", "198.51.100.7:4711", "[::ffff:198.51.100.7]:80"):
         assert client_address(_scope("10.0.0.2", [written]), trusted) == "198.51.100.7"
+
+
+def test_ipv4_clients_embedded_in_ipv6_addresses_are_not_one_client() -> None:
+    """An IPv6-only server behind a NAT64/SIIT translator (RFC 6052's 64:ff9b::/96) sees each
+    IPv4 client as 64:ff9b::<its address>, and Teredo clients of one relay share the relay's
+    /64: counted by the /64, every IPv4 client would be one, and one guesser would lock all
+    of them out of the failed-login limit."""
+    assert limit_key("64:ff9b::c000:221") != limit_key("64:ff9b::c633:6407")
+    teredo = ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001:0:4136:e378:8000:1234:1fff:aaaa")
+    assert limit_key(teredo[0]) != limit_key(teredo[1])
+    # Native IPv6 is still one client per /64.
+    assert limit_key("2001:db8:1:2::1") == limit_key("2001:db8:1:2::ffff")
 
 
 def test_rate_limiter_bucket() -> None:

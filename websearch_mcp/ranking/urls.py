@@ -36,7 +36,8 @@ TRACKING_PREFIXES: Final = ("utm_", "pk_", "mtm_")
 _AMP_PARAMS = frozenset({"amp", "amp_js_v", "amp_gsa", "amp_tf", "usqp"})
 # Parameters that only say how a link was shared on one site (`feature=share` on YouTube); a
 # page of another site may name a page by them.
-_SITE_TRACKING: Final = {"youtube.com": frozenset({"feature", "si", "ab_channel"})}
+_YOUTUBE_SHARING = frozenset({"feature", "si", "ab_channel"})
+_SITE_TRACKING: Final = {"youtube.com": _YOUTUBE_SHARING, "youtu.be": _YOUTUBE_SHARING}
 _DROP_HOST_PREFIXES = ("www.", "m.")
 # `mobile.` names a site's mobile pages only on some sites (`mobile.free.fr` is a phone
 # company's site, `free.fr` its parent's): those whose mobile host copies the site.

@@ -82,11 +82,20 @@ def _in(networks: Sequence[IPNetwork], address: str) -> bool:
     return ip is not None and any(ip in net for net in networks)
 
 
+#: RFC 6052's well-known prefix: an IPv4 address in its last 32 bits.
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
 def limit_key(address: str) -> str:
     """The name limits count `address` under: an IPv6 address by its /64, which one host or
     home network is usually given whole (else each of its addresses would get its own tries)."""
     ip = _address(address)
     if isinstance(ip, ipaddress.IPv6Address):
+        # An IPv4 client in an IPv6 address (NAT64/SIIT, Teredo) is its IPv4 address.
+        if ip in _NAT64:
+            return str(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+        if ip.teredo:
+            return str(ip.teredo[1])
         return str(ipaddress.IPv6Network((ip, 64), strict=False))
     return address
 
