@@ -862,45 +862,19 @@ def test_a_demoted_story_whose_also_names_a_listed_result_is_not_listed_again() 
     assert [r.key for r in ranked] == [lead.key, other.key]
 
 
-def test_a_story_a_demoted_list_leads_in_the_fusion_of_every_list_is_not_listed_twice() -> None:
+@pytest.mark.parametrize(
+    ("demoted_sources", "answering_source"),
+    [(["Reuters"], "AP"), (["Reuters"], "Reuters"), (["Reuters", "AP"], "AP")],
+    ids=["another-publisher", "the-leads-publisher", "a-publisher-also-names"],
+)
+def test_a_story_holding_an_answering_report_is_not_listed_twice(
+    demoted_sources: list[str], answering_source: str
+) -> None:
     """docs/engines.md: a report in a story's `also` is not listed twice. At their own weights,
     a demoted list's first report leads a story in the fusion of every list, and the report an
     answering list gave of it folds into it: that story was listed as the answering report,
-    then again, moved down, with that report in its `also`."""
-    published = "2026-07-14T10:00:00Z"
-    storm = "Storm floods Texas coast towns overnight"
-
-    def report_(title: str, url: str, rank_: int, engine: str, source: str) -> Hit:
-        return Hit(title, url, "", rank_, engine, published=published, source=source)
-
-    pasta = [report_(f"Pasta recipe {i}", f"https://food.example/{i}", i, "bing", "Food")
-             for i in range(2, 5)]  # fmt: skip
-    on_topic = [report_(f"Bears Ears monument {word}", f"https://n{i}.example/", i, "brave", "N")
-                for i, word in enumerate(["alpha", "gamma", "zeta"], start=1)]  # fmt: skip
-    lists = {
-        "bing": [report_(storm, "https://reuters.example/storm", 1, "bing", "Reuters"), *pasta],
-        "brave": [*on_topic, report_(storm, "https://ap.example/storm", 4, "brave", "AP")],
-    }
-    fuse = functools.partial(rank, search=SearchSettings())
-    query = Query("Bears Ears monument", max_results=20, category="news")
-    now = datetime(2026, 7, 14, 12, tzinfo=UTC)
-    weights = {"bing": 1.0, "brave": 1.0}
-    ranked = _answering_first(fuse, lists, frozenset({"bing"}), query, weights, now, 0.05)
-    storms = [r for r in ranked if r.title == storm]
-    assert len(storms) == 1, [(r.url, r.engines, r.also) for r in storms]
-
-
-@pytest.mark.parametrize(
-    ("demoted_sources", "answering_source"),
-    [(["Reuters"], "Reuters"), (["Reuters", "AP"], "AP")],
-    ids=["the-leads-publisher", "a-publisher-also-names"],
-)
-def test_a_story_holding_an_answering_report_its_also_leaves_out_is_not_listed_twice(
-    demoted_sources: list[str], answering_source: str
-) -> None:
-    """`also` names one report per publisher: a report of the lead's publisher, or of one it
-    names already, folded into the story at another link is not in it. Such a report an
-    answering list gave is the story the answer holds: it was listed again, moved down."""
+    then again, moved down. `also` names one report per publisher: a report of the lead's
+    publisher, or of one it names already, is folded into the story but not in its `also`."""
     published = "2026-07-14T10:00:00Z"
     storm = "Storm floods Texas coast towns overnight"
 
