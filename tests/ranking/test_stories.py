@@ -596,11 +596,14 @@ def test_a_blocked_publisher_stays_out_behind_google_news_redirect_links() -> No
     kept, kept_also = shown("abc4.com")
     assert set(kept_also["The Washington Post"]) == set(also["The Washington Post"]) - {"ABC4 Utah"}
     assert "ABC4 Utah" not in set(kept).union(*kept_also.values())
-    # Reports a blocked one led may lead their stories now; no blocked one is left.
+    # A story a blocked report led is led by the next report its engine grouped with it.
     kept, kept_also = shown("abc4.com", "washingtonpost.com")
     blocked = {"ABC4 Utah", "The Washington Post"}
     assert not blocked & set(kept).union(*kept_also.values())
     assert set(results) - blocked <= set(kept)
+    retold = also["The Washington Post"]
+    assert retold[0] == "The Salt Lake Tribune" and "The Salt Lake Tribune" in kept
+    assert set(kept_also["The Salt Lake Tribune"]) >= set(retold[1:]) - blocked
 
 
 def test_a_muted_engines_report_neither_relinks_a_story_nor_joins_its_also() -> None:

@@ -445,6 +445,18 @@ def _on_blocked_site(host: str, hits: Iterable[Hit], blocked: frozenset[str]) ->
     return matches(host, blocked) or any(hit.site and matches(hit.site, blocked) for hit in hits)
 
 
+def _retold(hit: Hit, blocked: frozenset[str]) -> Hit:
+    """`hit`, or where it is on a blocked site and its engine grouped other reports of the
+    story with it, the first of those on a site not blocked, leading the rest: a story stays
+    when one of its publishers is blocked."""
+    if not hit.grouped or not _on_blocked_site(canonicalize(hit.url).host, (hit,), blocked):
+        return hit
+    for n, report in enumerate(hit.grouped):
+        if not _on_blocked_site(canonicalize(report.url).host, (report,), blocked):
+            return replace(report, rank=hit.rank, engine=hit.engine, grouped=hit.grouped[n + 1 :])
+    return hit
+
+
 def _report(source: str | None, url: str, published: str | None) -> dict[str, str | None]:
     """One entry of a news result's `also`."""
     return {"source": source, "url": url, "published": published}
@@ -473,8 +485,10 @@ def rank(
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     muted = {engine for engine in lists if weights.get(engine, 1.0) <= 0}
-    merged = merge(lists, prepared.canonical if prepared else None, muted)
     blocked = domain_lists(search.ranking, search.block_domains).blocked
+    if blocked:
+        lists = {engine: [_retold(hit, blocked) for hit in hits] for engine, hits in lists.items()}
+    merged = merge(lists, prepared.canonical if prepared else None, muted)
     items = [
         item for item in merged if not _on_blocked_site(item.host, item.hits.values(), blocked)
     ]
