@@ -627,3 +627,60 @@ def test_a_muted_engines_report_neither_relinks_a_story_nor_joins_its_also() -> 
     both = rank({**heard, "brave": muted}, query, SearchSettings(), weights=weights, now=NOW)
     shown = [(r.url, r.engines, r.also, r.score) for r in both if r.score > 0]
     assert shown == [(r.url, r.engines, r.also, r.score) for r in alone]
+
+
+def test_a_google_news_report_leading_a_blocked_story_keeps_its_date_and_folds() -> None:
+    """Google News dates a story, not the reports it groups with it: the report that leads a
+    story whose lead is blocked is the story's, as dated as it was, and folds with another
+    engine's copy of its own article (one place, linked to the publisher's page)."""
+    title = "Trump shrinks Bears Ears and Grand Staircase monuments in Utah"
+    lead = Hit(
+        f"{title} - The Washington Post",
+        "https://news.google.com/rss/articles/CBMiWAPO",
+        "",
+        1,
+        "google_news",
+        published=STAMP,
+        source="The Washington Post",
+    )
+    lead.site = "www.washingtonpost.com"
+    lead.grouped = (
+        Hit(
+            title,
+            "https://news.google.com/rss/articles/CBMiSLT",
+            "",
+            1,
+            "google_news",
+            source="The Salt Lake Tribune",
+        ),
+    )
+    lead.grouped[0].site = "www.sltrib.com"
+    own = Hit(title, "https://www.sltrib.com/news/monuments", "", 1, "bing", published=STAMP)
+    own.source = "The Salt Lake Tribune"
+    lists = {"google_news": [lead], "bing": [own]}
+    query = Query("Bears Ears", category="news")
+    search = SearchSettings.model_validate({"block_domains": ["washingtonpost.com"]})
+    (story,) = rank(lists, query, search, weights={}, now=NOW)
+    assert story.published == STAMP and not story.undated
+    assert story.url == own.url and story.source == "The Salt Lake Tribune"
+
+
+def test_a_report_leading_a_blocked_story_keeps_the_reports_grouped_with_its_own_item() -> None:
+    """SerpApi lists B's report as a story of its own too, with D's report grouped with it:
+    leading the story whose lead is blocked, B's result has both groups' reports in `also`."""
+    title = "Dam breaks upstream of the valley town"
+
+    def hit(host: str, rank: int, source: str) -> Hit:
+        return Hit(
+            title, f"https://{host}/dam", "", rank, "serpapi", published=STAMP, source=source
+        )
+
+    lead = hit("spam.example", 1, "Spam")
+    lead.grouped = (hit("b.example", 1, "B"), hit("c.example", 1, "C"))
+    own = hit("b.example", 2, "B")
+    own.grouped = (hit("d.example", 2, "D"),)
+    search = SearchSettings.model_validate({"block_domains": ["spam.example"]})
+    query = Query("dam", category="news")
+    (story,) = rank({"serpapi": [lead, own]}, query, search, weights={}, now=NOW)
+    assert story.url == own.url and story.ranks == {"serpapi": 1}
+    assert sorted(str(o["source"]) for o in story.also) == ["C", "D"]

@@ -260,6 +260,14 @@ def test_ipv4_clients_embedded_in_ipv6_addresses_are_not_one_client() -> None:
     assert limit_key("2001:db8:1:2::1") == limit_key("2001:db8:1:2::ffff")
 
 
+def test_ipv4_clients_behind_the_local_use_nat64_prefix_are_not_one_client() -> None:
+    """RFC 8215's local-use prefix 64:ff9b:1::/48 is the well-known prefix's neighbour, where a
+    translator's own /96 puts each IPv4 client in the last 32 bits as 64:ff9b::/96 does: by
+    the /64, every IPv4 client of that translator is one client."""
+    assert limit_key("64:ff9b:1::c000:221") != limit_key("64:ff9b:1::c633:6407")
+    assert limit_key("64:ff9b:1::c000:221") == limit_key("64:ff9b:1::c000:221")
+
+
 def test_rate_limiter_bucket() -> None:
     now = [100.0]
     limiter = RateLimiter(60, 3, clock=lambda: now[0])

@@ -445,16 +445,29 @@ def _on_blocked_site(host: str, hits: Iterable[Hit], blocked: frozenset[str]) ->
     return matches(host, blocked) or any(hit.site and matches(hit.site, blocked) for hit in hits)
 
 
-def _retold(hit: Hit, blocked: frozenset[str]) -> Hit:
+def _retold(hit: Hit, blocked: frozenset[str], listed: Mapping[str, Hit]) -> Hit:
     """`hit`, or where it is on a blocked site and its engine grouped other reports of the
     story with it, the first of those on a site not blocked, leading the rest: a story stays
-    when one of its publishers is blocked."""
+    when one of its publishers is blocked. A report its engine lists as an item of its own
+    (`listed`, by URL) leads as that item, with the reports grouped with it too."""
     if not hit.grouped or not _on_blocked_site(canonicalize(hit.url).host, (hit,), blocked):
         return hit
     for n, report in enumerate(hit.grouped):
         if not _on_blocked_site(canonicalize(report.url).host, (report,), blocked):
-            return replace(report, rank=hit.rank, engine=hit.engine, grouped=hit.grouped[n + 1 :])
+            own = listed.get(report.url, report)
+            # Google News dates the story, not the reports it groups with it.
+            published = own.published or hit.published
+            grouped = (*own.grouped, *hit.grouped[n + 1 :])
+            return replace(
+                own, rank=hit.rank, engine=hit.engine, published=published, grouped=grouped
+            )
     return hit
+
+
+def _retold_list(hits: Sequence[Hit], blocked: frozenset[str]) -> list[Hit]:
+    """One engine's list, each story `_retold`."""
+    listed = {hit.url: hit for hit in reversed(hits)}  # its first item of each URL
+    return [_retold(hit, blocked, listed) for hit in hits]
 
 
 def _report(source: str | None, url: str, published: str | None) -> dict[str, str | None]:
@@ -487,7 +500,7 @@ def rank(
     muted = {engine for engine in lists if weights.get(engine, 1.0) <= 0}
     blocked = domain_lists(search.ranking, search.block_domains).blocked
     if blocked:
-        lists = {engine: [_retold(hit, blocked) for hit in hits] for engine, hits in lists.items()}
+        lists = {engine: _retold_list(hits, blocked) for engine, hits in lists.items()}
     merged = merge(lists, prepared.canonical if prepared else None, muted)
     items = [
         item for item in merged if not _on_blocked_site(item.host, item.hits.values(), blocked)

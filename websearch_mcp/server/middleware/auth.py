@@ -84,6 +84,9 @@ def _in(networks: Sequence[IPNetwork], address: str) -> bool:
 
 #: RFC 6052's well-known prefix: an IPv4 address in its last 32 bits.
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+#: RFC 8215's local-use prefix: a translator's own prefix of /48 to /96 inside it, its IPv4
+#: address where that length puts it; one IPv4 client is one address of it whatever the length.
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
 
 
 def limit_key(address: str) -> str:
@@ -94,6 +97,8 @@ def limit_key(address: str) -> str:
         # An IPv4 client in an IPv6 address (NAT64/SIIT, Teredo) is its IPv4 address.
         if ip in _NAT64:
             return str(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+        if ip in _NAT64_LOCAL:
+            return str(ip)
         if ip.teredo:
             return str(ip.teredo[1])
         return str(ipaddress.IPv6Network((ip, 64), strict=False))
