@@ -23,12 +23,14 @@ from testing.resilience_helpers import JSON_HEADERS, report, settings_for, statu
 from testing.server_helpers import tool_call
 from testing.serving import serve_app
 from testing.wire_formats import wikipedia_result
+from websearch_mcp.cache.base import NullCache
 from websearch_mcp.config import (
     EngineSettings,
     PoolSettings,
     RankingSettings,
     SearchSettings,
     SequentialSettings,
+    Settings,
 )
 from websearch_mcp.engines.registry import ENGINES
 from websearch_mcp.models import EngineReport, Hit, Query, RankedResult
@@ -37,8 +39,9 @@ from websearch_mcp.ranking.quality import list_quality
 from websearch_mcp.search import strategies
 from websearch_mcp.search.engine_call import Outcome
 from websearch_mcp.search.fan_out import EngineRun
-from websearch_mcp.search.service import _answering_first
+from websearch_mcp.search.service import SearchService, _answering_first
 from websearch_mcp.server.app import create_app
+from websearch_mcp.server.arguments import web_search_args
 
 QUERY = "python asyncio event loop"
 GOOD = ["python asyncio event loop"]  # quality 1.0
@@ -663,13 +666,17 @@ def test_hybrid_end_to_end_keeps_thai_lists_holding_the_query_inside_longer_runs
     assert statuses(answer) == {"searxng": "ok", "bing": "ok"}
 
 
-def test_sequential_end_to_end_saves_requests(fake: FakeEngines, engines_url: str) -> None:
-    settings = settings_for(
-        engines_url,
+def sequential_settings(base: str) -> Settings:
+    return settings_for(
+        base,
         {"searxng": {}, "wikipedia": {}, "bing": {}},
         strategy="sequential",
         sequential={"order": ["bing", "searxng"]},
     )
+
+
+def test_sequential_end_to_end_saves_requests(fake: FakeEngines, engines_url: str) -> None:
+    settings = sequential_settings(engines_url)
     with serve_app(create_app(settings)) as url:
         answer = web_search(url, QUERY)["structuredContent"]
         rows = httpx.get(f"{url}/status.json", timeout=5).json()["engines"]
@@ -682,6 +689,53 @@ def test_sequential_end_to_end_saves_requests(fake: FakeEngines, engines_url: st
     assert hour["bing"]["statuses"] == {"ok": 1}
     for name in ("searxng", "wikipedia"):
         assert hour[name]["statuses"] == {} and hour[name]["skipped"] == 0, name
+
+
+class StoredFor(NullCache):
+    """No cache; the lifetime each answer would be stored for (None: the full TTL)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ttls: list[int | None] = []
+
+    async def set(
+        self, namespace: str, key: str, value: dict[str, Any], *, ttl_seconds: int | None = None
+    ) -> None:
+        self.ttls.append(ttl_seconds)
+
+
+@pytest.mark.parametrize(
+    ("settings_of", "first"),
+    [
+        (sequential_settings, "bing"),
+        (
+            functools.partial(pool_settings, order="priority", providers=["tavily", "brave"]),
+            "tavily",
+        ),
+    ],
+    ids=["sequential", "pool"],
+)
+async def test_an_engine_not_needed_does_not_shorten_the_answers_life_by_its_breaker(
+    fake: FakeEngines, engines_url: str, settings_of: Callable[[str], Any], first: str
+) -> None:
+    """service.py: an answer with an engine "left out while its breaker is open" is kept only
+    `partial_ttl_seconds`. An engine the strategy never needed (after a good list) was not left
+    out by its breaker, which could not have changed the answer: the answer keeps its full TTL.
+    The first engine left out by its breaker still shortens it."""
+    settings = settings_of(engines_url)
+    cache = StoredFor()
+    service = SearchService(settings, cache=cache)
+    try:
+        for tripped in ("wikipedia", first):
+            breaker = service.orchestrator.runs[tripped].breaker
+            assert breaker is not None
+            await breaker.failure("error", "HTTP 500")
+            answer = dict(await service.web_search(web_search_args(query=f"{QUERY} {tripped}")))
+            assert report(answer, "wikipedia")["error"].startswith("not needed")
+    finally:
+        await service.close()
+    assert report(answer, first)["status"] == "skipped"  # its breaker open
+    assert cache.ttls == [None, settings.cache.partial_ttl_seconds]
 
 
 def test_hybrid_end_to_end_reports_an_unrelated_list_irrelevant(

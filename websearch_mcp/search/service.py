@@ -495,8 +495,11 @@ class SearchService:
         if fan.demoted and not trusted:  # every list with results seems to answer another query
             answer["note"] = UNCERTAIN
         # An engine left out while its breaker is open is back within minutes: an answer without
-        # it is kept as briefly as one with a failed engine.
-        left_out = (r.name for r in fan.reports if r.status == "skipped")
+        # it is kept as briefly as one with a failed engine. One the strategy never reached (not
+        # needed after a good list) could not have changed the answer, whatever its breaker says.
+        left_out = (
+            r.name for r in fan.reports if r.status == "skipped" and r.name not in fan.unreached
+        )
         brief = partial or await orchestrator.any_breaker_tripped(left_out)
         # The briefer lifetimes never outlast the TTL: a TTL set shorter than them counts.
         briefer = [self.settings.cache.partial_ttl_seconds] if brief else []
