@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from testing.engine_answers import parse
 from testing.shared import fixture_bytes
 from websearch_mcp.config import AcademicSettings
+from websearch_mcp.engines.academic.arxiv import ArXiv
 from websearch_mcp.engines.academic.crossref import Crossref
 from websearch_mcp.engines.academic.europepmc import EuropePMC
 from websearch_mcp.engines.academic.semantic_scholar import SemanticScholar
@@ -408,6 +409,21 @@ def test_an_index_that_found_nothing_changes_no_score() -> None:
             lists, Query(GNN), DEFAULTS, weights={}, now=NOW, block_domains=["blocked.example"]
         )
         assert [r.details for r in with_it] == [r.details for r in alone]
+
+
+def test_an_index_whose_papers_all_fall_outside_the_asked_years_changes_no_score() -> None:
+    """Crossref's recorded papers (2012, 2022) all lie outside `year_from` 2023: its list holds
+    no vote, as an empty one does, and no arXiv paper's rrf or score is halved by it."""
+    arxiv = parse(ArXiv(), fixture_bytes("arxiv/search_testing_m10.xml"))
+    crossref = parse(Crossref(), fixture_bytes("crossref/works_query_ecology_rows2.json"))
+    assert all(h.published and h.published < "2023" for h in crossref)
+    query = Query("software testing", year_from=2023)
+    alone = rank_papers({"arxiv": arxiv}, query, DEFAULTS, weights={}, now=NOW)
+    both = rank_papers({"arxiv": arxiv, "crossref": crossref}, query, DEFAULTS, weights={}, now=NOW)
+    assert alone and alone[0].details["rrf"] > 0.9
+    assert [(r.url, r.score, r.details) for r in both] == [
+        (r.url, r.score, r.details) for r in alone
+    ]
 
 
 # --- fields and signals ---------------------------------------------------------------------

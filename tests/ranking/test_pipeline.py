@@ -8,7 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from testing.engine_answers import parse
+from testing.shared import fixture_bytes
 from websearch_mcp.config import SearchSettings
+from websearch_mcp.engines.web.brave import Brave
 from websearch_mcp.models import Hit, Query, RankedResult
 from websearch_mcp.ranking.context import Factor
 from websearch_mcp.ranking.domain import DomainVerdict
@@ -228,6 +231,20 @@ def test_threshold_drops_weak_results_but_keeps_two() -> None:
     assert len(rank(lists, Query("pgvector"), settings(threshold=0.0), weights={})) == 5
 
 
+def test_similarity_is_shown_only_where_mmr_compared_a_result_with_those_above_it() -> None:
+    """The first result has none above it: no similarity, whether one result is asked or more
+    (it was 0.0, a word overlap never measured, beside none for `max_results` 1); a later one
+    that shares no words with those above shows a measured 0.0."""
+    hits = parse(Brave(), fixture_bytes("brave_api/web_search_hello_world.json"))
+    (one,) = rank(
+        {"brave": hits}, Query("hello world", max_results=1), SearchSettings(), weights={}
+    )
+    three = rank({"brave": hits}, Query("hello world", max_results=3), SearchSettings(), weights={})
+    assert three[0].url == one.url
+    assert "similarity" not in one.details and "similarity" not in three[0].details
+    assert [r.details["similarity"] for r in three[1:]] == [0.0263, 0.0]
+
+
 def test_mmr_demotes_a_near_duplicate_and_keeps_the_top_first() -> None:
     text = "pgvector hnsw index build time memory settings maintenance work mem"
     lists = {
@@ -244,7 +261,7 @@ def test_mmr_demotes_a_near_duplicate_and_keeps_the_top_first() -> None:
     diverse = rank(lists, query, settings(mmr=0.7), weights={})
     assert urls(diverse)[:3] == ["https://x.com/1", "https://y.com/2", "https://mirror.com/1"]
     assert diverse[2].details["similarity"] > 0.8
-    assert diverse[0].details["similarity"] == 0.0
+    assert "similarity" not in diverse[0].details  # no result above it to resemble
     # Two results too: the near-duplicate does not keep the second place.
     two = rank(lists, Query("pgvector index", max_results=2), settings(mmr=0.7), weights={})
     assert urls(two) == ["https://x.com/1", "https://y.com/2"]

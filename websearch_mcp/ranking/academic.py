@@ -175,8 +175,9 @@ class _Context:
         rrf_k: int,
         now: datetime,
     ) -> None:
-        """`voters`: the indexes that gave a paper not on a blocked site (one that gave none
-        holds no vote: counted, it would lower every paper's share of the best RRF)."""
+        """`voters`: the indexes that gave a paper not on a blocked site and in the asked
+        years (one that gave none holds no vote: counted, it would lower every paper's share
+        of the best RRF)."""
         self.settings = settings
         self.weights = weights
         self.rrf_k = rrf_k
@@ -309,8 +310,11 @@ def rank_papers(
         for e in entries_of(lists)
         if not matches(canonicalize(e.hit.url).host, blocked)
     ]
-    ctx = _Context({e.engine for e in entries}, query, settings, weights, rrf_k, now)
-    scored = [_score(paper, ctx) for paper in group_papers(entries) if in_years(paper, query)]
+    papers = [paper for paper in group_papers(entries) if in_years(paper, query)]
+    ctx = _Context(
+        {e for paper in papers for e in paper.ranks}, query, settings, weights, rrf_k, now
+    )
+    scored = [_score(paper, ctx) for paper in papers]
     keyed = sorted(((s, _key(s)) for s in scored), key=lambda t: (-t[0].score, t[1]))
     keyed = keyed[: kept_count([s.score for s, _ in keyed], settings.relevance_threshold)]
     return [_result(s, key) for s, key in keyed[: max(0, query.max_results)]]

@@ -211,8 +211,9 @@ def _diversified(
     limit: int,
     head: tuple[list[list[int]], list[int]] | None,
 ) -> list[_Scored]:
-    """`scored` in MMR's order (each result's `similarity` set); the results only muted engines
-    returned stay last, out of MMR's normalisation too."""
+    """`scored` in MMR's order (`similarity` set for each result but the first, which has none
+    above it); the results only muted engines returned stay last, out of MMR's normalisation
+    too."""
     voiced = _heard(scored)
     if voiced < 2:
         return scored
@@ -224,7 +225,7 @@ def _diversified(
         limit,
         Shared(head[0], head[1], [r.place for r in heard]) if head is not None else None,
     )
-    for index, sim in zip(order, sims, strict=True):
+    for index, sim in zip(order[1:], sims[1:], strict=True):
         heard[index].similarity = sim
     return [heard[i] for i in order] + rest
 
