@@ -441,3 +441,29 @@ def test_a_plain_text_page_is_read_as_written_not_as_markdown(content_type: str)
     assert _read(markdown, "text/html", "init parser state") == [
         "Calling obj.__init__ with all its args resets the parser state again."
     ]
+
+
+@pytest.mark.parametrize("content_type", ["text/html", "application/xhtml+xml", "text/markdown"])
+def test_the_extractors_and_the_readers_markdown_is_read_as_markdown(content_type: str) -> None:
+    """An XHTML page goes through the extractor as HTML does, and the reader API answers in
+    Markdown: read as written, their passages kept the backticks and emphasis marks."""
+    markdown = "Calling `obj.__init__` with **all** its *args* resets the parser state again."
+    assert _read(markdown, content_type, "init parser state") == [
+        "Calling obj.__init__ with all its args resets the parser state again."
+    ]
+
+
+def test_a_text_that_is_not_markdown_has_no_headings_table_rows_or_fences() -> None:
+    """A hard-wrapped line of a text file that opens with `#`, `|` or a run of backticks is
+    the paragraph's next line, not a heading, a table row or a code fence that ends it."""
+    text = (
+        "The survey ranked the parser\n"
+        "#1 for speed among the tools it compared, and printed\n"
+        "| as its column separator in the output it wrote,\n"
+        "```\n"
+        "as the file shows.\n"
+    )
+    assert plain_lines(text, markdown=False) == [
+        "The survey ranked the parser #1 for speed among the tools it compared, and printed"
+        " | as its column separator in the output it wrote, ``` as the file shows."
+    ]

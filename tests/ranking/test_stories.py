@@ -665,6 +665,30 @@ def test_a_google_news_report_leading_a_blocked_story_keeps_its_date_and_folds()
     assert story.url == own.url and story.source == "The Salt Lake Tribune"
 
 
+def test_a_report_behind_a_google_news_link_to_a_blocked_site_leads_no_blocked_story() -> None:
+    """Google News links each report through its own redirect page and names the publisher's
+    site: a grouped report of another blocked site is passed over for the next one, or the
+    story was led by it and then dropped with it."""
+    title = "Trump shrinks Bears Ears and Grand Staircase monuments in Utah"
+
+    def report(code: str, source: str, site: str) -> Hit:
+        url = f"https://news.google.com/rss/articles/{code}"
+        hit = Hit(title, url, "", 1, "google_news", published=STAMP, source=source)
+        hit.site = site
+        return hit
+
+    lead = report("CBMiWAPO", "The Washington Post", "www.washingtonpost.com")
+    lead.grouped = (
+        report("CBMiABC4", "ABC4 Utah", "www.abc4.com"),
+        report("CBMiSLT", "The Salt Lake Tribune", "www.sltrib.com"),
+    )
+    query = Query("Bears Ears", category="news")
+    blocked = ["washingtonpost.com", "abc4.com"]
+    search = SearchSettings.model_validate({"block_domains": blocked})
+    (story,) = rank({"google_news": [lead]}, query, search, weights={}, now=NOW)
+    assert story.source == "The Salt Lake Tribune" and not story.also
+
+
 def test_a_report_leading_a_blocked_story_keeps_the_reports_grouped_with_its_own_item() -> None:
     """SerpApi lists B's report as a story of its own too, with D's report grouped with it:
     leading the story whose lead is blocked, B's result has both groups' reports in `also`."""

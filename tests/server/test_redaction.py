@@ -21,7 +21,7 @@ from testing.proxies import CountingSocks
 from testing.server_helpers import MCP_HEADERS, results_for, tool_call
 from testing.serving import serve_app
 from websearch_mcp.engines.registry import ENGINES
-from websearch_mcp.redaction import redact
+from websearch_mcp.redaction import redact, without_key_parts
 from websearch_mcp.search.configuration import parse_config
 from websearch_mcp.server.app import create_app
 from websearch_mcp.server.observability import configure_logging
@@ -226,6 +226,8 @@ def test_credential_parameters_of_a_base_url_are_secrets_by_name_and_length() ->
         "PHPSESSID=PLANTED-sess-5",
         "sid=PLANTED-sid-6",
         "lang=en#token=PLANTED-frag-7",  # never sent, but logged with the URL
+        "authorization=PLANTED-auth-8",  # "auth", though "author" opens it
+        "accesscode=PLANTED-code-9",
     ],
 )
 def test_a_credential_parameter_of_any_common_name_in_a_base_url_is_a_secret(
@@ -236,7 +238,16 @@ def test_a_credential_parameter_of_any_common_name_in_a_base_url_is_a_secret(
     assert parameter.rpartition("=")[2] in settings.secrets()
 
 
-@pytest.mark.parametrize("parameter", ["author=Shakespeare", "keyword=research", "side=leftmost"])
+@pytest.mark.parametrize(
+    "parameter",
+    [
+        "author=Shakespeare",
+        "authors=Shakespeare",
+        "keyword=research",
+        "keywords=research",
+        "side=leftmost",
+    ],
+)
 def test_search_words_in_a_base_url_are_no_secrets(parameter: str) -> None:
     """`auth`, `key` and `sid` inside these names name no credential: their values would be
     masked in every log line and on the status page."""
@@ -446,6 +457,16 @@ def test_a_short_secret_beside_cjk_text_is_masked() -> None:
 
     # CJK letters are no ASCII word characters: a short key quoted between them stands alone.
     assert redact("密钥k9无效", ["k9"]) == "密钥***无效"
+
+
+def test_only_a_keys_own_start_and_end_around_an_elision_are_masked() -> None:
+    """An API's error quotes a key in part (`sk-pro***0d2e`, `sk-...0d2e`): its start and end
+    go whole, hyphens and all; the ellipses, emphasis and words of the rest of the error stay,
+    as a word starting as a key too short to be told from a word does."""
+    key = "sk-proj-planted-7f3a-0d2e"
+    said = "key sk-pro***a-0d2e or sk-...7f3a-0d2e: loading... ***bold*** … done"
+    assert without_key_parts(said, [key]) == "key *** or ***: loading... ***bold*** … done"
+    assert without_key_parts("k9... is wrong", ["k9x7"]) == "k9... is wrong"
 
 
 @pytest.mark.parametrize("form", ["raw", "encoded", "long", "markup", "object"])

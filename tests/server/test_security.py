@@ -248,24 +248,29 @@ def test_client_address_trusts_forwarded_for_only_from_proxies() -> None:
         assert client_address(_scope("10.0.0.2", [written]), trusted) == "198.51.100.7"
 
 
-def test_ipv4_clients_embedded_in_ipv6_addresses_are_not_one_client() -> None:
-    """An IPv6-only server behind a NAT64/SIIT translator (RFC 6052's 64:ff9b::/96) sees each
-    IPv4 client as 64:ff9b::<its address>, and Teredo clients of one relay share the relay's
-    /64: counted by the /64, every IPv4 client would be one, and one guesser would lock all
-    of them out of the failed-login limit."""
-    assert limit_key("64:ff9b::c000:221") != limit_key("64:ff9b::c633:6407")
-    teredo = ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001:0:4136:e378:8000:1234:1fff:aaaa")
-    assert limit_key(teredo[0]) != limit_key(teredo[1])
-    # Native IPv6 is still one client per /64.
-    assert limit_key("2001:db8:1:2::1") == limit_key("2001:db8:1:2::ffff")
-
-
-def test_ipv4_clients_behind_the_local_use_nat64_prefix_are_not_one_client() -> None:
-    """RFC 8215's local-use prefix 64:ff9b:1::/48 is the well-known prefix's neighbour, where a
-    translator's own /96 puts each IPv4 client in the last 32 bits as 64:ff9b::/96 does: by
-    the /64, every IPv4 client of that translator is one client."""
-    assert limit_key("64:ff9b:1::c000:221") != limit_key("64:ff9b:1::c633:6407")
-    assert limit_key("64:ff9b:1::c000:221") == limit_key("64:ff9b:1::c000:221")
+@pytest.mark.parametrize(
+    ("one", "other", "same"),
+    [
+        # Native IPv6: one host or home network is one /64.
+        ("2001:db8:1:2::1", "2001:db8:1:2::ffff", True),
+        ("2001:db8:1:2::1", "2001:db8:1:3::1", False),
+        # NAT64 (RFC 6052's 64:ff9b::/96): each IPv4 client in the last 32 bits, all of them.
+        ("64:ff9b::c000:221", "64:ff9b::c633:6407", False),
+        ("64:ff9b::c000:221", "64:ff9b::c633:221", False),
+        # RFC 8215's local-use prefix, a translator's /96 or /48 in it (RFC 6052 2.2).
+        ("64:ff9b:1::c000:221", "64:ff9b:1::c633:6407", False),
+        ("64:ff9b:1:c000:2:2100::", "64:ff9b:1:c000:2:2200::", False),
+        # Teredo: the clients of one relay share its /64.
+        ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001:0:4136:e378:8000:1234:1fff:aaaa", False),
+    ],
+)
+def test_the_limits_count_an_ipv6_64_and_an_ipv4_client_inside_ipv6_by_itself(
+    one: str, other: str, same: bool
+) -> None:
+    """Counted by the /64, every IPv4 client of a translator or relay would be one client, and
+    one guesser would lock all of them out of the failed-login limit."""
+    assert (limit_key(one) == limit_key(other)) is same
+    assert limit_key("64:ff9b::c000:221") == "192.0.2.33"
 
 
 def test_rate_limiter_bucket() -> None:
