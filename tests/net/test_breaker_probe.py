@@ -27,6 +27,7 @@ from testing.serving import serve_app
 from websearch_mcp.models import Query
 from websearch_mcp.net.breaker import CircuitBreaker
 from websearch_mcp.net.cooldowns.store import MemoryCooldownStore
+from websearch_mcp.net.ratelimit import RateLimit
 from websearch_mcp.search.fan_out import Orchestrator
 from websearch_mcp.search.service import SearchService
 from websearch_mcp.server.app import create_app
@@ -177,6 +178,88 @@ async def test_only_the_engines_own_timeout_counts_against_its_breaker() -> None
             assert slow.report.error == "no answer within its 0.2 s timeout"
             state = await wikipedia.breaker.check()
             assert state is not None and state.reason == "a timeout after 0.2 s"
+        finally:
+            await orchestrator.close()
+
+
+def hanging_bing(fake: FakeEngines, base: str, **search: Any) -> Orchestrator:
+    """An orchestrator asking a hanging bing (its own timeout, 5 s, well past the 0.3 s searches
+    below) and a healthy wikipedia."""
+    fake.faults["bing"] = Fault(hang=True)
+    settings = settings_for(base, {"bing": {}, "wikipedia": {}}, **search)
+    orchestrator = Orchestrator(
+        settings, store=MemoryCooldownStore(), clock=FakeClock(), rng=random.Random(1), environ={}
+    )
+    assert orchestrator.runs["bing"].timeout > 1
+    return orchestrator
+
+
+async def test_an_engine_that_hangs_through_a_whole_search_is_rested() -> None:
+    """`hybrid` asks every engine at the search's start and gives up the late ones at its
+    deadline: a request in flight for the whole search counts one failure against its breaker,
+    even within the engine's own timeout; the next search skips the engine. The first engine of
+    `sequential` is asked at the search's start too."""
+    for strategy in ("hybrid", "sequential"):
+        fake = FakeEngines(results_for)
+        order = {"order": ["bing", "wikipedia"]}
+        with serve_fake_engines(fake) as base:
+            orchestrator = hanging_bing(fake, base, strategy=strategy, sequential=order)
+            try:
+                bing, wikipedia = orchestrator.runs["bing"], orchestrator.runs["wikipedia"]
+                assert bing.breaker is not None
+                first = await orchestrator.fan_out(Query("event loop"), [bing, wikipedia], 0.3)
+                assert {r.name: r.status for r in first.reports}["bing"] == "timeout", strategy
+                state = await bing.breaker.check()
+                assert state is not None, strategy
+                assert state.describe() == (
+                    "circuit open after no answer during the whole search (0.3 s); next try in 5 s"
+                )
+                again = await orchestrator.fan_out(Query("event loop"), [bing, wikipedia], 0.3)
+                assert {r.name: r.status for r in again.reports}["bing"] == "skipped"
+                assert fake.counts["bing"] == 1
+            finally:
+                await orchestrator.close()
+
+
+async def test_a_call_given_up_before_its_request_was_sent_or_at_closing_is_not_rested(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only a request in flight for the whole search counts: not a call still waiting for its
+    admission or its rate limit's slot at the deadline, nor one cancelled before the deadline
+    (the service closing)."""
+    fake = FakeEngines(results_for)
+    with serve_fake_engines(fake) as base:
+        orchestrator = hanging_bing(fake, base)
+        try:
+            bing, wikipedia = orchestrator.runs["bing"], orchestrator.runs["wikipedia"]
+            assert bing.breaker is not None
+            breaker_check = bing.breaker.check
+
+            async def stalled(*args: object, **kwargs: object) -> bool:
+                await asyncio.sleep(5)
+                return True
+
+            class NoSlot(RateLimit):
+                rate = 1.0
+                acquire = staticmethod(stalled)
+
+            query = Query("event loop")
+            monkeypatch.setattr(bing.breaker, "check", stalled)  # admission never ends
+            found = await orchestrator.fan_out(query, [bing, wikipedia], 0.3)
+            assert {r.name: r.status for r in found.reports}["bing"] == "timeout"
+            monkeypatch.setattr(bing.breaker, "check", breaker_check)
+            monkeypatch.setattr(bing, "bucket", NoSlot())  # its slot never comes
+            found = await orchestrator.fan_out(query, [bing, wikipedia], 0.3)
+            assert {r.name: r.status for r in found.reports}["bing"] == "timeout"
+            assert fake.counts["bing"] == 0 and await bing.breaker.closed()
+            monkeypatch.setattr(bing, "bucket", None)
+            closing = asyncio.create_task(orchestrator.fan_out(query, [bing, wikipedia], 0.3))
+            while fake.counts["bing"] == 0:
+                await asyncio.sleep(0.01)
+            closing.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await closing
+            assert fake.counts["bing"] == 1 and await bing.breaker.closed()
         finally:
             await orchestrator.close()
 

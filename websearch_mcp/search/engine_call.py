@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 
 #: Below this much time left, a request is not started (it could not finish).
 MIN_REQUEST_SECONDS = 0.05
+#: A request sent within the first tenth of its search was in flight for the whole search.
+WHOLE_SEARCH = 0.9
 #: Waited beyond a key's rest before it is used again.
 REST_MARGIN_SECONDS = 0.02
 #: Threads of their own for parsing engine answers. A parse goes on after its search has
@@ -239,16 +241,26 @@ def with_user_agent(run: EngineRun, request: HttpRequest, agents: UserAgentRotat
 
 class EngineCall:
     """One call of `run` for `query`, to be over by `until` (on the `time.monotonic()` clock).
+    `whole_search`: the search's deadline (seconds) when the call was made at its start (every
+    call of `hybrid`, the first of `sequential` and `pool`), else None.
 
     State of the call: the keys planned (`plan`, in the pool's order; `[None]` without keys),
     the one in use, those refused since the plan was made, the retries so far and what each
     try did (`attempts`, reported when there was more than one).
     """
 
-    def __init__(self, run: EngineRun, query: Query, until: float, kit: CallKit) -> None:
+    def __init__(
+        self,
+        run: EngineRun,
+        query: Query,
+        until: float,
+        kit: CallKit,
+        whole_search: float | None = None,
+    ) -> None:
         self.run = run
         self.query = query
         self.until = until
+        self.whole_search = whole_search
         self.kit = kit
         self.started = time.monotonic()
         self.attempts: list[str] = []
@@ -332,6 +344,11 @@ class EngineCall:
                 return apply_limits(hits, run), None
         except TimeoutError:
             return None, _Failure(None, status)
+        except asyncio.CancelledError:
+            # Given up at the search's deadline (`hybrid`), not before it (the service closing).
+            if time.monotonic() >= self.until - MIN_REQUEST_SECONDS:
+                await self._rest_if_hung(budget)
+            raise
         except EngineError as err:
             return None, _Failure(err, status)
         except Exception as err:  # a parser bug must not fail the whole search
@@ -349,6 +366,7 @@ class EngineCall:
         run = self.run
         self.attempts.append(f"{self._label}timeout")
         if budget < run.timeout:
+            await self._rest_if_hung(budget)
             return self._report(
                 "timeout", f"no answer within the search's deadline ({budget:.3g} s)"
             )
@@ -356,6 +374,13 @@ class EngineCall:
             # Its own timeout, not the request's deadline: the engine is slow.
             await run.breaker.failure("error", f"a timeout after {run.timeout:g} s")
         return self._report("timeout", f"no answer within its {run.timeout:g} s timeout")
+
+    async def _rest_if_hung(self, budget: float) -> None:
+        """A request cut off by the search's deadline says nothing about a late engine given
+        little time, but one in flight for the whole search (sent at its start) counts."""
+        breaker, whole = self.run.breaker, self.whole_search
+        if breaker is not None and whole and budget >= WHOLE_SEARCH * whole:
+            await breaker.failure("error", f"no answer during the whole search ({whole:g} s)")
 
     async def _failed(self, err: EngineError, http_status: int | None) -> Outcome | None:
         """Classify a failure: the next key, a retry (None), or the end recorded by the breaker."""

@@ -285,18 +285,20 @@ class Orchestrator:
         arrives."""
         until = time.monotonic() + deadline
         asked: set[str] = set()  # the engines whose call started
-
-        async def call(run: EngineRun) -> Outcome:
-            asked.add(run.name)
-            outcome = await self.call(run, query, until)
-            if on_list is not None and outcome.hits:
-                on_list(outcome.hits)
-            return outcome
-
         conf = self.settings.search
         # The strategies spare web engines' quota: academic indexes are asked at once, as their
         # papers are merged across them, whatever `search.strategy` says.
         strategy = conf.strategy if all(run.engine.kind == "web" for run in runs) else "hybrid"
+
+        async def call(run: EngineRun) -> Outcome:
+            # Made at the search's start (every call of `hybrid`, the first of the others).
+            whole = deadline if strategy == "hybrid" or not asked else None
+            asked.add(run.name)
+            outcome = await self.call(run, query, until, whole)
+            if on_list is not None and outcome.hits:
+                on_list(outcome.hits)
+            return outcome
+
         # Only the pool's searches take a turn of its rotation: an academic search between two
         # web searches must not make them start at the same provider.
         # A search naming only keyless engines asks no provider: it takes no turn either.
@@ -316,10 +318,13 @@ class Orchestrator:
         unreached = frozenset(o.report.name for o in outcomes) - asked
         return FanOut(lists, [o.report for o in outcomes], demoted, unasked, unreached)
 
-    async def call(self, run: EngineRun, query: Query, until: float) -> Outcome:
+    async def call(
+        self, run: EngineRun, query: Query, until: float, whole_search: float | None = None
+    ) -> Outcome:
         """One engine, with its breaker, rate limit, keys and retries; never raises.
 
-        `until` is the overall deadline on the `time.monotonic()` clock. The call is counted for
+        `until` is the overall deadline on the `time.monotonic()` clock; `whole_search` that
+        deadline's length when the call is made at the search's start. The call is counted for
         the status page by `fan_out`, once the strategy has judged its list.
         """
-        return await EngineCall(run, query, until, self._kit).outcome()
+        return await EngineCall(run, query, until, self._kit, whole_search).outcome()
