@@ -573,8 +573,8 @@ def test_workers_stop_when_their_parent_is_killed(
         os.kill(pid, signal.SIGKILL)
     assert alive == []
     assert before.exists()
-    # The server's other processes (multiprocessing's resource tracker) end once the workers
-    # have: the next server removes the directory when none holds it any more.
+    # A process of the killed server may still be on its way out: the next server removes the
+    # directory once none holds it.
     lock = before / "in-use.lock"
     while any(_holds(int(p.name), lock) for p in Path("/proc").iterdir() if p.name.isdigit()):
         assert time.monotonic() < deadline, "a process of the killed server holds its directory"
